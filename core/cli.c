@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * cli.c - parse `surge COMMAND [surge options] [SCRIPT [script options]]`.
+ *
+ * Surge options come before the script; everything after the script belongs
+ * to it (the script's own configure() parses that). Kept free of DPDK so the
+ * unit tests can drive it directly.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int
+cli_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v, unit = 1.0;
+
+	if (s == NULL || *s == '\0')
+		return -EINVAL;
+	v = strtod(s, &end);
+	if (end == s)
+		return -EINVAL;
+	if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+		unit = 1.0;
+	else if (strcmp(end, "ms") == 0)
+		unit = 1e-3;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		unit = 60.0;
+	else if (strcmp(end, "h") == 0)
+		unit = 3600.0;
+	else
+		return -EINVAL;
+	if (!(v >= 0.0) || v * unit > 1e9)
+		return -EINVAL;
+	*out = v * unit;
+	return 0;
+}
+
+static int
+fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+	snprintf(err, errlen, fmt, a, b);
+	return -EINVAL;
+}
+
+/* Returns the option's value from "--opt=value" or the next argument. */
+static const char *
+take_value(int argc, char **argv, int *i, const char *arg, size_t namelen)
+{
+	if (arg[namelen] == '=')
+		return arg + namelen + 1;
+	if (*i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
+static int
+is_opt(const char *arg, const char *name, size_t *len)
+{
+	*len = strlen(name);
+	return strncmp(arg, name, *len) == 0 && (arg[*len] == '\0' || arg[*len] == '=');
+}
+
+static int
+parse_command(const char *word, enum surge_cmd *cmd)
+{
+	static const struct { const char *name; enum surge_cmd cmd; } cmds[] = {
+		{ "run", CMD_RUN }, { "test", CMD_TEST }, { "devices", CMD_DEVICES },
+		{ "help", CMD_HELP }, { "--help", CMD_HELP }, { "-h", CMD_HELP },
+		{ "--version", CMD_VERSION }, { "version", CMD_VERSION },
+	};
+	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		if (strcmp(word, cmds[k].name) == 0) {
+			*cmd = cmds[k].cmd;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int
+cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->stats_interval = 1.0;
+	if (argc < 2)
+		return fail(err, errlen, "missing command (try 'surge --help')%s%s", "", "");
+	if (parse_command(argv[1], &o->cmd) != 0)
+		return fail(err, errlen, "unknown command '%s' (try 'surge --help')%s", argv[1], "");
+	if (o->cmd == CMD_HELP || o->cmd == CMD_VERSION)
+		return 0;
+
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i], *v;
+		size_t n;
+
+		if (a[0] != '-' || strcmp(a, "-") == 0)
+			break;                      /* the script (or first test file) */
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (is_opt(a, "--no-huge", &n) && a[n] == '\0') {
+			o->no_huge = 1;
+		} else if ((is_opt(a, "--quiet", &n) || is_opt(a, "-q", &n)) && a[n] == '\0') {
+			o->quiet = 1;
+		} else if (is_opt(a, "--vdev", &n) || is_opt(a, "--pci", &n) ||
+			   is_opt(a, "--lcores", &n) || is_opt(a, "--eal", &n) ||
+			   is_opt(a, "--duration", &n) || is_opt(a, "--stats-interval", &n)) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "%.*s", (int)n, a);
+			v = take_value(argc, argv, &i, a, n);
+			if (v == NULL || *v == '\0')
+				return fail(err, errlen, "option %s needs a value%s", name, "");
+			if (strcmp(name, "--vdev") == 0 || strcmp(name, "--pci") == 0) {
+				int pci = name[2] == 'p';
+				int *cnt = pci ? &o->npci : &o->nvdev;
+
+				if (*cnt >= SURGE_MAX_DEVS)
+					return fail(err, errlen, "too many %s options%s", name, "");
+				(pci ? o->pci : o->vdev)[(*cnt)++] = v;
+			} else if (strcmp(name, "--lcores") == 0) {
+				o->lcores = v;
+			} else if (strcmp(name, "--eal") == 0) {
+				o->eal = v;
+			} else if (strcmp(name, "--duration") == 0) {
+				if (cli_parse_seconds(v, &o->duration) != 0)
+					return fail(err, errlen, "option --duration: '%s' is not a time (try 10, 2.5s, 500ms)%s", v, "");
+			} else if (cli_parse_seconds(v, &o->stats_interval) != 0) {
+				return fail(err, errlen, "option --stats-interval: '%s' is not a time (try 1, 0.5s, 0 for none)%s", v, "");
+			}
+		} else {
+			return fail(err, errlen, "unknown option '%s' (try 'surge --help')%s", a, "");
+		}
+	}
+
+	if (o->cmd == CMD_RUN) {
+		if (i >= argc)
+			return fail(err, errlen, "run: missing SCRIPT (usage: surge run [options] SCRIPT [script options])%s%s", "", "");
+		o->script = argv[i++];
+	}
+	o->script_argc = argc - i;
+	o->script_argv = argv + i;
+	return 0;
+}
+
+void
+cli_usage(const char *prog)
+{
+	printf("usage: %s COMMAND [options] [SCRIPT [script options]]\n"
+	       "\n"
+	       "commands:\n"
+	       "  run SCRIPT [args]   run a Lua traffic script (SCRIPT --help lists its options)\n"
+	       "  test [FILE...]      run Lua tests inside surge (default: every tests/lua/*.lua)\n"
+	       "  devices             list ports: driver, MAC, link, NUMA socket, offloads\n"
+	       "  --version           print the version\n"
+	       "  --help              this text\n"
+	       "\n"
+	       "options (before SCRIPT):\n"
+	       "  --vdev SPEC         add a virtual device, e.g. net_null0,no-rx=1 (repeatable)\n"
+	       "  --pci ADDR          use this PCI device (repeatable)\n"
+	       "  --lcores LIST       EAL lcore list, e.g. 0-2 or '0@0,1@1,2@1'\n"
+	       "  --no-huge           use 4 KB pages instead of hugepages\n"
+	       "  --eal \"ARGS\"        extra EAL arguments\n"
+	       "  --duration TIME     stop after TIME (10, 2.5s, 500ms)\n"
+	       "  --stats-interval T  seconds between stats lines (0 = none, default 1)\n"
+	       "  --quiet, -q         no periodic stats or info lines\n"
+	       "\n"
+	       "With no --vdev or --pci and no NIC bound to DPDK, surge uses the virtual\n"
+	       "sink net_null0 (no-rx=1). Without free hugepages it falls back to --no-huge.\n",
+	       prog);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * cli.h - surge's own command line, parsed before DPDK is touched.
+ */
+#ifndef SURGE_CLI_H
+#define SURGE_CLI_H
+
+#include <stddef.h>
+
+#define SURGE_MAX_DEVS 32
+
+enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_HELP, CMD_VERSION };
+
+struct surge_opts {
+	enum surge_cmd cmd;
+	const char *vdev[SURGE_MAX_DEVS];
+	int nvdev;
+	const char *pci[SURGE_MAX_DEVS];
+	int npci;
+	const char *lcores;       /* EAL --lcores syntax, NULL = one per CPU */
+	const char *eal;          /* extra EAL arguments, split on spaces */
+	int no_huge;
+	int quiet;
+	double duration;          /* seconds, 0 = until the script ends */
+	double stats_interval;    /* seconds between lines, 0 = none */
+	const char *script;       /* run: the script; test: NULL */
+	int script_argc;          /* what follows the script (or test files) */
+	char **script_argv;
+};
+
+/* Parses argv; returns 0, or -EINVAL with a one-line message in err. */
+int cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen);
+/* Parses "5", "2.5s", "100ms", "1m" into seconds; -EINVAL when malformed. */
+int cli_parse_seconds(const char *s, double *out);
+void cli_usage(const char *prog);
+
+#endif

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * eal.c - start DPDK's EAL from surge options.
+ *
+ * Two decisions happen here so that `surge run flood.lua` works on a machine
+ * with no NIC and no hugepages: without free, mounted hugepages surge adds
+ * --no-huge itself, and with no device named and none found it probes the
+ * virtual sink net_null0 (no-rx=1). Each says so in one line.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include "runtime.h"
+
+#define EAL_ARGV_MAX 128
+#define HUGE_MIN_MB 256            /* enough for the default pools and rings */
+#define NO_HUGE_MEM_MB "1024"
+#define VIRTUAL_DEFAULT "net_null0,no-rx=1"
+
+/* Free hugepage memory in MB that DPDK can use: free pages of the default
+ * size, and only when a hugetlbfs is mounted. Paths are parameters so the
+ * unit tests can feed their own files. */
+long
+eal_hugepages_free_mb(const char *meminfo, const char *mounts)
+{
+	char line[512];
+	long free_pages = -1, page_kb = -1;
+	int mounted = 0;
+	FILE *f = fopen(mounts, "r");
+
+	if (f != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strstr(line, " hugetlbfs ") != NULL)
+				mounted = 1;
+		fclose(f);
+	}
+	f = fopen(meminfo, "r");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		sscanf(line, "HugePages_Free: %ld", &free_pages);
+		sscanf(line, "Hugepagesize: %ld kB", &page_kb);
+	}
+	fclose(f);
+	if (!mounted || free_pages < 0 || page_kb < 0)
+		return 0;
+	return free_pages * page_kb / 1024;
+}
+
+/* True when some PCI device is bound to a driver DPDK can use: a userspace
+ * I/O driver, or a bifurcated one (mlx4/mlx5) that DPDK drives beside the
+ * kernel. Scanning PCI otherwise only makes DPDK complain about the
+ * machine's own kernel NICs. */
+static int
+pci_nic_available(void)
+{
+	static const char *const drivers[] = { "vfio-pci", "uio_pci_generic", "igb_uio",
+					       "mlx5_core", "mlx4_core" };
+	char path[128];
+
+	for (size_t i = 0; i < RTE_DIM(drivers); i++) {
+		DIR *d;
+		struct dirent *e;
+		int found = 0;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s", drivers[i]);
+		if ((d = opendir(path)) == NULL)
+			continue;
+		while (!found && (e = readdir(d)) != NULL)
+			found = strchr(e->d_name, ':') != NULL;   /* a PCI address */
+		closedir(d);
+		if (found)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+push(char **argv, int *argc, const char *s)
+{
+	if (*argc >= EAL_ARGV_MAX - 1)
+		return rt_error(-E2BIG, "too many EAL arguments");
+	argv[(*argc)++] = strdup(s);
+	argv[*argc] = NULL;
+	return argv[*argc - 1] == NULL ? -ENOMEM : 0;
+}
+
+static int
+push_split(char **argv, int *argc, const char *s)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int rc = 0;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, " \t", &save); tok != NULL && rc == 0;
+	     tok = strtok_r(NULL, " \t", &save))
+		rc = push(argv, argc, tok);
+	free(copy);
+	return rc;
+}
+
+static int
+build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
+{
+	int rc = 0, no_huge = o->no_huge;
+
+	rc |= push(argv, argc, prog);
+	rc |= push(argv, argc, "--in-memory");   /* no files left behind, one prefix per process */
+	rc |= push(argv, argc, "--log-level=warning");
+	rc |= push(argv, argc, "--log-level=lib.telemetry:error");
+	if (o->lcores != NULL) {
+		rc |= push(argv, argc, "--lcores");
+		rc |= push(argv, argc, o->lcores);
+	}
+	if (!no_huge && (o->eal == NULL || strstr(o->eal, "--no-huge") == NULL)) {
+		long mb = eal_hugepages_free_mb("/proc/meminfo", "/proc/mounts");
+
+		if (mb < HUGE_MIN_MB) {
+			fprintf(stderr, "surge: %ld MB of hugepages free (need %d): running with --no-huge\n",
+				mb, HUGE_MIN_MB);
+			no_huge = 1;
+		}
+	}
+	if (no_huge) {
+		rc |= push(argv, argc, "--no-huge");
+		rc |= push(argv, argc, "-m");
+		rc |= push(argv, argc, NO_HUGE_MEM_MB);
+	}
+	for (int i = 0; i < o->nvdev; i++) {
+		rc |= push(argv, argc, "--vdev");
+		rc |= push(argv, argc, o->vdev[i]);
+	}
+	for (int i = 0; i < o->npci; i++) {
+		rc |= push(argv, argc, "-a");
+		rc |= push(argv, argc, o->pci[i]);
+	}
+	if (o->nvdev == 0 && o->npci == 0 && !pci_nic_available()) {
+		rc |= push(argv, argc, "--vdev");
+		rc |= push(argv, argc, VIRTUAL_DEFAULT);
+		rt_info("no device given and no NIC bound to DPDK: using the virtual sink %s", VIRTUAL_DEFAULT);
+	}
+	if (o->npci == 0 && (o->nvdev > 0 || !pci_nic_available()))
+		rc |= push(argv, argc, "--no-pci");
+	if (o->eal != NULL)
+		rc |= push_split(argv, argc, o->eal);
+	return rc != 0 ? -ENOMEM : 0;
+}
+
+int
+eal_start(const struct surge_opts *o, const char *prog)
+{
+	char *argv[EAL_ARGV_MAX] = { NULL };
+	int argc = 0, rc;
+
+	rc = build_argv(o, prog, argv, &argc);
+	if (rc == 0) {
+		/* rte_eal_init may reorder argv; we own the strings either way */
+		char *copy[EAL_ARGV_MAX];
+
+		memcpy(copy, argv, sizeof(copy));
+		rc = rte_eal_init(argc, copy);
+		if (rc < 0)
+			rc = rt_error(-rte_errno, "EAL start-up failed: %s (check --vdev/--pci/--lcores/--eal)",
+				      rte_strerror(rte_errno));
+		else
+			rc = 0;
+	}
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	if (rc != 0)
+		return rc;
+	rt()->eal_up = 1;
+
+	if (rte_eth_dev_count_avail() == 0 && o->nvdev == 0 && o->npci == 0) {
+		rc = rte_dev_probe(VIRTUAL_DEFAULT);
+		if (rc < 0)
+			return rt_error(rc, "no port found and the virtual default %s failed: %s",
+					VIRTUAL_DEFAULT, rte_strerror(-rc));
+		rt_info("no port found: using the virtual sink %s", VIRTUAL_DEFAULT);
+	}
+	return 0;
+}
+
+void
+eal_stop(void)
+{
+	rte_eal_cleanup();
+}

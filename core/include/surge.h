@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * surge.h - the FFI ABI between the C core and LuaJIT.
+ *
+ * This is the only header Lua sees. The build copies everything between the
+ * ABI-BEGIN and ABI-END markers into lua/surge/cdef.lua, so the text there must
+ * stay FFI-clean: no macros, no inline functions, no DPDK types, only opaque
+ * handles (small integer ids) and fixed-size structs that surge owns.
+ *
+ * Conventions: every symbol starts with surge_; fallible calls return 0 (or a
+ * count) on success and -errno on failure, with a readable message for the
+ * calling lcore in surge_last_error().
+ */
+#ifndef SURGE_H
+#define SURGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ABI-BEGIN */
+enum {
+	SURGE_BURST_MAX = 256,   /* most packets one burst holds */
+	SURGE_NAME_MAX = 64
+};
+
+/* A batch of packets as Lua sees it. C keeps the mbuf pointers; Lua writes
+ * packet bytes through data[i] and frame lengths through len[i], and C
+ * applies the lengths when the burst is sent. */
+struct surge_burst {
+	uint32_t n;                       /* packets currently held */
+	uint32_t cap;                     /* most packets alloc/recv will take */
+	int32_t pool;                     /* pool id alloc draws from, -1 for rx-only */
+	uint32_t reserved;
+	void *mbuf[SURGE_BURST_MAX];      /* opaque to Lua */
+	uint8_t *data[SURGE_BURST_MAX];   /* first byte of each frame */
+	uint16_t len[SURGE_BURST_MAX];    /* frame length (without FCS) */
+};
+
+struct surge_port_conf {
+	uint16_t rxq;              /* receive queues */
+	uint16_t txq;              /* transmit queues */
+	uint16_t rxd;              /* descriptors per rx queue, 0 = driver default */
+	uint16_t txd;              /* descriptors per tx queue, 0 = driver default */
+	uint32_t link_timeout_ms;  /* wait this long for link up, 0 = don't wait */
+	uint8_t promisc;           /* 1 = promiscuous mode */
+	uint8_t clones;            /* 1 = tx queues may send clones (no FAST_FREE) */
+	uint16_t reserved;
+};
+
+struct surge_port_info {
+	char name[SURGE_NAME_MAX];
+	char driver[SURGE_NAME_MAX];
+	uint8_t mac[6];
+	uint8_t link_up;
+	uint8_t started;
+	uint32_t link_speed_mbps;
+	int32_t socket;
+	uint16_t max_rxq;
+	uint16_t max_txq;
+	uint16_t rxq;
+	uint16_t txq;
+	uint8_t fast_free;         /* tx queues use MBUF_FAST_FREE */
+	uint8_t clones;            /* tx queues accept clone sends */
+	uint16_t mtu;
+	uint64_t rx_offload_capa;
+	uint64_t tx_offload_capa;
+};
+
+/* Hardware/driver counters of a port (rte_eth_stats). */
+struct surge_port_stats {
+	uint64_t ipackets;
+	uint64_t opackets;
+	uint64_t ibytes;
+	uint64_t obytes;
+	uint64_t imissed;
+	uint64_t ierrors;
+	uint64_t oerrors;
+	uint64_t rx_nombuf;
+};
+
+/* Counters surge keeps for one queue, written only by the lcore using it. */
+struct surge_queue_stats {
+	uint64_t packets;   /* handed to / taken from the driver */
+	uint64_t bytes;     /* L2 bytes, without FCS */
+	uint64_t drops;     /* tx: given up when the run stopped mid-burst */
+	uint64_t bursts;    /* calls that moved at least one packet */
+	int32_t lcore;      /* owner, -1 while unused */
+	uint32_t reserved;
+};
+
+struct surge_pool_conf {
+	uint32_t size;       /* mbufs in the pool */
+	uint32_t cache;      /* per-lcore cache, 0 = default */
+	uint16_t data_room;  /* bytes of frame per mbuf, 0 = default */
+	uint8_t single_owner;/* 1 = SP/SC ring: one lcore allocates and frees */
+	uint8_t reserved;
+	int32_t socket;      /* NUMA socket, -1 = the calling lcore's */
+};
+
+struct surge_pool_info {
+	char name[SURGE_NAME_MAX];
+	uint32_t size;
+	uint32_t avail;
+	uint64_t alloc_fail;  /* allocations that came back short */
+	uint16_t data_room;
+	uint16_t tmpl_len;    /* frame length set by surge_pool_fill */
+	int32_t socket;
+	uint8_t single_owner;
+	uint8_t reserved[3];
+	int32_t owner_lcore;  /* lcore that created it */
+};
+
+/* One row of the layout table used to prove C and LuaJIT agree. */
+struct surge_abi_field {
+	const char *type;    /* "struct surge_burst" */
+	const char *field;   /* "" for the struct itself */
+	uint32_t offset;
+	uint32_t size;
+};
+
+/* --- run state and errors ---------------------------------------------- */
+const char *surge_version(void);
+const char *surge_last_error(void);
+int surge_running(void);
+void surge_stop(void);
+int surge_lcore_id(void);
+int surge_is_main(void);
+uint64_t surge_tsc(void);
+uint64_t surge_tsc_hz(void);
+void surge_sleep_us(uint32_t us);
+int surge_quiet(void);
+double surge_duration(void);
+const struct surge_abi_field *surge_abi_fields(uint32_t *count);
+
+/* --- tasks (one LuaJIT VM per lcore) ------------------------------------ */
+int surge_task_launch(const char *fn, const char *args, size_t len);
+int surge_task_poll(uint32_t wait_ms);
+int surge_task_result(int task, const char **text, size_t *len);
+int surge_task_count(void);
+
+/* --- ports and queues --------------------------------------------------- */
+int surge_port_count(void);
+int surge_port_open(uint16_t port, const struct surge_port_conf *conf);
+int surge_port_info(uint16_t port, struct surge_port_info *out);
+int surge_port_stats(uint16_t port, struct surge_port_stats *out);
+int surge_port_find(const char *name);
+int surge_txq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out);
+int surge_rxq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out);
+
+/* --- pools and bursts --------------------------------------------------- */
+int surge_pool_create(const struct surge_pool_conf *conf);
+/* bytes == NULL sets the frame length only (after filling via surge_pool_data) */
+int surge_pool_fill(int pool, const uint8_t *bytes, uint16_t len);
+int surge_pool_data(int pool, uint8_t **data, uint32_t max);
+int surge_pool_info(int pool, struct surge_pool_info *out);
+int surge_pool_count(void);
+
+struct surge_burst *surge_burst_new(int pool, uint32_t cap);
+void surge_burst_destroy(struct surge_burst *b);
+uint32_t surge_burst_alloc(struct surge_burst *b, uint32_t n);
+void surge_burst_free(struct surge_burst *b);
+int surge_burst_refcnt(const struct surge_burst *b, uint32_t i);
+
+int surge_tx_send(uint16_t port, uint16_t queue, struct surge_burst *b, uint32_t clones);
+int surge_rx_recv(uint16_t port, uint16_t queue, struct surge_burst *b);
+/* ABI-END */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SURGE_H */

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * main.c - `surge run | test | devices | --version | --help`.
+ *
+ * The order of a run: parse surge's options, start EAL (hugepage and device
+ * fallbacks in eal.c), run master() in the main VM, stop and join every task,
+ * print the summary, close the ports (draining what is still queued), then
+ * prove every pool is full again. A leak or a failed task is a failed run.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	surge_stop();     /* a second signal takes the default action (SA_RESETHAND) */
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int
+wants_help(const struct surge_opts *o)
+{
+	for (int i = 0; i < o->script_argc; i++)
+		if (strcmp(o->script_argv[i], "--help") == 0 || strcmp(o->script_argv[i], "-h") == 0)
+			return 1;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct surge_opts o;
+	char err[256];
+	int rc;
+
+	if (cli_parse(argc, argv, &o, err, sizeof(err)) != 0) {
+		fprintf(stderr, "surge: %s\n", err);
+		return 2;
+	}
+	if (o.cmd == CMD_HELP) {
+		cli_usage("surge");
+		return 0;
+	}
+	if (o.cmd == CMD_VERSION) {
+		printf("surge %s\n", surge_version());
+		return 0;
+	}
+	if (o.script != NULL && access(o.script, R_OK) != 0) {
+		fprintf(stderr, "surge: cannot read script '%s': %s\n", o.script, strerror(errno));
+		return 2;
+	}
+	if (rt_create(&o) != 0) {
+		fprintf(stderr, "surge: out of memory\n");
+		return 1;
+	}
+	if (o.cmd == CMD_RUN && wants_help(&o)) {
+		/* the script's options need no DPDK: answer without starting EAL */
+		rc = master_run(o.script, o.script_argc, o.script_argv);
+		rt_destroy();
+		return rc;
+	}
+	install_signals();
+	if ((rc = eal_start(&o, argv[0])) != 0) {
+		fprintf(stderr, "surge: %s\n", surge_last_error());
+		rt_destroy();
+		return 1;
+	}
+	if (o.cmd == CMD_DEVICES) {
+		port_print_devices();
+		rc = 0;
+	} else {
+		rc = master_run(o.script, o.script_argc, o.script_argv);
+		stats_summary();
+	}
+	ports_close_all();
+	if (pools_check_and_free() > 0 && rc == 0)
+		rc = 1;
+	eal_stop();
+	rt_destroy();
+	return rc;
+}

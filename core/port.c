@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * port.c - open ports and their queues, report what they can do, close them.
+ *
+ * Offloads are chosen from the port's reported capabilities. MBUF_FAST_FREE
+ * is requested only for ports opened without clones: fast free assumes every
+ * mbuf has refcount 1 and comes from one pool, which clone sends break.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "runtime.h"
+
+#define RX_POOL_EXTRA 1024   /* mbufs beyond the rx rings: per-lcore caches, bursts in flight */
+#define DRAIN_ROUNDS 1024    /* bound on rx bursts read when a port closes */
+
+static int
+check_port(uint16_t port)
+{
+	if (rt() == NULL || !rte_eth_dev_is_valid_port(port))
+		return rt_error(-ENODEV, "port %u does not exist (%u ports: see 'surge devices')",
+				port, rte_eth_dev_count_avail());
+	return 0;
+}
+
+static struct queue_slot *
+new_slots(uint16_t n, int socket)
+{
+	struct queue_slot *q = rte_zmalloc_socket("surge_q", sizeof(*q) * (n ? n : 1),
+						  RTE_CACHE_LINE_SIZE, socket);
+
+	for (uint16_t i = 0; q != NULL && i < n; i++) {
+		q[i].st.lcore = -1;
+	}
+	return q;
+}
+
+static int
+wait_link(uint16_t port, uint32_t timeout_ms)
+{
+	struct rte_eth_link link;
+	uint32_t waited = 0;
+
+	for (;;) {
+		memset(&link, 0, sizeof(link));
+		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
+			return 0;
+		if (waited >= timeout_ms || !surge_running())
+			break;
+		usleep(10 * 1000);
+		waited += 10;
+	}
+	return timeout_ms ? rt_error(-ETIMEDOUT, "port %u: link still down after %u ms", port, timeout_ms) : 0;
+}
+
+static int
+setup_queues(uint16_t port, struct port_state *ps, const struct rte_eth_dev_info *info,
+	     uint16_t rxd, uint16_t txd, int socket)
+{
+	struct rte_eth_txconf txc = info->default_txconf;
+	int rc;
+
+	for (uint16_t q = 0; q < ps->conf.rxq; q++) {
+		rc = rte_eth_rx_queue_setup(port, q, rxd, socket, NULL, ps->rx_pool);
+		if (rc < 0)
+			return rt_error(rc, "port %u: rx queue %u setup failed: %s", port, q, rte_strerror(-rc));
+	}
+	txc.offloads = ps->fast_free ? RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE : 0;
+	for (uint16_t q = 0; q < ps->conf.txq; q++) {
+		rc = rte_eth_tx_queue_setup(port, q, txd, socket, &txc);
+		if (rc < 0)
+			return rt_error(rc, "port %u: tx queue %u setup failed: %s", port, q, rte_strerror(-rc));
+	}
+	return 0;
+}
+
+int
+surge_port_open(uint16_t port, const struct surge_port_conf *conf)
+{
+	struct rte_eth_conf ec;
+	struct rte_eth_dev_info info;
+	struct port_state *ps;
+	uint16_t rxd, txd;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	int rc, socket;
+
+	if ((rc = check_port(port)) != 0)
+		return rc;
+	if (!surge_is_main())
+		return rt_error(-EPERM, "port %u: ports are opened in master(), not in a task", port);
+	ps = &rt()->port[port];
+	if (ps->opened)
+		return rt_error(-EBUSY, "port %u is already open", port);
+	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
+		return rt_error(rc, "port %u: cannot read device info", port);
+	if (conf->rxq > info.max_rx_queues || conf->txq > info.max_tx_queues)
+		return rt_error(-EINVAL, "port %u (%s): asked for %u rx / %u tx queues, it has at most %u / %u",
+				port, info.driver_name, conf->rxq, conf->txq,
+				info.max_rx_queues, info.max_tx_queues);
+	if (conf->rxq == 0 && conf->txq == 0)
+		return rt_error(-EINVAL, "port %u: open it with at least one rx or tx queue", port);
+
+	memset(ps, 0, sizeof(*ps));
+	ps->conf = *conf;
+	snprintf(ps->driver, sizeof(ps->driver), "%s", info.driver_name);
+	ps->handover = strcmp(info.driver_name, "net_ring") == 0;
+	ps->fast_free = !conf->clones && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE);
+	socket = rte_eth_dev_socket_id(port);
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+
+	memset(&ec, 0, sizeof(ec));
+	ec.txmode.offloads = ps->fast_free ? RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE : 0;
+	rc = rte_eth_dev_configure(port, conf->rxq, conf->txq, &ec);
+	if (rc < 0)
+		return rt_error(rc, "port %u (%s): configure failed: %s", port, info.driver_name, rte_strerror(-rc));
+	rxd = conf->rxd ? conf->rxd : 1024;
+	txd = conf->txd ? conf->txd : 1024;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
+	if (rc < 0)
+		return rt_error(rc, "port %u: descriptor counts %u/%u refused", port, rxd, txd);
+
+	snprintf(name, sizeof(name), "surge_rx%u", port);
+	ps->rx_pool = rte_pktmbuf_pool_create(name, conf->rxq * rxd + RX_POOL_EXTRA, 256, 0,
+					      RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+	if (ps->rx_pool == NULL)
+		return rt_error(-rte_errno, "port %u: rx pool: %s", port, rte_strerror(rte_errno));
+	ps->txq = new_slots(conf->txq, socket);
+	ps->rxq = new_slots(conf->rxq, socket);
+	if (ps->txq == NULL || ps->rxq == NULL)
+		return rt_error(-ENOMEM, "port %u: out of memory for queue counters", port);
+	ps->opened = 1;   /* from here on ports_close_all releases what we made */
+
+	if ((rc = setup_queues(port, ps, &info, rxd, txd, socket)) != 0)
+		return rc;
+	if ((rc = rte_eth_dev_start(port)) < 0)
+		return rt_error(rc, "port %u (%s): start failed: %s", port, info.driver_name, rte_strerror(-rc));
+	if (conf->promisc && (rc = rte_eth_promiscuous_enable(port)) != 0 && rc != -ENOTSUP)
+		return rt_error(rc, "port %u: promiscuous mode: %s", port, rte_strerror(-rc));
+	return wait_link(port, conf->link_timeout_ms);
+}
+
+int
+surge_port_count(void)
+{
+	return rte_eth_dev_count_avail();
+}
+
+int
+surge_port_find(const char *name)
+{
+	uint16_t id;
+
+	if (rte_eth_dev_get_port_by_name(name, &id) != 0)
+		return rt_error(-ENODEV, "no port named '%s' (see 'surge devices')", name);
+	return id;
+}
+
+int
+surge_port_info(uint16_t port, struct surge_port_info *out)
+{
+	struct rte_eth_dev_info info;
+	struct rte_eth_link link;
+	struct rte_ether_addr mac;
+	struct port_state *ps;
+	int rc;
+
+	if ((rc = check_port(port)) != 0)
+		return rc;
+	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
+		return rt_error(rc, "port %u: cannot read device info", port);
+	ps = &rt()->port[port];
+	memset(out, 0, sizeof(*out));
+	rte_eth_dev_get_name_by_port(port, out->name);
+	snprintf(out->driver, sizeof(out->driver), "%s", info.driver_name);
+	if (rte_eth_macaddr_get(port, &mac) == 0)
+		memcpy(out->mac, mac.addr_bytes, 6);
+	memset(&link, 0, sizeof(link));
+	if (rte_eth_link_get_nowait(port, &link) == 0) {
+		out->link_up = link.link_status;
+		out->link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
+	}
+	out->started = ps->opened;
+	out->socket = rte_eth_dev_socket_id(port);
+	out->max_rxq = info.max_rx_queues;
+	out->max_txq = info.max_tx_queues;
+	out->rxq = ps->opened ? ps->conf.rxq : 0;
+	out->txq = ps->opened ? ps->conf.txq : 0;
+	out->fast_free = ps->fast_free;
+	out->clones = ps->opened && ps->conf.clones;
+	rte_eth_dev_get_mtu(port, &out->mtu);
+	out->rx_offload_capa = info.rx_offload_capa;
+	out->tx_offload_capa = info.tx_offload_capa;
+	return 0;
+}
+
+int
+surge_port_stats(uint16_t port, struct surge_port_stats *out)
+{
+	struct rte_eth_stats s;
+	int rc;
+
+	if ((rc = check_port(port)) != 0)
+		return rc;
+	if ((rc = rte_eth_stats_get(port, &s)) != 0)
+		return rt_error(rc, "port %u: cannot read stats", port);
+	out->ipackets = s.ipackets;
+	out->opackets = s.opackets;
+	out->ibytes = s.ibytes;
+	out->obytes = s.obytes;
+	out->imissed = s.imissed;
+	out->ierrors = s.ierrors;
+	out->oerrors = s.oerrors;
+	out->rx_nombuf = s.rx_nombuf;
+	return 0;
+}
+
+static int
+queue_stats(uint16_t port, uint16_t q, int tx, struct surge_queue_stats *out)
+{
+	struct port_state *ps;
+	int rc;
+
+	if ((rc = check_port(port)) != 0)
+		return rc;
+	ps = &rt()->port[port];
+	if (!ps->opened || q >= (tx ? ps->conf.txq : ps->conf.rxq))
+		return rt_error(-EINVAL, "port %u has no open %s queue %u", port, tx ? "tx" : "rx", q);
+	*out = (tx ? ps->txq : ps->rxq)[q].st;
+	return 0;
+}
+
+int
+surge_txq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out)
+{
+	return queue_stats(port, queue, 1, out);
+}
+
+int
+surge_rxq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out)
+{
+	return queue_stats(port, queue, 0, out);
+}
+
+/* Packets still in an rx ring (a loopback whose receiver stopped first) go
+ * back to their pools so the leak check sees full pools. */
+static unsigned
+drain_rx(uint16_t port, uint16_t nq)
+{
+	struct rte_mbuf *m[64];
+	unsigned total = 0;
+
+	for (uint16_t q = 0; q < nq; q++) {
+		for (int round = 0; round < DRAIN_ROUNDS; round++) {
+			uint16_t n = rte_eth_rx_burst(port, q, m, 64);
+
+			if (n == 0)
+				break;
+			rte_pktmbuf_free_bulk(m, n);
+			total += n;
+		}
+	}
+	return total;
+}
+
+void
+ports_close_all(void)
+{
+	uint16_t port;
+
+	RTE_ETH_FOREACH_DEV(port) {
+		struct port_state *ps = &rt()->port[port];
+		unsigned drained;
+
+		if (!ps->opened)
+			continue;
+		drained = drain_rx(port, ps->conf.rxq);
+		if (drained > 0)
+			rt_info("port %u: %u packets were still queued for receive, freed", port, drained);
+		rte_eth_dev_stop(port);
+		rte_eth_dev_close(port);
+		if (ps->rx_pool != NULL && rte_mempool_avail_count(ps->rx_pool) != ps->rx_pool->size)
+			fprintf(stderr, "surge: error: port %u rx pool: %u of %u mbufs not returned\n", port,
+				ps->rx_pool->size - rte_mempool_avail_count(ps->rx_pool), ps->rx_pool->size);
+		rte_mempool_free(ps->rx_pool);
+		rte_free(ps->txq);
+		rte_free(ps->rxq);
+		ps->opened = 0;
+	}
+}
+
+static void
+print_offloads(const char *what, uint64_t capa, const char *(*name)(uint64_t))
+{
+	printf("    %s offloads:", what);
+	if (capa == 0)
+		printf(" none");
+	for (int bit = 0; bit < 64; bit++)
+		if (capa & (1ULL << bit))
+			printf(" %s", name(1ULL << bit));
+	printf("\n");
+}
+
+void
+port_print_devices(void)
+{
+	uint16_t port;
+
+	printf("%u port(s)\n", rte_eth_dev_count_avail());
+	RTE_ETH_FOREACH_DEV(port) {
+		struct surge_port_info pi;
+
+		if (surge_port_info(port, &pi) != 0)
+			continue;
+		printf("port %u: %s  driver %s  mac %02x:%02x:%02x:%02x:%02x:%02x  link %s",
+		       port, pi.name, pi.driver, pi.mac[0], pi.mac[1], pi.mac[2], pi.mac[3],
+		       pi.mac[4], pi.mac[5], pi.link_up ? "up" : "down");
+		if (pi.link_speed_mbps)
+			printf(" %u Mbit/s", pi.link_speed_mbps);
+		printf("  socket %d  queues rx %u tx %u  mtu %u\n", pi.socket, pi.max_rxq, pi.max_txq, pi.mtu);
+		print_offloads("rx", pi.rx_offload_capa, rte_eth_dev_rx_offload_name);
+		print_offloads("tx", pi.tx_offload_capa, rte_eth_dev_tx_offload_name);
+	}
+}

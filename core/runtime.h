@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * runtime.h - state shared by the core's modules (not part of the FFI ABI).
+ *
+ * A run has exactly one struct runtime, made by main() before EAL start-up and
+ * torn down after the last task ended. Everything mutable lives in it, split so
+ * that each piece has one writer: an lcore writes only its own lcore_slot and
+ * the queue slots it claimed; the main lcore writes the rest.
+ */
+#ifndef SURGE_RUNTIME_H
+#define SURGE_RUNTIME_H
+
+#include <stdint.h>
+#include <rte_config.h>
+#include <rte_common.h>
+#include <rte_spinlock.h>
+
+#include "include/surge.h"
+#include "cli.h"
+
+#define SURGE_POOL_MAX 64
+#define SURGE_ERR_MAX 512
+
+struct lua_State;
+struct rte_mempool;
+
+enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
+
+struct lcore_slot {
+	char err[SURGE_ERR_MAX];      /* surge_last_error() of this lcore */
+	/* task hand-off: main writes before launch, the lcore writes after */
+	char fn[SURGE_NAME_MAX];
+	char *args;
+	size_t args_len;
+	char *result;                 /* serialised results or the error text */
+	size_t result_len;
+	volatile int state;           /* enum task_state */
+	int collected;                /* main has read the result */
+} __rte_cache_aligned;
+
+struct queue_slot {
+	struct surge_queue_stats st;  /* one writer: the owning lcore */
+	const struct rte_mempool *pool; /* fast-free queues: the only pool seen */
+} __rte_cache_aligned;
+
+struct port_state {
+	int opened;
+	struct surge_port_conf conf;
+	struct rte_mempool *rx_pool;
+	struct queue_slot *txq;
+	struct queue_slot *rxq;
+	uint8_t fast_free;
+	uint8_t handover;             /* driver passes tx mbufs to a receiver (net_ring) */
+	char driver[SURGE_NAME_MAX];
+};
+
+struct pool_state {
+	struct rte_mempool *mp;
+	uint16_t tmpl_len;
+	uint8_t single_owner;
+	int32_t owner_lcore;
+	uint64_t alloc_fail;          /* updated with relaxed atomics */
+};
+
+struct runtime {
+	volatile int stop;
+	int eal_up;                   /* EAL started: lcores and ports exist */
+	struct surge_opts opts;
+	uint64_t tsc_hz;
+	uint64_t start_tsc;           /* first task launch */
+	uint64_t end_tsc;             /* last task finished */
+	uint64_t last_print_tsc;
+	uint64_t *prev_tx, *prev_rx, *prev_txb, *prev_rxb; /* per port, for interval rates */
+	struct lcore_slot lcore[RTE_MAX_LCORE];
+	struct port_state port[RTE_MAX_ETHPORTS];
+	struct pool_state pool[SURGE_POOL_MAX];
+	int npools;
+	rte_spinlock_t pool_lock;     /* pools are registered from any lcore */
+};
+
+/* runtime.c */
+struct runtime *rt(void);
+int rt_create(const struct surge_opts *opts);
+void rt_destroy(void);
+int rt_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* eal.c */
+int eal_start(const struct surge_opts *opts, const char *prog);
+void eal_stop(void);
+
+/* port.c */
+void ports_close_all(void);
+int port_open_default(uint16_t port);
+void port_print_devices(void);
+
+/* pool.c */
+struct pool_state *pool_get(int id);
+int pools_check_and_free(void);
+
+/* eal.c, exposed for the unit tests */
+long eal_hugepages_free_mb(const char *meminfo, const char *mounts);
+
+/* task.c */
+struct lua_State *vm_new(const char *script);
+int tasks_stop_and_wait(void);
+int master_run(const char *script, int argc, char **argv);
+
+/* stats.c */
+void stats_tick(int force);
+void stats_summary(void);
+
+#endif /* SURGE_RUNTIME_H */

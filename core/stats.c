@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * stats.c - the periodic stats line and the end-of-run summary.
+ *
+ * The main lcore only reads the per-queue slots; each slot has one writer
+ * (the lcore that owns the queue), so no counter needs an atomic add. L1
+ * rates add the 20 bytes of preamble, start delimiter and inter-frame gap a
+ * frame costs on the wire, plus the 4-byte FCS that len[] leaves out.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "runtime.h"
+
+#define L1_OVERHEAD 24   /* preamble 7 + SFD 1 + IFG 12 + FCS 4 */
+#define L2_FCS 4
+
+struct totals {
+	uint64_t tx, txb, rx, rxb, drops;
+};
+
+static void
+port_totals(uint16_t port, struct totals *t)
+{
+	struct port_state *ps = &rt()->port[port];
+
+	*t = (struct totals){ 0 };
+	for (uint16_t q = 0; q < ps->conf.txq; q++) {
+		t->tx += ps->txq[q].st.packets;
+		t->txb += ps->txq[q].st.bytes;
+		t->drops += ps->txq[q].st.drops;
+	}
+	for (uint16_t q = 0; q < ps->conf.rxq; q++) {
+		t->rx += ps->rxq[q].st.packets;
+		t->rxb += ps->rxq[q].st.bytes;
+	}
+}
+
+/* Gbit/s at L2 (with FCS) and L1 for `pkts` frames of `bytes` in `sec`. */
+static void
+rates(uint64_t pkts, uint64_t bytes, double sec, double *mpps, double *l2, double *l1)
+{
+	*mpps = sec > 0 ? pkts / sec / 1e6 : 0;
+	*l2 = sec > 0 ? (bytes + pkts * L2_FCS) * 8.0 / sec / 1e9 : 0;
+	*l1 = sec > 0 ? (bytes + pkts * L1_OVERHEAD) * 8.0 / sec / 1e9 : 0;
+}
+
+static int
+ensure_prev(struct runtime *r)
+{
+	if (r->prev_tx != NULL)
+		return 0;
+	r->prev_tx = calloc(RTE_MAX_ETHPORTS, sizeof(uint64_t));
+	r->prev_rx = calloc(RTE_MAX_ETHPORTS, sizeof(uint64_t));
+	r->prev_txb = calloc(RTE_MAX_ETHPORTS, sizeof(uint64_t));
+	r->prev_rxb = calloc(RTE_MAX_ETHPORTS, sizeof(uint64_t));
+	return r->prev_tx && r->prev_rx && r->prev_txb && r->prev_rxb ? 0 : -1;
+}
+
+void
+stats_tick(int force)
+{
+	struct runtime *r = rt();
+	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+	double sec;
+	uint16_t port;
+
+	if (r->start_tsc == 0 || r->opts.quiet || r->opts.stats_interval <= 0 || ensure_prev(r) != 0)
+		return;
+	if (r->last_print_tsc == 0)
+		r->last_print_tsc = r->start_tsc;
+	sec = (double)(now - r->last_print_tsc) / hz;
+	if (!force && sec < r->opts.stats_interval)
+		return;
+	RTE_ETH_FOREACH_DEV(port) {
+		struct totals t;
+		double tm, tl2, tl1, rm, rl2, rl1;
+
+		if (!r->port[port].opened)
+			continue;
+		port_totals(port, &t);
+		rates(t.tx - r->prev_tx[port], t.txb - r->prev_txb[port], sec, &tm, &tl2, &tl1);
+		rates(t.rx - r->prev_rx[port], t.rxb - r->prev_rxb[port], sec, &rm, &rl2, &rl1);
+		printf("[%7.2fs] port %u  TX %8.3f Mpps %7.3f Gbit/s (L1 %7.3f)  RX %8.3f Mpps %7.3f Gbit/s  drops %" PRIu64 "\n",
+		       (double)(now - r->start_tsc) / hz, port, tm, tl2, tl1, rm, rl2, t.drops);
+		(void)rl1;
+		r->prev_tx[port] = t.tx;
+		r->prev_txb[port] = t.txb;
+		r->prev_rx[port] = t.rx;
+		r->prev_rxb[port] = t.rxb;
+	}
+	fflush(stdout);
+	r->last_print_tsc = now;
+}
+
+void
+stats_summary(void)
+{
+	struct runtime *r = rt();
+	uint64_t end = r->end_tsc ? r->end_tsc : rte_rdtsc();
+	double sec = r->start_tsc ? (double)(end - r->start_tsc) / rte_get_tsc_hz() : 0;
+	uint16_t port;
+
+	if (r->start_tsc == 0)
+		return;
+	printf("surge: summary over %.3f s\n", sec);
+	RTE_ETH_FOREACH_DEV(port) {
+		struct surge_port_stats ps = { 0 };
+		struct totals t;
+		double tm, tl2, tl1, rm, rl2, rl1;
+
+		if (!r->port[port].opened)
+			continue;
+		port_totals(port, &t);
+		surge_port_stats(port, &ps);
+		rates(t.tx, t.txb, sec, &tm, &tl2, &tl1);
+		rates(t.rx, t.rxb, sec, &rm, &rl2, &rl1);
+		printf("  port %u  TX %" PRIu64 " packets %" PRIu64 " bytes  %.3f Mpps %.3f Gbit/s (L1 %.3f)\n",
+		       port, t.tx, t.txb, tm, tl2, tl1);
+		printf("  port %u  RX %" PRIu64 " packets %" PRIu64 " bytes  %.3f Mpps %.3f Gbit/s (L1 %.3f)\n",
+		       port, t.rx, t.rxb, rm, rl2, rl1);
+		printf("  port %u  tx-drops %" PRIu64 "  rx-missed %" PRIu64 "  rx-errors %" PRIu64
+		       "  tx-errors %" PRIu64 "  rx-nombuf %" PRIu64 "\n",
+		       port, t.drops, ps.imissed, ps.ierrors, ps.oerrors, ps.rx_nombuf);
+	}
+	fflush(stdout);
+}

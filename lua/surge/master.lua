@@ -1,0 +1,48 @@
+-- master.lua - entry point of the main VM (called by core/task.c).
+--
+-- `surge run`: load the script, let it declare options (configure), parse
+-- them, call master(args) and wait for its tasks. `surge test`: run Lua test
+-- files. Returns the process exit code; errors print as file:line: message.
+local M = {}
+
+local function report(e)
+  local surge = require "surge"
+  if getmetatable(e) == surge.TaskFailure then
+    return e.msg
+  end
+  return debug.traceback(tostring(e), 2)
+end
+
+local function run(script)
+  local surge = require "surge"
+  local chunk, err = loadfile(script)
+  if not chunk then error(err, 0) end
+  require("surge.strict").enable()
+  chunk()
+  local parser = require("surge.args").new(script)
+  local configure = rawget(_G, "configure")
+  if configure then configure(parser) end
+  local opts = parser:parse(arg)
+  if opts == nil then return 0 end          -- --help was printed
+  local master = rawget(_G, "master")
+  if type(master) ~= "function" then
+    error(("%s: no function master(args) defined"):format(script), 0)
+  end
+  local rc = master(opts)
+  surge.wait()                              -- tasks master did not wait for
+  return type(rc) == "number" and rc or 0
+end
+
+function M.main(cmd, script)
+  local ok, rc = xpcall(function()
+    if cmd == "test" then return require("surge.testrun").main(arg) end
+    return run(script)
+  end, report)
+  if not ok then
+    io.stderr:write(tostring(rc), "\n")
+    return 1
+  end
+  return rc
+end
+
+return M

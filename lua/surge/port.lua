@@ -1,0 +1,129 @@
+-- port.lua - ports and their queues.
+--
+--   local port = surge.port(0, { rxq = 1, txq = 1, clones = false })
+--   local q = port:txq(0)          -- pass q to a task with surge.launch
+--   q:send(burst)                  -- in the task's loop
+local ffi = require "ffi"
+local core = require "surge.core"
+
+local C, check = core.C, core.check
+local M = {}
+
+local Port, TxQueue, RxQueue = {}, {}, {}
+Port.__index, TxQueue.__index, RxQueue.__index = Port, TxQueue, RxQueue
+Port.__handle = function(p) return ("port(%d)"):format(p.id) end
+TxQueue.__handle = function(q) return ("txq(%d,%d)"):format(q.port, q.id) end
+RxQueue.__handle = function(q) return ("rxq(%d,%d)"):format(q.port, q.id) end
+Port.__tostring = function(p) return ("port %d"):format(p.id) end
+
+local function wrap(id) return setmetatable({ id = id }, Port) end
+
+function M.txq(port, id) return setmetatable({ port = port, id = id }, TxQueue) end
+function M.rxq(port, id) return setmetatable({ port = port, id = id }, RxQueue) end
+M.wrap = wrap
+
+local function count(opts, k, default, max)
+  local v = opts[k]
+  if v == nil then return default end
+  if type(v) ~= "number" or v < 0 or v > max or v ~= math.floor(v) then
+    error(("port option %s = %s: expected an integer 0..%d"):format(k, tostring(v), max), 3)
+  end
+  return v
+end
+
+-- Opens a port by number or device name; opts: rxq, txq, rxd, txd, promisc,
+-- clones (tx queues may send clones; turns MBUF_FAST_FREE off), link_timeout (s).
+function M.open(id, opts)
+  opts = opts or {}
+  if type(id) == "string" then id = check(C.surge_port_find(id), 2) end
+  if type(id) ~= "number" then error("surge.port: expected a port number or name", 2) end
+  for k in pairs(opts) do
+    if not ({ rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1 })[k] then
+      error(("surge.port: unknown option '%s' (rxq, txq, rxd, txd, promisc, clones, link_timeout)"):format(k), 2)
+    end
+  end
+  local conf = ffi.new("struct surge_port_conf")
+  conf.rxq = count(opts, "rxq", 1, 1024)
+  conf.txq = count(opts, "txq", 1, 1024)
+  conf.rxd = count(opts, "rxd", 0, 65535)
+  conf.txd = count(opts, "txd", 0, 65535)
+  conf.promisc = opts.promisc == false and 0 or 1
+  conf.clones = opts.clones and 1 or 0
+  conf.link_timeout_ms = math.floor((opts.link_timeout or 2) * 1000)
+  check(C.surge_port_open(id, conf), 2)
+  return wrap(id)
+end
+
+function M.count() return C.surge_port_count() end
+
+function Port:txq(i) return M.txq(self.id, i or 0) end
+function Port:rxq(i) return M.rxq(self.id, i or 0) end
+
+function Port:info()
+  local pi = ffi.new("struct surge_port_info")
+  check(C.surge_port_info(self.id, pi), 2)
+  local mac = {}
+  for i = 0, 5 do mac[#mac + 1] = ("%02x"):format(pi.mac[i]) end
+  return {
+    name = ffi.string(pi.name), driver = ffi.string(pi.driver), mac = table.concat(mac, ":"),
+    link_up = pi.link_up == 1, speed_mbps = pi.link_speed_mbps, socket = pi.socket,
+    rxq = pi.rxq, txq = pi.txq, fast_free = pi.fast_free == 1, clones = pi.clones == 1,
+    mtu = pi.mtu, max_rxq = pi.max_rxq, max_txq = pi.max_txq,
+  }
+end
+
+-- Driver counters plus surge's own per-queue totals.
+function Port:stats()
+  local s = ffi.new("struct surge_port_stats")
+  check(C.surge_port_stats(self.id, s), 2)
+  local r = {
+    ipackets = tonumber(s.ipackets), opackets = tonumber(s.opackets),
+    ibytes = tonumber(s.ibytes), obytes = tonumber(s.obytes), imissed = tonumber(s.imissed),
+    ierrors = tonumber(s.ierrors), oerrors = tonumber(s.oerrors), rx_nombuf = tonumber(s.rx_nombuf),
+    tx_packets = 0, tx_bytes = 0, tx_drops = 0, rx_packets = 0, rx_bytes = 0,
+  }
+  local info = self:info()
+  local q = ffi.new("struct surge_queue_stats")
+  for i = 0, info.txq - 1 do
+    check(C.surge_txq_stats(self.id, i, q), 2)
+    r.tx_packets = r.tx_packets + tonumber(q.packets)
+    r.tx_bytes = r.tx_bytes + tonumber(q.bytes)
+    r.tx_drops = r.tx_drops + tonumber(q.drops)
+  end
+  for i = 0, info.rxq - 1 do
+    check(C.surge_rxq_stats(self.id, i, q), 2)
+    r.rx_packets = r.rx_packets + tonumber(q.packets)
+    r.rx_bytes = r.rx_bytes + tonumber(q.bytes)
+  end
+  return r
+end
+
+local function qstats(fn, q)
+  local s = ffi.new("struct surge_queue_stats")
+  check(fn(q.port, q.id, s), 3)
+  return { packets = tonumber(s.packets), bytes = tonumber(s.bytes), drops = tonumber(s.drops),
+           bursts = tonumber(s.bursts), lcore = s.lcore }
+end
+
+-- Sends the burst; `clones` (a number, or a table { clones = N } made once
+-- outside the loop) sends each packet N times with one refcount add.
+-- Returns the packets handed to the driver; the burst is empty afterwards.
+function TxQueue:send(burst, clones)
+  if type(clones) == "table" then clones = clones.clones end
+  local rc = C.surge_tx_send(self.port, self.id, burst, clones or 1)
+  if rc < 0 then error(core.last_error(), 2) end
+  return rc
+end
+
+function TxQueue:stats() return qstats(C.surge_txq_stats, self) end
+
+-- Receives into the burst (its old packets are freed first); returns the count.
+function RxQueue:recv(burst)
+  local rc = C.surge_rx_recv(self.port, self.id, burst)
+  if rc < 0 then error(core.last_error(), 2) end
+  return rc
+end
+
+function RxQueue:stats() return qstats(C.surge_rxq_stats, self) end
+
+return M

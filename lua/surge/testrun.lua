@@ -1,0 +1,48 @@
+-- testrun.lua - `surge test [FILE...]`: Lua tests inside the real binary.
+--
+-- A test file returns a table of name = function pairs. Each runs in the
+-- main VM with ffi.C resolving the symbols surge ships. The last line is
+-- "N passed, N failed", and the exit code is non-zero on any failure.
+local M = {}
+
+local function default_files()
+  local dir = package.path:match("([^;]*)/lua/%?%.lua;")
+  local files = {}
+  local p = io.popen("ls " .. (dir or ".") .. "/tests/lua/*.lua 2>/dev/null")
+  for f in p:lines() do files[#files + 1] = f end
+  p:close()
+  return files
+end
+
+function M.main(argv)
+  local files = {}
+  for i = 1, #argv do files[#files + 1] = argv[i] end
+  if #files == 0 then files = default_files() end
+  local passed, failed = 0, 0
+  for _, file in ipairs(files) do
+    local chunk, err = loadfile(file)
+    local tests = chunk and chunk() or nil
+    if type(tests) ~= "table" then
+      print(("FAIL %s: %s"):format(file, err or "file does not return a table of tests"))
+      failed = failed + 1
+    else
+      local names = {}
+      for name in pairs(tests) do names[#names + 1] = name end
+      table.sort(names)
+      for _, name in ipairs(names) do
+        local ok, e = xpcall(tests[name], debug.traceback)
+        if ok then
+          passed = passed + 1
+          print(("ok   %s: %s"):format(file, name))
+        else
+          failed = failed + 1
+          print(("FAIL %s: %s\n%s"):format(file, name, tostring(e)))
+        end
+      end
+    end
+  end
+  print(("%d passed, %d failed"):format(passed, failed))
+  return failed == 0 and 0 or 1
+end
+
+return M
