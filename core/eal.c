@@ -157,6 +157,57 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 	return rc != 0 ? -ENOMEM : 0;
 }
 
+/* rte_eal_init prints its whole usage text on a bad argument. Its output
+ * goes to a temporary file instead: replayed as it was when start-up works,
+ * boiled down to its first complaint when it fails. */
+struct capture {
+	FILE *tmp;
+	int saved_out, saved_err;
+};
+
+static void
+capture_begin(struct capture *c)
+{
+	fflush(stdout);
+	fflush(stderr);
+	c->tmp = tmpfile();
+	c->saved_out = c->saved_err = -1;
+	if (c->tmp == NULL)
+		return;
+	c->saved_out = dup(STDOUT_FILENO);
+	c->saved_err = dup(STDERR_FILENO);
+	dup2(fileno(c->tmp), STDOUT_FILENO);
+	dup2(fileno(c->tmp), STDERR_FILENO);
+}
+
+/* Restores the streams; on failure copies EAL's first complaint to `why`. */
+static void
+capture_end(struct capture *c, int failed, char *why, size_t whylen)
+{
+	char line[512];
+
+	why[0] = '\0';
+	if (c->tmp == NULL)
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(c->saved_out, STDOUT_FILENO);
+	dup2(c->saved_err, STDERR_FILENO);
+	close(c->saved_out);
+	close(c->saved_err);
+	rewind(c->tmp);
+	while (fgets(line, sizeof(line), c->tmp) != NULL) {
+		if (!failed) {
+			fputs(line, stderr);
+		} else if (why[0] == '\0' && strncmp(line, "EAL: ", 5) == 0 &&
+			   strstr(line, "FATAL") == NULL) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(why, whylen, "%.200s", line + 5);
+		}
+	}
+	fclose(c->tmp);
+}
+
 int
 eal_start(const struct surge_opts *o, const char *prog)
 {
@@ -167,12 +218,16 @@ eal_start(const struct surge_opts *o, const char *prog)
 	if (rc == 0) {
 		/* rte_eal_init may reorder argv; we own the strings either way */
 		char *copy[EAL_ARGV_MAX];
+		struct capture cap;
+		char why[256];
 
 		memcpy(copy, argv, sizeof(copy));
+		capture_begin(&cap);
 		rc = rte_eal_init(argc, copy);
+		capture_end(&cap, rc < 0, why, sizeof(why));
 		if (rc < 0)
-			rc = rt_error(-rte_errno, "EAL start-up failed: %s (check --vdev/--pci/--lcores/--eal)",
-				      rte_strerror(rte_errno));
+			rc = rt_error(-rte_errno, "DPDK start-up failed: %s (check --vdev, --pci, --lcores, --eal)",
+				      why[0] ? why : rte_strerror(rte_errno));
 		else
 			rc = 0;
 	}

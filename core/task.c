@@ -158,7 +158,7 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		return (int)id;
 	}
 	return rt_error(-EBUSY, "no free lcore for task '%s': all %u worker lcores are busy "
-			"(give more with --lcores, e.g. --lcores '0-%u@(0-%u)')",
+			"(give more with --lcores, e.g. --lcores '(0-%u)@(0-%u)')",
 			fn, workers, workers + 1, rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 0);
 }
 

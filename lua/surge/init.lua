@@ -59,27 +59,56 @@ local TaskFailure = {}
 TaskFailure.__tostring = function(e) return e.msg end
 surge.TaskFailure = TaskFailure
 
--- Waits for every launched task, printing a stats line each interval.
--- Returns a list with each task's first return value, in launch order. If a
--- task failed, raises its error (file:line and traceback).
-function surge.wait()
-  while C.surge_task_poll(100) > 0 do end
-  local results, failures = {}, {}
-  local text, len = ffi.new("const char *[1]"), ffi.new("size_t[1]")
-  for i, t in ipairs(launched) do
-    local rc = check(C.surge_task_result(t.id, text, len), 2)
-    local s = ffi.string(text[0], len[0])
-    if rc == 1 then
-      failures[#failures + 1] = s
-    else
-      local vals = serial.decode(s, surge.handles)
-      results[i] = vals[1]
+local EAGAIN = 11
+local text_p, len_p = ffi.new("const char *[1]"), ffi.new("size_t[1]")
+
+-- Collects a finished task: true, value | false, error text | nil (running).
+local function collect(t)
+  local rc = C.surge_task_result(t.id, text_p, len_p)
+  if rc == -EAGAIN then return nil end
+  check(rc, 3)
+  local s = ffi.string(text_p[0], len_p[0])
+  if rc == 1 then return false, s end
+  return true, serial.decode(s, surge.handles)[1]
+end
+
+local function fail(msgs)
+  error(setmetatable({ msg = table.concat(msgs, "\n") }, TaskFailure), 0)
+end
+
+-- surge.wait(): waits for every launched task, printing a stats line each
+-- interval, and returns a list of each task's first return value in launch
+-- order. surge.wait(id [, timeout]): waits for that task alone and returns
+-- its value, or nil, "timeout" after `timeout` seconds. A failed task raises
+-- its error (file:line and traceback) either way.
+function surge.wait(id, timeout)
+  local hz = surge.tsc_hz()
+  local deadline = timeout and (tonumber(C.surge_tsc()) + timeout * hz) or nil
+  if id ~= nil then
+    local idx
+    for i, t in ipairs(launched) do if t.id == id then idx = i end end
+    if not idx then error(("surge.wait: no running task %s"):format(tostring(id)), 2) end
+    while true do
+      local ok, v = collect(launched[idx])
+      if ok ~= nil then
+        table.remove(launched, idx)
+        if not ok then fail({ v }) end
+        return v
+      end
+      if deadline and tonumber(C.surge_tsc()) >= deadline then return nil, "timeout" end
+      C.surge_task_poll(10)
     end
   end
-  launched = {}
-  if #failures > 0 then
-    error(setmetatable({ msg = table.concat(failures, "\n") }, TaskFailure), 0)
+  while C.surge_task_poll(100) > 0 do
+    if deadline and tonumber(C.surge_tsc()) >= deadline then return nil, "timeout" end
   end
+  local results, failures = {}, {}
+  for i, t in ipairs(launched) do
+    local ok, v = collect(t)
+    if ok then results[i] = v else failures[#failures + 1] = v end
+  end
+  launched = {}
+  if #failures > 0 then fail(failures) end
   return results
 end
 

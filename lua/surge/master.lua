@@ -10,7 +10,11 @@ local function report(e)
   if getmetatable(e) == surge.TaskFailure then
     return e.msg
   end
-  return debug.traceback(tostring(e), 2)
+  local msg = tostring(e)
+  -- errors raised with a position (file:line:) get a traceback; usage
+  -- errors (bad option, missing function) are one line
+  if msg:match("^[^\n]-:%d+: ") then return debug.traceback(msg, 2) end
+  return msg
 end
 
 local function run(script)
