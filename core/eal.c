@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,17 +114,12 @@ push_split(char **argv, int *argc, const char *s)
 static int
 build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 {
+	char prefix[32];
 	int rc = 0, no_huge = o->no_huge;
 
-	rc |= push(argv, argc, prog);
-	rc |= push(argv, argc, "--in-memory");   /* no files left behind, one prefix per process */
-	rc |= push(argv, argc, "--log-level=warning");
-	rc |= push(argv, argc, "--log-level=lib.telemetry:error");
-	if (o->lcores != NULL) {
-		rc |= push(argv, argc, "--lcores");
-		rc |= push(argv, argc, o->lcores);
-	}
-	if (!no_huge && (o->eal == NULL || strstr(o->eal, "--no-huge") == NULL)) {
+	if (!no_huge && o->eal != NULL && strstr(o->eal, "--no-huge") != NULL)
+		no_huge = 1;
+	if (!no_huge) {
 		long mb = eal_hugepages_free_mb("/proc/meminfo", "/proc/mounts");
 
 		if (mb < HUGE_MIN_MB) {
@@ -132,10 +128,25 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 			no_huge = 1;
 		}
 	}
+	rc |= push(argv, argc, prog);
+	rc |= push(argv, argc, "--log-level=warning");
+	rc |= push(argv, argc, "--log-level=lib.telemetry:error");
 	if (no_huge) {
+		/* --no-huge implies legacy memory, which --in-memory refuses; with
+		 * no shared config and a per-process prefix nothing is left behind */
+		snprintf(prefix, sizeof(prefix), "surge-%d", (int)getpid());
 		rc |= push(argv, argc, "--no-huge");
 		rc |= push(argv, argc, "-m");
 		rc |= push(argv, argc, NO_HUGE_MEM_MB);
+		rc |= push(argv, argc, "--no-shconf");
+		rc |= push(argv, argc, "--file-prefix");
+		rc |= push(argv, argc, prefix);
+	} else {
+		rc |= push(argv, argc, "--in-memory");   /* no files left behind, one prefix per process */
+	}
+	if (o->lcores != NULL) {
+		rc |= push(argv, argc, "--lcores");
+		rc |= push(argv, argc, o->lcores);
 	}
 	for (int i = 0; i < o->nvdev; i++) {
 		rc |= push(argv, argc, "--vdev");
@@ -247,8 +258,38 @@ eal_start(const struct surge_opts *o, const char *prog)
 	return 0;
 }
 
+/* Without --in-memory EAL keeps a runtime folder (sockets, no config files
+ * with --no-shconf) under /var/run/dpdk/PREFIX; ours is per process, so it
+ * goes with the process. */
+static void
+remove_runtime_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 void
 eal_stop(void)
 {
+	char dir[PATH_MAX];
+	const char *rd = rte_eal_get_runtime_dir();
+	int ours = rd != NULL && strstr(rd, "/surge-") != NULL;
+
+	if (ours)
+		snprintf(dir, sizeof(dir), "%s", rd);
 	rte_eal_cleanup();
+	if (ours)
+		remove_runtime_dir(dir);
 }

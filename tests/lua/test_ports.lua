@@ -1,0 +1,115 @@
+-- Ports, queues, pools and bursts from Lua, in the main VM. Run with
+-- --vdev net_ring0 (port 0, its own loopback) --vdev net_null0,no-rx=1.
+local surge = require "surge"
+local ffi = require "ffi"
+
+local T = {}
+
+local ring
+local function ring_port()
+  ring = ring or surge.port("net_ring0", { rxq = 1, txq = 1, clones = true })
+  return ring
+end
+
+local null
+local function null_port()
+  null = null or surge.port("net_null0", { txq = 1, rxq = 1 })
+  return null
+end
+
+local function errors(pattern, f, ...)
+  local ok, err = pcall(f, ...)
+  assert(not ok, "expected an error matching " .. pattern)
+  assert(tostring(err):match(pattern), ("'%s' !~ '%s'"):format(tostring(err), pattern))
+  return err
+end
+
+function T.port_info()
+  local info = ring_port():info()
+  assert(info.driver == "net_ring" and info.name == "net_ring0", info.driver)
+  assert(info.rxq == 1 and info.txq == 1 and info.clones == true and info.fast_free == false)
+end
+
+function T.bad_ports_are_errors()
+  errors("port 9 does not exist", surge.port, 9)
+  errors("no port named 'nope0'", surge.port, "nope0")
+  errors("unknown option 'queues'", surge.port, 1, { queues = 2 })
+  errors("expected an integer", surge.port, 1, { txq = -1 })
+  ring_port()
+  errors("already open", surge.port, "net_ring0")
+end
+
+function T.loopback_clones_and_counters()
+  local p = ring_port()
+  local pool = surge.pool{ size = 127, template = surge.proto.udp{ size = 80 }, shared = true }
+  local tx = pool:burst(4)
+  assert(tx:alloc() == 4)
+  for i = 0, 3 do tx.data[i][40] = i end       -- tell the four apart
+  local q0 = p:txq(0):stats()
+  assert(p:txq(0):send(tx, { clones = 3 }) == 12)
+  assert(tx.n == 0, "a sent burst is empty")
+  local rx = pool:burst(32)
+  assert(p:rxq(0):recv(rx) == 12)
+  for i = 0, 11 do
+    assert(rx.len[i] == 80 and rx.data[i][40] == math.floor(i / 3), "order of clones at " .. i)
+    assert(rx:refcnt(i) == 3, "refcnt " .. rx:refcnt(i))
+    assert(rx.mbuf[i] == rx.mbuf[i - i % 3], "clones share one mbuf")
+  end
+  rx:free()
+  assert(pool:info().avail == 127, "pool full again")
+  local q1 = p:txq(0):stats()
+  assert(q1.packets - q0.packets == 12 and q1.bytes - q0.bytes == 960)
+end
+
+function T.single_owner_pool_refused_on_ring()
+  -- master pools are shared; ask the C API for a single-owner pool directly
+  local conf = ffi.new("struct surge_pool_conf", { size = 63, single_owner = 1 })
+  local id = ffi.C.surge_pool_create(conf)
+  assert(id >= 0)
+  local b = require("surge.pool").burst(id, 2)
+  assert(b:alloc() == 2)
+  errors("make the pool with shared = true", function() ring_port():txq(0):send(b) end)
+  b:free()
+end
+
+function T.clone_send_refused_without_clones()
+  local p = null_port()
+  local pool = surge.pool{ size = 63, template = surge.proto.udp{} }
+  local b = pool:burst(8)
+  b:alloc()
+  errors("opened without clones", function() p:txq(0):send(b, 2) end)
+  assert(b.n == 8, "refused burst keeps its packets")
+  assert(p:txq(0):send(b) == 8)
+  assert(pool:info().avail == 63)
+  errors("no tx queue 3", function() p:txq(3):send(b) end)
+end
+
+function T.empty_pool_gives_short_bursts()
+  local pool = surge.pool{ size = 40, cache = 1, template = surge.proto.udp{} }
+  local a, b, c = pool:burst(32), pool:burst(32), pool:burst(32)
+  assert(a:alloc() == 32)
+  local got = b:alloc()
+  assert(got > 0 and got <= 8, "short burst: " .. got)
+  assert(c:alloc() == 0 or got + c.n <= 8)
+  assert(pool:info().alloc_fail >= 1, "short allocations are counted")
+  a:free(); b:free(); c:free()
+  assert(pool:info().avail == 40)
+end
+
+function T.bad_lengths_refused()
+  local q = null_port():txq(0)
+  local pool = surge.pool{ size = 63, template = surge.proto.udp{} }
+  local b = pool:burst(4)
+  local before = q:stats().packets
+  for _, bad in ipairs({ 5, pool:info().data_room + 1 }) do
+    assert(b:alloc() == 4)
+    b.len[2] = bad
+    errors("packet 2 of the burst has length " .. bad, function() q:send(b) end)
+    assert(b.n == 4)
+  end
+  b.len[2] = 60
+  assert(q:send(b) == 4 and q:stats().packets - before == 4)
+  assert(pool:info().avail == 63)
+end
+
+return T

@@ -1,0 +1,91 @@
+-- Packet templates: bytes as the standards say, checksums verified by an
+-- independent sum, incremental updates equal to a full recomputation.
+local ffi = require "ffi"
+local bit = require "bit"
+local surge = require "surge"
+
+local udp, cs = surge.proto.udp, surge.proto.checksum
+local T = {}
+
+local function bytes(s) return ffi.cast("const uint8_t *", s) end
+
+-- Full checksum check: the ones' complement sum over the covered data,
+-- checksum included, must be 0xffff.
+local function ip_ok(p) return cs.sum(p + 14, 20) == 0xffff end
+local function udp_ok(p, size)
+  local ulen = size - 34
+  local src = ((p[26] * 256 + p[27]) * 256 + p[28]) * 256 + p[29]
+  local dst = ((p[30] * 256 + p[31]) * 256 + p[32]) * 256 + p[33]
+  local pseudo = bit.rshift(src, 16) + bit.band(src, 0xffff) + bit.rshift(dst, 16)
+                 + bit.band(dst, 0xffff) + 17 + ulen
+  return cs.sum(p + 34, ulen, pseudo) == 0xffff
+end
+
+function T.udp_template_bytes()
+  local t = udp{ src = "192.168.1.2", dst = "10.20.30.40", sport = 4660, dport = 22136, size = 64,
+                 src_mac = "02:00:00:00:00:aa", dst_mac = "02:00:00:00:00:bb", ttl = 17 }
+  assert(#t.bytes == 64 and t.size == 64 and t.l3 == 14 and t.l4 == 34)
+  local p = bytes(t.bytes)
+  assert(t.bytes:sub(1, 12) == "\2\0\0\0\0\187\2\0\0\0\0\170", "MACs: dst then src")
+  assert(p[12] == 0x08 and p[13] == 0x00, "ethertype IPv4")
+  assert(p[14] == 0x45 and p[16] * 256 + p[17] == 50, "IPv4 header and total length")
+  assert(p[22] == 17 and p[23] == 17, "ttl and protocol")
+  assert(t.bytes:sub(27, 34) == "\192\168\1\2\10\20\30\40", "addresses")
+  assert(p[34] * 256 + p[35] == 4660 and p[36] * 256 + p[37] == 22136, "ports")
+  assert(p[38] * 256 + p[39] == 30, "UDP length")
+  assert(ip_ok(p), "IPv4 checksum")
+  assert(udp_ok(p, 64), "UDP checksum")
+end
+
+function T.checksums_for_many_sizes_and_payloads()
+  for size = 42, 200, 7 do
+    local t = udp{ size = size, payload = ("\255\1"):rep(100) }
+    local p = bytes(t.bytes)
+    assert(ip_ok(p) and udp_ok(p, size), "size " .. size)
+  end
+end
+
+function T.set_sport_keeps_checksum_valid()
+  local t = udp{ size = 60, payload = "abc" }
+  local buf = ffi.new("uint8_t[60]")
+  ffi.copy(buf, t.bytes, 60)
+  math.randomseed(7)
+  for _ = 1, 2000 do
+    local v = math.random(0, 65535)
+    udp.set_sport(buf + 34, v)
+    assert(udp.sport(buf + 34) == v)
+    assert(udp_ok(buf, 60), "checksum wrong after sport " .. v)
+    local w = math.random(0, 65535)
+    udp.set_dport(buf + 34, w)
+    assert(udp.dport(buf + 34) == w and udp_ok(buf, 60), "after dport " .. w)
+  end
+end
+
+function T.set_src_keeps_ip_checksum_valid()
+  local t = udp{ size = 60 }
+  local buf = ffi.new("uint8_t[60]")
+  ffi.copy(buf, t.bytes, 60)
+  for i = 0, 500 do
+    local a = (0x0a000000 + i * 7919) % 2^32
+    surge.proto.ip4.set_src(buf + 14, a)
+    assert(ip_ok(buf), "ip checksum after src " .. a)
+  end
+end
+
+local function fails(opts, pattern)
+  local ok, err = pcall(function() local t = udp(opts); return t end)
+  assert(not ok, "expected an error")
+  assert(err:match(pattern), ("'%s' !~ '%s'"):format(err, pattern))
+  assert(err:match("test_proto.lua:%d+:"), "error must name the caller's line: " .. err)
+end
+
+function T.bad_fields_are_clear_errors()
+  fails({ size = 30 }, "size = 30 outside 42%.%.9600")
+  fails({ sport = 70000 }, "sport = 70000 is not a port number")
+  fails({ dst = "10.0.0.300" }, "dst: '10.0.0.300' is not an IPv4 address")
+  fails({ src_mac = "02:00:00" }, "src_mac: '02:00:00' is not a MAC address")
+  fails({ colour = "red" }, "unknown field 'colour'")
+  fails({ ttl = 300 }, "ttl = 300 outside 0..255")
+end
+
+return T

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * test_cli.c - surge's own command line (core/cli.c), no DPDK involved.
+ *
+ * Proves that every surge option is parsed into struct surge_opts in both the
+ * "--opt value" and "--opt=value" forms, that everything after the script (or
+ * the first test file) is handed to the script untouched, and that each kind
+ * of mistake returns -EINVAL with a message naming the offending text.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+
+static struct surge_opts o;
+static char err[256];
+
+/* Parses a NULL-terminated list of words (argv[0] = "surge" is added). */
+#define ARGV(...) ((char *[]){ "surge", __VA_ARGS__, NULL })
+#define PARSE(...) parse(ARGV(__VA_ARGS__))
+
+static int
+parse(char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	memset(err, 0, sizeof(err));
+	return cli_parse(argc, argv, &o, err, sizeof(err));
+}
+
+/* Doubles agree to within eps (cmocka 1.1.5's float compare is single precision). */
+#define assert_near(a, b, eps)                                             \
+	do {                                                               \
+		double d_ = (double)(a) - (double)(b);                     \
+		if (d_ > (eps) || d_ < -(eps))                             \
+			fail_msg("%.9g != %.9g", (double)(a), (double)(b)); \
+	} while (0)
+
+/* The call fails with -EINVAL and the message contains `needle`. */
+#define assert_fails_naming(needle, ...)                                   \
+	do {                                                               \
+		assert_int_equal(PARSE(__VA_ARGS__), -EINVAL);             \
+		if (strstr(err, (needle)) == NULL)                         \
+			fail_msg("message '%s' does not name '%s'", err, (needle)); \
+	} while (0)
+
+static void
+test_run_defaults(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("run", "flood.lua"), 0);
+	assert_int_equal(o.cmd, CMD_RUN);
+	assert_string_equal(o.script, "flood.lua");
+	assert_int_equal(o.nvdev, 0);
+	assert_int_equal(o.npci, 0);
+	assert_null(o.lcores);
+	assert_null(o.eal);
+	assert_int_equal(o.no_huge, 0);
+	assert_int_equal(o.quiet, 0);
+	assert_true(o.duration == 0.0);
+	assert_true(o.stats_interval == 1.0);
+	assert_int_equal(o.script_argc, 0);
+}
+
+static void
+test_every_option(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("run", "--vdev", "net_ring0", "--vdev=net_null0,no-rx=1",
+			       "--pci", "0000:01:00.0", "--pci=0000:01:00.1", "--lcores", "0-2",
+			       "--no-huge", "--eal", "--log-level=debug -n 4", "--duration", "2.5s",
+			       "--stats-interval=500ms", "-q", "s.lua"), 0);
+	assert_int_equal(o.cmd, CMD_RUN);
+	assert_int_equal(o.nvdev, 2);
+	assert_string_equal(o.vdev[0], "net_ring0");
+	assert_string_equal(o.vdev[1], "net_null0,no-rx=1");
+	assert_int_equal(o.npci, 2);
+	assert_string_equal(o.pci[0], "0000:01:00.0");
+	assert_string_equal(o.pci[1], "0000:01:00.1");
+	assert_string_equal(o.lcores, "0-2");
+	assert_string_equal(o.eal, "--log-level=debug -n 4");
+	assert_int_equal(o.no_huge, 1);
+	assert_int_equal(o.quiet, 1);
+	assert_true(o.duration == 2.5);
+	assert_true(o.stats_interval == 0.5);
+	assert_string_equal(o.script, "s.lua");
+	assert_int_equal(o.script_argc, 0);
+
+	/* the long spelling of -q, and the = form of the remaining ones */
+	assert_int_equal(PARSE("run", "--quiet", "--lcores=1@0", "--eal=-n 2", "--duration=1m", "s.lua"), 0);
+	assert_int_equal(o.quiet, 1);
+	assert_string_equal(o.lcores, "1@0");
+	assert_string_equal(o.eal, "-n 2");
+	assert_true(o.duration == 60.0);
+}
+
+static void
+test_duration_units(void **state)
+{
+	static const struct { const char *text; double sec; } cases[] = {
+		{ "10", 10.0 }, { "2.5s", 2.5 }, { "500ms", 0.5 }, { "1m", 60.0 },
+		{ "2min", 120.0 }, { "1h", 3600.0 }, { "0", 0.0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(PARSE("run", "--duration", cases[i].text, "s.lua"), 0);
+		assert_near(o.duration, cases[i].sec, 1e-9);
+	}
+	assert_int_equal(PARSE("run", "--stats-interval", "0", "s.lua"), 0);
+	assert_true(o.stats_interval == 0.0);
+}
+
+static void
+test_vdev_limit(void **state)
+{
+	char *argv[2 + 2 * (SURGE_MAX_DEVS + 1) + 2];
+	int argc = 0;
+
+	(void)state;
+	argv[argc++] = "surge";
+	argv[argc++] = "run";
+	for (int i = 0; i < SURGE_MAX_DEVS; i++) {
+		argv[argc++] = "--vdev";
+		argv[argc++] = "net_null0";
+	}
+	argv[argc++] = "s.lua";
+	argv[argc] = NULL;
+	assert_int_equal(parse(argv), 0);
+	assert_int_equal(o.nvdev, SURGE_MAX_DEVS);
+
+	argv[argc - 1] = "--vdev";      /* one more than fits */
+	argv[argc++] = "net_null1";
+	argv[argc++] = "s.lua";
+	argv[argc] = NULL;
+	assert_int_equal(parse(argv), -EINVAL);
+	assert_non_null(strstr(err, "--vdev"));
+}
+
+static void
+test_script_args_split(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("run", "--no-huge", "flood.lua", "--rate", "10", "--help", "-q",
+			       "--vdev", "x"), 0);
+	assert_string_equal(o.script, "flood.lua");
+	assert_int_equal(o.no_huge, 1);
+	/* -q and --vdev after the script are the script's, not surge's */
+	assert_int_equal(o.quiet, 0);
+	assert_int_equal(o.nvdev, 0);
+	assert_int_equal(o.script_argc, 6);
+	assert_string_equal(o.script_argv[0], "--rate");
+	assert_string_equal(o.script_argv[1], "10");
+	assert_string_equal(o.script_argv[2], "--help");
+	assert_string_equal(o.script_argv[3], "-q");
+	assert_string_equal(o.script_argv[5], "x");
+
+	/* "--" ends surge's options: a script whose name starts with '-' */
+	assert_int_equal(PARSE("run", "-q", "--", "-odd.lua", "a"), 0);
+	assert_int_equal(o.quiet, 1);
+	assert_string_equal(o.script, "-odd.lua");
+	assert_int_equal(o.script_argc, 1);
+	assert_string_equal(o.script_argv[0], "a");
+}
+
+static void
+test_test_command(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("test", "--no-huge", "--vdev", "net_ring0", "a.lua", "b.lua"), 0);
+	assert_int_equal(o.cmd, CMD_TEST);
+	assert_null(o.script);
+	assert_int_equal(o.no_huge, 1);
+	assert_int_equal(o.nvdev, 1);
+	assert_int_equal(o.script_argc, 2);
+	assert_string_equal(o.script_argv[0], "a.lua");
+	assert_string_equal(o.script_argv[1], "b.lua");
+
+	assert_int_equal(PARSE("test"), 0);     /* no files: run them all */
+	assert_int_equal(o.cmd, CMD_TEST);
+	assert_int_equal(o.script_argc, 0);
+}
+
+static void
+test_devices_version_help(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("devices", "--vdev", "net_null0"), 0);
+	assert_int_equal(o.cmd, CMD_DEVICES);
+	assert_int_equal(o.nvdev, 1);
+	assert_null(o.script);
+	assert_int_equal(o.script_argc, 0);
+
+	assert_int_equal(PARSE("--version"), 0);
+	assert_int_equal(o.cmd, CMD_VERSION);
+	assert_int_equal(PARSE("version"), 0);
+	assert_int_equal(o.cmd, CMD_VERSION);
+	assert_int_equal(PARSE("--help"), 0);
+	assert_int_equal(o.cmd, CMD_HELP);
+	assert_int_equal(PARSE("-h"), 0);
+	assert_int_equal(o.cmd, CMD_HELP);
+	assert_int_equal(PARSE("help"), 0);
+	assert_int_equal(o.cmd, CMD_HELP);
+}
+
+static void
+test_errors(void **state)
+{
+	char *only_prog[] = { "surge", NULL };
+
+	(void)state;
+	assert_int_equal(parse(only_prog), -EINVAL);
+	assert_non_null(strstr(err, "missing command"));
+
+	assert_fails_naming("'flood'", "flood", "x.lua");
+	assert_fails_naming("unknown command", "flood", "x.lua");
+	assert_fails_naming("'--bogus'", "run", "--bogus", "s.lua");
+	assert_fails_naming("'--no-huge=1'", "run", "--no-huge=1", "s.lua");
+	assert_fails_naming("'--vdevx'", "run", "--vdevx", "a", "s.lua");
+	assert_fails_naming("'-x'", "test", "-x");
+	assert_fails_naming("--vdev", "run", "--vdev");
+	assert_fails_naming("needs a value", "run", "--vdev");
+	assert_fails_naming("--pci", "run", "--pci=", "s.lua");
+	assert_fails_naming("--lcores", "devices", "--lcores");
+	assert_fails_naming("--duration", "run", "--duration");
+	assert_fails_naming("--stats-interval", "run", "--stats-interval");
+	assert_fails_naming("'abc'", "run", "--duration", "abc", "s.lua");
+	assert_fails_naming("--duration", "run", "--duration=10x", "s.lua");
+	assert_fails_naming("'-5'", "run", "--duration", "-5", "s.lua");
+	assert_fails_naming("--stats-interval", "run", "--stats-interval", "fast", "s.lua");
+	assert_fails_naming("SCRIPT", "run");
+	assert_fails_naming("SCRIPT", "run", "--no-huge", "-q");
+	assert_fails_naming("run", "run", "--");
+}
+
+static void
+test_parse_seconds(void **state)
+{
+	static const char *const bad[] = {
+		"", "-1", "-0.5s", "abc", "s", "ms", "10x", "10 s", "10sec", "5ms ",
+		"nan", "inf", "1e10", "2e7m",
+	};
+	double v = 42.0;
+
+	(void)state;
+	assert_int_equal(cli_parse_seconds(NULL, &v), -EINVAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (cli_parse_seconds(bad[i], &v) != -EINVAL)
+			fail_msg("'%s' was accepted as %g seconds", bad[i], v);
+		assert_true(v == 42.0);          /* a failure leaves *out alone */
+	}
+	assert_int_equal(cli_parse_seconds("0.25", &v), 0);
+	assert_near(v, 0.25, 1e-12);
+	assert_int_equal(cli_parse_seconds("1500ms", &v), 0);
+	assert_near(v, 1.5, 1e-12);
+	assert_int_equal(cli_parse_seconds("1e9", &v), 0);   /* the largest accepted */
+	assert_near(v, 1e9, 1e-3);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_defaults),
+		cmocka_unit_test(test_every_option),
+		cmocka_unit_test(test_duration_units),
+		cmocka_unit_test(test_vdev_limit),
+		cmocka_unit_test(test_script_args_split),
+		cmocka_unit_test(test_test_command),
+		cmocka_unit_test(test_devices_version_help),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_parse_seconds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
