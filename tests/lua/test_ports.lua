@@ -96,6 +96,28 @@ function T.empty_pool_gives_short_bursts()
   assert(pool:info().avail == 40)
 end
 
+function T.template_function_fills_each_mbuf()
+  local calls = 0
+  local pool = surge.pool{ size = 15, cache = 1, fill = 64, template = function(buf, len, i)
+    assert(len == 64)
+    buf[0] = i
+    buf[63] = 0xab
+    calls = calls + 1
+  end }
+  assert(calls == 15, "called once per mbuf: " .. calls)
+  local b = pool:burst(15)
+  assert(b:alloc() == 15)
+  local seen = {}
+  for i = 0, 14 do
+    assert(b.len[i] == 64 and b.data[i][63] == 0xab)
+    seen[b.data[i][0]] = true
+  end
+  for i = 0, 14 do assert(seen[i], "mbuf " .. i .. " has its own bytes") end
+  b:free()
+  errors("needs fill", surge.pool, { template = function() end })
+  errors("unknown option 'colour'", surge.pool, { colour = 1 })
+end
+
 function T.bad_lengths_refused()
   local q = null_port():txq(0)
   local pool = surge.pool{ size = 63, template = surge.proto.udp{} }
