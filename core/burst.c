@@ -14,7 +14,8 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
-#include <rte_pause.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_cycles.h>
 
 #include "runtime.h"
 
@@ -50,6 +51,7 @@ surge_burst_free(struct surge_burst *b)
 	if (b->n > 0)
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbuf, b->n);
 	b->n = 0;
+	b->probes = 0;
 }
 
 void
@@ -93,6 +95,8 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 
 		rte_pktmbuf_reset(m);
 		b->data[i] = rte_pktmbuf_mtod(m, uint8_t *);
+		if (unlikely(*RTE_MBUF_DYNFIELD(m, rt()->probe_field, uint16_t *) != 0))
+			probe_unmark(p, m, b->data[i]);
 		b->len[i] = p->tmpl_len;
 	}
 	b->n = got;
@@ -178,47 +182,40 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 	return 0;
 }
 
-/* Hands n pointers to the driver, retrying while the run goes on. Returns
- * how many it took; the caller frees the rest. */
+/* Sends through the pacer when the queue has a rate, straight otherwise. */
 static uint32_t
-push(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n)
+push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
+     uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp)
 {
-	uint32_t sent = 0;
-
-	while (sent < n) {
-		uint16_t k = rte_eth_tx_burst(port, q, pkts + sent, (uint16_t)RTE_MIN(n - sent, 65535u));
-
-		sent += k;
-		if (k == 0) {
-			if (!surge_running())
-				break;
-			rte_pause();
-		}
-	}
-	return sent;
+	if (pacer_refresh(s, (double)rte_get_tsc_hz(), rte_rdtsc()))
+		return pace_push(port, q, s, pkts, n, clones,
+				 s->pc.r.pattern == SURGE_PACE_GAPS ? gap_ns : NULL, ptr_base, stamp);
+	return push_all(port, q, pkts, n, stamp);
 }
 
 static uint32_t
-send_clones(uint16_t port, uint16_t q, void *const *mbufs, uint32_t n, uint32_t clones,
-	    uint64_t *bytes)
+send_clones(uint16_t port, uint16_t q, struct queue_slot *s, struct surge_burst *b, uint32_t n,
+	    uint32_t clones, int stamp, uint64_t *bytes)
 {
 	struct rte_mbuf *ptrs[CHUNK];
 	uint32_t k = 0, sent_all = 0;
 	uint64_t lost_bytes = 0;
 
 	for (uint32_t i = 0; i < n; i++)
-		rte_mbuf_refcnt_update(mbufs[i], (int16_t)(clones - 1));
+		rte_mbuf_refcnt_update(b->mbuf[i], (int16_t)(clones - 1));
 	for (uint32_t i = 0; i < n; i++) {
 		for (uint32_t c = 0; c < clones; c++) {
-			ptrs[k++] = mbufs[i];
+			ptrs[k++] = b->mbuf[i];
 			if (k == CHUNK || (i == n - 1 && c == clones - 1)) {
-				uint32_t s = push(port, q, ptrs, k);
+				uint32_t base = i * clones + c + 1 - k;   /* pointer index of ptrs[0] */
+				uint32_t done = push(port, q, s, ptrs, k, clones, b->gap_ns, base,
+						     stamp);
 
-				for (uint32_t j = s; j < k; j++) {
+				for (uint32_t j = done; j < k; j++) {
 					lost_bytes += ptrs[j]->data_len;
 					rte_pktmbuf_free(ptrs[j]);
 				}
-				sent_all += s;
+				sent_all += done;
 				k = 0;
 			}
 		}
@@ -234,7 +231,7 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 	struct queue_slot *s = claim(port, q, 1, &ps);
 	uint64_t bytes;
 	uint32_t n = b->n, sent, total;
-	int rc;
+	int rc, stamp;
 
 	if (unlikely(s == NULL))
 		return -EINVAL;
@@ -244,16 +241,18 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 		clones = 1;
 	if (unlikely((rc = prepare(port, q, ps, s, b, clones, &bytes)) != 0))
 		return rc;
+	stamp = b->probes > 0;
 	b->n = 0;       /* from here the mbufs belong to the driver or are freed */
+	b->probes = 0;
 	total = n * clones;
 	if (clones == 1) {
-		sent = push(port, q, (struct rte_mbuf **)b->mbuf, n);
+		sent = push(port, q, s, (struct rte_mbuf **)b->mbuf, n, 1, b->gap_ns, 0, stamp);
 		for (uint32_t j = sent; j < n; j++) {
 			bytes -= b->len[j];
 			rte_pktmbuf_free(b->mbuf[j]);
 		}
 	} else {
-		sent = send_clones(port, q, b->mbuf, n, clones, &bytes);
+		sent = send_clones(port, q, s, b, n, clones, stamp, &bytes);
 	}
 	s->st.packets += sent;
 	s->st.bytes += bytes;
@@ -267,13 +266,14 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 {
 	struct port_state *ps;
 	struct queue_slot *s = claim(port, q, 0, &ps);
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, start = rte_rdtsc();
 	uint16_t n;
 
 	if (unlikely(s == NULL))
 		return -EINVAL;
 	surge_burst_free(b);
 	n = rte_eth_rx_burst(port, q, (struct rte_mbuf **)b->mbuf, (uint16_t)b->cap);
+	b->tsc = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = b->mbuf[i];
 
@@ -287,5 +287,6 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 		s->st.bytes += bytes;
 		s->st.bursts++;
 	}
+	idle_after_poll(n, b->cap, start);
 	return n;
 }

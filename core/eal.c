@@ -247,6 +247,8 @@ eal_start(const struct surge_opts *o, const char *prog)
 	if (rc != 0)
 		return rc;
 	rt()->eal_up = 1;
+	if ((rc = latency_init()) != 0)
+		return rc;
 
 	if (rte_eth_dev_count_avail() == 0 && o->nvdev == 0 && o->npci == 0) {
 		rc = rte_dev_probe(VIRTUAL_DEFAULT);

@@ -93,6 +93,7 @@ main(int argc, char **argv)
 	ports_close_all();
 	if (pools_check_and_free() > 0 && rc == 0)
 		rc = 1;
+	latency_free_all();
 	eal_stop();
 	rt_destroy();
 	return rc;

@@ -17,6 +17,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 
 #include "runtime.h"
@@ -37,6 +38,15 @@ pool_get(int id)
 		return NULL;
 	return &r->pool[id];
 }
+
+struct fill_arg {
+	const uint8_t *bytes;
+	uint16_t len;
+	uint8_t **data;
+	uint32_t max, n;
+};
+
+static void fill_one(struct rte_mempool *mp, void *arg, void *obj, unsigned idx);
 
 int
 surge_pool_create(const struct surge_pool_conf *conf)
@@ -80,15 +90,14 @@ surge_pool_create(const struct surge_pool_conf *conf)
 	if (mp == NULL)
 		return rt_error(-rte_errno, "pool of %u mbufs (%u bytes each) on socket %d: %s",
 				size, room, socket, rte_strerror(rte_errno));
+	{
+		struct fill_arg none = { 0 };
+
+		rte_mempool_obj_iter(mp, fill_one, &none);   /* clears the probe field */
+	}
 	return id;
 }
 
-struct fill_arg {
-	const uint8_t *bytes;
-	uint16_t len;
-	uint8_t **data;
-	uint32_t max, n;
-};
 
 static void
 fill_one(struct rte_mempool *mp __rte_unused, void *arg, void *obj, unsigned idx __rte_unused)
@@ -96,6 +105,7 @@ fill_one(struct rte_mempool *mp __rte_unused, void *arg, void *obj, unsigned idx
 	struct fill_arg *fa = arg;
 	struct rte_mbuf *m = obj;
 
+	*RTE_MBUF_DYNFIELD(m, rt()->probe_field, uint16_t *) = 0;   /* not a probe */
 	if (fa->bytes != NULL) {
 		memcpy(rte_pktmbuf_mtod(m, uint8_t *), fa->bytes, fa->len);
 		m->data_len = fa->len;
@@ -134,6 +144,10 @@ surge_pool_fill(int pool, const uint8_t *bytes, uint16_t len)
 				len, rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM);
 	rte_mempool_obj_iter(p->mp, fill_one, &fa);
 	p->tmpl_len = len;
+	free(p->tmpl);
+	p->tmpl = NULL;
+	if (bytes != NULL && (p->tmpl = malloc(len)) != NULL)
+		memcpy(p->tmpl, bytes, len);   /* to undo probe marks (latency.c) */
 	return 0;
 }
 
@@ -197,6 +211,8 @@ pools_check_and_free(void)
 			rt_info("pool %d: %u of %u mbufs back, no leak", i, avail, mp->size);
 		}
 		rte_mempool_free(mp);
+		free(r->pool[i].tmpl);
+		r->pool[i].tmpl = NULL;
 		r->pool[i].mp = NULL;
 	}
 	return leaks;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -162,6 +163,22 @@ surge_port_find(const char *name)
 	if (rte_eth_dev_get_port_by_name(name, &id) != 0)
 		return rt_error(-ENODEV, "no port named '%s' (see 'surge devices')", name);
 	return id;
+}
+
+/* Adds a virtual device while running (master only); returns its port. */
+int
+surge_vdev_add(const char *spec)
+{
+	char name[RTE_DEV_NAME_MAX_LEN];
+	int rc;
+
+	if (!surge_is_main())
+		return rt_error(-EPERM, "virtual devices are added in master(), not in a task");
+	rc = rte_dev_probe(spec);
+	if (rc < 0)
+		return rt_error(rc, "cannot add virtual device '%s': %s", spec, rte_strerror(-rc));
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(spec, ","), spec);
+	return surge_port_find(name);
 }
 
 int

@@ -19,10 +19,14 @@
 #include "cli.h"
 
 #define SURGE_POOL_MAX 64
+#define SURGE_LATENCY_MAX 64
 #define SURGE_ERR_MAX 512
 
 struct lua_State;
 struct rte_mempool;
+struct rte_mbuf;
+struct latency;
+struct pool_state;
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 
@@ -35,12 +39,45 @@ struct lcore_slot {
 	char *result;                 /* serialised results or the error text */
 	size_t result_len;
 	volatile int state;           /* enum task_state */
-	int collected;                /* main has read the result */
+	/* idle policy and time accounting: written by this lcore only */
+	struct surge_idle idle;
+	uint32_t sleep_us;            /* current adaptive sleep after light polls */
+	uint64_t task_start_tsc;
+	uint64_t task_end_tsc;
+	uint64_t idle_cycles;
+	uint64_t sleeps;
+	double oversleep_ns;          /* running mean of how late sleeps wake */
 } __rte_cache_aligned;
+
+/* A rate request, written by whoever sets the rate (a seqlock: seq is odd
+ * while it is being written) and read by the lcore that owns the queue. */
+struct rate_req {
+	uint32_t seq;
+	struct surge_rate r;
+	double bps_limit;             /* the link's speed in bit/s, 0 if unknown */
+} __rte_cache_aligned;
+
+/* The owner's view of the schedule. */
+struct pacer {
+	uint32_t seq_seen;
+	int active;
+	struct surge_rate r;
+	double next;                  /* TSC of the next departure */
+	double gap;                   /* pps: cycles between packets */
+	double cyc_per_bit;           /* bit rates: cycles per bit */
+	double overhead;              /* bytes added to len for bit rates */
+	uint64_t rng;
+	uint64_t start_tsc;
+	uint32_t on_count;
+	uint64_t packets, bytes;      /* since the rate was set */
+	uint64_t last_tsc;            /* last departure */
+};
 
 struct queue_slot {
 	struct surge_queue_stats st;  /* one writer: the owning lcore */
 	const struct rte_mempool *pool; /* fast-free queues: the only pool seen */
+	struct pacer pc;              /* tx: owner only */
+	struct rate_req req;          /* tx: any lcore, seqlock */
 } __rte_cache_aligned;
 
 struct port_state {
@@ -56,6 +93,7 @@ struct port_state {
 
 struct pool_state {
 	struct rte_mempool *mp;
+	uint8_t *tmpl;                /* copy of the template bytes, NULL if filled per mbuf */
 	uint16_t tmpl_len;
 	uint8_t single_owner;
 	int32_t owner_lcore;
@@ -75,7 +113,10 @@ struct runtime {
 	struct port_state port[RTE_MAX_ETHPORTS];
 	struct pool_state pool[SURGE_POOL_MAX];
 	int npools;
-	rte_spinlock_t pool_lock;     /* pools are registered from any lcore */
+	rte_spinlock_t pool_lock;     /* pools and latency receivers register from any lcore */
+	struct latency *lat[SURGE_LATENCY_MAX];
+	int nlat;
+	int probe_field;              /* mbuf dynfield: probe offset to stamp at tx, 0 = none */
 };
 
 /* runtime.c */
@@ -105,6 +146,25 @@ long eal_hugepages_free_mb(const char *meminfo, const char *mounts);
 struct lua_State *vm_new(const char *script);
 int tasks_stop_and_wait(void);
 int master_run(const char *script, int argc, char **argv);
+
+/* rate.c */
+double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);
+int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
+uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
+		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
+uint32_t push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stamp);
+
+/* latency.c */
+int latency_init(void);
+void latency_free_all(void);
+void probes_stamp(struct rte_mbuf **m, uint32_t n);
+void probe_unmark(const struct pool_state *p, struct rte_mbuf *m, uint8_t *data);
+
+/* idle.c */
+void idle_task_begin(void);
+void idle_task_end(void);
+void idle_wait_until(uint64_t target);
+void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* stats.c */
 void stats_tick(int force);

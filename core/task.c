@@ -100,6 +100,7 @@ task_main(void *arg)
 	char *text = NULL;
 	size_t len = 0;
 
+	idle_task_begin();
 	if (L == NULL) {
 		text = dup_text("out of memory for a LuaJIT VM", 29, &len);
 	} else if (call_entry(L, "surge.task", 3, args, 2) != 0) {
@@ -116,6 +117,7 @@ task_main(void *arg)
 	 * pools, on this lcore, before main may look at the pools */
 	if (L != NULL)
 		lua_close(L);
+	idle_task_end();
 	s->result = text;
 	s->result_len = text != NULL ? len : 0;
 	if (failed)
@@ -145,7 +147,6 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		s->args = dup_text(args, len, &s->args_len);
 		free(s->result);
 		s->result = NULL;
-		s->collected = 0;
 		if (s->args == NULL)
 			return rt_error(-ENOMEM, "out of memory for task arguments");
 		s->state = TASK_RUNNING;

@@ -27,6 +27,30 @@ enum {
 	SURGE_NAME_MAX = 64
 };
 
+/* What a rate's value counts. */
+enum surge_rate_unit {
+	SURGE_RATE_PPS = 1,      /* packets per second */
+	SURGE_RATE_L1_BPS = 2,   /* bit/s on the wire: frame + FCS + 20 B preamble/SFD/IFG */
+	SURGE_RATE_L2_BPS = 3,   /* bit/s of frames, FCS included */
+	SURGE_RATE_LINK_PCT = 4  /* percent of the port's link speed, at L1 */
+};
+
+/* How departures are spaced. */
+enum surge_pace_pattern {
+	SURGE_PACE_CONSTANT = 0, /* even gaps */
+	SURGE_PACE_POISSON = 1,  /* exponential gaps with the rate's mean */
+	SURGE_PACE_ONOFF = 2,    /* on_pkts at the rate (0 = unpaced), then off_s of silence */
+	SURGE_PACE_RAMP = 3,     /* linear from value to ramp_to over ramp_s, then ramp_to */
+	SURGE_PACE_GAPS = 4      /* each packet's gap from burst.gap_ns[i] */
+};
+
+/* What a loop does while it has nothing to do. */
+enum surge_idle_mode {
+	SURGE_IDLE_BUSY = 0,     /* spin */
+	SURGE_IDLE_PAUSE = 1,    /* spin with the CPU's pause hint */
+	SURGE_IDLE_SLEEP = 2     /* sleep: long pacing waits, and growing sleeps after light polls */
+};
+
 /* A batch of packets as Lua sees it. C keeps the mbuf pointers; Lua writes
  * packet bytes through data[i] and frame lengths through len[i], and C
  * applies the lengths when the burst is sent. */
@@ -34,10 +58,51 @@ struct surge_burst {
 	uint32_t n;                       /* packets currently held */
 	uint32_t cap;                     /* most packets alloc/recv will take */
 	int32_t pool;                     /* pool id alloc draws from, -1 for rx-only */
-	uint32_t reserved;
+	uint32_t probes;                  /* packets marked as latency probes */
+	uint64_t tsc;                     /* recv: TSC when the burst was received */
 	void *mbuf[SURGE_BURST_MAX];      /* opaque to Lua */
 	uint8_t *data[SURGE_BURST_MAX];   /* first byte of each frame */
 	uint16_t len[SURGE_BURST_MAX];    /* frame length (without FCS) */
+	uint32_t gap_ns[SURGE_BURST_MAX]; /* SURGE_PACE_GAPS: wait before packet i */
+};
+
+struct surge_rate {
+	double value;        /* in `unit`; 0 = unpaced */
+	double ramp_to;      /* SURGE_PACE_RAMP: final value, same unit */
+	double ramp_s;       /* SURGE_PACE_RAMP: seconds from value to ramp_to */
+	double off_s;        /* SURGE_PACE_ONOFF: silence after each on period */
+	uint64_t seed;       /* SURGE_PACE_POISSON: random seed, 0 = fixed default */
+	uint32_t on_pkts;    /* SURGE_PACE_ONOFF: packets per on period */
+	uint8_t unit;        /* enum surge_rate_unit */
+	uint8_t pattern;     /* enum surge_pace_pattern */
+	uint8_t reserved[2];
+};
+
+/* What a paced queue achieved since its rate was last set. */
+struct surge_rate_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	double seconds;
+	double pps;          /* achieved */
+	double l1_bps;       /* achieved */
+	double target_pps;   /* requested, for constant rates of fixed-size frames */
+};
+
+struct surge_idle {
+	uint8_t mode;           /* enum surge_idle_mode */
+	uint8_t reserved[3];
+	uint32_t max_sleep_us;  /* SURGE_IDLE_SLEEP: longest sleep after light polls */
+	uint32_t step_us;       /* SURGE_IDLE_SLEEP: growth per light poll */
+	uint32_t sleep_min_us;  /* pacing waits longer than this sleep (SURGE_IDLE_SLEEP) */
+};
+
+/* Where an lcore's time went since its task started. */
+struct surge_lcore_stats {
+	uint64_t busy_cycles;
+	uint64_t idle_cycles;    /* waiting for pacing, sleeping, or polling nothing */
+	uint64_t sleeps;
+	int32_t lcore;
+	uint32_t reserved;
 };
 
 struct surge_port_conf {
@@ -114,6 +179,21 @@ struct surge_pool_info {
 	int32_t owner_lcore;  /* lcore that created it */
 };
 
+/* What a latency receiver saw. Times in nanoseconds. */
+struct surge_latency {
+	uint64_t probes;       /* probes received (duplicates excluded) */
+	uint64_t lost;         /* sequence numbers never seen, below the highest seen */
+	uint64_t duplicated;
+	uint64_t reordered;    /* arrived after a higher sequence number */
+	double min_ns;
+	double mean_ns;
+	double p50_ns;
+	double p90_ns;
+	double p99_ns;
+	double p999_ns;
+	double max_ns;
+};
+
 /* One row of the layout table used to prove C and LuaJIT agree. */
 struct surge_abi_field {
 	const char *type;    /* "struct surge_burst" */
@@ -148,6 +228,7 @@ int surge_port_open(uint16_t port, const struct surge_port_conf *conf);
 int surge_port_info(uint16_t port, struct surge_port_info *out);
 int surge_port_stats(uint16_t port, struct surge_port_stats *out);
 int surge_port_find(const char *name);
+int surge_vdev_add(const char *spec);
 int surge_txq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out);
 int surge_rxq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out);
 
@@ -166,6 +247,22 @@ void surge_burst_free(struct surge_burst *b);
 int surge_burst_refcnt(const struct surge_burst *b, uint32_t i);
 
 int surge_tx_send(uint16_t port, uint16_t queue, struct surge_burst *b, uint32_t clones);
+
+/* --- latency probes ---------------------------------------------------- */
+int surge_probe_mark(struct surge_burst *b, uint32_t i, uint16_t off, uint32_t seq);
+int surge_latency_new(void);
+int surge_latency_scan(int id, const struct surge_burst *b, uint16_t off);
+int surge_latency_add(int id, uint64_t ns, uint32_t seq);
+int surge_latency_get(int id, struct surge_latency *out);
+double surge_latency_percentile(int id, double q);
+
+/* --- rates and idle ----------------------------------------------------- */
+int surge_rate_parse(const char *text, struct surge_rate *out);
+int surge_txq_set_rate(uint16_t port, uint16_t queue, const struct surge_rate *r);
+int surge_txq_rate_stats(uint16_t port, uint16_t queue, struct surge_rate_stats *out);
+int surge_idle_set(const struct surge_idle *policy);
+int surge_idle_get(struct surge_idle *out);
+int surge_lcore_stats(int lcore, struct surge_lcore_stats *out);
 int surge_rx_recv(uint16_t port, uint16_t queue, struct surge_burst *b);
 /* ABI-END */
 

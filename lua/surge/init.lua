@@ -20,6 +20,7 @@ local C, check = core.C, core.check
 local surge = {
   version = ffi.string(C.surge_version()),
   proto = require "surge.proto",
+  latency = require "surge.latency",
   port = port.open,
   pool = pool.new,
 }
@@ -34,7 +35,58 @@ function surge.tsc() return C.surge_tsc() end
 function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
 function surge.sleep(seconds) C.surge_sleep_us(math.floor(seconds * 1e6)) end
 function surge.ports() return C.surge_port_count() end
+
+-- Adds a DPDK virtual device now (master only), e.g. surge.vdev("net_ring9");
+-- returns its port number.
+function surge.vdev(spec)
+  if type(spec) ~= "string" then error("surge.vdev: expected a device string like \"net_ring0\"", 2) end
+  return check(C.surge_vdev_add(spec), 2)
+end
+
+-- Lets master do its own work between polls: prints the stats line when
+-- due, ends the run at --duration, returns the number of running tasks.
+function surge.poll()
+  return C.surge_task_poll(0)
+end
 function surge.last_error() return core.last_error() end
+
+local idle_modes = { busy = C.SURGE_IDLE_BUSY, pause = C.SURGE_IDLE_PAUSE, sleep = C.SURGE_IDLE_SLEEP }
+local idle_names = { [0] = "busy", "pause", "sleep" }
+
+-- surge.idle{ mode = "busy"|"pause"|"sleep", max_sleep_us = 100, step_us = 1,
+-- sleep_min_us = 50 } sets how the calling lcore waits; surge.idle() reads it.
+function surge.idle(policy)
+  local cur = ffi.new("struct surge_idle")
+  check(C.surge_idle_get(cur), 2)
+  if policy ~= nil then
+    if type(policy) == "string" then policy = { mode = policy } end
+    for k, v in pairs(policy) do
+      if k == "mode" then
+        if idle_modes[v] == nil then error(("surge.idle: mode '%s' unknown (busy, pause, sleep)"):format(tostring(v)), 2) end
+        cur.mode = idle_modes[v]
+      elseif k == "max_sleep_us" or k == "step_us" or k == "sleep_min_us" then
+        if type(v) ~= "number" or v < 0 or v ~= math.floor(v) or v > 1e6 then
+          error(("surge.idle: %s = %s outside 0..1000000"):format(k, tostring(v)), 2)
+        end
+        cur[k] = v
+      else
+        error(("surge.idle: unknown field '%s'"):format(tostring(k)), 2)
+      end
+    end
+    check(C.surge_idle_set(cur), 2)
+  end
+  return { mode = idle_names[cur.mode], max_sleep_us = cur.max_sleep_us, step_us = cur.step_us,
+           sleep_min_us = cur.sleep_min_us }
+end
+
+-- Busy and idle TSC cycles of an lcore since its task started.
+function surge.lcore_stats(lcore)
+  local s = ffi.new("struct surge_lcore_stats")
+  check(C.surge_lcore_stats(lcore or C.surge_lcore_id(), s), 2)
+  local busy, idle = tonumber(s.busy_cycles), tonumber(s.idle_cycles)
+  return { busy_cycles = busy, idle_cycles = idle, sleeps = tonumber(s.sleeps),
+           idle_pct = busy + idle > 0 and idle * 100 / (busy + idle) or 0 }
+end
 
 -- Starts fn (a global function of the script) on a free lcore in a fresh VM,
 -- with the arguments copied as plain data. Returns the task's id (its lcore).

@@ -6,6 +6,7 @@
 local ffi = require "ffi"
 local core = require "surge.core"
 
+local rate = require "surge.rate"
 local C, check = core.C, core.check
 local M = {}
 
@@ -110,12 +111,33 @@ end
 -- Returns the packets handed to the driver; the burst is empty afterwards.
 function TxQueue:send(burst, clones)
   if type(clones) == "table" then clones = clones.clones end
+  local gap = self.gap
+  if gap then
+    for i = 0, burst.n - 1 do burst.gap_ns[i] = gap() end
+  end
   local rc = C.surge_tx_send(self.port, self.id, burst, clones or 1)
   if rc < 0 then error(core.last_error(), 2) end
   return rc
 end
 
 function TxQueue:stats() return qstats(C.surge_txq_stats, self) end
+
+-- Paces the queue (see surge/rate.lua for specs); takes effect at its next
+-- send, also when called from master while a task is sending.
+function TxQueue:set_rate(spec)
+  local r, gap = rate.build(spec, 2)
+  check(C.surge_txq_set_rate(self.port, self.id, r), 2)
+  self.gap = gap
+  return self
+end
+
+-- What the queue achieved since its rate was set.
+function TxQueue:rate_stats()
+  local s = ffi.new("struct surge_rate_stats")
+  check(C.surge_txq_rate_stats(self.port, self.id, s), 2)
+  return { packets = tonumber(s.packets), bytes = tonumber(s.bytes), seconds = s.seconds,
+           pps = s.pps, l1_bps = s.l1_bps, target_pps = s.target_pps }
+end
 
 -- Receives into the burst (its old packets are freed first); returns the count.
 function RxQueue:recv(burst)

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * idle.c - what an lcore does while it has nothing to do, and how long it
+ * spent doing it.
+ *
+ * Two kinds of waiting. A paced sender knows when its next packet is due:
+ * under the sleep policy it sleeps when that is further away than
+ * sleep_min_us and spins the last stretch, so its rate stays exact. A poller
+ * does not know when packets will come: after each light poll (less than
+ * half a burst) it sleeps step_us longer, up to max_sleep_us, and a busy poll
+ * resets the sleep to zero (the testpmd --max-sleep-us proposal; Snabb's
+ * "breathing" halves instead). Time in waits, sleeps and empty polls counts
+ * as idle, so the idle % can be printed beside the packet rate.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+
+#include "runtime.h"
+
+/* Defaults: see docs/architecture.md ("Idle") for the measurements. */
+#define DEFAULT_MODE SURGE_IDLE_SLEEP
+#define DEFAULT_MAX_SLEEP_US 100
+#define DEFAULT_STEP_US 1
+#define DEFAULT_SLEEP_MIN_US 50
+#define MIN_MARGIN_NS 2000         /* wake at least this early and spin the rest */
+#define FIRST_OVERSLEEP_NS 20000   /* guess until the first sleeps are measured */
+#define MAX_SLEEP_LIMIT_US 1000000
+
+static struct lcore_slot *
+me(void)
+{
+	unsigned id = rte_lcore_id();
+
+	return id < RTE_MAX_LCORE ? &rt()->lcore[id] : NULL;
+}
+
+static void
+set_defaults(struct surge_idle *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->mode = DEFAULT_MODE;
+	p->max_sleep_us = DEFAULT_MAX_SLEEP_US;
+	p->step_us = DEFAULT_STEP_US;
+	p->sleep_min_us = DEFAULT_SLEEP_MIN_US;
+}
+
+void
+idle_task_begin(void)
+{
+	struct lcore_slot *s = me();
+
+	if (s == NULL)
+		return;
+	set_defaults(&s->idle);
+	s->sleep_us = 0;
+	s->idle_cycles = 0;
+	s->sleeps = 0;
+	s->oversleep_ns = FIRST_OVERSLEEP_NS;
+	s->task_end_tsc = 0;
+	s->task_start_tsc = rte_rdtsc();
+	/* the default 50 us timer slack would make every short sleep long */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
+
+void
+idle_task_end(void)
+{
+	struct lcore_slot *s = me();
+
+	if (s != NULL)
+		s->task_end_tsc = rte_rdtsc();
+}
+
+int
+surge_idle_set(const struct surge_idle *p)
+{
+	struct lcore_slot *s = me();
+
+	if (s == NULL)
+		return rt_error(-EINVAL, "idle policy: not on an lcore");
+	if (p->mode > SURGE_IDLE_SLEEP)
+		return rt_error(-EINVAL, "idle mode %u unknown (busy, pause, sleep)", p->mode);
+	if (p->max_sleep_us > MAX_SLEEP_LIMIT_US)
+		return rt_error(-EINVAL, "max_sleep_us %u outside 0..%d", p->max_sleep_us, MAX_SLEEP_LIMIT_US);
+	if (p->step_us == 0 || p->step_us > MAX_SLEEP_LIMIT_US)
+		return rt_error(-EINVAL, "step_us %u outside 1..%d", p->step_us, MAX_SLEEP_LIMIT_US);
+	if (p->sleep_min_us > MAX_SLEEP_LIMIT_US)
+		return rt_error(-EINVAL, "sleep_min_us %u outside 0..%d", p->sleep_min_us, MAX_SLEEP_LIMIT_US);
+	s->idle = *p;
+	s->sleep_us = 0;
+	return 0;
+}
+
+int
+surge_idle_get(struct surge_idle *out)
+{
+	struct lcore_slot *s = me();
+
+	if (s == NULL)
+		return rt_error(-EINVAL, "idle policy: not on an lcore");
+	if (s->idle.step_us == 0)
+		set_defaults(&s->idle);   /* the main lcore has no task start */
+	*out = s->idle;
+	return 0;
+}
+
+static void
+sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000ULL, .tv_nsec = ns % 1000000000ULL };
+
+	nanosleep(&ts, NULL);
+}
+
+void
+idle_wait_until(uint64_t target)
+{
+	struct lcore_slot *s = me();
+	uint64_t start = rte_rdtsc(), now = start, hz = rte_get_tsc_hz();
+	int mode = s != NULL && s->idle.step_us ? s->idle.mode : DEFAULT_MODE;
+
+	if (mode == SURGE_IDLE_SLEEP && s != NULL && target > now) {
+		double left_ns = (double)(target - now) * 1e9 / hz;
+		/* wake early by what sleeps usually overshoot, learnt as we go */
+		double margin = RTE_MAX(1.5 * s->oversleep_ns, (double)MIN_MARGIN_NS);
+
+		if (left_ns > s->idle.sleep_min_us * 1000.0 && left_ns > margin) {
+			uint64_t ask = (uint64_t)(left_ns - margin), t0 = rte_rdtsc(), took;
+
+			sleep_ns(ask);
+			took = (rte_rdtsc() - t0) * 1000000000ULL / hz;
+			s->oversleep_ns += ((double)(took > ask ? took - ask : 0) - s->oversleep_ns) / 16;
+			s->sleeps++;
+		}
+	}
+	while ((now = rte_rdtsc()) < target && surge_running()) {
+		if (mode != SURGE_IDLE_BUSY)
+			rte_pause();
+	}
+	if (s != NULL)
+		s->idle_cycles += now - start;
+}
+
+void
+idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
+{
+	struct lcore_slot *s = me();
+	uint64_t now;
+
+	if (s == NULL)
+		return;
+	now = rte_rdtsc();
+	if (n == 0)
+		s->idle_cycles += now - poll_start;   /* polling nothing is idle time */
+	if (s->idle.mode != SURGE_IDLE_SLEEP || s->idle.step_us == 0)
+		return;
+	if (n * 2 >= cap) {
+		s->sleep_us = 0;
+		return;
+	}
+	s->sleep_us = RTE_MIN(s->sleep_us + s->idle.step_us, s->idle.max_sleep_us);
+	if (s->sleep_us > 0) {
+		sleep_ns((uint64_t)s->sleep_us * 1000);
+		s->sleeps++;
+		s->idle_cycles += rte_rdtsc() - now;
+	}
+}
+
+int
+surge_lcore_stats(int lcore, struct surge_lcore_stats *out)
+{
+	const struct lcore_slot *s;
+	uint64_t end, total;
+
+	if (lcore < 0 || lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled((unsigned)lcore))
+		return rt_error(-EINVAL, "no lcore %d", lcore);
+	s = &rt()->lcore[lcore];
+	memset(out, 0, sizeof(*out));
+	out->lcore = lcore;
+	if (s->task_start_tsc == 0)
+		return 0;
+	end = s->task_end_tsc ? s->task_end_tsc : rte_rdtsc();
+	total = end - s->task_start_tsc;
+	out->idle_cycles = RTE_MIN(s->idle_cycles, total);
+	out->busy_cycles = total - out->idle_cycles;
+	out->sleeps = s->sleeps;
+	return 0;
+}

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * rate.c - rates: parsing "14.88mpps" / "10gbit" / "40%", and pacing a tx
+ * queue on the TSC.
+ *
+ * Each packet gets a departure time; a send hands the driver every packet
+ * whose time has come in one tx_burst call and waits (idle.c decides how) for
+ * the next. Falling behind is caught up in bursts, up to MAX_DEBT_MS of
+ * schedule, so the average rate holds through short preemptions. The rate
+ * can be changed from another lcore at any time: the setter writes a request
+ * under a seqlock, the owner picks it up at its next send.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+
+#include "runtime.h"
+
+#define MAX_DEBT_MS 10
+#define L1_OVERHEAD 24   /* FCS 4 + preamble 7 + SFD 1 + IFG 12 */
+#define L2_OVERHEAD 4    /* FCS */
+
+static const struct {
+	const char *suffix;
+	uint8_t unit;
+	double scale;
+} units[] = {
+	{ "pps", SURGE_RATE_PPS, 1 }, { "kpps", SURGE_RATE_PPS, 1e3 },
+	{ "mpps", SURGE_RATE_PPS, 1e6 }, { "gpps", SURGE_RATE_PPS, 1e9 },
+	{ "bit", SURGE_RATE_L1_BPS, 1 }, { "kbit", SURGE_RATE_L1_BPS, 1e3 },
+	{ "mbit", SURGE_RATE_L1_BPS, 1e6 }, { "gbit", SURGE_RATE_L1_BPS, 1e9 },
+	{ "bps", SURGE_RATE_L1_BPS, 1 }, { "kbps", SURGE_RATE_L1_BPS, 1e3 },
+	{ "mbps", SURGE_RATE_L1_BPS, 1e6 }, { "gbps", SURGE_RATE_L1_BPS, 1e9 },
+	{ "%", SURGE_RATE_LINK_PCT, 1 },
+};
+
+int
+surge_rate_parse(const char *text, struct surge_rate *out)
+{
+	char unit[16];
+	char *end;
+	double v;
+	size_t n;
+	int l2 = 0;
+
+	if (text == NULL || *text == '\0')
+		return rt_error(-EINVAL, "empty rate (try 1mpps, 10gbit, 10gbit-l2, 40%%)");
+	v = strtod(text, &end);
+	if (end == text || !isfinite(v))
+		return rt_error(-EINVAL, "rate '%s' does not start with a number (try 1mpps, 10gbit, 40%%)", text);
+	while (*end == ' ')
+		end++;
+	n = strlen(end);
+	if (n >= sizeof(unit))
+		return rt_error(-EINVAL, "rate '%s': unknown unit '%s'", text, end);
+	memcpy(unit, end, n + 1);
+	if (n > 3 && strcasecmp(unit + n - 3, "-l2") == 0) {
+		l2 = 1;
+		unit[n - 3] = '\0';
+	}
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < RTE_DIM(units); i++) {
+		if (strcasecmp(unit, units[i].suffix) != 0)
+			continue;
+		if (l2 && units[i].unit != SURGE_RATE_L1_BPS)
+			return rt_error(-EINVAL, "rate '%s': -l2 applies to bit rates only", text);
+		if (!(v > 0))
+			return rt_error(-EINVAL, "rate '%s' must be above zero", text);
+		if (units[i].unit == SURGE_RATE_LINK_PCT && v > 100)
+			return rt_error(-EINVAL, "rate '%s' is above 100%% of the link", text);
+		out->value = v * units[i].scale;
+		out->unit = l2 ? SURGE_RATE_L2_BPS : units[i].unit;
+		return 0;
+	}
+	return rt_error(-EINVAL, "rate '%s': unknown unit '%s' (pps kpps mpps, bit kbit mbit gbit "
+			"[-l2], %%)", text, end);
+}
+
+static int
+check_rate(const struct surge_rate *r, double bps_limit, uint16_t port)
+{
+	double bits = r->unit == SURGE_RATE_L1_BPS || r->unit == SURGE_RATE_L2_BPS ? r->value : 0;
+
+	if (r->value == 0 && r->pattern != SURGE_PACE_GAPS && r->pattern != SURGE_PACE_ONOFF)
+		return 0;                       /* unpaced */
+	if (!(r->value >= 0) || !isfinite(r->value))
+		return rt_error(-EINVAL, "rate %g must be positive", r->value);
+	if (r->unit < SURGE_RATE_PPS || r->unit > SURGE_RATE_LINK_PCT)
+		return rt_error(-EINVAL, "rate unit %u unknown", r->unit);
+	if (r->pattern > SURGE_PACE_GAPS)
+		return rt_error(-EINVAL, "pacing pattern %u unknown", r->pattern);
+	if (r->unit == SURGE_RATE_LINK_PCT && bps_limit <= 0)
+		return rt_error(-EINVAL, "port %u reports no link speed: give the rate in pps or bit/s", port);
+	if (bits > 0 && bps_limit > 0 && bits > bps_limit)
+		return rt_error(-EINVAL, "rate %.6g Gbit/s is above port %u's link speed of %.6g Gbit/s",
+				bits / 1e9, port, bps_limit / 1e9);
+	if (r->unit == SURGE_RATE_PPS && r->value > 1e9)
+		return rt_error(-EINVAL, "rate %.6g Mpps is beyond any link", r->value / 1e6);
+	if (r->pattern == SURGE_PACE_RAMP && (!(r->ramp_s > 0) || !(r->ramp_to > 0)))
+		return rt_error(-EINVAL, "a ramp needs ramp_to > 0 and ramp_s > 0");
+	if (r->pattern == SURGE_PACE_ONOFF && (r->on_pkts == 0 || !(r->off_s >= 0)))
+		return rt_error(-EINVAL, "on/off pacing needs on_pkts >= 1 and off_s >= 0");
+	return 0;
+}
+
+int
+surge_txq_set_rate(uint16_t port, uint16_t q, const struct surge_rate *r)
+{
+	struct runtime *x = rt();
+	struct rte_eth_link link;
+	struct rate_req *req;
+	double limit = 0;
+	int rc;
+
+	if (port >= RTE_MAX_ETHPORTS || !x->port[port].opened || q >= x->port[port].conf.txq)
+		return rt_error(-EINVAL, "port %u has no open tx queue %u", port, q);
+	memset(&link, 0, sizeof(link));
+	if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
+	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+		limit = link.link_speed * 1e6;
+	if ((rc = check_rate(r, limit, port)) != 0)
+		return rc;
+	req = &x->port[port].txq[q].req;
+	__atomic_fetch_add(&req->seq, 1, __ATOMIC_ACQ_REL);      /* odd: writing */
+	req->r = *r;
+	req->bps_limit = limit;
+	__atomic_fetch_add(&req->seq, 1, __ATOMIC_RELEASE);      /* even: done */
+	return 0;
+}
+
+/* Owner side: adopts a new request, if any. Returns 1 when pacing is on. */
+int
+pacer_refresh(struct queue_slot *s, double hz, uint64_t now)
+{
+	struct pacer *p = &s->pc;
+	uint32_t seq = __atomic_load_n(&s->req.seq, __ATOMIC_ACQUIRE);
+	struct surge_rate r;
+	double limit, v;
+
+	if (likely(seq == p->seq_seen))
+		return p->active;
+	do {
+		seq = __atomic_load_n(&s->req.seq, __ATOMIC_ACQUIRE);
+		r = s->req.r;
+		limit = s->req.bps_limit;
+	} while ((seq & 1) || seq != __atomic_load_n(&s->req.seq, __ATOMIC_ACQUIRE));
+
+	memset(p, 0, sizeof(*p));
+	p->seq_seen = seq;
+	if (r.unit == SURGE_RATE_LINK_PCT) {
+		r.value = r.value / 100.0 * limit;
+		r.ramp_to = r.ramp_to / 100.0 * limit;
+		r.unit = SURGE_RATE_L1_BPS;
+	}
+	p->r = r;
+	p->active = r.value > 0 || r.pattern == SURGE_PACE_GAPS || r.pattern == SURGE_PACE_ONOFF;
+	v = r.value;
+	p->gap = r.unit == SURGE_RATE_PPS && v > 0 ? hz / v : 0;
+	p->cyc_per_bit = r.unit != SURGE_RATE_PPS && v > 0 ? hz / v : 0;
+	p->overhead = r.unit == SURGE_RATE_L1_BPS ? L1_OVERHEAD : L2_OVERHEAD;
+	p->rng = r.seed ? r.seed : 0x9e3779b97f4a7c15ULL;
+	p->start_tsc = now;
+	p->next = (double)now;
+	return p->active;
+}
+
+static double
+uniform01(uint64_t *state)
+{
+	uint64_t x = *state;     /* xorshift64*: fast, good enough for gaps */
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return ((x * 0x2545F4914F6CDD1DULL) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Cycles to wait after a frame of `len` bytes leaves at time `now`. */
+double
+pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz)
+{
+	const struct surge_rate *r = &p->r;
+	double v = r->value, gap;
+
+	switch (r->pattern) {
+	case SURGE_PACE_GAPS:
+		return custom_ns * hz / 1e9;
+	case SURGE_PACE_RAMP: {
+		double f = (now - (double)p->start_tsc) / (r->ramp_s * hz);
+
+		v = f >= 1 ? r->ramp_to : r->value + (r->ramp_to - r->value) * f;
+		break;
+	}
+	default:
+		break;
+	}
+	if (v <= 0)
+		gap = 0;
+	else if (r->unit == SURGE_RATE_PPS)
+		gap = hz / v;
+	else
+		gap = (len + p->overhead) * 8.0 * hz / v;
+	if (r->pattern == SURGE_PACE_POISSON)
+		gap *= -log(1.0 - uniform01(&p->rng));
+	else if (r->pattern == SURGE_PACE_ONOFF && ++p->on_count >= r->on_pkts) {
+		p->on_count = 0;
+		gap += r->off_s * hz;
+	}
+	return gap;
+}
+
+/* Hands n pointers to the driver, retrying while the run goes on. */
+uint32_t
+push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stamp)
+{
+	uint32_t sent = 0;
+
+	while (sent < n) {
+		uint16_t k;
+
+		if (unlikely(stamp))
+			probes_stamp(pkts + sent, n - sent);   /* as late as possible */
+		k = rte_eth_tx_burst(port, q, pkts + sent, (uint16_t)RTE_MIN(n - sent, 65535u));
+
+		sent += k;
+		if (k == 0) {
+			if (!surge_running())
+				break;
+			rte_pause();
+		}
+	}
+	return sent;
+}
+
+/* Paced variant: packet j may leave once the clock passes its departure. */
+uint32_t
+pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
+	  uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp)
+{
+	struct pacer *p = &s->pc;
+	double hz = (double)rte_get_tsc_hz(), max_debt = hz / 1000 * MAX_DEBT_MS;
+	uint32_t i = 0;
+
+	while (i < n) {
+		uint64_t now = rte_rdtsc();
+		uint32_t due = 0, sent;
+
+		if ((double)now < p->next) {
+			if (!surge_running())
+				break;
+			idle_wait_until((uint64_t)p->next);
+			continue;
+		}
+		if ((double)now - p->next > max_debt)
+			p->next = (double)now - max_debt;   /* forgive what no burst can catch up */
+		while (i + due < n && p->next <= (double)now) {
+			struct rte_mbuf *m = pkts[i + due];
+
+			p->next += pacer_gap(p, m->data_len, (double)now,
+					     gap_ns != NULL ? gap_ns[(ptr_base + i + due) / clones] : 0, hz);
+			p->bytes += m->data_len;
+			due++;
+		}
+		sent = push_all(port, q, pkts + i, due, stamp);
+		p->packets += sent;
+		p->last_tsc = now;
+		i += sent;
+		if (sent < due)
+			break;                              /* stopped */
+	}
+	return i;
+}
+
+int
+surge_txq_rate_stats(uint16_t port, uint16_t q, struct surge_rate_stats *out)
+{
+	struct runtime *x = rt();
+	const struct pacer *p;
+	double hz = (double)rte_get_tsc_hz(), sec;
+
+	if (port >= RTE_MAX_ETHPORTS || !x->port[port].opened || q >= x->port[port].conf.txq)
+		return rt_error(-EINVAL, "port %u has no open tx queue %u", port, q);
+	p = &x->port[port].txq[q].pc;
+	memset(out, 0, sizeof(*out));
+	out->packets = p->packets;
+	out->bytes = p->bytes;
+	sec = p->last_tsc > p->start_tsc ? (double)(p->last_tsc - p->start_tsc) / hz : 0;
+	out->seconds = sec;
+	out->pps = sec > 0 ? p->packets / sec : 0;
+	out->l1_bps = sec > 0 ? (p->bytes + p->packets * (double)L1_OVERHEAD) * 8 / sec : 0;
+	if (p->r.pattern != SURGE_PACE_RAMP && p->r.pattern != SURGE_PACE_GAPS &&
+	    p->r.pattern != SURGE_PACE_ONOFF && p->r.unit == SURGE_RATE_PPS)
+		out->target_pps = p->r.value;
+	return 0;
+}

@@ -1,0 +1,96 @@
+-- latency.lua - latency probes.
+--
+--   -- TX task: every 100th packet carries a sequence number and a timestamp
+--   local probes = surge.latency.marker{ offset = t.l4 + 8, every = 100 }
+--   burst:alloc(); probes:mark(burst); q:send(burst)
+--
+--   -- RX side: match them into a histogram
+--   local lat = surge.latency.receiver{ offset = t.l4 + 8 }
+--   q:recv(burst); lat:scan(burst)
+--   lat:summary()  --> { probes, lost, duplicated, reordered, min_ns, mean_ns,
+--                       p50_ns, p90_ns, p99_ns, p999_ns, max_ns }
+--
+-- The timestamp is written by C just before the driver takes the packet
+-- (after any pacing wait). It is the TSC: sender and receiver must run in
+-- one process (loopback, reflector), as in examples/latency.lua.
+local ffi = require "ffi"
+local core = require "surge.core"
+
+local C, check = core.C, core.check
+local M = {}
+
+local Marker = {}
+Marker.__index = Marker
+
+local function offset(o, level)
+  if type(o) ~= "number" or o < 1 or o > 65000 or o ~= math.floor(o) then
+    error(("latency: offset = %s: give the byte offset of 16 free payload bytes"):format(tostring(o)), level + 1)
+  end
+  return o
+end
+
+-- opts.offset: where the 16 probe bytes go; opts.every: one probe per N packets.
+function M.marker(opts)
+  opts = opts or {}
+  local every = opts.every or 1
+  if type(every) ~= "number" or every < 1 or every ~= math.floor(every) then
+    error(("latency.marker: every = %s must be an integer >= 1"):format(tostring(every)), 2)
+  end
+  return setmetatable({ offset = offset(opts.offset, 2), every = every, left = 0, seq = 0 }, Marker)
+end
+
+-- Marks the burst's packets that are due to be probes; returns how many.
+function Marker:mark(burst)
+  local n, i, marked = burst.n, self.left, 0
+  while i < n do
+    if C.surge_probe_mark(burst, i, self.offset, self.seq) < 0 then error(core.last_error(), 2) end
+    self.seq = self.seq + 1
+    marked = marked + 1
+    i = i + self.every
+  end
+  self.left = i - n
+  return marked
+end
+
+local Receiver = {}
+Receiver.__index = Receiver
+
+function M.receiver(opts)
+  opts = opts or {}
+  return setmetatable({ id = check(C.surge_latency_new(), 2), offset = offset(opts.offset, 2) }, Receiver)
+end
+
+-- Matches the probes in a received burst; returns how many it found.
+function Receiver:scan(burst)
+  local rc = C.surge_latency_scan(self.id, burst, self.offset)
+  if rc < 0 then error(core.last_error(), 2) end
+  return rc
+end
+
+-- Adds one sample by hand (ns, sequence number): for tests and custom probes.
+function Receiver:add(ns, seq)
+  check(C.surge_latency_add(self.id, ns, seq), 2)
+end
+
+function Receiver:percentile(q)
+  return C.surge_latency_percentile(self.id, q)
+end
+
+function Receiver:summary()
+  local s = ffi.new("struct surge_latency")
+  check(C.surge_latency_get(self.id, s), 2)
+  return { probes = tonumber(s.probes), lost = tonumber(s.lost), duplicated = tonumber(s.duplicated),
+           reordered = tonumber(s.reordered), min_ns = s.min_ns, mean_ns = s.mean_ns,
+           p50_ns = s.p50_ns, p90_ns = s.p90_ns, p99_ns = s.p99_ns, p999_ns = s.p999_ns,
+           max_ns = s.max_ns }
+end
+
+-- One line: "probes 100000 lost 0 dup 0 reordered 0 | min 1.2 mean 3.4 p50 ... us"
+function M.format(s)
+  return ("probes %d lost %d dup %d reordered %d | latency us: min %.2f mean %.2f p50 %.2f "
+    .. "p90 %.2f p99 %.2f p99.9 %.2f max %.2f"):format(s.probes, s.lost, s.duplicated,
+    s.reordered, s.min_ns / 1e3, s.mean_ns / 1e3, s.p50_ns / 1e3, s.p90_ns / 1e3,
+    s.p99_ns / 1e3, s.p999_ns / 1e3, s.max_ns / 1e3)
+end
+
+return M

@@ -1,0 +1,70 @@
+-- rate.lua - rate specs for paced queues.
+--
+--   q:set_rate("1mpps")                       -- constant
+--   q:set_rate("10gbit")                      -- L1 (wire) bit rate; "10gbit-l2" for frames+FCS
+--   q:set_rate("40%")                         -- of the port's link speed, at L1
+--   q:set_rate{ rate = "1mpps", pattern = "poisson", seed = 7 }
+--   q:set_rate{ rate = "1mpps", pattern = "onoff", on = 1000, off = 0.01 }  -- 1000 pkts, 10 ms off
+--   q:set_rate{ rate = "100kpps", pattern = "ramp", to = "1mpps", over = 5 }
+--   q:set_rate{ gap = function() return 1000 end }   -- ns before each packet, from Lua
+--   q:set_rate(nil) or q:set_rate(0)          -- unpaced
+local ffi = require "ffi"
+local core = require "surge.core"
+
+local C = core.C
+local M = {}
+
+local patterns = { constant = C.SURGE_PACE_CONSTANT, poisson = C.SURGE_PACE_POISSON,
+                   onoff = C.SURGE_PACE_ONOFF, ramp = C.SURGE_PACE_RAMP }
+local keys = { rate = 1, pattern = 1, seed = 1, on = 1, off = 1, to = 1, over = 1, gap = 1 }
+
+local function parse_value(text, what, level)
+  local r = ffi.new("struct surge_rate")
+  if type(text) == "number" then text = tostring(text) .. "pps" end
+  if type(text) ~= "string" then error(("%s must be a string like \"1mpps\""):format(what), level + 1) end
+  if C.surge_rate_parse(text, r) < 0 then error(core.last_error(), level + 1) end
+  return r
+end
+
+-- Returns a struct surge_rate (and the Lua gap function, if any) for spec.
+function M.build(spec, level)
+  level = (level or 1) + 1
+  if spec == nil or spec == 0 or spec == false then return ffi.new("struct surge_rate") end
+  if type(spec) ~= "table" then spec = { rate = spec } end
+  for k in pairs(spec) do
+    if not keys[k] then error(("rate: unknown field '%s' (rate, pattern, seed, on, off, to, over, gap)"):format(tostring(k)), level) end
+  end
+  if spec.gap ~= nil then
+    if type(spec.gap) ~= "function" then error("rate: gap must be a function returning nanoseconds", level) end
+    local r = ffi.new("struct surge_rate")
+    r.pattern = C.SURGE_PACE_GAPS
+    r.unit = C.SURGE_RATE_PPS
+    return r, spec.gap
+  end
+  local pattern = spec.pattern or "constant"
+  local p = patterns[pattern]
+  if not p then error(("rate: unknown pattern '%s' (constant, poisson, onoff, ramp)"):format(tostring(pattern)), level) end
+  local r
+  if spec.rate == nil and pattern == "onoff" then
+    r = ffi.new("struct surge_rate")
+    r.unit = C.SURGE_RATE_PPS                  -- on periods at full speed
+  else
+    r = parse_value(spec.rate, "rate", level)
+  end
+  r.pattern = p
+  if pattern == "poisson" then
+    r.seed = spec.seed or 0
+  elseif pattern == "onoff" then
+    if type(spec.on) ~= "number" or spec.on < 1 then error("rate: onoff needs on = packets (>= 1)", level) end
+    if type(spec.off) ~= "number" or spec.off < 0 then error("rate: onoff needs off = seconds (>= 0)", level) end
+    r.on_pkts, r.off_s = spec.on, spec.off
+  elseif pattern == "ramp" then
+    local to = parse_value(spec.to, "rate: ramp's to", level)
+    if to.unit ~= r.unit then error("rate: ramp's rate and to must use the same unit", level) end
+    if type(spec.over) ~= "number" or spec.over <= 0 then error("rate: ramp needs over = seconds (> 0)", level) end
+    r.ramp_to, r.ramp_s = to.value, spec.over
+  end
+  return r
+end
+
+return M
