@@ -114,7 +114,7 @@ surge_burst_refcnt(const struct surge_burst *b, uint32_t i)
 /* Finds the queue slot and claims it for this lcore on first use: a queue
  * has one writer, so its counters need no atomics. */
 static struct queue_slot *
-claim(uint16_t port, uint16_t q, int tx, struct port_state **psp)
+claim(uint16_t port, uint16_t q, int tx, struct port_state **psp, int *rc)
 {
 	struct runtime *r = rt();
 	struct port_state *ps;
@@ -122,12 +122,12 @@ claim(uint16_t port, uint16_t q, int tx, struct port_state **psp)
 	int32_t me = (int32_t)rte_lcore_id(), none = -1;
 
 	if (unlikely(port >= RTE_MAX_ETHPORTS || !r->port[port].opened)) {
-		rt_error(-ENODEV, "port %u is not open", port);
+		*rc = rt_error(-ENODEV, "port %u is not open", port);
 		return NULL;
 	}
 	ps = &r->port[port];
 	if (unlikely(q >= (tx ? ps->conf.txq : ps->conf.rxq))) {
-		rt_error(-EINVAL, "port %u has no %s queue %u (opened with %u)", port, tx ? "tx" : "rx",
+		*rc = rt_error(-EINVAL, "port %u has no %s queue %u (opened with %u)", port, tx ? "tx" : "rx",
 			 q, tx ? ps->conf.txq : ps->conf.rxq);
 		return NULL;
 	}
@@ -135,7 +135,7 @@ claim(uint16_t port, uint16_t q, int tx, struct port_state **psp)
 	if (likely(s->st.lcore == me))
 		goto ok;
 	if (!__atomic_compare_exchange_n(&s->st.lcore, &none, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		rt_error(-EBUSY, "port %u %s queue %u is already used by lcore %d", port,
+		*rc = rt_error(-EBUSY, "port %u %s queue %u is already used by lcore %d", port,
 			 tx ? "tx" : "rx", q, s->st.lcore);
 		return NULL;
 	}
@@ -168,6 +168,9 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 			return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
 					i, len, RTE_ETHER_HDR_LEN, m->buf_len - m->data_off);
 		if (ps->fast_free) {
+			if (unlikely(rte_mbuf_refcnt_read(m) != 1))
+				return rt_error(-EINVAL, "port %u tx queue %u uses MBUF_FAST_FREE: packet %u "
+						"is shared (refcount %u)", port, q, i, rte_mbuf_refcnt_read(m));
 			if (unlikely(s->pool == NULL))
 				s->pool = m->pool;
 			else if (unlikely(s->pool != m->pool))
@@ -228,13 +231,13 @@ int
 surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 {
 	struct port_state *ps;
-	struct queue_slot *s = claim(port, q, 1, &ps);
 	uint64_t bytes;
 	uint32_t n = b->n, sent, total;
-	int rc, stamp;
+	int rc = 0, stamp;
+	struct queue_slot *s = claim(port, q, 1, &ps, &rc);
 
 	if (unlikely(s == NULL))
-		return -EINVAL;
+		return rc;
 	if (n == 0)
 		return 0;
 	if (clones == 0)
@@ -257,7 +260,8 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 	s->st.packets += sent;
 	s->st.bytes += bytes;
 	s->st.drops += total - sent;
-	s->st.bursts++;
+	if (sent > 0)
+		s->st.bursts++;
 	return (int)sent;
 }
 
@@ -265,12 +269,13 @@ int
 surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 {
 	struct port_state *ps;
-	struct queue_slot *s = claim(port, q, 0, &ps);
 	uint64_t bytes = 0, start = rte_rdtsc();
 	uint16_t n;
+	int rc = 0;
+	struct queue_slot *s = claim(port, q, 0, &ps, &rc);
 
 	if (unlikely(s == NULL))
-		return -EINVAL;
+		return rc;
 	surge_burst_free(b);
 	n = rte_eth_rx_burst(port, q, (struct rte_mbuf **)b->mbuf, (uint16_t)b->cap);
 	b->tsc = rte_rdtsc();

@@ -112,7 +112,7 @@ test_duration_units(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(PARSE("run", "--duration", cases[i].text, "s.lua"), 0);
+		assert_int_equal(PARSE("run", "--duration", (char *)cases[i].text, "s.lua"), 0);
 		assert_near(o.duration, cases[i].sec, 1e-9);
 	}
 	assert_int_equal(PARSE("run", "--stats-interval", "0", "s.lua"), 0);
