@@ -109,6 +109,7 @@ struct runtime {
 	uint64_t end_tsc;             /* last task finished */
 	uint64_t last_print_tsc;
 	uint64_t *prev_tx, *prev_rx, *prev_txb, *prev_rxb; /* per port, for interval rates */
+	uint64_t prev_busy[RTE_MAX_LCORE], prev_idle[RTE_MAX_LCORE]; /* per lcore, likewise */
 	struct lcore_slot lcore[RTE_MAX_LCORE];
 	struct port_state port[RTE_MAX_ETHPORTS];
 	struct pool_state pool[SURGE_POOL_MAX];

@@ -61,6 +61,35 @@ ensure_prev(struct runtime *r)
 	return r->prev_tx && r->prev_rx && r->prev_txb && r->prev_rxb ? 0 : -1;
 }
 
+/* "lcores: 1 idle 97.3% (sleeps 9988), 2 idle 0.1%": where the task lcores'
+ * time went since the last line (interval) or since their task started. */
+static void
+print_lcores(int interval)
+{
+	struct runtime *r = rt();
+	unsigned id;
+	int any = 0;
+
+	RTE_LCORE_FOREACH_WORKER(id) {
+		struct surge_lcore_stats ls;
+		uint64_t busy, idle;
+
+		if (surge_lcore_stats((int)id, &ls) != 0 || ls.busy_cycles + ls.idle_cycles == 0)
+			continue;
+		busy = ls.busy_cycles - (interval ? r->prev_busy[id] : 0);
+		idle = ls.idle_cycles - (interval ? r->prev_idle[id] : 0);
+		if (interval) {
+			r->prev_busy[id] = ls.busy_cycles;
+			r->prev_idle[id] = ls.idle_cycles;
+		}
+		printf("%s lcore %u %5.1f%%", any ? "," : "           idle:", id,
+		       busy + idle ? idle * 100.0 / (double)(busy + idle) : 0.0);
+		any = 1;
+	}
+	if (any)
+		printf("\n");
+}
+
 void
 stats_tick(int force)
 {
@@ -93,6 +122,7 @@ stats_tick(int force)
 		r->prev_rx[port] = t.rx;
 		r->prev_rxb[port] = t.rxb;
 	}
+	print_lcores(1);
 	fflush(stdout);
 	r->last_print_tsc = now;
 }
@@ -127,5 +157,6 @@ stats_summary(void)
 		       "  tx-errors %" PRIu64 "  rx-nombuf %" PRIu64 "\n",
 		       port, t.drops, ps.imissed, ps.ierrors, ps.oerrors, ps.rx_nombuf);
 	}
+	print_lcores(0);
 	fflush(stdout);
 }
