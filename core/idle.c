@@ -25,8 +25,8 @@
 
 /* Defaults: see docs/architecture.md ("Idle") for the measurements. */
 #define DEFAULT_MODE SURGE_IDLE_SLEEP
-#define DEFAULT_MAX_SLEEP_US 100
-#define DEFAULT_STEP_US 1
+#define DEFAULT_MAX_SLEEP_US 500
+#define DEFAULT_STEP_US 10
 #define DEFAULT_SLEEP_MIN_US 50
 #define MIN_MARGIN_NS 2000         /* wake at least this early and spin the rest */
 #define FIRST_OVERSLEEP_NS 20000   /* guess until the first sleeps are measured */
@@ -118,8 +118,10 @@ sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* Waits until `target`; `period` is the typical spacing of these waits (the
+ * pacer's gap), which decides between sleeping and spinning. */
 void
-idle_wait_until(uint64_t target)
+idle_wait_until(uint64_t target, uint64_t period)
 {
 	struct lcore_slot *s = me();
 	uint64_t start = rte_rdtsc(), now = start, hz = rte_get_tsc_hz();
@@ -127,15 +129,23 @@ idle_wait_until(uint64_t target)
 
 	if (mode == SURGE_IDLE_SLEEP && s != NULL && target > now) {
 		double left_ns = (double)(target - now) * 1e9 / hz;
-		/* wake early by what sleeps usually overshoot, learnt as we go */
-		double margin = RTE_MAX(1.5 * s->oversleep_ns, (double)MIN_MARGIN_NS);
+		double period_ns = (double)period * 1e9 / hz;
 
-		if (left_ns > s->idle.sleep_min_us * 1000.0 && left_ns > margin) {
-			uint64_t ask = (uint64_t)(left_ns - margin), t0 = rte_rdtsc(), took;
+		if (RTE_MAX(left_ns, period_ns) >= s->idle.sleep_min_us * 1000.0) {
+			/* Gaps this long (rates below ~20 kpps by default) are slept
+			 * through. A sleep lasts at least max_sleep_us, so low rates
+			 * leave in small batches rather than waking the core for every
+			 * packet (a wake-up costs ~20 us of CPU in a VM); the pacer's
+			 * schedule keeps the average rate exact. Longer gaps wake early
+			 * by what sleeps usually overshoot, learnt as we go. */
+			double margin = RTE_MAX(1.5 * s->oversleep_ns, (double)MIN_MARGIN_NS);
+			double ask = RTE_MAX(left_ns - margin, s->idle.max_sleep_us * 1000.0);
+			uint64_t t0 = rte_rdtsc();
+			double over;
 
-			sleep_ns(ask);
-			took = (rte_rdtsc() - t0) * 1000000000ULL / hz;
-			s->oversleep_ns += ((double)(took > ask ? took - ask : 0) - s->oversleep_ns) / 16;
+			sleep_ns((uint64_t)ask);
+			over = (double)(rte_rdtsc() - t0) * 1e9 / hz - ask;
+			s->oversleep_ns += (RTE_MAX(over, 0.0) - s->oversleep_ns) / 16;
 			s->sleeps++;
 		}
 	}
@@ -156,8 +166,11 @@ idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
 	if (s == NULL)
 		return;
 	now = rte_rdtsc();
+	/* an empty poll makes the whole loop round idle: the poll and the
+	 * script's work since the previous one */
 	if (n == 0)
-		s->idle_cycles += now - poll_start;   /* polling nothing is idle time */
+		s->idle_cycles += now - (s->last_poll_tsc > s->task_start_tsc ? s->last_poll_tsc : poll_start);
+	s->last_poll_tsc = now;
 	if (s->idle.mode != SURGE_IDLE_SLEEP || s->idle.step_us == 0)
 		return;
 	if (n * 2 >= cap) {
@@ -168,7 +181,8 @@ idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
 	if (s->sleep_us > 0) {
 		sleep_ns((uint64_t)s->sleep_us * 1000);
 		s->sleeps++;
-		s->idle_cycles += rte_rdtsc() - now;
+		s->last_poll_tsc = rte_rdtsc();
+		s->idle_cycles += s->last_poll_tsc - now;
 	}
 }
 

@@ -258,7 +258,7 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 		if ((double)now < p->next) {
 			if (!surge_running())
 				break;
-			idle_wait_until((uint64_t)p->next);
+			idle_wait_until((uint64_t)p->next, (uint64_t)p->last_gap);
 			continue;
 		}
 		if ((double)now - p->next > max_debt)
@@ -266,8 +266,9 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 		while (i + due < n && p->next <= (double)now) {
 			struct rte_mbuf *m = pkts[i + due];
 
-			p->next += pacer_gap(p, m->data_len, (double)now,
-					     gap_ns != NULL ? gap_ns[(ptr_base + i + due) / clones] : 0, hz);
+			p->last_gap = pacer_gap(p, m->data_len, (double)now,
+						gap_ns != NULL ? gap_ns[(ptr_base + i + due) / clones] : 0, hz);
+			p->next += p->last_gap;
 			p->bytes += m->data_len;
 			due++;
 		}

@@ -47,6 +47,7 @@ struct lcore_slot {
 	uint64_t idle_cycles;
 	uint64_t sleeps;
 	double oversleep_ns;          /* running mean of how late sleeps wake */
+	uint64_t last_poll_tsc;       /* end of the previous rx poll */
 } __rte_cache_aligned;
 
 /* A rate request, written by whoever sets the rate (a seqlock: seq is odd
@@ -71,6 +72,7 @@ struct pacer {
 	uint32_t on_count;
 	uint64_t packets, bytes;      /* since the rate was set */
 	uint64_t last_tsc;            /* last departure */
+	double last_gap;              /* cycles: the spacing the pacer works at now */
 };
 
 struct queue_slot {
@@ -164,7 +166,7 @@ void probe_unmark(const struct pool_state *p, struct rte_mbuf *m, uint8_t *data)
 /* idle.c */
 void idle_task_begin(void);
 void idle_task_end(void);
-void idle_wait_until(uint64_t target);
+void idle_wait_until(uint64_t target, uint64_t period);
 void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* stats.c */
