@@ -112,6 +112,30 @@ check_rate(const struct surge_rate *r, double bps_limit, uint16_t port)
 	return 0;
 }
 
+/* A constant bit rate can go to the NIC's per-queue limiter. Returns 0 when
+ * the NIC took it, 1 to fall back to software pacing (said in one line). */
+static int
+try_hw_limit(uint16_t port, uint16_t q, const struct surge_rate *r, double limit)
+{
+	double bps = r->unit == SURGE_RATE_LINK_PCT ? r->value / 100.0 * limit : r->value;
+	int rc;
+
+	if (r->pattern != SURGE_PACE_CONSTANT || r->unit == SURGE_RATE_PPS) {
+		rt_info("port %u tx queue %u: the hardware limiter takes constant bit rates only: "
+			"pacing in software", port, q);
+		return 1;
+	}
+	rc = rte_eth_set_queue_rate_limit(port, q, (uint32_t)(bps / 1e6 + 0.5));
+	if (rc == 0)
+		return 0;
+	if (rc == -ENOTSUP || rc == -ENODEV || rc == -EINVAL) {
+		rt_info("port %u tx queue %u: no hardware queue rate limit (%s): pacing in software",
+			port, q, rte_strerror(-rc));
+		return 1;
+	}
+	return rt_error(rc, "port %u tx queue %u: hardware rate limit failed: %s", port, q, rte_strerror(-rc));
+}
+
 int
 surge_txq_set_rate(uint16_t port, uint16_t q, const struct surge_rate *r)
 {
@@ -129,6 +153,8 @@ surge_txq_set_rate(uint16_t port, uint16_t q, const struct surge_rate *r)
 		limit = link.link_speed * 1e6;
 	if ((rc = check_rate(r, limit, port)) != 0)
 		return rc;
+	if (r->hw && (rc = try_hw_limit(port, q, r, limit)) <= 0)
+		return rc;                      /* the NIC paces (0) or refused oddly (<0) */
 	req = &x->port[port].txq[q].req;
 	__atomic_fetch_add(&req->seq, 1, __ATOMIC_ACQ_REL);      /* odd: writing */
 	req->r = *r;

@@ -204,7 +204,7 @@ static const struct surge_abi_field abi_fields[] = {
 	F(surge_burst, gap_ns),
 	S(surge_rate), F(surge_rate, value), F(surge_rate, ramp_to), F(surge_rate, ramp_s),
 	F(surge_rate, off_s), F(surge_rate, seed), F(surge_rate, on_pkts), F(surge_rate, unit),
-	F(surge_rate, pattern), F(surge_rate, reserved),
+	F(surge_rate, pattern), F(surge_rate, hw), F(surge_rate, reserved),
 	S(surge_rate_stats), F(surge_rate_stats, packets), F(surge_rate_stats, bytes),
 	F(surge_rate_stats, seconds), F(surge_rate_stats, pps), F(surge_rate_stats, l1_bps),
 	F(surge_rate_stats, target_pps),

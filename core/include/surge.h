@@ -75,7 +75,8 @@ struct surge_rate {
 	uint32_t on_pkts;    /* SURGE_PACE_ONOFF: packets per on period */
 	uint8_t unit;        /* enum surge_rate_unit */
 	uint8_t pattern;     /* enum surge_pace_pattern */
-	uint8_t reserved[2];
+	uint8_t hw;          /* 1 = use the NIC's queue rate limit when it has one */
+	uint8_t reserved;
 };
 
 /* What a paced queue achieved since its rate was last set. */

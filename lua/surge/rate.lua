@@ -7,6 +7,7 @@
 --   q:set_rate{ rate = "1mpps", pattern = "onoff", on = 1000, off = 0.01 }  -- 1000 pkts, 10 ms off
 --   q:set_rate{ rate = "100kpps", pattern = "ramp", to = "1mpps", over = 5 }
 --   q:set_rate{ gap = function() return 1000 end }   -- ns before each packet, from Lua
+--   q:set_rate{ rate = "1gbit", hw = true }   -- the NIC's queue rate limiter, if it has one
 --   q:set_rate(nil) or q:set_rate(0)          -- unpaced
 local ffi = require "ffi"
 local core = require "surge.core"
@@ -16,7 +17,7 @@ local M = {}
 
 local patterns = { constant = C.SURGE_PACE_CONSTANT, poisson = C.SURGE_PACE_POISSON,
                    onoff = C.SURGE_PACE_ONOFF, ramp = C.SURGE_PACE_RAMP }
-local keys = { rate = 1, pattern = 1, seed = 1, on = 1, off = 1, to = 1, over = 1, gap = 1 }
+local keys = { rate = 1, pattern = 1, seed = 1, on = 1, off = 1, to = 1, over = 1, gap = 1, hw = 1 }
 
 local function parse_value(text, what, level)
   local r = ffi.new("struct surge_rate")
@@ -52,6 +53,7 @@ function M.build(spec, level)
     r = parse_value(spec.rate, "rate", level)
   end
   r.pattern = p
+  r.hw = spec.hw and 1 or 0
   if pattern == "poisson" then
     r.seed = spec.seed or 0
   elseif pattern == "onoff" then
