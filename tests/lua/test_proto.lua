@@ -81,7 +81,7 @@ end
 
 function T.bad_fields_are_clear_errors()
   fails({ size = 30 }, "size = 30 outside 42%.%.9600")
-  fails({ sport = 70000 }, "sport = 70000 is not a port number")
+  fails({ sport = 70000 }, "sport = 70000 outside 0%.%.65535")
   fails({ dst = "10.0.0.300" }, "dst: '10.0.0.300' is not an IPv4 address")
   fails({ src_mac = "02:00:00" }, "src_mac: '02:00:00' is not a MAC address")
   fails({ colour = "red" }, "unknown field 'colour'")

@@ -1,37 +1,41 @@
 -- ip4.lua - IPv4 header (20 bytes, no options).
+--
+--   layer{ src = "10.0.0.1", dst = "10.0.0.2", ttl = 64, tos = 0, id = 0, df = true,
+--          proto = 17 }   -- proto defaults to the next layer's
+-- Total length and header checksum are filled in from what follows.
 local bit = require "bit"
 local cs = require "surge.proto.checksum"
+local stack = require "surge.proto.stack"
 
 local band, rshift = bit.band, bit.rshift
-local M = { size = 20, PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17 }
+local M = { size = 20, PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_GRE = 47 }
 
 -- "10.0.0.1" -> number (host order); errors name the option and the text.
-function M.addr(s, what)
-  if type(s) == "number" and s >= 0 and s < 2^32 then return s end
+function M.addr(s, what, level)
+  if type(s) == "number" and s >= 0 and s < 2^32 and s == math.floor(s) then return s end
   local a, b, c, d = tostring(s):match("^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
   a, b, c, d = tonumber(a), tonumber(b), tonumber(c), tonumber(d)
   if not a or a > 255 or b > 255 or c > 255 or d > 255 then
-    error(("%s: '%s' is not an IPv4 address"):format(what, tostring(s)), 3)
+    error(("%s: '%s' is not an IPv4 address"):format(what, tostring(s)), (level or 2) + 1)
   end
   return ((a * 256 + b) * 256 + c) * 256 + d
 end
 
-local function put32(p, v)
-  p[0] = rshift(v, 24) % 256; p[1] = rshift(v, 16) % 256; p[2] = rshift(v, 8) % 256; p[3] = v % 256
+function M.addr_text(v)
+  return ("%d.%d.%d.%d"):format(rshift(v, 24) % 256, rshift(v, 16) % 256, rshift(v, 8) % 256, v % 256)
 end
 
 -- Writes a header for `total` bytes of IP datagram at p, checksum included.
-function M.write(p, src, dst, proto, total, ttl, id)
-  p[0] = 0x45; p[1] = 0
-  p[2] = rshift(total, 8); p[3] = band(total, 0xff)
-  p[4] = rshift(id, 8); p[5] = band(id, 0xff)
-  p[6] = 0x40; p[7] = 0                -- don't fragment
+function M.write(p, src, dst, proto, total, ttl, id, tos, df)
+  p[0] = 0x45; p[1] = tos or 0
+  stack.put16(p + 2, total)
+  stack.put16(p + 4, id or 0)
+  p[6] = (df == false) and 0 or 0x40; p[7] = 0
   p[8] = ttl; p[9] = proto
   p[10] = 0; p[11] = 0
-  put32(p + 12, src)
-  put32(p + 16, dst)
-  local c = cs.finish(cs.sum(p, 20))
-  p[10] = rshift(c, 8); p[11] = band(c, 0xff)
+  stack.put32(p + 12, src)
+  stack.put32(p + 16, dst)
+  stack.put16(p + 10, cs.finish(cs.sum(p, 20)))
 end
 
 -- Sum of the pseudo header for UDP/TCP checksums.
@@ -39,16 +43,63 @@ function M.pseudo_sum(src, dst, proto, len)
   return rshift(src, 16) + band(src, 0xffff) + rshift(dst, 16) + band(dst, 0xffff) + proto + len
 end
 
--- Hot-loop accessor: set the source address at ip (uint8_t * to the IPv4
--- header), keeping the IPv4 checksum valid. Returns old and new as numbers
--- so an L4 checksum can be updated with update_l4().
-function M.set_src(ip, v)
-  local oh, ol = ip[12] * 256 + ip[13], ip[14] * 256 + ip[15]
+local allowed = { src = 1, dst = 1, ttl = 1, tos = 1, id = 1, df = 1, proto = 1 }
+
+local function write(self, p, ctx)
+  local proto = self.proto or (ctx.next and ctx.next.ipproto)
+  if not proto then error("surge.proto.ip4: no proto given and the next layer has none", 0) end
+  self.proto_used = proto
+  M.write(p, self.src, self.dst, proto, ctx.size - ctx.off, self.ttl, self.id, self.tos, self.df)
+end
+
+function M.layer(o)
+  o = o or {}
+  stack.check_keys("ip4", o, allowed, 2)
+  local l = { name = "ip4", len = 20, ethertype = 0x0800, write = write,
+              src = M.addr(o.src or "10.0.0.1", "surge.proto.ip4: src", 2),
+              dst = M.addr(o.dst or "10.0.0.2", "surge.proto.ip4: dst", 2),
+              ttl = stack.int("ip4", "ttl", o.ttl or 64, 0, 255, 2),
+              tos = stack.int("ip4", "tos", o.tos or 0, 0, 255, 2),
+              id = stack.int("ip4", "id", o.id or 0, 0, 65535, 2),
+              df = o.df ~= false,
+              proto = o.proto and stack.int("ip4", "proto", o.proto, 0, 255, 2) }
+  l.pseudo_sum = function(self, proto, len) return M.pseudo_sum(self.src, self.dst, proto, len) end
+  l.ipproto = 4        -- IP-in-IP when another layer is stacked on an IP layer
+  return l
+end
+
+-- Hot-loop accessors on ip (uint8_t * to the IPv4 header), keeping the
+-- header checksum valid. set_src/set_dst return the old and new address
+-- halves so an L4 checksum can follow with checksum.update16.
+local function set_addr(ip, at, v)
+  local oh, ol = ip[at] * 256 + ip[at + 1], ip[at + 2] * 256 + ip[at + 3]
   local nh, nl = rshift(v, 16), band(v, 0xffff)
-  ip[12] = rshift(nh, 8); ip[13] = band(nh, 0xff); ip[14] = rshift(nl, 8); ip[15] = band(nl, 0xff)
+  ip[at] = rshift(nh, 8); ip[at + 1] = band(nh, 0xff); ip[at + 2] = rshift(nl, 8); ip[at + 3] = band(nl, 0xff)
   cs.update16(ip + 10, oh, nh)
   cs.update16(ip + 10, ol, nl)
   return oh, ol, nh, nl
+end
+
+function M.set_src(ip, v) return set_addr(ip, 12, v) end
+function M.set_dst(ip, v) return set_addr(ip, 16, v) end
+function M.src(ip) return stack.get32(ip + 12) end
+function M.dst(ip) return stack.get32(ip + 16) end
+
+function M.set_ttl(ip, v)
+  local old = ip[8] * 256 + ip[9]
+  ip[8] = v
+  cs.update16(ip + 10, old, v * 256 + ip[9])
+end
+
+function M.decode(p, len)
+  if len < 20 then return "ip4 (truncated)", nil, len end
+  local ihl = band(p[0], 15) * 4
+  local ok = cs.sum(p, math.min(ihl, len)) == 0xffff
+  local src, dst, proto = stack.get32(p + 12), stack.get32(p + 16), p[9]
+  local text = ("ip4 %s > %s proto %d ttl %d len %d id %d csum %s"):format(M.addr_text(src),
+    M.addr_text(dst), proto, p[8], stack.get16(p + 2), stack.get16(p + 4), ok and "ok" or "BAD")
+  return text, { ipproto = proto, ip = { pseudo_sum = function(pr, l) return M.pseudo_sum(src, dst, pr, l) end,
+                                           v4 = true } }, ihl
 end
 
 return M

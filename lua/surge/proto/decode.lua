@@ -1,0 +1,59 @@
+-- decode.lua - a frame as readable text, one layer per part:
+--   "eth 02:..:01 > 02:..:02 type 0x0800 | ip4 10.0.0.1 > 10.0.0.2 proto 17 ... csum ok | udp ..."
+-- Checksums are verified. Unknown protocols end the chain with "data N bytes".
+local ffi = require "ffi"
+
+local M = {}
+
+local by_ethertype = { [0x0800] = "ip4", [0x86dd] = "ip6", [0x0806] = "arp", [0x8100] = "vlan",
+                       [0x88a8] = "qinq", [0x8847] = "mpls", [0x6558] = "eth" }
+local by_ipproto = { [1] = "icmp", [6] = "tcp", [17] = "udp", [58] = "icmp6", [47] = "gre",
+                     [4] = "ip4", [41] = "ip6" }
+local by_udpport = { [4789] = "vxlan" }
+
+local function next_kind(info)
+  if not info then return nil end
+  if info.kind then return info.kind end
+  if info.ethertype then return by_ethertype[info.ethertype] end
+  if info.ipproto then return by_ipproto[info.ipproto] end
+  if info.udpport then return by_udpport[info.udpport] end
+  return nil
+end
+
+-- data: a string, or a uint8_t * with len. Returns one line of text.
+function M.decode(data, len)
+  local p
+  if type(data) == "string" then
+    len = len or #data
+    p = ffi.cast("const uint8_t *", data)
+  else
+    p = ffi.cast("const uint8_t *", data)
+  end
+  local parts, off, kind, ctx = {}, 0, "eth", {}
+  while kind and off < len do
+    local ok, mod = pcall(require, "surge.proto." .. kind)
+    if not ok or not mod.decode then break end
+    local text, info, hlen = mod.decode(p + off, len - off, ctx)
+    parts[#parts + 1] = text
+    if info and info.ip then ctx.ip = info.ip end
+    off = off + (hlen or len)
+    kind = next_kind(info)
+  end
+  if off < len then parts[#parts + 1] = ("data %d bytes"):format(len - off) end
+  return table.concat(parts, " | ")
+end
+
+-- Hex dump, 16 bytes a line.
+function M.hex(data, len)
+  local p = ffi.cast("const uint8_t *", data)
+  len = len or #data
+  local out = {}
+  for row = 0, len - 1, 16 do
+    local b = {}
+    for i = row, math.min(row + 15, len - 1) do b[#b + 1] = ("%02x"):format(p[i]) end
+    out[#out + 1] = ("%04x  %s"):format(row, table.concat(b, " "))
+  end
+  return table.concat(out, "\n")
+end
+
+return M

@@ -1,0 +1,114 @@
+-- stack.lua - build a frame from a list of protocol layers.
+--
+--   local L = surge.proto.layer
+--   local t = surge.proto.stack{ L.eth{}, L.vlan{ id = 100 }, L.ip4{ dst = "10.0.0.2" },
+--                                L.udp{ dport = 5000 }, size = 128, payload = "inc" }
+--   t.bytes, t.size      -- the frame (without FCS), checksums valid
+--   t.off.udp, t.l3, t.l4 -- offsets: first layer of each name, first L3, first L4
+--   t.layers[i]          -- { name, off, len } for every layer, in order
+--
+-- A layer (made by a module's layer(opts)) is a table with:
+--   name        "ip4", "udp", ...
+--   len         header length in bytes
+--   ethertype   what a preceding eth/vlan/qinq puts in its type field (L3 and tags)
+--   ipproto     what a preceding ip4/ip6 puts in its protocol field (L4, tunnels)
+--   udpport     destination port a preceding udp uses when none was given (vxlan)
+--   write(self, p, ctx)   writes the header at p (uint8_t *)
+--   finish(self, p, ctx)  runs innermost first, after every header is written:
+--                         lengths and checksums that depend on what follows
+-- ctx: { size, off, index, layers, next (layer or nil), prev, ip (nearest
+-- enclosing ip4/ip6 layer, with .off) }. IP layers offer pseudo_sum(proto, len)
+-- for the L4 checksum.
+local ffi = require "ffi"
+local payload = require "surge.proto.payload"
+
+local M = {}
+
+local MAX_FRAME = 9600
+
+function M.build(spec, level)
+  level = (level or 1) + 1
+  if type(spec) ~= "table" or #spec == 0 then
+    error("surge.proto.stack: give a list of layers, e.g. { L.eth{}, L.ip4{}, L.udp{} }", level)
+  end
+  local layers, hdr = {}, 0
+  for i, l in ipairs(spec) do
+    if type(l) ~= "table" or type(l.write) ~= "function" then
+      error(("surge.proto.stack: item %d is not a layer (use surge.proto.layer.NAME{...})"):format(i), level)
+    end
+    layers[i] = l
+    hdr = hdr + l.len
+  end
+  for k in pairs(spec) do
+    if type(k) ~= "number" and k ~= "size" and k ~= "payload" then
+      error(("surge.proto.stack: unknown field '%s' (size, payload)"):format(tostring(k)), level)
+    end
+  end
+  local size = spec.size or math.max(60, hdr + (type(spec.payload) == "string" and #spec.payload or 0))
+  if type(size) ~= "number" or size ~= math.floor(size) or size < hdr or size > MAX_FRAME then
+    error(("surge.proto.stack: size = %s outside %d..%d bytes (the headers take %d)"):format(
+      tostring(size), hdr, MAX_FRAME, hdr), level)
+  end
+  local buf = ffi.new("uint8_t[?]", size)
+  payload.fill(buf + hdr, size - hdr, spec.payload, level)
+  local ctxs, off, ip = {}, 0, nil
+  for i, l in ipairs(layers) do
+    local ctx = { size = size, off = off, index = i, layers = layers, next = layers[i + 1],
+                  prev = layers[i - 1], ip = ip }
+    l.off = off
+    ctxs[i] = ctx
+    l:write(buf + off, ctx)
+    if l.pseudo_sum then ip = l end
+    off = off + l.len
+  end
+  for i = #layers, 1, -1 do
+    local l = layers[i]
+    if l.finish then l:finish(buf + ctxs[i].off, ctxs[i]) end
+  end
+  local t = { bytes = ffi.string(buf, size), size = size, layers = {}, off = {} }
+  for i, l in ipairs(layers) do
+    t.layers[i] = { name = l.name, off = l.off, len = l.len }
+    if t.off[l.name] == nil then t.off[l.name] = l.off end
+    if l.pseudo_sum and not t.l3 then t.l3 = l.off end
+    if l.ipproto and not l.pseudo_sum and not t.l4 then t.l4 = l.off end
+  end
+  return t
+end
+
+-- For modules: checks an options table against the allowed keys.
+function M.check_keys(name, opts, allowed, level)
+  for k in pairs(opts) do
+    if allowed[k] == nil then
+      local list = {}
+      for a in pairs(allowed) do list[#list + 1] = a end
+      table.sort(list)
+      error(("surge.proto.%s: unknown field '%s' (%s)"):format(name, tostring(k), table.concat(list, ", ")),
+        level + 1)
+    end
+  end
+end
+
+-- For modules: an integer option within bounds, or an error naming it.
+function M.int(name, field, v, lo, hi, level)
+  if type(v) ~= "number" or v ~= math.floor(v) or v < lo or v > hi then
+    error(("surge.proto.%s: %s = %s outside %d..%d"):format(name, field, tostring(v), lo, hi), level + 1)
+  end
+  return v
+end
+
+function M.put16(p, v)
+  p[0] = math.floor(v / 256) % 256
+  p[1] = v % 256
+end
+
+function M.put32(p, v)
+  p[0] = math.floor(v / 16777216) % 256
+  p[1] = math.floor(v / 65536) % 256
+  p[2] = math.floor(v / 256) % 256
+  p[3] = v % 256
+end
+
+function M.get16(p) return p[0] * 256 + p[1] end
+function M.get32(p) return ((p[0] * 256 + p[1]) * 256 + p[2]) * 256 + p[3] end
+
+return M
