@@ -69,7 +69,7 @@ static int
 parse_command(const char *word, enum surge_cmd *cmd)
 {
 	static const struct { const char *name; enum surge_cmd cmd; } cmds[] = {
-		{ "run", CMD_RUN }, { "test", CMD_TEST }, { "devices", CMD_DEVICES },
+		{ "run", CMD_RUN }, { "test", CMD_TEST }, { "devices", CMD_DEVICES }, { "show", CMD_SHOW },
 		{ "help", CMD_HELP }, { "--help", CMD_HELP }, { "-h", CMD_HELP },
 		{ "--version", CMD_VERSION }, { "version", CMD_VERSION },
 	};
@@ -89,6 +89,7 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 
 	memset(o, 0, sizeof(*o));
 	o->stats_interval = 1.0;
+	o->packets = 4;
 	if (argc < 2)
 		return fail(err, errlen, "missing command (try 'surge --help')%s%s", "", "");
 	if (parse_command(argv[1], &o->cmd) != 0)
@@ -112,7 +113,8 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 			o->quiet = 1;
 		} else if (is_opt(a, "--vdev", &n) || is_opt(a, "--pci", &n) ||
 			   is_opt(a, "--lcores", &n) || is_opt(a, "--eal", &n) ||
-			   is_opt(a, "--duration", &n) || is_opt(a, "--stats-interval", &n)) {
+			   is_opt(a, "--duration", &n) || is_opt(a, "--stats-interval", &n) ||
+			   is_opt(a, "--packets", &n)) {
 			char name[32];
 
 			snprintf(name, sizeof(name), "%.*s", (int)n, a);
@@ -130,6 +132,13 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 				o->lcores = v;
 			} else if (strcmp(name, "--eal") == 0) {
 				o->eal = v;
+			} else if (strcmp(name, "--packets") == 0) {
+				char *end;
+				long k = strtol(v, &end, 10);
+
+				if (*end != '\0' || k < 1 || k > 1000000)
+					return fail(err, errlen, "option --packets: '%s' is not a count (1..1000000)%s", v, "");
+				o->packets = (int)k;
 			} else if (strcmp(name, "--duration") == 0) {
 				if (cli_parse_seconds(v, &o->duration) != 0)
 					return fail(err, errlen, "option --duration: '%s' is not a time (try 10, 2.5s, 500ms)%s", v, "");
@@ -141,9 +150,10 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		}
 	}
 
-	if (o->cmd == CMD_RUN) {
+	if (o->cmd == CMD_RUN || o->cmd == CMD_SHOW) {
 		if (i >= argc)
-			return fail(err, errlen, "run: missing SCRIPT (usage: surge run [options] SCRIPT [script options])%s%s", "", "");
+			return fail(err, errlen, "%s: missing SCRIPT (usage: surge %s [options] SCRIPT [script options])",
+				    argv[1], argv[1]);
 		o->script = argv[i++];
 	}
 	o->script_argc = argc - i;
@@ -160,6 +170,8 @@ cli_usage(const char *prog)
 	       "  run SCRIPT [args]   run a Lua traffic script (SCRIPT --help lists its options)\n"
 	       "  test [FILE...]      run Lua tests inside surge (default: every tests/lua/*.lua)\n"
 	       "  devices             list ports: driver, MAC, link, NUMA socket, offloads\n"
+	       "  show SCRIPT [args]  print the first packets the script's show(args) makes,\n"
+	       "                      decoded and as hex, without opening any port\n"
 	       "  --version           print the version\n"
 	       "  --help              this text\n"
 	       "\n"
@@ -172,6 +184,7 @@ cli_usage(const char *prog)
 	       "  --duration TIME     stop after TIME (10, 2.5s, 500ms)\n"
 	       "  --stats-interval T  seconds between stats lines (0 = none, default 1)\n"
 	       "  --quiet, -q         no periodic stats or info lines\n"
+	       "  --packets N         show: how many packets to print (default 4)\n"
 	       "\n"
 	       "With no --vdev or --pci and no NIC bound to DPDK, surge uses the virtual\n"
 	       "sink net_null0 (no-rx=1). Without free hugepages it falls back to --no-huge.\n",

@@ -9,7 +9,7 @@
 
 #define SURGE_MAX_DEVS 32
 
-enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_HELP, CMD_VERSION };
+enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_HELP, CMD_VERSION };
 
 struct surge_opts {
 	enum surge_cmd cmd;
@@ -23,6 +23,7 @@ struct surge_opts {
 	int quiet;
 	double duration;          /* seconds, 0 = until the script ends */
 	double stats_interval;    /* seconds between lines, 0 = none */
+	int packets;              /* show: how many packets to print */
 	const char *script;       /* run: the script; test: NULL */
 	int script_argc;          /* what follows the script (or test files) */
 	char **script_argv;

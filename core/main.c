@@ -71,8 +71,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "surge: out of memory\n");
 		return 1;
 	}
-	if (o.cmd == CMD_RUN && wants_help(&o)) {
-		/* the script's options need no DPDK: answer without starting EAL */
+	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW) {
+		/* the script's options and packets need no DPDK: no EAL start-up */
 		rc = master_run(o.script, o.script_argc, o.script_argv);
 		rt_destroy();
 		return rc;

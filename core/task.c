@@ -265,7 +265,7 @@ int
 master_run(const char *script, int argc, char **argv)
 {
 	lua_State *L = vm_new(script);
-	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : "run";
+	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : rt()->opts.cmd == CMD_SHOW ? "show" : "run";
 	int rc;
 
 	if (L == NULL) {
@@ -282,9 +282,11 @@ master_run(const char *script, int argc, char **argv)
 	lua_rawseti(L, -2, 0);
 	lua_setglobal(L, "arg");
 	{
-		const char *args[2] = { cmd, script != NULL ? script : "" };
+		char packets[16];
+		const char *args[3] = { cmd, script != NULL ? script : "", packets };
 
-		if (call_entry(L, "surge.master", 2, args, 1) != 0) {
+		snprintf(packets, sizeof(packets), "%d", rt()->opts.packets);
+		if (call_entry(L, "surge.master", 3, args, 1) != 0) {
 			fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
 			rc = 1;
 		} else {

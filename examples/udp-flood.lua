@@ -63,3 +63,17 @@ function tx(q, args)
   end
   return sent
 end
+
+-- `surge show examples/udp-flood.lua --flows 3` prints the first packets.
+function show(args)
+  local t = udp{ src = args.src, dst = args.dst, sport = args.sport, dport = args.dport, size = args.size }
+  local frames = {}
+  local ffi = require "ffi"
+  local buf = ffi.new("uint8_t[?]", t.size)
+  for k = 0, 7 do
+    ffi.copy(buf, t.bytes, t.size)
+    udp.set_sport(buf + t.l4, args.sport + k % args.flows)
+    frames[#frames + 1] = ffi.string(buf, t.size)
+  end
+  return frames
+end

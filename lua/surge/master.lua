@@ -17,8 +17,8 @@ local function report(e)
   return msg
 end
 
-local function run(script)
-  local surge = require "surge"
+-- Loads the script and parses its options; nil when --help was printed.
+local function load_script(script)
   local chunk, err = loadfile(script)
   if not chunk then error(err, 0) end
   require("surge.strict").enable()
@@ -26,7 +26,29 @@ local function run(script)
   local parser = require("surge.args").new(script)
   local configure = rawget(_G, "configure")
   if configure then configure(parser) end
-  local opts = parser:parse(arg)
+  return parser:parse(arg)
+end
+
+-- `surge show`: the packets show(args) describes, decoded and as hex.
+local function show(script, count)
+  local opts = load_script(script)
+  if opts == nil then return 0 end
+  local fn = rawget(_G, "show")
+  if type(fn) ~= "function" then
+    error(("%s: no function show(args) to say which packets it sends"):format(script), 0)
+  end
+  local frames = require("surge.show").frames(fn(opts), count)
+  local decode = require "surge.proto.decode"
+  for i, f in ipairs(frames) do
+    print(("packet %d, %d bytes: %s"):format(i, #f, decode.decode(f)))
+    print(decode.hex(f))
+  end
+  return 0
+end
+
+local function run(script)
+  local surge = require "surge"
+  local opts = load_script(script)
   if opts == nil then return 0 end          -- --help was printed
   local master = rawget(_G, "master")
   if type(master) ~= "function" then
@@ -37,9 +59,10 @@ local function run(script)
   return type(rc) == "number" and rc or 0
 end
 
-function M.main(cmd, script)
+function M.main(cmd, script, packets)
   local ok, rc = xpcall(function()
     if cmd == "test" then return require("surge.testrun").main(arg) end
+    if cmd == "show" then return show(script, tonumber(packets)) end
     return run(script)
   end, report)
   if not ok then

@@ -8,6 +8,9 @@ local stack = require "surge.proto.stack"
 local M = { size = 14, TYPE_IP4 = 0x0800, TYPE_ARP = 0x0806, TYPE_VLAN = 0x8100,
             TYPE_QINQ = 0x88a8, TYPE_IP6 = 0x86dd, TYPE_MPLS = 0x8847 }
 
+-- Fields a flow may vary (see stack.lua): byte offset in the header, width.
+M.fields = { dst = { off = 0, bytes = 6 }, src = { off = 6, bytes = 6 }, type = { off = 12, bytes = 2 } }
+
 -- "02:00:00:00:00:01" -> 6-byte string; error names the bad text.
 function M.mac(s, what, level)
   if type(s) ~= "string" then error(("%s: MAC address must be a string"):format(what), (level or 2) + 1) end

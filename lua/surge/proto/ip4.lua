@@ -10,6 +10,12 @@ local stack = require "surge.proto.stack"
 local band, rshift = bit.band, bit.rshift
 local M = { size = 20, PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_GRE = 47 }
 
+-- Fields a flow may vary. The header checksum covers all of them; `pseudo`
+-- ones are also in the L4 checksum's pseudo header.
+M.fields = { tos = { off = 1, bytes = 1 }, id = { off = 4, bytes = 2 }, ttl = { off = 8, bytes = 1 },
+             src = { off = 12, bytes = 4, pseudo = true }, dst = { off = 16, bytes = 4, pseudo = true } }
+M.header_checksum = 10   -- offset of the checksum that covers the header
+
 -- "10.0.0.1" -> number (host order); errors name the option and the text.
 function M.addr(s, what, level)
   if type(s) == "number" and s >= 0 and s < 2^32 and s == math.floor(s) then return s end

@@ -16,6 +16,13 @@
 --   write(self, p, ctx)   writes the header at p (uint8_t *)
 --   finish(self, p, ctx)  runs innermost first, after every header is written:
 --                         lengths and checksums that depend on what follows
+-- A module (lua/surge/proto/NAME.lua) exports layer(opts), decode(p, len,
+-- ctx) -> text, next-info, header length, and for flows:
+--   fields = { NAME = { off, bytes, mask?, pseudo? } }  varying fields
+--   header_checksum = OFF   a checksum over this header alone (IPv4)
+--   checksum = OFF          a checksum over header, payload and, where the
+--                           protocol has one, the enclosing IP pseudo header
+--   checksum_zero_none      0 in that checksum means "none" (UDP over IPv4)
 -- ctx: { size, off, index, layers, next (layer or nil), prev, ip (nearest
 -- enclosing ip4/ip6 layer, with .off) }. IP layers offer pseudo_sum(proto, len)
 -- for the L4 checksum.

@@ -14,6 +14,10 @@ local stack = require "surge.proto.stack"
 local band, rshift = bit.band, bit.rshift
 local M = { size = 8 }
 
+M.fields = { sport = { off = 0, bytes = 2 }, dport = { off = 2, bytes = 2 } }
+M.checksum = 6            -- offset of the checksum covering header, payload and pseudo header
+M.checksum_zero_none = true
+
 local allowed = { sport = 1, dport = 1, checksum = 1 }
 
 local function write(self, p, ctx)

@@ -1,0 +1,29 @@
+-- show.lua - turn what a script's show(args) returns into frames to print.
+--
+-- show(args) may return a frame string, a template ({ bytes = ... }), a flow
+-- (anything with a :frames(n) method returning a list of strings), or a
+-- list of these (each contributes its frames in turn).
+local M = {}
+
+local function add(out, v, count)
+  if #out >= count then return end
+  if type(v) == "string" then
+    out[#out + 1] = v
+  elseif type(v) == "table" and type(v.frames) == "function" then
+    for _, f in ipairs(v:frames(count - #out)) do out[#out + 1] = f end
+  elseif type(v) == "table" and type(v.bytes) == "string" then
+    out[#out + 1] = v.bytes
+  elseif type(v) == "table" and #v > 0 then
+    for _, x in ipairs(v) do add(out, x, count) end
+  else
+    error(("show(args) returned a %s: return a frame, a template, a flow or a list of them"):format(type(v)), 0)
+  end
+end
+
+function M.frames(v, count)
+  local out = {}
+  add(out, v, count or 4)
+  return out
+end
+
+return M
