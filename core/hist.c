@@ -3,6 +3,7 @@
  * hist.c - the log-linear histogram (see hist.h). No DPDK, no allocation:
  * cheap enough to add every probe, exact enough for p99.9.
  */
+#include <math.h>
 #include <string.h>
 
 #include "hist.h"
@@ -74,7 +75,7 @@ hist_percentile(const struct hist *h, double q)
 	if (q >= 100)
 		return (double)h->max;
 	/* the smallest value with at least q % of the samples at or below it */
-	rank = (uint64_t)(q / 100.0 * (double)h->count + 0.5);
+	rank = (uint64_t)ceil(q / 100.0 * (double)h->count - 1e-9);
 	if (rank == 0)
 		rank = 1;
 	for (unsigned i = 0; i < HIST_BUCKETS; i++) {

@@ -78,6 +78,8 @@ surge_rate_parse(const char *text, struct surge_rate *out)
 		if (units[i].unit == SURGE_RATE_LINK_PCT && v > 100)
 			return rt_error(-EINVAL, "rate '%s' is above 100%% of the link", text);
 		out->value = v * units[i].scale;
+		if (!isfinite(out->value))
+			return rt_error(-EINVAL, "rate '%s' is too large", text);
 		out->unit = l2 ? SURGE_RATE_L2_BPS : units[i].unit;
 		return 0;
 	}
