@@ -168,6 +168,8 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 	return rc != 0 ? -ENOMEM : 0;
 }
 
+static void remove_runtime_dir(const char *dir);
+
 /* rte_eal_init prints its whole usage text on a bad argument. Its output
  * goes to a temporary file instead: replayed as it was when start-up works,
  * boiled down to its first complaint when it fails. */
@@ -223,9 +225,13 @@ int
 eal_start(const struct surge_opts *o, const char *prog)
 {
 	char *argv[EAL_ARGV_MAX] = { NULL };
+	char prefix_dir[PATH_MAX] = "";
 	int argc = 0, rc;
 
 	rc = build_argv(o, prog, argv, &argc);
+	for (int i = 0; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--file-prefix") == 0)
+			snprintf(prefix_dir, sizeof(prefix_dir), "/var/run/dpdk/%s", argv[i + 1]);
 	if (rc == 0) {
 		/* rte_eal_init may reorder argv; we own the strings either way */
 		char *copy[EAL_ARGV_MAX];
@@ -236,11 +242,14 @@ eal_start(const struct surge_opts *o, const char *prog)
 		capture_begin(&cap);
 		rc = rte_eal_init(argc, copy);
 		capture_end(&cap, rc < 0, why, sizeof(why));
-		if (rc < 0)
+		if (rc < 0) {
 			rc = rt_error(-rte_errno, "DPDK start-up failed: %s (check --vdev, --pci, --lcores, --eal)",
 				      why[0] ? why : rte_strerror(rte_errno));
-		else
+			if (prefix_dir[0] != '\0')
+				remove_runtime_dir(prefix_dir);   /* a failed start leaves it behind */
+		} else {
 			rc = 0;
+		}
 	}
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);

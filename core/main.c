@@ -91,6 +91,8 @@ main(int argc, char **argv)
 		stats_summary();
 	}
 	ports_close_all();
+	if (pcap_close_all() > 0 && rc == 0)
+		rc = 1;
 	if (pools_check_and_free() > 0 && rc == 0)
 		rc = 1;
 	latency_free_all();

@@ -144,6 +144,7 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 		return rc;
 	if ((rc = rte_eth_dev_start(port)) < 0)
 		return rt_error(rc, "port %u (%s): start failed: %s", port, info.driver_name, rte_strerror(-rc));
+	ps->started = 1;
 	if (conf->promisc && (rc = rte_eth_promiscuous_enable(port)) != 0 && rc != -ENOTSUP)
 		return rt_error(rc, "port %u: promiscuous mode: %s", port, rte_strerror(-rc));
 	return wait_link(port, conf->link_timeout_ms);
@@ -267,6 +268,27 @@ surge_rxq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out)
 	return queue_stats(port, queue, 0, out);
 }
 
+/* A finished task's queues become free for another lcore (master draining
+ * a loopback, a later task). */
+void
+queues_release(unsigned lcore)
+{
+	uint16_t port;
+
+	RTE_ETH_FOREACH_DEV(port) {
+		struct port_state *ps = &rt()->port[port];
+
+		if (!ps->opened)
+			continue;
+		for (uint16_t q = 0; q < ps->conf.txq; q++)
+			if (ps->txq[q].st.lcore == (int32_t)lcore)
+				__atomic_store_n(&ps->txq[q].st.lcore, -1, __ATOMIC_RELEASE);
+		for (uint16_t q = 0; q < ps->conf.rxq; q++)
+			if (ps->rxq[q].st.lcore == (int32_t)lcore)
+				__atomic_store_n(&ps->rxq[q].st.lcore, -1, __ATOMIC_RELEASE);
+	}
+}
+
 /* Packets still in an rx ring (a loopback whose receiver stopped first) go
  * back to their pools so the leak check sees full pools. */
 static unsigned
@@ -299,10 +321,11 @@ ports_close_all(void)
 
 		if (!ps->opened)
 			continue;
-		drained = drain_rx(port, ps->conf.rxq);
+		drained = ps->started ? drain_rx(port, ps->conf.rxq) : 0;
 		if (drained > 0)
 			rt_info("port %u: %u packets were still queued for receive, freed", port, drained);
-		rte_eth_dev_stop(port);
+		if (ps->started)
+			rte_eth_dev_stop(port);
 		rte_eth_dev_close(port);
 		if (ps->rx_pool != NULL && rte_mempool_avail_count(ps->rx_pool) != ps->rx_pool->size)
 			fprintf(stderr, "surge: error: port %u rx pool: %u of %u mbufs not returned\n", port,
@@ -311,6 +334,7 @@ ports_close_all(void)
 		rte_free(ps->txq);
 		rte_free(ps->rxq);
 		ps->opened = 0;
+		ps->started = 0;
 	}
 }
 

@@ -216,6 +216,11 @@ static const struct surge_abi_field abi_fields[] = {
 	F(surge_latency, duplicated), F(surge_latency, reordered), F(surge_latency, min_ns),
 	F(surge_latency, mean_ns), F(surge_latency, p50_ns), F(surge_latency, p90_ns),
 	F(surge_latency, p99_ns), F(surge_latency, p999_ns), F(surge_latency, max_ns),
+	S(surge_pcap_info), F(surge_pcap_info, records), F(surge_pcap_info, bytes),
+	F(surge_pcap_info, next), F(surge_pcap_info, duration_ns), F(surge_pcap_info, speed),
+	F(surge_pcap_info, loops), F(surge_pcap_info, pass), F(surge_pcap_info, snaplen),
+	F(surge_pcap_info, linktype), F(surge_pcap_info, max_len), F(surge_pcap_info, nano),
+	F(surge_pcap_info, writer), F(surge_pcap_info, reserved),
 	S(surge_abi_field), F(surge_abi_field, type), F(surge_abi_field, field),
 	F(surge_abi_field, offset), F(surge_abi_field, size),
 };

@@ -20,6 +20,7 @@
 
 #define SURGE_POOL_MAX 64
 #define SURGE_LATENCY_MAX 64
+#define SURGE_PCAP_MAX 256
 #define SURGE_ERR_MAX 512
 
 struct lua_State;
@@ -27,6 +28,7 @@ struct rte_mempool;
 struct rte_mbuf;
 struct latency;
 struct pool_state;
+struct pcap_file;
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 
@@ -83,7 +85,8 @@ struct queue_slot {
 } __rte_cache_aligned;
 
 struct port_state {
-	int opened;
+	int opened;                   /* configured: resources to release */
+	int started;                  /* running: rx/tx allowed */
 	struct surge_port_conf conf;
 	struct rte_mempool *rx_pool;
 	struct queue_slot *txq;
@@ -120,6 +123,8 @@ struct runtime {
 	struct latency *lat[SURGE_LATENCY_MAX];
 	int nlat;
 	int probe_field;              /* mbuf dynfield: probe offset to stamp at tx, 0 = none */
+	struct pcap_file *pcap[SURGE_PCAP_MAX]; /* pcap.c: readers and writers, by id */
+	int npcap;
 };
 
 /* runtime.c */
@@ -135,6 +140,7 @@ void eal_stop(void);
 
 /* port.c */
 void ports_close_all(void);
+void queues_release(unsigned lcore);
 int port_open_default(uint16_t port);
 void port_print_devices(void);
 
@@ -168,6 +174,9 @@ void idle_task_begin(void);
 void idle_task_end(void);
 void idle_wait_until(uint64_t target, uint64_t period);
 void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
+
+/* pcap.c: closes what scripts left open; returns the writers that failed */
+int pcap_close_all(void);
 
 /* stats.c */
 void stats_tick(int force);

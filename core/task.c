@@ -118,6 +118,7 @@ task_main(void *arg)
 	if (L != NULL)
 		lua_close(L);
 	idle_task_end();
+	queues_release(rte_lcore_id());
 	s->result = text;
 	s->result_len = text != NULL ? len : 0;
 	if (failed)

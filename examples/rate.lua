@@ -38,15 +38,18 @@ function master(args)
   local q = port:txq(0)
   local task = surge.launch("tx", q, args)
   -- the task's own phases take #phases * seconds; then master takes over
-  surge.wait(task, #phases(args.seconds) * args.seconds + 0.2)
-  print("rate set by master on the running task:")
-  for _, r in ipairs({ { "500kpps", 500e3 }, { "2mpps", 2e6 } }) do
-    q:set_rate(r[1])
-    surge.sleep(args.seconds)
-    report(r[1], q:rate_stats(), r[2])
+  local results, err = surge.wait(task, #phases(args.seconds) * args.seconds + 0.2)
+  if err == "timeout" then
+    print("rate set by master on the running task:")
+    for _, r in ipairs({ { "500kpps", 500e3 }, { "2mpps", 2e6 } }) do
+      q:set_rate(r[1])
+      surge.sleep(args.seconds)
+      if not surge.running() then break end        -- --duration or Ctrl-C
+      report(r[1], q:rate_stats(), r[2])
+    end
+    surge.stop()
+    results = surge.wait(task)
   end
-  surge.stop()
-  local results = surge.wait(task)
   print("rates set by the task itself:")
   for _, r in ipairs(results) do report(r.name, r, r.expect) end
 end
@@ -57,6 +60,7 @@ function tx(q, args)
   local results = {}
   local hz = surge.tsc_hz()
   for _, ph in ipairs(phases(args.seconds)) do
+    if not surge.running() then break end          -- --duration or Ctrl-C
     q:set_rate(ph.spec)
     local stop_at = surge.tsc() + args.seconds * hz
     while surge.running() and surge.tsc() < stop_at do

@@ -23,6 +23,9 @@ function configure(p)
 end
 
 function master(args)
+  for _, k in ipairs({ "sport", "dport" }) do
+    if args[k] < 0 or args[k] > 65535 then error(("--%s %d is not a port number (0..65535)"):format(k, args[k]), 0) end
+  end
   if args.flows < 1 or args.flows > 65536 - args.sport then
     error(("--flows %d: need 1..%d with --sport %d"):format(args.flows, 65536 - args.sport, args.sport), 0)
   end

@@ -265,6 +265,42 @@ int surge_idle_set(const struct surge_idle *policy);
 int surge_idle_get(struct surge_idle *out);
 int surge_lcore_stats(int lcore, struct surge_lcore_stats *out);
 int surge_rx_recv(uint16_t port, uint16_t queue, struct surge_burst *b);
+/* --- pcap files --------------------------------------------------------- */
+/* A pcap reader (the whole file in memory, replayed into bursts) or writer. */
+struct surge_pcap_info {
+	uint64_t records;      /* reader: records in the file; writer: packets written */
+	uint64_t bytes;        /* captured bytes of those records */
+	uint64_t next;         /* reader: record (0-based) the next fill starts at */
+	uint64_t duration_ns;  /* reader: last record's timestamp - first record's */
+	double speed;          /* reader: gap_ns = original gap / speed; 0 = no gaps */
+	uint32_t loops;        /* reader: passes over the file, 0 = forever */
+	uint32_t pass;         /* reader: the pass (0-based) the next fill reads */
+	uint32_t snaplen;
+	uint32_t linktype;     /* DLT_* of the file; 1 = Ethernet */
+	uint16_t max_len;      /* reader: longest record */
+	uint8_t nano;          /* writer: nanosecond timestamps (a reader reads both) */
+	uint8_t writer;        /* 1 = writer, 0 = reader */
+	uint32_t reserved;
+};
+
+/* snaplen 0 = 65535. Writes every packet of b with b->tsc as its time (wall
+ * clock; b->tsc == 0: now). Returns the packets written. */
+int surge_pcap_open_write(const char *path, uint32_t snaplen, int nano);
+int surge_pcap_write(int id, const struct surge_burst *b);
+/* Reads the file (pcap or pcapng, Ethernet) into memory. */
+int surge_pcap_open_read(const char *path);
+/* loops: passes over the file, 0 = forever; speed: gaps divided by it, 0 = none */
+int surge_pcap_replay(int id, uint32_t loops, double speed);
+/* Allocates up to max (0 = b->cap) mbufs from b's pool and copies the next
+ * records into them; gap_ns[i] = original time from record i to the record
+ * after it, divided by speed (what SURGE_PACE_GAPS waits after packet i).
+ * Returns the count, 0 after the last pass, -EAGAIN while the pool is empty. */
+int surge_pcap_fill(int id, struct surge_burst *b, uint32_t max);
+int surge_pcap_rewind(int id);
+int surge_pcap_info(int id, struct surge_pcap_info *out);
+/* Flushes and closes a writer (returns packets written) or frees a reader
+ * (returns its records). Anything left open is closed at the end of the run. */
+int64_t surge_pcap_close(int id);
 /* ABI-END */
 
 #ifdef __cplusplus

@@ -94,6 +94,9 @@ function surge.launch(fn, ...)
   if type(fn) ~= "string" then
     error("surge.launch: the first argument is the name of a global function, e.g. \"tx\"", 2)
   end
+  if type(rawget(_G, fn)) ~= "function" then
+    error(("surge.launch: the script has no global function '%s' to run as a task"):format(fn), 2)
+  end
   local n = select("#", ...)
   local ok, text = pcall(serial.encode, { ... }, n)
   if not ok then error("surge.launch(\"" .. fn .. "\"): " .. text, 2) end

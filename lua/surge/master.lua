@@ -11,9 +11,9 @@ local function report(e)
     return e.msg
   end
   local msg = tostring(e)
-  -- errors raised with a position (file:line:) get a traceback; usage
-  -- errors (bad option, missing function) are one line
-  if msg:match("^[^\n]-:%d+: ") then return debug.traceback(msg, 2) end
+  -- errors raised with a position (file:line:) get the script's part of the
+  -- traceback; usage errors (bad option, missing function) are one line
+  if msg:match("^[^\n]-:%d+: ") then return require("surge.trace").report(msg, 2) end
   return msg
 end
 

@@ -61,14 +61,16 @@ function Pool:info()
            owner_lcore = i.owner_lcore }
 end
 
-function Pool:burst(n)
-  return M.burst(self.id, n or 32)
+-- level: where errors point, counted from M.burst's caller (default: it).
+function M.burst(pool, n, level)
+  local b = C.surge_burst_new(pool, n)
+  if b == nil then error(core.last_error(), (level or 1) + 1) end
+  return ffi.gc(b, C.surge_burst_destroy)
 end
 
-function M.burst(pool, n)
-  local b = C.surge_burst_new(pool, n)
-  if b == nil then error(core.last_error(), 3) end
-  return ffi.gc(b, C.surge_burst_destroy)
+function Pool:burst(n)
+  local b = M.burst(self.id, n or 32, 2)
+  return b
 end
 
 local Burst = {}

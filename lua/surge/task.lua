@@ -23,7 +23,7 @@ function M.main(script, fn, args)
     local results = { f(unpack(a, 1, a.n)) }
     return serial.encode(results, select("#", unpack(results)))
   end, function(e)
-    return debug.traceback(tostring(e), 2)
+    return require("surge.trace").report(e, 2)
   end)
   if not ok then
     -- first line: file:line: message (task 'fn', lcore N); then the traceback

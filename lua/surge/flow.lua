@@ -1,0 +1,686 @@
+-- flow.lua - many flows from one template: header fields that vary per packet.
+--
+--   local flow = require "surge.flow"
+--   local f = flow{ template = t,                       -- from surge.proto
+--                   fields = { ["ip4.src"] = { range = { "10.0.0.0", "10.0.255.255" } },
+--                              ["udp.sport"] = { range = { 1000, 1015 } } },   -- 1M flows
+--                   combine = "product" }               -- or "zip"
+--   f:apply(burst)     -- writes the next flows into burst.data[0..n-1]
+--   f:next(p)          -- one packet at p (uint8_t *)
+--   f:count()          -- packets before the sequence repeats (math.huge with random fields)
+--   f:frames(n)        -- the first n frames as strings (surge show)
+--   f:reset()
+--
+-- A field is LAYER.FIELD (the first layer of that name) or LAYER#K.FIELD (the
+-- K-th, e.g. "ip4#2.src" for the inner header of a tunnel), one of the
+-- `fields` a protocol module declares. A spec is a fixed value, or one of
+--   { range = { FROM, TO }, step = S }     FROM, FROM+S, ... up to TO
+--   { random = { LO, HI }, seed = N }      uniform, the same sequence for a seed
+--   { list = { v1, v2, ... } }             these values in turn
+--   { seq = { v1, v2, ... } }              the same: an explicit sequence, in order
+-- Values are numbers, IPv4 addresses ("10.0.0.1") or MAC addresses.
+--
+-- The definition is compiled into Lua source (flow:source() shows it): each
+-- packet reads the old value of every field, writes the new one and keeps
+-- every checksum covering it valid with one RFC 1624 update per checksum and
+-- packet. No table lookups, closures or allocation per packet: the loop in
+-- apply() compiles to a LuaJIT trace.
+local ffi = require "ffi"
+local bit = require "bit"
+
+local M = {}
+
+local FRAME_END = math.huge
+local aliases = { qinq = "vlan" }   -- modules whose fields are another's
+
+local function fail(fmt, ...) error(("surge.flow: " .. fmt):format(...), 0) end
+
+local function num(v) return ("%.0f"):format(v) end
+
+-------------------------------------------------------------------------------
+-- Template layout: layers with their modules, and the checksums in the frame.
+
+local function module_of(name)
+  local ok, mod = pcall(require, "surge.proto." .. name)
+  if not ok or type(mod) ~= "table" then return nil end
+  if mod.fields == nil and aliases[name] then
+    local ok2, alt = pcall(require, "surge.proto." .. aliases[name])
+    if ok2 and type(alt) == "table" and alt.fields then
+      return setmetatable({ fields = alt.fields }, { __index = mod })
+    end
+  end
+  return mod
+end
+
+local function has_pseudo(mod)
+  if not mod or not mod.fields then return false end
+  for _, f in pairs(mod.fields) do if f.pseudo then return true end end
+  return false
+end
+
+-- plan(t): { layers = { {name, off, len, mod} }, checksums = { ... }, hdr = header bytes }
+-- A checksum: { at = offset of its 16-bit field, zero_none, kind = "header"|"l4",
+--   ranges = { { from, to, base } }: bytes it covers (to exclusive, FRAME_END for
+--   the end of the frame), base: where its 16-bit words start (parity),
+--   pseudo_len = true when the pseudo header holds the L4 length (frame end - l4off),
+--   l4off }
+function M._plan(t, who)
+  who = who or "surge.flow"
+  if type(t) ~= "table" or type(t.bytes) ~= "string" or type(t.layers) ~= "table" then
+    error(who .. ": template must come from surge.proto (a table with bytes and layers)", 0)
+  end
+  local layers, checksums, hdr = {}, {}, 0
+  for i, l in ipairs(t.layers) do
+    layers[i] = { name = l.name, off = l.off, len = l.len, mod = module_of(l.name) }
+    hdr = math.max(hdr, l.off + l.len)
+  end
+  for i, l in ipairs(layers) do
+    local mod = l.mod
+    if mod and mod.header_checksum then
+      checksums[#checksums + 1] = { at = l.off + mod.header_checksum, zero_none = false, kind = "header",
+                                    name = l.name, ranges = { { l.off, l.off + l.len, l.off } } }
+    end
+    if mod and mod.checksum then
+      local c = { at = l.off + mod.checksum, zero_none = mod.checksum_zero_none and true or false,
+                  kind = "l4", name = l.name, l4off = l.off, ranges = { { l.off, FRAME_END, l.off } } }
+      local ip = layers[i - 1]
+      -- the pseudo header of the IP layer right before (not for ICMPv4, which has none)
+      if ip and has_pseudo(ip.mod) and mod.pseudo_header ~= false and l.name ~= "icmp" then
+        for _, f in pairs(ip.mod.fields) do
+          if f.pseudo then c.ranges[#c.ranges + 1] = { ip.off + f.off, ip.off + f.off + f.bytes, ip.off } end
+        end
+        c.pseudo_len = true
+      end
+      checksums[#checksums + 1] = c
+    end
+  end
+  -- innermost (highest offset) first: an outer checksum may cover an inner one's field
+  table.sort(checksums, function(a, b) return a.at > b.at end)
+  return { layers = layers, checksums = checksums, hdr = hdr, size = t.size, bytes = t.bytes }
+end
+
+-- Parity (0: the first byte is a high byte) of bytes [off, off+n) in a
+-- checksum's words, or nil when the checksum does not cover them.
+function M._covers(c, off, n)
+  if off == c.at then return nil end
+  for _, r in ipairs(c.ranges) do
+    if off >= r[1] and off + n <= r[2] then return (off - r[3]) % 2 end
+  end
+  return nil
+end
+
+-------------------------------------------------------------------------------
+-- Code generation helpers shared with surge.size.
+
+local G = {}
+M._gen = G
+
+G.prelude = [[
+local bit = require "bit"
+local band, bor, bxor, lshift, rshift = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift
+local floor = math.floor
+]]
+
+function G.read16(o) return ("bor(lshift(p[%d], 8), p[%d])"):format(o, o + 1) end
+function G.write16(o, e) return ("p[%d] = rshift(%s, 8); p[%d] = band(%s, 255)"):format(o, e, o + 1, e) end
+
+-- Emits the finalisation of every checksum with pending changes, innermost
+-- first; a changed checksum field that an outer checksum covers is one more
+-- change for that one. acc[c] is the name of c's accumulator; lines get the code.
+function G.finish(lines, checksums, acc, indent)
+  for idx, c in ipairs(checksums) do
+    if acc[c] then
+      local a = acc[c]
+      lines[#lines + 1] = indent .. "do"
+      lines[#lines + 1] = indent .. "  local hc = " .. G.read16(c.at)
+      local inner = indent .. "  "
+      if c.zero_none then
+        lines[#lines + 1] = indent .. "  if hc ~= 0 then"
+        inner = indent .. "    "
+      end
+      lines[#lines + 1] = inner .. ("local s = 65535 - hc + %s"):format(a)
+      lines[#lines + 1] = inner .. "s = band(s, 65535) + rshift(s, 16); s = band(s, 65535) + rshift(s, 16)"
+      lines[#lines + 1] = inner .. "local r = 65535 - s"
+      if c.zero_none then lines[#lines + 1] = inner .. "if r == 0 then r = 65535 end" end
+      lines[#lines + 1] = inner .. G.write16(c.at, "r")
+      for j = idx + 1, #checksums do
+        local outer = checksums[j]
+        local par = M._covers(outer, c.at, 2)
+        if par and acc[outer] then
+          lines[#lines + 1] = inner .. G.add_term(acc[outer], "65535 - hc + r", par)
+        elseif par then
+          error("surge.flow: internal: outer checksum without accumulator", 0)
+        end
+      end
+      if c.zero_none then lines[#lines + 1] = indent .. "  end" end
+      lines[#lines + 1] = indent .. "end"
+    end
+  end
+end
+
+-- acc = acc + term, where term is a sum of 16-bit words at parity par
+-- (1: the words sit at odd positions: add them byte-swapped).
+function G.add_term(a, term, par)
+  if par == 0 then return ("%s = %s + %s"):format(a, a, term) end
+  return ("do local w = %s; w = band(w, 65535) + rshift(w, 16); w = band(w, 65535) + rshift(w, 16); " ..
+          "%s = %s + bor(rshift(w, 8), lshift(band(w, 255), 8)) end"):format(term, a, a)
+end
+
+-- Every checksum that some change may touch needs an accumulator, and so do
+-- the outer ones covering its field. Returns acc (checksum -> variable name).
+function G.accumulators(checksums, touched, prefix)
+  local acc, n = {}, 0
+  for idx, c in ipairs(checksums) do
+    if touched[c] and not acc[c] then n = n + 1; acc[c] = prefix .. n end
+    if acc[c] then
+      for j = idx + 1, #checksums do
+        local outer = checksums[j]
+        if M._covers(outer, c.at, 2) and not acc[outer] then n = n + 1; acc[outer] = prefix .. n end
+      end
+    end
+  end
+  return acc
+end
+
+-------------------------------------------------------------------------------
+-- Field specs.
+
+local MAC_RE = "^(%x%x)[:-](%x%x)[:-](%x%x)[:-](%x%x)[:-](%x%x)[:-](%x%x)$"
+
+-- IPv6 text for a 4-byte field holding the low 32 bits of an address (ip6
+-- src/dst): the value is those bits; the rest must match the template's.
+local function ip6_low32(f, v)
+  local ok, ip6 = pcall(require, "surge.proto.ip6")
+  local b = ok and ip6.parse and ip6.parse(v)
+  if not b then fail("%s = '%s' is not a number or an address", f.name, v) end
+  if f.bytes ~= 4 or f.mask or not f.pseudo or f.layer ~= "ip6" then
+    fail("%s = '%s': an IPv6 address fits the low 32 bits of ip6.src or ip6.dst only", f.name, v)
+  end
+  local high = f.template:sub(f.off - 12 + 1, f.off)
+  if b:sub(1, 12) ~= high then
+    local hex = {}
+    for i = 1, 12, 2 do hex[#hex + 1] = ("%x"):format(high:byte(i) * 256 + high:byte(i + 1)) end
+    fail("%s = '%s': only the low 32 bits vary; the template's address starts %s", f.name, v,
+      table.concat(hex, ":"))
+  end
+  return ((b:byte(13) * 256 + b:byte(14)) * 256 + b:byte(15)) * 256 + b:byte(16)
+end
+
+-- A value for field f (name for messages) as a number, checked against its range.
+local function value(f, v)
+  local x = v
+  if type(v) == "string" then
+    local a, b, c, d = v:match("^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
+    if a then
+      a, b, c, d = tonumber(a), tonumber(b), tonumber(c), tonumber(d)
+      if f.bytes ~= 4 or f.mask or a > 255 or b > 255 or c > 255 or d > 255 then
+        fail("%s = '%s': not an IPv4 address for a %d-byte field", f.name, v, f.bytes)
+      end
+      x = ((a * 256 + b) * 256 + c) * 256 + d
+    elseif v:match(MAC_RE) then
+      if f.bytes ~= 6 or f.mask then fail("%s = '%s': a MAC address needs a 6-byte field", f.name, v) end
+      x = 0
+      for h in v:gmatch("%x%x") do x = x * 256 + tonumber(h, 16) end
+    elseif v:find(":", 1, true) then
+      x = ip6_low32(f, v)
+    else
+      x = tonumber(v)
+      if x == nil then
+        fail("%s = '%s' is not a number%s", f.name, v,
+          f.bytes == 4 and " or an address" or f.bytes == 6 and " or a MAC address" or "")
+      end
+    end
+  elseif type(v) ~= "number" then
+    fail("%s: value %s is not a number or an address", f.name, tostring(v))
+  end
+  if x ~= math.floor(x) or x < 0 or x > f.max then
+    fail("%s = %s outside 0..%s", f.name, tostring(v), num(f.max))
+  end
+  return x
+end
+
+local spec_keys = { range = 1, step = 1, random = 1, seed = 1, list = 1, seq = 1 }
+
+local function parse_spec(f, s)
+  if type(s) ~= "table" then
+    return { kind = "fixed", value = value(f, s), count = 1 }
+  end
+  for k in pairs(s) do
+    if not spec_keys[k] then
+      fail("%s: unknown key '%s' (range, step, random, seed, list, seq)", f.name, tostring(k))
+    end
+  end
+  local kinds = {}
+  for _, k in ipairs({ "range", "random", "list", "seq" }) do if s[k] ~= nil then kinds[#kinds + 1] = k end end
+  if #kinds ~= 1 then
+    fail("%s: give one of range, random, list or seq (got %s)", f.name,
+      #kinds == 0 and "none" or table.concat(kinds, ", "))
+  end
+  local kind = kinds[1]
+  if s.step ~= nil and kind ~= "range" then fail("%s: step goes with range", f.name) end
+  if s.seed ~= nil and kind ~= "random" then fail("%s: seed goes with random", f.name) end
+  if kind == "range" or kind == "random" then
+    local r = s[kind]
+    if type(r) ~= "table" or r[1] == nil or r[2] == nil or r[3] ~= nil then
+      fail("%s: %s needs { from, to }", f.name, kind)
+    end
+    local lo, hi = value(f, r[1]), value(f, r[2])
+    if kind == "random" then
+      if lo > hi then fail("%s: random = { %s, %s }: low is above high", f.name, tostring(r[1]), tostring(r[2])) end
+      local seed = s.seed or 1
+      if type(seed) ~= "number" or seed ~= math.floor(seed) then
+        fail("%s: seed = %s must be an integer", f.name, tostring(seed))
+      end
+      return { kind = "random", lo = lo, span = hi - lo + 1, seed = seed, count = math.huge }
+    end
+    local step = s.step or (lo <= hi and 1 or -1)
+    if type(step) ~= "number" or step ~= math.floor(step) then
+      fail("%s: step = %s must be an integer", f.name, tostring(step))
+    end
+    if step == 0 then fail("%s: step 0 never moves", f.name) end
+    if (hi - lo) * step < 0 then
+      fail("%s: range from %s to %s with step %d is empty", f.name, tostring(r[1]), tostring(r[2]), step)
+    end
+    return { kind = "range", from = lo, step = step, count = math.floor((hi - lo) / step) + 1 }
+  end
+  local l = s[kind]
+  if type(l) ~= "table" then fail("%s: %s needs a table of values", f.name, kind) end
+  if #l == 0 then fail("%s: %s is empty", f.name, kind) end
+  local vals = {}
+  for i, v in ipairs(l) do vals[i] = value(f, v) end
+  return { kind = "list", values = vals, count = #vals }
+end
+
+-------------------------------------------------------------------------------
+-- Fields of the template.
+
+local function find_field(plan, name)
+  local lname, nth, fname = name:match("^([%w_]+)#?(%d*)%.([%w_]+)$")
+  if not lname then fail("'%s': a field is LAYER.FIELD or LAYER#N.FIELD, e.g. \"ip4.src\"", name) end
+  nth = nth == "" and 1 or tonumber(nth)
+  local seen, names = 0, {}
+  for _, l in ipairs(plan.layers) do
+    names[#names + 1] = l.name
+    if l.name == lname then
+      seen = seen + 1
+      if seen == nth then
+        local defs = l.mod and l.mod.fields
+        if not defs then fail("'%s': layer %s has no fields a flow can vary", name, lname) end
+        local d = defs[fname]
+        if not d then
+          local list = {}
+          for k in pairs(defs) do list[#list + 1] = k end
+          table.sort(list)
+          fail("'%s': %s has no field '%s' (%s)", name, lname, fname, table.concat(list, ", "))
+        end
+        local f = { name = name, off = l.off + d.off, bytes = d.bytes, mask = d.mask, pseudo = d.pseudo,
+                    layer = lname, template = plan.bytes }
+        if f.bytes ~= 1 and f.bytes ~= 2 and f.bytes ~= 4 and f.bytes ~= 6 then
+          fail("'%s': %d-byte fields are not supported (1, 2, 4 or 6 bytes)", name, f.bytes)
+        end
+        if f.mask then
+          if f.bytes ~= 2 and f.bytes ~= 4 then fail("'%s': masks are supported on 2- and 4-byte fields only", name) end
+          local shift = 0
+          while bit.band(f.mask, bit.lshift(1, shift)) == 0 do shift = shift + 1 end
+          f.shift = shift
+          f.max = bit.rshift(f.mask, shift)
+        else
+          f.max = 2 ^ (8 * f.bytes) - 1
+        end
+        return f
+      end
+    end
+  end
+  if seen == 0 then
+    fail("'%s': the template has no %s layer (it has %s)", name, lname, table.concat(names, ", "))
+  end
+  fail("'%s': the template has %d %s layer%s", name, seen, lname, seen == 1 and "" or "s")
+end
+
+-------------------------------------------------------------------------------
+-- Compilation.
+
+-- Code for one packet at p: values, writes, checksums, advance. Returns a
+-- list of lines. State variables: d<j> (digits), x<j> (random state), n (zip).
+local function body(fields, plan, combine, count)
+  local L = {}
+  local function emit(s) L[#L + 1] = "    " .. s end
+  local touched, cover = {}, {}
+  for j, f in ipairs(fields) do
+    cover[j] = {}
+    for _, c in ipairs(plan.checksums) do
+      local par = M._covers(c, f.off, f.bytes)
+      if par then cover[j][#cover[j] + 1] = { c = c, par = par }; touched[c] = true end
+    end
+  end
+  local acc = G.accumulators(plan.checksums, touched, "c")
+  for _, c in ipairs(plan.checksums) do if acc[c] then emit(("local %s = 0"):format(acc[c])) end end
+  for j, f in ipairs(fields) do
+    local s, v = f.spec, "v" .. j
+    emit(("-- %s: %s"):format(f.name, s.kind))
+    if s.kind == "fixed" then
+      emit(("local %s = %s"):format(v, num(s.value)))
+    elseif s.kind == "range" then
+      if s.step == 1 then emit(("local %s = %s + d%d"):format(v, num(s.from), j))
+      else emit(("local %s = %s + d%d * %s"):format(v, num(s.from), j, num(s.step))) end
+    elseif s.kind == "list" then
+      emit(("local %s = A%d[d%d]"):format(v, j, j))
+    elseif s.kind == "random" then
+      local x = "x" .. j
+      local step = ("%s = bxor(%s, lshift(%s, 13)); %s = bxor(%s, rshift(%s, 17)); %s = bxor(%s, lshift(%s, 5))")
+        :format(x, x, x, x, x, x, x, x, x)
+      emit(step)
+      if s.span <= 2 ^ 32 then
+        emit(("local %s = %s + floor((%s + 2147483648) * %s * 2.3283064365386963e-10)"):format(
+          v, num(s.lo), x, num(s.span)))
+      else
+        emit(("local u%d = %s + 2147483648"):format(j, x))
+        emit(step)
+        emit(("local %s = %s + floor((u%d * 1048576 + floor((%s + 2147483648) / 4096)) * %s * 2.220446049250313e-16)")
+          :format(v, num(s.lo), j, x, num(s.span)))
+      end
+    end
+    -- old words, new words, write; e<j>: sum of (65535 - old) + new over the words
+    local o, e = f.off, "e" .. j
+    if f.bytes == 1 then
+      emit(("local o%d = p[%d]; p[%d] = %s"):format(j, o, o, v))
+      emit(("local %s = 65535 - o%d * 256 + %s * 256"):format(e, j, v))   -- as the high byte of a word
+      f.low_term = ("65535 - o%d + %s"):format(j, v)                          -- as the low byte
+    elseif f.bytes == 2 and f.mask then
+      emit(("local o%d = %s"):format(j, G.read16(o)))
+      emit(("local n%d = bor(band(o%d, %d), lshift(%s, %d))"):format(j, j, bit.band(bit.bnot(f.mask), 0xffff), v, f.shift))
+      emit(G.write16(o, "n" .. j))
+      emit(("local %s = 65535 - o%d + n%d"):format(e, j, j))
+    elseif f.bytes == 2 then
+      emit(("local o%d = %s"):format(j, G.read16(o)))
+      emit(G.write16(o, v))
+      emit(("local %s = 65535 - o%d + %s"):format(e, j, v))
+    elseif f.bytes == 4 and f.mask then
+      emit(("local o%da, o%db = %s, %s"):format(j, j, G.read16(o), G.read16(o + 2)))
+      emit(("local w%d = bor(band(bor(lshift(o%da, 16), o%db), %d), lshift(%s, %d))"):format(
+        j, j, j, bit.bnot(f.mask), v, f.shift))
+      emit(("local n%da, n%db = rshift(w%d, 16), band(w%d, 65535)"):format(j, j, j, j))
+      emit(G.write16(o, ("n%da"):format(j)) .. "; " .. G.write16(o + 2, ("n%db"):format(j)))
+      emit(("local %s = 131070 - o%da - o%db + n%da + n%db"):format(e, j, j, j, j))
+    elseif f.bytes == 4 then
+      emit(("local o%da, o%db = %s, %s"):format(j, j, G.read16(o), G.read16(o + 2)))
+      emit(("local n%da, n%db = rshift(%s, 16), band(%s, 65535)"):format(j, j, v, v))
+      emit(G.write16(o, ("n%da"):format(j)) .. "; " .. G.write16(o + 2, ("n%db"):format(j)))
+      emit(("local %s = 131070 - o%da - o%db + n%da + n%db"):format(e, j, j, j, j))
+    else -- 6 bytes
+      emit(("local o%da, o%db, o%dc = %s, %s, %s"):format(j, j, j, G.read16(o), G.read16(o + 2), G.read16(o + 4)))
+      emit(("local n%da = floor(%s / 4294967296)"):format(j, v))
+      emit(("local n%dl = %s - n%da * 4294967296"):format(j, v, j))
+      emit(("local n%db, n%dc = rshift(n%dl, 16), band(n%dl, 65535)"):format(j, j, j, j))
+      emit(G.write16(o, ("n%da"):format(j)) .. "; " .. G.write16(o + 2, ("n%db"):format(j)) .. "; " ..
+           G.write16(o + 4, ("n%dc"):format(j)))
+      emit(("local %s = 196605 - o%da - o%db - o%dc + n%da + n%db + n%dc"):format(e, j, j, j, j, j, j))
+    end
+    for _, cv in ipairs(cover[j]) do
+      if f.bytes == 1 and cv.par == 1 then
+        emit(("%s = %s + %s"):format(acc[cv.c], acc[cv.c], f.low_term))
+      else
+        emit(G.add_term(acc[cv.c], e, cv.par))
+      end
+    end
+  end
+  G.finish(L, plan.checksums, acc, "    ")
+  -- advance
+  local cnt = {}
+  for j, f in ipairs(fields) do if f.spec.count > 1 and f.spec.count < math.huge then cnt[#cnt + 1] = j end end
+  if combine == "product" then
+    local close = {}
+    for k, j in ipairs(cnt) do
+      local pad = ("  "):rep(k - 1)
+      emit(pad .. ("d%d = d%d + 1"):format(j, j))
+      if k < #cnt then
+        emit(pad .. ("if d%d == %s then"):format(j, num(fields[j].spec.count)))
+        emit(pad .. ("  d%d = 0"):format(j))
+        close[#close + 1] = pad .. "end"
+      else
+        emit(pad .. ("if d%d == %s then d%d = 0 end"):format(j, num(fields[j].spec.count), j))
+      end
+    end
+    for k = #close, 1, -1 do emit(close[k]) end
+  elseif #cnt > 0 then
+    for _, j in ipairs(cnt) do
+      if fields[j].spec.count == count then
+        emit(("d%d = d%d + 1"):format(j, j))
+      else
+        emit(("d%d = d%d + 1; if d%d == %s then d%d = 0 end"):format(j, j, j, num(fields[j].spec.count), j))
+      end
+    end
+    -- one counter for the period: at its end every field starts again
+    emit("n = n + 1")
+    local resets = {}
+    for _, j in ipairs(cnt) do resets[#resets + 1] = ("d%d = 0"):format(j) end
+    emit(("if n == %s then n = 0; %s end"):format(num(count), table.concat(resets, "; ")))
+  end
+  return L
+end
+
+local function compile(fields, plan, combine, count)
+  local state, init = {}, {}
+  for j, f in ipairs(fields) do
+    local s = f.spec
+    if s.kind == "range" or s.kind == "list" then
+      state[#state + 1] = "d" .. j; init[#init + 1] = "0"
+    elseif s.kind == "random" then
+      -- xorshift32 from the seed (never 0)
+      local x = bit.tobit((s.seed * 2654435761 + 0x9e3779b9) % 2 ^ 32)
+      if x == 0 then x = 0x2545f491 end
+      s.x0 = x
+      state[#state + 1] = "x" .. j; init[#init + 1] = tostring(x)
+    end
+  end
+  if combine == "zip" then state[#state + 1] = "n"; init[#init + 1] = "0" end
+  local S = {}
+  for i, v in ipairs(state) do S[i] = "s_" .. v end
+  local names, snames, inits = table.concat(state, ", "), table.concat(S, ", "), table.concat(init, ", ")
+  local src = { G.prelude, "local A = ..." }
+  for j, f in ipairs(fields) do
+    if f.spec.kind == "list" then src[#src + 1] = ("local A%d = A[%d]"):format(j, j) end
+  end
+  local b = table.concat(body(fields, plan, combine, count), "\n")
+  if #state > 0 then
+    src[#src + 1] = ("local %s = %s"):format(snames, inits)
+  end
+  local load_state = #state > 0 and ("    local %s = %s"):format(names, snames) or ""
+  local save_state = #state > 0 and ("    %s = %s"):format(snames, names) or ""
+  src[#src + 1] = "local function reset()"
+  if #state > 0 then src[#src + 1] = ("  %s = %s"):format(snames, inits) end
+  src[#src + 1] = "end"
+  src[#src + 1] = ("local function get() return { %s } end"):format(snames)
+  src[#src + 1] = "local function set(t)"
+  for i, s in ipairs(S) do src[#src + 1] = ("  %s = t[%d]"):format(s, i) end
+  src[#src + 1] = "end"
+  src[#src + 1] = "local function apply(self, burst)"
+  src[#src + 1] = "  local n_ = burst.n"
+  src[#src + 1] = "  local data = burst.data"
+  src[#src + 1] = "  do"
+  src[#src + 1] = load_state
+  src[#src + 1] = "  for i = 0, n_ - 1 do"
+  src[#src + 1] = "    local p = data[i]"
+  src[#src + 1] = b
+  src[#src + 1] = "  end"
+  src[#src + 1] = save_state
+  src[#src + 1] = "  end"
+  src[#src + 1] = "  return n_"
+  src[#src + 1] = "end"
+  src[#src + 1] = "local function next1(self, p)"
+  src[#src + 1] = "  do"
+  src[#src + 1] = load_state
+  src[#src + 1] = "  do"
+  src[#src + 1] = b
+  src[#src + 1] = "  end"
+  src[#src + 1] = save_state
+  src[#src + 1] = "  end"
+  src[#src + 1] = "  return p"
+  src[#src + 1] = "end"
+  src[#src + 1] = "return { apply = apply, next = next1, reset = reset, get = get, set = set }"
+  local text = table.concat(src, "\n")
+  local chunk, err = loadstring(text, "=surge.flow")
+  if not chunk then error("surge.flow: internal: generated code does not load: " .. err .. "\n" .. text, 0) end
+  local arrays = {}
+  for j, f in ipairs(fields) do
+    if f.spec.kind == "list" then
+      arrays[j] = ffi.new("double[?]", #f.spec.values, f.spec.values)
+    end
+  end
+  local fns = chunk(arrays)
+  fns.arrays = arrays   -- keep the lists alive
+  return fns, text
+end
+
+-------------------------------------------------------------------------------
+-- The flow object.
+
+local Flow = {}
+Flow.__index = Flow
+
+local def_keys = { template = 1, fields = 1, combine = 1 }
+
+-- offset -> bits of that byte a field writes
+local function byte_masks(f)
+  local out, m = {}, f.mask or (2 ^ (8 * f.bytes) - 1)
+  for i = f.bytes - 1, 0, -1 do
+    out[f.off + i] = m % 256
+    m = math.floor(m / 256)
+  end
+  return out
+end
+
+local function build(def)
+  if type(def) ~= "table" then fail("give a table: surge.flow{ template = T, fields = { ... } }") end
+  for k in pairs(def) do
+    if not def_keys[k] then fail("unknown key '%s' (template, fields, combine)", tostring(k)) end
+  end
+  local t = def.template
+  if t == nil then fail("template = T missing (a template from surge.proto)") end
+  local ok, plan = pcall(M._plan, t)
+  if not ok then error(plan, 0) end
+  local combine = def.combine or "product"
+  if combine ~= "product" and combine ~= "zip" then
+    fail("combine = '%s': product or zip", tostring(combine))
+  end
+  if type(def.fields) ~= "table" then fail("fields = { [\"ip4.src\"] = SPEC, ... } missing") end
+  -- a list { {name, spec}, ... } keeps its order; a map goes in frame order
+  local fields, given = {}, {}
+  if #def.fields > 0 then
+    for i, e in ipairs(def.fields) do
+      if type(e) ~= "table" or type(e[1]) ~= "string" or e[2] == nil then
+        fail("fields[%d]: a list of fields holds { \"layer.field\", SPEC } pairs", i)
+      end
+      given[#given + 1] = { e[1], e[2] }
+    end
+  else
+    for k, v in pairs(def.fields) do
+      if type(k) ~= "string" then fail("fields: key %s is not a field name like \"ip4.src\"", tostring(k)) end
+      given[#given + 1] = { k, v }
+    end
+  end
+  if #given == 0 then fail("fields is empty: name at least one field, e.g. [\"udp.sport\"] = { range = { 1, 100 } }") end
+  for _, g in ipairs(given) do
+    local f = find_field(plan, g[1])
+    f.spec = parse_spec(f, g[2])
+    fields[#fields + 1] = f
+  end
+  if #def.fields == 0 then
+    table.sort(fields, function(a, b) if a.off ~= b.off then return a.off < b.off end return a.name < b.name end)
+  end
+  for i = 1, #fields do
+    for j = i + 1, #fields do
+      local a, b = fields[i], fields[j]
+      if a.name == b.name then fail("field %s given twice", a.name) end
+      local ma, mb = byte_masks(a), byte_masks(b)
+      for off, m in pairs(ma) do
+        if mb[off] and bit.band(m, mb[off]) ~= 0 then fail("fields %s and %s overlap", a.name, b.name) end
+      end
+    end
+    if fields[i].off + fields[i].bytes > t.size then
+      fail("%s: beyond the %d-byte template", fields[i].name, t.size)
+    end
+  end
+  local count
+  if combine == "product" then
+    count = 1
+    for _, f in ipairs(fields) do count = count * f.spec.count end
+  else
+    count = 1
+    for _, f in ipairs(fields) do if f.spec.count > count then count = f.spec.count end end
+    local random = false
+    for _, f in ipairs(fields) do if f.spec.kind == "random" then random = true end end
+    if random then count = math.huge end
+  end
+  local period = 1
+  for _, f in ipairs(fields) do
+    if f.spec.count < math.huge then
+      if combine == "product" then period = period * f.spec.count
+      elseif f.spec.count > period then period = f.spec.count end
+    end
+  end
+  local fns, text = compile(fields, plan, combine, period)
+  local self = setmetatable({ template = t, fields = fields, combine = combine, _count = count,
+                              _fns = fns, _source = text, plan = plan }, Flow)
+  -- the generated functions are the methods: flow:apply(burst), flow:next(p)
+  self.apply = fns.apply
+  self.next = fns.next
+  return self
+end
+
+function M.new(def)
+  local ok, f = pcall(build, def)
+  if not ok then error(f, 2) end
+  return f
+end
+setmetatable(M, { __call = function(_, def)
+  local ok, f = pcall(build, def)
+  if not ok then error(f, 2) end
+  return f
+end })
+
+-- Packets after which the sequence repeats: the number of distinct flows
+-- (when lists hold no duplicates); math.huge when a field is random.
+function Flow:count() return self._count end
+
+function Flow:reset() self._fns.reset() end
+
+-- The generated source, for the curious and for debugging.
+function Flow:source() return self._source end
+
+-- The state (where the sequence is) as a plain table, and back.
+function Flow:state() return self._fns.get() end
+function Flow:restore(s) self._fns.set(s) end
+
+-- The first n frames of the sequence as strings (the position is kept).
+function Flow:frames(n)
+  n = n or 4
+  local t = self.template
+  local saved = self._fns.get()
+  self._fns.reset()
+  local buf = ffi.new("uint8_t[?]", t.size)
+  local out = {}
+  for i = 1, n do
+    ffi.copy(buf, t.bytes, t.size)
+    self.next(self, buf)
+    out[i] = ffi.string(buf, t.size)
+  end
+  self._fns.set(saved)
+  return out
+end
+
+-- One line per field: name, offset, width, spec.
+function Flow:describe()
+  local out = {}
+  for _, f in ipairs(self.fields) do
+    local s = f.spec
+    local what = s.kind == "fixed" and num(s.value)
+      or s.kind == "range" and ("%s + %s*k, %s values"):format(num(s.from), num(s.step), num(s.count))
+      or s.kind == "random" and ("random %s..%s seed %d"):format(num(s.lo), num(s.lo + s.span - 1), s.seed)
+      or ("%d listed values"):format(s.count)
+    out[#out + 1] = ("%s @%d (%d bytes): %s"):format(f.name, f.off, f.bytes, what)
+  end
+  return table.concat(out, "\n")
+end
+
+return M

@@ -1,0 +1,206 @@
+-- pcap.lua - write bursts to pcap files; replay pcap files into bursts.
+--
+--   local pcap = require "surge.pcap"            -- surge.pcap
+--
+--   local w = pcap.writer("out.pcap", { snaplen = 128, nano = true })
+--   q:recv(b); w:write(b)          -- every packet of the burst: b.tsc as its time (0: now)
+--   w:close()                      -- flushes; returns the packets written
+--
+--   local r = pcap.reader("in.pcap", { loop = 3, timing = "original" })
+--   r:pace(q)                      -- the queue waits the file's gaps (or none for "fast")
+--   while r:fill(b) > 0 do q:send(b) end
+--
+-- A reader holds the whole file in memory from the moment it is opened, so a
+-- damaged file is an error then (naming the file and the record), and replay
+-- reads no disk. Options:
+--   loop   = N (passes over the file, default 1) or true (forever)
+--   timing = "fast" (no gaps) | "original" (default) | { scale = X } | "scale=X" | X
+--            (a number: the file's gaps divided by X, so 2 replays twice as fast)
+-- For a fixed rate instead, use timing = "fast" and q:set_rate("1mpps").
+-- Readers and writers pass to tasks like ports and pools (as ids); one lcore
+-- at a time uses each. What a script leaves open is closed when the run ends.
+local ffi = require "ffi"
+local core = require "surge.core"
+
+local C, check = core.C, core.check
+local M = {}
+
+local EAGAIN = 11
+
+local Writer, Reader = {}, {}
+Writer.__index, Reader.__index = Writer, Reader
+Writer.__handle = function(w) return ("pcap_writer(%d,%q)"):format(w.id, w.path) end
+Reader.__handle = function(r) return ("pcap_reader(%d,%q)"):format(r.id, r.path) end
+Writer.__tostring = function(w) return ("pcap writer '%s'"):format(w.path) end
+Reader.__tostring = function(r) return ("pcap reader '%s'"):format(r.path) end
+
+function M.wrap_writer(id, path) return setmetatable({ id = id, path = path or "?" }, Writer) end
+function M.wrap_reader(id, path) return setmetatable({ id = id, path = path or "?" }, Reader) end
+
+-- Handle constructors for task data (surge.handles).
+M.handles = { pcap_writer = M.wrap_writer, pcap_reader = M.wrap_reader }
+do
+  local surge = package.loaded["surge"]
+  if type(surge) == "table" and type(surge.handles) == "table" then
+    for k, f in pairs(M.handles) do surge.handles[k] = f end
+  end
+end
+
+local function options(opts, known, what, level)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then error(("%s: options must be a table"):format(what), level + 1) end
+  for k in pairs(opts) do
+    if not known[k] then
+      local names = {}
+      for n in pairs(known) do names[#names + 1] = n end
+      table.sort(names)
+      error(("%s: unknown option '%s' (%s)"):format(what, tostring(k), table.concat(names, ", ")), level + 1)
+    end
+  end
+  return opts
+end
+
+local function info_of(id, level)
+  local i = ffi.new("struct surge_pcap_info")
+  check(C.surge_pcap_info(id, i), level + 1)
+  return {
+    records = tonumber(i.records), bytes = tonumber(i.bytes), next = tonumber(i.next),
+    duration = tonumber(i.duration_ns) / 1e9, speed = i.speed, loops = i.loops, pass = i.pass,
+    snaplen = i.snaplen, linktype = i.linktype, max_len = i.max_len, nano = i.nano == 1,
+    writer = i.writer == 1,
+  }
+end
+
+-- Writer ------------------------------------------------------------------
+
+-- opts.snaplen: bytes kept of each packet (default 65535); opts.nano = true
+-- for nanosecond timestamps (default microseconds).
+function M.writer(path, opts)
+  if type(path) ~= "string" then error("surge.pcap.writer: expected a file name", 2) end
+  opts = options(opts, { snaplen = 1, nano = 1 }, "surge.pcap.writer", 2)
+  local snaplen = opts.snaplen or 0
+  if type(snaplen) ~= "number" or snaplen < 0 or snaplen ~= math.floor(snaplen) then
+    error(("surge.pcap.writer: snaplen = %s: expected an integer"):format(tostring(snaplen)), 2)
+  end
+  local id = C.surge_pcap_open_write(path, snaplen, opts.nano and 1 or 0)
+  if id < 0 then error(core.last_error(), 0) end   -- about the file, not the script: one line
+  return M.wrap_writer(id, path)
+end
+
+-- Writes every packet of the burst (the burst keeps them); returns the count.
+-- Received bursts carry their receive time in b.tsc; a burst with b.tsc == 0
+-- is stamped now. Set b.tsc yourself for made-up times (surge.tsc() units).
+function Writer:write(burst)
+  local rc = C.surge_pcap_write(self.id, burst)
+  if rc < 0 then error(core.last_error(), 2) end
+  return rc
+end
+
+function Writer:count() return info_of(self.id, 2).records end
+function Writer:info() return info_of(self.id, 2) end
+
+-- Flushes and closes the file; returns the packets written.
+function Writer:close()
+  return tonumber(check(C.surge_pcap_close(self.id), 2))
+end
+
+-- Reader ------------------------------------------------------------------
+
+local function parse_timing(t, level)
+  if t == nil or t == "original" then return 1 end
+  if t == "fast" then return 0 end
+  local scale
+  if type(t) == "number" then scale = t
+  elseif type(t) == "table" then
+    for k in pairs(t) do
+      if k ~= "scale" then error(("surge.pcap: timing: unknown field '%s' (scale)"):format(tostring(k)), level + 1) end
+    end
+    scale = t.scale
+  elseif type(t) == "string" then scale = tonumber(t:match("^scale=(.+)$") or t:match("^x(.+)$") or "")
+  end
+  if type(scale) ~= "number" or not (scale > 0) or scale == math.huge then
+    error(("surge.pcap: timing = %s: expected \"fast\", \"original\", { scale = X } or \"scale=X\" with X > 0")
+      :format(type(t) == "string" and ("'" .. t .. "'") or tostring(t)), level + 1)
+  end
+  return scale
+end
+
+local function parse_loop(l, level)
+  if l == nil or l == false then return 1 end
+  if l == true or l == 0 then return 0 end
+  if type(l) ~= "number" or l < 1 or l ~= math.floor(l) or l > 4294967295 then
+    error(("surge.pcap: loop = %s: expected a number of passes (>= 1) or true (forever)"):format(tostring(l)), level + 1)
+  end
+  return l
+end
+
+-- Sets how fills walk the file: loop and timing as for surge.pcap.reader.
+function Reader:replay(opts)
+  opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader", 2)
+  check(C.surge_pcap_replay(self.id, parse_loop(opts.loop, 2), parse_timing(opts.timing, 2)), 2)
+  return self
+end
+
+function M.reader(path, opts)
+  if type(path) ~= "string" then error("surge.pcap.reader: expected a file name", 2) end
+  opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader", 2)
+  local loops, speed = parse_loop(opts.loop, 2), parse_timing(opts.timing, 2)
+  local id = C.surge_pcap_open_read(path)
+  if id < 0 then error(core.last_error(), 0) end   -- about the file, not the script: one line
+  check(C.surge_pcap_replay(id, loops, speed), 2)
+  return M.wrap_reader(id, path)
+end
+
+-- Replaces the burst's packets with the next records (fresh mbufs of its
+-- pool, at most max or the burst's capacity) and their gaps in b.gap_ns[];
+-- returns the count, 0 once the last pass is done. An empty pool is waited
+-- for while the run goes on.
+function Reader:fill(burst, max)
+  local rc = C.surge_pcap_fill(self.id, burst, max or 0)
+  if rc >= 0 then return rc end
+  while rc == -EAGAIN do
+    if C.surge_running() == 0 then return 0 end
+    rc = C.surge_pcap_fill(self.id, burst, max or 0)
+  end
+  if rc < 0 then error(core.last_error(), 2) end
+  return rc
+end
+
+function Reader:count() return info_of(self.id, 2).records end
+function Reader:info() return info_of(self.id, 2) end
+
+-- Starts again at the first record, first pass.
+function Reader:rewind()
+  check(C.surge_pcap_rewind(self.id), 2)
+  return self
+end
+
+-- Frees the records; returns how many there were.
+function Reader:close()
+  return tonumber(check(C.surge_pcap_close(self.id), 2))
+end
+
+-- Paces tx queue q for this reader's timing: the gaps the fills write
+-- (original or scaled timing), or unpaced for "fast".
+function Reader:pace(q)
+  if info_of(self.id, 2).speed > 0 then
+    M.pace_gaps(q, 3)
+  else
+    check(C.surge_txq_set_rate(q.port, q.id, ffi.new("struct surge_rate")), 2)
+    q.gap = nil
+  end
+  return q
+end
+
+-- Makes q wait burst.gap_ns[i] after packet i (SURGE_PACE_GAPS), as a
+-- reader's fills set them. Works from master on a task's queue too.
+function M.pace_gaps(q, level)
+  local r = ffi.new("struct surge_rate")
+  r.pattern = C.SURGE_PACE_GAPS
+  r.unit = C.SURGE_RATE_PPS
+  check(C.surge_txq_set_rate(q.port, q.id, r), level or 2)
+  q.gap = nil          -- a Lua gap function would overwrite gap_ns at send
+  return q
+end
+
+return M
