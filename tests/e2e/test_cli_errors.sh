@@ -1,0 +1,82 @@
+#!/bin/bash
+# test_cli_errors.sh - user mistakes on the command line end the run with a
+# status 1..123, a clear line on stderr that names the culprit, and no crash;
+# --help, --version and SCRIPT --help answer and exit 0.
+. "$(dirname "$0")/lib.sh"
+FLOOD=$EXAMPLES/udp-flood.lua
+
+# refused NAME REGEX [one-line] -- SURGE ARGS...: the run fails cleanly and
+# the first stderr line matches REGEX; with one-line, stderr is only that line
+refused() {
+  local name=$1 re=$2 one=
+  shift 2
+  [ "$1" = one-line ] && { one=1; shift; }
+  [ "$1" = -- ] && shift
+  run_surge 60 "$@"
+  check_user_error "$name"
+  check_match "$name: stderr line 1 names it" "$re" "$(printf '%s\n' "$ERR" | grep . | head -1)"
+  if [ -n "$one" ]; then
+    check "$name: exactly one line on stderr" 1 "$(printf '%s\n' "$ERR" | grep -c .)"
+  fi
+  check_nomatch "$name: no summary after a start-up error" '^surge: summary' "$OUT"
+}
+
+echo "# surge's own options"
+refused "unknown surge option" "unknown option '--bogus'" one-line -- run --bogus "$FLOOD"
+refused "--duration abc" "--duration.*'abc'" one-line -- run --no-huge --duration abc "$FLOOD"
+refused "--stats-interval -1" "--stats-interval.*'-1'" one-line -- run --stats-interval -1 "$FLOOD"
+refused "--vdev without a value" "--vdev needs a value" one-line -- run --vdev
+refused "unknown command" "unknown command 'frobnicate'" one-line -- frobnicate
+refused "run without a script" "missing SCRIPT" one-line -- run --no-huge
+refused "script not found" "cannot read script '$TMP/nope\\.lua'.*No such file" one-line -- run --no-huge "$TMP/nope.lua"
+refused "bad --vdev" "net_bogus0" one-line -- run --no-huge --vdev net_bogus0 "$FLOOD"
+refused "bad --lcores" "--lcores" one-line -- run --no-huge --lcores zz "$FLOOD"
+
+echo "# the script's options"
+refused "unknown script option" "udp-flood\\.lua: unknown option '--frob'" one-line -- \
+  run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --frob 1
+refused "--size abc" "option --size: expected an integer, got 'abc'" one-line -- \
+  run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --size abc
+refused "--count=1.5" "option --count: expected an integer, got '1\\.5'" one-line -- \
+  run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --count=1.5
+refused "script option without its value" "option --count needs a value" one-line -- \
+  run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --count
+refused "--count not a multiple of --clones" "--count 1001 is not a multiple of --clones 4" one-line -- \
+  run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --count 1001 --clones 4
+
+echo "# more tasks than worker lcores (loopback.lua needs 2 workers, --lcores 0-1 has 1)"
+run_surge 60 run --no-huge --stats-interval 0 --lcores 0-1 --vdev net_null0,no-rx=1 "$EXAMPLES/loopback.lua" --count 1000
+check_user_error "too few lcores"
+check_match "too few lcores: stderr line 1 says so and how to fix it" \
+  "^.*loopback\\.lua:[0-9]+: no free lcore for task 'tx'.*--lcores" "$(printf '%s\n' "$ERR" | head -1)"
+check_pools "too few lcores"
+
+echo "# a port that cannot start (memif client, no server)"
+run_surge 60 run --no-huge --stats-interval 0 --vdev "net_memif0,role=client,socket=$TMP/none.sock,socket-abstract=no" \
+  "$FLOOD" --count 10
+check_user_error "port start fails"
+check_match "port start fails: the error says the port did not start" "udp-flood\\.lua:[0-9]+: port 0.*(start failed|link)" "$ERR"
+check_no_leak "port start fails"
+
+echo "# help and version"
+run_surge 30 --help
+check "--help exits 0" 0 "$RC"
+check_match "--help: usage line" '^usage: surge COMMAND' "$OUT"
+for o in "run SCRIPT" --vdev --pci --lcores --no-huge --eal --duration --stats-interval --quiet --version; do
+  check_match "--help lists $o" "^  $o[ ,]" "$OUT"
+done
+check "--help: nothing on stderr" "" "$ERR"
+run_surge 30 --version
+check "--version exits 0" 0 "$RC"
+VERSION=$(sed -n 's/^project(surge VERSION \([0-9.]*\).*/\1/p' "$SURGE_SRC/CMakeLists.txt")
+check "--version prints the project's version" "surge $VERSION" "$OUT"
+run_surge 30 run "$FLOOD" --help
+check "SCRIPT --help exits 0" 0 "$RC"
+check_match "SCRIPT --help: usage line with the script" "^usage: surge run .*udp-flood\\.lua" "$OUT"
+for o in --port --size --flows --clones --burst --count --src --dst --sport --dport; do
+  check_match "SCRIPT --help lists $o" "^  $o " "$OUT"
+done
+check_match "SCRIPT --help shows defaults" '--size INTEGER.*\(default 60\)' "$OUT"
+check_nomatch "SCRIPT --help starts no DPDK (no EAL or summary lines)" '^EAL:|summary|virtual sink' "$OUT
+$ERR"
+finish
