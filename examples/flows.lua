@@ -5,7 +5,7 @@
 --   surge run examples/flows.lua --flows-src 65536 --flows-port 16      # 1M flows
 --   surge run examples/flows.lua --flows-src 10 --flows-port 4 --count 4000
 --   surge run examples/flows.lua --flows-src 5 --flows-port 3 --zip --count 500
---   surge show examples/flows.lua --flows-src 3 --flows-port 2 --packets 6
+--   surge show --packets 6 examples/flows.lua --flows-src 3 --flows-port 2
 --
 -- The flow definition is compiled once into a function that rewrites the
 -- three fields of each packet and keeps the IPv4 and UDP checksums valid

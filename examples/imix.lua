@@ -2,9 +2,9 @@
 -- several flows, and the size distribution it sent.
 --
 --   surge run examples/imix.lua --count 12000
---   surge run examples/imix.lua --sizes 60-1514 --duration 5       # uniform
+--   surge run --duration 5 examples/imix.lua --sizes 60-1514       # uniform
 --   surge run examples/imix.lua --sizes 60:1,1514:1 --flows 100     # weighted
---   surge show examples/imix.lua --packets 12
+--   surge show --packets 12 examples/imix.lua
 --
 -- Sizes exclude the 4-byte FCS, like --size everywhere in surge: IMIX is
 -- 60/566/1514 bytes here (64/570/1518 on the wire) in the ratio 7:4:1.
@@ -98,7 +98,7 @@ function tx(q, args)
   return { sent = sent, hist = sz:histogram(sent) }
 end
 
--- `surge show examples/imix.lua --packets 12` prints the first packets.
+-- `surge show --packets 12 examples/imix.lua` prints the first packets.
 function show(args)
   local sz, _, f = setup(args)
   return { frames = function(_, n) return sz:frames(n, f) end }

@@ -23,6 +23,8 @@ local surge = {
   latency = require "surge.latency",
   port = port.open,
   pool = pool.new,
+  flow = require "surge.flow",      -- surge.flow{ template, fields, combine }
+  size = require "surge.size",      -- surge.size(spec): fixed, uniform, weighted, "imix"
 }
 
 local launched = {}   -- tasks started by this master, in launch order
