@@ -19,7 +19,7 @@ local M = { size = 8, ECHO_REPLY = 0, UNREACHABLE = 3, ECHO_REQUEST = 8, TIME_EX
 M.fields = { type = { off = 0, bytes = 1 }, code = { off = 1, bytes = 1 }, id = { off = 4, bytes = 2 },
              seq = { off = 6, bytes = 2 } }
 M.checksum = 2            -- offset of the checksum covering header and payload
-M.checksum_no_pseudo = true   -- no IP pseudo header: IPv4 address changes leave it alone
+M.pseudo_header = false   -- no IP pseudo header: address changes leave the checksum alone
 
 M.type_names = { [0] = "echo-reply", [3] = "unreachable", [4] = "source-quench", [5] = "redirect",
                  [8] = "echo-request", [9] = "router-advertisement", [10] = "router-solicitation",

@@ -105,7 +105,7 @@ function M.decode(p, len)
   local text = ("ip4 %s > %s proto %d ttl %d len %d id %d csum %s"):format(M.addr_text(src),
     M.addr_text(dst), proto, p[8], stack.get16(p + 2), stack.get16(p + 4), ok and "ok" or "BAD")
   return text, { ipproto = proto, ip = { pseudo_sum = function(pr, l) return M.pseudo_sum(src, dst, pr, l) end,
-                                           v4 = true } }, ihl
+                                           v4 = true, payload = stack.get16(p + 2) - ihl } }, ihl
 end
 
 return M

@@ -64,13 +64,17 @@ function M.build(spec, level)
                   prev = layers[i - 1], ip = ip }
     l.off = off
     ctxs[i] = ctx
-    l:write(buf + off, ctx)
+    local ok, err = pcall(l.write, l, buf + off, ctx)
+    if not ok then error((tostring(err):gsub("^[^\n:]+:%d+: ", "")), level) end
     if l.pseudo_sum then ip = l end
     off = off + l.len
   end
   for i = #layers, 1, -1 do
     local l = layers[i]
-    if l.finish then l:finish(buf + ctxs[i].off, ctxs[i]) end
+    if l.finish then
+      local ok, err = pcall(l.finish, l, buf + ctxs[i].off, ctxs[i])
+      if not ok then error((tostring(err):gsub("^[^\n:]+:%d+: ", "")), level) end
+    end
   end
   local t = { bytes = ffi.string(buf, size), size = size, layers = {}, off = {} }
   for i, l in ipairs(layers) do

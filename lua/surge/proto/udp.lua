@@ -73,7 +73,9 @@ function M.decode(p, len, ctx)
   if len < 8 then return "udp (truncated)", nil, len end
   local ulen, c = stack.get16(p + 4), stack.get16(p + 6)
   local status = "none"
-  if c ~= 0 and ctx.ip and ulen <= len then
+  if c == 0 and ctx.ip and ctx.ip.v4 == false then
+    status = "BAD (0 over IPv6)"
+  elseif c ~= 0 and ctx.ip and ulen <= len then
     status = cs.sum(p, ulen, ctx.ip.pseudo_sum(17, ulen)) == 0xffff and "ok" or "BAD"
   end
   local dport = stack.get16(p + 2)
