@@ -85,6 +85,7 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 	if (p == NULL)
 		return 0;
 	surge_burst_free(b);
+	b->tsc = 0;     /* generated, not received: pcap writers stamp them now */
 	if (n > b->cap)
 		n = b->cap;
 	got = take(p->mp, b->mbuf, n);

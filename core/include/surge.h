@@ -41,7 +41,7 @@ enum surge_pace_pattern {
 	SURGE_PACE_POISSON = 1,  /* exponential gaps with the rate's mean */
 	SURGE_PACE_ONOFF = 2,    /* on_pkts at the rate (0 = unpaced), then off_s of silence */
 	SURGE_PACE_RAMP = 3,     /* linear from value to ramp_to over ramp_s, then ramp_to */
-	SURGE_PACE_GAPS = 4      /* each packet's gap from burst.gap_ns[i] */
+	SURGE_PACE_GAPS = 4      /* the gap after each packet from burst.gap_ns[i] */
 };
 
 /* What a loop does while it has nothing to do. */
@@ -63,7 +63,7 @@ struct surge_burst {
 	void *mbuf[SURGE_BURST_MAX];      /* opaque to Lua */
 	uint8_t *data[SURGE_BURST_MAX];   /* first byte of each frame */
 	uint16_t len[SURGE_BURST_MAX];    /* frame length (without FCS) */
-	uint32_t gap_ns[SURGE_BURST_MAX]; /* SURGE_PACE_GAPS: wait before packet i */
+	uint32_t gap_ns[SURGE_BURST_MAX]; /* SURGE_PACE_GAPS: wait after packet i, before the next */
 };
 
 struct surge_rate {

@@ -25,6 +25,7 @@ local surge = {
   pool = pool.new,
   flow = require "surge.flow",      -- surge.flow{ template, fields, combine }
   size = require "surge.size",      -- surge.size(spec): fixed, uniform, weighted, "imix"
+  pcap = require "surge.pcap",      -- pcap.writer(path), pcap.reader(path, { loop, timing })
 }
 
 local launched = {}   -- tasks started by this master, in launch order
@@ -110,6 +111,7 @@ end
 -- Handles rebuilt from ids when task data is decoded.
 surge.handles = {
   port = port.wrap, txq = port.txq, rxq = port.rxq, pool = pool.wrap,
+  pcap_writer = surge.pcap.handles.pcap_writer, pcap_reader = surge.pcap.handles.pcap_reader,
 }
 
 local TaskFailure = {}

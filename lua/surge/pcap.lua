@@ -37,14 +37,8 @@ Reader.__tostring = function(r) return ("pcap reader '%s'"):format(r.path) end
 function M.wrap_writer(id, path) return setmetatable({ id = id, path = path or "?" }, Writer) end
 function M.wrap_reader(id, path) return setmetatable({ id = id, path = path or "?" }, Reader) end
 
--- Handle constructors for task data (surge.handles).
+-- Handle constructors for task data (merged into surge.handles by init.lua).
 M.handles = { pcap_writer = M.wrap_writer, pcap_reader = M.wrap_reader }
-do
-  local surge = package.loaded["surge"]
-  if type(surge) == "table" and type(surge.handles) == "table" then
-    for k, f in pairs(M.handles) do surge.handles[k] = f end
-  end
-end
 
 local function options(opts, known, what, level)
   if opts == nil then return {} end
