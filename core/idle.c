@@ -60,6 +60,7 @@ idle_task_begin(void)
 	set_defaults(&s->idle);
 	s->sleep_us = 0;
 	s->idle_cycles = 0;
+	s->wait_since = 0;
 	s->sleeps = 0;
 	s->oversleep_ns = FIRST_OVERSLEEP_NS;
 	s->task_end_tsc = 0;
@@ -120,6 +121,15 @@ sleep_ns(uint64_t ns)
 
 /* Waits until `target`; `period` is the typical spacing of these waits (the
  * pacer's gap), which decides between sleeping and spinning. */
+/* Ends a wait: the in-progress mark goes first, so a reader may miss a
+ * moment of idle time but never counts it twice. */
+static void
+end_wait(struct lcore_slot *s, uint64_t cycles)
+{
+	__atomic_store_n(&s->wait_since, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->idle_cycles, s->idle_cycles + cycles, __ATOMIC_RELEASE);
+}
+
 void
 idle_wait_until(uint64_t target, uint64_t period)
 {
@@ -127,6 +137,8 @@ idle_wait_until(uint64_t target, uint64_t period)
 	uint64_t start = rte_rdtsc(), now = start, hz = rte_get_tsc_hz();
 	int mode = s != NULL && s->idle.step_us ? s->idle.mode : DEFAULT_MODE;
 
+	if (s != NULL)
+		s->wait_since = start;    /* readers count a wait in progress as idle */
 	if (mode == SURGE_IDLE_SLEEP && s != NULL && target > now) {
 		double left_ns = (double)(target - now) * 1e9 / hz;
 		double period_ns = (double)period * 1e9 / hz;
@@ -154,7 +166,7 @@ idle_wait_until(uint64_t target, uint64_t period)
 			rte_pause();
 	}
 	if (s != NULL)
-		s->idle_cycles += now - start;
+		end_wait(s, now - start);
 }
 
 void
@@ -179,10 +191,11 @@ idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
 	}
 	s->sleep_us = RTE_MIN(s->sleep_us + s->idle.step_us, s->idle.max_sleep_us);
 	if (s->sleep_us > 0) {
+		s->wait_since = now;
 		sleep_ns((uint64_t)s->sleep_us * 1000);
 		s->sleeps++;
 		s->last_poll_tsc = rte_rdtsc();
-		s->idle_cycles += s->last_poll_tsc - now;
+		end_wait(s, s->last_poll_tsc - now);
 	}
 }
 
@@ -190,7 +203,7 @@ int
 surge_lcore_stats(int lcore, struct surge_lcore_stats *out)
 {
 	const struct lcore_slot *s;
-	uint64_t end, total;
+	uint64_t end, total, idle, since;
 
 	if (lcore < 0 || lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled((unsigned)lcore))
 		return rt_error(-EINVAL, "no lcore %d", lcore);
@@ -201,7 +214,11 @@ surge_lcore_stats(int lcore, struct surge_lcore_stats *out)
 		return 0;
 	end = s->task_end_tsc ? s->task_end_tsc : rte_rdtsc();
 	total = end - s->task_start_tsc;
-	out->idle_cycles = RTE_MIN(s->idle_cycles, total);
+	since = __atomic_load_n(&s->wait_since, __ATOMIC_ACQUIRE);
+	idle = __atomic_load_n(&s->idle_cycles, __ATOMIC_ACQUIRE);
+	if (since != 0 && s->task_end_tsc == 0 && end > since)
+		idle += end - since;            /* the wait in progress so far */
+	out->idle_cycles = RTE_MIN(idle, total);
 	out->busy_cycles = total - out->idle_cycles;
 	out->sleeps = s->sleeps;
 	return 0;

@@ -191,13 +191,15 @@ surge_latency_scan(int id, const struct surge_burst *b, uint16_t off)
 			continue;
 		memcpy(&seq, b->data[i] + off + 4, 4);
 		memcpy(&sent, b->data[i] + off + 8, 8);
-		if (sent == 0 || sent > b->tsc)
+		if (sent == 0)
 			continue;               /* never stamped: not a real departure */
 		uint64_t dups = l->dup;
 
 		track(l, seq);
+		/* the TSCs of two CPUs may differ by a few cycles: a probe
+		 * "received before it was sent" took no measurable time */
 		if (l->dup == dups)
-			hist_add(&l->h, (uint64_t)((double)(b->tsc - sent) * ns_per_cycle));
+			hist_add(&l->h, sent < b->tsc ? (uint64_t)((double)(b->tsc - sent) * ns_per_cycle) : 0);
 		found++;
 	}
 	return found;

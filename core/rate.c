@@ -301,6 +301,8 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 			due++;
 		}
 		sent = push_all(port, q, pkts + i, due, stamp);
+		if (p->packets == 0 && sent > 0)
+			p->first_tsc = now;
 		p->packets += sent;
 		p->last_tsc = now;
 		i += sent;
@@ -323,10 +325,12 @@ surge_txq_rate_stats(uint16_t port, uint16_t q, struct surge_rate_stats *out)
 	memset(out, 0, sizeof(*out));
 	out->packets = p->packets;
 	out->bytes = p->bytes;
-	sec = p->last_tsc > p->start_tsc ? (double)(p->last_tsc - p->start_tsc) / hz : 0;
+	/* n departures span n - 1 gaps (counted from the first departure) */
+	sec = p->packets > 1 && p->last_tsc > p->first_tsc ? (double)(p->last_tsc - p->first_tsc) / hz : 0;
 	out->seconds = sec;
-	out->pps = sec > 0 ? p->packets / sec : 0;
-	out->l1_bps = sec > 0 ? (p->bytes + p->packets * (double)L1_OVERHEAD) * 8 / sec : 0;
+	out->pps = sec > 0 ? (p->packets - 1) / sec : 0;
+	out->l1_bps = sec > 0 ? (p->bytes + p->packets * (double)L1_OVERHEAD) * 8 / sec
+			  * (p->packets - 1) / p->packets : 0;
 	if (p->r.pattern != SURGE_PACE_RAMP && p->r.pattern != SURGE_PACE_GAPS &&
 	    p->r.pattern != SURGE_PACE_ONOFF && p->r.unit == SURGE_RATE_PPS)
 		out->target_pps = p->r.value;

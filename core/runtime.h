@@ -50,6 +50,7 @@ struct lcore_slot {
 	uint64_t sleeps;
 	double oversleep_ns;          /* running mean of how late sleeps wake */
 	uint64_t last_poll_tsc;       /* end of the previous rx poll */
+	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
 } __rte_cache_aligned;
 
 /* A rate request, written by whoever sets the rate (a seqlock: seq is odd
@@ -73,6 +74,7 @@ struct pacer {
 	uint64_t start_tsc;
 	uint32_t on_count;
 	uint64_t packets, bytes;      /* since the rate was set */
+	uint64_t first_tsc;           /* first departure */
 	uint64_t last_tsc;            /* last departure */
 	double last_gap;              /* cycles: the spacing the pacer works at now */
 };
@@ -114,7 +116,7 @@ struct runtime {
 	uint64_t end_tsc;             /* last task finished */
 	uint64_t last_print_tsc;
 	uint64_t *prev_tx, *prev_rx, *prev_txb, *prev_rxb; /* per port, for interval rates */
-	uint64_t prev_busy[RTE_MAX_LCORE], prev_idle[RTE_MAX_LCORE]; /* per lcore, likewise */
+	uint64_t prev_busy[RTE_MAX_LCORE], prev_idle[RTE_MAX_LCORE]; /* per lcore: total and idle cycles */
 	struct lcore_slot lcore[RTE_MAX_LCORE];
 	struct port_state port[RTE_MAX_ETHPORTS];
 	struct pool_state pool[SURGE_POOL_MAX];

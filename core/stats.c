@@ -72,18 +72,25 @@ print_lcores(int interval)
 
 	RTE_LCORE_FOREACH_WORKER(id) {
 		struct surge_lcore_stats ls;
-		uint64_t busy, idle;
+		uint64_t total, idle;
+		double pct;
 
 		if (surge_lcore_stats((int)id, &ls) != 0 || ls.busy_cycles + ls.idle_cycles == 0)
 			continue;
-		busy = ls.busy_cycles - (interval ? r->prev_busy[id] : 0);
-		idle = ls.idle_cycles - (interval ? r->prev_idle[id] : 0);
+		total = ls.busy_cycles + ls.idle_cycles;
+		idle = ls.idle_cycles;
 		if (interval) {
-			r->prev_busy[id] = ls.busy_cycles;
-			r->prev_idle[id] = ls.idle_cycles;
+			/* counters of a lcore running a new task start again at 0 */
+			uint64_t t0 = total >= r->prev_busy[id] ? r->prev_busy[id] : 0;
+			uint64_t i0 = idle >= r->prev_idle[id] ? r->prev_idle[id] : 0;
+
+			r->prev_busy[id] = total;
+			r->prev_idle[id] = idle;
+			total -= t0;
+			idle -= i0;
 		}
-		printf("%s lcore %u %5.1f%%", any ? "," : "           idle:", id,
-		       busy + idle ? idle * 100.0 / (double)(busy + idle) : 0.0);
+		pct = total ? idle * 100.0 / (double)total : 0.0;
+		printf("%s lcore %u %5.1f%%", any ? "," : "           idle:", id, RTE_MIN(pct, 100.0));
 		any = 1;
 	}
 	if (any)

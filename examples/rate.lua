@@ -3,9 +3,10 @@
 --   surge run examples/rate.lua                  # on the virtual sink, ~8 s
 --   surge run examples/rate.lua --seconds 2
 --
--- The TX task paces its own queue through constant, L1 bit rate, Poisson,
--- on/off, ramp and a Lua gap function, measuring what each achieved. Then
--- master changes the running task's rate twice and measures each from outside.
+-- A first task paces its own queue through constant, L1 bit rate, Poisson,
+-- on/off, ramp and a Lua gap function, measuring what each achieved. Then a
+-- second task sends while master changes its rate twice, measuring each from
+-- outside.
 local surge = require "surge"
 
 function configure(p)
@@ -15,7 +16,7 @@ function configure(p)
   p:option("--size", "frame size in bytes", 60, "integer")
 end
 
-local function phases(seconds)
+local function phases_of(seconds)
   return {
     { name = "constant 100kpps", spec = "100kpps", expect = 100e3 },
     { name = "L1 100mbit", spec = "100mbit", expect = 100e6 / ((60 + 24) * 8) },
@@ -36,30 +37,34 @@ end
 function master(args)
   local port = surge.port(tonumber(args.port) or args.port, { txq = 1 })
   local q = port:txq(0)
-  local task = surge.launch("tx", q, args)
-  -- the task's own phases take #phases * seconds; then master takes over
-  local results, err = surge.wait(task, #phases(args.seconds) * args.seconds + 0.2)
-  if err == "timeout" then
-    print("rate set by master on the running task:")
-    for _, r in ipairs({ { "500kpps", 500e3 }, { "2mpps", 2e6 } }) do
-      q:set_rate(r[1])
-      surge.sleep(args.seconds)
-      if not surge.running() then break end        -- --duration or Ctrl-C
-      report(r[1], q:rate_stats(), r[2])
-    end
-    surge.stop()
-    results = surge.wait(task)
-  end
+  -- 1. the task paces its own queue through every pattern
+  local results = surge.wait(surge.launch("phases", q, args)) or {}
   print("rates set by the task itself:")
   for _, r in ipairs(results) do report(r.name, r, r.expect) end
+  if not surge.running() then return end          -- --duration or Ctrl-C
+  -- 2. a task sends; master changes its rate while it runs
+  local task = surge.launch("steady", q, args)
+  print("rates set by master on the running task:")
+  for _, r in ipairs({ { "500kpps", 500e3 }, { "2mpps", 2e6 } }) do
+    q:set_rate(r[1])
+    surge.sleep(args.seconds)
+    if not surge.running() then break end
+    report(r[1], q:rate_stats(), r[2])
+  end
+  surge.stop()
+  surge.wait(task)
 end
 
-function tx(q, args)
+local function sender(args)
   local pool = surge.pool{ template = surge.proto.udp{ size = args.size } }
-  local burst = pool:burst(32)
+  return pool:burst(32)
+end
+
+function phases(q, args)
+  local burst = sender(args)
   local results = {}
   local hz = surge.tsc_hz()
-  for _, ph in ipairs(phases(args.seconds)) do
+  for _, ph in ipairs(phases_of(args.seconds)) do
     if not surge.running() then break end          -- --duration or Ctrl-C
     q:set_rate(ph.spec)
     local stop_at = surge.tsc() + args.seconds * hz
@@ -71,9 +76,13 @@ function tx(q, args)
     results[#results + 1] = { name = ph.name, pps = st.pps, expect = ph.expect }
   end
   q:set_rate(nil)
-  while surge.running() do          -- master re-rates from here on
+  return results
+end
+
+function steady(q, args)
+  local burst = sender(args)
+  while surge.running() do          -- master sets and changes the rate
     burst:alloc()
     q:send(burst)
   end
-  return results
 end
