@@ -96,7 +96,9 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 
 		rte_pktmbuf_reset(m);
 		b->data[i] = rte_pktmbuf_mtod(m, uint8_t *);
-		if (unlikely(*RTE_MBUF_DYNFIELD(m, rt()->probe_field, uint16_t *) != 0))
+		/* only pools that carried probes look at the probe field: it lives
+		 * in the mbuf's second cache line */
+		if (unlikely(p->probed) && *RTE_MBUF_DYNFIELD(m, rt()->probe_field, uint16_t *) != 0)
 			probe_unmark(p, m, b->data[i]);
 		b->len[i] = p->tmpl_len;
 	}
@@ -191,7 +193,9 @@ static uint32_t
 push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
      uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp)
 {
-	if (pacer_refresh(s, (double)rte_get_tsc_hz(), rte_rdtsc()))
+	/* an unpaced queue with no new rate request costs one compare here */
+	if (unlikely(s->pc.active || __atomic_load_n(&s->req.seq, __ATOMIC_RELAXED) != s->pc.seq_seen) &&
+	    pacer_refresh(s, (double)rte_get_tsc_hz(), rte_rdtsc()))
 		return pace_push(port, q, s, pkts, n, clones,
 				 s->pc.r.pattern == SURGE_PACE_GAPS ? gap_ns : NULL, ptr_base, stamp);
 	return push_all(port, q, pkts, n, stamp);

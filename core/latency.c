@@ -96,6 +96,8 @@ surge_probe_mark(struct surge_burst *b, uint32_t i, uint16_t off, uint32_t seq)
 	memset(b->data[i] + off + 8, 0, 8);
 	*probe_off(b->mbuf[i]) = off;
 	b->probes++;
+	if (b->pool >= 0 && !rt()->pool[b->pool].probed)
+		rt()->pool[b->pool].probed = 1;     /* from now on alloc undoes marks */
 	return 0;
 }
 

@@ -134,7 +134,7 @@ int
 surge_pool_fill(int pool, const uint8_t *bytes, uint16_t len)
 {
 	struct fill_arg fa = { .bytes = bytes, .len = len };
-	struct pool_state *p;
+	struct pool_state *p = NULL;
 	int rc;
 
 	if ((rc = pool_idle(pool, &p)) != 0)
@@ -155,7 +155,7 @@ int
 surge_pool_data(int pool, uint8_t **data, uint32_t max)
 {
 	struct fill_arg fa = { .data = data, .max = max };
-	struct pool_state *p;
+	struct pool_state *p = NULL;
 	int rc;
 
 	if ((rc = pool_idle(pool, &p)) != 0)

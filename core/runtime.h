@@ -103,6 +103,7 @@ struct pool_state {
 	uint8_t *tmpl;                /* copy of the template bytes, NULL if filled per mbuf */
 	uint16_t tmpl_len;
 	uint8_t single_owner;
+	volatile uint8_t probed;      /* some mbuf was marked as a latency probe */
 	int32_t owner_lcore;
 	uint64_t alloc_fail;          /* updated with relaxed atomics */
 };
