@@ -170,6 +170,10 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 		if (unlikely(len < RTE_ETHER_HDR_LEN || len > m->buf_len - m->data_off))
 			return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
 					i, len, RTE_ETHER_HDR_LEN, m->buf_len - m->data_off);
+		if (unlikely(len > ps->max_len))
+			return rt_error(-EMSGSIZE, "packet %u of the burst is %u bytes: port %u's MTU %u "
+					"allows %u (open the port with mtu = N where it takes jumbo frames)",
+					i, len, port, ps->mtu, ps->max_len);
 		if (ps->fast_free) {
 			if (unlikely(rte_mbuf_refcnt_read(m) != 1))
 				return rt_error(-EINVAL, "port %u tx queue %u uses MBUF_FAST_FREE: packet %u "

@@ -83,6 +83,29 @@ setup_queues(uint16_t port, struct port_state *ps, const struct rte_eth_dev_info
 	return 0;
 }
 
+/* The MTU bounds what a send accepts. Drivers without an MTU setting
+ * (net_ring, net_pcap) take the one asked for as surge's own limit. */
+static int
+set_mtu(uint16_t port, struct port_state *ps, const struct rte_eth_dev_info *info, uint16_t want)
+{
+	uint16_t mtu = 1500;
+	int rc;
+
+	if (want != 0) {
+		rc = rte_eth_dev_set_mtu(port, want);
+		if (rc != 0 && rc != -ENOTSUP)
+			return rt_error(rc, "port %u (%s): MTU %u refused: %s (the port allows %u..%u)",
+					port, info->driver_name, want, rte_strerror(-rc), info->min_mtu,
+					info->max_mtu);
+		mtu = want;
+	} else if (rte_eth_dev_get_mtu(port, &mtu) != 0) {
+		mtu = 1500;
+	}
+	ps->mtu = mtu;
+	ps->max_len = (uint32_t)mtu + RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN;
+	return 0;
+}
+
 int
 surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 {
@@ -123,6 +146,8 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	rc = rte_eth_dev_configure(port, conf->rxq, conf->txq, &ec);
 	if (rc < 0)
 		return rt_error(rc, "port %u (%s): configure failed: %s", port, info.driver_name, rte_strerror(-rc));
+	if ((rc = set_mtu(port, ps, &info, conf->mtu)) != 0)
+		return rc;
 	rxd = conf->rxd ? conf->rxd : 1024;
 	txd = conf->txd ? conf->txd : 1024;
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
@@ -214,7 +239,10 @@ surge_port_info(uint16_t port, struct surge_port_info *out)
 	out->txq = ps->opened ? ps->conf.txq : 0;
 	out->fast_free = ps->fast_free;
 	out->clones = ps->opened && ps->conf.clones;
-	rte_eth_dev_get_mtu(port, &out->mtu);
+	if (ps->opened)
+		out->mtu = ps->mtu;
+	else
+		rte_eth_dev_get_mtu(port, &out->mtu);
 	out->rx_offload_capa = info.rx_offload_capa;
 	out->tx_offload_capa = info.tx_offload_capa;
 	return 0;

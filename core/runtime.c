@@ -180,7 +180,7 @@ static const struct surge_abi_field abi_fields[] = {
 	F(surge_burst, probes), F(surge_burst, tsc), F(surge_burst, mbuf), F(surge_burst, data), F(surge_burst, len),
 	S(surge_port_conf), F(surge_port_conf, rxq), F(surge_port_conf, txq),
 	F(surge_port_conf, rxd), F(surge_port_conf, txd), F(surge_port_conf, link_timeout_ms),
-	F(surge_port_conf, promisc), F(surge_port_conf, clones), F(surge_port_conf, reserved),
+	F(surge_port_conf, promisc), F(surge_port_conf, clones), F(surge_port_conf, mtu),
 	S(surge_port_info), F(surge_port_info, name), F(surge_port_info, driver),
 	F(surge_port_info, mac), F(surge_port_info, link_up), F(surge_port_info, started),
 	F(surge_port_info, link_speed_mbps), F(surge_port_info, socket),

@@ -95,6 +95,8 @@ struct port_state {
 	struct queue_slot *rxq;
 	uint8_t fast_free;
 	uint8_t handover;             /* driver passes tx mbufs to a receiver (net_ring) */
+	uint16_t mtu;
+	uint32_t max_len;             /* longest frame sent, without FCS: MTU + header + 2 tags */
 	char driver[SURGE_NAME_MAX];
 };
 

@@ -114,7 +114,7 @@ struct surge_port_conf {
 	uint32_t link_timeout_ms;  /* wait this long for link up, 0 = don't wait */
 	uint8_t promisc;           /* 1 = promiscuous mode */
 	uint8_t clones;            /* 1 = tx queues may send clones (no FAST_FREE) */
-	uint16_t reserved;
+	uint16_t mtu;              /* 0 = the port's current MTU; larger frames are refused */
 };
 
 struct surge_port_info {

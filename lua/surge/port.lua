@@ -33,14 +33,15 @@ local function count(opts, k, default, max)
 end
 
 -- Opens a port by number or device name; opts: rxq, txq, rxd, txd, promisc,
--- clones (tx queues may send clones; turns MBUF_FAST_FREE off), link_timeout (s).
+-- clones (tx queues may send clones; turns MBUF_FAST_FREE off), link_timeout (s),
+-- mtu (frames longer than MTU + 22 bytes are refused; default the port's MTU).
 function M.open(id, opts)
   opts = opts or {}
   if type(id) == "string" then id = check(C.surge_port_find(id), 2) end
   if type(id) ~= "number" then error("surge.port: expected a port number or name", 2) end
   for k in pairs(opts) do
-    if not ({ rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1 })[k] then
-      error(("surge.port: unknown option '%s' (rxq, txq, rxd, txd, promisc, clones, link_timeout)"):format(k), 2)
+    if not ({ rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1, mtu = 1 })[k] then
+      error(("surge.port: unknown option '%s' (rxq, txq, rxd, txd, promisc, clones, link_timeout, mtu)"):format(k), 2)
     end
   end
   local conf = ffi.new("struct surge_port_conf")
@@ -50,6 +51,7 @@ function M.open(id, opts)
   conf.txd = count(opts, "txd", 0, 65535)
   conf.promisc = opts.promisc == false and 0 or 1
   conf.clones = opts.clones and 1 or 0
+  conf.mtu = count(opts, "mtu", 0, 65535)
   conf.link_timeout_ms = math.floor((opts.link_timeout or 2) * 1000)
   check(C.surge_port_open(id, conf), 2)
   return wrap(id)

@@ -118,6 +118,22 @@ function T.template_function_fills_each_mbuf()
   errors("unknown option 'colour'", surge.pool, { colour = 1 })
 end
 
+function T.mtu_bounds_frame_length()
+  -- port 1 is the null sink, opened without mtu: its 1500 allows 1522-byte
+  -- frames (two VLAN tags) and refuses longer ones, however big the mbufs
+  local q = null_port():txq(0)
+  assert(null_port():info().mtu == 1500)
+  local pool = surge.pool{ size = 63, data_room = 9216, template = surge.proto.udp{ size = 1522 } }
+  local b = pool:burst(2)
+  b:alloc()
+  assert(q:send(b) == 2)
+  b:alloc()
+  b.len[1] = 1523
+  errors("is 1523 bytes: port 1's MTU 1500 allows 1522", function() q:send(b) end)
+  b:free()
+  assert(pool:info().avail == 63)
+end
+
 function T.bad_lengths_refused()
   local q = null_port():txq(0)
   local pool = surge.pool{ size = 63, template = surge.proto.udp{} }
