@@ -153,6 +153,7 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 	struct surge_burst *b, uint32_t clones, uint64_t *bytes)
 {
 	uint64_t sum = 0;
+	const struct pool_state *pl = ps->csum && b->pool >= 0 ? &rt()->pool[b->pool] : NULL;
 
 	if (unlikely(clones > 1 && !ps->conf.clones))
 		return rt_error(-EINVAL, "port %u tx queue %u: clone send refused: the port was opened "
@@ -187,6 +188,8 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 		m->data_len = len;
 		m->pkt_len = len;
 		sum += len;
+		if (pl != NULL && pl->ip_version != 0)
+			offload_csum_prepare(m, pl, ps->csum);
 	}
 	*bytes = sum;
 	return 0;

@@ -74,7 +74,7 @@ setup_queues(uint16_t port, struct port_state *ps, const struct rte_eth_dev_info
 		if (rc < 0)
 			return rt_error(rc, "port %u: rx queue %u setup failed: %s", port, q, rte_strerror(-rc));
 	}
-	txc.offloads = ps->fast_free ? RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE : 0;
+	txc.offloads = ps->tx_offloads;
 	for (uint16_t q = 0; q < ps->conf.txq; q++) {
 		rc = rte_eth_tx_queue_setup(port, q, txd, socket, &txc);
 		if (rc < 0)
@@ -137,12 +137,14 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	snprintf(ps->driver, sizeof(ps->driver), "%s", info.driver_name);
 	ps->handover = strcmp(info.driver_name, "net_ring") == 0;
 	ps->fast_free = !conf->clones && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE);
+	ps->csum = conf->csum_offload ? offload_csum_pick(info.tx_offload_capa) : 0;
+	ps->tx_offloads = ps->csum | (ps->fast_free ? RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE : 0);
 	socket = rte_eth_dev_socket_id(port);
 	if (socket < 0)
 		socket = (int)rte_socket_id();
 
 	memset(&ec, 0, sizeof(ec));
-	ec.txmode.offloads = ps->fast_free ? RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE : 0;
+	ec.txmode.offloads = ps->tx_offloads;
 	rc = rte_eth_dev_configure(port, conf->rxq, conf->txq, &ec);
 	if (rc < 0)
 		return rt_error(rc, "port %u (%s): configure failed: %s", port, info.driver_name, rte_strerror(-rc));
@@ -245,6 +247,7 @@ surge_port_info(uint16_t port, struct surge_port_info *out)
 		rte_eth_dev_get_mtu(port, &out->mtu);
 	out->rx_offload_capa = info.rx_offload_capa;
 	out->tx_offload_capa = info.tx_offload_capa;
+	out->tx_offloads = ps->opened ? ps->tx_offloads : 0;
 	return 0;
 }
 

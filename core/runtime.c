@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -158,7 +159,11 @@ surge_tsc_hz(void)
 void
 surge_sleep_us(uint32_t us)
 {
-	usleep(us);
+	/* nanosleep, not usleep: usleep refuses a second or more */
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && surge_running())
+		;
 }
 
 int
@@ -181,13 +186,14 @@ static const struct surge_abi_field abi_fields[] = {
 	S(surge_port_conf), F(surge_port_conf, rxq), F(surge_port_conf, txq),
 	F(surge_port_conf, rxd), F(surge_port_conf, txd), F(surge_port_conf, link_timeout_ms),
 	F(surge_port_conf, promisc), F(surge_port_conf, clones), F(surge_port_conf, mtu),
+	F(surge_port_conf, csum_offload), F(surge_port_conf, reserved),
 	S(surge_port_info), F(surge_port_info, name), F(surge_port_info, driver),
 	F(surge_port_info, mac), F(surge_port_info, link_up), F(surge_port_info, started),
 	F(surge_port_info, link_speed_mbps), F(surge_port_info, socket),
 	F(surge_port_info, max_rxq), F(surge_port_info, max_txq), F(surge_port_info, rxq),
 	F(surge_port_info, txq), F(surge_port_info, fast_free), F(surge_port_info, clones),
 	F(surge_port_info, mtu), F(surge_port_info, rx_offload_capa),
-	F(surge_port_info, tx_offload_capa),
+	F(surge_port_info, tx_offload_capa), F(surge_port_info, tx_offloads),
 	S(surge_port_stats), F(surge_port_stats, ipackets), F(surge_port_stats, opackets),
 	F(surge_port_stats, ibytes), F(surge_port_stats, obytes), F(surge_port_stats, imissed),
 	F(surge_port_stats, ierrors), F(surge_port_stats, oerrors), F(surge_port_stats, rx_nombuf),

@@ -97,6 +97,8 @@ struct port_state {
 	uint8_t handover;             /* driver passes tx mbufs to a receiver (net_ring) */
 	uint16_t mtu;
 	uint32_t max_len;             /* longest frame sent, without FCS: MTU + header + 2 tags */
+	uint64_t tx_offloads;         /* enabled RTE_ETH_TX_OFFLOAD_* */
+	uint64_t csum;                /* the checksum ones among them */
 	char driver[SURGE_NAME_MAX];
 };
 
@@ -106,6 +108,9 @@ struct pool_state {
 	uint16_t tmpl_len;
 	uint8_t single_owner;
 	volatile uint8_t probed;      /* some mbuf was marked as a latency probe */
+	uint8_t ip_version;           /* template layout for checksum offload */
+	uint8_t l4_proto;
+	uint16_t l2_len, l3_len;
 	int32_t owner_lcore;
 	uint64_t alloc_fail;          /* updated with relaxed atomics */
 };
@@ -167,6 +172,10 @@ int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
 uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
 		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
 uint32_t push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stamp);
+
+/* offload.c */
+uint64_t offload_csum_pick(uint64_t capa);
+void offload_csum_prepare(struct rte_mbuf *m, const struct pool_state *p, uint64_t csum);
 
 /* latency.c */
 int latency_init(void);

@@ -115,6 +115,8 @@ struct surge_port_conf {
 	uint8_t promisc;           /* 1 = promiscuous mode */
 	uint8_t clones;            /* 1 = tx queues may send clones (no FAST_FREE) */
 	uint16_t mtu;              /* 0 = the port's current MTU; larger frames are refused */
+	uint8_t csum_offload;      /* 1 = IPv4/UDP/TCP checksums by the port where it can */
+	uint8_t reserved[3];
 };
 
 struct surge_port_info {
@@ -134,6 +136,7 @@ struct surge_port_info {
 	uint16_t mtu;
 	uint64_t rx_offload_capa;
 	uint64_t tx_offload_capa;
+	uint64_t tx_offloads;      /* enabled: RTE_ETH_TX_OFFLOAD_* bits */
 };
 
 /* Hardware/driver counters of a port (rte_eth_stats). */
@@ -240,6 +243,9 @@ int surge_pool_fill(int pool, const uint8_t *bytes, uint16_t len);
 int surge_pool_data(int pool, uint8_t **data, uint32_t max);
 int surge_pool_info(int pool, struct surge_pool_info *out);
 int surge_pool_count(void);
+/* Where the template's headers are, for checksum offload: ip_version 4 or 6
+ * (0 = no IP), l4_proto 17 (UDP), 6 (TCP) or 0. */
+int surge_pool_layout(int pool, uint16_t l2_len, uint16_t l3_len, uint8_t ip_version, uint8_t l4_proto);
 
 struct surge_burst *surge_burst_new(int pool, uint32_t cap);
 void surge_burst_destroy(struct surge_burst *b);

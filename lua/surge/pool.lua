@@ -16,6 +16,20 @@ Pool.__handle = function(p) return ("pool(%d)"):format(p.id) end
 
 function M.wrap(id) return setmetatable({ id = id }, Pool) end
 
+-- Tells C where the template's first IP and L4 headers are, so ports with
+-- checksum offload can compute them (core/offload.c).
+local l4_protos = { udp = 17, tcp = 6 }
+local function set_layout(id, t)
+  for i, l in ipairs(t.layers or {}) do
+    if l.name == "ip4" or l.name == "ip6" then
+      local nxt = t.layers[i + 1]
+      check(C.surge_pool_layout(id, l.off, l.len, l.name == "ip4" and 4 or 6,
+                                nxt and l4_protos[nxt.name] or 0), 3)
+      return
+    end
+  end
+end
+
 local known = { size = 1, cache = 1, data_room = 1, template = 1, shared = 1, socket = 1, fill = 1 }
 
 -- opts.template: a string of frame bytes, a template from surge.proto, or a
@@ -36,7 +50,10 @@ function M.new(opts)
   local id = check(C.surge_pool_create(conf), 2)
   local self = setmetatable({ id = id }, Pool)
   local t = opts.template
-  if type(t) == "table" and t.bytes then t = t.bytes end
+  if type(t) == "table" and t.bytes then
+    set_layout(id, t)
+    t = t.bytes
+  end
   if type(t) == "string" then
     check(C.surge_pool_fill(id, t, #t), 2)
   elseif type(t) == "function" then

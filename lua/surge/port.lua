@@ -4,6 +4,7 @@
 --   local q = port:txq(0)          -- pass q to a task with surge.launch
 --   q:send(burst)                  -- in the task's loop
 local ffi = require "ffi"
+local bit = require "bit"
 local core = require "surge.core"
 
 local rate = require "surge.rate"
@@ -40,8 +41,10 @@ function M.open(id, opts)
   if type(id) == "string" then id = check(C.surge_port_find(id), 2) end
   if type(id) ~= "number" then error("surge.port: expected a port number or name", 2) end
   for k in pairs(opts) do
-    if not ({ rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1, mtu = 1 })[k] then
-      error(("surge.port: unknown option '%s' (rxq, txq, rxd, txd, promisc, clones, link_timeout, mtu)"):format(k), 2)
+    if not ({ rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1, mtu = 1,
+                checksum_offload = 1 })[k] then
+      error(("surge.port: unknown option '%s' (rxq, txq, rxd, txd, promisc, clones, link_timeout, mtu, "
+        .. "checksum_offload)"):format(k), 2)
     end
   end
   local conf = ffi.new("struct surge_port_conf")
@@ -52,6 +55,7 @@ function M.open(id, opts)
   conf.promisc = opts.promisc == false and 0 or 1
   conf.clones = opts.clones and 1 or 0
   conf.mtu = count(opts, "mtu", 0, 65535)
+  conf.csum_offload = opts.checksum_offload == false and 0 or 1
   conf.link_timeout_ms = math.floor((opts.link_timeout or 2) * 1000)
   check(C.surge_port_open(id, conf), 2)
   return wrap(id)
@@ -72,6 +76,10 @@ function Port:info()
     link_up = pi.link_up == 1, speed_mbps = pi.link_speed_mbps, socket = pi.socket,
     rxq = pi.rxq, txq = pi.txq, fast_free = pi.fast_free == 1, clones = pi.clones == 1,
     mtu = pi.mtu, max_rxq = pi.max_rxq, max_txq = pi.max_txq,
+    checksum_offload = {
+      ip4 = bit.band(pi.tx_offloads, 2) ~= 0, udp = bit.band(pi.tx_offloads, 4) ~= 0,
+      tcp = bit.band(pi.tx_offloads, 8) ~= 0,
+    },
   }
 end
 
