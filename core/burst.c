@@ -98,7 +98,7 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 		b->data[i] = rte_pktmbuf_mtod(m, uint8_t *);
 		/* only pools that carried probes look at the probe field: it lives
 		 * in the mbuf's second cache line */
-		if (unlikely(p->probed) && *RTE_MBUF_DYNFIELD(m, rt()->probe_field, uint16_t *) != 0)
+		if (unlikely(p->probed) && *RTE_MBUF_DYNFIELD(m, rt()->probe_field, uint16_t *) != 0)   /* off first */
 			probe_unmark(p, m, b->data[i]);
 		b->len[i] = p->tmpl_len;
 	}
@@ -188,7 +188,7 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 		m->data_len = len;
 		m->pkt_len = len;
 		sum += len;
-		if (pl != NULL && pl->ip_version != 0)
+		if (pl != NULL && pl->ip_version != 0 && m->pool == pl->mp)   /* not forwarded ones */
 			offload_csum_prepare(m, pl, ps->csum);
 	}
 	*bytes = sum;

@@ -230,7 +230,7 @@ eal_start(const struct surge_opts *o, const char *prog)
 
 	rc = build_argv(o, prog, argv, &argc);
 	for (int i = 0; i + 1 < argc; i++)
-		if (strcmp(argv[i], "--file-prefix") == 0)
+		if (strcmp(argv[i], "--file-prefix") == 0 && strncmp(argv[i + 1], "surge-", 6) == 0)
 			snprintf(prefix_dir, sizeof(prefix_dir), "/var/run/dpdk/%s", argv[i + 1]);
 	if (rc == 0) {
 		/* rte_eal_init may reorder argv; we own the strings either way */

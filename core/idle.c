@@ -111,12 +111,22 @@ surge_idle_get(struct surge_idle *out)
 	return 0;
 }
 
+/* Sleeps in slices of at most 10 ms so a stop (--duration, Ctrl-C, a
+ * failed task) ends even a long pacing gap promptly. */
 static void
 sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { .tv_sec = ns / 1000000000ULL, .tv_nsec = ns % 1000000000ULL };
+	const uint64_t slice = 10000000;
 
-	nanosleep(&ts, NULL);
+	while (ns > 0) {
+		uint64_t now = ns < slice ? ns : slice;
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)now };
+
+		nanosleep(&ts, NULL);
+		ns -= now;
+		if (ns > 0 && !surge_running())
+			break;
+	}
 }
 
 /* Waits until `target`; `period` is the typical spacing of these waits (the
@@ -214,8 +224,10 @@ surge_lcore_stats(int lcore, struct surge_lcore_stats *out)
 		return 0;
 	end = s->task_end_tsc ? s->task_end_tsc : rte_rdtsc();
 	total = end - s->task_start_tsc;
-	since = __atomic_load_n(&s->wait_since, __ATOMIC_ACQUIRE);
+	/* idle first: the writer clears wait_since before adding to idle_cycles,
+	 * so this order may miss a moment of a wait but never counts it twice */
 	idle = __atomic_load_n(&s->idle_cycles, __ATOMIC_ACQUIRE);
+	since = __atomic_load_n(&s->wait_since, __ATOMIC_ACQUIRE);
 	if (since != 0 && s->task_end_tsc == 0 && end > since)
 		idle += end - since;            /* the wait in progress so far */
 	out->idle_cycles = RTE_MIN(idle, total);

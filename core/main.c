@@ -90,7 +90,8 @@ main(int argc, char **argv)
 		rc = master_run(o.script, o.script_argc, o.script_argv);
 		stats_summary();
 	}
-	ports_close_all();
+	if (ports_close_all() > 0 && rc == 0)
+		rc = 1;
 	if (pcap_close_all() > 0 && rc == 0)
 		rc = 1;
 	if (pools_check_and_free() > 0 && rc == 0)

@@ -221,7 +221,12 @@ surge_pcap_write(int id, const struct surge_burst *b)
 	if (!f->nano)
 		h.ts.tv_usec /= 1000;
 	for (uint32_t i = 0; i < b->n && i < SURGE_BURST_MAX; i++) {
-		h.len = b->len[i];
+		const struct rte_mbuf *m = b->mbuf[i];
+
+		/* len[i] is the script's to set: never read past the mbuf (bursts
+		 * a caller filled by hand may have no mbuf behind data[i]) */
+		h.len = m != NULL ? RTE_MIN((uint32_t)b->len[i], (uint32_t)(m->buf_len - m->data_off))
+				  : b->len[i];
 		h.caplen = RTE_MIN(h.len, f->snaplen);
 		pcap_dump((u_char *)f->dump, &h, b->data[i]);
 		bytes += h.caplen;

@@ -105,7 +105,7 @@ fill_one(struct rte_mempool *mp __rte_unused, void *arg, void *obj, unsigned idx
 	struct fill_arg *fa = arg;
 	struct rte_mbuf *m = obj;
 
-	*RTE_MBUF_DYNFIELD(m, rt()->probe_field, uint16_t *) = 0;   /* not a probe */
+	memset(RTE_MBUF_DYNFIELD(m, rt()->probe_field, void *), 0, 8);   /* not a probe */
 	if (fa->bytes != NULL) {
 		memcpy(rte_pktmbuf_mtod(m, uint8_t *), fa->bytes, fa->len);
 		m->data_len = fa->len;

@@ -341,32 +341,47 @@ drain_rx(uint16_t port, uint16_t nq)
 	return total;
 }
 
-void
+/* Three passes, because a port's rings may hold mbufs of another port's rx
+ * pool (a reflector): drain and stop every port, close every port, and only
+ * then check and free the rx pools. Returns the number of leaking pools. */
+int
 ports_close_all(void)
 {
 	uint16_t port;
+	int leaks = 0;
 
 	RTE_ETH_FOREACH_DEV(port) {
 		struct port_state *ps = &rt()->port[port];
 		unsigned drained;
 
-		if (!ps->opened)
+		if (!ps->opened || !ps->started)
 			continue;
-		drained = ps->started ? drain_rx(port, ps->conf.rxq) : 0;
+		drained = drain_rx(port, ps->conf.rxq);
 		if (drained > 0)
 			rt_info("port %u: %u packets were still queued for receive, freed", port, drained);
-		if (ps->started)
-			rte_eth_dev_stop(port);
-		rte_eth_dev_close(port);
-		if (ps->rx_pool != NULL && rte_mempool_avail_count(ps->rx_pool) != ps->rx_pool->size)
+		rte_eth_dev_stop(port);
+		ps->started = 0;
+	}
+	RTE_ETH_FOREACH_DEV(port) {
+		if (rt()->port[port].opened)
+			rte_eth_dev_close(port);
+	}
+	for (port = 0; port < RTE_MAX_ETHPORTS; port++) {
+		struct port_state *ps = &rt()->port[port];
+
+		if (!ps->opened)
+			continue;
+		if (ps->rx_pool != NULL && rte_mempool_avail_count(ps->rx_pool) != ps->rx_pool->size) {
 			fprintf(stderr, "surge: error: port %u rx pool: %u of %u mbufs not returned\n", port,
 				ps->rx_pool->size - rte_mempool_avail_count(ps->rx_pool), ps->rx_pool->size);
+			leaks++;
+		}
 		rte_mempool_free(ps->rx_pool);
 		rte_free(ps->txq);
 		rte_free(ps->rxq);
 		ps->opened = 0;
-		ps->started = 0;
 	}
+	return leaks;
 }
 
 static void

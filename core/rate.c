@@ -102,6 +102,8 @@ check_rate(const struct surge_rate *r, double bps_limit, uint16_t port)
 		return rt_error(-EINVAL, "pacing pattern %u unknown", r->pattern);
 	if (r->unit == SURGE_RATE_LINK_PCT && bps_limit <= 0)
 		return rt_error(-EINVAL, "port %u reports no link speed: give the rate in pps or bit/s", port);
+	if (r->pattern == SURGE_PACE_RAMP && bits > 0 && r->ramp_to > bits)
+		bits = r->ramp_to;              /* the ramp's end must fit the link too */
 	if (bits > 0 && bps_limit > 0 && bits > bps_limit)
 		return rt_error(-EINVAL, "rate %.6g Gbit/s is above port %u's link speed of %.6g Gbit/s",
 				bits / 1e9, port, bps_limit / 1e9);
@@ -127,6 +129,9 @@ try_hw_limit(uint16_t port, uint16_t q, const struct surge_rate *r, double limit
 			"pacing in software", port, q);
 		return 1;
 	}
+	if (bps < 1e6)
+		return rt_error(-EINVAL, "port %u tx queue %u: the hardware limiter counts whole Mbit/s: "
+				"%.6g bit/s is below 1 Mbit/s", port, q, bps);
 	rc = rte_eth_set_queue_rate_limit(port, q, (uint32_t)(bps / 1e6 + 0.5));
 	if (rc == 0)
 		return 0;
@@ -145,7 +150,7 @@ surge_txq_set_rate(uint16_t port, uint16_t q, const struct surge_rate *r)
 	struct rte_eth_link link;
 	struct rate_req *req;
 	double limit = 0;
-	int rc;
+	int rc = 1, unpaced = 0;
 
 	if (port >= RTE_MAX_ETHPORTS || !x->port[port].opened || q >= x->port[port].conf.txq)
 		return rt_error(-EINVAL, "port %u has no open tx queue %u", port, q);
@@ -155,11 +160,20 @@ surge_txq_set_rate(uint16_t port, uint16_t q, const struct surge_rate *r)
 		limit = link.link_speed * 1e6;
 	if ((rc = check_rate(r, limit, port)) != 0)
 		return rc;
-	if (r->hw && (rc = try_hw_limit(port, q, r, limit)) <= 0)
-		return rc;                      /* the NIC paces (0) or refused oddly (<0) */
 	req = &x->port[port].txq[q].req;
+	if (r->hw && (rc = try_hw_limit(port, q, r, limit)) < 0)
+		return rc;                      /* refused for a reason other than "none here" */
+	if (r->hw && rc == 0) {
+		req->hw_active = 1;             /* the NIC paces: software pacing stops */
+		unpaced = 1;
+	} else if (req->hw_active) {
+		rte_eth_set_queue_rate_limit(port, q, 0);   /* software takes over */
+		req->hw_active = 0;
+	}
 	__atomic_fetch_add(&req->seq, 1, __ATOMIC_ACQ_REL);      /* odd: writing */
 	req->r = *r;
+	if (unpaced)
+		memset(&req->r, 0, sizeof(req->r));
 	req->bps_limit = limit;
 	__atomic_fetch_add(&req->seq, 1, __ATOMIC_RELEASE);      /* even: done */
 	return 0;
@@ -180,7 +194,8 @@ pacer_refresh(struct queue_slot *s, double hz, uint64_t now)
 		seq = __atomic_load_n(&s->req.seq, __ATOMIC_ACQUIRE);
 		r = s->req.r;
 		limit = s->req.bps_limit;
-	} while ((seq & 1) || seq != __atomic_load_n(&s->req.seq, __ATOMIC_ACQUIRE));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);   /* the copy before the re-check */
+	} while ((seq & 1) || seq != __atomic_load_n(&s->req.seq, __ATOMIC_RELAXED));
 
 	memset(p, 0, sizeof(*p));
 	p->seq_seen = seq;

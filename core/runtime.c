@@ -159,11 +159,15 @@ surge_tsc_hz(void)
 void
 surge_sleep_us(uint32_t us)
 {
-	/* nanosleep, not usleep: usleep refuses a second or more */
-	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+	/* nanosleep (usleep refuses a second or more), in slices of at most
+	 * 10 ms so that a stop ends the sleep */
+	while (us > 0 && surge_running()) {
+		uint32_t now = us < 10000 ? us : 10000;
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)now * 1000 };
 
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && surge_running())
-		;
+		nanosleep(&ts, NULL);
+		us -= now;
+	}
 }
 
 int

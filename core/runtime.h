@@ -59,6 +59,7 @@ struct rate_req {
 	uint32_t seq;
 	struct surge_rate r;
 	double bps_limit;             /* the link's speed in bit/s, 0 if unknown */
+	int hw_active;                /* the NIC's queue rate limiter is set */
 } __rte_cache_aligned;
 
 /* The owner's view of the schedule. */
@@ -149,7 +150,7 @@ int eal_start(const struct surge_opts *opts, const char *prog);
 void eal_stop(void);
 
 /* port.c */
-void ports_close_all(void);
+int ports_close_all(void);
 void queues_release(unsigned lcore);
 int port_open_default(uint16_t port);
 void port_print_devices(void);

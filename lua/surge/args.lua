@@ -35,11 +35,13 @@ function Parser:option(name, help, default, kind)
   if kind ~= "string" and kind ~= "number" and kind ~= "integer" then
     error(("option %s: kind must be string, number or integer"):format(name), 2)
   end
-  return add(self, name, help, default, kind)
+  add(self, name, help, default, kind)
+  return self
 end
 
 function Parser:flag(name, help)
-  return add(self, name, help, false, "flag")
+  add(self, name, help, false, "flag")
+  return self
 end
 
 function Parser:description(text)

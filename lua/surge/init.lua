@@ -36,14 +36,21 @@ function surge.lcore() return C.surge_lcore_id() end
 function surge.is_master() return C.surge_is_main() ~= 0 end
 function surge.tsc() return C.surge_tsc() end
 function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
-function surge.sleep(seconds) C.surge_sleep_us(math.floor(seconds * 1e6)) end
+-- Sleeps, returning early when the run stops.
+function surge.sleep(seconds)
+  if type(seconds) ~= "number" or not (seconds >= 0 and seconds < 4000) then
+    error(("surge.sleep: %s is not a number of seconds (0..4000)"):format(tostring(seconds)), 2)
+  end
+  C.surge_sleep_us(math.floor(seconds * 1e6))
+end
 function surge.ports() return C.surge_port_count() end
 
 -- Adds a DPDK virtual device now (master only), e.g. surge.vdev("net_ring9");
 -- returns its port number.
 function surge.vdev(spec)
   if type(spec) ~= "string" then error("surge.vdev: expected a device string like \"net_ring0\"", 2) end
-  return check(C.surge_vdev_add(spec), 2)
+  local port = check(C.surge_vdev_add(spec), 2)
+  return port
 end
 
 -- Lets master do its own work between polls: prints the stats line when

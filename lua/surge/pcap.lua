@@ -91,7 +91,7 @@ function Writer:write(burst)
 end
 
 function Writer:count() return info_of(self.id, 2).records end
-function Writer:info() return info_of(self.id, 2) end
+function Writer:info() local i = info_of(self.id, 2) return i end
 
 -- Flushes and closes the file; returns the packets written.
 function Writer:close()
@@ -161,7 +161,7 @@ function Reader:fill(burst, max)
 end
 
 function Reader:count() return info_of(self.id, 2).records end
-function Reader:info() return info_of(self.id, 2) end
+function Reader:info() local i = info_of(self.id, 2) return i end
 
 -- Starts again at the first record, first pass.
 function Reader:rewind()

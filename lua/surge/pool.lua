@@ -40,6 +40,15 @@ function M.new(opts)
   for k in pairs(opts) do
     if not known[k] then error(("surge.pool: unknown option '%s'"):format(tostring(k)), 2) end
   end
+  for _, k in ipairs({ "size", "cache", "data_room" }) do
+    local v = opts[k]
+    if v ~= nil and (type(v) ~= "number" or v ~= math.floor(v) or v < 0 or v > (k == "data_room" and 65535 or 2^24)) then
+      error(("surge.pool: %s = %s is not a valid count"):format(k, tostring(v)), 2)
+    end
+  end
+  if type(opts.template) == "string" and #opts.template > 65535 then
+    error(("surge.pool: template of %d bytes: at most 65535"):format(#opts.template), 2)
+  end
   local conf = ffi.new("struct surge_pool_conf")
   conf.size = opts.size or 0
   conf.cache = opts.cache or 0
@@ -59,6 +68,9 @@ function M.new(opts)
   elseif type(t) == "function" then
     local len = opts.fill or error("surge.pool: a template function needs fill = LENGTH", 2)
     local info = self:info()
+    if type(len) ~= "number" or len ~= math.floor(len) or len < 14 or len > info.data_room then
+      error(("surge.pool: fill = %s outside 14..%d (the data room)"):format(tostring(len), info.data_room), 2)
+    end
     local ptrs = ffi.new("uint8_t *[?]", info.size)
     local n = check(C.surge_pool_data(id, ptrs, info.size), 2)
     for i = 0, n - 1 do t(ptrs[i], len, i) end
@@ -104,10 +116,12 @@ function Burst:free()
 end
 
 function Burst:refcnt(i)
-  return check(C.surge_burst_refcnt(self, i), 2)
+  local n = check(C.surge_burst_refcnt(self, i), 2)
+  return n
 end
 
 function Burst:bytes(i)
+  if i < 0 or i >= self.n then error(("burst:bytes(%d): the burst holds %d packets"):format(i, self.n), 2) end
   return ffi.string(self.data[i], self.len[i])
 end
 

@@ -56,7 +56,11 @@ function M.open(id, opts)
   conf.clones = opts.clones and 1 or 0
   conf.mtu = count(opts, "mtu", 0, 65535)
   conf.csum_offload = opts.checksum_offload == false and 0 or 1
-  conf.link_timeout_ms = math.floor((opts.link_timeout or 2) * 1000)
+  local lt = opts.link_timeout or 2
+  if type(lt) ~= "number" or lt < 0 or lt > 3600 then
+    error(("surge.port: link_timeout = %s: seconds, 0..3600"):format(tostring(lt)), 2)
+  end
+  conf.link_timeout_ms = math.floor(lt * 1000)
   check(C.surge_port_open(id, conf), 2)
   return wrap(id)
 end
@@ -130,7 +134,7 @@ function TxQueue:send(burst, clones)
   return rc
 end
 
-function TxQueue:stats() return qstats(C.surge_txq_stats, self) end
+function TxQueue:stats() local s = qstats(C.surge_txq_stats, self) return s end
 
 -- Paces the queue (see surge/rate.lua for specs); takes effect at its next
 -- send, also when called from master while a task is sending.
@@ -156,6 +160,6 @@ function RxQueue:recv(burst)
   return rc
 end
 
-function RxQueue:stats() return qstats(C.surge_rxq_stats, self) end
+function RxQueue:stats() local s = qstats(C.surge_rxq_stats, self) return s end
 
 return M

@@ -301,6 +301,8 @@ Size.__index = Size
 
 local opt_keys = { min = 1, max = 1, pool = 1, template = 1 }
 
+local bind, fns_for   -- defined below; build() uses them
+
 local function build(spec, opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options must be a table: { min = 60, max = 1514, pool = P, template = T }") end
@@ -361,7 +363,7 @@ setmetatable(M, { __call = function(_, spec, opts)   -- surge.size(spec, opts) =
 end })
 
 -- The fns compiled for template t (cached per template table); errors at level 0.
-local function fns_for(self, t)
+function fns_for(self, t)
   local f = self._bound[t]
   if f == nil then
     f = compile(self, t)
@@ -373,7 +375,7 @@ end
 
 -- Grows t to the largest size (zero payload), rewrites its lengths and
 -- checksums, binds it; errors at level 0.
-local function bind(self, t)
+function bind(self, t)
   local plan = flow._plan(t, "surge.size")
   if self.min < plan.hdr then
     fail("size %d bytes is below the template's %d bytes of headers", self.min, plan.hdr)

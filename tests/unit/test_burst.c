@@ -136,7 +136,7 @@ static void
 test_ports_open(void **state)
 {
 	struct surge_port_conf ring = { .rxq = 1, .txq = 1, .clones = 1 };
-	struct surge_port_conf null = { .rxq = 1, .txq = 1, .clones = 0 };
+	struct surge_port_conf null = { .rxq = 1, .txq = 1, .clones = 0, .mtu = 9000 };
 	struct surge_port_conf bad;
 	struct surge_port_info pi;
 	int id;
