@@ -14,7 +14,6 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_cycles.h>
 
 #include "runtime.h"
@@ -98,8 +97,8 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 		b->data[i] = rte_pktmbuf_mtod(m, uint8_t *);
 		/* only pools that carried probes look at the probe field: it lives
 		 * in the mbuf's second cache line */
-		if (unlikely(p->probed) && *RTE_MBUF_DYNFIELD(m, rt()->probe_field, uint16_t *) != 0)   /* off first */
-			probe_unmark(p, m, b->data[i]);
+		if (unlikely(p->probed))
+			probe_unmark(p, m);
 		b->len[i] = p->tmpl_len;
 	}
 	b->n = got;

@@ -111,15 +111,22 @@ rewrite(struct rte_mbuf *m, const struct probe_field *pf, uint16_t at, const voi
 	d[pf->csum + 1] = (uint8_t)hc;
 }
 
+void
+probe_clear(struct rte_mbuf *m)
+{
+	memset(probe_of(m), 0, sizeof(struct probe_field));
+}
+
 /* An mbuf that carried a probe comes back with the probe's bytes: give it
  * the template's bytes again so a later packet is not taken for a probe. */
 void
-probe_unmark(const struct pool_state *p, struct rte_mbuf *m, uint8_t *data)
+probe_unmark(const struct pool_state *p, struct rte_mbuf *m)
 {
 	struct probe_field *pf = probe_of(m);
 	static const uint8_t zeros[PROBE_LEN];
 
-	(void)data;
+	if (pf->off == 0)
+		return;
 	if (p->tmpl != NULL && pf->off + PROBE_LEN <= p->tmpl_len)
 		rewrite(m, pf, pf->off, p->tmpl + pf->off, PROBE_LEN);
 	else if (pf->off + PROBE_LEN <= m->buf_len - m->data_off)

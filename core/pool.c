@@ -17,7 +17,6 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 
 #include "runtime.h"
@@ -105,7 +104,7 @@ fill_one(struct rte_mempool *mp __rte_unused, void *arg, void *obj, unsigned idx
 	struct fill_arg *fa = arg;
 	struct rte_mbuf *m = obj;
 
-	memset(RTE_MBUF_DYNFIELD(m, rt()->probe_field, void *), 0, 8);   /* not a probe */
+	probe_clear(m);   /* not a probe */
 	if (fa->bytes != NULL) {
 		memcpy(rte_pktmbuf_mtod(m, uint8_t *), fa->bytes, fa->len);
 		m->data_len = fa->len;

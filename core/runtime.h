@@ -182,7 +182,8 @@ void offload_csum_prepare(struct rte_mbuf *m, const struct pool_state *p, uint64
 int latency_init(void);
 void latency_free_all(void);
 void probes_stamp(struct rte_mbuf **m, uint32_t n);
-void probe_unmark(const struct pool_state *p, struct rte_mbuf *m, uint8_t *data);
+void probe_unmark(const struct pool_state *p, struct rte_mbuf *m);
+void probe_clear(struct rte_mbuf *m);
 
 /* idle.c */
 void idle_task_begin(void);

@@ -29,24 +29,10 @@
 #include <rte_lcore.h>
 
 #include "runtime.h"
+#include "check.h"
 
 static struct surge_opts opts;
 static uint16_t RING, NUL;
-
-/* A core call that must succeed, failing the test with the core's reason. */
-#define ok(call)                                                           \
-	do {                                                               \
-		int rc_ = (call);                                          \
-		if (rc_ < 0)                                               \
-			fail_msg("%s = %d: %s", #call, rc_, surge_last_error()); \
-	} while (0)
-
-#define assert_error_mentions(needle)                                      \
-	do {                                                               \
-		if (strstr(surge_last_error(), (needle)) == NULL)          \
-			fail_msg("error '%s' does not mention '%s'",       \
-				 surge_last_error(), (needle));            \
-	} while (0)
 
 static int
 group_setup(void **state)
@@ -542,9 +528,9 @@ try_from_worker(struct worker_try *w)
 	assert_int_equal(rte_eal_wait_lcore(worker), 0);
 }
 
-/* BUG core/burst.c surge_tx_send: `bursts` is documented (surge.h) as
- * "calls that moved at least one packet", as surge_rx_recv counts it, but a
- * send that moved nothing (ring full, run stopping) is counted too. */
+/* Regression: `bursts` is documented (surge.h) as "calls that moved at
+ * least one packet", as surge_rx_recv counts it; a send that moved nothing
+ * (ring full, run stopping) used to be counted too. */
 static void
 test_tx_bursts_count_only_moving_calls(void **state)
 {
@@ -601,8 +587,8 @@ test_queue_belongs_to_first_lcore(void **state)
 	assert_error_mentions("no pool 4242");
 }
 
-/* BUG core/burst.c: surge_tx_send() and surge_rx_recv() return -EINVAL
- * whenever claim() fails, dropping the -ENODEV ("port is not open") or
+/* Regression: surge_tx_send() and surge_rx_recv() used to return -EINVAL
+ * whenever claim() failed, dropping the -ENODEV ("port is not open") or
  * -EBUSY ("queue already used by lcore N") that claim() reported. */
 static void
 test_send_errors_keep_their_errno(void **state)

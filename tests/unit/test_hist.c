@@ -312,12 +312,12 @@ test_zero(void **state)
 	assert_true(hist_percentile(&H, 0) == 0);
 }
 
-/* BUG core/hist.c hist_percentile: it rounds the rank to nearest
- * ((q/100 * count + 0.5), HdrHistogram's old rule) where hist.c's comment
- * promises the smallest value with at least q % of the samples at or below
- * it (ceil). Where q/100 * count has a fraction below .5 it reports one
- * sample too low: p99 of 1060 probes with 11 slow ones is the fast value,
- * though 1.04 % of the probes were slower than it. */
+/* Regression: hist_percentile used to round the rank to nearest
+ * ((q/100 * count + 0.5)) where hist.c promises the smallest value with at
+ * least q % of the samples at or below it (ceil). Where q/100 * count had a
+ * fraction below .5 it reported one sample too low: p99 of 1060 probes
+ * with 11 slow ones came out as the fast value, though 1.04 % of the
+ * probes were slower. */
 static void
 test_percentile_is_nearest_rank(void **state)
 {

@@ -33,24 +33,11 @@
 #include <rte_cycles.h>
 
 #include "runtime.h"
+#include "check.h"
 
 static struct surge_opts opts;
 static char dir[64];
 static int pool, small_pool;
-
-#define ok(call)                                                           \
-	do {                                                               \
-		int64_t rc_ = (call);                                      \
-		if (rc_ < 0)                                               \
-			fail_msg("%s = %lld: %s", #call, (long long)rc_, surge_last_error()); \
-	} while (0)
-
-#define assert_error_mentions(needle)                                      \
-	do {                                                               \
-		if (strstr(surge_last_error(), (needle)) == NULL)          \
-			fail_msg("error '%s' does not mention '%s'",       \
-				 surge_last_error(), (needle));            \
-	} while (0)
 
 #define NFRAMES 8
 static const uint16_t sizes[NFRAMES] = { 60, 14, 1514, 64, 333, 1000, 9000, 61 };
