@@ -78,6 +78,18 @@ main(int argc, char **argv)
 		rt_destroy();
 		return rc;
 	}
+	if (o.output != NULL && strcmp(o.output, "-") == 0 && o.cmd == CMD_RUN) {
+		/* --output -: the JSON alone on stdout, every text line on stderr */
+		int fd = dup(STDOUT_FILENO);
+
+		fflush(stdout);
+		if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "surge: --output -: %s\n", strerror(errno));
+			rt_destroy();
+			return 1;
+		}
+		snprintf(rt()->json_stdout, sizeof(rt()->json_stdout), "/dev/fd/%d", fd);
+	}
 	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());

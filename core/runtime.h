@@ -164,6 +164,7 @@ struct runtime {
 	struct series series;         /* series.c */
 	volatile int signal;          /* the signal that stopped the run */
 	char file_prefix[64];         /* eal.c: EAL's --file-prefix */
+	char json_stdout[32];         /* --output -: /dev/fd/N, the real stdout */
 };
 
 /* runtime.c */

@@ -218,5 +218,5 @@ surge_file_prefix(void)
 const char *
 surge_output(void)
 {
-	return rt()->opts.output;
+	return rt()->json_stdout[0] != '\0' ? rt()->json_stdout : rt()->opts.output;
 }

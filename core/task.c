@@ -266,7 +266,9 @@ int
 master_run(const char *script, int argc, char **argv)
 {
 	lua_State *L = vm_new(script);
-	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : rt()->opts.cmd == CMD_SHOW ? "show" : "run";
+	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot" };
+	enum surge_cmd c = rt()->opts.cmd;
+	const char *cmd = c < sizeof(names) / sizeof(names[0]) && names[c] ? names[c] : "run";
 	int rc;
 
 	if (L == NULL) {
