@@ -270,7 +270,7 @@ eal_start(const struct surge_opts *o, const char *prog)
 	if ((rc = latency_init()) != 0)
 		return rc;
 	if (telemetry_register() == 0 && o->cmd == CMD_RUN)
-		rt_info("telemetry: /var/run/dpdk/%s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s, /surge/help)",
+		rt_info("telemetry: /var/run/dpdk/%s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s, then /surge/info)",
 			rt()->file_prefix, rt()->file_prefix);
 
 	if (rte_eth_dev_count_avail() == 0 && o->nvdev == 0 && o->npci == 0) {

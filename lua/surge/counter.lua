@@ -30,11 +30,14 @@ end
 
 function M.counter(name)
   local id = check(C.surge_counter_new(name_of(name, "counter"), C.SURGE_COUNTER), 2)
-  return setmetatable({ id = id, name = name, cell = C.surge_counter_cell(id) }, Counter)
+  return setmetatable({ id = id, name = name, cell = false }, Counter)
 end
 
+-- The lcore's cell is taken at the first write, so an lcore that only reads
+-- (master printing a value) is not counted among the writers.
 function Counter:add(n)
   local cell = self.cell
+  if not cell then cell = C.surge_counter_cell(self.id); self.cell = cell end
   cell[0] = cell[0] + (n or 1)
 end
 
@@ -46,11 +49,13 @@ end
 
 function M.gauge(name)
   local id = check(C.surge_counter_new(name_of(name, "gauge"), C.SURGE_GAUGE), 2)
-  return setmetatable({ id = id, name = name, cell = C.surge_gauge_cell(id) }, Gauge)
+  return setmetatable({ id = id, name = name, cell = false }, Gauge)
 end
 
 function Gauge:set(v)
-  self.cell[0] = v
+  local cell = self.cell
+  if not cell then cell = C.surge_gauge_cell(self.id); self.cell = cell end
+  cell[0] = v
 end
 
 function Gauge:value()

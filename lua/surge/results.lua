@@ -269,7 +269,7 @@ M.CSV_COLUMNS = CSV_COLUMNS
 local function csv_cell(v)
   if type(v) == "number" then
     if v == math.floor(v) and math.abs(v) < 2^53 then return ("%d"):format(v) end
-    return ("%.6f"):format(v)
+    return ("%.17g"):format(v)
   end
   return tostring(v)
 end
