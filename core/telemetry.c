@@ -120,7 +120,12 @@ cmd_queues(const char *cmd, const char *params, struct rte_tel_data *d)
 		put(d, "tx", q, "packets", st->packets);
 		put(d, "tx", q, "bytes", st->bytes);
 		put(d, "tx", q, "drops", st->drops);
-		put(d, "tx", q, "lcore", (uint64_t)(int64_t)st->lcore);
+		{
+			char key[32];
+
+			snprintf(key, sizeof(key), "tx%d_lcore", q);
+			rte_tel_data_add_dict_int(d, key, st->lcore);
+		}
 		if (surge_txq_rate_stats((uint16_t)port, (uint16_t)q, &rs) == 0) {
 			put(d, "tx", q, "target_pps", (uint64_t)rs.target_pps);
 			put(d, "tx", q, "achieved_pps", (uint64_t)rs.pps);
