@@ -310,7 +310,10 @@ eal_stop(void)
 {
 	char dir[PATH_MAX];
 	const char *rd = rte_eal_get_runtime_dir();
-	int ours = rd != NULL && strstr(rd, "/surge-") != NULL;
+	const struct surge_opts *o = &rt()->opts;
+	/* surge-PID, or a name given with surge's --file-prefix (not --eal's) */
+	int ours = rd != NULL && (strstr(rd, "/surge-") != NULL ||
+				  (o->file_prefix != NULL && (o->eal == NULL || strstr(o->eal, "--file-prefix") == NULL)));
 
 	if (ours)
 		snprintf(dir, sizeof(dir), "%s", rd);

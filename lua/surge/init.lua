@@ -32,6 +32,9 @@ local surge = {
   progress = require "surge.progress", -- surge.progress(done, total, label)
 }
 
+-- surge.plot(file [, out]): charts of a results file (gnuplot), as `surge plot`.
+function surge.plot(file, out) return require("surge.plot").plot(file, out) end
+
 local launched = {}   -- tasks started by this master, in launch order
 
 function surge.running() return C.surge_running() ~= 0 end
