@@ -87,6 +87,32 @@ function T.collect_write_read_back()
   raises("expected a file name", surge.results.write, "")
 end
 
+function T.latency_save_hdr_csv()
+  local r = surge.latency.receiver{ offset = 44 }
+  for i = 1, 1000 do r:add(i * 100, i) end       -- 100 ns .. 100 us, evenly
+  local path = os.tmpname()
+  local rows = r:save(path)
+  local lines = {}
+  for l in io.lines(path) do lines[#lines + 1] = l end
+  os.remove(path)
+  assert(lines[1] == "Value,Percentile,TotalCount,1/(1-Percentile)", lines[1])
+  assert(#lines == rows + 1 and rows == #r:buckets().count, #lines)
+  local last = lines[#lines]
+  assert(last == "100000,1.000000000000,1000,Infinity", last)
+  local prev_v, prev_n = -1, 0
+  for i = 2, #lines do
+    local v, p, n = lines[i]:match("^(%d+),([%d.]+),(%d+),")
+    v, p, n = tonumber(v), tonumber(p), tonumber(n)
+    assert(v > prev_v and n > prev_n and math.abs(p - n / 1000) < 1e-9, lines[i])
+    prev_v, prev_n = v, n
+  end
+  -- the median row: half the samples are at or below ~50 us (bucket width <= 3.1 %)
+  for i = 2, #lines do
+    local v, _, n = lines[i]:match("^(%d+),([%d.]+),(%d+),")
+    if tonumber(n) >= 500 then assert(math.abs(tonumber(v) - 50000) <= 50000 * 0.032, lines[i]) break end
+  end
+end
+
 function T.plot_from_lua()
   local r = { schema = "surge-results", schema_version = 1,
     series = { ports = { { t = 1, port = 0, tx_pps = 1e6, rx_pps = 5e5 }, { t = 2, port = 0, tx_pps = 2e6, rx_pps = 1e6 } } },
