@@ -31,7 +31,9 @@ local function draw(p, done, t, final)
   local text = ("%s %5.1f%% %d/%d  elapsed %s  ETA %s"):format(p.label, pct, done, p.total,
     clock(elapsed), done >= p.total and "0:00" or (done > 0 and clock(eta) or "?"))
   if M.tty then
-    io.stderr:write("\r\27[K", text, final and "\n" or "")
+    -- the cursor goes back to column 0, so a stats line printed on stdout
+    -- meanwhile overwrites this line instead of running on after it
+    io.stderr:write("\r\27[K", text, final and "\n" or "\r")
   else
     io.stderr:write("progress: ", text, "\n")
   end

@@ -61,6 +61,34 @@ function T.counters_sum_and_share_names()
   raises("name .* must be 1..63", surge.counter, ("x"):rep(64))
 end
 
+-- The hot-path form (a counter bumped per burst, a gauge set) compiles to
+-- a trace: no allocation, no fallback to the interpreter.
+function T.counter_add_compiles()
+  local jutil = require "jit.util"
+  local c, g = surge.counter("t_results_jit"), surge.gauge("t_results_jit_g")
+  local started, stopped, aborted = {}, 0, {}
+  local function on_trace(what, tr, func, pc, _, oex)
+    local info = jutil.funcinfo(func, pc)
+    local here = info.source and info.source:match("test_results%.lua$")
+    if what == "start" then started[tr] = here
+    elseif what == "stop" and started[tr] then stopped = stopped + 1
+    elseif what == "abort" and started[tr] then aborted[#aborted + 1] = tostring(oex) end
+  end
+  local function loop(n)
+    for i = 1, n do
+      c:add(32)
+      g:set(i)
+    end
+  end
+  jit.flush()
+  jit.attach(on_trace, "trace")
+  loop(100000)
+  jit.attach(on_trace)
+  assert(stopped >= 1 and #aborted == 0, ("traces: %d, aborts: %s"):format(stopped, table.concat(aborted, "; ")))
+  assert(c:value() == 3200000, c:value())
+  assert(g:value() == 100000)
+end
+
 function T.collect_write_read_back()
   surge.counter("t_results_c"):add(7)
   surge.results.add("t_demo", { rows = { { x = 1 } } })
