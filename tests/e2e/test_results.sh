@@ -74,6 +74,14 @@ check "counters: series of the counter ends at the total" "200000" \
 check "counters: master's table is under scenarios.demo" "[100000, 100000] from master" \
   "$(jq_py "$TMP/cnt.json" 'str(r["scenarios"]["demo"]["sent"]) + " " + r["scenarios"]["demo"]["note"]')"
 
+# (d2) a run in two phases (a scenario's trials): the series covers both and the summary's duration is the whole run
+run_surge 60 run --no-huge --stats-interval 0.1 --output "$TMP/phases.json" "$HERE/phases.lua" --count 200000
+check "phases: exit 0" 0 "$RC"
+results_ok "phases" "$TMP/phases.json" status=ok min_intervals=10 device_tx=1
+check "phases: both phases in the file" 400000 "$(jq_py "$TMP/phases.json" 'r["summary"]["ports"][0]["tx_packets"]')"
+check "phases: duration spans both (> 0.8 s) and matches the text summary" "True $(printf '%s\n' "$OUT" | sed -nE 's/^surge: summary over ([0-9.]+) s$/\1/p')" \
+  "$(jq_py "$TMP/phases.json" '"%s %.3f" % (r["summary"]["duration_s"] > 0.8, r["summary"]["duration_s"])')"
+
 # (e) stopped by SIGINT: still a valid file, status interrupted, signal 2
 timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0.2 --output "$TMP/int.json" "$EXAMPLES/udp-flood.lua" \
   >"$TMP/int.out" 2>&1 &
