@@ -187,7 +187,7 @@ cli_usage(const char *prog)
 	       "  devices             list ports: driver, MAC, link, NUMA socket, offloads\n"
 	       "  show SCRIPT [args]  print the first packets the script's show(args) makes,\n"
 	       "                      decoded and as hex, without opening any port\n"
-	       "  plot FILE.json [-o OUT.svg|png]  draw a results file with gnuplot\n"
+	       "  plot FILE.json      draw a results file with gnuplot: FILE.svg, or -o OUT.svg|png\n"
 	       "  --version           print the version\n"
 	       "  --help              this text\n"
 	       "\n"
