@@ -109,7 +109,9 @@ cmd_queues(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct port_state *ps;
 
 	(void)cmd;
-	if (port < 0 || !rt()->port[port].opened)
+	/* queue slots go when the ports close, after the stop: a stopped run
+	 * answers no more queue reads */
+	if (port < 0 || !rt()->port[port].opened || !surge_running())
 		return -EINVAL;
 	ps = &rt()->port[port];
 	rte_tel_data_start_dict(d);
