@@ -78,6 +78,8 @@ check "counters: master's table is under scenarios.demo" "[100000, 100000] from 
 run_surge 60 run --no-huge --stats-interval 0.1 --output "$TMP/phases.json" "$HERE/phases.lua" --count 200000
 check "phases: exit 0" 0 "$RC"
 results_ok "phases" "$TMP/phases.json" status=ok min_intervals=10 device_tx=1
+check "phases: the queue's pacer figures (target, achieved, error)" "400000.0 True True" \
+  "$(jq_py "$TMP/phases.json" '(lambda q: "%.1f %s %s" % (q["target_pps"], q["achieved_pps"] > 0, abs(q["error_pct"] - (q["achieved_pps"] - q["target_pps"]) * 100 / q["target_pps"]) < 1e-9))([x for x in r["summary"]["queues"] if x["dir"] == "tx"][0]["rate"])')"
 check "phases: both phases in the file" 400000 "$(jq_py "$TMP/phases.json" 'r["summary"]["ports"][0]["tx_packets"]')"
 check "phases: duration spans both (> 0.8 s) and matches the text summary" "True $(printf '%s\n' "$OUT" | sed -nE 's/^surge: summary over ([0-9.]+) s$/\1/p')" \
   "$(jq_py "$TMP/phases.json" '"%s %.3f" % (r["summary"]["duration_s"] > 0.8, r["summary"]["duration_s"])')"
