@@ -73,7 +73,12 @@ local function latency_charts(res, dir, charts)
         rows[#rows + 1] = { math.max(b.high_ns[i], 1), acc / total }
       end
       local f = data_file(dir, "latency" .. l.id, rows)
+      -- whole decades, so a log axis always shows its powers of ten
+      local lo = 10 ^ math.floor(math.log10(rows[1][1]))
+      local hi = 10 ^ math.ceil(math.log10(rows[#rows][1]))
+      if hi <= lo then hi = lo * 10 end
       charts[#charts + 1] = {
+        xrange = ("[%.0f:%.0f]"):format(lo, hi), xformat = "%.0f",
         title = ("latency receiver %d: CDF (%d probes, p50 %.0f ns, p99 %.0f ns)"):format(l.id, l.probes, l.p50_ns, l.p99_ns),
         xlabel = "latency (ns)", ylabel = "fraction of probes", logx = true, yrange = "[0:1.02]",
         plots = { { file = f, using = "1:2", with = "steps", title = ("receiver %d"):format(l.id) } },
@@ -164,6 +169,8 @@ local function script_text(charts, out, png)
     s[#s + 1] = c.logx and "set logscale x" or "unset logscale x"
     s[#s + 1] = c.logy and "set logscale y" or "unset logscale y"
     s[#s + 1] = "set yrange " .. (c.yrange or "[*:*]")
+    s[#s + 1] = "set xrange " .. (c.xrange or "[*:*]")
+    s[#s + 1] = "set format x " .. quote(c.xformat or "% h")
     local parts = {}
     for _, p in ipairs(c.plots) do
       parts[#parts + 1] = ("%s using %s with %s title %s noenhanced"):format(quote(p.file), p.using, p.with, quote(p.title))
