@@ -225,7 +225,6 @@ int pcap_close_all(void);
 
 /* series.c: samples when due (force: now); the stats line's clock */
 void series_tick(uint64_t now, int force);
-void series_free(void);
 
 /* telemetry.c */
 int telemetry_register(void);

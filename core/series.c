@@ -148,15 +148,6 @@ series_tick(uint64_t now, int force)
 	s->last_tsc = now;
 }
 
-void
-series_free(void)
-{
-	struct series *s = &rt()->series;
-
-	free(s->rows);
-	memset(s, 0, sizeof(*s));
-}
-
 int
 surge_series_record(void)
 {
