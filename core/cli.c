@@ -70,6 +70,7 @@ parse_command(const char *word, enum surge_cmd *cmd)
 {
 	static const struct { const char *name; enum surge_cmd cmd; } cmds[] = {
 		{ "run", CMD_RUN }, { "test", CMD_TEST }, { "devices", CMD_DEVICES }, { "show", CMD_SHOW },
+		{ "plot", CMD_PLOT },
 		{ "help", CMD_HELP }, { "--help", CMD_HELP }, { "-h", CMD_HELP },
 		{ "--version", CMD_VERSION }, { "version", CMD_VERSION },
 	};
@@ -90,6 +91,8 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 	memset(o, 0, sizeof(*o));
 	o->stats_interval = 1.0;
 	o->packets = 4;
+	o->argc = argc;
+	o->argv = argv;
 	if (argc < 2)
 		return fail(err, errlen, "missing command (try 'surge --help')%s%s", "", "");
 	if (parse_command(argv[1], &o->cmd) != 0)
@@ -114,7 +117,8 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		} else if (is_opt(a, "--vdev", &n) || is_opt(a, "--pci", &n) ||
 			   is_opt(a, "--lcores", &n) || is_opt(a, "--eal", &n) ||
 			   is_opt(a, "--duration", &n) || is_opt(a, "--stats-interval", &n) ||
-			   is_opt(a, "--packets", &n)) {
+			   is_opt(a, "--packets", &n) || is_opt(a, "--output", &n) ||
+			   is_opt(a, "--file-prefix", &n)) {
 			char name[32];
 
 			snprintf(name, sizeof(name), "%.*s", (int)n, a);
@@ -132,6 +136,17 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 				o->lcores = v;
 			} else if (strcmp(name, "--eal") == 0) {
 				o->eal = v;
+			} else if (strcmp(name, "--output") == 0) {
+				size_t l = strlen(v);
+
+				if (strcmp(v, "-") != 0 && (l < 5 || (strcmp(v + l - 5, ".json") != 0 &&
+								strcmp(v + l - 4, ".csv") != 0)))
+					return fail(err, errlen, "option --output: '%s' must end in .json or .csv (or be - for JSON on stdout)%s", v, "");
+				o->output = v;
+			} else if (strcmp(name, "--file-prefix") == 0) {
+				if (strlen(v) > 40 || strpbrk(v, "/ ") != NULL)
+					return fail(err, errlen, "option --file-prefix: '%s' must be a name of at most 40 characters without / or spaces%s", v, "");
+				o->file_prefix = v;
 			} else if (strcmp(name, "--packets") == 0) {
 				char *end;
 				long k = strtol(v, &end, 10);
@@ -150,7 +165,7 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		}
 	}
 
-	if (o->cmd == CMD_RUN || o->cmd == CMD_SHOW) {
+	if (o->cmd == CMD_RUN || o->cmd == CMD_SHOW || o->cmd == CMD_PLOT) {
 		if (i >= argc)
 			return fail(err, errlen, "%s: missing SCRIPT (usage: surge %s [options] SCRIPT [script options])",
 				    argv[1], argv[1]);
@@ -172,6 +187,7 @@ cli_usage(const char *prog)
 	       "  devices             list ports: driver, MAC, link, NUMA socket, offloads\n"
 	       "  show SCRIPT [args]  print the first packets the script's show(args) makes,\n"
 	       "                      decoded and as hex, without opening any port\n"
+	       "  plot FILE.json      draw a results file with gnuplot: FILE.svg, or -o OUT.svg|png\n"
 	       "  --version           print the version\n"
 	       "  --help              this text\n"
 	       "\n"
@@ -183,7 +199,10 @@ cli_usage(const char *prog)
 	       "  --eal \"ARGS\"        extra EAL arguments\n"
 	       "  --duration TIME     stop after TIME (10, 2.5s, 500ms)\n"
 	       "  --stats-interval T  seconds between stats lines (0 = none, default 1)\n"
-	       "  --quiet, -q         no periodic stats or info lines\n"
+	       "  --quiet, -q         no periodic stats, progress or info lines\n"
+	       "  --output FILE       write the results: FILE.json, FILE.csv, - (JSON on stdout)\n"
+	       "  --file-prefix NAME  EAL file prefix (default surge-PID); telemetry socket:\n"
+	       "                      /var/run/dpdk/NAME/dpdk_telemetry.v2\n"
 	       "  --packets N         show: how many packets to print (default 4)\n"
 	       "\n"
 	       "With no --vdev or --pci and no NIC bound to DPDK, surge uses the virtual\n"

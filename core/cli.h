@@ -9,7 +9,7 @@
 
 #define SURGE_MAX_DEVS 32
 
-enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_HELP, CMD_VERSION };
+enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_PLOT, CMD_HELP, CMD_VERSION };
 
 struct surge_opts {
 	enum surge_cmd cmd;
@@ -24,6 +24,10 @@ struct surge_opts {
 	double duration;          /* seconds, 0 = until the script ends */
 	double stats_interval;    /* seconds between lines, 0 = none */
 	int packets;              /* show: how many packets to print */
+	const char *output;       /* --output FILE (.json, .csv, - for JSON on stdout) */
+	const char *file_prefix;  /* --file-prefix NAME, NULL = surge-PID */
+	int argc;                 /* surge's whole command line, for the results */
+	char **argv;
 	const char *script;       /* run: the script; test: NULL */
 	int script_argc;          /* what follows the script (or test files) */
 	char **script_argv;

@@ -114,7 +114,7 @@ push_split(char **argv, int *argc, const char *s)
 static int
 build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 {
-	char prefix[32];
+	char prefix[64];
 	int rc = 0, no_huge = o->no_huge;
 
 	if (!no_huge && o->eal != NULL && strstr(o->eal, "--no-huge") != NULL)
@@ -131,19 +131,30 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 	rc |= push(argv, argc, prog);
 	rc |= push(argv, argc, "--log-level=warning");
 	rc |= push(argv, argc, "--log-level=lib.telemetry:error");
+	/* Every run has its own prefix, so its telemetry socket is
+	 * /var/run/dpdk/PREFIX/dpdk_telemetry.v2 (--in-memory alone would put
+	 * every surge on the shared default "rte"). */
+	const char *user = o->eal != NULL ? strstr(o->eal, "--file-prefix") : NULL;
+
+	if (user != NULL)      /* one given in --eal wins, as EAL takes the last */
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(user + 14, " \t"), user + 14);
+	else if (o->file_prefix != NULL)
+		snprintf(prefix, sizeof(prefix), "%s", o->file_prefix);
+	else
+		snprintf(prefix, sizeof(prefix), "surge-%d", (int)getpid());
+	snprintf(rt()->file_prefix, sizeof(rt()->file_prefix), "%s", prefix);
 	if (no_huge) {
 		/* --no-huge implies legacy memory, which --in-memory refuses; with
 		 * no shared config and a per-process prefix nothing is left behind */
-		snprintf(prefix, sizeof(prefix), "surge-%d", (int)getpid());
 		rc |= push(argv, argc, "--no-huge");
 		rc |= push(argv, argc, "-m");
 		rc |= push(argv, argc, NO_HUGE_MEM_MB);
 		rc |= push(argv, argc, "--no-shconf");
-		rc |= push(argv, argc, "--file-prefix");
-		rc |= push(argv, argc, prefix);
 	} else {
-		rc |= push(argv, argc, "--in-memory");   /* no files left behind, one prefix per process */
+		rc |= push(argv, argc, "--in-memory");   /* no files left behind */
 	}
+	rc |= push(argv, argc, "--file-prefix");
+	rc |= push(argv, argc, prefix);
 	if (o->lcores != NULL) {
 		rc |= push(argv, argc, "--lcores");
 		rc |= push(argv, argc, o->lcores);
@@ -258,6 +269,9 @@ eal_start(const struct surge_opts *o, const char *prog)
 	rt()->eal_up = 1;
 	if ((rc = latency_init()) != 0)
 		return rc;
+	if (telemetry_register() == 0 && o->cmd == CMD_RUN)
+		rt_info("telemetry: /var/run/dpdk/%s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s, then /surge/info)",
+			rt()->file_prefix, rt()->file_prefix);
 
 	if (rte_eth_dev_count_avail() == 0 && o->nvdev == 0 && o->npci == 0) {
 		rc = rte_dev_probe(VIRTUAL_DEFAULT);
@@ -296,7 +310,10 @@ eal_stop(void)
 {
 	char dir[PATH_MAX];
 	const char *rd = rte_eal_get_runtime_dir();
-	int ours = rd != NULL && strstr(rd, "/surge-") != NULL;
+	const struct surge_opts *o = &rt()->opts;
+	/* surge-PID, or a name given with surge's --file-prefix (not --eal's) */
+	int ours = rd != NULL && (strstr(rd, "/surge-") != NULL ||
+				  (o->file_prefix != NULL && (o->eal == NULL || strstr(o->eal, "--file-prefix") == NULL)));
 
 	if (ours)
 		snprintf(dir, sizeof(dir), "%s", rd);

@@ -328,3 +328,32 @@ latency_free_all(void)
 	}
 	r->nlat = 0;
 }
+
+int
+surge_latency_count(void)
+{
+	return rt() != NULL ? __atomic_load_n(&rt()->nlat, __ATOMIC_ACQUIRE) : 0;
+}
+
+int
+surge_latency_buckets(int id, uint64_t *low, uint64_t *high, uint64_t *count, uint32_t max)
+{
+	struct latency *l = get(id);
+	uint32_t n = 0;
+
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	for (unsigned k = 0; k < HIST_BUCKETS; k++) {
+		if (l->h.bucket[k] == 0)
+			continue;
+		if (low != NULL) {
+			if (n == max)
+				break;
+			low[n] = hist_bucket_low(k);
+			high[n] = hist_bucket_high(k);
+			count[n] = l->h.bucket[k];
+		}
+		n++;
+	}
+	return (int)n;
+}

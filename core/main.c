@@ -18,7 +18,8 @@
 static void
 on_signal(int sig)
 {
-	(void)sig;
+	if (rt() != NULL)
+		rt()->signal = sig;   /* the results file says how the run ended */
 	surge_stop();     /* a second signal takes the default action (SA_RESETHAND) */
 }
 
@@ -71,11 +72,23 @@ main(int argc, char **argv)
 		fprintf(stderr, "surge: out of memory\n");
 		return 1;
 	}
-	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW) {
-		/* the script's options and packets need no DPDK: no EAL start-up */
+	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW || o.cmd == CMD_PLOT) {
+		/* the script's options, packets and plots need no DPDK: no EAL start-up */
 		rc = master_run(o.script, o.script_argc, o.script_argv);
 		rt_destroy();
 		return rc;
+	}
+	if (o.output != NULL && strcmp(o.output, "-") == 0 && o.cmd == CMD_RUN) {
+		/* --output -: the JSON alone on stdout, every text line on stderr */
+		int fd = dup(STDOUT_FILENO);
+
+		fflush(stdout);
+		if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "surge: --output -: %s\n", strerror(errno));
+			rt_destroy();
+			return 1;
+		}
+		snprintf(rt()->json_stdout, sizeof(rt()->json_stdout), "/dev/fd/%d", fd);
 	}
 	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {

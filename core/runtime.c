@@ -60,6 +60,7 @@ rt_destroy(void)
 	free(r->prev_rx);
 	free(r->prev_txb);
 	free(r->prev_rxb);
+	free(r->series.rows);
 	the_rt = NULL;
 	free(r);
 }
@@ -231,6 +232,14 @@ static const struct surge_abi_field abi_fields[] = {
 	F(surge_pcap_info, loops), F(surge_pcap_info, pass), F(surge_pcap_info, snaplen),
 	F(surge_pcap_info, linktype), F(surge_pcap_info, max_len), F(surge_pcap_info, nano),
 	F(surge_pcap_info, writer), F(surge_pcap_info, reserved),
+	S(surge_counter_info), F(surge_counter_info, name), F(surge_counter_info, kind),
+	F(surge_counter_info, reserved), F(surge_counter_info, lcores), F(surge_counter_info, total),
+	F(surge_counter_info, value),
+	S(surge_sample), F(surge_sample, t), F(surge_sample, value), F(surge_sample, tx_packets),
+	F(surge_sample, tx_bytes), F(surge_sample, rx_packets), F(surge_sample, rx_bytes),
+	F(surge_sample, drops), F(surge_sample, unsent), F(surge_sample, busy_cycles),
+	F(surge_sample, idle_cycles), F(surge_sample, tick), F(surge_sample, port), F(surge_sample, id),
+	F(surge_sample, kind), F(surge_sample, reserved),
 	S(surge_abi_field), F(surge_abi_field, type), F(surge_abi_field, field),
 	F(surge_abi_field, offset), F(surge_abi_field, size),
 };

@@ -53,6 +53,28 @@ struct lcore_slot {
 	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
 } __rte_cache_aligned;
 
+/* Custom counters and gauges of one lcore: written by that lcore only. */
+struct counter_slot {
+	uint64_t count[SURGE_COUNTER_MAX];
+	double gauge[SURGE_COUNTER_MAX];
+	uint64_t used;                /* bit i: this lcore wrote counter/gauge i */
+} __rte_cache_aligned;
+
+/* Names of the counters: registered under pool_lock, read by anyone after
+ * ncounters (release/acquire) says they exist. */
+struct counter_name {
+	char name[SURGE_NAME_MAX];
+	uint8_t kind;
+};
+
+/* The run's series: appended by the main lcore at each sampling round. */
+struct series {
+	struct surge_sample *rows;
+	uint32_t n, cap;
+	uint32_t ticks;
+	uint64_t last_tsc;
+};
+
 /* A rate request, written by whoever sets the rate (a seqlock: seq is odd
  * while it is being written) and read by the lcore that owns the queue. */
 struct rate_req {
@@ -136,6 +158,13 @@ struct runtime {
 	int probe_field;              /* mbuf dynfield: probe offset to stamp at tx, 0 = none */
 	struct pcap_file *pcap[SURGE_PCAP_MAX]; /* pcap.c: readers and writers, by id */
 	int npcap;
+	struct counter_slot counters[RTE_MAX_LCORE]; /* counters.c */
+	struct counter_name counter_names[SURGE_COUNTER_MAX];
+	int ncounters;
+	struct series series;         /* series.c */
+	volatile int signal;          /* the signal that stopped the run */
+	char file_prefix[64];         /* eal.c: EAL's --file-prefix */
+	char json_stdout[32];         /* --output -: /dev/fd/N, the real stdout */
 };
 
 /* runtime.c */
@@ -193,6 +222,12 @@ void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* pcap.c: closes what scripts left open; returns the writers that failed */
 int pcap_close_all(void);
+
+/* series.c: samples when due (force: now); the stats line's clock */
+void series_tick(uint64_t now, int force);
+
+/* telemetry.c */
+int telemetry_register(void);
 
 /* stats.c */
 void stats_tick(int force);

@@ -97,6 +97,26 @@ print_lcores(int interval)
 		printf("\n");
 }
 
+/* "counters: hits 1234, depth 3.5": the scripts' counters and gauges. */
+static void
+print_counters(void)
+{
+	int n = surge_counter_count();
+
+	for (int i = 0; i < n; i++) {
+		struct surge_counter_info ci;
+
+		if (surge_counter_get(i, &ci) != 0)
+			continue;
+		if (ci.kind == SURGE_GAUGE)
+			printf("%s %s %g", i ? "," : "       counters:", ci.name, ci.value);
+		else
+			printf("%s %s %" PRIu64, i ? "," : "       counters:", ci.name, ci.total);
+	}
+	if (n > 0)
+		printf("\n");
+}
+
 void
 stats_tick(int force)
 {
@@ -105,6 +125,7 @@ stats_tick(int force)
 	double sec;
 	uint16_t port;
 
+	series_tick(now, force);     /* the results keep sampling when nothing is printed */
 	if (r->start_tsc == 0 || r->opts.quiet || r->opts.stats_interval <= 0 || ensure_prev(r) != 0)
 		return;
 	if (r->last_print_tsc == 0)
@@ -130,6 +151,7 @@ stats_tick(int force)
 		r->prev_rxb[port] = t.rxb;
 	}
 	print_lcores(1);
+	print_counters();
 	fflush(stdout);
 	r->last_print_tsc = now;
 }
@@ -165,5 +187,6 @@ stats_summary(void)
 		       port, t.drops, ps.imissed, ps.ierrors, ps.oerrors, ps.rx_nombuf);
 	}
 	print_lcores(0);
+	print_counters();
 	fflush(stdout);
 }

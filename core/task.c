@@ -9,9 +9,11 @@
  * this hand-off and the C core, so no Lua state is ever touched by two lcores.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -30,21 +32,51 @@
 #define SURGE_GEN_DIR "lua"
 #endif
 
-/* package.path: $SURGE_LUA_PATH, the source tree, the generated cdefs, then
- * the script's own folder so scripts can require their neighbours. */
+/* Where surge's Lua library is: an installed binary (PREFIX/bin/surge) finds
+ * it next to itself in PREFIX/share/surge/lua, wherever PREFIX was moved to;
+ * a binary in its build tree uses the source tree and the generated cdefs.
+ * Writes the two folders into lua and gen. */
+static void
+lua_dirs(char *lua, char *gen, size_t len)
+{
+	char exe[PATH_MAX], probe[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	snprintf(lua, len, "%s", SURGE_LUA_DIR);
+	snprintf(gen, len, "%s", SURGE_GEN_DIR);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) == NULL)
+		return;
+	*slash = '\0';                       /* PREFIX/bin */
+	snprintf(probe, sizeof(probe), "%s/../share/surge/lua/surge/cdef.lua", exe);
+	if (access(probe, R_OK) != 0)
+		return;
+	if (snprintf(lua, len, "%s/../share/surge/lua", exe) >= (int)len) {
+		snprintf(lua, len, "%s", SURGE_LUA_DIR);   /* too long a path: keep the build's */
+		return;
+	}
+	snprintf(gen, len, "%s", lua);
+}
+
+/* package.path: $SURGE_LUA_PATH, surge's library (installed or source tree),
+ * the generated cdefs, then the script's own folder so scripts can require
+ * their neighbours. */
 static void
 set_path(lua_State *L, const char *script)
 {
 	const char *env = getenv("SURGE_LUA_PATH");
-	char dir[1024] = ".";
+	char dir[1024] = ".", lua[PATH_MAX], gen[PATH_MAX];
 	const char *slash = script != NULL ? strrchr(script, '/') : NULL;
 
+	lua_dirs(lua, gen, sizeof(lua));
 	if (slash != NULL)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
 	lua_getglobal(L, "package");
-	lua_pushfstring(L, "%s%s" SURGE_LUA_DIR "/?.lua;" SURGE_LUA_DIR "/?/init.lua;"
-			SURGE_GEN_DIR "/?.lua;%s/?.lua;",
-			env != NULL ? env : "", env != NULL ? ";" : "", dir);
+	lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua;%s/?.lua;%s/?.lua;",
+			env != NULL ? env : "", env != NULL ? ";" : "", lua, lua, gen, dir);
 	lua_setfield(L, -2, "path");
 	lua_pop(L, 1);
 }
@@ -153,6 +185,7 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		s->state = TASK_RUNNING;
 		if (r->start_tsc == 0)
 			r->start_tsc = rte_rdtsc();
+		r->end_tsc = 0;           /* a later phase of the run: it goes on */
 		if (rte_eal_remote_launch(task_main, s, id) != 0) {
 			s->state = TASK_IDLE;
 			return rt_error(-EBUSY, "lcore %u refused the task", id);
@@ -266,7 +299,9 @@ int
 master_run(const char *script, int argc, char **argv)
 {
 	lua_State *L = vm_new(script);
-	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : rt()->opts.cmd == CMD_SHOW ? "show" : "run";
+	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot" };
+	enum surge_cmd c = rt()->opts.cmd;
+	const char *cmd = c < sizeof(names) / sizeof(names[0]) && names[c] ? names[c] : "run";
 	int rc;
 
 	if (L == NULL) {

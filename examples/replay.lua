@@ -89,6 +89,10 @@ function master(args)
     args.loop == 0 and "looping until the run ends" or (args.loop .. " pass(es)")))
   local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1 })
   surge.launch("replay", port:txq(0), r, args)
+  if args.loop > 0 then                     -- progress with an ETA on stderr
+    local q = port:txq(0)
+    surge.progress.watch("replayed", info.records * args.loop, function() return q:stats().packets end)
+  end
   local sent = surge.wait()[1]
   print(("replay: sent %d packets"):format(sent))
   r:close()

@@ -36,6 +36,10 @@ function master(args)
   end
   local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1, clones = args.clones > 1 })
   surge.launch("tx", port:txq(0), args)
+  if args.count > 0 then                    -- a line with an ETA on stderr
+    local q = port:txq(0)
+    surge.progress.watch("sent", args.count, function() return q:stats().packets end)
+  end
   local sent = surge.wait()[1]
   if not surge.is_master() or sent == nil then return 1 end
   return 0

@@ -307,6 +307,88 @@ int surge_pcap_info(int id, struct surge_pcap_info *out);
 /* Flushes and closes a writer (returns packets written) or frees a reader
  * (returns its records). Anything left open is closed at the end of the run. */
 int64_t surge_pcap_close(int id);
+/* --- custom counters and gauges --------------------------------------- */
+/* A counter is a per-lcore uint64 cell, written only by that lcore (no
+ * atomics) and summed by the main lcore; a gauge is a per-lcore double whose
+ * reported value is the sum over the lcores that set it. */
+enum surge_counter_kind {
+	SURGE_COUNTER = 0,
+	SURGE_GAUGE = 1
+};
+
+enum {
+	SURGE_COUNTER_MAX = 64
+};
+
+struct surge_counter_info {
+	char name[SURGE_NAME_MAX];
+	uint8_t kind;          /* enum surge_counter_kind */
+	uint8_t reserved[3];
+	uint32_t lcores;       /* lcores that wrote it */
+	uint64_t total;        /* counter: sum over lcores */
+	double value;          /* gauge: sum over the lcores that set it; counter: total */
+};
+
+/* Returns the id of the counter or gauge called name (made on first use;
+ * the same name gives the same id on every lcore, a kind clash -EEXIST). */
+int surge_counter_new(const char *name, int kind);
+/* This lcore's cell of counter id (NULL if unknown or of the other kind). */
+uint64_t *surge_counter_cell(int id);
+double *surge_gauge_cell(int id);
+int surge_counter_count(void);
+int surge_counter_get(int id, struct surge_counter_info *out);
+
+/* --- results: the series sampled with the stats line ------------------- */
+enum surge_sample_kind {
+	SURGE_SAMPLE_PORT = 0,   /* tx_* and rx_*: sums of the port's queues */
+	SURGE_SAMPLE_TXQ = 1,
+	SURGE_SAMPLE_RXQ = 2,
+	SURGE_SAMPLE_LCORE = 3,  /* busy/idle cycles of the task on `id` */
+	SURGE_SAMPLE_COUNTER = 4 /* value: counter or gauge `id` */
+};
+
+/* One row of the series: cumulative values at time t (seconds since the
+ * first task started). Consecutive rows of one (kind, port, id) give the
+ * interval rates. */
+struct surge_sample {
+	double t;
+	double value;          /* counters and gauges */
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t drops;
+	uint64_t unsent;       /* 0 until struct surge_queue_stats counts it */
+	uint64_t busy_cycles;
+	uint64_t idle_cycles;
+	uint32_t tick;         /* sampling round, 0-based */
+	uint16_t port;
+	uint16_t id;           /* queue, lcore or counter */
+	uint8_t kind;          /* enum surge_sample_kind */
+	uint8_t reserved[7];
+};
+
+/* Samples every opened port, queue, task lcore and counter now (main only). */
+int surge_series_record(void);
+uint32_t surge_series_count(void);
+int surge_series_get(uint32_t i, struct surge_sample *out);
+/* argv[i] of surge's own command line, NULL past the end. */
+const char *surge_cmdline(int i);
+const char *surge_git_commit(void);
+const char *surge_dpdk_version(void);
+/* The signal that stopped the run, 0 if none. */
+int surge_signal(void);
+/* EAL's file prefix: the telemetry socket is /var/run/dpdk/PREFIX/dpdk_telemetry.v2. */
+const char *surge_file_prefix(void);
+/* --output FILE, NULL if none. */
+const char *surge_output(void);
+
+/* Latency receivers made so far; buckets of receiver id with a count, in
+ * ascending order: low[k]..high[k] (inclusive, ns) held count[k] values.
+ * Returns how many were written (at most max), the number of non-empty
+ * buckets when low is NULL. */
+int surge_latency_count(void);
+int surge_latency_buckets(int id, uint64_t *low, uint64_t *high, uint64_t *count, uint32_t max);
 /* ABI-END */
 
 #ifdef __cplusplus

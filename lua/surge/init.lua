@@ -26,7 +26,14 @@ local surge = {
   flow = require "surge.flow",      -- surge.flow{ template, fields, combine }
   size = require "surge.size",      -- surge.size(spec): fixed, uniform, weighted, "imix"
   pcap = require "surge.pcap",      -- pcap.writer(path), pcap.reader(path, { loop, timing })
+  counter = require("surge.counter").counter,   -- surge.counter(name):add(n)
+  gauge = require("surge.counter").gauge,       -- surge.gauge(name):set(v)
+  results = require "surge.results",  -- results.add(name, tbl), collect(), write(file)
+  progress = require "surge.progress", -- surge.progress(done, total, label)
 }
+
+-- surge.plot(file [, out]): charts of a results file (gnuplot), as `surge plot`.
+function surge.plot(file, out) return require("surge.plot").plot(file, out) end
 
 local launched = {}   -- tasks started by this master, in launch order
 
@@ -56,6 +63,7 @@ end
 -- Lets master do its own work between polls: prints the stats line when
 -- due, ends the run at --duration, returns the number of running tasks.
 function surge.poll()
+  surge.progress.poll()
   return C.surge_task_poll(0)
 end
 function surge.last_error() return core.last_error() end
@@ -112,6 +120,7 @@ function surge.launch(fn, ...)
   if not ok then error("surge.launch(\"" .. fn .. "\"): " .. text, 2) end
   local id = check(C.surge_task_launch(fn, text, #text), 2)
   launched[#launched + 1] = { id = id, fn = fn }
+  surge.results.task_started(id, fn)
   return id
 end
 
@@ -162,10 +171,12 @@ function surge.wait(id, timeout)
         return v
       end
       if deadline and tonumber(C.surge_tsc()) >= deadline then return nil, "timeout" end
+      surge.progress.poll()
       C.surge_task_poll(10)
     end
   end
   while C.surge_task_poll(100) > 0 do
+    surge.progress.poll()
     if deadline and tonumber(C.surge_tsc()) >= deadline then return nil, "timeout" end
   end
   local results, failures = {}, {}
@@ -174,6 +185,7 @@ function surge.wait(id, timeout)
     if ok then results[i] = v else failures[#failures + 1] = v end
   end
   launched = {}
+  surge.progress.poll(true)
   if #failures > 0 then fail(failures) end
   return results
 end

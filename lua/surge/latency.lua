@@ -85,6 +85,41 @@ function Receiver:summary()
            max_ns = s.max_ns }
 end
 
+-- The histogram's non-empty buckets: { low_ns = {...}, high_ns = {...}, count = {...} }.
+function Receiver:buckets()
+  local n = check(C.surge_latency_buckets(self.id, nil, nil, nil, 0), 2)
+  local lo, hi, cnt = ffi.new("uint64_t[?]", n + 1), ffi.new("uint64_t[?]", n + 1), ffi.new("uint64_t[?]", n + 1)
+  n = check(C.surge_latency_buckets(self.id, lo, hi, cnt, n), 2)
+  local b = { low_ns = {}, high_ns = {}, count = {} }
+  for k = 0, n - 1 do
+    b.low_ns[k + 1], b.high_ns[k + 1], b.count[k + 1] = tonumber(lo[k]), tonumber(hi[k]), tonumber(cnt[k])
+  end
+  return b
+end
+
+-- Saves the histogram as CSV in HdrHistogram's percentile-distribution form:
+-- one row per non-empty bucket, "Value,Percentile,TotalCount,1/(1-Percentile)"
+-- with Value the bucket's upper bound in ns (the last row: the exact max).
+-- Returns the rows written.
+function Receiver:save(path)
+  if type(path) ~= "string" or path == "" then error("receiver:save: expected a file name", 2) end
+  local b = self:buckets()
+  local total = 0
+  for _, c in ipairs(b.count) do total = total + c end
+  local f, err = io.open(path, "w")
+  if not f then error("receiver:save: " .. tostring(err), 2) end
+  f:write("Value,Percentile,TotalCount,1/(1-Percentile)\n")
+  local acc, max = 0, self:summary().max_ns
+  for i, c in ipairs(b.count) do
+    acc = acc + c
+    local p = acc / total
+    local v = i == #b.count and math.min(b.high_ns[i], max) or b.high_ns[i]
+    f:write(("%d,%.12f,%d,%s\n"):format(v, p, acc, p < 1 and ("%.2f"):format(1 / (1 - p)) or "Infinity"))
+  end
+  f:close()
+  return #b.count
+end
+
 -- One line: "probes 100000 lost 0 dup 0 reordered 0 | min 1.2 mean 3.4 p50 ... us"
 function M.format(s)
   return ("probes %d lost %d dup %d reordered %d | latency us: min %.2f mean %.2f p50 %.2f "

@@ -48,8 +48,13 @@ end
 
 local function run(script)
   local surge = require "surge"
+  -- a real run (EAL is up unless only --help was asked): it gets a results file
+  local help = false
+  for _, a in ipairs(arg) do if a == "--help" or a == "-h" then help = true end end
+  surge.results.armed = not help
   local opts = load_script(script)
   if opts == nil then return 0 end          -- --help was printed
+  surge.results.run_started(script, opts)
   local master = rawget(_G, "master")
   if type(master) ~= "function" then
     error(("%s: no function master(args) defined"):format(script), 0)
@@ -63,8 +68,14 @@ function M.main(cmd, script, packets)
   local ok, rc = xpcall(function()
     if cmd == "test" then return require("surge.testrun").main(arg) end
     if cmd == "show" then return show(script, tonumber(packets)) end
+    if cmd == "plot" then return require("surge.plot").main(script, arg) end
     return run(script)
   end, report)
+  if cmd == "run" and package.loaded["surge.results"] and package.loaded["surge.results"].armed then
+    -- the results file is written however the run ended (error, signal)
+    local wrote = require("surge.results").finish(ok, rc)
+    if wrote == false and ok and rc == 0 then rc = 1 end
+  end
   if not ok then
     io.stderr:write(tostring(rc), "\n")
     return 1

@@ -265,6 +265,32 @@ test_parse_seconds(void **state)
 	assert_near(v, 1e9, 1e-3);
 }
 
+/* --output and --file-prefix (results files, telemetry prefix), and plot */
+static void
+test_results_options(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("run", "--output", "r.json", "--file-prefix=gen1", "s.lua"), 0);
+	assert_string_equal(o.output, "r.json");
+	assert_string_equal(o.file_prefix, "gen1");
+	assert_int_equal(o.argc, 6);
+	assert_string_equal(o.argv[4], "--file-prefix=gen1");
+	assert_int_equal(PARSE("run", "--output=x.csv", "s.lua"), 0);
+	assert_string_equal(o.output, "x.csv");
+	assert_int_equal(PARSE("run", "--output", "-", "s.lua"), 0);
+	assert_string_equal(o.output, "-");
+	assert_string_equal(o.script, "s.lua");
+	assert_fails_naming("option --output: 'r.txt' must end in .json or .csv", "run", "--output", "r.txt", "s.lua");
+	assert_fails_naming("option --output: '.csv' must end", "run", "--output", ".csv", "s.lua");
+	assert_fails_naming("option --output needs a value", "run", "--output");
+	assert_fails_naming("option --file-prefix: 'a/b'", "run", "--file-prefix", "a/b", "s.lua");
+	assert_int_equal(PARSE("plot", "r.json", "-o", "r.svg"), 0);
+	assert_int_equal(o.cmd, CMD_PLOT);
+	assert_string_equal(o.script, "r.json");
+	assert_int_equal(o.script_argc, 2);
+	assert_fails_naming("plot: missing", "plot");
+}
+
 int
 main(void)
 {
@@ -278,6 +304,7 @@ main(void)
 		cmocka_unit_test(test_devices_version_help),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_parse_seconds),
+		cmocka_unit_test(test_results_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,78 @@
+-- counter.lua - custom counters and gauges a script keeps.
+--
+--   local hits = surge.counter("hits")     -- in any task (or master)
+--   hits:add(n)                            -- hot path: this lcore's own cell
+--   hits:value()                           -- the sum over every lcore
+--   local depth = surge.gauge("depth")
+--   depth:set(3.5)                         -- this lcore's value; reported: sum of lcores
+--
+-- Every lcore writes only its own cell (C keeps one cache-aligned slot per
+-- lcore), so add() is a load and a store, no atomic; the same name gives the
+-- same counter in every task. They show in the stats lines, the summary,
+-- --output and the /surge/counters telemetry command.
+local ffi = require "ffi"
+local core = require "surge.core"
+
+local C, check = core.C, core.check
+local M = {}
+
+local Counter = {}
+Counter.__index = Counter
+local Gauge = {}
+Gauge.__index = Gauge
+
+local function name_of(name, what)
+  if type(name) ~= "string" or name == "" or #name > 63 or name:find("[^%w_%-%.]") then
+    error(("surge.%s: name %s must be 1..63 characters of letters, digits, _ - ."):format(what, tostring(name)), 3)
+  end
+  return name
+end
+
+function M.counter(name)
+  local id = check(C.surge_counter_new(name_of(name, "counter"), C.SURGE_COUNTER), 2)
+  return setmetatable({ id = id, name = name, cell = false }, Counter)
+end
+
+-- The lcore's cell is taken at the first write, so an lcore that only reads
+-- (master printing a value) is not counted among the writers.
+function Counter:add(n)
+  local cell = self.cell
+  if not cell then cell = C.surge_counter_cell(self.id); self.cell = cell end
+  cell[0] = cell[0] + (n or 1)
+end
+
+local info = ffi.new("struct surge_counter_info")
+function Counter:value()
+  check(C.surge_counter_get(self.id, info), 2)
+  return tonumber(info.total)
+end
+
+function M.gauge(name)
+  local id = check(C.surge_counter_new(name_of(name, "gauge"), C.SURGE_GAUGE), 2)
+  return setmetatable({ id = id, name = name, cell = false }, Gauge)
+end
+
+function Gauge:set(v)
+  local cell = self.cell
+  if not cell then cell = C.surge_gauge_cell(self.id); self.cell = cell end
+  cell[0] = v
+end
+
+function Gauge:value()
+  check(C.surge_counter_get(self.id, info), 2)
+  return info.value
+end
+
+-- Every counter and gauge: { { name, kind = "counter"|"gauge", value, lcores } }
+function M.all()
+  local out = {}
+  for i = 0, C.surge_counter_count() - 1 do
+    check(C.surge_counter_get(i, info), 2)
+    out[#out + 1] = { name = ffi.string(info.name), kind = info.kind == C.SURGE_GAUGE and "gauge" or "counter",
+                      value = info.kind == C.SURGE_GAUGE and info.value or tonumber(info.total),
+                      lcores = info.lcores }
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,245 @@
+-- plot.lua - `surge plot FILE.json [-o OUT.svg|png]`: charts of a results file.
+--
+-- Draws with gnuplot (Debian gnuplot-nox), one chart under the other:
+--   * the rate over time per port (TX and RX, Mpps), one point per interval
+--   * the latency distribution per receiver: a CDF over a log time axis
+--   * each scenario table that carries a chart (see docs/results.md): the
+--     RFC 2544 throughput and latency per frame size, a load-latency curve,
+--     or any table with a `plot` description.
+-- Needs no EAL; the REPL calls surge.plot(file [, out]) the same way.
+local json = require "surge.json"
+
+local M = {}
+
+local function fail(msg) error(msg, 0) end
+
+-- os.execute gives 0 (Lua 5.1) or true (5.2 compatibility) on success
+local function sh(cmd)
+  local rc = os.execute(cmd)
+  return rc == 0 or rc == true
+end
+
+local function have_gnuplot()
+  return sh("command -v gnuplot >/dev/null 2>&1")
+end
+
+local function quote(s) return "'" .. tostring(s):gsub("'", "''") .. "'" end
+
+-- A data file of rows of numbers, written to the run's temporary folder.
+local function data_file(dir, name, rows)
+  local path = dir .. "/" .. name .. ".dat"
+  local f = assert(io.open(path, "w"))
+  for _, r in ipairs(rows) do
+    local cells = {}
+    for i, v in ipairs(r) do cells[i] = ("%.17g"):format(v) end
+    f:write(table.concat(cells, " "), "\n")
+  end
+  f:close()
+  return path
+end
+
+local function field(row, names)
+  for _, n in ipairs(names) do
+    if type(row[n]) == "number" then return row[n], n end
+  end
+end
+
+-- Charts for the rate per port.
+local function rate_charts(res, dir, charts)
+  local by_port, order = {}, {}
+  for _, r in ipairs(res.series and res.series.ports or {}) do
+    if not by_port[r.port] then by_port[r.port] = {}; order[#order + 1] = r.port end
+    local t = by_port[r.port]
+    t[#t + 1] = { r.t, r.tx_pps / 1e6, r.rx_pps / 1e6 }
+  end
+  for _, p in ipairs(order) do
+    local f = data_file(dir, "port" .. p, by_port[p])
+    charts[#charts + 1] = {
+      title = ("port %d: rate over time"):format(p), xlabel = "time (s)", ylabel = "Mpps",
+      plots = { { file = f, using = "1:2", with = "linespoints", title = "TX" },
+                { file = f, using = "1:3", with = "linespoints", title = "RX" } },
+      points = #by_port[p],
+    }
+  end
+end
+
+local function latency_charts(res, dir, charts)
+  for _, l in ipairs(res.latency or {}) do
+    local b, rows, acc, total = l.buckets, {}, 0, 0
+    for _, c in ipairs(b.count) do total = total + c end
+    if total > 0 then
+      for i, c in ipairs(b.count) do
+        acc = acc + c
+        rows[#rows + 1] = { math.max(b.high_ns[i], 1), acc / total }
+      end
+      local f = data_file(dir, "latency" .. l.id, rows)
+      -- whole decades, so a log axis always shows its powers of ten
+      local lo = 10 ^ math.floor(math.log10(rows[1][1]))
+      local hi = 10 ^ math.ceil(math.log10(rows[#rows][1]))
+      if hi <= lo then hi = lo * 10 end
+      charts[#charts + 1] = {
+        xrange = ("[%.0f:%.0f]"):format(lo, hi), xformat = "%.0f",
+        title = ("latency receiver %d: CDF (%d probes, p50 %.0f ns, p99 %.0f ns)"):format(l.id, l.probes, l.p50_ns, l.p99_ns),
+        xlabel = "latency (ns)", ylabel = "fraction of probes", logx = true, yrange = "[0:1.02]",
+        plots = { { file = f, using = "1:2", with = "steps", title = ("receiver %d"):format(l.id) } },
+        points = #rows,
+      }
+    end
+  end
+end
+
+-- Default chart descriptions for the scenarios surge ships; a scenario may
+-- give its own: tbl.plot = { title, x, y = { fields }, xlabel, ylabel, logx, logy }
+local known = {
+  rfc2544 = {
+    { title = "RFC 2544 throughput per frame size", x = { "frame_size", "size" },
+      y = { { "throughput_pct", "rate_pct" }, { "throughput_mpps" } }, xlabel = "frame size (bytes)" },
+    { title = "RFC 2544 latency per frame size", x = { "frame_size", "size" },
+      y = { { "p50_ns", "latency_p50_ns" }, { "p99_ns", "latency_p99_ns" }, { "max_ns", "latency_max_ns" } },
+      xlabel = "frame size (bytes)", ylabel = "latency (ns)", logy = true },
+  },
+  load_latency = {
+    { title = "load-latency curve", x = { "load_pct", "load_pps", "rate_pps", "load" },
+      y = { { "p50_ns" }, { "p99_ns" }, { "p999_ns" } }, ylabel = "latency (ns)", logy = true },
+  },
+}
+known["load-latency"] = known.load_latency
+known.latency_curve = known.load_latency
+
+local function scenario_charts(res, dir, charts)
+  local names = {}
+  for name in pairs(res.scenarios or {}) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local tbl = res.scenarios[name]
+    local rows = type(tbl) == "table" and (tbl.rows or tbl.results or (#tbl > 0 and tbl)) or nil
+    local specs = type(tbl) == "table" and tbl.plot and { tbl.plot } or known[name]
+    if type(rows) == "table" and #rows > 0 and specs then
+      for k, spec in ipairs(specs) do
+        local xnames = type(spec.x) == "table" and spec.x or { spec.x }
+        local plots, data, xused = {}, {}, nil
+        local ys = {}
+        for _, y in ipairs(spec.y or {}) do ys[#ys + 1] = type(y) == "table" and y or { y } end
+        for _, r in ipairs(rows) do
+          local x, xn = field(r, xnames)
+          if x then
+            xused = xused or xn
+            local line = { x }
+            for j, y in ipairs(ys) do line[j + 1] = field(r, y) or 0 / 0 end
+            data[#data + 1] = line
+          end
+        end
+        table.sort(data, function(a, b) return a[1] < b[1] end)
+        if #data > 0 then
+          local f = data_file(dir, ("scenario_%s_%d"):format(name:gsub("[^%w]", "_"), k), data)
+          for j, y in ipairs(ys) do
+            local used
+            for _, r in ipairs(rows) do local _, n = field(r, y); used = used or n end
+            if used then
+              plots[#plots + 1] = { file = f, using = ("1:%d"):format(j + 1), with = "linespoints", title = used }
+            end
+          end
+          if #plots > 0 then
+            charts[#charts + 1] = { title = spec.title or name, xlabel = spec.xlabel or xused,
+              ylabel = spec.ylabel or "", logx = spec.logx, logy = spec.logy, plots = plots, points = #data }
+          end
+        end
+      end
+    end
+  end
+end
+
+local function script_text(charts, out, png)
+  local h = 300 * #charts + 40
+  local s = {}
+  if png then
+    s[#s + 1] = ("set terminal pngcairo size 1000,%d font 'Sans,10'"):format(h)
+  else
+    s[#s + 1] = ("set terminal svg size 1000,%d dynamic font 'Sans,10' background rgb 'white'"):format(h)
+  end
+  s[#s + 1] = "set output " .. quote(out)
+  s[#s + 1] = "set grid"
+  s[#s + 1] = "set key outside right top"
+  s[#s + 1] = "set datafile missing 'nan'"
+  s[#s + 1] = ("set multiplot layout %d,1"):format(#charts)
+  for _, c in ipairs(charts) do
+    s[#s + 1] = "set title " .. quote(c.title) .. " noenhanced"
+    s[#s + 1] = "set xlabel " .. quote(c.xlabel or "")
+    s[#s + 1] = "set ylabel " .. quote(c.ylabel or "")
+    s[#s + 1] = c.logx and "set logscale x" or "unset logscale x"
+    s[#s + 1] = c.logy and "set logscale y" or "unset logscale y"
+    s[#s + 1] = "set yrange " .. (c.yrange or "[*:*]")
+    s[#s + 1] = "set xrange " .. (c.xrange or "[*:*]")
+    s[#s + 1] = "set format x " .. quote(c.xformat or "% h")
+    local parts = {}
+    for _, p in ipairs(c.plots) do
+      parts[#parts + 1] = ("%s using %s with %s title %s noenhanced"):format(quote(p.file), p.using, p.with, quote(p.title))
+    end
+    s[#s + 1] = "plot " .. table.concat(parts, ", ")
+  end
+  s[#s + 1] = "unset multiplot"
+  return table.concat(s, "\n") .. "\n"
+end
+
+-- Draws the charts of results file `file` into `out` (default: FILE.svg).
+-- Returns out and the charts drawn ({ title, points }).
+function M.plot(file, out)
+  if type(file) ~= "string" then fail("surge plot: give a results file (surge run --output FILE.json)") end
+  out = out or (file:gsub("%.json$", "") .. ".svg")
+  local png = out:match("%.png$") ~= nil
+  if not png and not out:match("%.svg$") then fail(("surge plot: -o %s: the output must end in .svg or .png"):format(out)) end
+  local f, err = io.open(file, "r")
+  if not f then fail("surge plot: " .. tostring(err)) end
+  local res, jerr = json.decode(f:read("*a"))
+  f:close()
+  if not res then fail(("surge plot: %s: %s"):format(file, jerr)) end
+  if type(res) ~= "table" or res.schema ~= "surge-results" then
+    fail(("surge plot: %s is not a surge results file (no \"schema\": \"surge-results\")"):format(file))
+  end
+  if not have_gnuplot() then fail("surge plot: gnuplot not found: install the Debian package gnuplot-nox") end
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(sh("mkdir -p " .. quote(dir)), "surge plot: cannot make a temporary folder")
+  local charts = {}
+  rate_charts(res, dir, charts)
+  latency_charts(res, dir, charts)
+  scenario_charts(res, dir, charts)
+  if #charts == 0 then
+    os.execute("rm -rf " .. quote(dir))
+    fail(("surge plot: %s has nothing to draw (no series, latency or scenario rows)"):format(file))
+  end
+  local gp = dir .. "/plot.gp"
+  local g = assert(io.open(gp, "w"))
+  g:write(script_text(charts, out, png))
+  g:close()
+  local ok = sh(("gnuplot %s 2>%s"):format(quote(gp), quote(dir .. "/err")))
+  local e = io.open(dir .. "/err")
+  local etext = e and e:read("*a") or ""
+  if e then e:close() end
+  os.execute("rm -rf " .. quote(dir))
+  if not ok then fail(("surge plot: gnuplot failed: %s"):format(etext:match("[^\n]*%S[^\n]*") or "?")) end
+  return out, charts
+end
+
+-- `surge plot FILE.json [-o OUT]`
+function M.main(file, argv)
+  local out
+  local i = 1
+  while argv[i] do
+    local a = argv[i]
+    if a == "-o" or a == "--output" then
+      out = argv[i + 1]
+      if not out then fail("surge plot: -o needs a file name (OUT.svg or OUT.png)") end
+      i = i + 2
+    else
+      fail(("surge plot: unknown argument '%s' (usage: surge plot FILE.json [-o OUT.svg|png])"):format(a))
+    end
+  end
+  local path, charts = M.plot(file, out)
+  local titles = {}
+  for _, c in ipairs(charts) do titles[#titles + 1] = ("%s (%d points)"):format(c.title, c.points) end
+  print(("surge: wrote %s: %s"):format(path, table.concat(titles, "; ")))
+  return 0
+end
+
+return M

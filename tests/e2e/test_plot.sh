@@ -1,0 +1,84 @@
+#!/bin/bash
+# test_plot.sh - `surge plot FILE.json` (lua/surge/plot.lua, gnuplot): the
+# SVG of a flood run holds the port's rate chart with TX and RX series of
+# one point per interval in the file; a latency run adds the receiver's CDF
+# with one step per histogram bucket; RFC 2544 and load-latency scenario
+# tables get their charts; -o OUT.png gives a PNG; no EAL is started; a
+# missing gnuplot, a missing file and a file that is not results each give
+# one clear line.
+. "$(dirname "$0")/lib.sh"
+need_cmd gnuplot
+need_cmd python3
+SERIES="python3 $E2E_DIR/results/svg_series.py"
+jq_py() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+run_surge 30 run --no-huge -q --duration 1.2 --stats-interval 0.2 --output "$TMP/flood.json" "$EXAMPLES/udp-flood.lua"
+check "flood run: exit 0" 0 "$RC"
+N=$(jq_py "$TMP/flood.json" 'len(r["series"]["ports"])')
+run_surge 30 plot "$TMP/flood.json" -o "$TMP/flood.svg"
+check "plot flood: exit 0" 0 "$RC"
+check_match "plot flood: says what it drew" "wrote $TMP/flood.svg: port 0: rate over time \\($N points\\)" "$OUT"
+check "plot flood: chart title" 1 "$(grep -c '<text>port 0: rate over time</text>' "$TMP/flood.svg")"
+check "plot flood: TX and RX series, one point per interval ($N)" "TX	$N
+RX	$N" "$($SERIES "$TMP/flood.svg")"
+check "plot flood: no EAL (no runtime folder, no EAL lines)" "" "$(printf '%s\n' "$OUT$ERR" | grep -E 'EAL|telemetry')"
+
+run_surge 60 run --no-huge -q --lcores '(0-1)@(0-1)' --output "$TMP/lat.json" "$EXAMPLES/latency.lua" --seconds 1 --rate 100kpps
+check "latency run: exit 0" 0 "$RC"
+B=$(jq_py "$TMP/lat.json" 'len(r["latency"][0]["buckets"]["count"])')
+PORT=$(jq_py "$TMP/lat.json" 'r["series"]["ports"][0]["port"]')
+NP=$(jq_py "$TMP/lat.json" 'len(r["series"]["ports"])')
+run_surge 30 plot "$TMP/lat.json"
+check "plot latency: default output next to the file" yes "$([ -s "$TMP/lat.svg" ] && echo yes || echo no)"
+check "plot latency: rate and CDF series ($NP intervals, $B buckets)" "TX	$NP
+RX	$NP
+receiver 0	$B" "$($SERIES "$TMP/lat.svg")"
+check "plot latency: CDF title" 1 "$(grep -c '<text>latency receiver 0: CDF (' "$TMP/lat.svg")"
+# the CDF's axis spans whole decades around the buckets: both ends labelled
+DECADES=$(python3 - "$TMP/lat.json" <<'PY'
+import json, math, sys
+h = json.load(open(sys.argv[1]))["latency"][0]["buckets"]["high_ns"]
+lo = 10 ** math.floor(math.log10(max(h[0], 1)))
+hi = max(10 ** math.ceil(math.log10(max(h[-1], 1))), 10 * lo)
+print(lo, hi)
+PY
+)
+check "plot latency: log-scale x axis labelled at $DECADES" "yes yes" \
+  "$(for d in $DECADES; do grep -Eq "> ?$d</tspan>" "$TMP/lat.svg" && printf yes || printf no; done | sed 's/yesyes/yes yes/')"
+
+# scenario tables, as RFC 2544 and a load-latency sweep hand them over
+python3 - "$TMP/flood.json" "$TMP/scen.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["scenarios"] = {
+  "rfc2544": {"rows": [{"frame_size": s, "throughput_pct": 100 - i, "p50_ns": 1000 + 10 * i, "p99_ns": 3000 + 100 * i}
+                       for i, s in enumerate([64, 128, 256, 512, 1024, 1280, 1518])]},
+  "load_latency": {"rows": [{"load_pct": l, "p50_ns": 500 + l, "p99_ns": 900 + 5 * l} for l in (10, 30, 50, 70, 90)]},
+}
+json.dump(r, open(sys.argv[2], "w"))
+PY
+run_surge 30 plot "$TMP/scen.json" -o "$TMP/scen.svg"
+check "plot scenarios: exit 0" 0 "$RC"
+check "plot scenarios: chart titles" "3" \
+  "$(grep -cE '<text>(RFC 2544 throughput per frame size|RFC 2544 latency per frame size|load-latency curve)</text>' "$TMP/scen.svg")"
+check "plot scenarios: series and points (scenarios by name)" "TX	$N
+RX	$N
+p50_ns	5
+p99_ns	5
+throughput_pct	7
+p50_ns	7
+p99_ns	7" "$($SERIES "$TMP/scen.svg")"
+
+run_surge 30 plot "$TMP/lat.json" -o "$TMP/lat.png"
+check "plot png: a PNG file" "PNG" "$(head -c 4 "$TMP/lat.png" | tail -c 3)"
+
+run_surge 10 plot "$TMP/none.json"
+check "missing file: exit 2" 2 "$RC"
+check_match "missing file: says so" "cannot read .*none.json.: No such file" "$ERR"
+echo '{"a": 1}' >"$TMP/other.json"
+run_surge 10 plot "$TMP/other.json"
+check_match "not a results file: says so" "is not a surge results file" "$ERR"
+ERR=$(timeout 10 env PATH=/nonexistent-r11 "$SURGE" plot "$TMP/lat.json" 2>&1)
+check "no gnuplot: exit 1" 1 "$?"
+check "no gnuplot: one line naming the package" "surge plot: gnuplot not found: install the Debian package gnuplot-nox" "$ERR"
+finish
