@@ -75,6 +75,30 @@ take(struct rte_mempool *mp, void **out, uint32_t n)
 	return 0;
 }
 
+/* The raw template path: mbufs of a template pool are taken as they came
+ * back, without rte_pktmbuf_reset. That is safe because of what the standard
+ * free path guarantees and what surge never does (docs/architecture.md,
+ * "Allocation without reset"): rte_pktmbuf_free hands an mbuf back to its
+ * pool with refcnt 1, nb_segs 1 and next NULL; surge never chains a template
+ * mbuf, never moves its data_off, and sets its lengths at every send. What a
+ * send needs is written here (data pointer, length) or at the send (mbuf
+ * lengths, checksum offload flags); the offload flags of a pool that ever
+ * used offload are cleared here, and a probe mark only in a probed pool.
+ * Debug builds (the sanitizer pass) check those invariants on every mbuf. */
+static inline void
+raw_invariants(const struct pool_state *p, const struct rte_mbuf *m)
+{
+#ifndef NDEBUG
+	RTE_VERIFY(m->pool == p->mp);
+	RTE_VERIFY(rte_mbuf_refcnt_read(m) == 1);
+	RTE_VERIFY(m->nb_segs == 1 && m->next == NULL);
+	RTE_VERIFY(m->data_off == RTE_PKTMBUF_HEADROOM);
+	RTE_VERIFY(p->offloaded || (m->ol_flags & ~RTE_MBUF_F_EXTERNAL) == 0);
+#else
+	(void)p, (void)m;
+#endif
+}
+
 uint32_t
 surge_burst_alloc(struct surge_burst *b, uint32_t n)
 {
@@ -93,13 +117,15 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 	for (uint32_t i = 0; i < got; i++) {
 		struct rte_mbuf *m = b->mbuf[i];
 
-		rte_pktmbuf_reset(m);
+		raw_invariants(p, m);
 		b->data[i] = rte_pktmbuf_mtod(m, uint8_t *);
-		/* only pools that carried probes look at the probe field: it lives
-		 * in the mbuf's second cache line */
+		b->len[i] = p->tmpl_len;
+		/* only pools that used offload or carried probes look further:
+		 * the probe field lives in the mbuf's second cache line */
+		if (unlikely(p->offloaded))
+			m->ol_flags = 0;
 		if (unlikely(p->probed))
 			probe_unmark(p, m);
-		b->len[i] = p->tmpl_len;
 	}
 	b->n = got;
 	return got;
@@ -152,7 +178,7 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 	struct surge_burst *b, uint32_t clones, uint64_t *bytes)
 {
 	uint64_t sum = 0;
-	const struct pool_state *pl = ps->csum && b->pool >= 0 ? &rt()->pool[b->pool] : NULL;
+	struct pool_state *pl = ps->csum && b->pool >= 0 ? &rt()->pool[b->pool] : NULL;
 
 	if (unlikely(clones > 1 && !ps->conf.clones))
 		return rt_error(-EINVAL, "port %u tx queue %u: clone send refused: the port was opened "
