@@ -240,6 +240,40 @@ test_cycle_keeps_invariants(void **state)
 	assert_pool_whole(pool);
 }
 
+/* The send's shortcut for untouched bursts (burst.c fresh_ok) must still
+ * put the right lengths on the wire, and a changed len[] must win: the ring
+ * hands the same mbufs to its receiver, whose lengths are the driver's. */
+static void
+test_lengths_on_the_wire(void **state)
+{
+	int pool = template_pool();
+	struct surge_burst *b = surge_burst_new(pool, 16);
+	struct surge_burst *rx = surge_burst_new(-1, 64);
+
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		alloc_fresh(b, 16, 1);
+		if (round == 1)
+			b->len[5] = 33;                   /* one shorter frame */
+		if (round == 2) {
+			b->len[7] = 20;                   /* changed, then restored */
+			b->len[7] = FRAME;
+		}
+		assert_int_equal(surge_tx_send(RING, 0, b, 1), 16);
+		assert_int_equal(surge_rx_recv(RING, 0, rx), 16);
+		for (uint32_t i = 0; i < 16; i++) {
+			uint16_t want = round == 1 && i == 5 ? 33 : FRAME;
+
+			assert_int_equal(rx->len[i], want);
+			assert_int_equal(((struct rte_mbuf *)rx->mbuf[i])->pkt_len, want);
+		}
+		surge_burst_free(rx);
+	}
+	surge_burst_destroy(b);
+	surge_burst_destroy(rx);
+	assert_pool_whole(pool);
+}
+
 /* Sends on the tap, which may refuse packets while its link is down: either
  * way nothing stays in the burst and the refused mbufs went back. */
 static void
@@ -290,6 +324,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ports_open),
 		cmocka_unit_test(test_cycle_keeps_invariants),
+		cmocka_unit_test(test_lengths_on_the_wire),
 		cmocka_unit_test(test_offload_flags_cleared),
 	};
 
