@@ -51,6 +51,7 @@ surge_burst_free(struct surge_burst *b)
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbuf, b->n);
 	b->n = 0;
 	b->probes = 0;
+	b->from_alloc = 0;
 }
 
 void
@@ -75,11 +76,36 @@ take(struct rte_mempool *mp, void **out, uint32_t n)
 	return 0;
 }
 
+/* The raw template path: mbufs of a template pool are taken as they came
+ * back, without rte_pktmbuf_reset. That is safe because of what the standard
+ * free path guarantees and what surge never does (docs/architecture.md,
+ * "Allocation without reset"): rte_pktmbuf_free hands an mbuf back to its
+ * pool with refcnt 1, nb_segs 1 and next NULL; surge never chains a template
+ * mbuf, never moves its data_off, and sets its lengths at every send. What a
+ * send needs is written here (data pointer, length) or at the send (mbuf
+ * lengths, checksum offload flags); the offload flags of a pool that ever
+ * used offload are cleared here, and a probe mark only in a probed pool.
+ * Debug builds (the sanitizer pass) check those invariants on every mbuf. */
+static inline void
+raw_invariants(const struct pool_state *p, const struct rte_mbuf *m)
+{
+#ifndef NDEBUG
+	RTE_VERIFY(m->pool == p->mp);
+	RTE_VERIFY(rte_mbuf_refcnt_read(m) == 1);
+	RTE_VERIFY(m->nb_segs == 1 && m->next == NULL);
+	RTE_VERIFY(m->data_off == RTE_PKTMBUF_HEADROOM);
+	RTE_VERIFY(p->offloaded || (m->ol_flags & ~RTE_MBUF_F_EXTERNAL) == 0);
+#else
+	(void)p, (void)m;
+#endif
+}
+
 uint32_t
 surge_burst_alloc(struct surge_burst *b, uint32_t n)
 {
 	struct pool_state *p = pool_get(b->pool);
 	uint32_t got;
+	uint16_t len;
 
 	if (p == NULL)
 		return 0;
@@ -90,18 +116,34 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 	got = take(p->mp, b->mbuf, n);
 	if (unlikely(got < n))
 		__atomic_fetch_add(&p->alloc_fail, 1, __ATOMIC_RELAXED);
+	len = p->tmpl_len;
 	for (uint32_t i = 0; i < got; i++) {
 		struct rte_mbuf *m = b->mbuf[i];
 
-		rte_pktmbuf_reset(m);
+		raw_invariants(p, m);
 		b->data[i] = rte_pktmbuf_mtod(m, uint8_t *);
-		/* only pools that carried probes look at the probe field: it lives
-		 * in the mbuf's second cache line */
-		if (unlikely(p->probed))
-			probe_unmark(p, m);
-		b->len[i] = p->tmpl_len;
+		b->len[i] = len;
+		/* the send's lengths, written while the header is in cache: a
+		 * send that finds len[] unchanged need not touch it again */
+		m->data_len = len;
+		m->pkt_len = len;
+	}
+	/* read once a burst: the flags only ever go from 0 to 1, before the
+	 * mbufs they concern went back to the pool. Only pools that used
+	 * offload or carried probes look further (the probe field lives in
+	 * the mbuf's second cache line). */
+	if (unlikely(p->offloaded | p->probed)) {
+		for (uint32_t i = 0; i < got; i++) {
+			struct rte_mbuf *m = b->mbuf[i];
+
+			if (p->offloaded)
+				m->ol_flags = 0;
+			if (p->probed)
+				probe_unmark(p, m);
+		}
 	}
 	b->n = got;
+	b->from_alloc = got > 0;
 	return got;
 }
 
@@ -146,13 +188,64 @@ ok:
 	return s;
 }
 
-/* Applies len[] to the mbufs and checks what the queue promised the driver. */
+/* Why packet i of a burst cannot be sent as it is (the slow path of
+ * prepare(): the hot loop only finds out that something is wrong). */
+static int
+refuse(uint16_t port, uint16_t q, const struct port_state *ps, const struct queue_slot *s,
+       const struct surge_burst *b, uint32_t i)
+{
+	const struct rte_mbuf *m = b->mbuf[i];
+	uint16_t len = b->len[i];
+
+	if (len < RTE_ETHER_HDR_LEN || len > m->buf_len - m->data_off)
+		return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
+				i, len, RTE_ETHER_HDR_LEN, m->buf_len - m->data_off);
+	if (len > ps->max_len)
+		return rt_error(-EMSGSIZE, "packet %u of the burst is %u bytes: port %u's MTU %u "
+				"allows %u (open the port with mtu = N where it takes jumbo frames)",
+				i, len, port, ps->mtu, ps->max_len);
+	if (rte_mbuf_refcnt_read(m) != 1)
+		return rt_error(-EINVAL, "port %u tx queue %u uses MBUF_FAST_FREE: packet %u "
+				"is shared (refcount %u)", port, q, i, rte_mbuf_refcnt_read(m));
+	(void)s;
+	return rt_error(-EINVAL, "port %u tx queue %u uses MBUF_FAST_FREE: all its "
+			"mbufs must come from one pool", port, q);
+}
+
+/* The template path's shortcut: a burst exactly as alloc left it (every
+ * mbuf from its pool with refcount 1 and data_len = pkt_len = the template
+ * length, see surge_burst_alloc) whose len[] Lua left alone needs no look
+ * at any mbuf: only len[] is read, which the compiler vectorises. */
+static inline int
+fresh_ok(const struct port_state *ps, const struct queue_slot *s, const struct surge_burst *b,
+	 int fast_free, uint64_t *sum)
+{
+	const struct pool_state *p = &rt()->pool[b->pool];
+	const uint16_t len = p->tmpl_len;
+	uint32_t same = 0;
+
+	if (len > ps->max_len || (fast_free && s->pool != p->mp))
+		return 0;
+	for (uint32_t i = 0; i < b->n; i++)
+		same += b->len[i] == len;
+	if (same != b->n)
+		return 0;
+	*sum = (uint64_t)len * b->n;
+	return 1;
+}
+
+/* Applies len[] to the mbufs and checks what the queue promised the driver.
+ * The port's limits are read once: the compiler cannot keep them in
+ * registers across the stores into the mbufs. Nothing is written before
+ * every packet passed, so a refused burst is left as it was. */
 static int
 prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 	struct surge_burst *b, uint32_t clones, uint64_t *bytes)
 {
 	uint64_t sum = 0;
-	const struct pool_state *pl = ps->csum && b->pool >= 0 ? &rt()->pool[b->pool] : NULL;
+	struct pool_state *pl = ps->csum && b->pool >= 0 ? &rt()->pool[b->pool] : NULL;
+	const uint32_t max_len = ps->max_len, n = b->n;
+	const int fast_free = ps->fast_free;
 
 	if (unlikely(clones > 1 && !ps->conf.clones))
 		return rt_error(-EINVAL, "port %u tx queue %u: clone send refused: the port was opened "
@@ -163,33 +256,35 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 	if (unlikely(ps->handover && b->pool >= 0 && rt()->pool[b->pool].single_owner))
 		return rt_error(-EINVAL, "port %u (%s) hands sent mbufs to its receiver, which frees them "
 				"on another lcore: make the pool with shared = true", port, ps->driver);
-	for (uint32_t i = 0; i < b->n; i++) {
-		struct rte_mbuf *m = b->mbuf[i];
-		uint16_t len = b->len[i];
+	if (unlikely(fast_free && s->pool == NULL && n > 0))
+		s->pool = ((struct rte_mbuf *)b->mbuf[0])->pool;
+	if (likely(b->from_alloc) && fresh_ok(ps, s, b, fast_free, &sum))
+		goto offload;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rte_mbuf *m = b->mbuf[i];
+		uint32_t len = b->len[i];
+		uint32_t room = (uint32_t)(m->buf_len - m->data_off);
 
-		if (unlikely(len < RTE_ETHER_HDR_LEN || len > m->buf_len - m->data_off))
-			return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
-					i, len, RTE_ETHER_HDR_LEN, m->buf_len - m->data_off);
-		if (unlikely(len > ps->max_len))
-			return rt_error(-EMSGSIZE, "packet %u of the burst is %u bytes: port %u's MTU %u "
-					"allows %u (open the port with mtu = N where it takes jumbo frames)",
-					i, len, port, ps->mtu, ps->max_len);
-		if (ps->fast_free) {
-			if (unlikely(rte_mbuf_refcnt_read(m) != 1))
-				return rt_error(-EINVAL, "port %u tx queue %u uses MBUF_FAST_FREE: packet %u "
-						"is shared (refcount %u)", port, q, i, rte_mbuf_refcnt_read(m));
-			if (unlikely(s->pool == NULL))
-				s->pool = m->pool;
-			else if (unlikely(s->pool != m->pool))
-				return rt_error(-EINVAL, "port %u tx queue %u uses MBUF_FAST_FREE: all its "
-						"mbufs must come from one pool", port, q);
-		}
-		m->data_len = len;
-		m->pkt_len = len;
+		if (unlikely(len < RTE_ETHER_HDR_LEN || len > RTE_MIN(room, max_len)))
+			return refuse(port, q, ps, s, b, i);
+		if (fast_free && unlikely(rte_mbuf_refcnt_read(m) != 1 || m->pool != s->pool))
+			return refuse(port, q, ps, s, b, i);
 		sum += len;
-		if (pl != NULL && pl->ip_version != 0 && m->pool == pl->mp)   /* not forwarded ones */
-			offload_csum_prepare(m, pl, ps->csum);
 	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = b->mbuf[i];
+
+		m->data_len = b->len[i];
+		m->pkt_len = b->len[i];
+	}
+offload:
+	if (pl != NULL && pl->ip_version != 0)
+		for (uint32_t i = 0; i < n; i++) {
+			struct rte_mbuf *m = b->mbuf[i];
+
+			if (m->pool == pl->mp)         /* not forwarded ones */
+				offload_csum_prepare(m, pl, ps->csum);
+		}
 	*bytes = sum;
 	return 0;
 }
@@ -257,6 +352,7 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 		return rc;
 	stamp = b->probes > 0;
 	b->n = 0;       /* from here the mbufs belong to the driver or are freed */
+	b->from_alloc = 0;
 	b->probes = 0;
 	total = n * clones;
 	if (clones == 1) {

@@ -49,7 +49,7 @@ surge_pool_layout(int pool, uint16_t l2_len, uint16_t l3_len, uint8_t ip_version
 }
 
 void
-offload_csum_prepare(struct rte_mbuf *m, const struct pool_state *p, uint64_t csum)
+offload_csum_prepare(struct rte_mbuf *m, struct pool_state *p, uint64_t csum)
 {
 	uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, p->l2_len);
 	void *l4 = l3 + p->l3_len;
@@ -57,6 +57,10 @@ offload_csum_prepare(struct rte_mbuf *m, const struct pool_state *p, uint64_t cs
 	int l4_off = (p->l4_proto == IPPROTO_UDP && (csum & RTE_ETH_TX_OFFLOAD_UDP_CKSUM)) ||
 		     (p->l4_proto == IPPROTO_TCP && (csum & RTE_ETH_TX_OFFLOAD_TCP_CKSUM));
 
+	/* the raw template path clears the flags at alloc only in pools that
+	 * ever had them set (burst.c) */
+	if (unlikely(!p->offloaded))
+		p->offloaded = 1;
 	if (p->l2_len + p->l3_len + (p->l4_proto == IPPROTO_TCP ? 20 : 8) > m->data_len)
 		return;                 /* a frame cut shorter than its template */
 	m->l2_len = p->l2_len;

@@ -131,6 +131,7 @@ struct pool_state {
 	uint16_t tmpl_len;
 	uint8_t single_owner;
 	volatile uint8_t probed;      /* some mbuf was marked as a latency probe */
+	volatile uint8_t offloaded;   /* some mbuf was given checksum offload flags */
 	uint8_t ip_version;           /* template layout for checksum offload */
 	uint8_t l4_proto;
 	uint16_t l2_len, l3_len;
@@ -205,7 +206,7 @@ uint32_t push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n,
 
 /* offload.c */
 uint64_t offload_csum_pick(uint64_t capa);
-void offload_csum_prepare(struct rte_mbuf *m, const struct pool_state *p, uint64_t csum);
+void offload_csum_prepare(struct rte_mbuf *m, struct pool_state *p, uint64_t csum);
 
 /* latency.c */
 int latency_init(void);

@@ -15,6 +15,7 @@ function configure(p)
   p:option("--flows", "number of flows (UDP source ports) to cycle through", 1, "integer")
   p:option("--clones", "send each packet this many times (refcount clones)", 1, "integer")
   p:option("--burst", "packets per burst (1..256)", 32, "integer")
+  p:option("--queues", "TX queues, one task (lcore) each; --count is per queue", 1, "integer")
   p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer")
   p:option("--src", "IPv4 source address", "10.0.0.1")
   p:option("--dst", "IPv4 destination address", "10.0.0.2")
@@ -34,14 +35,22 @@ function master(args)
   if args.count % args.clones ~= 0 then
     error(("--count %d is not a multiple of --clones %d"):format(args.count, args.clones), 0)
   end
-  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1, clones = args.clones > 1 })
-  surge.launch("tx", port:txq(0), args)
+  if args.queues < 1 or args.queues > 64 then error(("--queues %d: need 1..64"):format(args.queues), 0) end
+  local port = surge.port(tonumber(args.port) or args.port,
+                          { txq = args.queues, rxq = 1, clones = args.clones > 1 })
+  for q = 0, args.queues - 1 do surge.launch("tx", port:txq(q), args) end
   if args.count > 0 then                    -- a line with an ETA on stderr
-    local q = port:txq(0)
-    surge.progress.watch("sent", args.count, function() return q:stats().packets end)
+    local total = args.count * args.queues
+    surge.progress.watch("sent", total, function()
+      local n = 0
+      for q = 0, args.queues - 1 do n = n + port:txq(q):stats().packets end
+      return n
+    end)
   end
-  local sent = surge.wait()[1]
-  if not surge.is_master() or sent == nil then return 1 end
+  local sent = surge.wait()
+  for q = 1, args.queues do
+    if sent[q] == nil then return 1 end
+  end
   return 0
 end
 

@@ -39,5 +39,60 @@ function M.update16(c, old, new, zero_means_none)
   c[1] = band(r, 0xff)
 end
 
+-- The hot-loop form. A ones' complement sum comes out the same whichever
+-- byte order its words are read in (RFC 1071, section 2(B)), so setters read
+-- and write 16-bit words through a uint16_t * as the CPU loads them (network
+-- bytes, swapped in the register on little-endian machines) and turn only
+-- the new value into that order: one load and one store per word instead
+-- of two of each per byte, and no swap of the checksum itself.
+local bswap, bxor, bor = bit.bswap, bit.bxor, bit.bor
+M.uint16p = ffi.typeof("uint16_t *")
+
+-- A host-order 16-bit value as a uint16_t load of its network bytes reads it.
+local function net16(v) return rshift(bswap(v), 16) end
+M.net16 = net16
+
+-- Folds `delta` into the checksum word w[ck]: HC' = ~(~HC + delta), where
+-- delta adds ~m + m' (0xffff - old + new) for every covered word that
+-- changed, old and new as loaded. Up to four words at once fit the two
+-- folds. zero_means_none as in update16; a computed 0 then becomes 0xffff
+-- without a branch (0 - 1 has all bits set, anything else shifts to 0).
+function M.adjust(w, ck, delta, zero_means_none)
+  local hc = w[ck]
+  if zero_means_none and hc == 0 then return end
+  local s = bxor(hc, 0xffff) + delta
+  s = band(s, 0xffff) + rshift(s, 16)
+  s = band(s, 0xffff) + rshift(s, 16)
+  local r = bxor(s, 0xffff)
+  if zero_means_none then r = bor(r, rshift(r - 1, 16)) end
+  w[ck] = r
+end
+
+-- Sets the 16-bit field at byte offset `at` of p (uint8_t *; `at` and `ck`
+-- even, so the words line up with the ones the checksum adds) to host value
+-- v and adjusts the checksum at byte offset `ck`. Returns the delta, for a
+-- second checksum over the same word (an L4 pseudo header).
+function M.set16(p, at, ck, v, zero_means_none)
+  local w = ffi.cast(M.uint16p, p)
+  local i = rshift(at, 1)
+  local old, new = w[i], net16(v)
+  w[i] = new
+  local d = 0xffff - old + new
+  M.adjust(w, rshift(ck, 1), d, zero_means_none)
+  return d
+end
+
+-- The same for a 32-bit field (two words); v is 0..2^32-1.
+function M.set32(p, at, ck, v, zero_means_none)
+  local w = ffi.cast(M.uint16p, p)
+  local i = rshift(at, 1)
+  local oh, ol = w[i], w[i + 1]
+  local nh, nl = net16(rshift(v, 16)), net16(band(v, 0xffff))
+  w[i], w[i + 1] = nh, nl
+  local d = 0x1fffe - oh - ol + nh + nl
+  M.adjust(w, rshift(ck, 1), d, zero_means_none)
+  return d
+end
+
 M.uint8p = ffi.typeof("uint8_t *")
 return M

@@ -105,20 +105,10 @@ local function frame(_, o)
 end
 setmetatable(M, { __call = frame })
 
--- Hot-loop setters on t (uint8_t * to the TCP header): keep the checksum valid.
-local function set16(t, at, v)
-  local old = t[at] * 256 + t[at + 1]
-  t[at] = rshift(v, 8); t[at + 1] = band(v, 0xff)
-  cs.update16(t + 16, old, v)
-end
-
-local function set32(t, at, v)
-  local oh, ol = t[at] * 256 + t[at + 1], t[at + 2] * 256 + t[at + 3]
-  local nh, nl = rshift(v, 16), band(v, 0xffff)
-  t[at] = rshift(nh, 8); t[at + 1] = band(nh, 0xff); t[at + 2] = rshift(nl, 8); t[at + 3] = band(nl, 0xff)
-  cs.update16(t + 16, oh, nh)
-  cs.update16(t + 16, ol, nl)
-end
+-- Hot-loop setters on t (uint8_t * to the TCP header): keep the checksum
+-- valid (16-bit loads and stores, checksum.set16/set32).
+local function set16(t, at, v) cs.set16(t, at, 16, v) end
+local function set32(t, at, v) cs.set32(t, at, 16, v) end
 
 function M.set_sport(t, v) set16(t, 0, v) end
 function M.set_dport(t, v) set16(t, 2, v) end

@@ -7,11 +7,9 @@
 --   udp.set_sport(burst.data[i] + t.l4, port) -- keeps the UDP checksum valid
 --
 --   surge.proto.layer.udp{ sport = 1024, dport = 5000, checksum = true }  -- for stacks
-local bit = require "bit"
 local cs = require "surge.proto.checksum"
 local stack = require "surge.proto.stack"
 
-local band, rshift = bit.band, bit.rshift
 local M = { size = 8 }
 
 M.fields = { sport = { off = 0, bytes = 2 }, dport = { off = 2, bytes = 2 } }
@@ -53,18 +51,11 @@ local function frame(_, o)
 end
 setmetatable(M, { __call = frame })
 
--- Hot-loop setters on u (uint8_t * to the UDP header): keep the checksum valid.
-function M.set_sport(u, v)
-  local old = u[0] * 256 + u[1]
-  u[0] = rshift(v, 8); u[1] = band(v, 0xff)
-  cs.update16(u + 6, old, v, true)
-end
-
-function M.set_dport(u, v)
-  local old = u[2] * 256 + u[3]
-  u[2] = rshift(v, 8); u[3] = band(v, 0xff)
-  cs.update16(u + 6, old, v, true)
-end
+-- Hot-loop setters on u (uint8_t * to the UDP header): keep the checksum
+-- valid (16-bit loads and stores, checksum.set16).
+local set16 = cs.set16
+function M.set_sport(u, v) set16(u, 0, 6, v, true) end
+function M.set_dport(u, v) set16(u, 2, 6, v, true) end
 
 function M.sport(u) return u[0] * 256 + u[1] end
 function M.dport(u) return u[2] * 256 + u[3] end
