@@ -9,7 +9,8 @@
 
 #define SURGE_MAX_DEVS 32
 
-enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_HELP, CMD_VERSION };
+enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_HELP, CMD_VERSION,
+		 CMD_REPL, CMD_ATTACH };
 
 struct surge_opts {
 	enum surge_cmd cmd;
@@ -24,6 +25,9 @@ struct surge_opts {
 	double duration;          /* seconds, 0 = until the script ends */
 	double stats_interval;    /* seconds between lines, 0 = none */
 	int packets;              /* show: how many packets to print */
+	int interactive;          /* run -i: the prompt opens at surge.wait() */
+	const char *control;      /* run/repl --control PATH; attach: the socket */
+	const char *eval;         /* attach -e CODE */
 	const char *script;       /* run: the script; test: NULL */
 	int script_argc;          /* what follows the script (or test files) */
 	char **script_argv;

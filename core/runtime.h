@@ -29,6 +29,7 @@ struct rte_mbuf;
 struct latency;
 struct pool_state;
 struct pcap_file;
+struct repl_state;
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 
@@ -41,6 +42,7 @@ struct lcore_slot {
 	char *result;                 /* serialised results or the error text */
 	size_t result_len;
 	volatile int state;           /* enum task_state */
+	volatile int stop_req;        /* surge_task_stop(): this task alone should end */
 	/* idle policy and time accounting: written by this lcore only */
 	struct surge_idle idle;
 	uint32_t sleep_us;            /* current adaptive sleep after light polls */
@@ -136,6 +138,10 @@ struct runtime {
 	int probe_field;              /* mbuf dynfield: probe offset to stamp at tx, 0 = none */
 	struct pcap_file *pcap[SURGE_PCAP_MAX]; /* pcap.c: readers and writers, by id */
 	int npcap;
+	/* live control (repl.c, control.c): main lcore only */
+	int interactive;              /* a prompt is open: a failed task does not stop the run */
+	int at_prompt;                /* no periodic stats lines while someone types */
+	struct repl_state *repl;
 };
 
 /* runtime.c */
@@ -193,6 +199,11 @@ void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* pcap.c: closes what scripts left open; returns the writers that failed */
 int pcap_close_all(void);
+
+/* repl.c: the prompt's terminal and the control socket, as a Lua module
+ * for the master VM; repl_free undoes what a session left behind */
+void repl_register(struct lua_State *L);
+void repl_free(void);
 
 /* stats.c */
 void stats_tick(int force);
