@@ -36,6 +36,7 @@ struct repl_state {
 	int started;                  /* a prompt session is open */
 	int tty;                      /* stdin and stdout are a terminal: libedit */
 	int editing;                  /* libedit shows the prompt and takes keys */
+	int touched;                  /* a key came since the prompt was shown */
 	volatile sig_atomic_t intr;   /* Ctrl-C arrived */
 	struct sigaction old_int;
 	char *line;                   /* a finished line from libedit */
@@ -83,6 +84,27 @@ on_line(char *line)
 	s->line_state = line != NULL ? 1 : 2;
 	s->editing = 0;
 	rl_callback_handler_remove();
+}
+
+/* libedit's key reader: one character (UTF-8 decoded) from the terminal,
+ * noting that the line was touched, which Ctrl-C needs to know (libedit's
+ * rl_end is not kept up to date in callback mode). */
+static int
+key_getc(FILE *f)
+{
+	unsigned char b;
+	int c, more;
+
+	if (read(fileno(f), &b, 1) != 1)
+		return -1;
+	rt()->repl->touched = 1;
+	if (b < 0x80)
+		return b;
+	more = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0;
+	c = b & (0x3f >> more);
+	while (more-- > 0 && read(fileno(f), &b, 1) == 1)
+		c = (c << 6) | (b & 0x3f);
+	return c;
 }
 
 /* ---- completion: libedit asks, the Lua completer answers ---------------- */
@@ -180,6 +202,7 @@ l_start(lua_State *L)
 	if (s->tty) {
 		rl_readline_name = "surge";
 		rl_catch_signals = 0;        /* Ctrl-C is ours: it cancels the line */
+		rl_getc_function = key_getc;
 		rl_attempted_completion_function = complete;
 		rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,+-*/%^#[]~";
 		rl_completion_append_character = '\0';
@@ -394,7 +417,7 @@ l_read(lua_State *L)
 
 		if (s->intr) {
 			s->intr = 0;
-			had = s->editing && rl_end > 0;
+			had = s->editing && s->touched;
 			if (s->editing) {
 				rl_replace_line("", 0);
 				fputs("^C\n", stdout);
@@ -432,6 +455,7 @@ l_read(lua_State *L)
 		if (term && s->tty && !s->editing) {
 			rl_callback_handler_install(prompt, on_line);
 			s->editing = 1;
+			s->touched = 0;
 		}
 		if (term)
 			p[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };

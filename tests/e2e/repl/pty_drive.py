@@ -8,7 +8,8 @@ Everything the program printed is in t.screen (escape sequences stripped).
 """
 import os, pty, re, select, signal, sys, time
 
-ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r|\x07")
+BACK = re.compile(rb"[^\n\x08]\x08")   # a backspace, then the same column rewritten
 
 
 class Term:
@@ -21,7 +22,13 @@ class Term:
 
     @property
     def screen(self):
-        return ANSI.sub(b"", self.raw).decode("utf-8", "replace")
+        text = ANSI.sub(b"", self.raw)
+        while b"\x08" in text:
+            new = BACK.sub(b"", text)
+            if new == text:
+                text = text.replace(b"\x08", b"")
+            text = new
+        return text.decode("utf-8", "replace")
 
     def _read(self, timeout):
         r, _, _ = select.select([self.fd], [], [], timeout)
