@@ -3,7 +3,7 @@ local surge = require "surge"
 
 -- Sends 60-byte UDP frames on q (paced when rate is given) until stopped.
 function tx(q, rate)
-  local pool = surge.pool{ template = surge.proto.udp{ size = 60 } }
+  local pool = surge.pool{ template = surge.proto.udp{ size = 60 }, shared = true }
   local burst = pool:burst(32)
   if rate then q:set_rate(rate) end
   while surge.running() do
@@ -13,12 +13,15 @@ function tx(q, rate)
   return "sent"
 end
 
--- Receives on q until stopped; returns the packets seen.
-function rx(q)
+-- Receives on the queues given until stopped; returns the packets seen.
+function rx(...)
+  local qs = { ... }
   local pool = surge.pool{ size = 4096 }
   local burst = pool:burst(32)
   local n = 0
-  while surge.running() do n = n + q:recv(burst) end
+  while surge.running() do
+    for i = 1, #qs do n = n + qs[i]:recv(burst) end
+  end
   burst:free()
   return n
 end
