@@ -470,7 +470,8 @@ l_read(lua_State *L)
 			else
 				read_plain(s);
 		}
-		if (k > 0 && control_next(&s->ctl, p + term, n - term, &client, &req, &len)) {
+		/* also without news: a request may wait in a buffer behind another */
+		if (k >= 0 && control_next(&s->ctl, p + term, n - term, &client, &req, &len)) {
 			lua_pushliteral(L, "request");
 			lua_pushinteger(L, client);
 			lua_pushlstring(L, req, len);
