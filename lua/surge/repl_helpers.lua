@@ -65,6 +65,8 @@ function Task:text()
     b[self.id] or 0, pps / 1e6, idle)
 end
 function Task:stop() return M.stop(self.id) end
+-- Waits for the task to end and returns its first value (a failure raises).
+function Task:wait(timeout) return surge.wait(self.id, timeout) end
 function Task:state() return state(entry(self.id) or {}) end
 
 local function handle(t) return setmetatable({ id = t.id, name = t.fn:gsub("^=", "") }, Task) end

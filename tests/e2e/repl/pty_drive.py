@@ -6,7 +6,7 @@
     t.close() -> exit code
 Everything the program printed is in t.screen (escape sequences stripped).
 """
-import os, pty, re, select, signal, sys, time
+import fcntl, os, pty, re, select, signal, struct, sys, termios, time
 
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r|\x07")
 BACK = re.compile(rb"[^\n\x08]\x08")   # a backspace, then the same column rewritten
@@ -16,6 +16,8 @@ class Term:
     def __init__(self, argv, env=None):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
+            # a wide terminal: typed lines never wrap (wrapping adds cursor moves)
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
             os.execvpe(argv[0], argv, env or os.environ)
         self.raw = b""
         self.mark = 0          # expect() looks from here on
