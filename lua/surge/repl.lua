@@ -82,6 +82,16 @@ local function eval_line(st, line)
   return "ok"
 end
 
+-- For tests: evaluates a line, returns its status and what it printed.
+function M.eval(st, line)
+  local buf = {}
+  sink = function(s) buf[#buf + 1] = s end
+  local ok, status = pcall(eval_line, st, line)
+  sink = io.write
+  if not ok then error(status, 0) end
+  return status, table.concat(buf)
+end
+
 -- Names completing `text`: globals, or fields of the table (or handle) the
 -- dotted path before the last '.' or ':' names.
 local keywords = { "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if",
