@@ -36,4 +36,33 @@ run_surge 30 repl --no-huge --stats-interval 0 < "$TMP/exit.lua"
 check "exit(): exit 0" 0 "$RC"
 check_match "exit(): the lines before ran" '^before$' "$OUT"
 check_nomatch "exit(): the lines after did not" '^after$' "$OUT"
+# run -i: leaving with exit("wait") lets the task end on its own, exit()
+# stops it; either way master goes on from surge.wait() with the results
+cat >"$TMP/count.lua" <<'LUA'
+local surge = require "surge"
+function count(q, n)
+  local pool = surge.pool{ template = surge.proto.udp{ size = 60 } }
+  local b = pool:burst(32)
+  q:set_rate("100kpps")
+  local sent = 0
+  while surge.running() and sent < n do b:alloc(math.min(32, n - sent)); sent = sent + q:send(b) end
+  return sent
+end
+function configure(p) p:option("--n", "packets to send", "50000") end
+function master(args)
+  surge.launch("count", surge.port(0):txq(0), tonumber(args.n))
+  print("master got " .. surge.wait()[1])
+end
+LUA
+printf 'exit("wait")\n' >"$TMP/wait.lua"
+run_surge 60 run -i --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' "$TMP/count.lua" < "$TMP/wait.lua"
+check "run -i, exit(\"wait\"): exit 0" 0 "$RC"
+check_match "run -i, exit(\"wait\"): the task ran to its end" '^master got 50000$' "$OUT"
+printf 'watch(2)\nexit()\n' >"$TMP/stop.lua"
+run_surge 60 run -i --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' "$TMP/count.lua" --n 1000000 < "$TMP/stop.lua"
+check "run -i, exit(): exit 0" 0 "$RC"
+check_match "run -i, watch(2) without a terminal prints rates" '^port 0  TX +[0-9.]+ Mpps' "$OUT"
+got=$(sed -n 's/^master got //p' <<<"$OUT")
+check_true "run -i, exit(): the task was stopped early ($got of 1000000)" "" test "${got:-1000000}" -lt 1000000
+check_pools "run -i"
 finish

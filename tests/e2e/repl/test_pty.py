@@ -77,6 +77,17 @@ t.type("a:state()\r")
 m = t.expect(r'"running"')
 check("the other task keeps running after the failure", True)
 
+t.type("watch()\r")
+t.expect(r"press a key to stop")
+t.expect(r"port 0\s+TX\s+[\d.]+ Mpps.*\n")
+t.expect(r"port 0\s+TX\s+[\d.]+ Mpps.*\n")
+t.type("x")
+t.expect(r"surge> ")
+t.type("1 + 3\r")
+t.expect(r"\n4\n")
+check("watch() prints rates live until a key is pressed", "x1 + 3" not in t.screen)
+check("no periodic stats line while the prompt is open", re.search(r"\[\s*[\d.]+s\] port", t.screen) is None,
+      t.screen[-800:])
 t.type("\x03")                  # empty prompt: a hint
 t.expect(r"Ctrl-C again stops the tasks")
 t.type("\x03")
