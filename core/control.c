@@ -21,6 +21,7 @@
 #include "repl.h"
 
 #define HEADER_MAX 12   /* decimal digits of a length and the newline */
+#define MIN_SIZE(a, b) ((a) < (b) ? (a) : (b))
 
 void
 control_init(struct control *c)
@@ -142,15 +143,18 @@ fill(struct control_client *k)
 		ssize_t r;
 
 		if (k->cap - k->len < 4096) {
-			size_t cap = k->cap ? k->cap * 2 : 8192;
+			/* room for the largest frame and its header, no more */
+			size_t cap = MIN_SIZE(k->cap ? k->cap * 2 : 8192, CONTROL_MAX_FRAME + 2 * HEADER_MAX);
 			char *b;
 
-			if (cap > CONTROL_MAX_FRAME + 2 * HEADER_MAX)
-				return k->len > CONTROL_MAX_FRAME ? -1 : 0;
-			if ((b = realloc(k->buf, cap)) == NULL)
-				return -1;
-			k->buf = b;
-			k->cap = cap;
+			if (cap > k->cap) {
+				if ((b = realloc(k->buf, cap)) == NULL)
+					return -1;
+				k->buf = b;
+				k->cap = cap;
+			} else if (k->len == k->cap) {
+				return 0;   /* full: it holds a whole frame, or bytes that are none */
+			}
 		}
 		r = read(k->fd, k->buf + k->len, k->cap - k->len);
 		if (r > 0) {

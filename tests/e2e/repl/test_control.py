@@ -143,6 +143,12 @@ s.sendall(b"99999999999\n")
 rep = recv_frame(s)
 check("an oversized length gets an error reply", rep is not None and rep.startswith(b"e"), repr(rep))
 s.close()
+s = connect()
+big = b"ereturn #'" + b"a" * (2 ** 20 - 11) + b"'"    # the largest request: 1 MiB
+s.sendall(frame(big))
+rep = recv_frame(s)
+check("a 1 MiB request is served whole", rep == b"o%d\n" % (2 ** 20 - 11), repr(rep)[:80])
+s.close()
 r = attach("tasks()")
 check("after the garbage the sender is still running", re.search(r"\n1\s+tx\s+running", r.stdout) is not None,
       r.stdout + r.stderr)
