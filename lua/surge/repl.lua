@@ -37,7 +37,12 @@ env.tasks = function() return helpers.tasks(out) end
 env.launch = function(f, ...) return helpers.launch(env, f, ...) end
 env.stop = helpers.stop
 env.stats = function() return helpers.stats(out) end
-env.watch = function(seconds) return helpers.watch(out, seconds) end
+local remote, tty = false, false   -- evaluating a client's request; the prompt has a terminal
+env.watch = function(seconds)
+  -- without a key to press (a client, or no terminal) watch ends by time
+  if seconds == nil and (remote or not tty) then seconds = 5 end
+  return helpers.watch(out, seconds)
+end
 env.show = function(what, n) return helpers.show(out, what, n) end
 env.help = function() out(helpers.help_text .. "\n") end
 M.env = env
@@ -162,9 +167,9 @@ local function serve_request(id, req)
   local st = clients[id] or {}
   clients[id] = st
   local buf = {}
-  sink = function(s) buf[#buf + 1] = s end
+  sink, remote = function(s) buf[#buf + 1] = s end, true
   local status = eval_line(st, text)
-  sink = io.write
+  sink, remote = io.write, false
   if status == "leave" then
     buf[#buf + 1] = "exit() leaves the prompt on the instance's terminal; here, Ctrl-D detaches\n"
   end
@@ -202,7 +207,7 @@ end
 function M.session()
   local C = require("surge.core").C
   listen()
-  local tty = replio.start(history_path())
+  tty = replio.start(history_path())
   replio.set_completer(complete)
   local term, last_intr = {}, false
   if tty then out("surge " .. surge.version .. ": Lua prompt, help() lists the helpers, Ctrl-D leaves\n") end
@@ -237,6 +242,7 @@ function M.session()
   end
   report_tasks(notify)
   replio.stop()
+  tty = false
   return leave_mode or "stop"
 end
 

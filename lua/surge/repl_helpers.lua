@@ -152,7 +152,7 @@ function M.watch(out, seconds)
   local t_end = seconds and (tonumber(surge.tsc()) + seconds * surge.tsc_hz())
   local first = port_counts()
   local t0 = surge.tsc()
-  out("(press a key to stop)\n")
+  out(seconds and ("(for %g s; a key stops it sooner)\n"):format(seconds) or "(press a key to stop)\n")
   while not replio.key(1000) do
     local now, cur = surge.tsc(), port_counts()
     local dt = tonumber(now - t0) / surge.tsc_hz()

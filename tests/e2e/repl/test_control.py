@@ -182,5 +182,9 @@ open(ctl, "w").close()                    # a plain file is not ours to replace
 r = subprocess.run([SURGE, "repl", "--no-huge", "--control", ctl], capture_output=True, text=True, timeout=30,
                    stdin=subprocess.DEVNULL)
 check("a path that is not a socket is refused", r.returncode != 0 and "is not a socket" in r.stderr, r.stderr)
+r = subprocess.run([SURGE, "attach", os.path.join(tmp, "none.sock"), "-e", "1"], capture_output=True, text=True,
+                   timeout=10)
+check("attach to a path nobody serves: exit 1, says what to check", r.returncode == 1 and
+      "is a surge running with --control" in r.stderr and r.stderr.count("\n") == 1, r.stderr)
 print("all checks passed" if fails == 0 else "%d check(s) failed" % fails)
 sys.exit(1 if fails else 0)
