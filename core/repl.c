@@ -37,6 +37,7 @@ struct repl_state {
 	int tty;                      /* stdin and stdout are a terminal: libedit */
 	int editing;                  /* libedit shows the prompt and takes keys */
 	int touched;                  /* a key came since the prompt was shown */
+	volatile sig_atomic_t evaluating; /* typed code is running in the master VM */
 	volatile sig_atomic_t intr;   /* Ctrl-C arrived */
 	struct sigaction old_int;
 	char *line;                   /* a finished line from libedit */
@@ -64,13 +65,28 @@ state(void)
 	return r->repl;
 }
 
+/* Raised at the next Lua instruction after a Ctrl-C during evaluation. */
+static void
+interrupt_hook(lua_State *L, lua_Debug *ar)
+{
+	(void)ar;
+	lua_sethook(L, NULL, 0, 0);
+	luaL_error(L, "interrupted (Ctrl-C)");
+}
+
 static void
 on_intr(int sig)
 {
 	struct runtime *r = rt();
 
 	(void)sig;
-	if (r != NULL && r->repl != NULL)
+	if (r == NULL || r->repl == NULL)
+		return;
+	/* typed code that loops: stop it the way luajit's own prompt does (a
+	 * hook is all a signal handler may set); it fires in interpreted code */
+	if (r->repl->evaluating)
+		lua_sethook(r->repl->L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+	else
 		r->repl->intr = 1;
 }
 
@@ -314,6 +330,20 @@ l_notify(lua_State *L)
 	return 0;
 }
 
+/* evaluating(on): typed code starts or ends; a Ctrl-C meanwhile interrupts it. */
+static int
+l_evaluating(lua_State *L)
+{
+	struct repl_state *s = rt()->repl;
+
+	if (s != NULL) {
+		s->evaluating = lua_toboolean(L, 1);
+		if (!s->evaluating)
+			lua_sethook(L, NULL, 0, 0);   /* a Ctrl-C that came too late to fire */
+	}
+	return 0;
+}
+
 static int
 l_quiet(lua_State *L)
 {
@@ -501,7 +531,8 @@ open_replio(lua_State *L)
 		{ "options", l_options }, { "start", l_start }, { "stop", l_stop },
 		{ "set_completer", l_set_completer }, { "listen", l_listen }, { "unlisten", l_unlisten },
 		{ "reply", l_reply }, { "history_add", l_history_add }, { "notify", l_notify },
-		{ "quiet", l_quiet }, { "key", l_key }, { "read", l_read }, { NULL, NULL },
+		{ "quiet", l_quiet }, { "key", l_key }, { "read", l_read },
+		{ "evaluating", l_evaluating }, { NULL, NULL },
 	};
 
 	lua_newtable(L);

@@ -77,7 +77,12 @@ local function eval_line(st, line)
   end
   st.buf = nil
   setfenv(fn, env)
+  -- interpreted, so that Ctrl-C (a debug hook) can stop a loop typed here;
+  -- a typed function launched as a task is compiled as usual in its VM
+  jit.off(fn, true)
+  replio.evaluating(true)
   local res = { xpcall(fn, function(e) return e end) }
+  replio.evaluating(false)
   if not res[1] and res[2] == LEAVE then return "leave" end
   if not res[1] then
     out("error: " .. message(res[2]) .. "\n")

@@ -88,6 +88,13 @@ t.expect(r"\n4\n")
 check("watch() prints rates live until a key is pressed", "x1 + 3" not in t.screen)
 check("no periodic stats line while the prompt is open", re.search(r"\[\s*[\d.]+s\] port", t.screen) is None,
       t.screen[-800:])
+t.type("n = 0; while true do n = n + 1 end\r")   # a loop typed at the prompt
+t.drain(0.5)
+t.type("\x03")
+t.expect(r"error: interrupted \(Ctrl-C\)\n")
+t.type("n > 0 and a:state()\r")
+t.expect(r'"running"')
+check("Ctrl-C interrupts a loop typed at the prompt; the task goes on", True)
 t.type("\x03")                  # empty prompt: a hint
 t.expect(r"Ctrl-C again stops the tasks")
 t.type("\x03")
