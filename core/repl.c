@@ -249,6 +249,8 @@ l_stop(lua_State *L)
 	(void)L;
 	if (s == NULL || !s->started)
 		return 0;
+	if (s->editing)
+		fputs("\n", stdout);   /* leaving mid-line (SIGTERM, --duration): end it */
 	stop_editing(s);
 	if (s->tty && s->history != NULL)
 		write_history(s->history);
