@@ -127,8 +127,10 @@ local function complete(text)
       local mt = getmetatable(obj)
       obj = mt and type(mt.__index) == "table" and mt.__index or nil
     end
-    if type(obj) == "cdata" and sep ~= "." then
-      for _, k in ipairs({ "alloc", "free", "bytes", "refcnt" }) do add(k, head .. sep) end
+    if type(obj) == "cdata" and require("ffi").istype("struct surge_burst", obj) then
+      local names_of = sep == ":" and { "alloc", "free", "bytes", "refcnt" }
+        or { "n", "cap", "pool", "probes", "tsc", "data", "len", "gap_ns" }
+      for _, k in ipairs(names_of) do add(k, head .. sep) end
     end
   else
     last = text

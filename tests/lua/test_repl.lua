@@ -57,6 +57,10 @@ function T.printers()
   text = show.format(b)
   assert(text:match("^burst 3/8, packet 0 %(64 bytes%): eth .* udp 1024 > 1024"), text)
   assert(show.format(pool):match("^pool %d+ %(.*%): 60/63 mbufs free, template 64 bytes"), show.format(pool))
+  repl.env.cb = b
+  assert(table.concat(repl.complete("cb:al"), " ") == "cb:alloc")
+  assert(table.concat(repl.complete("cb.ca"), " ") == "cb.cap")
+  repl.env.cb = nil
   b:free()
   assert(show.format({ 1, "a", k = { z = true } }) == '{ 1, "a", k = { z = true } }')
   assert(show.format(surge.port(1)):match("^port 1: .*null.*, 1 txq 1 rxq, TX 0 packets"))
