@@ -73,6 +73,7 @@ parse_command(const char *word, enum surge_cmd *cmd)
 		{ "plot", CMD_PLOT },
 		{ "help", CMD_HELP }, { "--help", CMD_HELP }, { "-h", CMD_HELP },
 		{ "--version", CMD_VERSION }, { "version", CMD_VERSION },
+		{ "repl", CMD_REPL }, { "attach", CMD_ATTACH },
 	};
 	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
 		if (strcmp(word, cmds[k].name) == 0) {
@@ -81,6 +82,28 @@ parse_command(const char *word, enum surge_cmd *cmd)
 		}
 	}
 	return -EINVAL;
+}
+
+/* `surge attach PATH [-e CODE]`: a client, none of the run's options. */
+static int
+parse_attach(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
+{
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "-e") == 0 || strcmp(argv[i], "--eval") == 0) {
+			if (i + 1 >= argc)
+				return fail(err, errlen, "option %s needs Lua code%s", argv[i], "");
+			o->eval = argv[++i];
+		} else if (argv[i][0] == '-' || o->control != NULL) {
+			return fail(err, errlen, "attach: unexpected '%s' (usage: surge attach PATH [-e CODE])%s",
+				    argv[i], "");
+		} else {
+			o->control = argv[i];
+		}
+	}
+	if (o->control == NULL)
+		return fail(err, errlen, "attach: missing the socket PATH (usage: surge attach PATH [-e CODE])%s%s",
+			    "", "");
+	return 0;
 }
 
 int
@@ -99,6 +122,8 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "unknown command '%s' (try 'surge --help')%s", argv[1], "");
 	if (o->cmd == CMD_HELP || o->cmd == CMD_VERSION)
 		return 0;
+	if (o->cmd == CMD_ATTACH)
+		return parse_attach(argc, argv, o, err, errlen);
 
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i], *v;
@@ -112,6 +137,12 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		}
 		if (is_opt(a, "--no-huge", &n) && a[n] == '\0') {
 			o->no_huge = 1;
+		} else if (strcmp(a, "-i") == 0 && o->cmd == CMD_RUN) {
+			o->interactive = 1;
+		} else if (is_opt(a, "--control", &n) && (o->cmd == CMD_RUN || o->cmd == CMD_REPL)) {
+			o->control = take_value(argc, argv, &i, a, n);
+			if (o->control == NULL || *o->control == '\0')
+				return fail(err, errlen, "option --control needs a socket path%s%s", "", "");
 		} else if ((is_opt(a, "--quiet", &n) || is_opt(a, "-q", &n)) && a[n] == '\0') {
 			o->quiet = 1;
 		} else if (is_opt(a, "--vdev", &n) || is_opt(a, "--pci", &n) ||
@@ -170,6 +201,8 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 			return fail(err, errlen, "%s: missing SCRIPT (usage: surge %s [options] SCRIPT [script options])",
 				    argv[1], argv[1]);
 		o->script = argv[i++];
+	} else if (o->cmd == CMD_REPL && i < argc) {
+		o->script = argv[i++];    /* optional: its functions, for launch() */
 	}
 	o->script_argc = argc - i;
 	o->script_argv = argv + i;
@@ -185,6 +218,9 @@ cli_usage(const char *prog)
 	       "  run SCRIPT [args]   run a Lua traffic script (SCRIPT --help lists its options)\n"
 	       "  test [FILE...]      run Lua tests inside surge (default: every tests/lua/*.lua)\n"
 	       "  devices             list ports: driver, MAC, link, NUMA socket, offloads\n"
+	       "  repl [SCRIPT [args]] a Lua prompt with the ports and tasks live (SCRIPT's\n"
+	       "                      functions loaded, master not called); see docs/repl.md\n"
+	       "  attach PATH [-e CODE] the prompt of a run started with --control PATH\n"
 	       "  show SCRIPT [args]  print the first packets the script's show(args) makes,\n"
 	       "                      decoded and as hex, without opening any port\n"
 	       "  plot FILE.json      draw a results file with gnuplot: FILE.svg, or -o OUT.svg|png\n"
@@ -203,6 +239,8 @@ cli_usage(const char *prog)
 	       "  --output FILE       write the results: FILE.json, FILE.csv, - (JSON on stdout)\n"
 	       "  --file-prefix NAME  EAL file prefix (default surge-PID); telemetry socket:\n"
 	       "                      /var/run/dpdk/NAME/dpdk_telemetry.v2\n"
+	       "  -i                  run: open the prompt when master reaches surge.wait()\n"
+	       "  --control PATH      run, repl: serve `surge attach` on this UNIX socket\n"
 	       "  --packets N         show: how many packets to print (default 4)\n"
 	       "\n"
 	       "With no --vdev or --pci and no NIC bound to DPDK, surge uses the virtual\n"

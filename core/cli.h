@@ -9,7 +9,8 @@
 
 #define SURGE_MAX_DEVS 32
 
-enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_PLOT, CMD_HELP, CMD_VERSION };
+enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_PLOT, CMD_HELP, CMD_VERSION,
+		 CMD_REPL, CMD_ATTACH };
 
 struct surge_opts {
 	enum surge_cmd cmd;
@@ -28,6 +29,9 @@ struct surge_opts {
 	const char *file_prefix;  /* --file-prefix NAME, NULL = surge-PID */
 	int argc;                 /* surge's whole command line, for the results */
 	char **argv;
+	int interactive;          /* run -i: the prompt opens at surge.wait() */
+	const char *control;      /* run/repl --control PATH; attach: the socket */
+	const char *eval;         /* attach -e CODE */
 	const char *script;       /* run: the script; test: NULL */
 	int script_argc;          /* what follows the script (or test files) */
 	char **script_argv;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * main.c - `surge run | test | devices | --version | --help`.
+ * main.c - `surge run | repl | attach | test | devices | --version | --help`.
  *
  * The order of a run: parse surge's options, start EAL (hugepage and device
  * fallbacks in eal.c), run master() in the main VM, stop and join every task,
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "repl.h"
 #include "runtime.h"
 
 static void
@@ -64,6 +65,8 @@ main(int argc, char **argv)
 		printf("surge %s\n", surge_version());
 		return 0;
 	}
+	if (o.cmd == CMD_ATTACH)
+		return attach_main(o.control, o.eval);   /* a client: no EAL */
 	if (o.script != NULL && access(o.script, R_OK) != 0) {
 		fprintf(stderr, "surge: cannot read script '%s': %s\n", o.script, strerror(errno));
 		return 2;

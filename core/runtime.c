@@ -123,7 +123,12 @@ surge_last_error(void)
 int
 surge_running(void)
 {
-	return the_rt != NULL && !__atomic_load_n(&the_rt->stop, __ATOMIC_RELAXED);
+	unsigned id = rte_lcore_id();
+
+	if (the_rt == NULL || __atomic_load_n(&the_rt->stop, __ATOMIC_RELAXED))
+		return 0;
+	/* a task stopped alone (surge_task_stop) sees the run as stopped */
+	return id >= RTE_MAX_LCORE || !__atomic_load_n(&the_rt->lcore[id].stop_req, __ATOMIC_RELAXED);
 }
 
 void

@@ -29,6 +29,7 @@ struct rte_mbuf;
 struct latency;
 struct pool_state;
 struct pcap_file;
+struct repl_state;
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 
@@ -41,6 +42,7 @@ struct lcore_slot {
 	char *result;                 /* serialised results or the error text */
 	size_t result_len;
 	volatile int state;           /* enum task_state */
+	volatile int stop_req;        /* surge_task_stop(): this task alone should end */
 	/* idle policy and time accounting: written by this lcore only */
 	struct surge_idle idle;
 	uint32_t sleep_us;            /* current adaptive sleep after light polls */
@@ -166,6 +168,10 @@ struct runtime {
 	volatile int signal;          /* the signal that stopped the run */
 	char file_prefix[64];         /* eal.c: EAL's --file-prefix */
 	char json_stdout[32];         /* --output -: /dev/fd/N, the real stdout */
+	/* live control (repl.c, control.c): main lcore only */
+	int interactive;              /* a prompt is open: a failed task does not stop the run */
+	int at_prompt;                /* no periodic stats lines while someone types */
+	struct repl_state *repl;
 };
 
 /* runtime.c */
@@ -229,6 +235,10 @@ void series_tick(uint64_t now, int force);
 
 /* telemetry.c */
 int telemetry_register(void);
+/* repl.c: the prompt's terminal and the control socket, as a Lua module
+ * for the master VM; repl_free undoes what a session left behind */
+void repl_register(struct lua_State *L);
+void repl_free(void);
 
 /* stats.c */
 void stats_tick(int force);

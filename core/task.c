@@ -126,7 +126,7 @@ static int
 task_main(void *arg)
 {
 	struct lcore_slot *s = arg;
-	const char *args[3] = { rt()->opts.script, s->fn, s->args };
+	const char *args[3] = { rt()->opts.script != NULL ? rt()->opts.script : "", s->fn, s->args };
 	lua_State *L = vm_new(rt()->opts.script);
 	int failed = 1;
 	char *text = NULL;
@@ -153,7 +153,8 @@ task_main(void *arg)
 	queues_release(rte_lcore_id());
 	s->result = text;
 	s->result_len = text != NULL ? len : 0;
-	if (failed)
+	/* a failed task ends the run, except at a prompt, which reports it */
+	if (failed && !rt()->interactive)
 		surge_stop();
 	__atomic_store_n(&s->state, failed ? TASK_FAILED : TASK_DONE, __ATOMIC_RELEASE);
 	return 0;
@@ -183,9 +184,10 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		if (s->args == NULL)
 			return rt_error(-ENOMEM, "out of memory for task arguments");
 		s->state = TASK_RUNNING;
+		s->stop_req = 0;
 		if (r->start_tsc == 0)
 			r->start_tsc = rte_rdtsc();
-		r->end_tsc = 0;           /* a later phase of the run: it goes on */
+		r->end_tsc = 0;           /* a later phase, or a prompt starting tasks after others ended */
 		if (rte_eal_remote_launch(task_main, s, id) != 0) {
 			s->state = TASK_IDLE;
 			return rt_error(-EBUSY, "lcore %u refused the task", id);
@@ -229,7 +231,8 @@ surge_task_poll(uint32_t wait_ms)
 		if (r->opts.duration > 0 && r->start_tsc != 0 &&
 		    rte_rdtsc() - r->start_tsc >= (uint64_t)(r->opts.duration * (double)hz))
 			surge_stop();
-		stats_tick(0);
+		if (!r->at_prompt)
+			stats_tick(0);
 		if (n == 0 || rte_rdtsc() >= until)
 			break;
 		rte_delay_us_sleep(1000);
@@ -260,6 +263,20 @@ surge_task_result(int task, const char **text, size_t *len)
 		rte_eal_wait_lcore((unsigned)task);
 	s->state = TASK_IDLE;
 	return st == TASK_FAILED ? 1 : 0;
+}
+
+int
+surge_task_stop(int task)
+{
+	struct lcore_slot *s;
+
+	if (task < 0 || task >= RTE_MAX_LCORE || task == (int)rte_get_main_lcore())
+		return rt_error(-EINVAL, "no task %d", task);
+	s = &rt()->lcore[task];
+	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != TASK_RUNNING)
+		return rt_error(-ESRCH, "task %d is not running", task);
+	__atomic_store_n(&s->stop_req, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 int
@@ -299,7 +316,8 @@ int
 master_run(const char *script, int argc, char **argv)
 {
 	lua_State *L = vm_new(script);
-	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot" };
+	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot",
+				       [CMD_REPL] = "repl" };
 	enum surge_cmd c = rt()->opts.cmd;
 	const char *cmd = c < sizeof(names) / sizeof(names[0]) && names[c] ? names[c] : "run";
 	int rc;
@@ -317,6 +335,7 @@ master_run(const char *script, int argc, char **argv)
 	lua_pushstring(L, script != NULL ? script : "");
 	lua_rawseti(L, -2, 0);
 	lua_setglobal(L, "arg");
+	repl_register(L);
 	{
 		char packets[16];
 		const char *args[3] = { cmd, script != NULL ? script : "", packets };
@@ -331,6 +350,7 @@ master_run(const char *script, int argc, char **argv)
 	}
 	if (tasks_stop_and_wait() > 0 && rc == 0)
 		rc = 1;
+	repl_free();
 	lua_close(L);
 	return rc;
 }

@@ -226,6 +226,8 @@ int surge_task_launch(const char *fn, const char *args, size_t len);
 int surge_task_poll(uint32_t wait_ms);
 int surge_task_result(int task, const char **text, size_t *len);
 int surge_task_count(void);
+/* Asks one task to end: surge.running() turns false on its lcore only. */
+int surge_task_stop(int task);
 
 /* --- ports and queues --------------------------------------------------- */
 int surge_port_count(void);

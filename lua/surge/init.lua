@@ -108,21 +108,32 @@ end
 
 -- Starts fn (a global function of the script) on a free lcore in a fresh VM,
 -- with the arguments copied as plain data. Returns the task's id (its lcore).
+-- A name starting with "=" is a function typed at the prompt (surge.repl):
+-- its first argument carries the function's bytecode.
 function surge.launch(fn, ...)
   if type(fn) ~= "string" then
     error("surge.launch: the first argument is the name of a global function, e.g. \"tx\"", 2)
   end
-  if type(rawget(_G, fn)) ~= "function" then
+  if fn:sub(1, 1) ~= "=" and type(rawget(_G, fn)) ~= "function" then
     error(("surge.launch: the script has no global function '%s' to run as a task"):format(fn), 2)
   end
   local n = select("#", ...)
   local ok, text = pcall(serial.encode, { ... }, n)
   if not ok then error("surge.launch(\"" .. fn .. "\"): " .. text, 2) end
   local id = check(C.surge_task_launch(fn, text, #text), 2)
-  launched[#launched + 1] = { id = id, fn = fn }
+  launched[#launched + 1] = { id = id, fn = fn, started = tonumber(C.surge_tsc()) }
   surge.results.task_started(id, fn)
   return id
 end
+
+-- Asks one task to end (surge.running() turns false in it alone).
+function surge.stop_task(id)
+  check(C.surge_task_stop(id), 2)
+end
+
+-- The tasks this master started and has not collected with wait() yet:
+-- { id, fn, started (TSC), ok (nil while running), value } (for the prompt).
+function surge.tasks() return launched end
 
 -- Handles rebuilt from ids when task data is decoded.
 surge.handles = {
@@ -137,15 +148,19 @@ surge.TaskFailure = TaskFailure
 local EAGAIN = 11
 local text_p, len_p = ffi.new("const char *[1]"), ffi.new("size_t[1]")
 
--- Collects a finished task: true, value | false, error text | nil (running).
+-- Collects a finished task once: true, value | false, error text | nil (running).
 local function collect(t)
-  local rc = C.surge_task_result(t.id, text_p, len_p)
-  if rc == -EAGAIN then return nil end
-  check(rc, 3)
-  local s = ffi.string(text_p[0], len_p[0])
-  if rc == 1 then return false, s end
-  return true, serial.decode(s, surge.handles)[1]
+  if t.ok == nil then
+    local rc = C.surge_task_result(t.id, text_p, len_p)
+    if rc == -EAGAIN then return nil end
+    check(rc, 3)
+    local s = ffi.string(text_p[0], len_p[0])
+    if rc == 1 then t.ok, t.value = false, s
+    else t.ok, t.value = true, serial.decode(s, surge.handles)[1] end
+  end
+  return t.ok, t.value
 end
+surge.collect = collect
 
 local function fail(msgs)
   error(setmetatable({ msg = table.concat(msgs, "\n") }, TaskFailure), 0)
@@ -156,8 +171,26 @@ end
 -- order. surge.wait(id [, timeout]): waits for that task alone and returns
 -- its value, or nil, "timeout" after `timeout` seconds. A failed task raises
 -- its error (file:line and traceback) either way.
+local replio = surge.is_master() and package.preload["surge.replio"] and require("surge.replio")
+local served = false   -- the prompt of `run -i` opened once already
+
+-- One poll of the tasks; with --control, attached clients are served too.
+-- One round of master's own work: progress lines, the prompt's clients,
+-- then the tasks (stats lines, --duration).
+local function poll(ms)
+  surge.progress.poll()
+  if replio and replio.options().control then return require("surge.repl").serve(ms) end
+  return C.surge_task_poll(ms)
+end
+
 function surge.wait(id, timeout)
   local hz = surge.tsc_hz()
+  if id == nil and replio and replio.options().interactive and not served then
+    served = true
+    -- `run -i`: the prompt, with the tasks running; leaving stops them
+    -- unless the user said exit("wait"); then wait as usual
+    if require("surge.repl").session() == "stop" then require("surge.repl_helpers").stop() end
+  end
   local deadline = timeout and (tonumber(C.surge_tsc()) + timeout * hz) or nil
   if id ~= nil then
     local idx
@@ -171,18 +204,16 @@ function surge.wait(id, timeout)
         return v
       end
       if deadline and tonumber(C.surge_tsc()) >= deadline then return nil, "timeout" end
-      surge.progress.poll()
-      C.surge_task_poll(10)
+      poll(10)
     end
   end
-  while C.surge_task_poll(100) > 0 do
-    surge.progress.poll()
+  while poll(100) > 0 do
     if deadline and tonumber(C.surge_tsc()) >= deadline then return nil, "timeout" end
   end
   local results, failures = {}, {}
   for i, t in ipairs(launched) do
     local ok, v = collect(t)
-    if ok then results[i] = v else failures[#failures + 1] = v end
+    if ok then results[i] = v elseif not t.reported then failures[#failures + 1] = v end
   end
   launched = {}
   surge.progress.poll(true)

@@ -1,7 +1,8 @@
 -- master.lua - entry point of the main VM (called by core/task.c).
 --
 -- `surge run`: load the script, let it declare options (configure), parse
--- them, call master(args) and wait for its tasks. `surge test`: run Lua test
+-- them, call master(args) and wait for its tasks (`surge repl`: open the
+-- prompt instead of calling master). `surge test`: run Lua test
 -- files. Returns the process exit code; errors print as file:line: message.
 local M = {}
 
@@ -64,11 +65,28 @@ local function run(script)
   return type(rc) == "number" and rc or 0
 end
 
+-- `surge repl [SCRIPT]`: the script's functions and options, then the prompt
+-- (master is not called); leaving stops what is still running.
+local function repl(script)
+  local surge = require "surge"
+  local env = require("surge.repl").env
+  if script ~= "" then
+    local opts = load_script(script)
+    if opts == nil then return 0 end
+    env.args = opts
+  end
+  require("surge.repl").session()
+  require("surge.repl_helpers").stop()
+  surge.wait()
+  return 0
+end
+
 function M.main(cmd, script, packets)
   local ok, rc = xpcall(function()
     if cmd == "test" then return require("surge.testrun").main(arg) end
     if cmd == "show" then return show(script, tonumber(packets)) end
     if cmd == "plot" then return require("surge.plot").main(script, arg) end
+    if cmd == "repl" then return repl(script) end
     return run(script)
   end, report)
   if cmd == "run" and package.loaded["surge.results"] and package.loaded["surge.results"].armed then

@@ -11,15 +11,23 @@ function M.main(script, fn, args)
     local surge = require "surge"
     local serial = require "surge.serial"
     lcore = surge.lcore()
-    local chunk, err = loadfile(script)
-    if not chunk then error(err, 0) end
-    require("surge.strict").enable()
-    chunk()
-    local f = rawget(_G, fn)
+    if script ~= "" then                  -- `surge repl` may have no script
+      local chunk, err = loadfile(script)
+      if not chunk then error(err, 0) end
+      require("surge.strict").enable()
+      chunk()
+    end
+    local a = serial.decode(args, surge.handles)
+    local f
+    if fn:sub(1, 1) == "=" then           -- typed at the prompt: its bytecode comes first
+      f = require("surge.repl_task").load(a[1])
+      a = { n = a.n - 1, unpack(a, 2, a.n) }
+    else
+      f = rawget(_G, fn)
+    end
     if type(f) ~= "function" then
       error(("%s: no function '%s' to run as a task"):format(script, fn), 0)
     end
-    local a = serial.decode(args, surge.handles)
     local results = { f(unpack(a, 1, a.n)) }
     return serial.encode(results, select("#", unpack(results)))
   end, function(e)
@@ -28,7 +36,7 @@ function M.main(script, fn, args)
   if not ok then
     -- first line: file:line: message (task 'fn', lcore N); then the traceback
     local first, rest = res:match("^([^\n]*)(.*)$")
-    res = ("%s (task '%s', lcore %s)%s"):format(first, fn, tostring(lcore or "?"), rest)
+    res = ("%s (task '%s', lcore %s)%s"):format(first, fn:gsub("^=", ""), tostring(lcore or "?"), rest)
   end
   return ok, res
 end

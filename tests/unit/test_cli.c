@@ -291,6 +291,38 @@ test_results_options(void **state)
 	assert_fails_naming("plot: missing", "plot");
 }
 
+/* repl [SCRIPT [args]], run -i, --control, attach PATH [-e CODE] */
+static void
+test_repl_attach(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("repl"), 0);
+	assert_int_equal(o.cmd, CMD_REPL);
+	assert_null(o.script);
+	assert_int_equal(PARSE("repl", "--no-huge", "--control", "/tmp/s", "x.lua", "--rate", "1"), 0);
+	assert_string_equal(o.script, "x.lua");
+	assert_string_equal(o.control, "/tmp/s");
+	assert_int_equal(o.script_argc, 2);
+	assert_int_equal(PARSE("run", "-i", "--control=/tmp/c", "x.lua", "-i"), 0);
+	assert_true(o.interactive);
+	assert_string_equal(o.control, "/tmp/c");
+	assert_int_equal(o.script_argc, 1);               /* the script's own -i */
+	assert_int_equal(PARSE("attach", "/tmp/s"), 0);
+	assert_int_equal(o.cmd, CMD_ATTACH);
+	assert_string_equal(o.control, "/tmp/s");
+	assert_null(o.eval);
+	assert_int_equal(PARSE("attach", "/tmp/s", "-e", "tasks()"), 0);
+	assert_string_equal(o.eval, "tasks()");
+	assert_int_equal(PARSE("attach", "-e", "1", "/tmp/s"), 0);
+	assert_string_equal(o.control, "/tmp/s");
+	assert_fails_naming("missing the socket PATH", "attach");
+	assert_fails_naming("needs Lua code", "attach", "/tmp/s", "-e");
+	assert_fails_naming("unexpected 'b'", "attach", "/tmp/s", "b");
+	assert_fails_naming("--control needs", "run", "--control");
+	assert_fails_naming("unknown option '-i'", "repl", "-i");   /* repl is interactive already */
+	assert_fails_naming("unknown option '--control'", "test", "--control", "/tmp/s");
+}
+
 int
 main(void)
 {
@@ -305,6 +337,7 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_parse_seconds),
 		cmocka_unit_test(test_results_options),
+		cmocka_unit_test(test_repl_attach),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,256 @@
+-- repl.lua - the prompt: read, evaluate in the master VM, print.
+--
+-- `surge repl` opens it after loading the script's functions; `surge run -i`
+-- opens it from surge.wait() with the tasks running; `--control PATH` serves
+-- the same evaluation to `surge attach` clients from the master's loop. Each
+-- line is tried first as `return LINE` (an expression prints its value),
+-- then as a statement; a statement Lua reports as unfinished at <eof> waits
+-- for more lines. Errors print one line and the session goes on.
+local surge = require "surge"
+local replio = require "surge.replio"
+local show = require "surge.repl_show"
+local helpers = require "surge.repl_helpers"
+local M = {}
+
+local LEAVE = {}                 -- raised by exit()
+local sink = io.write            -- where print() and results go right now
+local leave_mode                 -- exit()'s argument
+
+local function out(s) sink(s) end
+
+-- The prompt's globals: its own table, falling back to the script's.
+local env = setmetatable({}, { __index = function(_, k) return rawget(_G, k) end })
+env.surge = surge
+env.print = function(...)
+  local parts = {}
+  for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+  out(table.concat(parts, "\t") .. "\n")
+end
+env.exit = function(mode)
+  if mode ~= nil and mode ~= "wait" and mode ~= "stop" then
+    error("exit: give nothing, \"stop\" or \"wait\"", 2)
+  end
+  leave_mode = mode
+  error(LEAVE, 0)
+end
+env.tasks = function() return helpers.tasks(out) end
+env.launch = function(f, ...) return helpers.launch(env, f, ...) end
+env.stop = helpers.stop
+env.stats = function() return helpers.stats(out) end
+local remote, tty = false, false   -- evaluating a client's request; the prompt has a terminal
+env.watch = function(seconds)
+  -- without a key to press (a client, or no terminal) watch ends by time
+  if seconds == nil and (remote or not tty) then seconds = 5 end
+  return helpers.watch(out, seconds)
+end
+env.show = function(what, n) return helpers.show(out, what, n) end
+env.help = function() out(helpers.help_text .. "\n") end
+M.env = env
+
+local function message(e)
+  if type(e) == "string" then return e end
+  if type(e) == "table" and getmetatable(e) and getmetatable(e).__tostring then return tostring(e) end
+  return "error object: " .. show.format(e, 1)
+end
+
+local function print_results(ok, ...)
+  if not ok then return end
+  local n = select("#", ...)
+  if n == 0 then return end
+  local parts = {}
+  for i = 1, n do parts[i] = show.format((select(i, ...)), 2) end
+  out(table.concat(parts, "\t") .. "\n")
+end
+
+-- One line from a source (the terminal or a client, each with its own
+-- unfinished statement in st.buf). Returns "ok", "more", "error" or "leave".
+local function eval_line(st, line)
+  local src = st.buf and (st.buf .. "\n" .. line) or line
+  local fn, err
+  if not st.buf then fn = loadstring("return " .. src, "=prompt") end
+  if not fn then fn, err = loadstring(src, "=prompt") end
+  if not fn then
+    if err:match("'<eof>'$") then st.buf = src return "more" end
+    st.buf = nil
+    out("error: " .. err .. "\n")
+    return "error"
+  end
+  st.buf = nil
+  setfenv(fn, env)
+  -- interpreted, so that Ctrl-C (a debug hook) can stop a loop typed here;
+  -- a typed function launched as a task is compiled as usual in its VM
+  jit.off(fn, true)
+  replio.evaluating(true)
+  local res = { xpcall(fn, function(e) return e end) }
+  replio.evaluating(false)
+  if not res[1] and res[2] == LEAVE then return "leave" end
+  if not res[1] then
+    out("error: " .. message(res[2]) .. "\n")
+    return "error"
+  end
+  print_results(unpack(res, 1, table.maxn(res)))
+  return "ok"
+end
+
+-- For tests: evaluates a line, returns its status and what it printed.
+function M.eval(st, line)
+  local buf = {}
+  sink = function(s) buf[#buf + 1] = s end
+  local ok, status = pcall(eval_line, st, line)
+  sink = io.write
+  if not ok then error(status, 0) end
+  return status, table.concat(buf)
+end
+
+-- Names completing `text`: globals, or fields of the table (or handle) the
+-- dotted path before the last '.' or ':' names.
+local keywords = { "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if",
+                   "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while" }
+local function complete(text)
+  local head, sep, last = text:match("^(.*)([%.:])([%w_]*)$")
+  local names, seen = {}, {}
+  local function add(k, prefix)
+    if type(k) == "string" and k:match("^[%a_][%w_]*$") and k:sub(1, #last) == last and not seen[k] then
+      seen[k] = true
+      names[#names + 1] = prefix .. k
+    end
+  end
+  if head then
+    local obj = env
+    for part in head:gmatch("[^%.]+") do
+      if type(obj) ~= "table" or not part:match("^[%a_][%w_]*$") then return {} end
+      local ok, v = pcall(function() return obj[part] end)
+      obj = ok and v or nil
+    end
+    while type(obj) == "table" do
+      for k, v in pairs(obj) do if sep == "." or type(v) == "function" then add(k, head .. sep) end end
+      local mt = getmetatable(obj)
+      obj = mt and type(mt.__index) == "table" and mt.__index or nil
+    end
+    if type(obj) == "cdata" and require("ffi").istype("struct surge_burst", obj) then
+      local names_of = sep == ":" and { "alloc", "free", "bytes", "refcnt" }
+        or { "n", "cap", "pool", "probes", "tsc", "data", "len", "gap_ns" }
+      for _, k in ipairs(names_of) do add(k, head .. sep) end
+    end
+  else
+    last = text
+    for k in pairs(env) do add(k, "") end
+    for k in pairs(_G) do add(k, "") end
+    for _, k in ipairs(keywords) do add(k, "") end
+  end
+  table.sort(names)
+  return names
+end
+M.complete = complete
+
+-- Reaps finished tasks and says how they ended, once each.
+local function report_tasks(notify)
+  for _, t in ipairs(surge.tasks()) do
+    if t.ok == nil and surge.collect(t) ~= nil and not t.reported then
+      t.reported = true
+      local name = t.fn:gsub("^=", "")
+      if t.ok then
+        notify(("task %d '%s' finished%s\n"):format(t.id, name,
+          t.value ~= nil and (": " .. show.format(t.value, 1)) or ""))
+      elseif not t.stopping or not tostring(t.value):match("run stopped") then
+        notify(("task %d '%s' failed: %s\n"):format(t.id, name, tostring(t.value):match("^[^\n]*")))
+      end
+    end
+  end
+end
+
+local clients = {}    -- id -> { buf } of each attached client
+
+local function serve_request(id, req)
+  local kind, text = req:sub(1, 1), req:sub(2)
+  if kind == "c" then
+    replio.reply(id, "o", table.concat(complete(text), "\n"))
+    return
+  end
+  if kind ~= "e" then
+    replio.reply(id, "e", "not a surge request: the first byte must be 'e' (evaluate) or 'c' (complete)")
+    return
+  end
+  local st = clients[id] or {}
+  clients[id] = st
+  local buf = {}
+  sink, remote = function(s) buf[#buf + 1] = s end, true
+  local status = eval_line(st, text)
+  sink, remote = io.write, false
+  if status == "leave" then
+    buf[#buf + 1] = "exit() leaves the prompt on the instance's terminal; here, Ctrl-D detaches\n"
+  end
+  replio.reply(id, status == "more" and "m" or status == "error" and "e" or "o", table.concat(buf))
+end
+
+-- For surge.wait() under --control without a prompt: serve clients while
+-- waiting up to ms; returns the running tasks like surge_task_poll.
+local listening = false
+local function listen()
+  local path = replio.options().control
+  if path and not listening then
+    local ok, err = replio.listen(path)
+    if not ok then error(err, 0) end
+    listening = true
+  end
+end
+M.listen = listen
+
+function M.serve(ms)
+  listen()
+  local C = require("surge.core").C
+  local n = C.surge_task_poll(0)
+  local ev, id, req = replio.read(nil, ms)
+  if ev == "request" then serve_request(id, req) end
+  return n
+end
+
+local function history_path()
+  local home = os.getenv("HOME")
+  return home and home ~= "" and (home .. "/.surge_history") or nil
+end
+
+-- The session; returns how the user left: "stop" (default) or "wait".
+function M.session()
+  local C = require("surge.core").C
+  listen()
+  tty = replio.start(history_path())
+  replio.set_completer(complete)
+  local term, last_intr = {}, false
+  if tty then out("surge " .. surge.version .. ": Lua prompt, help() lists the helpers, Ctrl-D leaves\n") end
+  local notify = function(s) if tty then replio.notify(s) else io.write(s) io.flush() end end
+  leave_mode = nil
+  while surge.running() do
+    report_tasks(notify)
+    C.surge_task_poll(0)
+    local ev, a, b = replio.read(term.buf and "   >> " or "surge> ", 100)
+    if ev == "line" then
+      last_intr = false
+      if tty and a:match("%S") then replio.history_add(a) end
+      local status = eval_line(term, a)
+      io.flush()
+      if status == "leave" then break end
+    elseif ev == "eof" then
+      break
+    elseif ev == "intr" then
+      if not tty then break end
+      if a or term.buf then
+        term.buf, last_intr = nil, false
+      elseif last_intr then
+        out(("stopping %d task(s)\n"):format(helpers.stop()))
+        last_intr = false
+      else
+        out("(Ctrl-C again stops the tasks; Ctrl-D or exit() leaves)\n")
+        last_intr = true
+      end
+    elseif ev == "request" then
+      serve_request(a, b)
+    end
+  end
+  report_tasks(notify)
+  replio.stop()
+  tty = false
+  return leave_mode or "stop"
+end
+
+return M

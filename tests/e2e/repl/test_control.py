@@ -1,0 +1,190 @@
+"""test_control.py - `surge run --control PATH` and `surge attach`.
+
+The socket is the owner's only (0600); a second instance on the same path is
+refused while a stale socket from a dead run is replaced; several clients
+are served at once; a client killed in the middle of a command, garbage
+bytes and a request of an unknown kind leave the run sending; attach -e
+prints results (exit 0) and errors (exit 1); the interactive attach prompt
+continues unfinished statements; and the run ends through the socket with
+its summary, every pool full and the socket removed.
+"""
+import os, re, socket, stat, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(__file__))
+from pty_drive import Term
+
+SURGE = os.environ["SURGE"]
+FLOOD = os.path.join(os.environ["SURGE_SRC"], "tests/e2e/repl/flood.lua")
+tmp = tempfile.mkdtemp(prefix="surge-repl-ctl-")
+ctl = os.path.join(tmp, "ctl.sock")
+env = dict(os.environ, HOME=tmp, TERM="xterm")
+fails = 0
+
+
+def check(name, cond, detail=""):
+    global fails
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond or not detail else ": " + detail))
+    fails += 0 if cond else 1
+
+
+def attach(code, timeout=15):
+    return subprocess.run([SURGE, "attach", ctl, "-e", code], capture_output=True, text=True, timeout=timeout)
+
+
+def frame(payload):
+    return str(len(payload)).encode() + b"\n" + payload
+
+
+def recv_frame(s):
+    head = b""
+    while not head.endswith(b"\n"):
+        c = s.recv(1)
+        if not c:
+            return None
+        head += c
+    n, body = int(head), b""
+    while len(body) < n:
+        c = s.recv(n - len(body))
+        if not c:
+            return None
+        body += c
+    return body
+
+
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(ctl)
+    return s
+
+
+# a stale socket (its server died without removing it) must not block a start
+stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+stale.bind(ctl)
+stale.close()
+
+out = open(os.path.join(tmp, "run.out"), "w+")
+run = subprocess.Popen(["timeout", "-k", "5", "120", SURGE, "run", "--no-huge", "--stats-interval", "0",
+                        "--lcores", "(0-1)@(0-1)", "--control", ctl, FLOOD], stdout=out, stderr=subprocess.STDOUT,
+                       env=env)
+for _ in range(100):
+    r = attach("1") if os.path.exists(ctl) else None
+    if r is not None and r.returncode == 0:
+        break
+    time.sleep(0.1)
+check("a stale socket file is replaced and attach -e answers", r is not None and r.stdout.strip() == "1",
+      repr(r and (r.stdout, r.stderr)))
+mode = stat.S_IMODE(os.stat(ctl).st_mode)
+check("the socket is mode 0600", mode == 0o600, oct(mode))
+
+r = subprocess.run([SURGE, "repl", "--no-huge", "--control", ctl], capture_output=True, text=True, timeout=30,
+                   stdin=subprocess.DEVNULL)
+check("a second instance on the same path is refused", r.returncode != 0 and
+      "another surge is listening there" in r.stderr and ctl in r.stderr, repr((r.returncode, r.stderr)))
+
+r = attach("tasks()")
+check("attach -e tasks(): master's sender is running", re.search(r"\n1\s+tx\s+running", r.stdout) is not None,
+      r.stdout)
+r = attach('surge.handles.txq(0, 0):set_rate("2mpps")')
+check("attach -e re-rates a queue (the result is printed)", r.returncode == 0 and "txq(0,0)" in r.stdout, r.stdout)
+r = attach("x = = 1")
+check("attach -e with a syntax error: exit 1, one line on stderr", r.returncode == 1 and
+      r.stderr.strip().startswith("error: prompt:1:") and r.stderr.count("\n") == 1, repr(r.stderr))
+r = attach("function f(")
+check("attach -e with unfinished code: exit 1, says so", r.returncode == 1 and "incomplete" in r.stderr, r.stderr)
+
+# several clients at once, each with its own unfinished statement
+a, b = connect(), connect()
+a.sendall(frame(b"efunction add(x, y)"))
+check("client A: unfinished statement -> 'm' (more)", recv_frame(a) == b"m")
+b.sendall(frame(b"e40 + 2"))
+check("client B is served meanwhile", recv_frame(b) == b"o42\n")
+a.sendall(frame(b"ereturn x + y end"))
+recv_frame(a)
+a.sendall(frame(b"eadd(1, 2)"))
+check("client A's function was completed and runs", recv_frame(a) == b"o3\n")
+b.sendall(frame(b"csurge.po"))
+cands = recv_frame(b)
+check("completion over the socket lists surge.pool and surge.port",
+      cands is not None and b"surge.pool" in cands and b"surge.port" in cands, repr(cands))
+a.close()
+b.close()
+
+# a client killed in the middle of a command
+p = subprocess.Popen([SURGE, "attach", ctl, "-e", "surge.sleep(1.5) return 'late'"])
+time.sleep(0.3)
+p.kill()
+p.wait()
+s = connect()
+s.sendall(frame(b"esurge.sleep(1.0)"))
+s.close()                                  # gone before its reply
+r = attach("1 + 1")
+check("after clients died mid-command the run answers", r.returncode == 0 and r.stdout.strip() == "2", r.stderr)
+
+# garbage
+s = connect()
+s.sendall(b"hello, surge\n")
+rep = recv_frame(s)
+check("garbage bytes get an error reply", rep is not None and rep.startswith(b"enot a surge request"), repr(rep))
+s.close()
+s = connect()
+s.sendall(os.urandom(4096))
+try:
+    rep = recv_frame(s)
+except OSError:
+    rep = None
+s.close()
+s = connect()
+s.sendall(frame(b"xwhat"))
+rep = recv_frame(s)
+check("an unknown request kind gets an error reply", rep is not None and rep.startswith(b"e"), repr(rep))
+s.close()
+s = connect()
+s.sendall(b"99999999999\n")
+rep = recv_frame(s)
+check("an oversized length gets an error reply", rep is not None and rep.startswith(b"e"), repr(rep))
+s.close()
+s = connect()
+big = b"ereturn #'" + b"a" * (2 ** 20 - 11) + b"'"    # the largest request: 1 MiB
+s.sendall(frame(big))
+rep = recv_frame(s)
+check("a 1 MiB request is served whole", rep == b"o%d\n" % (2 ** 20 - 11), repr(rep)[:80])
+s.close()
+r = attach("tasks()")
+check("after the garbage the sender is still running", re.search(r"\n1\s+tx\s+running", r.stdout) is not None,
+      r.stdout + r.stderr)
+
+# the interactive client
+t = Term([SURGE, "attach", ctl], env)
+t.expect(r"surge> ")
+t.type("function g(n)\r")
+t.expect(r"   >> ")
+t.type("return n * 3 end\r")
+t.expect(r"surge> ")
+t.type("g(14)\r")
+t.expect(r"\n42\n")
+t.type("nosuch()\r")
+t.expect(r"error: prompt:1: attempt to call global 'nosuch'")
+t.type("\x04")
+check("surge attach: prompt, multi-line, errors, Ctrl-D detaches", t.close() == 0)
+check("the run goes on after the client detached", run.poll() is None)
+
+r = attach("surge.stop()")
+rc = run.wait(timeout=30)
+out.seek(0)
+text = out.read()
+check("surge.stop() through the socket ends the run with exit 0", rc == 0, text[-600:])
+check("the summary is printed", re.search(r"summary over [\d.]+ s\n\s+port 0\s+TX \d+ packets", text) is not None)
+check("every pool is full again", re.search(r"pool \d+: (\d+) of \1 mbufs back, no leak", text) is not None
+      and "leaked" not in text, text[-400:])
+check("the socket is removed at exit", not os.path.exists(ctl))
+
+open(ctl, "w").close()                    # a plain file is not ours to replace
+r = subprocess.run([SURGE, "repl", "--no-huge", "--control", ctl], capture_output=True, text=True, timeout=30,
+                   stdin=subprocess.DEVNULL)
+check("a path that is not a socket is refused", r.returncode != 0 and "is not a socket" in r.stderr, r.stderr)
+r = subprocess.run([SURGE, "attach", os.path.join(tmp, "none.sock"), "-e", "1"], capture_output=True, text=True,
+                   timeout=10)
+check("attach to a path nobody serves: exit 1, says what to check", r.returncode == 1 and
+      "is a surge running with --control" in r.stderr and r.stderr.count("\n") == 1, r.stderr)
+print("all checks passed" if fails == 0 else "%d check(s) failed" % fails)
+sys.exit(1 if fails else 0)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# test_repl_stdin.sh - `surge repl < file`: the prompt without a terminal,
+# live stop and start on a net_ring loopback, and errors that leave the
+# session going. Two senders and a receiver (on both ring queues) start from
+# the prompt; one sender is stopped while the other keeps sending; a function
+# typed at the prompt is launched as a task and sends exactly 10000 packets;
+# a syntax error, a runtime error and a typed function failing in its task
+# print one line each. At the end every packet sent was received.
+. "$(dirname "$0")/lib.sh"
+
+SESSION=$E2E_DIR/repl/ring_session.lua
+run_surge 90 repl --no-huge --stats-interval 0 --lcores '(0-4)@(0-1)' --vdev net_ring0 \
+  "$E2E_DIR/repl/flood.lua" < "$SESSION"
+check "exit 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+check_nomatch "no prompt or editor output without a terminal" 'surge> ' "$OUT"
+check_match "the stopped task ended, its result reported" "^task [0-9]+ 'tx' finished: \"sent\"" "$OUT"
+check_match "the other sender kept sending after the stop" $'^other task moved\ttrue$' "$OUT"
+check_match "stop(a) ended that task" $'^stopped task\tdone$' "$OUT"
+check_match "the typed function ran as a task and sent 10000" "^task [0-9]+ 'burst_tx' finished: 10000$" "$OUT"
+check "syntax error: one line" 1 "$(grep -c "^error: prompt:1: unexpected symbol near '='$" <<<"$OUT")"
+check "runtime error: one line" 1 "$(grep -c "^error: prompt:1: attempt to call global 'nosuch' (a nil value)$" <<<"$OUT")"
+check "typed function failing in its task: one line" 1 \
+  "$(grep -c "^task [0-9]* 'boom' failed: prompt:1: typed failure (task 'boom', lcore [0-9]*)$" <<<"$OUT")"
+check_match "the session went on after the errors" '^still here$' "$OUT"
+check_match "tasks() lists the receiver still running" '^[0-9]+ +rx +running +[0-9]+' "$OUT"
+tx=$(summary_count "$OUT" 0 TX)
+check_true "packets were sent ($tx)" "" test "${tx:-0}" -gt 10000
+check "TX == RX at the end" "$tx" "$(summary_count "$OUT" 0 RX)"
+check_pools "repl < file"
+check_no_crash "repl < file"
+
+# exit() in the middle leaves at once; the rest of the file is not run
+printf 'print("before")\nexit()\nprint("after")\n' >"$TMP/exit.lua"
+run_surge 30 repl --no-huge --stats-interval 0 < "$TMP/exit.lua"
+check "exit(): exit 0" 0 "$RC"
+check_match "exit(): the lines before ran" '^before$' "$OUT"
+check_nomatch "exit(): the lines after did not" '^after$' "$OUT"
+# run -i: leaving with exit("wait") lets the task end on its own, exit()
+# stops it; either way master goes on from surge.wait() with the results
+cat >"$TMP/count.lua" <<'LUA'
+local surge = require "surge"
+function count(q, n)
+  local pool = surge.pool{ template = surge.proto.udp{ size = 60 } }
+  local b = pool:burst(32)
+  q:set_rate("100kpps")
+  local sent = 0
+  while surge.running() and sent < n do b:alloc(math.min(32, n - sent)); sent = sent + q:send(b) end
+  return sent
+end
+function configure(p) p:option("--n", "packets to send", "50000") end
+function master(args)
+  surge.launch("count", surge.port(0):txq(0), tonumber(args.n))
+  print("master got " .. surge.wait()[1])
+end
+LUA
+printf 'exit("wait")\n' >"$TMP/wait.lua"
+run_surge 60 run -i --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' "$TMP/count.lua" < "$TMP/wait.lua"
+check "run -i, exit(\"wait\"): exit 0" 0 "$RC"
+check_match "run -i, exit(\"wait\"): the task ran to its end" '^master got 50000$' "$OUT"
+printf 'watch(2)\nexit()\n' >"$TMP/stop.lua"
+run_surge 60 run -i --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' "$TMP/count.lua" --n 1000000 < "$TMP/stop.lua"
+check "run -i, exit(): exit 0" 0 "$RC"
+check_match "run -i, watch(2) without a terminal prints rates" '^port 0  TX +[0-9.]+ Mpps' "$OUT"
+got=$(sed -n 's/^master got //p' <<<"$OUT")
+check_true "run -i, exit(): the task was stopped early ($got of 1000000)" "" test "${got:-1000000}" -lt 1000000
+check_pools "run -i"
+finish
