@@ -30,8 +30,9 @@
 #define SURGE_GEN_DIR "lua"
 #endif
 
-/* package.path: $SURGE_LUA_PATH, the source tree, the generated cdefs, then
- * the script's own folder so scripts can require their neighbours. */
+/* package.path: $SURGE_LUA_PATH, the source tree, the generated cdefs, the
+ * script's own folder so scripts can require their neighbours, then
+ * LuaJIT's default path (its jit.* tools: jit.dump, jit.v, jit.p). */
 static void
 set_path(lua_State *L, const char *script)
 {
@@ -42,11 +43,12 @@ set_path(lua_State *L, const char *script)
 	if (slash != NULL)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
 	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "path");     /* LuaJIT's own: jit.dump, jit.v, jit.p */
 	lua_pushfstring(L, "%s%s" SURGE_LUA_DIR "/?.lua;" SURGE_LUA_DIR "/?/init.lua;"
-			SURGE_GEN_DIR "/?.lua;%s/?.lua;",
-			env != NULL ? env : "", env != NULL ? ";" : "", dir);
-	lua_setfield(L, -2, "path");
-	lua_pop(L, 1);
+			SURGE_GEN_DIR "/?.lua;%s/?.lua;%s",
+			env != NULL ? env : "", env != NULL ? ";" : "", dir, lua_tostring(L, -1));
+	lua_setfield(L, -3, "path");
+	lua_pop(L, 2);
 }
 
 lua_State *
