@@ -62,8 +62,8 @@ lua_dirs(char *lua, char *gen, size_t len)
 }
 
 /* package.path: $SURGE_LUA_PATH, surge's library (installed or source tree),
- * the generated cdefs, then the script's own folder so scripts can require
- * their neighbours. */
+ * the generated cdefs, the script's own folder so scripts can require their
+ * neighbours, then LuaJIT's default path (its jit.* tools: jit.dump, jit.v). */
 static void
 set_path(lua_State *L, const char *script)
 {
@@ -75,10 +75,12 @@ set_path(lua_State *L, const char *script)
 	if (slash != NULL)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
 	lua_getglobal(L, "package");
-	lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua;%s/?.lua;%s/?.lua;",
-			env != NULL ? env : "", env != NULL ? ";" : "", lua, lua, gen, dir);
-	lua_setfield(L, -2, "path");
-	lua_pop(L, 1);
+	lua_getfield(L, -1, "path");     /* LuaJIT's own: jit.dump, jit.v, jit.p */
+	lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua;%s/?.lua;%s/?.lua;%s",
+			env != NULL ? env : "", env != NULL ? ";" : "", lua, lua, gen, dir,
+			lua_tostring(L, -1));
+	lua_setfield(L, -3, "path");
+	lua_pop(L, 2);
 }
 
 lua_State *

@@ -117,22 +117,35 @@ M._gen = G
 
 G.prelude = [[
 local bit = require "bit"
-local band, bor, bxor, lshift, rshift = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift
+local ffi = require "ffi"
+local band, bor, bxor, lshift, rshift, bswap = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift, bit.bswap
 local floor = math.floor
+local cast, u16p, i32p = ffi.cast, ffi.typeof("uint16_t *"), ffi.typeof("int32_t *")
 ]]
 
+-- Host-order 16-bit words, byte by byte (surge.size's length fields).
 function G.read16(o) return ("bor(lshift(p[%d], 8), p[%d])"):format(o, o + 1) end
 function G.write16(o, e) return ("p[%d] = rshift(%s, 8); p[%d] = band(%s, 255)"):format(o, e, o + 1, e) end
+
+-- Words as the CPU loads them (surge.flow): one 16-bit load or store each.
+-- A ones' complement sum comes out the same in either byte order (RFC 1071
+-- 2(B)), so checksums are updated on these raw words and only new field
+-- values are swapped into network order.
+function G.raw16(o) return ("cast(u16p, p + %d)[0]"):format(o) end
+function G.wraw16(o, e) return ("cast(u16p, p + %d)[0] = %s"):format(o, e) end
+function G.net16(e) return ("rshift(bswap(%s), 16)"):format(e) end
 
 -- Emits the finalisation of every checksum with pending changes, innermost
 -- first; a changed checksum field that an outer checksum covers is one more
 -- change for that one. acc[c] is the name of c's accumulator; lines get the code.
-function G.finish(lines, checksums, acc, indent)
+-- raw: the accumulators hold raw words (surge.flow), else host-order ones.
+function G.finish(lines, checksums, acc, indent, raw)
+  local read16, write16 = raw and G.raw16 or G.read16, raw and G.wraw16 or G.write16
   for idx, c in ipairs(checksums) do
     if acc[c] then
       local a = acc[c]
       lines[#lines + 1] = indent .. "do"
-      lines[#lines + 1] = indent .. "  local hc = " .. G.read16(c.at)
+      lines[#lines + 1] = indent .. "  local hc = " .. read16(c.at)
       local inner = indent .. "  "
       if c.zero_none then
         lines[#lines + 1] = indent .. "  if hc ~= 0 then"
@@ -141,8 +154,10 @@ function G.finish(lines, checksums, acc, indent)
       lines[#lines + 1] = inner .. ("local s = 65535 - hc + %s"):format(a)
       lines[#lines + 1] = inner .. "s = band(s, 65535) + rshift(s, 16); s = band(s, 65535) + rshift(s, 16)"
       lines[#lines + 1] = inner .. "local r = 65535 - s"
-      if c.zero_none then lines[#lines + 1] = inner .. "if r == 0 then r = 65535 end" end
-      lines[#lines + 1] = inner .. G.write16(c.at, "r")
+      -- a computed 0 is sent as 65535, without a branch: 0 - 1 has every
+      -- bit set, anything else shifts to 0
+      if c.zero_none then lines[#lines + 1] = inner .. "r = bor(r, rshift(r - 1, 16))" end
+      lines[#lines + 1] = inner .. write16(c.at, "r")
       for j = idx + 1, #checksums do
         local outer = checksums[j]
         local par = M._covers(outer, c.at, 2)
@@ -380,40 +395,46 @@ local function body(fields, plan, combine, count)
           :format(v, num(s.lo), j, x, num(s.span)))
       end
     end
-    -- old words, new words, write; e<j>: sum of (65535 - old) + new over the words
+    -- old words, new words, write; e<j>: sum of (65535 - old) + new over
+    -- the words, all as raw loads (G.raw16): the first byte of a word is
+    -- the low byte of its raw value
     local o, e = f.off, "e" .. j
+    local r16, w16, n16 = G.raw16, G.wraw16, G.net16
     if f.bytes == 1 then
       emit(("local o%d = p[%d]; p[%d] = %s"):format(j, o, o, v))
-      emit(("local %s = 65535 - o%d * 256 + %s * 256"):format(e, j, v))   -- as the high byte of a word
-      f.low_term = ("65535 - o%d + %s"):format(j, v)                          -- as the low byte
+      emit(("local %s = 65535 - o%d + %s"):format(e, j, v))                   -- as the first byte of a word
+      f.low_term = ("65535 - o%d * 256 + %s * 256"):format(j, v)              -- as the second byte
     elseif f.bytes == 2 and f.mask then
-      emit(("local o%d = %s"):format(j, G.read16(o)))
-      emit(("local n%d = bor(band(o%d, %d), lshift(%s, %d))"):format(j, j, bit.band(bit.bnot(f.mask), 0xffff), v, f.shift))
-      emit(G.write16(o, "n" .. j))
+      emit(("local o%d = %s"):format(j, r16(o)))
+      emit(("local n%d = %s"):format(j, n16(("bor(band(%s, %d), lshift(%s, %d))"):format(
+        n16("o" .. j), bit.band(bit.bnot(f.mask), 0xffff), v, f.shift))))
+      emit(w16(o, "n" .. j))
       emit(("local %s = 65535 - o%d + n%d"):format(e, j, j))
     elseif f.bytes == 2 then
-      emit(("local o%d = %s"):format(j, G.read16(o)))
-      emit(G.write16(o, v))
-      emit(("local %s = 65535 - o%d + %s"):format(e, j, v))
-    elseif f.bytes == 4 and f.mask then
-      emit(("local o%da, o%db = %s, %s"):format(j, j, G.read16(o), G.read16(o + 2)))
-      emit(("local w%d = bor(band(bor(lshift(o%da, 16), o%db), %d), lshift(%s, %d))"):format(
-        j, j, j, bit.bnot(f.mask), v, f.shift))
-      emit(("local n%da, n%db = rshift(w%d, 16), band(w%d, 65535)"):format(j, j, j, j))
-      emit(G.write16(o, ("n%da"):format(j)) .. "; " .. G.write16(o + 2, ("n%db"):format(j)))
-      emit(("local %s = 131070 - o%da - o%db + n%da + n%db"):format(e, j, j, j, j))
+      emit(("local o%d, n%d = %s, %s"):format(j, j, r16(o), n16(v)))
+      emit(w16(o, "n" .. j))
+      emit(("local %s = 65535 - o%d + n%d"):format(e, j, j))
     elseif f.bytes == 4 then
-      emit(("local o%da, o%db = %s, %s"):format(j, j, G.read16(o), G.read16(o + 2)))
-      emit(("local n%da, n%db = rshift(%s, 16), band(%s, 65535)"):format(j, j, v, v))
-      emit(G.write16(o, ("n%da"):format(j)) .. "; " .. G.write16(o + 2, ("n%db"):format(j)))
-      emit(("local %s = 131070 - o%da - o%db + n%da + n%db"):format(e, j, j, j, j))
+      -- one 32-bit load and store; its halves are the two raw words
+      emit(("local o%d = cast(i32p, p + %d)[0]"):format(j, o))
+      if f.mask then
+        emit(("local n%d = bswap(bor(band(bswap(o%d), %d), lshift(%s, %d)))"):format(
+          j, j, bit.bnot(f.mask), v, f.shift))
+      else
+        emit(("local n%d = bswap(%s)"):format(j, v))
+      end
+      emit(("cast(i32p, p + %d)[0] = n%d"):format(o, j))
+      emit(("local %s = 131070 - band(o%d, 65535) - rshift(o%d, 16) + band(n%d, 65535) + rshift(n%d, 16)")
+        :format(e, j, j, j, j))
     else -- 6 bytes
-      emit(("local o%da, o%db, o%dc = %s, %s, %s"):format(j, j, j, G.read16(o), G.read16(o + 2), G.read16(o + 4)))
+      emit(("local o%da, o%db, o%dc = %s, %s, %s"):format(j, j, j, r16(o), r16(o + 2), r16(o + 4)))
       emit(("local n%da = floor(%s / 4294967296)"):format(j, v))
       emit(("local n%dl = %s - n%da * 4294967296"):format(j, v, j))
-      emit(("local n%db, n%dc = rshift(n%dl, 16), band(n%dl, 65535)"):format(j, j, j, j))
-      emit(G.write16(o, ("n%da"):format(j)) .. "; " .. G.write16(o + 2, ("n%db"):format(j)) .. "; " ..
-           G.write16(o + 4, ("n%dc"):format(j)))
+      emit(("local n%db, n%dc = %s, %s"):format(j, j, n16(("rshift(n%dl, 16)"):format(j)),
+        n16(("band(n%dl, 65535)"):format(j))))
+      emit(("n%da = %s"):format(j, n16("n" .. j .. "a")))
+      emit(w16(o, ("n%da"):format(j)) .. "; " .. w16(o + 2, ("n%db"):format(j)) .. "; " ..
+           w16(o + 4, ("n%dc"):format(j)))
       emit(("local %s = 196605 - o%da - o%db - o%dc + n%da + n%db + n%dc"):format(e, j, j, j, j, j, j))
     end
     for _, cv in ipairs(cover[j]) do
@@ -424,7 +445,7 @@ local function body(fields, plan, combine, count)
       end
     end
   end
-  G.finish(L, plan.checksums, acc, "    ")
+  G.finish(L, plan.checksums, acc, "    ", true)
   -- advance
   local cnt = {}
   for j, f in ipairs(fields) do if f.spec.count > 1 and f.spec.count < math.huge then cnt[#cnt + 1] = j end end

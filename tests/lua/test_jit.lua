@@ -6,11 +6,12 @@ local jutil = require "jit.util"
 
 local T = {}
 
-local src = package.path:match("([^;]*)/lua/%?%.lua;") .. "/examples/udp-flood.lua"
+local root = package.path:match("([^;]*)/lua/%?%.lua;")
+local src = root .. "/examples/udp-flood.lua"
 
-local function load_example()
+local function load_example(path)
   local env = setmetatable({}, { __index = _G })
-  local chunk = assert(loadfile(src))
+  local chunk = assert(loadfile(path or src))
   setfenv(chunk, env)
   chunk()
   return env
@@ -53,6 +54,73 @@ function T.flood_loop_compiles()
   assert(sent == 320000 and sent2 == 320000, "sent " .. tostring(sent) .. ", " .. tostring(sent2))
   assert(p:stats().tx_packets - before == 640000)
   assert(#stopped > 0, "no trace completed in udp-flood.lua; aborts: " .. table.concat(aborted, "; "))
+end
+
+-- The steady state of a hot loop: in the second half of a run (the first
+-- half compiles the loop and the side traces of its rare branches: LuaJIT
+-- compiles one after an exit was taken 10 times), compiled code may be left
+-- only where the loop ends; any other exit is a branch the trace could not
+-- predict or a path that would not compile. `texit` fires on each exit to
+-- the interpreter (an exit with a side trace attached takes it without an
+-- event). One run, because every tx() call compiles its flow anew.
+local function steady(name, path, run, count)
+  local ex = load_example(root .. path)
+  local tsc = surge.tsc
+  local times, n, aborts = {}, 0, {}
+  local function on_exit() n = n + 1; times[n] = tsc() end
+  local function on_trace(what, tr, func, pc, otr, oex)
+    if what == "abort" then
+      local fi = jutil.funcinfo(func, pc)
+      local why = require("jit.vmdef").traceerr[otr] or tostring(otr)
+      if type(oex) == "number" and why:find("%%d") then why = why:format(oex) end
+      aborts[#aborts + 1] = { t = tsc(), what = ("%s:%s: %s"):format(tostring(fi.source), tostring(fi.currentline), why) }
+    end
+  end
+  jit.flush()
+  jit.attach(on_exit, "texit")
+  jit.attach(on_trace, "trace")
+  local t0 = tsc()
+  local sent = run(ex, count)
+  local t1 = tsc()
+  jit.attach(on_exit)
+  jit.attach(on_trace)
+  assert(sent == count, name .. ": sent " .. tostring(sent))
+  local half, late, late_aborts = t0 + (t1 - t0) / 2, 0, {}
+  for i = 1, n do if times[i] > half then late = late + 1 end end
+  for _, a in ipairs(aborts) do if a.t > half then late_aborts[#late_aborts + 1] = a.what end end
+  assert(#late_aborts == 0, name .. ": trace aborts in the steady state: " .. table.concat(late_aborts, "; "))
+  -- the end of the run leaves the loop (and the tx function) once or twice;
+  -- a counter that wraps every 65536 packets exits until its side trace is
+  -- compiled (after 10 exits): at most one exit per 100000 packets beyond
+  -- that, where a branch taken once a burst would give one per 256 or less
+  local allowed = 4 + math.floor(count / 2 / 100000)
+  assert(late <= allowed, ("%s: %d trace exits in the steady state (second half of %d packets; %d allowed)")
+    :format(name, late, count, allowed))
+end
+
+function T.flood_flows_steady_state()
+  steady("udp-flood --flows 256", "/examples/udp-flood.lua", function(ex, n)
+    return ex.tx(port():txq(0), args{ flows = 256, count = n })
+  end, 6400000)
+end
+
+function T.flows_1m_steady_state()
+  local a = { size = 60, flows_src = 65536, flows_port = 16, flows_dst = 1, zip = false, burst = 32,
+              src = "10.0.0.1", dst = "10.1.0.1", sport = 1024, dport = 5000 }
+  -- two full cycles of the source address warm up every wrap of the counters
+  steady("flows.lua 1M", "/examples/flows.lua", function(ex, n)
+    a.count = n
+    return ex.tx(port():txq(0), a)
+  end, 2621440)
+end
+
+function T.imix_steady_state()
+  local a = { sizes = "imix", max = 1514, flows = 16, burst = 32, src = "10.0.0.1", dst = "10.0.0.2",
+              sport = 1024, dport = 5000 }
+  steady("imix.lua --flows 16", "/examples/imix.lua", function(ex, n)
+    a.count = n
+    return ex.tx(port():txq(0), a).sent
+  end, 2400000)
 end
 
 function T.flows_cycle_evenly()
