@@ -70,6 +70,7 @@ parse_command(const char *word, enum surge_cmd *cmd)
 {
 	static const struct { const char *name; enum surge_cmd cmd; } cmds[] = {
 		{ "run", CMD_RUN }, { "test", CMD_TEST }, { "devices", CMD_DEVICES }, { "show", CMD_SHOW },
+		{ "scenarios", CMD_SCENARIOS },
 		{ "help", CMD_HELP }, { "--help", CMD_HELP }, { "-h", CMD_HELP },
 		{ "--version", CMD_VERSION }, { "version", CMD_VERSION },
 	};
@@ -114,7 +115,7 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		} else if (is_opt(a, "--vdev", &n) || is_opt(a, "--pci", &n) ||
 			   is_opt(a, "--lcores", &n) || is_opt(a, "--eal", &n) ||
 			   is_opt(a, "--duration", &n) || is_opt(a, "--stats-interval", &n) ||
-			   is_opt(a, "--packets", &n)) {
+			   is_opt(a, "--packets", &n) || is_opt(a, "--path", &n)) {
 			char name[32];
 
 			snprintf(name, sizeof(name), "%.*s", (int)n, a);
@@ -128,6 +129,10 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 				if (*cnt >= SURGE_MAX_DEVS)
 					return fail(err, errlen, "too many %s options%s", name, "");
 				(pci ? o->pci : o->vdev)[(*cnt)++] = v;
+			} else if (strcmp(name, "--path") == 0) {
+				if (o->npath >= SURGE_MAX_DEVS)
+					return fail(err, errlen, "too many --path options%s%s", "", "");
+				o->path[o->npath++] = v;
 			} else if (strcmp(name, "--lcores") == 0) {
 				o->lcores = v;
 			} else if (strcmp(name, "--eal") == 0) {
@@ -168,6 +173,9 @@ cli_usage(const char *prog)
 	       "\n"
 	       "commands:\n"
 	       "  run SCRIPT [args]   run a Lua traffic script (SCRIPT --help lists its options)\n"
+	       "  run NAME [args]     run a scenario by name (rfc2544, load-latency, ...;\n"
+	       "                      NAME --help lists its options)\n"
+	       "  scenarios           list the scenarios with their descriptions\n"
 	       "  test [FILE...]      run Lua tests inside surge (default: every tests/lua/*.lua)\n"
 	       "  devices             list ports: driver, MAC, link, NUMA socket, offloads\n"
 	       "  show SCRIPT [args]  print the first packets the script's show(args) makes,\n"
@@ -185,6 +193,8 @@ cli_usage(const char *prog)
 	       "  --stats-interval T  seconds between stats lines (0 = none, default 1)\n"
 	       "  --quiet, -q         no periodic stats or info lines\n"
 	       "  --packets N         show: how many packets to print (default 4)\n"
+	       "  --path DIR          also look for modules and scenarios in DIR (repeatable;\n"
+	       "                      SURGE_PATH=DIR:DIR does the same)\n"
 	       "\n"
 	       "With no --vdev or --pci and no NIC bound to DPDK, surge uses the virtual\n"
 	       "sink net_null0 (no-rx=1). Without free hugepages it falls back to --no-huge.\n",

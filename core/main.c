@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * main.c - `surge run | test | devices | --version | --help`.
+ * main.c - `surge run | test | devices | show | scenarios | --version | --help`.
  *
  * The order of a run: parse surge's options, start EAL (hugepage and device
  * fallbacks in eal.c), run master() in the main VM, stop and join every task,
@@ -63,7 +63,10 @@ main(int argc, char **argv)
 		printf("surge %s\n", surge_version());
 		return 0;
 	}
-	if (o.script != NULL && access(o.script, R_OK) != 0) {
+	/* a word without '/' or ".lua" that is not a file names a scenario:
+	 * master.lua looks it up (surge.scenario.NAME, SURGE_PATH, --path) */
+	if (o.script != NULL && access(o.script, R_OK) != 0 &&
+	    (strchr(o.script, '/') != NULL || strstr(o.script, ".lua") != NULL)) {
 		fprintf(stderr, "surge: cannot read script '%s': %s\n", o.script, strerror(errno));
 		return 2;
 	}
@@ -71,7 +74,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "surge: out of memory\n");
 		return 1;
 	}
-	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW) {
+	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW || o.cmd == CMD_SCENARIOS) {
 		/* the script's options and packets need no DPDK: no EAL start-up */
 		rc = master_run(o.script, o.script_argc, o.script_argv);
 		rt_destroy();

@@ -30,8 +30,10 @@
 #define SURGE_GEN_DIR "lua"
 #endif
 
-/* package.path: $SURGE_LUA_PATH, the source tree, the generated cdefs, then
- * the script's own folder so scripts can require their neighbours. */
+/* package.path: $SURGE_LUA_PATH, the source tree, the generated cdefs, the
+ * user folders ($SURGE_PATH, then each --path), then the script's own folder
+ * so scripts can require their neighbours. package.surge_dirs lists the user
+ * folders (';'-separated) for scenario look-up by name. */
 static void
 set_path(lua_State *L, const char *script)
 {
@@ -43,9 +45,40 @@ set_path(lua_State *L, const char *script)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
 	lua_getglobal(L, "package");
 	lua_pushfstring(L, "%s%s" SURGE_LUA_DIR "/?.lua;" SURGE_LUA_DIR "/?/init.lua;"
-			SURGE_GEN_DIR "/?.lua;%s/?.lua;",
-			env != NULL ? env : "", env != NULL ? ";" : "", dir);
-	lua_setfield(L, -2, "path");
+			SURGE_GEN_DIR "/?.lua;",
+			env != NULL ? env : "", env != NULL ? ";" : "");
+	{
+		char buf[4096] = "", list[4096] = "";
+		size_t used = 0, lused = 0;
+		const char *sp = getenv("SURGE_PATH");
+		const char *srcs[SURGE_MAX_DEVS + 1];
+		int ns = 0;
+
+		/* a folder list longer than the buffers is cut at a whole folder */
+		srcs[ns++] = sp;
+		for (int i = 0; i < rt()->opts.npath; i++)
+			srcs[ns++] = rt()->opts.path[i];
+		for (int i = 0; i < ns; i++) {
+			const char *l = srcs[i];
+
+			while (l != NULL && *l != '\0') {
+				const char *end = strchr(l, ':');
+				int n = end != NULL ? (int)(end - l) : (int)strlen(l);
+
+				if (n > 0 && used + 2 * (size_t)n + 32 < sizeof(buf) && lused + (size_t)n + 2 < sizeof(list)) {
+					used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%.*s/?.lua;%.*s/?/init.lua;",
+								 n, l, n, l);
+					lused += (size_t)snprintf(list + lused, sizeof(list) - lused, "%.*s;", n, l);
+				}
+				l = end != NULL ? end + 1 : NULL;
+			}
+		}
+		lua_pushfstring(L, "%s%s/?.lua;", buf, dir);
+		lua_concat(L, 2);
+		lua_setfield(L, -2, "path");
+		lua_pushstring(L, list);
+		lua_setfield(L, -2, "surge_dirs");
+	}
 	lua_pop(L, 1);
 }
 
@@ -266,7 +299,8 @@ int
 master_run(const char *script, int argc, char **argv)
 {
 	lua_State *L = vm_new(script);
-	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : rt()->opts.cmd == CMD_SHOW ? "show" : "run";
+	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : rt()->opts.cmd == CMD_SHOW ? "show" :
+			  rt()->opts.cmd == CMD_SCENARIOS ? "scenarios" : "run";
 	int rc;
 
 	if (L == NULL) {

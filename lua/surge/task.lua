@@ -1,7 +1,9 @@
 -- task.lua - entry point of a task's VM (called by core/task.c).
 --
 -- Loads the script like master did, then calls the named function with the
--- decoded arguments. Returns ok, text: the encoded results, or the error
+-- decoded arguments. A name "MODULE:FUNCTION" (a module task, used by
+-- scenarios and the DUT toolkit) requires MODULE instead of loading the
+-- script, so it runs the same from a script, a scenario name or the REPL. Returns ok, text: the encoded results, or the error
 -- message with its traceback and where it ran.
 local M = {}
 
@@ -11,13 +13,20 @@ function M.main(script, fn, args)
     local surge = require "surge"
     local serial = require "surge.serial"
     lcore = surge.lcore()
-    local chunk, err = loadfile(script)
-    if not chunk then error(err, 0) end
-    require("surge.strict").enable()
-    chunk()
-    local f = rawget(_G, fn)
+    local f
+    local mod, name = fn:match("^([^:]+):([%w_]+)$")
+    if mod then
+      require("surge.strict").enable()
+      f = require(mod)[name]
+    else
+      local chunk, err = loadfile(script)
+      if not chunk then error(err, 0) end
+      require("surge.strict").enable()
+      chunk()
+      f = rawget(_G, fn)
+    end
     if type(f) ~= "function" then
-      error(("%s: no function '%s' to run as a task"):format(script, fn), 0)
+      error(("%s: no function '%s' to run as a task"):format(mod or script, name or fn), 0)
     end
     local a = serial.decode(args, surge.handles)
     local results = { f(unpack(a, 1, a.n)) }
