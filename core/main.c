@@ -74,6 +74,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "surge: out of memory\n");
 		return 1;
 	}
+	if (o.cmd == CMD_RUN && access(o.script, R_OK) != 0 && (rc = scenario_check(o.script)) != 0) {
+		rt_destroy();          /* an unknown name fails before EAL starts */
+		return rc;
+	}
 	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW || o.cmd == CMD_SCENARIOS) {
 		/* the script's options and packets need no DPDK: no EAL start-up */
 		rc = master_run(o.script, o.script_argc, o.script_argv);

@@ -333,3 +333,24 @@ master_run(const char *script, int argc, char **argv)
 	lua_close(L);
 	return rc;
 }
+
+int
+scenario_check(const char *name)
+{
+	lua_State *L = vm_new(name);
+	const char *args[1] = { name };
+	int rc = 2;
+
+	if (L == NULL) {
+		fprintf(stderr, "surge: out of memory for a LuaJIT VM\n");
+		return 1;
+	}
+	if (call_entry(L, "surge.scenario.check", 1, args, 1) != 0)
+		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
+	else if (lua_isnil(L, -1))
+		rc = 0;
+	else
+		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
+	lua_close(L);
+	return rc;
+}

@@ -46,8 +46,36 @@ local function show(script, count)
   return 0
 end
 
+-- `surge run NAME` where NAME is not a file: a scenario by name.
+local function run_scenario(name)
+  local scenario = require "surge.scenario"
+  local mod = scenario.find(name)
+  if not mod then
+    error(("surge: no script or scenario named '%s' (scenarios: %s; see surge scenarios)"):format(name,
+      scenario.names()), 0)
+  end
+  local rc = scenario.main(name, require(mod), arg)
+  require("surge").wait()
+  return rc
+end
+
+-- `surge scenarios`: name and description of each.
+local function list_scenarios()
+  for _, s in ipairs(require("surge.scenario").list()) do
+    print(("%-14s %s%s"):format(s.name, s.description, s.where ~= "built in" and (" [" .. s.where .. "]") or ""))
+  end
+  return 0
+end
+
+local function readable(path)
+  local f = io.open(path, "r")
+  if f then f:close() return true end
+  return false
+end
+
 local function run(script)
   local surge = require "surge"
+  if not readable(script) then return run_scenario(script) end
   local opts = load_script(script)
   if opts == nil then return 0 end          -- --help was printed
   local master = rawget(_G, "master")
@@ -63,6 +91,7 @@ function M.main(cmd, script, packets)
   local ok, rc = xpcall(function()
     if cmd == "test" then return require("surge.testrun").main(arg) end
     if cmd == "show" then return show(script, tonumber(packets)) end
+    if cmd == "scenarios" then return list_scenarios() end
     return run(script)
   end, report)
   if not ok then

@@ -31,7 +31,8 @@ function M.rx(spec)
                               burst = ctrl:burst(64), responder = neigh.new(spec.ifaces, ctrl),
                               counter = counters.receiver{ flows = spec.total_flows, sport0 = spec.sport0,
                                                            dport = spec.dport },
-                              other = 0, hz = surge.tsc_hz(), lat = {}, classes = spec.classes or {} }, Rx)
+                              other = 0, other_bytes = 0, rx_iface = spec.rx_iface,
+                              hz = surge.tsc_hz(), lat = {}, classes = spec.classes or {} }, Rx)
   -- per class: flow range and latency receiver (probes matched in Lua: the
   -- classes share one probe offset, so C's whole-burst scan cannot tell them apart)
   self.class_of = ffi.new("int16_t[?]", spec.total_flows)
@@ -66,8 +67,9 @@ function Rx:poll()
                 C.surge_latency_add(lat.id, ns, ffi.cast(u32p, p + off + 4)[0])
               end
             end
-          elseif not self.responder:handle(i, p, len, v) then
+          elseif not self.responder:handle(i, p, len, v) and (self.rx_iface or i) == i then
             self.other = self.other + 1
+            self.other_bytes = self.other_bytes + len
           end
         end
       end
@@ -119,8 +121,12 @@ function M.run(spec)
   local txq = spec.ifaces[spec.tx_iface].txq
   local classes = spec.classes
   local bursts, tags, marks = {}, {}, {}
+  -- at low rates, small bursts: RX is polled between sends, so a burst's
+  -- pacing wait (about 20 us here) bounds how late a reply is seen
+  local size = spec.burst or (spec.rate and math.max(1, math.min(32, math.floor(spec.rate * 20e-6))) or 32)
+  surge.idle{ mode = "pause" }
   for k, c in ipairs(classes) do
-    bursts[k] = c.pool:burst(spec.burst or 32)
+    bursts[k] = c.pool:burst(size)
     tags[k] = counters.tagger{ l4 = c.l4, flows = c.flows, sport0 = spec.sport0 + c.first }
     if (c.probe_every or 0) > 0 then
       marks[k] = surge.latency.marker{ offset = c.probe_off, every = c.probe_every }
@@ -178,6 +184,49 @@ function M.run(spec)
     if rx.lat[k] then cr.latency = rx.lat[k]:summary() end
     res.classes[k] = cr
   end
+  rx:close()
+  return res
+end
+
+-- Replays a pcap reader through the DUT. spec: ifaces, ctrl_pool, tx_iface,
+-- rx_iface, reader, pool, rate (pps; nil: the reader's timing), settle,
+-- dst_mac/src_mac (rewrite every frame's MACs). Counts every frame that
+-- comes back on rx_iface that is not ARP/NDP.
+function M.replay(spec)
+  local ffi_copy = ffi.copy
+  local rx = M.rx{ ifaces = spec.ifaces, ctrl_pool = spec.ctrl_pool, total_flows = 1, sport0 = 1, dport = 0,
+                   rx_iface = spec.rx_iface }
+  local txq = spec.ifaces[spec.tx_iface].txq
+  local r = spec.reader
+  local b = spec.pool:burst(32)
+  local dst = spec.dst_mac and require("surge.proto.eth").mac(spec.dst_mac, "replay: dst_mac")
+  local src = spec.src_mac and require("surge.proto.eth").mac(spec.src_mac, "replay: src_mac")
+  surge.idle{ mode = "pause" }
+  if spec.rate then txq:set_rate(spec.rate) else r:pace(txq) end
+  local hz = surge.tsc_hz()
+  local t0 = tonumber(surge.tsc())
+  local sent, bytes = 0, 0
+  while surge.running() do
+    local n = r:fill(b)
+    if n == 0 then break end
+    for i = 0, n - 1 do
+      if dst then ffi_copy(b.data[i], dst, 6) ffi_copy(b.data[i] + 6, src, 6) end
+      bytes = bytes + b.len[i]
+    end
+    local s = txq:send(b)
+    if s < n then bytes = -1 end      -- not all left: the byte count would lie
+    sent = sent + s
+    rx:poll()
+  end
+  local t1 = tonumber(surge.tsc())
+  txq:set_rate(nil)
+  local settle_end = t1 + (spec.settle or 0.5) * hz
+  while surge.running() and tonumber(surge.tsc()) < settle_end do
+    if rx:poll() == 0 then surge.sleep(0.0002) end
+  end
+  b:free()
+  local res = { sent = sent, sent_bytes = bytes >= 0 and bytes or nil, received = rx.other + rx.counter.total,
+                received_bytes = rx.other_bytes, seconds = (t1 - t0) / hz }
   rx:close()
   return res
 end
