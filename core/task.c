@@ -186,6 +186,7 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		s->state = TASK_RUNNING;
 		if (r->start_tsc == 0)
 			r->start_tsc = rte_rdtsc();
+		r->end_tsc = 0;           /* a later task extends the run (scenario trials) */
 		if (rte_eal_remote_launch(task_main, s, id) != 0) {
 			s->state = TASK_IDLE;
 			return rt_error(-EBUSY, "lcore %u refused the task", id);

@@ -44,18 +44,17 @@ function M.new(ifaces, pool)
 end
 
 -- Sends the frame the builder writes: build(p) returns its length.
-local function send(self, f, build, a, b, c)
+local function send(self, f, build, a, b, c, d)
   local burst = self.burst
   if burst:alloc(1) ~= 1 then return false end
-  local len = build(burst.data[0], f, a, b, c)
+  local len = build(burst.data[0], f, a, b, c, d)
   burst.len[0] = len
   return f.txq:send(burst) == 1
 end
 
 local function write_arp(p, f, op, tha_mac, tpa, dst_mac)
   ffi.fill(p, 60, 0)
-  eth.write(p, f.mac, dst_mac)
-  stack.put16(p + 12, 0x0806)
+  eth.write(p, f.mac, dst_mac, 0x0806)
   require("surge.proto.arp").write(p + 14, op, f.mac, f.ip4 or 0, tha_mac, tpa)
   return 60
 end
@@ -64,8 +63,7 @@ end
 -- address option (1 = source, 2 = target), checksum over the pseudo header.
 local function write_nd(p, f, typ, target, dst_ip, dst_mac)
   ffi.fill(p, 86, 0)
-  eth.write(p, f.mac, dst_mac)
-  stack.put16(p + 12, 0x86dd)
+  eth.write(p, f.mac, dst_mac, 0x86dd)
   ip6.write(p + 14, f.ip6, dst_ip, 58, 32, 255)
   local icmp = p + 54
   icmp[0] = typ
