@@ -173,6 +173,10 @@ function Session:trial(t)
     count = t.count, settle = t.settle, watch = watch, what = t.what, burst = t.burst })
   local ok, r = pcall(surge.wait, id)
   if not ok then error(M.reason(r), 0) end
+  if not surge.running() then
+    -- Ctrl-C or --duration: a cut trial's counts mean nothing, stop the scenario
+    error(("the run was stopped during %s"):format(t.what or "a trial"), 0)
+  end
   local function loss(x)
     x.lost = math.max(0, x.sent - x.received)
     x.loss_pct = x.sent > 0 and x.lost * 100 / x.sent or 0
