@@ -85,10 +85,12 @@ Receiver.__index = Receiver
 -- opts: flows, sport0, dport (the test traffic's destination port).
 function M.receiver(opts)
   local flows = int(opts.flows or 1, 1, 60000, "flows")
+  local expect = ffi.new("int32_t[?]", flows)
+  ffi.fill(expect, flows * 4, 0xff)      -- -1: nothing seen yet, the first packet sets it
   return setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),
                         dport = int(opts.dport, 0, 65535, "dport"),
                         rx = ffi.new("double[?]", flows), reord = ffi.new("double[?]", flows),
-                        expect = ffi.new("int32_t[?]", flows), total = 0, reordered = 0 }, Receiver)
+                        expect = expect, total = 0, reordered = 0 }, Receiver)
 end
 
 -- v: a parsed view (surge.dut.view) of the frame at p. Counts it when it is
@@ -104,7 +106,8 @@ function Receiver:count(p, v)
   self.total = self.total + 1
   -- serial-number arithmetic on 16 bits: ahead (or equal) moves the
   -- expectation on, behind means the packet came after a later one
-  local d = band(s - self.expect[f], 0xffff)
+  local e = self.expect[f]
+  local d = e < 0 and 0 or band(s - e, 0xffff)
   if d < 0x8000 then
     self.expect[f] = band(s + 1, 0xffff)
   else
