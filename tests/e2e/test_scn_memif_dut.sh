@@ -72,4 +72,16 @@ for mode in io mac; do
   stop_testpmd
   check_match "$mode: testpmd forwarded and ended cleanly" "Bye" "$(cat "$TMP/tp.out")"
 done
+
+echo "# testpmd quits in the middle of a trial: the link goes down, the trial fails in one line"
+start_testpmd io || skip "testpmd did not start"
+( sleep 2; { echo stop; echo quit; } >&7 ) 2>/dev/null &
+run_surge 60 run --no-huge --stats-interval 0 "${DEVS[@]}" rfc2544 --tx 0 --rx 1 --sizes 64 --tests throughput \
+  --max-rate 2kpps --trial 5 --link-timeout 5
+check_user_error "link down mid-trial"
+check_match "link down: says which port and which trial" \
+  "^port [01]: link went down during throughput trial 1 at 64 bytes$" "$ERR"
+check_true "link down: noticed at once (${SECS} s)" "took $SECS s" lt "$SECS" 8
+check_pools "link down"
+stop_testpmd
 finish

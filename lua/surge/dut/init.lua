@@ -33,7 +33,9 @@ local function open_port(p, link_timeout)
   if opened[id] == nil then
     -- clones = true keeps MBUF_FAST_FREE off: test frames and control frames
     -- come from different pools on one queue
-    opened[id] = surge.port(id, { rxq = 1, txq = 1, clones = true, link_timeout = link_timeout or 2 })
+    local ok, port = pcall(surge.port, id, { rxq = 1, txq = 1, clones = true, link_timeout = link_timeout or 2 })
+    if not ok then error((tostring(port):gsub("^[^\n:]+:%d+: ", "")), 0) end   -- about the port, not a line here
+    opened[id] = port
   end
   return opened[id]
 end
