@@ -141,6 +141,9 @@ check_match "unknown option: named" "rfc2544: unknown option '--bogus'" "$ERR"
 run_surge 20 run "${RING[@]}" qos --classes ef:99:1kpps,be:0:1kpps
 check_user_error "bad qos class"
 check_match "bad qos class: named" "qos: --classes: 'ef:99:1kpps' is not NAME:DSCP:RATE" "$ERR"
+run_surge 20 run "${RING[@]}" rfc2544 --src 10.0.0.300
+check_user_error "bad address"
+check_match "bad address: one line naming the option" "^surge.dut.session: src: '10.0.0.300' is not an IPv4 address$" "$ERR"
 run_surge 20 run "${RING[@]}" replay
 check_user_error "replay without a file"
 run_surge 30 run "${RING[@]}" --duration 0.3 rfc2544 --sizes 64 --max-rate 5kpps --trial 2

@@ -13,6 +13,8 @@
 -- (tx port) and `dst` (rx port) while the trial runs.
 local surge = require "surge"
 local eth = require "surge.proto.eth"
+local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
 
 local M = { DPORT = 3842, SPORT0 = 1024, FCS = 4 }
 local Session = {}
@@ -59,9 +61,23 @@ function M.session(opts)
                            dport = opts.dport or M.DPORT, resolve_timeout = opts.resolve_timeout or 2 }, Session)
   s.v6 = s.src:find(":", 1, true) ~= nil
   if s.v6 ~= (s.dst:find(":", 1, true) ~= nil) then
-    error(("surge.dut.session: src %s and dst %s are not of one family"):format(s.src, s.dst), 2)
+    error(("surge.dut.session: src %s and dst %s are not of one family (--src, --dst)"):format(s.src, s.dst), 0)
   end
-  if s.dst_mac then eth.mac(s.dst_mac, "surge.dut.session: dst_mac", 2) end
+  -- addresses checked now, naming the option, not when the first frame is built
+  for _, k in ipairs({ "src", "dst", "gateway" }) do
+    local a = s[k]
+    if a ~= nil then
+      local ok, e = pcall(a:find(":", 1, true) and ip6.addr or ip4.addr, a, "surge.dut.session: " .. k, 1)
+      if not ok then error((tostring(e):gsub("^[^\n:]+:%d+: ", "")), 0) end
+    end
+  end
+  if s.gateway and (s.gateway:find(":", 1, true) ~= nil) ~= s.v6 then
+    error(("surge.dut.session: gateway %s is not of the family of src %s"):format(s.gateway, s.src), 0)
+  end
+  if s.dst_mac then
+    local ok, e = pcall(eth.mac, s.dst_mac, "surge.dut.session: dst_mac", 1)
+    if not ok then error((tostring(e):gsub("^[^\n:]+:%d+: ", "")), 0) end
+  end
   s.tx_info, s.rx_info = tx:info(), rx:info()
   local fam = s.v6 and "ip6" or "ip4"
   s.ifaces = { { rxq = tx:rxq(0), txq = tx:txq(0), mac = s.tx_info.mac, [fam] = s.src } }
