@@ -79,6 +79,17 @@ check_match "the kernel resolved 2001:db8:b::2 to surge's port 1 by NDP" "2001:d
   "$(ip netns exec "$NS" ip -6 neigh show dev ${P}b1)"
 check_match "10 kpps of IPv6 forwarded without loss" "throughput trial  1  offered 10 kpps .* loss 0.000 %" "$OUT"
 
+echo "# the stand-alone responder: the kernel asks for 10.1.0.2 again, surge answers"
+ip netns exec "$NS" ip neigh flush dev ${P}b1
+# a UDP datagram from the router to 10.1.0.2 makes it ask (bash /dev/udp: no ping needed)
+( sleep 1; ip netns exec "$NS" bash -c "echo x >/dev/udp/10.1.0.2/9" ) 2>/dev/null &
+run_surge 30 run --no-huge --stats-interval 0 "${DEVS[@]}" "$E2E_DIR/scripts/dut_respond.lua" --seconds 3
+wait
+check "responder script exits 0" 0 "$RC"
+check_match "the responder answered the kernel" "^responder: answered [1-9]" "$OUT"
+check_match "the kernel learnt surge's port 1 MAC again" "10.1.0.2 .*lladdr $B0_MAC" \
+  "$(ip netns exec "$NS" ip neigh show dev ${P}b1)"
+
 echo "# a gateway that never answers ARP: one line, non-zero exit, no hang"
 run_surge 20 run --no-huge --stats-interval 0 -q "${DEVS[@]}" rfc2544 --tx 0 --rx 1 --gateway 10.0.0.99 \
   --resolve-timeout 1
