@@ -120,6 +120,13 @@ check "compare.lua exits 0" 0 "$RC"
 check_match "compare: both results in one line" "^compare: throughput 64 B [0-9]+ pps, 1518 B [0-9]+ pps; at [0-9]+ pps: loss 0.000 %" "$OUT"
 check_pools "compare.lua"
 
+echo "# results from Lua are plain data, for JSON/CSV writers"
+run_surge 60 run "${RING[@]}" "$E2E_DIR/scripts/scn_results.lua"
+check "scn_results.lua exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+for s in rfc2544 load_latency flood qos; do check_match "$s: plain data" "^results: $s plain data" "$OUT"; done
+check_pools "four scenarios in one run (pools reused)"
+
 echo "# bad input"
 run_surge 20 run "${RING[@]}" rfc2544x
 check "unknown scenario: exit 2" 2 "$RC"
