@@ -135,6 +135,20 @@ function T.responder_answers()
                      0200000000bb 0a090001]]
   assert(b:bytes(0):sub(1, #want) == want, "ARP reply bytes: " .. require("surge.proto.decode").hex(b:bytes(0)))
   b:free()
+  -- a tagged request (VLAN 7, PCP 5) is answered with the same tag
+  local tagged = surge.proto.arp{ op = "request", sha = "02:00:00:00:00:bb", spa = "10.9.0.1", tpa = "10.9.0.2",
+                                  vlan = { id = 7, pcp = 5 } }
+  p, len = bytes_of(tagged.bytes)
+  view.parse(v, p, len)
+  assert(n:handle(1, p, len, v) and n.answered == 2, "tagged request answered")
+  assert(port:rxq(0):recv(b) == 1, "tagged reply looped back")
+  local tr = b:bytes(0)
+  assert(tr:sub(13, 16) == hex("8100a007") and tr:sub(17, 18) == hex("0806"), "802.1Q tag kept: "
+    .. require("surge.proto.decode").hex(tr:sub(1, 20)))
+  assert(tr:sub(19, 19 + 27) == hex([[0001 0800 06 04 0002 02000000000a 0a090002 0200000000bb 0a090001]]),
+    "ARP reply after the tag")
+  b:free()
+  n.answered = 1
   -- neighbour solicitation from 2001:db8:9::1 for our address
   local ns = ffi.new("uint8_t[86]")
   ffi.copy(ns, hex("3333ff000002 0200000000bb 86dd"), 14)

@@ -80,10 +80,10 @@ function M.session(opts)
   end
   s.tx_info, s.rx_info = tx:info(), rx:info()
   local fam = s.v6 and "ip6" or "ip4"
-  s.ifaces = { { rxq = tx:rxq(0), txq = tx:txq(0), mac = s.tx_info.mac, [fam] = s.src } }
+  s.ifaces = { { rxq = tx:rxq(0), txq = tx:txq(0), mac = s.tx_info.mac, [fam] = s.src, vlan = s.vlan } }
   s.rx_iface = 1
   if rx.id ~= tx.id then
-    s.ifaces[2] = { rxq = rx:rxq(0), txq = rx:txq(0), mac = s.rx_info.mac, [fam] = s.dst }
+    s.ifaces[2] = { rxq = rx:rxq(0), txq = rx:txq(0), mac = s.rx_info.mac, [fam] = s.dst, vlan = s.vlan }
     s.rx_iface = 2
   end
   if not ctrl_pool then ctrl_pool = surge.pool{ size = 1023 } end

@@ -24,30 +24,44 @@ local N = {}
 N.__index = N
 
 local BCAST = "\255\255\255\255\255\255"
-local ZERO6 = "\0\0\0\0\0\0"
+local ZERO_MAC = "\0\0\0\0\0\0"
 
 local function resolve_addr(s)
   if s == nil then return nil end
   return ip4.addr(s, "surge.dut: address", 3)
 end
 
--- ifaces: list of { rxq, txq, mac, ip4?, ip6? } (rxq/txq queue handles; mac
--- text); pool: a pool handle the control frames are built in.
+-- ifaces: list of { rxq, txq, mac, ip4?, ip6?, vlan? } (rxq/txq queue
+-- handles; mac text; vlan: the id requests go out with); pool: a pool
+-- handle the control frames are sent from.
 function M.new(ifaces, pool)
-  local self = setmetatable({ ifaces = {}, burst = pool:burst(1), answered = 0 }, N)
+  local self = setmetatable({ ifaces = {}, burst = pool:burst(1), answered = 0,
+                              scratch = ffi.new("uint8_t[128]") }, N)
   for i, f in ipairs(ifaces) do
-    self.ifaces[i] = { rxq = f.rxq, txq = f.txq, mac = eth.mac(f.mac, "surge.dut: mac", 2),
+    self.ifaces[i] = { rxq = f.rxq, txq = f.txq, mac = eth.mac(f.mac, "surge.dut: mac", 2), vlan = f.vlan,
                        mac_text = f.mac, ip4 = resolve_addr(f.ip4),
                        ip6 = f.ip6 and ip6.addr(f.ip6, "surge.dut: ip6", 2) or nil }
   end
   return self
 end
 
--- Sends the frame the builder writes: build(p) returns its length.
-local function send(self, f, build, a, b, c, d)
+-- Sends the frame the builder writes (build returns its length), with an
+-- 802.1Q tag holding `tci` after the MACs when tci is given (answers carry
+-- the tag of the request they answer).
+local function send(self, f, tci, build, a, b, c, d)
   local burst = self.burst
   if burst:alloc(1) ~= 1 then return false end
-  local len = build(burst.data[0], f, a, b, c, d)
+  local out, tmp = burst.data[0], self.scratch
+  local len = build(tmp, f, a, b, c, d)
+  if tci then
+    ffi.copy(out, tmp, 12)
+    stack.put16(out + 12, 0x8100)
+    stack.put16(out + 14, tci)
+    ffi.copy(out + 16, tmp + 12, len - 12)
+    len = len + 4
+  else
+    ffi.copy(out, tmp, len)
+  end
   burst.len[0] = len
   return f.txq:send(burst) == 1
 end
@@ -91,12 +105,14 @@ end
 -- returns true when the frame was one (answered or not).
 function N:handle(i, p, len, v)
   local et = v.ethertype
+  if et ~= view.ETH_ARP and et ~= view.ETH_IP6 then return false end
+  local tci = v.tci >= 0 and stack.get16(p + v.tci) or nil
   if et == view.ETH_ARP then
     local f = self.ifaces[i]
     local a = p + v.l3
     if len >= v.l3 + 28 and f.ip4 and stack.get16(a + 6) == 1 and stack.get32(a + 24) == f.ip4 then
       local sha = ffi.string(a + 8, 6)
-      if send(self, f, write_arp, 2, sha, stack.get32(a + 14), sha) then self.answered = self.answered + 1 end
+      if send(self, f, tci, write_arp, 2, sha, stack.get32(a + 14), sha) then self.answered = self.answered + 1 end
     end
     return true
   elseif et == view.ETH_IP6 and v.proto == 58 and v.l4 >= 0 and len >= v.l4 + 24 and p[v.l4] == 135 then
@@ -104,7 +120,7 @@ function N:handle(i, p, len, v)
     if f.ip6 and same16(p + v.l4 + 8, f.ip6) then
       local src_ip = ffi.string(p + v.l3 + 8, 16)
       local src_mac = ffi.string(p + 6, 6)
-      if send(self, f, write_nd, 136, f.ip6, src_ip, src_mac) then self.answered = self.answered + 1 end
+      if send(self, f, tci, write_nd, 136, f.ip6, src_ip, src_mac) then self.answered = self.answered + 1 end
     end
     return true
   end
@@ -153,10 +169,10 @@ function N:resolve(i, addr, timeout)
     if now >= deadline then break end
     if now >= next_ask then
       if t4 then
-        send(self, f, write_arp, 1, ZERO6, t4, BCAST)
+        send(self, f, f.vlan, write_arp, 1, ZERO_MAC, t4, BCAST)
       else
         local ip, mac = solicited_node(t6)
-        send(self, f, write_nd, 135, t6, ip, mac)
+        send(self, f, f.vlan, write_nd, 135, t6, ip, mac)
       end
       next_ask = now + hz / 4
     end
