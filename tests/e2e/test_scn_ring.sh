@@ -54,7 +54,7 @@ done
 check_pools "load-latency"
 
 echo "# VLAN-tagged and IPv6 test traffic: views find the headers behind the tag / IPv6"
-run_surge 60 run "${RING[@]}" load-latency --vlan 100 --rates 5kpps --trial 0.2 --settle 0.05
+run_surge 60 run "${RING[@]}" load-latency --vlan 100 --size 68 --rates 5kpps --trial 0.2 --settle 0.05
 check "VLAN load-latency exits 0" 0 "$RC"
 check_match "VLAN: every frame and probe back" "^  offered 5 kpps  sent ([0-9]+)  received \1  loss 0.000 %  probes [1-9][0-9]* lost 0" "$OUT"
 run_surge 60 run "${RING[@]}" load-latency --src 2001:db8::2 --dst 2001:db8:1::2 --size 84 --rates 5kpps \
