@@ -123,10 +123,10 @@ function M.run(spec)
   local bursts, tags, marks = {}, {}, {}
   -- at low rates, small bursts: RX is polled between sends, so a burst's
   -- pacing wait (about 20 us here) bounds how late a reply is seen
-  local size = spec.burst or (spec.rate and math.max(1, math.min(32, math.floor(spec.rate * 20e-6))) or 32)
+  local per_burst = spec.burst or (spec.rate and math.max(1, math.min(32, math.floor(spec.rate * 20e-6))) or 32)
   surge.idle{ mode = "pause" }
   for k, c in ipairs(classes) do
-    bursts[k] = c.pool:burst(size)
+    bursts[k] = c.pool:burst(per_burst)
     tags[k] = counters.tagger{ l4 = c.l4, flows = c.flows, sport0 = spec.sport0 + c.first }
     if (c.probe_every or 0) > 0 then
       marks[k] = surge.latency.marker{ offset = c.probe_off, every = c.probe_every }
