@@ -70,7 +70,7 @@ parse_command(const char *word, enum surge_cmd *cmd)
 {
 	static const struct { const char *name; enum surge_cmd cmd; } cmds[] = {
 		{ "run", CMD_RUN }, { "test", CMD_TEST }, { "devices", CMD_DEVICES }, { "show", CMD_SHOW },
-		{ "plot", CMD_PLOT },
+		{ "plot", CMD_PLOT }, { "scenarios", CMD_SCENARIOS },
 		{ "help", CMD_HELP }, { "--help", CMD_HELP }, { "-h", CMD_HELP },
 		{ "--version", CMD_VERSION }, { "version", CMD_VERSION },
 		{ "repl", CMD_REPL }, { "attach", CMD_ATTACH },
@@ -149,7 +149,7 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 			   is_opt(a, "--lcores", &n) || is_opt(a, "--eal", &n) ||
 			   is_opt(a, "--duration", &n) || is_opt(a, "--stats-interval", &n) ||
 			   is_opt(a, "--packets", &n) || is_opt(a, "--output", &n) ||
-			   is_opt(a, "--file-prefix", &n)) {
+			   is_opt(a, "--file-prefix", &n) || is_opt(a, "--path", &n)) {
 			char name[32];
 
 			snprintf(name, sizeof(name), "%.*s", (int)n, a);
@@ -163,6 +163,10 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 				if (*cnt >= SURGE_MAX_DEVS)
 					return fail(err, errlen, "too many %s options%s", name, "");
 				(pci ? o->pci : o->vdev)[(*cnt)++] = v;
+			} else if (strcmp(name, "--path") == 0) {
+				if (o->npath >= SURGE_MAX_DEVS)
+					return fail(err, errlen, "too many --path options%s%s", "", "");
+				o->path[o->npath++] = v;
 			} else if (strcmp(name, "--lcores") == 0) {
 				o->lcores = v;
 			} else if (strcmp(name, "--eal") == 0) {
@@ -216,6 +220,9 @@ cli_usage(const char *prog)
 	       "\n"
 	       "commands:\n"
 	       "  run SCRIPT [args]   run a Lua traffic script (SCRIPT --help lists its options)\n"
+	       "  run NAME [args]     run a scenario by name (rfc2544, load-latency, ...;\n"
+	       "                      NAME --help lists its options)\n"
+	       "  scenarios           list the scenarios with their descriptions\n"
 	       "  test [FILE...]      run Lua tests inside surge (default: every tests/lua/*.lua)\n"
 	       "  devices             list ports: driver, MAC, link, NUMA socket, offloads\n"
 	       "  repl [SCRIPT [args]] a Lua prompt with the ports and tasks live (SCRIPT's\n"
@@ -242,6 +249,8 @@ cli_usage(const char *prog)
 	       "  -i                  run: open the prompt when master reaches surge.wait()\n"
 	       "  --control PATH      run, repl: serve `surge attach` on this UNIX socket\n"
 	       "  --packets N         show: how many packets to print (default 4)\n"
+	       "  --path DIR          also look for modules and scenarios in DIR (repeatable;\n"
+	       "                      SURGE_PATH=DIR:DIR does the same)\n"
 	       "\n"
 	       "With no --vdev or --pci and no NIC bound to DPDK, surge uses the virtual\n"
 	       "sink net_null0 (no-rx=1). Without free hugepages it falls back to --no-huge.\n",

@@ -10,7 +10,7 @@
 #define SURGE_MAX_DEVS 32
 
 enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_PLOT, CMD_HELP, CMD_VERSION,
-		 CMD_REPL, CMD_ATTACH };
+		 CMD_REPL, CMD_ATTACH, CMD_SCENARIOS };
 
 struct surge_opts {
 	enum surge_cmd cmd;
@@ -18,6 +18,8 @@ struct surge_opts {
 	int nvdev;
 	const char *pci[SURGE_MAX_DEVS];
 	int npci;
+	const char *path[SURGE_MAX_DEVS]; /* --path: module and scenario folders */
+	int npath;
 	const char *lcores;       /* EAL --lcores syntax, NULL = one per CPU */
 	const char *eal;          /* extra EAL arguments, split on spaces */
 	int no_huge;

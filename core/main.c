@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * main.c - `surge run | repl | attach | test | devices | --version | --help`.
+ * main.c - `surge run | repl | attach | test | devices | show | plot | scenarios | --version | --help`.
  *
  * The order of a run: parse surge's options, start EAL (hugepage and device
  * fallbacks in eal.c), run master() in the main VM, stop and join every task,
@@ -67,7 +67,10 @@ main(int argc, char **argv)
 	}
 	if (o.cmd == CMD_ATTACH)
 		return attach_main(o.control, o.eval);   /* a client: no EAL */
-	if (o.script != NULL && access(o.script, R_OK) != 0) {
+	/* a word without '/' or ".lua" that is not a file names a scenario:
+	 * master.lua looks it up (surge.scenario.NAME, SURGE_PATH, --path) */
+	if (o.script != NULL && access(o.script, R_OK) != 0 &&
+	    (o.cmd != CMD_RUN || strchr(o.script, '/') != NULL || strstr(o.script, ".lua") != NULL)) {
 		fprintf(stderr, "surge: cannot read script '%s': %s\n", o.script, strerror(errno));
 		return 2;
 	}
@@ -75,7 +78,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "surge: out of memory\n");
 		return 1;
 	}
-	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW || o.cmd == CMD_PLOT) {
+	if (o.cmd == CMD_RUN && access(o.script, R_OK) != 0 && (rc = scenario_check(o.script)) != 0) {
+		rt_destroy();          /* an unknown name fails before EAL starts */
+		return rc;
+	}
+	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW || o.cmd == CMD_PLOT ||
+	    o.cmd == CMD_SCENARIOS) {
 		/* the script's options, packets and plots need no DPDK: no EAL start-up */
 		rc = master_run(o.script, o.script_argc, o.script_argv);
 		rt_destroy();

@@ -262,11 +262,13 @@ pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double 
 	return gap;
 }
 
-/* Hands n pointers to the driver, retrying while the run goes on. */
+/* Hands n pointers to the driver, retrying while the run goes on and the
+ * link is up (a driver whose link went down, like memif without its peer,
+ * takes nothing: the caller frees the rest and sees the link down). */
 uint32_t
 push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stamp)
 {
-	uint32_t sent = 0;
+	uint32_t sent = 0, idle = 0;
 
 	while (sent < n) {
 		uint16_t k;
@@ -277,7 +279,11 @@ push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stam
 
 		sent += k;
 		if (k == 0) {
+			struct rte_eth_link link;
+
 			if (!surge_running())
+				break;
+			if ((++idle & 1023) == 0 && rte_eth_link_get_nowait(port, &link) == 0 && !link.link_status)
 				break;
 			rte_pause();
 		}

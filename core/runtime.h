@@ -202,6 +202,8 @@ long eal_hugepages_free_mb(const char *meminfo, const char *mounts);
 struct lua_State *vm_new(const char *script);
 int tasks_stop_and_wait(void);
 int master_run(const char *script, int argc, char **argv);
+/* 0 when `name` is a scenario; else prints why (with the known ones) and returns 2 */
+int scenario_check(const char *name);
 
 /* rate.c */
 double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);

@@ -61,14 +61,47 @@ lua_dirs(char *lua, char *gen, size_t len)
 	snprintf(gen, len, "%s", lua);
 }
 
+/* The user's folders ($SURGE_PATH, then each --path; ':'-separated lists) as
+ * package.path entries into paths, and as a ';'-separated list into list.
+ * A list longer than the buffers is cut at a whole folder. */
+static void
+user_folders(char *paths, size_t plen, char *list, size_t llen)
+{
+	const char *srcs[SURGE_MAX_DEVS + 1];
+	size_t used = 0, lused = 0;
+	int ns = 0;
+
+	paths[0] = list[0] = '\0';
+	srcs[ns++] = getenv("SURGE_PATH");
+	for (int i = 0; i < rt()->opts.npath; i++)
+		srcs[ns++] = rt()->opts.path[i];
+	for (int i = 0; i < ns; i++) {
+		const char *l = srcs[i];
+
+		while (l != NULL && *l != '\0') {
+			const char *end = strchr(l, ':');
+			int n = end != NULL ? (int)(end - l) : (int)strlen(l);
+
+			if (n > 0 && used + 2 * (size_t)n + 32 < plen && lused + (size_t)n + 2 < llen) {
+				used += (size_t)snprintf(paths + used, plen - used, "%.*s/?.lua;%.*s/?/init.lua;",
+							 n, l, n, l);
+				lused += (size_t)snprintf(list + lused, llen - lused, "%.*s;", n, l);
+			}
+			l = end != NULL ? end + 1 : NULL;
+		}
+	}
+}
+
 /* package.path: $SURGE_LUA_PATH, surge's library (installed or source tree),
- * the generated cdefs, the script's own folder so scripts can require their
- * neighbours, then LuaJIT's default path (its jit.* tools: jit.dump, jit.v). */
+ * the generated cdefs, the user folders, the script's own folder so scripts
+ * can require their neighbours, then LuaJIT's default path (its jit.* tools:
+ * jit.dump, jit.v). package.surge_dirs lists the user folders for scenario
+ * look-up by name. */
 static void
 set_path(lua_State *L, const char *script)
 {
 	const char *env = getenv("SURGE_LUA_PATH");
-	char dir[1024] = ".", lua[PATH_MAX], gen[PATH_MAX];
+	char dir[1024] = ".", lua[PATH_MAX], gen[PATH_MAX], paths[4096], list[4096];
 	const char *slash = script != NULL ? strrchr(script, '/') : NULL;
 
 	lua_dirs(lua, gen, sizeof(lua));
@@ -76,10 +109,13 @@ set_path(lua_State *L, const char *script)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
 	lua_getglobal(L, "package");
 	lua_getfield(L, -1, "path");     /* LuaJIT's own: jit.dump, jit.v, jit.p */
-	lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua;%s/?.lua;%s/?.lua;%s",
-			env != NULL ? env : "", env != NULL ? ";" : "", lua, lua, gen, dir,
+	user_folders(paths, sizeof(paths), list, sizeof(list));
+	lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua;%s/?.lua;%s%s/?.lua;%s",
+			env != NULL ? env : "", env != NULL ? ";" : "", lua, lua, gen, paths, dir,
 			lua_tostring(L, -1));
 	lua_setfield(L, -3, "path");
+	lua_pushstring(L, list);
+	lua_setfield(L, -3, "surge_dirs");
 	lua_pop(L, 2);
 }
 
@@ -189,7 +225,7 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		s->stop_req = 0;
 		if (r->start_tsc == 0)
 			r->start_tsc = rte_rdtsc();
-		r->end_tsc = 0;           /* a later phase, or a prompt starting tasks after others ended */
+		r->end_tsc = 0;           /* a later phase: scenario trials, tasks a prompt starts */
 		if (rte_eal_remote_launch(task_main, s, id) != 0) {
 			s->state = TASK_IDLE;
 			return rt_error(-EBUSY, "lcore %u refused the task", id);
@@ -319,7 +355,7 @@ master_run(const char *script, int argc, char **argv)
 {
 	lua_State *L = vm_new(script);
 	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot",
-				       [CMD_REPL] = "repl" };
+				       [CMD_REPL] = "repl", [CMD_SCENARIOS] = "scenarios" };
 	enum surge_cmd c = rt()->opts.cmd;
 	const char *cmd = c < sizeof(names) / sizeof(names[0]) && names[c] ? names[c] : "run";
 	int rc;
@@ -353,6 +389,27 @@ master_run(const char *script, int argc, char **argv)
 	if (tasks_stop_and_wait() > 0 && rc == 0)
 		rc = 1;
 	repl_free();
+	lua_close(L);
+	return rc;
+}
+
+int
+scenario_check(const char *name)
+{
+	lua_State *L = vm_new(name);
+	const char *args[1] = { name };
+	int rc = 2;
+
+	if (L == NULL) {
+		fprintf(stderr, "surge: out of memory for a LuaJIT VM\n");
+		return 1;
+	}
+	if (call_entry(L, "surge.scenario.check", 1, args, 1) != 0)
+		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
+	else if (lua_isnil(L, -1))
+		rc = 0;
+	else
+		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
 	lua_close(L);
 	return rc;
 }

@@ -106,7 +106,8 @@ function surge.lcore_stats(lcore)
            idle_pct = busy + idle > 0 and idle * 100 / (busy + idle) or 0 }
 end
 
--- Starts fn (a global function of the script) on a free lcore in a fresh VM,
+-- Starts fn (a global function of the script, or "MODULE:FUNCTION", a
+-- function a module returns in its table) on a free lcore in a fresh VM,
 -- with the arguments copied as plain data. Returns the task's id (its lcore).
 -- A name starting with "=" is a function typed at the prompt (surge.repl):
 -- its first argument carries the function's bytecode.
@@ -114,7 +115,14 @@ function surge.launch(fn, ...)
   if type(fn) ~= "string" then
     error("surge.launch: the first argument is the name of a global function, e.g. \"tx\"", 2)
   end
-  if fn:sub(1, 1) ~= "=" and type(rawget(_G, fn)) ~= "function" then
+  local mod, name = fn:match("^([^:]+):([%w_]+)$")
+  if mod then
+    local ok, m = pcall(require, mod)
+    if not ok or type(m) ~= "table" or type(m[name]) ~= "function" then
+      error(("surge.launch: module '%s' has no function '%s' to run as a task%s"):format(mod, name,
+        ok and "" or (": " .. tostring(m))), 2)
+    end
+  elseif fn:sub(1, 1) ~= "=" and type(rawget(_G, fn)) ~= "function" then
     error(("surge.launch: the script has no global function '%s' to run as a task"):format(fn), 2)
   end
   local n = select("#", ...)

@@ -47,12 +47,40 @@ local function show(script, count)
   return 0
 end
 
+-- `surge run NAME` where NAME is not a file: a scenario by name.
+local function run_scenario(name)
+  local scenario = require "surge.scenario"
+  local mod = scenario.find(name)
+  if not mod then
+    error(("surge: no script or scenario named '%s' (scenarios: %s; see surge scenarios)"):format(name,
+      scenario.names()), 0)
+  end
+  local rc = scenario.main(name, require(mod), arg)
+  require("surge").wait()
+  return rc
+end
+
+-- `surge scenarios`: name and description of each.
+local function list_scenarios()
+  for _, s in ipairs(require("surge.scenario").list()) do
+    print(("%-14s %s%s"):format(s.name, s.description, s.where ~= "built in" and (" [" .. s.where .. "]") or ""))
+  end
+  return 0
+end
+
+local function readable(path)
+  local f = io.open(path, "r")
+  if f then f:close() return true end
+  return false
+end
+
 local function run(script)
   local surge = require "surge"
   -- a real run (EAL is up unless only --help was asked): it gets a results file
   local help = false
   for _, a in ipairs(arg) do if a == "--help" or a == "-h" then help = true end end
   surge.results.armed = not help
+  if not readable(script) then return run_scenario(script) end
   local opts = load_script(script)
   if opts == nil then return 0 end          -- --help was printed
   surge.results.run_started(script, opts)
@@ -87,6 +115,7 @@ function M.main(cmd, script, packets)
     if cmd == "show" then return show(script, tonumber(packets)) end
     if cmd == "plot" then return require("surge.plot").main(script, arg) end
     if cmd == "repl" then return repl(script) end
+    if cmd == "scenarios" then return list_scenarios() end
     return run(script)
   end, report)
   if cmd == "run" and package.loaded["surge.results"] and package.loaded["surge.results"].armed then

@@ -1,8 +1,12 @@
 -- task.lua - entry point of a task's VM (called by core/task.c).
 --
 -- Loads the script like master did, then calls the named function with the
--- decoded arguments. Returns ok, text: the encoded results, or the error
--- message with its traceback and where it ran.
+-- decoded arguments. A name "MODULE:FUNCTION" (a module task, used by
+-- scenarios and the DUT toolkit) requires MODULE instead of loading the
+-- script, so it runs the same from a script, a scenario name or the REPL. A
+-- name "=NAME" is a function typed at the prompt, sent as bytecode. Returns
+-- ok, text: the encoded results, or the error message with its traceback
+-- and where it ran.
 local M = {}
 
 function M.main(script, fn, args)
@@ -11,22 +15,26 @@ function M.main(script, fn, args)
     local surge = require "surge"
     local serial = require "surge.serial"
     lcore = surge.lcore()
-    if script ~= "" then                  -- `surge repl` may have no script
+    local f, a
+    local mod, name = fn:match("^([^:]+):([%w_]+)$")
+    if mod then                           -- a module task: no script
+      require("surge.strict").enable()
+      f = require(mod)[name]
+    elseif script ~= "" then              -- `surge repl` may have no script
       local chunk, err = loadfile(script)
       if not chunk then error(err, 0) end
       require("surge.strict").enable()
       chunk()
     end
-    local a = serial.decode(args, surge.handles)
-    local f
+    a = serial.decode(args, surge.handles)
     if fn:sub(1, 1) == "=" then           -- typed at the prompt: its bytecode comes first
       f = require("surge.repl_task").load(a[1])
       a = { n = a.n - 1, unpack(a, 2, a.n) }
-    else
+    elseif not mod then
       f = rawget(_G, fn)
     end
     if type(f) ~= "function" then
-      error(("%s: no function '%s' to run as a task"):format(script, fn), 0)
+      error(("%s: no function '%s' to run as a task"):format(mod or script, name or fn), 0)
     end
     local results = { f(unpack(a, 1, a.n)) }
     return serial.encode(results, select("#", unpack(results)))

@@ -241,6 +241,40 @@ test_errors(void **state)
 	assert_fails_naming("run", "run", "--");
 }
 
+/* --path (both forms, repeatable, limited) and the scenarios command; a
+ * scenario name takes the script's place and its options follow it. */
+static void
+test_path_and_scenarios(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("run", "--path", "/a", "--path=/b", "rfc2544", "--sizes", "64"), 0);
+	assert_int_equal(o.npath, 2);
+	assert_string_equal(o.path[0], "/a");
+	assert_string_equal(o.path[1], "/b");
+	assert_string_equal(o.script, "rfc2544");
+	assert_int_equal(o.script_argc, 2);
+	assert_string_equal(o.script_argv[1], "64");
+	assert_int_equal(PARSE("scenarios", "--path", "/x"), 0);
+	assert_int_equal(o.cmd, CMD_SCENARIOS);
+	assert_null(o.script);
+	assert_int_equal(o.npath, 1);
+	assert_fails_naming("--path needs a value", "run", "--path");
+	{
+		char *argv[2 * SURGE_MAX_DEVS + 5];
+		int argc = 0;
+
+		argv[argc++] = "surge";
+		argv[argc++] = "run";
+		for (int i = 0; i <= SURGE_MAX_DEVS; i++) {
+			argv[argc++] = "--path";
+			argv[argc++] = "/d";
+		}
+		argv[argc] = NULL;
+		assert_int_equal(cli_parse(argc, argv, &o, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "too many --path"));
+	}
+}
+
 static void
 test_parse_seconds(void **state)
 {
@@ -338,6 +372,7 @@ main(void)
 		cmocka_unit_test(test_parse_seconds),
 		cmocka_unit_test(test_results_options),
 		cmocka_unit_test(test_repl_attach),
+		cmocka_unit_test(test_path_and_scenarios),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,133 @@
+-- counters.lua - per-flow TX/RX counters for test traffic through a DUT.
+--
+-- Each test flow is a UDP source port (sport0 .. sport0 + flows - 1): a
+-- field routers keep. Each packet also carries a 16-bit per-flow sequence
+-- number in the first two payload bytes (the latency probe, when any, sits
+-- right after it), so the receiver counts loss and reordering per flow, and
+-- per class when classes use separate port ranges.
+--
+--   local tag = counters.tagger{ l4 = t.l4, flows = 64, sport0 = 1024 }
+--   local n = tag:tag(burst)          -- before send: rotates flows, writes seqs
+--   tag:sent(burst_sent_count)        -- after send: counts the packets that left
+--   local rx = counters.receiver{ flows = 64, sport0 = 1024, dport = 3842 }
+--   rx:count(p, v)                    -- true when the parsed frame is test traffic
+--   rx:flow(f) -> received, reordered
+--
+-- Checksums stay valid (RFC 1624 updates), so a DUT that checks them forwards.
+local ffi = require "ffi"
+local bit = require "bit"
+local cs = require "surge.proto.checksum"
+
+local band, rshift = bit.band, bit.rshift
+local update16 = cs.update16
+local M = { SEQ_LEN = 2 }
+
+local Tagger = {}
+Tagger.__index = Tagger
+
+local function int(v, lo, hi, what)
+  if type(v) ~= "number" or v ~= math.floor(v) or v < lo or v > hi then
+    error(("counters: %s = %s outside %d..%d"):format(what, tostring(v), lo, hi), 3)
+  end
+  return v
+end
+
+-- opts: l4 (UDP header offset in the frame), flows, sport0.
+function M.tagger(opts)
+  local flows = int(opts.flows or 1, 1, 60000, "flows")
+  local sport0 = int(opts.sport0 or 1024, 1, 65535 - flows + 1, "sport0")
+  return setmetatable({ l4 = int(opts.l4, 14, 9000, "l4"), flows = flows, sport0 = sport0, next = 0,
+                        seq = ffi.new("uint32_t[?]", flows), tx = ffi.new("double[?]", flows),
+                        last = ffi.new("uint16_t[256]"), last_n = 0, total = 0 }, Tagger)
+end
+
+-- Writes flow (source port) and sequence number into every packet of the
+-- burst; returns the count.
+function Tagger:tag(burst)
+  local l4, flows, sport0, seq, last = self.l4, self.flows, self.sport0, self.seq, self.last
+  local f = self.next
+  local n = burst.n
+  for i = 0, n - 1 do
+    local u = burst.data[i] + l4
+    local sp = sport0 + f
+    local old = u[0] * 256 + u[1]
+    u[0] = rshift(sp, 8); u[1] = band(sp, 0xff)
+    update16(u + 6, old, sp, true)
+    local s = band(seq[f], 0xffff)
+    old = u[8] * 256 + u[9]
+    u[8] = rshift(s, 8); u[9] = band(s, 0xff)
+    update16(u + 6, old, s, true)
+    seq[f] = seq[f] + 1
+    last[i] = f
+    f = f + 1
+    if f == flows then f = 0 end
+  end
+  self.next, self.last_n = f, n
+  return n
+end
+
+-- Counts the first `sent` packets of the last tagged burst as sent (a send
+-- hands the driver a prefix of the burst).
+function Tagger:sent(sent)
+  local tx, last = self.tx, self.last
+  for i = 0, sent - 1 do
+    local f = last[i]
+    tx[f] = tx[f] + 1
+  end
+  self.total = self.total + sent
+end
+
+function Tagger:flow(f) return self.tx[f] end
+
+local Receiver = {}
+Receiver.__index = Receiver
+
+-- opts: flows, sport0, dport (the test traffic's destination port).
+function M.receiver(opts)
+  local flows = int(opts.flows or 1, 1, 60000, "flows")
+  local expect = ffi.new("int32_t[?]", flows)
+  ffi.fill(expect, flows * 4, 0xff)      -- -1: nothing seen yet, the first packet sets it
+  return setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),
+                        dport = int(opts.dport, 0, 65535, "dport"),
+                        rx = ffi.new("double[?]", flows), reord = ffi.new("double[?]", flows),
+                        expect = expect, total = 0, reordered = 0 }, Receiver)
+end
+
+-- v: a parsed view (surge.dut.view) of the frame at p. Counts it when it is
+-- test traffic of this receiver's flows and returns true.
+function Receiver:count(p, v)
+  if v.proto ~= 17 or v.l4 < 0 or v.l4 + 10 > v.len then return false end
+  local u = p + v.l4
+  if u[2] * 256 + u[3] ~= self.dport then return false end
+  local f = u[0] * 256 + u[1] - self.sport0
+  if f < 0 or f >= self.flows then return false end
+  local s = u[8] * 256 + u[9]
+  self.rx[f] = self.rx[f] + 1
+  self.total = self.total + 1
+  -- serial-number arithmetic on 16 bits: ahead (or equal) moves the
+  -- expectation on, behind means the packet came after a later one
+  local e = self.expect[f]
+  local d = e < 0 and 0 or band(s - e, 0xffff)
+  if d < 0x8000 then
+    self.expect[f] = band(s + 1, 0xffff)
+  else
+    self.reord[f] = self.reord[f] + 1
+    self.reordered = self.reordered + 1
+  end
+  return true
+end
+
+function Receiver:flow(f) return self.rx[f], self.reord[f] end
+
+-- Sums flows [first, first + n) of a tagger and a receiver: a class.
+function M.class_totals(tagger, receiver, first, n)
+  local sent, recv, reord = 0, 0, 0
+  for f = first, first + n - 1 do
+    sent = sent + tagger.tx[f]
+    recv = recv + receiver.rx[f]
+    reord = reord + receiver.reord[f]
+  end
+  return sent, recv, reord
+end
+
+return M

@@ -1,0 +1,214 @@
+-- surge.dut - talking to a device under test from master: ports, addresses,
+-- ARP/NDP resolution and responding, test-traffic templates and trials.
+--
+--   local dut = require "surge.dut"
+--   local s = dut.session{ tx = 0, rx = 1, src = "10.0.0.2", dst = "10.1.0.2",
+--                          gateway = "10.0.0.1" }     -- next hop on the tx port
+--   s:resolve()                                      -- the gateway's MAC, by ARP (NDP for IPv6)
+--   local r = s:trial{ size = 64, rate = 100000, duration = 1 }
+--   --> { sent, received, lost, loss_pct, reordered, tx_pps, seconds, classes = {...} }
+--
+-- Trials run as module tasks on one worker lcore (surge.dut.trial): the
+-- task sends, receives every port and answers the DUT's ARP/NDP for `src`
+-- (tx port) and `dst` (rx port) while the trial runs.
+local surge = require "surge"
+local eth = require "surge.proto.eth"
+local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
+
+local M = { DPORT = 3842, SPORT0 = 1024, FCS = 4 }
+local Session = {}
+Session.__index = Session
+
+local opened = {}          -- port id -> port, shared by every session of this run
+local ctrl_pool            -- control frames (ARP/NDP) and receive bursts
+local pools = {}           -- template key -> { pool, l4 } (pools cannot be freed: reuse)
+
+local function open_port(p, link_timeout)
+  if type(p) == "table" then return p end
+  local id = p
+  if type(id) == "string" and tonumber(id) then id = tonumber(id) end
+  if type(id) == "number" and (id < 0 or id >= surge.ports()) then
+    error(("port %d does not exist (%d port%s: give devices with --vdev or --pci)"):format(id,
+      surge.ports(), surge.ports() == 1 and "" or "s"), 0)
+  end
+  if opened[id] == nil then
+    -- clones = true keeps MBUF_FAST_FREE off: test frames and control frames
+    -- come from different pools on one queue
+    local ok, port = pcall(surge.port, id, { rxq = 1, txq = 1, clones = true, link_timeout = link_timeout or 2 })
+    if not ok then error((tostring(port):gsub("^[^\n:]+:%d+: ", "")), 0) end   -- about the port, not a line here
+    opened[id] = port
+  end
+  return opened[id]
+end
+M.open_port = open_port
+
+local known = { tx = 1, rx = 1, src = 1, dst = 1, gateway = 1, dst_mac = 1, vlan = 1, dport = 1,
+                resolve_timeout = 1, link_timeout = 1 }
+
+-- opts: tx, rx (port numbers or opened ports; rx defaults to tx), src (surge's
+-- address on tx), dst (the destination, surge's address on rx), gateway (the
+-- DUT's address to resolve on tx; none: dst_mac or the rx port's MAC), dst_mac,
+-- vlan, dport, resolve_timeout, link_timeout (seconds).
+function M.session(opts)
+  for k in pairs(opts) do
+    if not known[k] then error(("surge.dut.session: unknown option '%s'"):format(tostring(k)), 2) end
+  end
+  local tx = open_port(opts.tx or 0, opts.link_timeout)
+  local rx = open_port(opts.rx or opts.tx or 0, opts.link_timeout)
+  local s = setmetatable({ tx = tx, rx = rx, src = opts.src or "10.0.0.2", dst = opts.dst or "10.1.0.2",
+                           gateway = opts.gateway, dst_mac = opts.dst_mac, vlan = opts.vlan,
+                           dport = opts.dport or M.DPORT, resolve_timeout = opts.resolve_timeout or 2 }, Session)
+  s.v6 = s.src:find(":", 1, true) ~= nil
+  if s.v6 ~= (s.dst:find(":", 1, true) ~= nil) then
+    error(("surge.dut.session: src %s and dst %s are not of one family (--src, --dst)"):format(s.src, s.dst), 0)
+  end
+  -- addresses checked now, naming the option, not when the first frame is built
+  for _, k in ipairs({ "src", "dst", "gateway" }) do
+    local a = s[k]
+    if a ~= nil then
+      local ok, e = pcall(a:find(":", 1, true) and ip6.addr or ip4.addr, a, "surge.dut.session: " .. k, 1)
+      if not ok then error((tostring(e):gsub("^[^\n:]+:%d+: ", "")), 0) end
+    end
+  end
+  if s.gateway and (s.gateway:find(":", 1, true) ~= nil) ~= s.v6 then
+    error(("surge.dut.session: gateway %s is not of the family of src %s"):format(s.gateway, s.src), 0)
+  end
+  if s.dst_mac then
+    local ok, e = pcall(eth.mac, s.dst_mac, "surge.dut.session: dst_mac", 1)
+    if not ok then error((tostring(e):gsub("^[^\n:]+:%d+: ", "")), 0) end
+  end
+  s.tx_info, s.rx_info = tx:info(), rx:info()
+  local fam = s.v6 and "ip6" or "ip4"
+  s.ifaces = { { rxq = tx:rxq(0), txq = tx:txq(0), mac = s.tx_info.mac, [fam] = s.src, vlan = s.vlan } }
+  s.rx_iface = 1
+  if rx.id ~= tx.id then
+    s.ifaces[2] = { rxq = rx:rxq(0), txq = rx:txq(0), mac = s.rx_info.mac, [fam] = s.dst, vlan = s.vlan }
+    s.rx_iface = 2
+  end
+  if not ctrl_pool then ctrl_pool = surge.pool{ size = 1023 } end
+  s.ctrl_pool = ctrl_pool
+  return s
+end
+
+-- Resolves the gateway's MAC on the tx port (ARP, or NDP for IPv6), once.
+-- Without a gateway the frames go to dst_mac, or to the rx port's own MAC.
+function Session:resolve()
+  if self.dst_mac then return self.dst_mac end
+  if not self.gateway then
+    self.dst_mac = self.rx_info.mac
+    return self.dst_mac
+  end
+  local id = surge.launch("surge.dut.trial:resolve", { ifaces = self.ifaces, ctrl_pool = self.ctrl_pool,
+    iface = 1, addr = self.gateway, timeout = self.resolve_timeout })
+  local ok, mac = pcall(surge.wait, id)
+  if not ok then error(M.reason(mac), 0) end
+  self.dst_mac = mac
+  return mac
+end
+
+-- The one-line reason of a failed task (its first line, without "(task ...)").
+function M.reason(e)
+  local msg = tostring(e):match("^[^\n]*")
+  return (msg:gsub(" %(task '[^']*', lcore %d+%)$", ""))
+end
+
+-- Largest frame (with FCS) the ports take.
+function Session:max_size()
+  local mtu = math.min(self.tx_info.mtu, self.rx_info.mtu)
+  return mtu + 14 + (self.vlan and 4 or 0) + M.FCS
+end
+
+-- Smallest frame (with FCS) that holds the headers, the flow sequence number
+-- and a latency probe.
+function Session:min_size()
+  return (self.v6 and 54 or 34) + (self.vlan and 4 or 0) + 8 + 2 + 16 + M.FCS
+end
+
+-- Checks a frame size (bytes on the wire, FCS included, as RFC 2544 counts).
+function Session:check_size(size, what)
+  what = what or "frame size"
+  if type(size) ~= "number" or size ~= math.floor(size) then
+    error(("%s %s is not a whole number of bytes"):format(what, tostring(size)), 0)
+  end
+  if size < self:min_size() then
+    error(("%s %d is below %d, the smallest frame that holds the headers, a sequence number and a "
+      .. "latency probe"):format(what, size, self:min_size()), 0)
+  end
+  if size > self:max_size() then
+    error(("%s %d is above the MTU: port %d takes frames up to %d bytes (MTU %d)"):format(what, size,
+      self.tx.id, self:max_size(), self:max_size() - 18 - (self.vlan and 4 or 0)), 0)
+  end
+  return size
+end
+
+-- A pool of test frames: size with FCS, tos (IPv4 TOS / IPv6 traffic class).
+function Session:template(size, tos)
+  self:check_size(size)
+  local mac = self:resolve()
+  local key = table.concat({ self.tx_info.mac, mac, self.src, self.dst, tostring(self.vlan), self.dport,
+                             size, tos or 0 }, "|")
+  local e = pools[key]
+  if not e then
+    local t = surge.proto.udp{ src_mac = self.tx_info.mac, dst_mac = mac, src = self.src, dst = self.dst,
+                               sport = M.SPORT0, dport = self.dport, size = size - M.FCS, vlan = self.vlan,
+                               tos = tos, ttl = 64 }
+    e = { pool = surge.pool{ template = t, size = 4095 }, l4 = t.l4 }
+    pools[key] = e
+  end
+  return e
+end
+
+-- Line rate in frames/s for this size on the tx port (0 when unknown).
+function Session:line_pps(size)
+  local mbps = self.tx_info.speed_mbps
+  if not mbps or mbps == 0 then return 0 end
+  return mbps * 1e6 / ((size + 20) * 8)
+end
+
+-- One trial. t: size (with FCS), rate (pps; nil = as fast as possible),
+-- duration (s) or count (packets), settle (s, default 0.5), flows (default 1),
+-- probe_every (0 = no latency probes), classes = { { size, tos, flows, share,
+-- probe_every } } instead of one size. Returns sent, received, lost, loss_pct,
+-- reordered, tx_pps, seconds, classes = { { sent, received, lost, loss_pct,
+-- reordered, latency } }.
+function Session:trial(t)
+  local list = t.classes or { { size = t.size, tos = t.tos, flows = t.flows, share = 1,
+                                probe_every = t.probe_every } }
+  local classes, first = {}, 0
+  for k, c in ipairs(list) do
+    local e = self:template(c.size, c.tos)
+    local flows = c.flows or 1
+    classes[k] = { pool = e.pool, l4 = e.l4, flows = flows, first = first, share = c.share or 1,
+                   probe_every = c.probe_every or 0, probe_off = e.l4 + 10 }
+    first = first + flows
+  end
+  local watch = { self.tx.id }
+  if self.rx.id ~= self.tx.id then watch[2] = self.rx.id end
+  local id = surge.launch("surge.dut.trial:run", {
+    ifaces = self.ifaces, ctrl_pool = self.ctrl_pool, tx_iface = 1, classes = classes,
+    total_flows = first, sport0 = M.SPORT0, dport = self.dport, rate = t.rate, duration = t.duration,
+    count = t.count, settle = t.settle, watch = watch, what = t.what, burst = t.burst })
+  local ok, r = pcall(surge.wait, id)
+  if not ok then error(M.reason(r), 0) end
+  if not surge.running() then
+    -- Ctrl-C or --duration: a cut trial's counts mean nothing, stop the scenario
+    error(("the run was stopped during %s"):format(t.what or "a trial"), 0)
+  end
+  local function loss(x)
+    x.lost = math.max(0, x.sent - x.received)
+    x.loss_pct = x.sent > 0 and x.lost * 100 / x.sent or 0
+  end
+  loss(r)
+  for _, c in ipairs(r.classes) do loss(c) end
+  return r
+end
+
+-- Answers the DUT's ARP/NDP for `seconds` (or until the run stops) on a worker
+-- lcore; returns the task id (surge.wait(id) gives the number of answers).
+function Session:respond(seconds)
+  return surge.launch("surge.dut.trial:respond", { ifaces = self.ifaces, ctrl_pool = self.ctrl_pool,
+                                                   seconds = seconds })
+end
+
+return M

@@ -1,0 +1,200 @@
+-- neigh.lua - ARP (IPv4) and neighbour discovery (IPv6) against a device
+-- under test: resolve its MAC for a next hop, and answer its requests for
+-- surge's own addresses. Runs inside a task (the lcore that owns the port's
+-- queues); surge.dut launches it for you.
+--
+--   local n = neigh.new{ { rxq = rxq, txq = txq, mac = "02:..", ip4 = "10.0.0.2",
+--                          ip6 = "2001:db8::2" } }, ctrl_pool)
+--   local mac, err = n:resolve(1, "10.0.0.1", 2)      -- iface 1, 2 s timeout
+--   n:handle(1, p, len, v)    -- in an RX loop, for frames that are not test traffic
+--
+-- handle() looks at the ethertype (and for IPv6 the ICMPv6 type) first, so
+-- the responder costs a compare per frame that is not ARP or ICMPv6, and
+-- nothing when nothing arrives.
+local ffi = require "ffi"
+local cs = require "surge.proto.checksum"
+local eth = require "surge.proto.eth"
+local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
+local stack = require "surge.proto.stack"
+local view = require "surge.dut.view"
+
+local M = {}
+local N = {}
+N.__index = N
+
+local BCAST = "\255\255\255\255\255\255"
+local ZERO_MAC = "\0\0\0\0\0\0"
+
+local function resolve_addr(s)
+  if s == nil then return nil end
+  return ip4.addr(s, "surge.dut: address", 3)
+end
+
+-- ifaces: list of { rxq, txq, mac, ip4?, ip6?, vlan? } (rxq/txq queue
+-- handles; mac text; vlan: the id requests go out with); pool: a pool
+-- handle the control frames are sent from.
+function M.new(ifaces, pool)
+  local self = setmetatable({ ifaces = {}, burst = pool:burst(1), answered = 0,
+                              scratch = ffi.new("uint8_t[128]") }, N)
+  for i, f in ipairs(ifaces) do
+    self.ifaces[i] = { rxq = f.rxq, txq = f.txq, mac = eth.mac(f.mac, "surge.dut: mac", 2), vlan = f.vlan,
+                       mac_text = f.mac, ip4 = resolve_addr(f.ip4),
+                       ip6 = f.ip6 and ip6.addr(f.ip6, "surge.dut: ip6", 2) or nil }
+  end
+  return self
+end
+
+-- Sends the frame the builder writes (build returns its length), with an
+-- 802.1Q tag holding `tci` after the MACs when tci is given (answers carry
+-- the tag of the request they answer).
+local function send(self, f, tci, build, a, b, c, d)
+  local burst = self.burst
+  if burst:alloc(1) ~= 1 then return false end
+  local out, tmp = burst.data[0], self.scratch
+  local len = build(tmp, f, a, b, c, d)
+  if tci then
+    ffi.copy(out, tmp, 12)
+    stack.put16(out + 12, 0x8100)
+    stack.put16(out + 14, tci)
+    ffi.copy(out + 16, tmp + 12, len - 12)
+    len = len + 4
+  else
+    ffi.copy(out, tmp, len)
+  end
+  burst.len[0] = len
+  return f.txq:send(burst) == 1
+end
+
+local function write_arp(p, f, op, tha_mac, tpa, dst_mac)
+  ffi.fill(p, 60, 0)
+  eth.write(p, f.mac, dst_mac, 0x0806)
+  require("surge.proto.arp").write(p + 14, op, f.mac, f.ip4 or 0, tha_mac, tpa)
+  return 60
+end
+
+-- ICMPv6 neighbour solicitation (135) or advertisement (136) with a link-layer
+-- address option (1 = source, 2 = target), checksum over the pseudo header.
+local function write_nd(p, f, typ, target, dst_ip, dst_mac)
+  ffi.fill(p, 86, 0)
+  eth.write(p, f.mac, dst_mac, 0x86dd)
+  ip6.write(p + 14, f.ip6, dst_ip, 58, 32, 255)
+  local icmp = p + 54
+  icmp[0] = typ
+  if typ == 136 then icmp[4] = 0x60 end          -- solicited, override
+  ffi.copy(icmp + 8, target, 16)
+  icmp[24] = typ == 135 and 1 or 2
+  icmp[25] = 1
+  ffi.copy(icmp + 26, f.mac, 6)
+  local acc = cs.sum(p + 22, 32) + 58 + 32       -- pseudo header: addresses, next header, length
+  stack.put16(icmp + 2, cs.finish(cs.sum(icmp, 32, acc)))
+  return 86
+end
+
+local function solicited_node(addr)
+  local ip = "\255\2" .. ("\0"):rep(9) .. "\1\255" .. addr:sub(14, 16)
+  return ip, "\51\51\255" .. addr:sub(14, 16)
+end
+
+local function same16(p, s)
+  for k = 0, 15 do if p[k] ~= s:byte(k + 1) then return false end end
+  return true
+end
+
+-- Answers an ARP request or neighbour solicitation for iface i's addresses;
+-- returns true when the frame was one (answered or not).
+function N:handle(i, p, len, v)
+  local et = v.ethertype
+  if et ~= view.ETH_ARP and et ~= view.ETH_IP6 then return false end
+  local tci = v.tci >= 0 and stack.get16(p + v.tci) or nil
+  if et == view.ETH_ARP then
+    local f = self.ifaces[i]
+    local a = p + v.l3
+    if len >= v.l3 + 28 and f.ip4 and stack.get16(a + 6) == 1 and stack.get32(a + 24) == f.ip4 then
+      local sha = ffi.string(a + 8, 6)
+      if send(self, f, tci, write_arp, 2, sha, stack.get32(a + 14), sha) then self.answered = self.answered + 1 end
+    end
+    return true
+  elseif et == view.ETH_IP6 and v.proto == 58 and v.l4 >= 0 and len >= v.l4 + 24 and p[v.l4] == 135 then
+    local f = self.ifaces[i]
+    if f.ip6 and same16(p + v.l4 + 8, f.ip6) then
+      local src_ip = ffi.string(p + v.l3 + 8, 16)
+      local src_mac = ffi.string(p + 6, 6)
+      if send(self, f, tci, write_nd, 136, f.ip6, src_ip, src_mac) then self.answered = self.answered + 1 end
+    end
+    return true
+  end
+  return false
+end
+
+-- The MAC the frame at p answers for target (ARP reply / neighbour
+-- advertisement), or nil.
+local function answer_for(p, len, v, target4, target6)
+  if target4 and v.ethertype == view.ETH_ARP and len >= v.l3 + 28 then
+    local a = p + v.l3
+    if stack.get16(a + 6) == 2 and stack.get32(a + 14) == target4 then return eth.mac_text(a + 8) end
+  elseif target6 and v.ethertype == view.ETH_IP6 and v.proto == 58 and v.l4 >= 0 and len >= v.l4 + 24
+         and p[v.l4] == 136 and same16(p + v.l4 + 8, target6) then
+    local o = v.l4 + 24
+    while o + 8 <= len and p[o + 1] > 0 do          -- options: type, length in 8-byte units
+      if p[o] == 2 then return eth.mac_text(p + o + 2) end
+      o = o + p[o + 1] * 8
+    end
+    return eth.mac_text(p + 6)                       -- no option: the sender's MAC
+  end
+  return nil
+end
+
+-- Resolves `addr` (IPv4 or IPv6 text) on iface i: a request every 0.25 s
+-- until an answer or `timeout` seconds. Answers requests meanwhile.
+-- Returns the MAC text, or nil and a one-line reason.
+function N:resolve(i, addr, timeout)
+  local surge = require "surge"
+  local f = self.ifaces[i]
+  local t4, t6
+  if tostring(addr):find(":", 1, true) then
+    t6 = ip6.addr(addr, "surge.dut: resolve", 2)
+    if not f.ip6 then return nil, ("port %s: no IPv6 address of surge's own to ask from"):format(f.txq.port) end
+  else
+    t4 = ip4.addr(addr, "surge.dut: resolve", 2)
+    if not f.ip4 then return nil, ("port %s: no IPv4 address of surge's own to ask from"):format(f.txq.port) end
+  end
+  local rx = self.rx_burst
+  local v = view.new()
+  local hz = surge.tsc_hz()
+  local now = tonumber(surge.tsc())
+  local deadline, next_ask = now + timeout * hz, now
+  while surge.running() do
+    now = tonumber(surge.tsc())
+    if now >= deadline then break end
+    if now >= next_ask then
+      if t4 then
+        send(self, f, f.vlan, write_arp, 1, ZERO_MAC, t4, BCAST)
+      else
+        local ip, mac = solicited_node(t6)
+        send(self, f, f.vlan, write_nd, 135, t6, ip, mac)
+      end
+      next_ask = now + hz / 4
+    end
+    local n = f.rxq:recv(rx)
+    for k = 0, n - 1 do
+      local p, len = rx.data[k], rx.len[k]
+      if view.parse(v, p, len) then
+        local mac = answer_for(p, len, v, t4, t6)
+        if mac then rx:free() return mac end
+        self:handle(i, p, len, v)
+      end
+    end
+    if n == 0 then surge.sleep(0.001) end
+  end
+  rx:free()
+  if not surge.running() then return nil, "stopped" end
+  return nil, ("port %s: no %s reply from %s within %g s (is the device under test up, and %s on "
+    .. "its subnet?)"):format(f.txq.port, t4 and "ARP" or "neighbour advertisement", addr, timeout,
+    t4 and ip4.addr_text(f.ip4) or ip6.addr_text(f.ip6))
+end
+
+-- The burst resolve() receives into (the caller gives it: pools are scarce).
+function N:set_rx_burst(b) self.rx_burst = b return self end
+
+return M

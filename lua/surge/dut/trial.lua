@@ -1,0 +1,259 @@
+-- trial.lua - the task side of surge.dut: one trial (send for a fixed time or
+-- count at a rate, keep receiving for a settle time, count per flow), ARP/NDP
+-- resolution and a stand-alone responder. Launched as module tasks
+-- ("surge.dut.trial:run"), so they work from scripts, scenario names and the
+-- REPL alike; surge.dut (init.lua) builds their plain-data specs.
+--
+-- One lcore sends and receives: every RX queue of the spec (test traffic and
+-- the DUT's ARP/NDP requests) is polled between TX bursts, so a trial needs
+-- one free worker lcore.
+local ffi = require "ffi"
+local surge = require "surge"
+local core = require "surge.core"
+local view = require "surge.dut.view"
+local neigh = require "surge.dut.neigh"
+local counters = require "surge.dut.counters"
+
+local C = core.C
+local M = {}
+
+local PROBE_MAGIC = 0x50475253           -- core/latency.c's, as read on little-endian
+local u32p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint64_t *")
+
+-- Receiving side shared by trials and replays: polls every iface, counts
+-- test traffic per flow, matches probes per class, answers ARP/NDP.
+local Rx = {}
+Rx.__index = Rx
+
+function M.rx(spec)
+  local ctrl = spec.ctrl_pool
+  local self = setmetatable({ ifaces = spec.ifaces, n = #spec.ifaces, v = view.new(),
+                              burst = ctrl:burst(64), responder = neigh.new(spec.ifaces, ctrl),
+                              counter = counters.receiver{ flows = spec.total_flows, sport0 = spec.sport0,
+                                                           dport = spec.dport },
+                              other = 0, other_bytes = 0, rx_iface = spec.rx_iface,
+                              hz = surge.tsc_hz(), lat = {}, classes = spec.classes or {} }, Rx)
+  -- per class: flow range and latency receiver (probes matched in Lua: the
+  -- classes share one probe offset, so C's whole-burst scan cannot tell them apart)
+  self.class_of = ffi.new("int16_t[?]", spec.total_flows)
+  for k, c in ipairs(self.classes) do
+    for f = c.first, c.first + c.flows - 1 do self.class_of[f] = k end
+    if (c.probe_every or 0) > 0 then
+      self.lat[k] = surge.latency.receiver{ offset = c.probe_off }
+    end
+  end
+  self.ns_per_cycle = 1e9 / self.hz
+  return self
+end
+
+-- One pass over every RX queue; returns the packets seen.
+function Rx:poll()
+  local b, v, cnt, seen = self.burst, self.v, self.counter, 0
+  for i = 1, self.n do
+    local n = self.ifaces[i].rxq:recv(b)
+    if n > 0 then
+      local rx_tsc = b.tsc
+      for k = 0, n - 1 do
+        local p, len = b.data[k], b.len[k]
+        if view.parse(v, p, len) then
+          if cnt:count(p, v) then
+            local c = self.class_of[p[v.l4] * 256 + p[v.l4 + 1] - cnt.sport0]
+            local lat = self.lat[c]
+            if lat then
+              local off = v.l4 + 10
+              if off + 16 <= len and ffi.cast(u32p, p + off)[0] == PROBE_MAGIC then
+                local sent = ffi.cast(u64p, p + off + 8)[0]
+                local ns = sent < rx_tsc and tonumber(rx_tsc - sent) * self.ns_per_cycle or 0
+                C.surge_latency_add(lat.id, ns, ffi.cast(u32p, p + off + 4)[0])
+              end
+            end
+          elseif not self.responder:handle(i, p, len, v) and (self.rx_iface or i) == i then
+            self.other = self.other + 1
+            self.other_bytes = self.other_bytes + len
+          end
+        end
+      end
+      seen = seen + n
+    end
+  end
+  return seen
+end
+
+function Rx:close() self.burst:free() end
+
+-- Fails the trial when a watched port's link went down.
+local function link_checker(ports)
+  local pi = ffi.new("struct surge_port_info")
+  return function(what)
+    for _, p in ipairs(ports) do
+      if C.surge_port_info(p, pi) == 0 and pi.link_up == 0 then
+        error(("port %d: link went down during %s"):format(p, what), 0)
+      end
+    end
+  end
+end
+
+-- Weighted round robin over classes, one burst at a time: a list of class
+-- indices whose counts follow the shares.
+local function schedule(classes)
+  local total = 0
+  for _, c in ipairs(classes) do total = total + c.share end
+  local slots, credit = {}, {}
+  for k = 1, #classes do credit[k] = 0 end
+  for _ = 1, 100 do
+    local best
+    for k, c in ipairs(classes) do
+      credit[k] = credit[k] + c.share / total
+      if not best or credit[k] > credit[best] then best = k end
+    end
+    credit[best] = credit[best] - 1
+    slots[#slots + 1] = best
+  end
+  return slots
+end
+
+-- spec: ifaces, ctrl_pool, tx_iface, classes = { { pool, l4, flows, first,
+-- share, probe_every, probe_off } }, total_flows, sport0, dport, rate (pps,
+-- nil = unpaced), duration (s) or count (packets), settle (s), watch (ports),
+-- what (for messages). Returns the counts.
+function M.run(spec)
+  local rx = M.rx(spec)
+  local txq = spec.ifaces[spec.tx_iface].txq
+  local classes = spec.classes
+  local bursts, tags, marks = {}, {}, {}
+  -- at low rates, small bursts: RX is polled between sends, so a burst's
+  -- pacing wait (about 20 us here) bounds how late a reply is seen
+  local per_burst = spec.burst or (spec.rate and math.max(1, math.min(32, math.floor(spec.rate * 20e-6))) or 32)
+  surge.idle{ mode = "pause" }
+  for k, c in ipairs(classes) do
+    bursts[k] = c.pool:burst(per_burst)
+    tags[k] = counters.tagger{ l4 = c.l4, flows = c.flows, sport0 = spec.sport0 + c.first }
+    if (c.probe_every or 0) > 0 then
+      marks[k] = surge.latency.marker{ offset = c.probe_off, every = c.probe_every }
+    end
+  end
+  local slots, nslots = schedule(classes), 0
+  local check_link = link_checker(spec.watch or {})
+  local what = spec.what or "the trial"
+  check_link(what)
+  txq:set_rate(spec.rate)
+  local hz = surge.tsc_hz()
+  local t0 = tonumber(surge.tsc())
+  local stop_at = spec.duration and t0 + spec.duration * hz or math.huge
+  local left = spec.count or math.huge
+  local next_link = t0 + hz / 20
+  local sent = 0
+  while surge.running() and left > 0 do
+    local now = tonumber(surge.tsc())
+    if now >= stop_at then break end
+    nslots = nslots % #slots + 1
+    local k = slots[nslots]
+    local b = bursts[k]
+    local n = b:alloc(left < b.cap and left or b.cap)
+    if n > 0 then
+      tags[k]:tag(b)
+      if marks[k] then marks[k]:mark(b) end
+      local s = txq:send(b)
+      tags[k]:sent(s)
+      sent = sent + s
+      left = left - s
+    end
+    rx:poll()
+    if now >= next_link then check_link(what) next_link = now + hz / 20 end
+  end
+  local t1 = tonumber(surge.tsc())
+  txq:set_rate(nil)
+  -- settle: what the DUT still holds arrives now; loss is counted after it
+  local settle_end = t1 + (spec.settle or 0.5) * hz
+  while surge.running() and tonumber(surge.tsc()) < settle_end do
+    if rx:poll() == 0 then surge.sleep(0.0002) end
+  end
+  check_link(what)
+  for _, b in ipairs(bursts) do b:free() end
+  local res = { sent = sent, received = rx.counter.total, reordered = rx.counter.reordered,
+                seconds = (t1 - t0) / hz, other = rx.other, answered = rx.responder.answered,
+                classes = {} }
+  res.tx_pps = res.seconds > 0 and sent / res.seconds or 0
+  for k, c in ipairs(classes) do
+    local recv, reord = 0, 0
+    for f = c.first, c.first + c.flows - 1 do
+      recv = recv + rx.counter.rx[f]
+      reord = reord + rx.counter.reord[f]
+    end
+    local cr = { sent = tags[k].total, received = recv, reordered = reord }
+    if rx.lat[k] then cr.latency = rx.lat[k]:summary() end
+    res.classes[k] = cr
+  end
+  rx:close()
+  return res
+end
+
+-- Replays a pcap reader through the DUT. spec: ifaces, ctrl_pool, tx_iface,
+-- rx_iface, reader, pool, rate (pps; nil: the reader's timing), settle,
+-- dst_mac/src_mac (rewrite every frame's MACs). Counts every frame that
+-- comes back on rx_iface that is not ARP/NDP.
+function M.replay(spec)
+  local ffi_copy = ffi.copy
+  local rx = M.rx{ ifaces = spec.ifaces, ctrl_pool = spec.ctrl_pool, total_flows = 1, sport0 = 1, dport = 0,
+                   rx_iface = spec.rx_iface }
+  local txq = spec.ifaces[spec.tx_iface].txq
+  local r = spec.reader
+  local b = spec.pool:burst(32)
+  local dst = spec.dst_mac and require("surge.proto.eth").mac(spec.dst_mac, "replay: dst_mac")
+  local src = spec.src_mac and require("surge.proto.eth").mac(spec.src_mac, "replay: src_mac")
+  surge.idle{ mode = "pause" }
+  if spec.rate then txq:set_rate(spec.rate) else r:pace(txq) end
+  local hz = surge.tsc_hz()
+  local t0 = tonumber(surge.tsc())
+  local sent, bytes = 0, 0
+  while surge.running() do
+    local n = r:fill(b)
+    if n == 0 then break end
+    for i = 0, n - 1 do
+      if dst then ffi_copy(b.data[i], dst, 6) ffi_copy(b.data[i] + 6, src, 6) end
+      bytes = bytes + b.len[i]
+    end
+    local s = txq:send(b)
+    if s < n then bytes = -1 end      -- not all left: the byte count would lie
+    sent = sent + s
+    rx:poll()
+  end
+  local t1 = tonumber(surge.tsc())
+  txq:set_rate(nil)
+  local settle_end = t1 + (spec.settle or 0.5) * hz
+  while surge.running() and tonumber(surge.tsc()) < settle_end do
+    if rx:poll() == 0 then surge.sleep(0.0002) end
+  end
+  b:free()
+  local res = { sent = sent, sent_bytes = bytes >= 0 and bytes or nil, received = rx.other + rx.counter.total,
+                received_bytes = rx.other_bytes, seconds = (t1 - t0) / hz }
+  rx:close()
+  return res
+end
+
+-- spec: ifaces, ctrl_pool, iface, addr, timeout. Returns the MAC text, or
+-- raises the reason (one line).
+function M.resolve(spec)
+  local n = neigh.new(spec.ifaces, spec.ctrl_pool)
+  local b = spec.ctrl_pool:burst(64)
+  n:set_rx_burst(b)
+  local mac, err = n:resolve(spec.iface, spec.addr, spec.timeout or 2)
+  if not mac then error(err, 0) end
+  return mac
+end
+
+-- Answers ARP/NDP on every iface until the run stops or `seconds` pass
+-- (idle policy: sleep, so it costs nothing while nothing arrives).
+function M.respond(spec)
+  local rx = M.rx{ ifaces = spec.ifaces, ctrl_pool = spec.ctrl_pool, total_flows = 1, sport0 = 1, dport = 0 }
+  local hz = surge.tsc_hz()
+  local stop_at = spec.seconds and tonumber(surge.tsc()) + spec.seconds * hz or math.huge
+  while surge.running() and tonumber(surge.tsc()) < stop_at do
+    if rx:poll() == 0 then surge.sleep(0.001) end
+  end
+  local answered = rx.responder.answered
+  rx:close()
+  return answered
+end
+
+return M

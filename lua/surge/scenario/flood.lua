@@ -1,0 +1,62 @@
+-- flood.lua - many flows at the highest rate surge reaches (or --rate),
+-- fixed sizes or IMIX, through the DUT: what it forwards, per frame size.
+--
+--   surge run --vdev ... flood --tx 0 --rx 1 --sizes imix --flows 1024 --trial 5
+local scenario = require "surge.scenario"
+
+local M = { name = "flood", description = "many flows at max rate (sizes or IMIX): what the DUT forwards" }
+
+-- IMIX (simple, 7:4:1 of 64, 570 and 1518 bytes with FCS).
+local IMIX = { { size = 64, share = 7 }, { size = 570, share = 4 }, { size = 1518, share = 1 } }
+
+function M.options(p)
+  scenario.dut_options(p)
+  p:option("--sizes", "frame sizes with FCS, all sent together in equal shares, or imix", "64")
+  p:option("--flows", "UDP flows per frame size", 1024, "integer")
+  p:option("--rate", "total offered rate (empty: as fast as surge can)", "")
+  p:option("--trial", "seconds of flooding", 2, "number")
+  p:option("--settle", "seconds to keep receiving afterwards", 0.5, "number")
+end
+
+function M.run(opts)
+  opts = scenario.defaults(M.name, M, opts)
+  local s = scenario.session(opts)
+  local mix
+  if opts.sizes == "imix" then mix = IMIX else
+    mix = {}
+    for _, size in ipairs(scenario.sizes(opts.sizes)) do mix[#mix + 1] = { size = size, share = 1 } end
+  end
+  local classes, avg, total = {}, 0, 0
+  for _, m in ipairs(mix) do
+    s:check_size(m.size, "--sizes:")
+    classes[#classes + 1] = { size = m.size, share = m.share, flows = opts.flows }
+    avg, total = avg + m.size * m.share, total + m.share
+  end
+  avg = avg / total
+  local rate = opts.rate ~= "" and scenario.pps(opts.rate, avg, s:line_pps(avg), "--rate") or nil
+  local mac = s:resolve()
+  scenario.progress("flood: tx port %d -> rx port %d via %s, %d flow(s) x %d size(s), %s", s.tx.id, s.rx.id, mac,
+    opts.flows, #classes, rate and ("%g pps"):format(rate) or "as fast as possible")
+  s:trial{ size = classes[1].size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
+  local t = s:trial{ classes = classes, rate = rate, duration = opts.trial, settle = opts.settle, what = "the flood" }
+  local res = { scenario = M.name, flows = opts.flows, seconds = t.seconds, sent = t.sent, received = t.received,
+                lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, tx_pps = t.tx_pps,
+                forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = {} }
+  for k, c in ipairs(t.classes) do
+    res.sizes[k] = { size = classes[k].size, sent = c.sent, received = c.received, lost = c.lost,
+                     loss_pct = c.loss_pct, reordered = c.reordered }
+  end
+  scenario.progress("  sent %d (%.4g kpps)  received %d  loss %.3f %%", t.sent, t.tx_pps / 1e3, t.received, t.loss_pct)
+  return res
+end
+
+function M.report(res)
+  local rows = {}
+  for _, c in ipairs(res.sizes) do rows[#rows + 1] = { c.size, c.sent, c.received, c.loss_pct, c.reordered } end
+  rows[#rows + 1] = { "all", res.sent, res.received, res.loss_pct, res.reordered }
+  return ("flood results: %d flows per size, %.2f s, sent %.4g kpps, forwarded %.4g kpps\n"):format(res.flows,
+    res.seconds, res.tx_pps / 1e3, res.forwarded_pps / 1e3)
+    .. scenario.table({ "size", "sent", "received", "loss_%", "reordered" }, rows)
+end
+
+return M

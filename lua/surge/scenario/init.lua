@@ -1,0 +1,209 @@
+-- surge.scenario - what every scenario shares: finding one by name, its
+-- option schema (the parser scripts use in configure), defaults for calls
+-- from Lua, the DUT options, rates, progress lines and result tables.
+--
+-- A scenario is a module returning
+--   { description = "one line", options = function(parser) ... end,
+--     run = function(opts) ... return results end,
+--     report = function(results) ... end }          -- optional: the table printed at the end
+-- `surge run NAME` finds it as surge.scenario.NAME, then NAME.lua in the
+-- SURGE_PATH and --path folders; `surge scenarios` lists them.
+local dut = require "surge.dut"
+
+local M = {}
+
+M.builtin = { "rfc2544", "load-latency", "flood", "qos", "replay" }
+
+local function module_name(name) return (name:gsub("%-", "_")) end
+
+local function user_dirs()
+  local dirs = {}
+  for d in (package.surge_dirs or ""):gmatch("[^;]+") do dirs[#dirs + 1] = d end
+  return dirs
+end
+
+local function readable(path)
+  local f = io.open(path, "r")
+  if f then f:close() return true end
+  return false
+end
+
+-- The module name of scenario `name`, or nil.
+function M.find(name)
+  if type(name) ~= "string" or not name:match("^[%w_%-]+$") then return nil end
+  for _, b in ipairs(M.builtin) do
+    if b == name or module_name(b) == name then return "surge.scenario." .. module_name(b) end
+  end
+  for _, d in ipairs(user_dirs()) do
+    if readable(d .. "/" .. name .. ".lua") then return name end
+  end
+  return nil
+end
+
+-- Every scenario: { name, module, description, where }.
+function M.list()
+  local out = {}
+  for _, b in ipairs(M.builtin) do
+    local m = require("surge.scenario." .. module_name(b))
+    out[#out + 1] = { name = b, module = "surge.scenario." .. module_name(b), description = m.description,
+                      where = "built in" }
+  end
+  for _, d in ipairs(user_dirs()) do
+    local p = io.popen("ls '" .. d:gsub("'", "") .. "' 2>/dev/null")
+    for f in p:lines() do
+      local name = f:match("^([%w_%-]+)%.lua$")
+      if name then
+        local ok, m = pcall(require, name)
+        if ok and type(m) == "table" and type(m.run) == "function" and type(m.description) == "string" then
+          out[#out + 1] = { name = name, module = name, description = m.description, where = d }
+        end
+      end
+    end
+    p:close()
+  end
+  return out
+end
+
+function M.names()
+  local n = {}
+  for _, s in ipairs(M.list()) do n[#n + 1] = s.name end
+  return table.concat(n, ", ")
+end
+
+-- The scenario's parser, with its options declared.
+function M.parser(name, mod)
+  local p = require("surge.args").new(name)
+  p:description(mod.description)
+  mod.options(p)
+  return p
+end
+
+-- Options given from Lua: the schema's defaults, then the caller's values
+-- (keys as in parsed options: --max-rate is max_rate). Unknown keys are errors.
+function M.defaults(name, mod, given)
+  local p = M.parser(name, mod)
+  local opts = p:parse({})
+  for k, v in pairs(given or {}) do
+    if opts[k] == nil and not p.by["--" .. k:gsub("_", "-")] then
+      local keys = {}
+      for _, o in ipairs(p.list) do keys[#keys + 1] = o.key end
+      error(("%s: unknown option '%s' (%s)"):format(name, tostring(k), table.concat(keys, ", ")), 3)
+    end
+    opts[k] = v
+  end
+  return opts
+end
+
+-- The DUT options most scenarios take.
+function M.dut_options(p)
+  p:option("--tx", "port that sends (number)", "0")
+  p:option("--rx", "port that receives (default: --tx)", "")
+  p:option("--src", "surge's address on the tx port (IPv4 or IPv6)", "10.0.0.2")
+  p:option("--dst", "destination: surge's address on the rx port", "10.1.0.2")
+  p:option("--gateway", "the DUT's address on the tx side, resolved by ARP/NDP (none: no resolution)", "")
+  p:option("--dst-mac", "send to this MAC instead of resolving", "")
+  p:option("--vlan", "VLAN id of the test traffic (0 = untagged)", 0, "integer")
+  p:option("--resolve-timeout", "seconds to wait for the gateway's ARP/NDP answer", 2, "number")
+  p:option("--link-timeout", "seconds to wait for link up", 2, "number")
+end
+
+-- A surge.dut session from those options (tx/rx may be opened ports).
+function M.session(o)
+  local rx = o.rx
+  if rx == "" or rx == nil then rx = o.tx end
+  return dut.session{ tx = o.tx, rx = rx, src = o.src, dst = o.dst,
+                      gateway = (o.gateway ~= "" and o.gateway) or nil,
+                      dst_mac = (o.dst_mac ~= "" and o.dst_mac) or nil,
+                      vlan = (o.vlan and o.vlan ~= 0) and o.vlan or nil,
+                      resolve_timeout = o.resolve_timeout, link_timeout = o.link_timeout }
+end
+
+-- "64,128,imix" style lists of frame sizes.
+function M.sizes(text, what)
+  local out = {}
+  if type(text) == "number" then return { text } end
+  if type(text) == "table" then return text end
+  for w in tostring(text):gmatch("[^,%s]+") do
+    local n = tonumber(w)
+    if not n or n ~= math.floor(n) then
+      error(("%s: '%s' is not a frame size in bytes"):format(what or "--sizes", w), 0)
+    end
+    out[#out + 1] = n
+  end
+  if #out == 0 then error(("%s: no frame sizes given"):format(what or "--sizes"), 0) end
+  return out
+end
+
+-- A rate in frames/s for frames of `size` bytes (with FCS): "100kpps",
+-- "1.5mpps", 250000, "1gbit" (L1), "40%" (of line rate).
+function M.pps(text, size, line_pps, what)
+  if type(text) == "number" then return text end
+  local v, unit = tostring(text):lower():match("^%s*([%d%.]+)%s*([%a%%]*)%s*$")
+  v = tonumber(v)
+  local mult = { [""] = 1, pps = 1, kpps = 1e3, mpps = 1e6 }
+  local bits = { bit = 1, kbit = 1e3, mbit = 1e6, gbit = 1e9 }
+  if v and mult[unit] then return v * mult[unit] end
+  if v and bits[unit] then return v * bits[unit] / ((size + 20) * 8) end
+  if v and unit == "%" then
+    if not line_pps or line_pps == 0 then
+      error(("%s: '%s': the port reports no link speed; give pps (e.g. 1mpps)"):format(what or "rate", text), 0)
+    end
+    return line_pps * v / 100
+  end
+  error(("%s: '%s' is not a rate (1mpps, 250kpps, 1gbit, 50%%)"):format(what or "rate", tostring(text)), 0)
+end
+
+-- Progress: one plain line per trial (to stdout, flushed so pipes see it).
+function M.progress(fmt, ...)
+  io.write(fmt:format(...), "\n")
+  io.flush()
+end
+
+-- A text table: headers, rows of cells (strings or numbers), right-aligned.
+function M.table(headers, rows)
+  local w = {}
+  for i, h in ipairs(headers) do w[i] = #h end
+  local cells = {}
+  for r, row in ipairs(rows) do
+    cells[r] = {}
+    for i = 1, #headers do
+      local v = row[i]
+      if type(v) == "number" then
+        v = (v == math.floor(v) and math.abs(v) < 1e15) and ("%d"):format(v) or ("%.2f"):format(v)
+      end
+      cells[r][i] = tostring(v == nil and "-" or v)
+      w[i] = math.max(w[i], #cells[r][i])
+    end
+  end
+  local out = {}
+  local function line(c)
+    local parts = {}
+    for i = 1, #headers do parts[i] = (" "):rep(w[i] - #c[i]) .. c[i] end
+    out[#out + 1] = table.concat(parts, "  ")
+  end
+  line(headers)
+  for _, c in ipairs(cells) do line(c) end
+  return table.concat(out, "\n")
+end
+
+-- Latency summary cells in microseconds: min, avg, p50, p99, max.
+function M.lat_cells(l)
+  if not l or l.probes == 0 then return { "-", "-", "-", "-", "-" } end
+  return { l.min_ns / 1e3, l.mean_ns / 1e3, l.p50_ns / 1e3, l.p99_ns / 1e3, l.max_ns / 1e3 }
+end
+
+-- Runs scenario `name` (module mod) from the command line: parse argv,
+-- run, print its report. Returns the exit code.
+function M.main(name, mod, argv)
+  local p = M.parser(name, mod)
+  local opts = p:parse(argv)
+  if opts == nil then return 0 end
+  local results_file = require("surge.results")
+  results_file.run_started(name, opts)
+  local results = mod.run(opts)
+  results_file.add(name, results)           -- for --output and surge plot
+  if mod.report then print(mod.report(results)) end
+  return results.ok == false and 1 or 0
+end
+
+return M

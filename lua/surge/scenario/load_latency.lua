@@ -1,0 +1,58 @@
+-- load_latency.lua - latency percentiles and loss against offered load: one
+-- trial per rate of --rates, each with latency probes.
+--
+--   surge run --vdev ... load-latency --tx 0 --rx 1 --rates 10kpps,100kpps,1mpps
+--   require "surge.scenario.load_latency".run{ tx = 0, rates = "10kpps,50kpps" }
+local surge = require "surge"
+local scenario = require "surge.scenario"
+
+local M = { name = "load-latency", description = "latency percentiles and loss vs offered load, over a list of rates" }
+
+function M.options(p)
+  scenario.dut_options(p)
+  p:option("--size", "frame size in bytes, FCS included", 64, "integer")
+  p:option("--rates", "offered loads, comma-separated (pps, kpps, mpps, gbit, % of line)", "10kpps,50kpps,100kpps")
+  p:option("--trial", "seconds per rate", 1, "number")
+  p:option("--settle", "seconds to keep receiving after each trial", 0.3, "number")
+  p:option("--probes", "latency probes per second", 1000, "number")
+  p:option("--flows", "UDP flows in the traffic", 1, "integer")
+end
+
+function M.run(opts)
+  opts = scenario.defaults(M.name, M, opts)
+  local s = scenario.session(opts)
+  s:check_size(opts.size, "--size")
+  local rates = {}
+  for w in tostring(opts.rates):gmatch("[^,%s]+") do
+    rates[#rates + 1] = scenario.pps(w, opts.size, s:line_pps(opts.size), "--rates")
+  end
+  if #rates == 0 then error("load-latency: --rates: no rate given", 0) end
+  local mac = s:resolve()
+  scenario.progress("load-latency: tx port %d -> rx port %d via %s, %d-byte frames", s.tx.id, s.rx.id, mac, opts.size)
+  s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
+  local res = { scenario = M.name, size = opts.size, points = {} }
+  for _, rate in ipairs(rates) do
+    local t = s:trial{ size = opts.size, rate = rate, duration = opts.trial, settle = opts.settle, flows = opts.flows,
+                       probe_every = math.max(1, math.floor(rate / opts.probes)),
+                       what = ("the trial at %g pps"):format(rate) }
+    local l = t.classes[1].latency
+    res.points[#res.points + 1] = { rate_pps = rate, tx_pps = t.tx_pps, sent = t.sent, received = t.received,
+      lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, latency = l }
+    scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%  %s", rate / 1e3, t.sent,
+      t.received, t.loss_pct, surge.latency.format(l))
+  end
+  return res
+end
+
+function M.report(res)
+  local rows = {}
+  for _, p in ipairs(res.points) do
+    local l = scenario.lat_cells(p.latency)
+    rows[#rows + 1] = { p.rate_pps, p.tx_pps, p.sent, p.received, p.loss_pct, l[1], l[2], l[3], l[4], l[5] }
+  end
+  return ("load-latency results (%d-byte frames)\n"):format(res.size) .. scenario.table({ "offered_pps",
+    "sent_pps", "sent", "received", "loss_%", "lat_min_us", "lat_avg_us", "lat_p50_us", "lat_p99_us",
+    "lat_max_us" }, rows)
+end
+
+return M

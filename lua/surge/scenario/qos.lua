@@ -1,0 +1,72 @@
+-- qos.lua - two or more traffic classes, each with its own rate and DSCP
+-- mark, sent together through the DUT: loss, reordering and latency per class.
+--
+--   surge run --vdev ... qos --tx 0 --rx 1 --classes ef:46:10kpps,af41:34:20kpps,be:0:70kpps
+local surge = require "surge"
+local scenario = require "surge.scenario"
+
+local M = { name = "qos", description = "traffic classes with their own rates and DSCP marks: per-class loss and latency" }
+
+function M.options(p)
+  scenario.dut_options(p)
+  p:option("--classes", "NAME:DSCP:RATE,... (two or more)", "ef:46:10kpps,be:0:40kpps")
+  p:option("--size", "frame size in bytes, FCS included", 128, "integer")
+  p:option("--flows", "UDP flows per class", 4, "integer")
+  p:option("--trial", "seconds", 2, "number")
+  p:option("--settle", "seconds to keep receiving afterwards", 0.5, "number")
+  p:option("--probes", "latency probes per second per class", 500, "number")
+end
+
+function M.parse_classes(text, size, line)
+  local out = {}
+  for w in tostring(text):gmatch("[^,%s]+") do
+    local name, dscp, rate = w:match("^([%w_%-]+):(%d+):(.+)$")
+    dscp = tonumber(dscp)
+    if not name or dscp > 63 then
+      error(("qos: --classes: '%s' is not NAME:DSCP:RATE with DSCP 0..63"):format(w), 0)
+    end
+    out[#out + 1] = { name = name, dscp = dscp, rate = scenario.pps(rate, size, line, "--classes") }
+  end
+  if #out < 2 then error("qos: --classes: give two or more classes (NAME:DSCP:RATE,...)", 0) end
+  return out
+end
+
+function M.run(opts)
+  opts = scenario.defaults(M.name, M, opts)
+  local s = scenario.session(opts)
+  s:check_size(opts.size, "--size")
+  local cls = M.parse_classes(opts.classes, opts.size, s:line_pps(opts.size))
+  local total, classes = 0, {}
+  for _, c in ipairs(cls) do total = total + c.rate end
+  for k, c in ipairs(cls) do
+    classes[k] = { size = opts.size, tos = c.dscp * 4, flows = opts.flows, share = c.rate,
+                   probe_every = math.max(1, math.floor(c.rate / opts.probes)) }
+  end
+  local mac = s:resolve()
+  scenario.progress("qos: tx port %d -> rx port %d via %s, %d classes, %g pps in all", s.tx.id, s.rx.id, mac, #cls, total)
+  s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
+  local t = s:trial{ classes = classes, rate = total, duration = opts.trial, settle = opts.settle, what = "the qos trial" }
+  local res = { scenario = M.name, size = opts.size, seconds = t.seconds, classes = {} }
+  for k, c in ipairs(t.classes) do
+    res.classes[k] = { name = cls[k].name, dscp = cls[k].dscp, rate_pps = cls[k].rate,
+                       tx_pps = t.seconds > 0 and c.sent / t.seconds or 0, sent = c.sent, received = c.received,
+                       lost = c.lost, loss_pct = c.loss_pct, reordered = c.reordered, latency = c.latency }
+    scenario.progress("  %-8s dscp %2d  sent %d  received %d  loss %.3f %%  %s", cls[k].name, cls[k].dscp, c.sent,
+      c.received, c.loss_pct, surge.latency.format(c.latency))
+  end
+  return res
+end
+
+function M.report(res)
+  local rows = {}
+  for _, c in ipairs(res.classes) do
+    local l = scenario.lat_cells(c.latency)
+    rows[#rows + 1] = { c.name, c.dscp, c.rate_pps, c.tx_pps, c.sent, c.received, c.loss_pct, c.reordered,
+                        l[1], l[2], l[3], l[4], l[5] }
+  end
+  return ("qos results (%d-byte frames, %.2f s)\n"):format(res.size, res.seconds) .. scenario.table({ "class",
+    "dscp", "rate_pps", "sent_pps", "sent", "received", "loss_%", "reordered", "lat_min_us", "lat_avg_us",
+    "lat_p50_us", "lat_p99_us", "lat_max_us" }, rows)
+end
+
+return M

@@ -1,0 +1,147 @@
+-- rfc2544.lua - RFC 2544 benchmarks against a device under test: throughput
+-- (binary search per frame size), latency at that throughput, frame loss
+-- rate (100 % of the top rate down in steps) and back-to-back bursts.
+--
+--   surge run --vdev ... rfc2544 --tx 0 --rx 1 --gateway 10.0.0.1 --sizes 64,512
+--   require "surge.scenario.rfc2544".run{ tx = 0, rx = 1, sizes = "64,512" }
+--
+-- Every trial has a fixed length (--trial), counts loss after --settle
+-- seconds of receiving with the sender stopped, and answers the DUT's
+-- ARP/NDP while it runs. Results come back per frame size as data.
+local surge = require "surge"
+local scenario = require "surge.scenario"
+local search = require "surge.scenario.search"
+
+local M = { name = "rfc2544",
+            description = "RFC 2544: throughput, latency, frame loss rate and back-to-back per frame size" }
+
+function M.options(p)
+  scenario.dut_options(p)
+  p:option("--sizes", "frame sizes in bytes, FCS included", "64,128,256,512,1024,1280,1518")
+  p:option("--tests", "which tests: throughput, latency, loss, b2b", "throughput,latency,loss,b2b")
+  p:option("--max-rate", "top of the search (pps, 1mpps, 1gbit, or % of line rate)", "100%")
+  p:option("--min-rate", "bottom of the search", "0")
+  p:option("--trial", "trial length in seconds", 2, "number")
+  p:option("--settle", "seconds to keep receiving after a trial before counting loss", 0.5, "number")
+  p:option("--tolerance", "loss tolerated in a passing trial, percent", 0, "number")
+  p:option("--resolution", "stop the search when the bracket is narrower than this, % of max rate", 1, "number")
+  p:option("--max-trials", "trials per throughput search", 16, "integer")
+  p:option("--flows", "UDP flows (source ports) in the test traffic", 1, "integer")
+  p:option("--latency-trial", "seconds of the latency trial at the throughput", 2, "number")
+  p:option("--probes", "latency probes per second in the latency trial", 1000, "number")
+  p:option("--loss-step", "frame loss rate: step in % of max rate", 10, "number")
+  p:option("--b2b-max", "back-to-back: longest burst tried (frames)", 10000, "integer")
+  p:option("--b2b-trials", "back-to-back: trials in its search", 12, "integer")
+  p:flag("--confirm", "after the search, a trial at T (must pass) and one at 1.2 T")
+end
+
+local function want(list, name) return (("," .. list .. ","):find("," .. name .. ",", 1, true)) ~= nil end
+
+local function fmt_rate(pps) return ("%.4g kpps"):format(pps / 1e3) end
+
+function M.run(opts)
+  opts = scenario.defaults("rfc2544", M, opts)
+  local s = scenario.session(opts)
+  local sizes = scenario.sizes(opts.sizes)
+  for _, size in ipairs(sizes) do s:check_size(size, "--sizes:") end
+  opts.tests = opts.tests:gsub("%s", "")
+  for w in opts.tests:gmatch("[^,]+") do
+    if not want("throughput,latency,loss,b2b", w) then
+      error(("rfc2544: --tests: unknown test '%s' (throughput, latency, loss, b2b)"):format(w), 0)
+    end
+  end
+  local mac = s:resolve()
+  scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s via %s", s.tx.id, s.rx.id, s.src, s.dst, mac)
+  -- learning (RFC 2544 section 23): a short low-rate trial so the DUT has
+  -- resolved surge's addresses before anything is measured
+  s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
+  local results = { scenario = "rfc2544", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
+                    dst_mac = mac, trial_s = opts.trial, tolerance_pct = opts.tolerance, sizes = {} }
+  for _, size in ipairs(sizes) do
+    local line = s:line_pps(size)
+    local hi = scenario.pps(opts.max_rate, size, line, "--max-rate")
+    local lo = scenario.pps(opts.min_rate, size, line, "--min-rate")
+    local r = { size = size, max_rate_pps = hi, line_pps = line }
+    results.sizes[#results.sizes + 1] = r
+    local function trial(rate, what, extra)
+      local t = { size = size, rate = rate, duration = opts.trial, settle = opts.settle, flows = opts.flows,
+                  what = what }
+      for k, v in pairs(extra or {}) do t[k] = v end
+      return s:trial(t)
+    end
+    local T = hi
+    if want(opts.tests, "throughput") then
+      local n = 0
+      local found = search.throughput{ lo = lo, hi = hi, resolution = hi * opts.resolution / 100,
+        max_trials = opts.max_trials, tolerance = opts.tolerance, trial = function(rate)
+          n = n + 1
+          local t = trial(rate, ("throughput trial %d at %d bytes"):format(n, size))
+          local short = t.tx_pps < rate * 0.95
+          scenario.progress("  %5d B  throughput trial %2d  offered %s  sent %d  received %d  loss %.3f %%%s",
+            size, n, fmt_rate(rate), t.sent, t.received, t.loss_pct,
+            short and ("  (surge sent only " .. fmt_rate(t.tx_pps) .. ")") or "")
+          return t.loss_pct, { sent = t.sent, received = t.received, tx_pps = t.tx_pps, reordered = t.reordered }
+        end }
+      -- T is what the passing trial really sent: where surge could not offer
+      -- the searched rate (its own limit, preemption, a DUT that pushes back
+      -- on the sender), the rate it did offer is the one shown to pass
+      T = found.rate
+      for _, tr in ipairs(found.trials) do
+        if tr.pass and tr.rate == found.rate then T = math.floor(math.min(found.rate, tr.extra.tx_pps)) end
+      end
+      r.throughput = { pps = T, searched_pps = found.rate, l1_mbps = T * (size + 20) * 8 / 1e6, line_pct = line > 0 and T * 100 / line or nil,
+                       converged = found.converged, trials = found.trials }
+      if opts.confirm and T > 0 then
+        local a = trial(T, "the confirmation trial at T")
+        local b = trial(T * 1.2, "the trial at 1.2 T")
+        r.throughput.confirm = { at_T = { loss_pct = a.loss_pct, sent = a.sent, received = a.received },
+                                 at_1_2T = { loss_pct = b.loss_pct, sent = b.sent, received = b.received } }
+        scenario.progress("  %5d B  confirmation: at T loss %.3f %%, at 1.2 T loss %.3f %%", size, a.loss_pct,
+          b.loss_pct)
+      end
+    end
+    if want(opts.tests, "latency") and T > 0 then
+      local every = math.max(1, math.floor(T / opts.probes))
+      local t = trial(T, "the latency trial", { duration = opts.latency_trial, probe_every = every })
+      local l = t.classes[1].latency
+      r.latency = { rate_pps = T, probes = l.probes, min_ns = l.min_ns, mean_ns = l.mean_ns, p50_ns = l.p50_ns,
+                    p99_ns = l.p99_ns, max_ns = l.max_ns, loss_pct = t.loss_pct }
+      scenario.progress("  %5d B  latency at %s: %s", size, fmt_rate(T), surge.latency.format(l))
+    end
+    if want(opts.tests, "loss") then
+      r.loss = search.loss_curve{ hi = hi, step_pct = opts.loss_step, trial = function(rate)
+        local t = trial(rate, "a frame loss trial")
+        scenario.progress("  %5d B  frame loss at %s: %.3f %%", size, fmt_rate(rate), t.loss_pct)
+        return t.loss_pct, { sent = t.sent, received = t.received }
+      end }
+    end
+    if want(opts.tests, "b2b") then
+      local b = search.back_to_back{ lo = 1, hi = opts.b2b_max, max_trials = opts.b2b_trials,
+        resolution = math.max(1, math.floor(opts.b2b_max / 1000)), trial = function(n)
+          local t = s:trial{ size = size, count = n, settle = opts.settle, flows = opts.flows,
+                             what = "a back-to-back trial" }
+          scenario.progress("  %5d B  back-to-back %d frames: lost %d", size, n, t.lost)
+          return t.lost
+        end }
+      r.back_to_back = b
+    end
+  end
+  return results
+end
+
+function M.report(res)
+  local rows = {}
+  for _, r in ipairs(res.sizes) do
+    local t, l = r.throughput, r.latency
+    local lat = scenario.lat_cells(l)
+    local loss100 = r.loss and r.loss[1] and r.loss[1].loss_pct or nil
+    rows[#rows + 1] = { r.size, t and t.pps or "-", t and t.l1_mbps or "-", t and t.line_pct or "-",
+                        lat[1], lat[2], lat[3], lat[4], lat[5], loss100 or "-",
+                        r.back_to_back and r.back_to_back.frames or "-" }
+  end
+  return "rfc2544 results (loss tolerance " .. res.tolerance_pct .. " %, trials of " .. res.trial_s .. " s)\n"
+    .. scenario.table({ "size", "tput_pps", "L1_Mbit/s", "line_%", "lat_min_us", "lat_avg_us", "lat_p50_us",
+                        "lat_p99_us", "lat_max_us", "loss@100%", "b2b_frames" }, rows)
+end
+
+return M

@@ -1,0 +1,169 @@
+#!/bin/bash
+# test_scn_ring.sh - every scenario by name on a net_ring loopback, a perfect
+# DUT: rfc2544 passes at the offered maximum with no loss, load-latency,
+# flood (IMIX shares), qos (per-class rates) and replay count every frame
+# back; a user scenario runs from SURGE_PATH / --path; a script runs two
+# scenarios from Lua; bad input fails in one line.
+. "$(dirname "$0")/lib.sh"
+
+RING=(--no-huge --stats-interval 0 --vdev net_ring0)
+num() { printf '%s\n' "$OUT" | awk -v k="$1" -v c="$2" '$1 == k { v = $c } END { print v }'; }  # last row: the table
+
+echo "# surge scenarios lists the built-in ones"
+run_surge 20 scenarios
+check "scenarios exits 0" 0 "$RC"
+for s in rfc2544 load-latency flood qos replay; do check_match "lists $s" "^$s +[A-Za-z]" "$OUT"; done
+
+echo "# surge run rfc2544 --help: its options, without starting DPDK"
+run_surge 20 run rfc2544 --help
+check "help exits 0" 0 "$RC"
+check_match "help names --sizes and its default" "--sizes .*64,128,256,512,1024,1280,1518" "$OUT"
+check_nomatch "no EAL start-up for --help" "EAL" "$ERR"
+
+echo "# rfc2544 on the loopback: every test, two sizes"
+run_surge 120 run "${RING[@]}" rfc2544 --sizes 64,1518 --max-rate 20kpps --trial 0.3 --settle 0.05 \
+  --latency-trial 0.3 --loss-step 50 --b2b-max 3000 --b2b-trials 3
+check "rfc2544 exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+for size in 64 1518; do
+  check_match "$size B: the first trial, at the maximum, loses nothing" \
+    "^ +$size B  throughput trial  1  offered 20 kpps .* loss 0.000 %" "$OUT"
+  check_nomatch "$size B: no second throughput trial (nothing to search)" "^ +$size B  throughput trial  2" "$OUT"
+  t=$(num "$size" 2)
+  # T is what that trial really sent: near 20 kpps on an idle machine, less
+  # when the sender was preempted (measured, so not checked tightly here)
+  check_true "$size B: throughput $t pps was measured" "T = $t" lt 0 "${t:-0}"
+  check_true "$size B: throughput $t pps is not above the offer" "T = $t" lt "${t:-1e9}" 20000.5
+  check "$size B: frame loss at 100 % is 0" 0 "$(num "$size" 10)"
+  check "$size B: back-to-back: the longest burst (3000) arrives whole" 3000 "$(num "$size" 11)"
+  check_match "$size B: latency probes all back" "^ +$size B  latency at .* probes [0-9]+ lost 0 dup 0 reordered 0" "$OUT"
+  check_match "$size B: frame loss trials at 100 and 50 %" "^ +$size B  frame loss at 10 kpps: 0.000 %" "$OUT"
+done
+check "port 0 summary: RX = TX" "$(summary_count "$OUT" 0 TX)" "$(summary_count "$OUT" 0 RX)"
+check_pools "rfc2544"
+
+echo "# load-latency: two rates, no loss, latency per rate"
+run_surge 60 run "${RING[@]}" load-latency --rates 5kpps,10kpps --trial 0.3 --settle 0.05 --size 128
+check "load-latency exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+for r in 5000 10000; do
+  row=$(printf '%s\n' "$OUT" | awk -v r="$r" '$1 == r')
+  check_true "$r pps: sent = received, loss 0, latency columns filled" "$row" \
+    awk -v l="$row" 'BEGIN { split(l, a); exit !(a[3] > 0 && a[3] == a[4] && a[5] == 0 && a[7] > 0 && a[10] >= a[6]) }'
+done
+check_pools "load-latency"
+
+echo "# VLAN-tagged and IPv6 test traffic: views find the headers behind the tag / IPv6"
+run_surge 60 run "${RING[@]}" load-latency --vlan 100 --size 68 --rates 5kpps --trial 0.2 --settle 0.05
+check "VLAN load-latency exits 0" 0 "$RC"
+check_match "VLAN: every frame and probe back" "^  offered 5 kpps  sent ([0-9]+)  received \1  loss 0.000 %  probes [1-9][0-9]* lost 0" "$OUT"
+run_surge 60 run "${RING[@]}" load-latency --src 2001:db8::2 --dst 2001:db8:1::2 --size 84 --rates 5kpps \
+  --trial 0.2 --settle 0.05
+check "IPv6 load-latency exits 0" 0 "$RC"
+check_match "IPv6: every frame and probe back" "^  offered 5 kpps  sent ([0-9]+)  received \1  loss 0.000 %  probes [1-9][0-9]* lost 0" "$OUT"
+
+echo "# flood: IMIX, 64 flows per size, as fast as surge can"
+run_surge 60 run "${RING[@]}" flood --sizes imix --flows 64 --trial 0.3 --settle 0.05
+check "flood exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+s64=$(num 64 2) s570=$(num 570 2) s1518=$(num 1518 2)
+check "flood: every frame back" "$(num all 2)" "$(num all 3)"
+check "flood: no reordering on a ring" 0 "$(num all 5)"
+check_true "IMIX shares 7:4:1 (sent $s64 : $s570 : $s1518)" "shares" awk -v a="${s64:-0}" -v b="${s570:-0}" \
+  -v c="${s1518:-1}" 'BEGIN { exit !(a / c > 6.5 && a / c < 7.5 && b / c > 3.5 && b / c < 4.5) }'
+check "flood summary: RX = TX" "$(summary_count "$OUT" 0 TX)" "$(summary_count "$OUT" 0 RX)"
+check_pools "flood"
+
+echo "# qos: two classes with their own rates and marks"
+run_surge 60 run "${RING[@]}" qos --classes ef:46:5kpps,be:0:15kpps --trial 0.4 --settle 0.05
+check "qos exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+ef=$(num ef 5) be=$(num be 5)
+check_true "qos: class rates 1:3 (sent $ef : $be)" "ratio" awk -v a="${ef:-0}" -v b="${be:-0}" \
+  'BEGIN { exit !(a > 0 && b / a > 2.8 && b / a < 3.2) }'
+check "qos: ef all back" "$ef" "$(num ef 6)"
+check "qos: be all back" "$be" "$(num be 6)"
+check_match "qos: per-class latency" "^ +ef +dscp 46 .* probes [1-9][0-9]* lost 0" "$OUT"
+check_pools "qos"
+
+echo "# replay: a pcap of 200 frames, 1 ms apart, twice, at its own timing"
+python3 - "$TMP/in.pcap" <<'EOF'
+import struct, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i in range(200):
+        size = 60 + (i % 5) * 100
+        frame = bytes.fromhex("020000000002020000000001") + b"\x08\x00" + bytes(size - 14)
+        t = i * 1000
+        f.write(struct.pack("<IIII", t // 1000000, t % 1000000, size, size) + frame)
+EOF
+run_surge 60 run "${RING[@]}" replay --file "$TMP/in.pcap" --loop 2 --settle 0.05
+check "replay exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+row=$(printf '%s\n' "$OUT" | grep -E "in.pcap +2 +")
+read -r _ _ sent recv _ sbytes rbytes secs <<<"$row"
+check "replay: sent 400" 400 "$sent"
+check "replay: 400 came back" 400 "$recv"
+check "replay: bytes back = bytes sent" "$sbytes" "$rbytes"
+check_true "replay: original timing, 2 x 0.2 s (took $secs s)" "$row" awk -v s="${secs:-0}" 'BEGIN { exit !(s > 0.3 && s < 1.5) }'
+check_pools "replay"
+
+echo "# a user scenario from SURGE_PATH and from --path"
+doc=$(awk '/<!-- sweep.lua begin -->/ { on = 1; next } /<!-- sweep.lua end -->/ { on = 0 } on && !/^```/' \
+  "$SURGE_SRC/docs/scenarios.md")
+check "docs/scenarios.md shows examples/scenarios/sweep.lua as it is" "$(cat "$SURGE_SRC/examples/scenarios/sweep.lua")" "$doc"
+SURGE_PATH=$SURGE_SRC/examples/scenarios run_surge 20 scenarios
+check_match "SURGE_PATH: sweep listed with its folder" "^sweep +one trial per frame size.*examples/scenarios" "$OUT"
+SURGE_PATH=$SURGE_SRC/examples/scenarios run_surge 60 run "${RING[@]}" sweep --sizes 64,256 --rate 5kpps --trial 0.2
+check "sweep by name from SURGE_PATH exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+check_match "sweep: 256 B row, nothing lost" "^ +256 +([0-9]+) +\1 +0$" "$OUT"
+run_surge 60 run --path "$SURGE_SRC/examples/scenarios" "${RING[@]}" sweep --sizes 128 --rate 5kpps --trial 0.2
+check "sweep by name from --path exits 0" 0 "$RC"
+check_match "sweep: 128 B row" "^ +128 +([0-9]+) +\1 +0$" "$OUT"
+
+echo "# a script runs two scenarios from Lua and compares them"
+run_surge 60 run "${RING[@]}" "$SURGE_SRC/examples/scenarios/compare.lua" --max-rate 20kpps
+check "compare.lua exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+check_match "compare: both results in one line" "^compare: throughput 64 B [0-9]+ pps, 1518 B [0-9]+ pps; at [0-9]+ pps: loss 0.000 %" "$OUT"
+check_pools "compare.lua"
+
+echo "# results from Lua are plain data, for JSON/CSV writers"
+run_surge 60 run "${RING[@]}" "$E2E_DIR/scripts/scn_results.lua"
+check "scn_results.lua exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+for s in rfc2544 load_latency flood qos; do check_match "$s: plain data" "^results: $s plain data" "$OUT"; done
+check_pools "four scenarios in one run (pools reused)"
+
+echo "# bad input"
+run_surge 20 run "${RING[@]}" rfc2544x
+check "unknown scenario: exit 2" 2 "$RC"
+check_match "unknown scenario: one line naming the known ones" \
+  "^surge: no script or scenario named 'rfc2544x' \(scenarios: rfc2544, load-latency, flood, qos, replay" "$ERR"
+check_nomatch "unknown scenario: fails before EAL starts" "EAL" "$ERR"
+run_surge 20 run "${RING[@]}" rfc2544 --tx 5
+check_user_error "nonexistent port"
+check_match "nonexistent port: named" "^port 5 does not exist \(1 port" "$ERR"
+run_surge 20 run "${RING[@]}" rfc2544 --sizes 64,9000
+check_user_error "frame size above the MTU"
+check_match "above the MTU: names the size and the limit" "^--sizes: 9000 is above the MTU: port 0 takes frames up to 1518 bytes" "$ERR"
+run_surge 20 run "${RING[@]}" rfc2544 --sizes 40
+check_user_error "frame size below the headers"
+check_match "below the headers: named" "^--sizes: 40 is below 64" "$ERR"
+run_surge 20 run "${RING[@]}" rfc2544 --bogus 1
+check_user_error "unknown option"
+check_match "unknown option: named" "rfc2544: unknown option '--bogus'" "$ERR"
+run_surge 20 run "${RING[@]}" qos --classes ef:99:1kpps,be:0:1kpps
+check_user_error "bad qos class"
+check_match "bad qos class: named" "qos: --classes: 'ef:99:1kpps' is not NAME:DSCP:RATE" "$ERR"
+run_surge 20 run "${RING[@]}" rfc2544 --src 10.0.0.300
+check_user_error "bad address"
+check_match "bad address: one line naming the option" "^surge.dut.session: src: '10.0.0.300' is not an IPv4 address$" "$ERR"
+run_surge 20 run "${RING[@]}" replay
+check_user_error "replay without a file"
+run_surge 30 run "${RING[@]}" --duration 0.3 rfc2544 --sizes 64 --max-rate 5kpps --trial 2
+check_user_error "a run cut by --duration stops the scenario"
+check_match "cut run: says so" "the run was stopped during" "$ERR"
+check_pools "cut run"
+finish

@@ -1,0 +1,226 @@
+-- surge.dut toolkit without a DUT: received-packet views (VLAN-aware, field
+-- access by name), per-flow counters (loss, reordering with 16-bit wrap),
+-- ARP/NDP answers checked byte by byte with an independent checksum, and a
+-- trial and a resolve through the net_ring loopback (port 0 of `surge test`).
+local ffi = require "ffi"
+local surge = require "surge"
+local view = require "surge.dut.view"
+local counters = require "surge.dut.counters"
+local neigh = require "surge.dut.neigh"
+
+local T = {}
+
+local function bytes_of(s)
+  local b = ffi.new("uint8_t[?]", #s)
+  ffi.copy(b, s, #s)
+  return b, #s
+end
+
+local function hex(s) return (s:gsub("%s", ""):gsub("..", function(h) return string.char(tonumber(h, 16)) end)) end
+
+function T.view_parses_untagged_and_tagged()
+  local v = view.new()
+  local sport, dport, ttl, src = view.field("udp.sport"), view.field("udp.dport"), view.field("ip4.ttl"),
+    view.field("ip4.src")
+  local vid = view.field("vlan.id")
+  for _, tag in ipairs({ false, 100 }) do
+    local t = surge.proto.udp{ src = "10.1.2.3", dst = "10.0.0.9", sport = 4321, dport = 53, ttl = 17,
+                               vlan = tag or nil, size = 80 }
+    local p, len = bytes_of(t.bytes)
+    assert(view.parse(v, p, len), "parsed")
+    assert(v.ethertype == 0x0800 and v.proto == 17, "IPv4/UDP")
+    assert(v.l3 == (tag and 18 or 14) and v.l4 == v.l3 + 20, ("offsets %d %d"):format(v.l3, v.l4))
+    assert(v.l4 == t.l4, "l4 matches the template's")
+    assert(sport(v, p) == 4321 and dport(v, p) == 53 and ttl(v, p) == 17, "fields by name")
+    assert(src(v, p) == 0x0a010203, "ip4.src")
+    assert(v.vlan == (tag or -1), "vlan id " .. v.vlan)
+    assert((vid(v, p)) == (tag or nil), "vlan.id field")
+    assert(view.field("tcp.sport")(v, p) == nil, "no TCP header: nil")
+    assert(view.field("ip6.hlim")(v, p) == nil, "no IPv6 header: nil")
+  end
+  local t6 = surge.proto.udp{ src = "2001:db8::1", dst = "2001:db8::2", sport = 7, dport = 9, size = 90, hlim = 5 }
+  local p, len = bytes_of(t6.bytes)
+  view.parse(v, p, len)
+  assert(v.ethertype == 0x86dd and v.proto == 17 and v.l4 == 54, "IPv6/UDP")
+  assert(view.field("ip6.hlim")(v, p) == 5 and sport(v, p) == 7, "IPv6 fields")
+  assert(not view.parse(v, p, 10), "10 bytes: no Ethernet header")
+  view.parse(v, p, 30)
+  assert(v.l4 == -1 and v.proto == -1 and sport(v, p) == nil, "truncated: no L3/L4")
+end
+
+function T.view_field_errors()
+  local ok, e = pcall(view.field, "udp.nope")
+  assert(not ok and tostring(e):find("udp has no field 'nope' %(dport, sport%)"), tostring(e))
+  ok, e = pcall(view.field, "foo")
+  assert(not ok and tostring(e):find("give PROTOCOL.FIELD"), tostring(e))
+end
+
+-- Frames of flow f with sequence s as the tagger writes them.
+function T.counters_loss_and_reordering()
+  local t = surge.proto.udp{ size = 60, dport = 3842 }
+  local pool = surge.pool{ template = t, size = 255, cache = 0 }
+  local b = pool:burst(8)
+  local tag = counters.tagger{ l4 = t.l4, flows = 3, sport0 = 2000 }
+  local rx = counters.receiver{ flows = 3, sport0 = 2000, dport = 3842 }
+  local v = view.new()
+  local kept = {}
+  for _ = 1, 4 do
+    b:alloc(6)
+    tag:tag(b)
+    tag:sent(5)                           -- the sixth "did not leave"
+    for i = 0, 4 do kept[#kept + 1] = b:bytes(i) end
+    b:free()
+  end
+  assert(tag.total == 20 and tag:flow(0) + tag:flow(1) + tag:flow(2) == 20, "sent per flow")
+  -- the UDP checksum stays valid after the rewrites
+  local p0 = bytes_of(kept[7])
+  local sum = require("surge.proto.checksum")
+  local pseudo = require("surge.proto.ip4").pseudo_sum(0x0a000001, 0x0a000002, 17, 26)
+  assert(sum.sum(p0 + 34, 26, pseudo) == 0xffff, "UDP checksum valid")
+  -- deliver: drop packet 3, swap packets 10 and 13 (same flow, seq 3 and 4)
+  kept[10], kept[13] = kept[13], kept[10]
+  for i, s in ipairs(kept) do
+    if i ~= 3 then
+      local p, len = bytes_of(s)
+      view.parse(v, p, len)
+      assert(rx:count(p, v), "test traffic recognised")
+    end
+  end
+  assert(rx.total == 19, "19 received")
+  local r0 = select(1, rx:flow(0)) + select(1, rx:flow(1)) + select(1, rx:flow(2))
+  assert(r0 == 19, "per flow sums to the total")
+  assert(rx.reordered == 1, "one reordered, got " .. rx.reordered)
+  -- other traffic is not counted
+  local other = surge.proto.udp{ size = 60, dport = 53, sport = 2000 }
+  local p, len = bytes_of(other.bytes)
+  view.parse(v, p, len)
+  assert(not rx:count(p, v) and rx.total == 19, "other port: not ours")
+end
+
+function T.counters_seq_wraps()
+  local rx = counters.receiver{ flows = 1, sport0 = 1000, dport = 1 }
+  local v = { proto = 17, l4 = 0, len = 10 }
+  local p = ffi.new("uint8_t[10]")
+  local function deliver(s)
+    p[0], p[1], p[2], p[3] = 1000 / 256, 1000 % 256, 0, 1
+    p[8], p[9] = math.floor(s / 256), s % 256
+    assert(rx:count(p, v))
+  end
+  for s = 65530, 65535 do deliver(s) end
+  for s = 0, 5 do deliver(s) end        -- wrapped: in order
+  deliver(65534)                         -- late
+  assert(rx.total == 13 and rx.reordered == 1, "wrap is not reordering; a late one is")
+end
+
+-- An ARP request for our address gets a reply with the right bytes; a
+-- neighbour solicitation gets an advertisement with a valid checksum.
+function T.responder_answers()
+  local port = surge.port(0, { rxq = 1, txq = 1, clones = true })   -- net_ring0: what we send comes back
+  local pool = surge.pool{ size = 255 }
+  local n = neigh.new({ { rxq = port:rxq(0), txq = port:txq(0), mac = "02:00:00:00:00:0a", ip4 = "10.9.0.2",
+                          ip6 = "2001:db8:9::2" } }, pool)
+  local v = view.new()
+  local req = surge.proto.arp{ op = "request", sha = "02:00:00:00:00:bb", spa = "10.9.0.1", tpa = "10.9.0.2" }
+  local p, len = bytes_of(req.bytes)
+  view.parse(v, p, len)
+  assert(n:handle(1, p, len, v) and n.answered == 1, "answered")
+  local other = surge.proto.arp{ op = "request", sha = "02:00:00:00:00:bb", spa = "10.9.0.1", tpa = "10.9.0.3" }
+  p, len = bytes_of(other.bytes)
+  view.parse(v, p, len)
+  assert(n:handle(1, p, len, v) and n.answered == 1, "not ours: no answer")
+  local b = pool:burst(8)
+  local got = port:rxq(0):recv(b)
+  assert(got == 1, "one reply looped back, got " .. got)
+  local want = hex [[0200000000bb 02000000000a 0806 0001 0800 06 04 0002 02000000000a 0a090002
+                     0200000000bb 0a090001]]
+  assert(b:bytes(0):sub(1, #want) == want, "ARP reply bytes: " .. require("surge.proto.decode").hex(b:bytes(0)))
+  b:free()
+  -- a tagged request (VLAN 7, PCP 5) is answered with the same tag
+  local tagged = surge.proto.arp{ op = "request", sha = "02:00:00:00:00:bb", spa = "10.9.0.1", tpa = "10.9.0.2",
+                                  vlan = { id = 7, pcp = 5 } }
+  p, len = bytes_of(tagged.bytes)
+  view.parse(v, p, len)
+  assert(n:handle(1, p, len, v) and n.answered == 2, "tagged request answered")
+  assert(port:rxq(0):recv(b) == 1, "tagged reply looped back")
+  local tr = b:bytes(0)
+  assert(tr:sub(13, 16) == hex("8100a007") and tr:sub(17, 18) == hex("0806"), "802.1Q tag kept: "
+    .. require("surge.proto.decode").hex(tr:sub(1, 20)))
+  assert(tr:sub(19, 19 + 27) == hex([[0001 0800 06 04 0002 02000000000a 0a090002 0200000000bb 0a090001]]),
+    "ARP reply after the tag")
+  b:free()
+  n.answered = 1
+  -- neighbour solicitation from 2001:db8:9::1 for our address
+  local ns = ffi.new("uint8_t[86]")
+  ffi.copy(ns, hex("3333ff000002 0200000000bb 86dd"), 14)
+  require("surge.proto.ip6").write(ns + 14, require("surge.proto.ip6").addr("2001:db8:9::1"),
+    require("surge.proto.ip6").addr("ff02::1:ff00:2"), 58, 32, 255)
+  ns[54] = 135
+  ffi.copy(ns + 62, require("surge.proto.ip6").addr("2001:db8:9::2"), 16)
+  view.parse(v, ns, 86)
+  assert(n:handle(1, ns, 86, v) and n.answered == 2, "NS answered")
+  assert(port:rxq(0):recv(b) == 1, "NA looped back")
+  local a = b.data[0]
+  assert(a[54] == 136 and a[58] == 0x60, "NA, solicited + override")
+  assert(ffi.string(a, 6) == hex("0200000000bb"), "to the solicitor's MAC")
+  assert(require("surge.proto.ip6").addr_text(a + 38) == "2001:db8:9::1", "to the solicitor")
+  assert(require("surge.proto.ip6").addr_text(a + 62) == "2001:db8:9::2", "target")
+  assert(a[78] == 2 and a[79] == 1 and ffi.string(a + 80, 6) == hex("02000000000a"), "target link-layer option")
+  -- independent checksum over pseudo header + ICMPv6
+  local s = 0
+  for i = 22, 52, 2 do s = s + a[i] * 256 + a[i + 1] end
+  s = s + 58 + 32
+  for i = 54, 84, 2 do s = s + a[i] * 256 + a[i + 1] end
+  while s > 0xffff do s = s % 65536 + math.floor(s / 65536) end
+  assert(s == 0xffff, ("ICMPv6 checksum: sum %04x"):format(s))
+  b:free()
+  local info = pool:info()
+  assert(info.avail == info.size, "pool full again")
+end
+
+-- The per-packet loops (tag, parse, count) compile to traces: no
+-- allocation, closure or NYI call in them.
+function T.hot_loops_compile()
+  local jutil = require "jit.util"
+  local done, aborted = {}, {}
+  local starts = {}
+  local ok_vmdef, vmdef = pcall(require, "jit.vmdef")         -- for readable abort reasons, if installed
+  local traceerr = ok_vmdef and vmdef.traceerr or {}
+  local function on_trace(what, tr, func, pc, otr, oex)
+    if what == "start" then
+      local src = jutil.funcinfo(func, pc).source or ""
+      starts[tr] = src:match("dut/(%w+)%.lua$") or (src:match("test_dut%.lua$") and "receive loop") or false
+    elseif what == "stop" and starts[tr] then
+      done[starts[tr]] = true
+    elseif what == "abort" and starts[tr] then
+      local e = traceerr[otr] or tostring(otr)
+      if type(oex) == "number" then e = e:gsub("%%d", oex) end
+      aborted[#aborted + 1] = ("%s:%d: %s"):format(starts[tr], jutil.funcinfo(func, pc).currentline or 0, e)
+    end
+  end
+  local t = surge.proto.udp{ size = 60, dport = 3842 }
+  local pool = surge.pool{ template = t, size = 255, cache = 0 }
+  local b = pool:burst(32)
+  local tag = counters.tagger{ l4 = t.l4, flows = 64, sport0 = 1024 }
+  local rx = counters.receiver{ flows = 64, sport0 = 1024, dport = 3842 }
+  local v = view.new()
+  jit.flush()
+  jit.attach(on_trace, "trace")
+  for _ = 1, 300 do
+    b:alloc()
+    tag:tag(b)
+    tag:sent(b.n)
+    for i = 0, b.n - 1 do
+      if view.parse(v, b.data[i], b.len[i]) then rx:count(b.data[i], v) end
+    end
+    b:free()
+  end
+  jit.attach(on_trace)
+  assert(rx.total == 9600 and tag.total == 9600 and rx.reordered == 0, "counted " .. rx.total)
+  -- tag() has its own loop; parse() and count() are inlined into the receive loop's trace
+  -- (aborts like "inner loop in root trace" are normal: the loops then get traces of their own)
+  assert(done.counters and done["receive loop"], ("traces completed: tag loop %s, receive "
+    .. "loop %s; aborts: %s"):format(tostring(done.counters), tostring(done["receive loop"]),
+    table.concat(aborted, "; ")))
+end
+
+return T
