@@ -153,9 +153,9 @@ local function script_text(charts, out, png)
   local h = 300 * #charts + 40
   local s = {}
   if png then
-    s[#s + 1] = ("set terminal pngcairo size 1000,%d font 'Sans,10'"):format(h)
+    s[#s + 1] = ("set terminal pngcairo noenhanced size 1000,%d font 'Sans,10'"):format(h)
   else
-    s[#s + 1] = ("set terminal svg size 1000,%d dynamic font 'Sans,10' background rgb 'white'"):format(h)
+    s[#s + 1] = ("set terminal svg noenhanced size 1000,%d dynamic font 'Sans,10' background rgb 'white'"):format(h)
   end
   s[#s + 1] = "set output " .. quote(out)
   s[#s + 1] = "set grid"

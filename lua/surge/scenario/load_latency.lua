@@ -41,6 +41,13 @@ function M.run(opts)
     scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%  %s", rate / 1e3, t.sent,
       t.received, t.loss_pct, surge.latency.format(l))
   end
+  -- one flat row per load: what surge plot reads (docs/results.md)
+  res.rows = {}
+  for _, pt in ipairs(res.points) do
+    local l = pt.latency or {}
+    res.rows[#res.rows + 1] = { load_pps = pt.rate_pps, loss_pct = pt.loss_pct, p50_ns = l.p50_ns,
+      p99_ns = l.p99_ns, p999_ns = l.p999_ns }
+  end
   return res
 end
 

@@ -126,6 +126,15 @@ function M.run(opts)
       r.back_to_back = b
     end
   end
+  -- one flat row per frame size: what surge plot and spreadsheets read
+  -- (docs/results.md)
+  results.rows = {}
+  for _, r in ipairs(results.sizes) do
+    local t, l = r.throughput or {}, r.latency or {}
+    results.rows[#results.rows + 1] = { frame_size = r.size, throughput_pps = t.pps,
+      throughput_mpps = t.pps and t.pps / 1e6, throughput_pct = t.line_pct,
+      p50_ns = l.p50_ns, p99_ns = l.p99_ns, max_ns = l.max_ns }
+  end
   return results
 end
 
