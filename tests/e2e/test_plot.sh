@@ -44,7 +44,7 @@ print(lo, hi)
 PY
 )
 check "plot latency: log-scale x axis labelled at $DECADES" "yes yes" \
-  "$(for d in $DECADES; do grep -Eq "> ?$d</tspan>" "$TMP/lat.svg" && printf yes || printf no; done | sed 's/yesyes/yes yes/')"
+  "$(for d in $DECADES; do grep -Eq "> ?$d</(tspan|text)>" "$TMP/lat.svg" && printf yes || printf no; done | sed 's/yesyes/yes yes/')"
 
 # scenario tables, as RFC 2544 and a load-latency sweep hand them over
 python3 - "$TMP/flood.json" "$TMP/scen.json" <<'PY'
