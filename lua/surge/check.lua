@@ -100,9 +100,11 @@ local function compile(spec)
     else error("surge.check: bad range in spec '" .. spec .. "'", 3) end
   end
   local finite = not range:find("inf", 1, true)   -- inf only where a bound says so
+  local rtext = range:find("..", 1, true) and (" in " .. range) or (range ~= "" and " " .. range:gsub("^(>=?)", "%1 ")) or ""
+  for i, n in ipairs(names) do   -- the range applies to the numeric types
+    if n == "a number" or n == "an integer" then names[i] = n .. rtext end
+  end
   local what = table.concat(names, " or ")
-  if range:find("..", 1, true) then what = what .. " in " .. range
-  elseif range ~= "" then what = what .. " " .. range:gsub("^(>=?)", "%1 ") end
   local function number_ok(v, integer)
     if v ~= v then return false end
     if integer and (v ~= math.floor(v) or v == math.huge or v == -math.huge) then return false end
