@@ -202,11 +202,14 @@ int
 surge_pcap_write(int id, const struct surge_burst *b)
 {
 	struct pcap_pkthdr h;
-	int rc = 0;
-	struct pcap_file *f = reg_get(id, 1, &rc);
+	int rc = burst_check(b);
+	struct pcap_file *f;
 	int64_t ns;
 	uint64_t bytes = 0;
 
+	if (unlikely(rc != 0))
+		return rc;
+	f = reg_get(id, 1, &rc);
 	if (unlikely(f == NULL))
 		return rc;
 	if (b->n == 0)
@@ -397,11 +400,14 @@ gap_after(const struct pcap_file *f, uint64_t i)
 int
 surge_pcap_fill(int id, struct surge_burst *b, uint32_t max)
 {
-	int rc = 0;
-	struct pcap_file *f = reg_get(id, 0, &rc);
+	int rc = burst_check(b);
+	struct pcap_file *f;
 	uint64_t cur, want;
 	uint32_t pass, got;
 
+	if (unlikely(rc != 0))
+		return rc;
+	f = reg_get(id, 0, &rc);
 	if (unlikely(f == NULL))
 		return rc;
 	if (unlikely(b->pool < 0 || pool_get(b->pool) == NULL))

@@ -155,6 +155,10 @@ void queues_release(unsigned lcore);
 int port_open_default(uint16_t port);
 void port_print_devices(void);
 
+/* burst.c: every entry point taking a burst from Lua calls this first, so
+ * no count or pool id in it is trusted: 0, or -EINVAL with the reason */
+int burst_check(const struct surge_burst *b);
+
 /* pool.c */
 struct pool_state *pool_get(int id);
 int pools_check_and_free(void);
