@@ -77,6 +77,11 @@ main(int argc, char **argv)
 		rt_destroy();
 		return rc;
 	}
+	/* the script's options are checked before EAL starts: a bad one exits 2 */
+	if (o.cmd == CMD_RUN && (rc = master_options(o.script, o.script_argc, o.script_argv)) != 0) {
+		rt_destroy();
+		return rc;
+	}
 	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());

@@ -170,6 +170,7 @@ long eal_hugepages_free_mb(const char *meminfo, const char *mounts);
 struct lua_State *vm_new(const char *script);
 int tasks_stop_and_wait(void);
 int master_run(const char *script, int argc, char **argv);
+int master_options(const char *script, int argc, char **argv);
 
 /* rate.c */
 double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);

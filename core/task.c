@@ -262,11 +262,10 @@ tasks_stop_and_wait(void)
 	return failed;
 }
 
-int
-master_run(const char *script, int argc, char **argv)
+static int
+master_call(const char *cmd, const char *script, int argc, char **argv)
 {
 	lua_State *L = vm_new(script);
-	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : rt()->opts.cmd == CMD_SHOW ? "show" : "run";
 	int rc;
 
 	if (L == NULL) {
@@ -298,4 +297,20 @@ master_run(const char *script, int argc, char **argv)
 		rc = 1;
 	lua_close(L);
 	return rc;
+}
+
+int
+master_run(const char *script, int argc, char **argv)
+{
+	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : rt()->opts.cmd == CMD_SHOW ? "show" : "run";
+
+	return master_call(cmd, script, argc, argv);
+}
+
+/* Before EAL starts: loads the script and parses its options in a VM of its
+ * own, so a bad script option exits 2 at once (master.lua "options"). */
+int
+master_options(const char *script, int argc, char **argv)
+{
+	return master_call("options", script, argc, argv);
 }

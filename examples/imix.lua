@@ -19,14 +19,14 @@ function configure(p)
   p:option("--port", "port number or device name", "0")
   p:option("--sizes", "imix, a size (128), a uniform range (60-1514) or weights (60:7,566:4,1514:1)", "imix")
   p:option("--max", "largest frame allowed, bytes without FCS (more for jumbo frames, up to the data room)",
-           1514, "integer")
-  p:option("--flows", "number of UDP source ports, counting up from --sport", 1, "integer")
-  p:option("--burst", "packets per burst (1..256)", 32, "integer")
-  p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer")
+           1514, "integer 14..65535")
+  p:option("--flows", "number of UDP source ports, counting up from --sport", 1, "integer 1..65536")
+  p:option("--burst", "packets per burst (1..256)", 32, "integer 1..256")
+  p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer >=0")
   p:option("--src", "IPv4 source address", "10.0.0.1")
   p:option("--dst", "IPv4 destination address", "10.0.0.2")
-  p:option("--sport", "first UDP source port", 1024, "integer")
-  p:option("--dport", "UDP destination port", 5000, "integer")
+  p:option("--sport", "first UDP source port", 1024, "integer 0..65535")
+  p:option("--dport", "UDP destination port", 5000, "integer 0..65535")
 end
 
 -- --sizes text -> a surge.size spec

@@ -21,10 +21,10 @@ function configure(p)
   p:description("Replays a pcap/pcapng file (default: a generated demo capture) on a port.")
   p:option("--port", "port number or device name", "0")
   p:option("--file", "pcap or pcapng file (Ethernet) to replay; empty: write and replay a demo", "")
-  p:option("--loop", "passes over the file, 0 = until the run ends", 1, "integer")
+  p:option("--loop", "passes over the file, 0 = until the run ends", 1, "integer 0..4294967295")
   p:option("--timing", "fast | original | scale=X (the file's gaps divided by X)", "original")
   p:option("--rate", "a fixed rate instead of the file's timing, e.g. 10kpps or 100mbit", "")
-  p:option("--burst", "packets per burst (1..256)", 32, "integer")
+  p:option("--burst", "packets per burst (1..256)", 32, "integer 1..256")
   p:option("--idle", "how the sender waits for a packet's time: sleep (surge's default) | pause | busy "
     .. "(spin: exact on a core of its own, worse on a shared one)", "sleep")
 end

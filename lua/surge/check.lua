@@ -127,6 +127,13 @@ end
 
 local cache = {}   -- spec text -> compiled check
 
+-- The compiled spec: { test = function(v) -> boolean, what = "an integer in 1..256" }.
+function M.spec(spec)
+  local c = cache[spec]
+  if c == nil then c = compile(spec); cache[spec] = c end
+  return c
+end
+
 -- Checks value against spec; raises at the user's line naming fn and param.
 -- Returns the value, so `x = check.expect(x, ...)` reads naturally.
 function M.expect(value, spec, fn, param)

@@ -10,6 +10,7 @@ local function report(e)
   if getmetatable(e) == surge.TaskFailure then
     return e.msg
   end
+  if getmetatable(e) == require("surge.args").OptionError then return e end   -- exits 2
   local msg = tostring(e)
   -- errors raised with a position (file:line:) get the script's part of the
   -- traceback; usage errors (bad option, missing function) are one line
@@ -59,7 +60,19 @@ local function run(script)
   return type(rc) == "number" and rc or 0
 end
 
+-- `surge run`, before EAL starts: only a bad script option is an error here
+-- (exit 2); anything else the script does wrong is reported by the run.
+local function options(script)
+  local ok, e = pcall(load_script, script)
+  if not ok and getmetatable(e) == require("surge.args").OptionError then
+    io.stderr:write(tostring(e), "\n")
+    return 2
+  end
+  return 0
+end
+
 function M.main(cmd, script, packets)
+  if cmd == "options" then return options(script) end
   local ok, rc = xpcall(function()
     if cmd == "test" then return require("surge.testrun").main(arg) end
     if cmd == "show" then return show(script, tonumber(packets)) end
@@ -67,7 +80,8 @@ function M.main(cmd, script, packets)
   end, report)
   if not ok then
     io.stderr:write(tostring(rc), "\n")
-    return 1
+    -- like surge's own CLI errors, a bad script option exits 2
+    return getmetatable(rc) == require("surge.args").OptionError and 2 or 1
   end
   return rc
 end
