@@ -11,10 +11,11 @@ local function report(e)
     return e.msg
   end
   if getmetatable(e) == require("surge.args").OptionError then return e end   -- exits 2
-  local msg = tostring(e)
+  local trace = require "surge.trace"
+  local msg = trace.message(e)
   -- errors raised with a position (file:line:) get the script's part of the
   -- traceback; usage errors (bad option, missing function) are one line
-  if msg:match("^[^\n]-:%d+: ") then return require("surge.trace").report(msg, 2) end
+  if msg:match("^[^\n]-:%d+: ") then return trace.report(msg) end
   return msg
 end
 
