@@ -55,14 +55,18 @@ local function setup(args)
   return sz, t, f
 end
 
+-- The MTU a port needs for frames of `len` bytes (without FCS); nil keeps
+-- the port's own for standard frames.
+local function mtu_for(len)
+  return len > 1514 and len - 14 or nil
+end
+
 function master(args)
-  if args.count < 0 then error("--count must be 0 (no limit) or more", 0) end
-  if args.flows < 1 then error("--flows must be 1 or more", 0) end
-  local ok, sz = pcall(setup, args)
+  local ok, sz, t = pcall(setup, args)
   if not ok then error((tostring(sz):gsub("^[^\n]-:%d+: ", "")), 0) end
   print(("imix.lua: sizes %s, mean %.1f bytes without FCS, %d flow%s"):format(sz.what, sz:mean(), args.flows,
     args.flows == 1 and "" or "s"))
-  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1 })
+  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1, mtu = mtu_for(t.size) })
   local before = port:stats()
   surge.launch("tx", port:txq(0), args)
   local r = surge.wait()[1]
@@ -80,8 +84,9 @@ end
 
 function tx(q, args)
   local sz, t, f = setup(args)
-  -- jumbo frames (--max above 1514) need mbufs with room for them
-  local pool = surge.pool{ template = t, data_room = t.size > 1664 and t.size or nil }
+  -- jumbo frames (--max above 1514) need mbufs with room for them; shared:
+  -- ports like net_ring hand the mbufs to a receiver that frees them
+  local pool = surge.pool{ template = t, data_room = t.size > 1664 and t.size or nil, shared = true }
   local burst = pool:burst(args.burst)
   local left = args.count > 0 and args.count or -1
   local sent = 0

@@ -68,8 +68,6 @@ local function write_demo(path)
 end
 
 function master(args)
-  if args.loop < 0 then error("--loop must be 0 (forever) or a number of passes", 0) end
-  if args.burst < 1 or args.burst > 256 then error("--burst must be 1..256", 0) end
   if not ({ sleep = 1, pause = 1, busy = 1 })[args.idle] then
     error(("--idle '%s': expected sleep, pause or busy"):format(args.idle), 0)
   end
@@ -87,7 +85,9 @@ function master(args)
   print(("replay: %s: %d packets, %d bytes over %.6f s; %s, %s"):format(file, info.records, info.bytes,
     info.duration, args.rate ~= "" and ("at " .. args.rate) or ("timing " .. timing),
     args.loop == 0 and "looping until the run ends" or (args.loop .. " pass(es)")))
-  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1 })
+  -- jumbo captures need a port MTU that lets their largest frame through
+  local mtu = info.max_len > 1514 and info.max_len - 14 or nil
+  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1, mtu = mtu })
   surge.launch("replay", port:txq(0), r, args)
   local sent = surge.wait()[1]
   print(("replay: sent %d packets"):format(sent))
@@ -99,7 +99,8 @@ function replay(q, r, args)
   surge.idle(args.idle)
   local max_len = r:info().max_len
   -- the default data room holds standard frames; jumbo captures need more
-  local pool = surge.pool{ data_room = max_len > 1518 and max_len or nil }
+  -- (shared: ports like net_ring hand the mbufs to a receiver that frees them)
+  local pool = surge.pool{ data_room = max_len > 1518 and max_len or nil, shared = true }
   local b = pool:burst(args.burst)
   if args.rate ~= "" then q:set_rate(args.rate) else r:pace(q) end
   local sent = 0
