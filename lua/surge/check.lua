@@ -156,7 +156,7 @@ end
 -- opts or an empty table.
 function M.options(opts, known, fn)
   if opts == nil then return {} end
-  M.expect(opts, "table", fn, "options")
+  M.expect(opts, "table", fn, "opts")
   for k in pairs(opts) do
     if not known[k] then
       local names = {}
