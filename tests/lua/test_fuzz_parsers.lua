@@ -14,7 +14,7 @@ local T = {}
 
 local root = package.path:match("([^;]*)/lua/%?%.lua;")
 local SEED = tonumber(os.getenv("SURGE_FUZZ_SEED") or "") or 20261130
-local SECONDS = tonumber(os.getenv("SURGE_FUZZ_SECONDS") or "") or 6
+local SECONDS = tonumber(os.getenv("SURGE_FUZZ_SECONDS") or "") or 4
 local ITERATIONS = 200000
 
 local function corpus(dir)
