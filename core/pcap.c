@@ -37,7 +37,9 @@
 
 #define SNAPLEN_DEFAULT 65535
 #define SNAPLEN_MAX 262144           /* libpcap's own limit */
-#define FRAME_MAX 65535              /* burst.len[] is 16 bit */
+/* the largest record any pool's mbuf holds (data room 65535 less headroom):
+ * a longer one is refused when the file is read, naming the record */
+#define FRAME_MAX (65535 - RTE_PKTMBUF_HEADROOM)
 
 struct pcap_file {
 	char *path;
@@ -282,7 +284,8 @@ load(struct pcap_file *f, pcap_t *p, size_t data_cap)
 					"damaged file)", f->path, rec, pcap_geterr(p));
 		if (h->caplen > FRAME_MAX)
 			return rt_error(-EMSGSIZE, "pcap file '%s': record %" PRIu64 " holds %u bytes, "
-					"above surge's %d-byte frames", f->path, rec, h->caplen, FRAME_MAX);
+					"more than the %d bytes an mbuf of any pool holds", f->path, rec, h->caplen,
+					FRAME_MAX);
 		if (h->caplen < RTE_ETHER_HDR_LEN)
 			return rt_error(-EINVAL, "pcap file '%s': record %" PRIu64 " holds %u bytes, "
 					"less than an Ethernet header", f->path, rec, h->caplen);
