@@ -21,7 +21,7 @@ local M = {}
 
 -- Frames of surge's modules (and of the code surge.flow/surge.size generate).
 function M.is_surge_source(src)
-  return src:find("/lua/surge/", 1, true) ~= nil or src:sub(1, 7) == "=surge." or src == "=[C]"
+  return src:find("/lua/surge/", 1, true) ~= nil or src:sub(1, 7) == "=surge."
 end
 
 -- Raises msg at the user's line: the first Lua frame that is not surge's.
@@ -114,7 +114,7 @@ local function compile(spec)
   end
   local test = function(v)
     local t = type(v)
-    if v == nil then return optional or allow["nil"] == true end
+    if t == "nil" then return optional or allow["nil"] == true end   -- (a NULL cdata is not nil here)
     if t == "number" then
       if allow.integer and number_ok(v, true) then return true end
       return allow.number == true and number_ok(v, false)
