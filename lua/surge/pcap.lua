@@ -92,6 +92,12 @@ end
 
 -- Reader ------------------------------------------------------------------
 
+local function tx_queue(q, fn)
+  if getmetatable(q) ~= require("surge.port").TxQueue then
+    arg.raise(("%s: q: expected a tx queue (port:txq(i)), got %s"):format(fn, arg.show(q)))
+  end
+end
+
 local function parse_timing(t, level)
   if t == nil or t == "original" then return 1 end
   if t == "fast" then return 0 end
@@ -171,9 +177,7 @@ end
 -- (original or scaled timing), or unpaced for "fast".
 function Reader:pace(q)
   arg.self(self, Reader, "reader:pace")
-  if type(q) ~= "table" or type(q.port) ~= "number" or type(q.id) ~= "number" then
-    arg.raise(("reader:pace: q: expected a tx queue (port:txq(i)), got %s"):format(arg.show(q)))
-  end
+  tx_queue(q, "reader:pace")
   if info_of(self.id, 2).speed > 0 then
     M.pace_gaps(q, 3)
   else
@@ -186,6 +190,7 @@ end
 -- Makes q wait burst.gap_ns[i] after packet i (SURGE_PACE_GAPS), as a
 -- reader's fills set them. Works from master on a task's queue too.
 function M.pace_gaps(q, level)
+  tx_queue(q, "surge.pcap.pace_gaps")
   local r = ffi.new("struct surge_rate")
   r.pattern = C.SURGE_PACE_GAPS
   r.unit = C.SURGE_RATE_PPS
