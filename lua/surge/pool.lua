@@ -45,7 +45,7 @@ function M.new(opts)
   arg.expect(opts.shared, "boolean?", "surge.pool", "shared")
   arg.expect(opts.template, "string|table|function?", "surge.pool", "template")
   if type(opts.template) == "string" and #opts.template > 65535 then
-    error(("surge.pool: template of %d bytes: at most 65535"):format(#opts.template), 2)
+    arg.raise(("surge.pool: template of %d bytes: at most 65535"):format(#opts.template))
   end
   local conf = ffi.new("struct surge_pool_conf")
   conf.size = opts.size or 0
@@ -65,7 +65,7 @@ function M.new(opts)
   if type(t) == "string" then
     check(C.surge_pool_fill(id, t, #t), 2)
   elseif type(t) == "function" then
-    local len = opts.fill or error("surge.pool: a template function needs fill = LENGTH", 2)
+    local len = opts.fill or arg.raise("surge.pool: a template function needs fill = LENGTH")
     local info = self:info()
     arg.number(len, 14, info.data_room, true, "surge.pool", "fill (up to the data room)")
     local ptrs = ffi.new("uint8_t *[?]", info.size)
@@ -73,7 +73,7 @@ function M.new(opts)
     for i = 0, n - 1 do t(ptrs[i], len, i) end
     check(C.surge_pool_fill(id, nil, len), 2)   -- nil bytes: set the length only
   elseif opts.fill ~= nil then
-    error("surge.pool: fill = LENGTH goes with a template function", 2)
+    arg.raise("surge.pool: fill = LENGTH goes with a template function")
   end
   return self
 end
