@@ -21,6 +21,19 @@
 #define CLONES_MAX 1024          /* keeps refcnt (16 bit) far from overflow */
 #define CHUNK 512                /* pointers handed to one tx_burst call */
 
+int
+burst_check(const struct surge_burst *b)
+{
+	if (unlikely(b == NULL))
+		return rt_error(-EINVAL, "no burst (NULL)");
+	if (unlikely(b->cap == 0 || b->cap > SURGE_BURST_MAX || b->n > b->cap))
+		return rt_error(-EINVAL, "corrupt burst: n %u, capacity %u (at most %d)", b->n, b->cap,
+				SURGE_BURST_MAX);
+	if (unlikely(b->pool != -1 && pool_get(b->pool) == NULL))
+		return rt_error(-EINVAL, "corrupt burst: no pool %d", b->pool);
+	return 0;
+}
+
 struct surge_burst *
 surge_burst_new(int pool, uint32_t cap)
 {
@@ -47,6 +60,8 @@ surge_burst_new(int pool, uint32_t cap)
 void
 surge_burst_free(struct surge_burst *b)
 {
+	if (burst_check(b) != 0)
+		return;
 	if (b->n > 0)
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbuf, b->n);
 	b->n = 0;
@@ -103,11 +118,11 @@ raw_invariants(const struct pool_state *p, const struct rte_mbuf *m)
 uint32_t
 surge_burst_alloc(struct surge_burst *b, uint32_t n)
 {
-	struct pool_state *p = pool_get(b->pool);
+	struct pool_state *p;
 	uint32_t got;
 	uint16_t len;
 
-	if (p == NULL)
+	if (unlikely(burst_check(b) != 0) || (p = pool_get(b->pool)) == NULL)
 		return 0;
 	surge_burst_free(b);
 	b->tsc = 0;     /* generated, not received: pcap writers stamp them now */
@@ -150,6 +165,10 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 int
 surge_burst_refcnt(const struct surge_burst *b, uint32_t i)
 {
+	int rc = burst_check(b);
+
+	if (rc != 0)
+		return rc;
 	if (i >= b->n)
 		return rt_error(-EINVAL, "burst index %u out of range (n = %u)", i, b->n);
 	return rte_mbuf_refcnt_read((struct rte_mbuf *)b->mbuf[i]);
@@ -338,10 +357,14 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 {
 	struct port_state *ps;
 	uint64_t bytes;
-	uint32_t n = b->n, sent, total;
-	int rc = 0, stamp;
-	struct queue_slot *s = claim(port, q, 1, &ps, &rc);
+	uint32_t n, sent, total;
+	int rc = burst_check(b), stamp;
+	struct queue_slot *s;
 
+	if (unlikely(rc != 0))
+		return rc;
+	n = b->n;
+	s = claim(port, q, 1, &ps, &rc);
 	if (unlikely(s == NULL))
 		return rc;
 	if (n == 0)
@@ -378,9 +401,12 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 	struct port_state *ps;
 	uint64_t bytes = 0, start = rte_rdtsc();
 	uint16_t n;
-	int rc = 0;
-	struct queue_slot *s = claim(port, q, 0, &ps, &rc);
+	int rc = burst_check(b);
+	struct queue_slot *s;
 
+	if (unlikely(rc != 0))
+		return rc;
+	s = claim(port, q, 0, &ps, &rc);
 	if (unlikely(s == NULL))
 		return rc;
 	surge_burst_free(b);

@@ -13,5 +13,9 @@ string(SUBSTRING "${text}" ${begin} ${len} abi)
 if(abi MATCHES "#")
   message(FATAL_ERROR "${IN}: the ABI block must not contain preprocessor lines")
 endif()
+# Fields commented "read-only in Lua" get the Lua name ro_NAME: Lua reads
+# them through a metatype __index (lua/surge/pool.lua), and an assignment to
+# NAME reaches __newindex, which refuses it naming the field.
+string(REGEX REPLACE "([a-z_]+)((\\[[A-Z_]+\\])?;[ \t]*/\\* read-only in Lua)" "ro_\\1\\2" abi "${abi}")
 file(WRITE "${OUT}.tmp" "-- Generated from core/include/surge.h by core/gen_cdef.cmake. Do not edit.\nlocal ffi = require \"ffi\"\nffi.cdef[==[${abi}]==]\nreturn [==[${abi}]==]\n")
 file(RENAME "${OUT}.tmp" "${OUT}")

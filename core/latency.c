@@ -154,8 +154,12 @@ surge_probe_mark(struct surge_burst *b, uint32_t i, uint16_t off, uint32_t seq)
 	uint32_t magic = PROBE_MAGIC;
 	struct rte_mbuf *m;
 	struct probe_field *pf;
-	const struct pool_state *p = b->pool >= 0 ? &rt()->pool[b->pool] : NULL;
+	const struct pool_state *p;
+	int rc = burst_check(b);
 
+	if (rc != 0)
+		return rc;
+	p = b->pool >= 0 ? &rt()->pool[b->pool] : NULL;
 	if (i >= b->n)
 		return rt_error(-EINVAL, "probe: packet %u of a burst of %u", i, b->n);
 	m = b->mbuf[i];
@@ -256,8 +260,10 @@ surge_latency_scan(int id, const struct surge_burst *b, uint16_t off)
 {
 	struct latency *l = get(id);
 	double ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
-	int found = 0;
+	int found = 0, rc = burst_check(b);
 
+	if (rc != 0)
+		return rc;
 	if (l == NULL)
 		return rt_error(-EINVAL, "no latency receiver %d", id);
 	for (uint32_t i = 0; i < b->n; i++) {

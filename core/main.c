@@ -101,6 +101,13 @@ main(int argc, char **argv)
 		}
 		snprintf(rt()->json_stdout, sizeof(rt()->json_stdout), "/dev/fd/%d", fd);
 	}
+	/* the script's options are checked before EAL starts: a bad one exits 2
+	 * (a scenario's, named rather than a file, when the scenario parses them) */
+	if (o.cmd == CMD_RUN && access(o.script, R_OK) == 0 &&
+	    (rc = master_options(o.script, o.script_argc, o.script_argv)) != 0) {
+		rt_destroy();
+		return rc;
+	}
 	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());

@@ -37,7 +37,9 @@
 
 #define SNAPLEN_DEFAULT 65535
 #define SNAPLEN_MAX 262144           /* libpcap's own limit */
-#define FRAME_MAX 65535              /* burst.len[] is 16 bit */
+/* the largest record any pool's mbuf holds (data room 65535 less headroom):
+ * a longer one is refused when the file is read, naming the record */
+#define FRAME_MAX (65535 - RTE_PKTMBUF_HEADROOM)
 
 struct pcap_file {
 	char *path;
@@ -202,11 +204,14 @@ int
 surge_pcap_write(int id, const struct surge_burst *b)
 {
 	struct pcap_pkthdr h;
-	int rc = 0;
-	struct pcap_file *f = reg_get(id, 1, &rc);
+	int rc = burst_check(b);
+	struct pcap_file *f;
 	int64_t ns;
 	uint64_t bytes = 0;
 
+	if (unlikely(rc != 0))
+		return rc;
+	f = reg_get(id, 1, &rc);
 	if (unlikely(f == NULL))
 		return rc;
 	if (b->n == 0)
@@ -279,7 +284,8 @@ load(struct pcap_file *f, pcap_t *p, size_t data_cap)
 					"damaged file)", f->path, rec, pcap_geterr(p));
 		if (h->caplen > FRAME_MAX)
 			return rt_error(-EMSGSIZE, "pcap file '%s': record %" PRIu64 " holds %u bytes, "
-					"above surge's %d-byte frames", f->path, rec, h->caplen, FRAME_MAX);
+					"more than the %d bytes an mbuf of any pool holds", f->path, rec, h->caplen,
+					FRAME_MAX);
 		if (h->caplen < RTE_ETHER_HDR_LEN)
 			return rt_error(-EINVAL, "pcap file '%s': record %" PRIu64 " holds %u bytes, "
 					"less than an Ethernet header", f->path, rec, h->caplen);
@@ -397,11 +403,14 @@ gap_after(const struct pcap_file *f, uint64_t i)
 int
 surge_pcap_fill(int id, struct surge_burst *b, uint32_t max)
 {
-	int rc = 0;
-	struct pcap_file *f = reg_get(id, 0, &rc);
+	int rc = burst_check(b);
+	struct pcap_file *f;
 	uint64_t cur, want;
 	uint32_t pass, got;
 
+	if (unlikely(rc != 0))
+		return rc;
+	f = reg_get(id, 0, &rc);
 	if (unlikely(f == NULL))
 		return rc;
 	if (unlikely(b->pool < 0 || pool_get(b->pool) == NULL))

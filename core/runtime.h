@@ -191,6 +191,10 @@ void queues_release(unsigned lcore);
 int port_open_default(uint16_t port);
 void port_print_devices(void);
 
+/* burst.c: every entry point taking a burst from Lua calls this first, so
+ * no count or pool id in it is trusted: 0, or -EINVAL with the reason */
+int burst_check(const struct surge_burst *b);
+
 /* pool.c */
 struct pool_state *pool_get(int id);
 int pools_check_and_free(void);
@@ -204,6 +208,7 @@ int tasks_stop_and_wait(void);
 int master_run(const char *script, int argc, char **argv);
 /* 0 when `name` is a scenario; else prints why (with the known ones) and returns 2 */
 int scenario_check(const char *name);
+int master_options(const char *script, int argc, char **argv);
 
 /* rate.c */
 double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);

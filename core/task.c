@@ -350,14 +350,10 @@ tasks_stop_and_wait(void)
 	return failed;
 }
 
-int
-master_run(const char *script, int argc, char **argv)
+static int
+master_call(const char *cmd, const char *script, int argc, char **argv)
 {
 	lua_State *L = vm_new(script);
-	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot",
-				       [CMD_REPL] = "repl", [CMD_SCENARIOS] = "scenarios" };
-	enum surge_cmd c = rt()->opts.cmd;
-	const char *cmd = c < sizeof(names) / sizeof(names[0]) && names[c] ? names[c] : "run";
 	int rc;
 
 	if (L == NULL) {
@@ -412,4 +408,23 @@ scenario_check(const char *name)
 		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
 	lua_close(L);
 	return rc;
+}
+
+int
+master_run(const char *script, int argc, char **argv)
+{
+	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot",
+				       [CMD_REPL] = "repl", [CMD_SCENARIOS] = "scenarios" };
+	enum surge_cmd c = rt()->opts.cmd;
+
+	return master_call(c < sizeof(names) / sizeof(names[0]) && names[c] ? names[c] : "run",
+			   script, argc, argv);
+}
+
+/* Before EAL starts: loads the script and parses its options in a VM of its
+ * own, so a bad script option exits 2 at once (master.lua "options"). */
+int
+master_options(const char *script, int argc, char **argv)
+{
+	return master_call("options", script, argc, argv);
 }

@@ -19,14 +19,14 @@ function configure(p)
   p:option("--port", "port number or device name", "0")
   p:option("--sizes", "imix, a size (128), a uniform range (60-1514) or weights (60:7,566:4,1514:1)", "imix")
   p:option("--max", "largest frame allowed, bytes without FCS (more for jumbo frames, up to the data room)",
-           1514, "integer")
-  p:option("--flows", "number of UDP source ports, counting up from --sport", 1, "integer")
-  p:option("--burst", "packets per burst (1..256)", 32, "integer")
-  p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer")
+           1514, "integer 14..65535")
+  p:option("--flows", "number of UDP source ports, counting up from --sport", 1, "integer 1..65536")
+  p:option("--burst", "packets per burst (1..256)", 32, "integer 1..256")
+  p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer >=0")
   p:option("--src", "IPv4 source address", "10.0.0.1")
   p:option("--dst", "IPv4 destination address", "10.0.0.2")
-  p:option("--sport", "first UDP source port", 1024, "integer")
-  p:option("--dport", "UDP destination port", 5000, "integer")
+  p:option("--sport", "first UDP source port", 1024, "integer 0..65535")
+  p:option("--dport", "UDP destination port", 5000, "integer 0..65535")
 end
 
 -- --sizes text -> a surge.size spec
@@ -55,14 +55,18 @@ local function setup(args)
   return sz, t, f
 end
 
+-- The MTU a port needs for frames of `len` bytes (without FCS); nil keeps
+-- the port's own for standard frames.
+local function mtu_for(len)
+  return len > 1514 and len - 14 or nil
+end
+
 function master(args)
-  if args.count < 0 then error("--count must be 0 (no limit) or more", 0) end
-  if args.flows < 1 then error("--flows must be 1 or more", 0) end
-  local ok, sz = pcall(setup, args)
+  local ok, sz, t = pcall(setup, args)
   if not ok then error((tostring(sz):gsub("^[^\n]-:%d+: ", "")), 0) end
   print(("imix.lua: sizes %s, mean %.1f bytes without FCS, %d flow%s"):format(sz.what, sz:mean(), args.flows,
     args.flows == 1 and "" or "s"))
-  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1 })
+  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1, mtu = mtu_for(t.size) })
   local before = port:stats()
   surge.launch("tx", port:txq(0), args)
   local r = surge.wait()[1]
@@ -80,8 +84,9 @@ end
 
 function tx(q, args)
   local sz, t, f = setup(args)
-  -- jumbo frames (--max above 1514) need mbufs with room for them
-  local pool = surge.pool{ template = t, data_room = t.size > 1664 and t.size or nil }
+  -- jumbo frames (--max above 1514) need mbufs with room for them; shared:
+  -- ports like net_ring hand the mbufs to a receiver that frees them
+  local pool = surge.pool{ template = t, data_room = t.size > 1664 and t.size or nil, shared = true }
   local burst = pool:burst(args.burst)
   local left = args.count > 0 and args.count or -1
   local sent = 0

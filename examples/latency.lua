@@ -13,9 +13,9 @@ function configure(p)
   p:description("Latency probes under load on a loopback port (net_ring).")
   p:option("--port", "loopback port; default: add a net_ring device", "")
   p:option("--rate", "load rate (probes included)", "1mpps")
-  p:option("--every", "one probe per N packets", 100, "integer")
-  p:option("--seconds", "how long to send", 3, "number")
-  p:option("--size", "frame size in bytes", 64, "integer")
+  p:option("--every", "one probe per N packets", 100, "integer 1..4294967295")
+  p:option("--seconds", "how long to send", 3, "number 0..86400")
+  p:option("--size", "frame size in bytes", 64, "integer 14..9600")
 end
 
 local PROBE_AT = 42 + 2   -- UDP payload (eth 14 + ip 20 + udp 8), 2 bytes in

@@ -10,9 +10,9 @@ local surge = require "surge"
 function configure(p)
   p:description("Send on a port and receive on the same port (net_ring loopback).")
   p:option("--port", "port number or device name", "0")
-  p:option("--count", "packets to send (0 = until --duration or Ctrl-C)", 100000, "integer")
-  p:option("--size", "frame size in bytes", 60, "integer")
-  p:option("--burst", "packets per burst", 32, "integer")
+  p:option("--count", "packets to send (0 = until --duration or Ctrl-C)", 100000, "integer >=0")
+  p:option("--size", "frame size in bytes", 60, "integer 14..9600")
+  p:option("--burst", "packets per burst", 32, "integer 1..256")
 end
 
 function master(args)

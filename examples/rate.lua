@@ -12,8 +12,8 @@ local surge = require "surge"
 function configure(p)
   p:description("Pacing modes: constant, bit rate, poisson, onoff, ramp, lua gaps, re-rate.")
   p:option("--port", "port number or name", "0")
-  p:option("--seconds", "seconds per phase", 1, "number")
-  p:option("--size", "frame size in bytes", 60, "integer")
+  p:option("--seconds", "seconds per phase", 1, "number 0..86400")
+  p:option("--size", "frame size in bytes", 60, "integer 14..9600")
 end
 
 local function phases_of(seconds)

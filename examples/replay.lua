@@ -21,10 +21,10 @@ function configure(p)
   p:description("Replays a pcap/pcapng file (default: a generated demo capture) on a port.")
   p:option("--port", "port number or device name", "0")
   p:option("--file", "pcap or pcapng file (Ethernet) to replay; empty: write and replay a demo", "")
-  p:option("--loop", "passes over the file, 0 = until the run ends", 1, "integer")
+  p:option("--loop", "passes over the file, 0 = until the run ends", 1, "integer 0..4294967295")
   p:option("--timing", "fast | original | scale=X (the file's gaps divided by X)", "original")
   p:option("--rate", "a fixed rate instead of the file's timing, e.g. 10kpps or 100mbit", "")
-  p:option("--burst", "packets per burst (1..256)", 32, "integer")
+  p:option("--burst", "packets per burst (1..256)", 32, "integer 1..256")
   p:option("--idle", "how the sender waits for a packet's time: sleep (surge's default) | pause | busy "
     .. "(spin: exact on a core of its own, worse on a shared one)", "sleep")
 end
@@ -68,8 +68,6 @@ local function write_demo(path)
 end
 
 function master(args)
-  if args.loop < 0 then error("--loop must be 0 (forever) or a number of passes", 0) end
-  if args.burst < 1 or args.burst > 256 then error("--burst must be 1..256", 0) end
   if not ({ sleep = 1, pause = 1, busy = 1 })[args.idle] then
     error(("--idle '%s': expected sleep, pause or busy"):format(args.idle), 0)
   end
@@ -87,7 +85,9 @@ function master(args)
   print(("replay: %s: %d packets, %d bytes over %.6f s; %s, %s"):format(file, info.records, info.bytes,
     info.duration, args.rate ~= "" and ("at " .. args.rate) or ("timing " .. timing),
     args.loop == 0 and "looping until the run ends" or (args.loop .. " pass(es)")))
-  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1 })
+  -- jumbo captures need a port MTU that lets their largest frame through
+  local mtu = info.max_len > 1514 and info.max_len - 14 or nil
+  local port = surge.port(tonumber(args.port) or args.port, { txq = 1, rxq = 1, mtu = mtu })
   surge.launch("replay", port:txq(0), r, args)
   if args.loop > 0 then                     -- progress with an ETA on stderr
     local q = port:txq(0)
@@ -103,7 +103,8 @@ function replay(q, r, args)
   surge.idle(args.idle)
   local max_len = r:info().max_len
   -- the default data room holds standard frames; jumbo captures need more
-  local pool = surge.pool{ data_room = max_len > 1518 and max_len or nil }
+  -- (shared: ports like net_ring hand the mbufs to a receiver that frees them)
+  local pool = surge.pool{ data_room = max_len > 1518 and max_len or nil, shared = true }
   local b = pool:burst(args.burst)
   if args.rate ~= "" then q:set_rate(args.rate) else r:pace(q) end
   local sent = 0

@@ -11,31 +11,26 @@ local udp = surge.proto.udp
 function configure(p)
   p:description("UDP/IPv4 flood; --flows varies the UDP source port over N values.")
   p:option("--port", "port number or device name", "0")
-  p:option("--size", "frame size in bytes, without FCS (42..data room)", 60, "integer")
-  p:option("--flows", "number of flows (UDP source ports) to cycle through", 1, "integer")
-  p:option("--clones", "send each packet this many times (refcount clones)", 1, "integer")
-  p:option("--burst", "packets per burst (1..256)", 32, "integer")
-  p:option("--queues", "TX queues, one task (lcore) each; --count is per queue", 1, "integer")
-  p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer")
+  p:option("--size", "frame size in bytes, without FCS (42..data room)", 60, "integer 14..9600")
+  p:option("--flows", "number of flows (UDP source ports) to cycle through", 1, "integer 1..65536")
+  p:option("--clones", "send each packet this many times (refcount clones)", 1, "integer 1..1024")
+  p:option("--burst", "packets per burst (1..256)", 32, "integer 1..256")
+  p:option("--queues", "TX queues, one task (lcore) each; --count is per queue", 1, "integer 1..64")
+  p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer >=0")
   p:option("--src", "IPv4 source address", "10.0.0.1")
   p:option("--dst", "IPv4 destination address", "10.0.0.2")
-  p:option("--sport", "first UDP source port", 1024, "integer")
-  p:option("--dport", "UDP destination port", 5000, "integer")
+  p:option("--sport", "first UDP source port", 1024, "integer 0..65535")
+  p:option("--dport", "UDP destination port", 5000, "integer 0..65535")
 end
 
 function master(args)
-  for _, k in ipairs({ "sport", "dport" }) do
-    if args[k] < 0 or args[k] > 65535 then error(("--%s %d is not a port number (0..65535)"):format(k, args[k]), 0) end
-  end
-  if args.flows < 1 or args.flows > 65536 - args.sport then
+  -- single options are range-checked by their declared kinds; here what they mean together
+  if args.flows > 65536 - args.sport then
     error(("--flows %d: need 1..%d with --sport %d"):format(args.flows, 65536 - args.sport, args.sport), 0)
   end
-  if args.clones < 1 then error("--clones must be at least 1", 0) end
-  if args.count < 0 then error("--count must be 0 (no limit) or more", 0) end
   if args.count % args.clones ~= 0 then
     error(("--count %d is not a multiple of --clones %d"):format(args.count, args.clones), 0)
   end
-  if args.queues < 1 or args.queues > 64 then error(("--queues %d: need 1..64"):format(args.queues), 0) end
   local port = surge.port(tonumber(args.port) or args.port,
                           { txq = args.queues, rxq = 1, clones = args.clones > 1 })
   for q = 0, args.queues - 1 do surge.launch("tx", port:txq(q), args) end

@@ -13,12 +13,12 @@ local surge = require "surge"
 function configure(p)
   p:description("VXLAN: eth/ip4/udp/vxlan/eth/ip4/udp with flows over VNIs and inner sources.")
   p:option("--port", "port number or device name", "0")
-  p:option("--size", "outer frame size in bytes (without FCS)", 128, "integer")
-  p:option("--vni", "first VNI", 42, "integer")
-  p:option("--vnis", "number of VNIs", 4, "integer")
-  p:option("--inner-flows", "inner source addresses per VNI", 256, "integer")
-  p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer")
-  p:option("--burst", "packets per burst", 32, "integer")
+  p:option("--size", "outer frame size in bytes (without FCS)", 128, "integer 14..9600")
+  p:option("--vni", "first VNI", 42, "integer 0..16777215")
+  p:option("--vnis", "number of VNIs", 4, "integer 1..16777216")
+  p:option("--inner-flows", "inner source addresses per VNI", 256, "integer 1..16777216")
+  p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer >=0")
+  p:option("--burst", "packets per burst", 32, "integer 1..256")
 end
 
 local function template(args)

@@ -53,18 +53,20 @@ enum surge_idle_mode {
 
 /* A batch of packets as Lua sees it. C keeps the mbuf pointers; Lua writes
  * packet bytes through data[i] and frame lengths through len[i], and C
- * applies the lengths when the burst is sent. */
+ * applies the lengths when the burst is sent. Fields marked "read-only in
+ * Lua" are named ro_NAME in Lua's cdef (core/gen_cdef.cmake) and read as
+ * burst.NAME through pool.lua, which refuses assignments to them. */
 struct surge_burst {
-	uint32_t n;                       /* packets currently held */
-	uint32_t cap;                     /* most packets alloc/recv will take */
-	int32_t pool;                     /* pool id alloc draws from, -1 for rx-only */
+	uint32_t n;                       /* read-only in Lua: packets currently held */
+	uint32_t cap;                     /* read-only in Lua: most packets alloc/recv will take */
+	int32_t pool;                     /* read-only in Lua: pool id alloc draws from, -1 for rx-only */
 	uint32_t probes;                  /* packets marked as latency probes */
 	uint64_t tsc;                     /* recv: TSC when the burst was received */
-	void *mbuf[SURGE_BURST_MAX];      /* opaque to Lua */
+	void *mbuf[SURGE_BURST_MAX];      /* read-only in Lua: the mbufs, opaque to Lua */
 	uint8_t *data[SURGE_BURST_MAX];   /* first byte of each frame */
 	uint16_t len[SURGE_BURST_MAX];    /* frame length (without FCS) */
 	uint32_t gap_ns[SURGE_BURST_MAX]; /* SURGE_PACE_GAPS: wait after packet i, before the next */
-	uint32_t from_alloc;              /* opaque to Lua: the mbufs are as alloc left them */
+	uint32_t from_alloc;              /* read-only in Lua: the mbufs are as alloc left them */
 };
 
 struct surge_rate {

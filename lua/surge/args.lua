@@ -6,10 +6,23 @@
 --   end
 --
 -- `surge run script.lua --help` lists them; unknown or malformed options are
--- a one-line error naming the option.
+-- a one-line error naming the option (an OptionError: surge exits 2, and
+-- `surge run` reports it before EAL starts). A kind may carry a range in
+-- surge.check's spec language: "integer 1..256", "number >0", "integer >=0".
+-- Numbers are finite and integers exact (|n| < 2^53) unless the range says
+-- otherwise.
+local check = require "surge.check"
+
 local M = {}
 local Parser = {}
 Parser.__index = Parser
+
+local OptionError = { __tostring = function(e) return e.msg end }
+M.OptionError = OptionError
+
+local function fail(fmt, ...)
+  error(setmetatable({ msg = fmt:format(...) }, OptionError), 0)
+end
 
 function M.new(script)
   return setmetatable({ script = script, list = {}, by = {}, text = nil }, Parser)
@@ -29,13 +42,21 @@ local function add(self, name, help, default, kind)
   return self
 end
 
--- kind: "string" (default), "number", "integer"
+local INT_MAX = 2 ^ 53
+
+-- kind: "string" (default), "number", "integer", the last two with an
+-- optional range ("integer 1..256").
 function Parser:option(name, help, default, kind)
   kind = kind or (type(default) == "number" and "number") or "string"
-  if kind ~= "string" and kind ~= "number" and kind ~= "integer" then
-    error(("option %s: kind must be string, number or integer"):format(name), 2)
+  local base, range = tostring(kind):match("^(%a+)%s*(.*)$")
+  if (base ~= "string" and base ~= "number" and base ~= "integer") or (base == "string" and range ~= "") then
+    error(("option %s: kind must be string, number or integer (with a range like \"integer 1..256\"), got %s")
+      :format(tostring(name), check.show(kind)), 2)
   end
-  add(self, name, help, default, kind)
+  local ok, spec = pcall(check.spec, base .. (range ~= "" and " " .. range or ""))
+  if not ok then error(("option %s: kind %s: %s"):format(tostring(name), check.show(kind), spec), 2) end
+  add(self, name, help, default, base)
+  self.by[name].spec = spec
   return self
 end
 
@@ -65,9 +86,8 @@ end
 local function convert(self, o, v)
   if o.kind == "string" then return v end
   local n = tonumber(v)
-  if n == nil or (o.kind == "integer" and n ~= math.floor(n)) then
-    error(("%s: option %s: expected %s, got '%s'"):format(self.script, o.name,
-      o.kind == "integer" and "an integer" or "a number", v), 0)
+  if n == nil or math.abs(n) >= INT_MAX and o.kind == "integer" or not o.spec.test(n) then
+    fail("%s: option %s: expected %s, got '%s'", self.script, o.name, o.spec.what, v)
   end
   return n
 end
@@ -87,16 +107,16 @@ function Parser:parse(argv)
     name = name or a
     local o = self.by[name]
     if not o then
-      error(("%s: unknown option '%s' (see: surge run %s --help)"):format(self.script, a, self.script), 0)
+      fail("%s: unknown option '%s' (see: surge run %s --help)", self.script, a, self.script)
     end
     if o.kind == "flag" then
-      if val then error(("%s: option %s takes no value"):format(self.script, name), 0) end
+      if val then fail("%s: option %s takes no value", self.script, name) end
       r[o.key] = true
     else
       if not val then
         i = i + 1
         val = argv[i]
-        if val == nil then error(("%s: option %s needs a value"):format(self.script, name), 0) end
+        if val == nil then fail("%s: option %s needs a value", self.script, name) end
       end
       r[o.key] = convert(self, o, val)
     end

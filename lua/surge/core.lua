@@ -13,8 +13,10 @@ function M.last_error()
   return ffi.string(C.surge_last_error())
 end
 
-function M.check(rc, level)
-  if rc < 0 then error(M.last_error(), (level or 2) + 1) end
+local raise = require("surge.check").raise
+
+function M.check(rc)
+  if rc < 0 then raise(M.last_error()) end
   return rc
 end
 

@@ -27,6 +27,7 @@
 -- apply() compiles to a LuaJIT trace.
 local ffi = require "ffi"
 local bit = require "bit"
+local arg = require "surge.check"
 
 local M = {}
 
@@ -644,7 +645,11 @@ local function build(def)
   local self = setmetatable({ template = t, fields = fields, combine = combine, _count = count,
                               _fns = fns, _source = text, plan = plan }, Flow)
   -- the generated functions are the methods: flow:apply(burst), flow:next(p)
-  self.apply = fns.apply
+  local apply = fns.apply
+  self.apply = function(f, burst)     -- made once per flow; the JIT inlines it
+    arg.burst(burst, "flow:apply")
+    return apply(f, burst)
+  end
   self.next = fns.next
   return self
 end

@@ -15,6 +15,7 @@ local core = require "surge.core"
 local serial = require "surge.serial"
 local port = require "surge.port"
 local pool = require "surge.pool"
+local arg = require "surge.check"
 
 local C, check = core.C, core.check
 local surge = {
@@ -45,9 +46,7 @@ function surge.tsc() return C.surge_tsc() end
 function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
 -- Sleeps, returning early when the run stops.
 function surge.sleep(seconds)
-  if type(seconds) ~= "number" or not (seconds >= 0 and seconds < 4000) then
-    error(("surge.sleep: %s is not a number of seconds (0..4000)"):format(tostring(seconds)), 2)
-  end
+  arg.expect(seconds, "number 0..4000", "surge.sleep", "seconds")
   C.surge_sleep_us(math.floor(seconds * 1e6))
 end
 function surge.ports() return C.surge_port_count() end
@@ -55,7 +54,7 @@ function surge.ports() return C.surge_port_count() end
 -- Adds a DPDK virtual device now (master only), e.g. surge.vdev("net_ring9");
 -- returns its port number.
 function surge.vdev(spec)
-  if type(spec) ~= "string" then error("surge.vdev: expected a device string like \"net_ring0\"", 2) end
+  arg.expect(spec, "string", "surge.vdev", "spec (a device string like \"net_ring0\")")
   local port = check(C.surge_vdev_add(spec), 2)
   return port
 end
@@ -73,22 +72,21 @@ local idle_names = { [0] = "busy", "pause", "sleep" }
 
 -- surge.idle{ mode = "busy"|"pause"|"sleep", max_sleep_us = 100, step_us = 1,
 -- sleep_min_us = 50 } sets how the calling lcore waits; surge.idle() reads it.
+local idle_known = { mode = 1, max_sleep_us = 1, step_us = 1, sleep_min_us = 1 }
+
 function surge.idle(policy)
   local cur = ffi.new("struct surge_idle")
   check(C.surge_idle_get(cur), 2)
   if policy ~= nil then
+    arg.expect(policy, "string|table", "surge.idle", "policy")
     if type(policy) == "string" then policy = { mode = policy } end
+    arg.options(policy, idle_known, "surge.idle")
     for k, v in pairs(policy) do
       if k == "mode" then
-        if idle_modes[v] == nil then error(("surge.idle: mode '%s' unknown (busy, pause, sleep)"):format(tostring(v)), 2) end
+        if idle_modes[v] == nil then arg.raise(("surge.idle: mode: expected busy, pause or sleep, got %s"):format(arg.show(v))) end
         cur.mode = idle_modes[v]
-      elseif k == "max_sleep_us" or k == "step_us" or k == "sleep_min_us" then
-        if type(v) ~= "number" or v < 0 or v ~= math.floor(v) or v > 1e6 then
-          error(("surge.idle: %s = %s outside 0..1000000"):format(k, tostring(v)), 2)
-        end
-        cur[k] = v
       else
-        error(("surge.idle: unknown field '%s'"):format(tostring(k)), 2)
+        cur[k] = arg.expect(v, "integer 0..1000000", "surge.idle", k)
       end
     end
     check(C.surge_idle_set(cur), 2)
@@ -99,6 +97,7 @@ end
 
 -- Busy and idle TSC cycles of an lcore since its task started.
 function surge.lcore_stats(lcore)
+  arg.expect(lcore, "integer? 0..1023", "surge.lcore_stats", "lcore")
   local s = ffi.new("struct surge_lcore_stats")
   check(C.surge_lcore_stats(lcore or C.surge_lcore_id(), s), 2)
   local busy, idle = tonumber(s.busy_cycles), tonumber(s.idle_cycles)
@@ -112,22 +111,20 @@ end
 -- A name starting with "=" is a function typed at the prompt (surge.repl):
 -- its first argument carries the function's bytecode.
 function surge.launch(fn, ...)
-  if type(fn) ~= "string" then
-    error("surge.launch: the first argument is the name of a global function, e.g. \"tx\"", 2)
-  end
+  arg.expect(fn, "string", "surge.launch", "fn (the name of a global function, e.g. \"tx\")")
   local mod, name = fn:match("^([^:]+):([%w_]+)$")
   if mod then
     local ok, m = pcall(require, mod)
     if not ok or type(m) ~= "table" or type(m[name]) ~= "function" then
-      error(("surge.launch: module '%s' has no function '%s' to run as a task%s"):format(mod, name,
-        ok and "" or (": " .. tostring(m))), 2)
+      arg.raise(("surge.launch: module '%s' has no function '%s' to run as a task%s"):format(mod, name,
+        ok and "" or (": " .. tostring(m))))
     end
   elseif fn:sub(1, 1) ~= "=" and type(rawget(_G, fn)) ~= "function" then
-    error(("surge.launch: the script has no global function '%s' to run as a task"):format(fn), 2)
+    arg.raise(("surge.launch: the script has no global function '%s' to run as a task"):format(fn))
   end
   local n = select("#", ...)
   local ok, text = pcall(serial.encode, { ... }, n)
-  if not ok then error("surge.launch(\"" .. fn .. "\"): " .. text, 2) end
+  if not ok then arg.raise("surge.launch(\"" .. fn .. "\"): " .. text) end
   local id = check(C.surge_task_launch(fn, text, #text), 2)
   launched[#launched + 1] = { id = id, fn = fn, started = tonumber(C.surge_tsc()) }
   surge.results.task_started(id, fn)
@@ -182,7 +179,6 @@ end
 local replio = surge.is_master() and package.preload["surge.replio"] and require("surge.replio")
 local served = false   -- the prompt of `run -i` opened once already
 
--- One poll of the tasks; with --control, attached clients are served too.
 -- One round of master's own work: progress lines, the prompt's clients,
 -- then the tasks (stats lines, --duration).
 local function poll(ms)
@@ -192,6 +188,8 @@ local function poll(ms)
 end
 
 function surge.wait(id, timeout)
+  arg.expect(id, "integer? 0..1023", "surge.wait", "id")
+  arg.expect(timeout, "number? 0..inf", "surge.wait", "timeout (seconds)")
   local hz = surge.tsc_hz()
   if id == nil and replio and replio.options().interactive and not served then
     served = true
@@ -203,7 +201,7 @@ function surge.wait(id, timeout)
   if id ~= nil then
     local idx
     for i, t in ipairs(launched) do if t.id == id then idx = i end end
-    if not idx then error(("surge.wait: no running task %s"):format(tostring(id)), 2) end
+    if not idx then arg.raise(("surge.wait: no running task %s"):format(tostring(id))) end
     while true do
       local ok, v = collect(launched[idx])
       if ok ~= nil then

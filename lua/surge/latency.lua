@@ -15,6 +15,7 @@
 -- one process (loopback, reflector), as in examples/latency.lua.
 local ffi = require "ffi"
 local core = require "surge.core"
+local arg = require "surge.check"
 
 local C, check = core.C, core.check
 local M = {}
@@ -22,28 +23,24 @@ local M = {}
 local Marker = {}
 Marker.__index = Marker
 
-local function offset(o, level)
-  if type(o) ~= "number" or o < 1 or o > 65000 or o ~= math.floor(o) then
-    error(("latency: offset = %s: give the byte offset of 16 free payload bytes"):format(tostring(o)), level + 1)
-  end
-  return o
+local function offset(o, fn)
+  return arg.expect(o, "integer 1..65000", fn, "offset (of 16 free payload bytes)")
 end
 
 -- opts.offset: where the 16 probe bytes go; opts.every: one probe per N packets.
 function M.marker(opts)
-  opts = opts or {}
-  local every = opts.every or 1
-  if type(every) ~= "number" or every < 1 or every ~= math.floor(every) then
-    error(("latency.marker: every = %s must be an integer >= 1"):format(tostring(every)), 2)
-  end
-  return setmetatable({ offset = offset(opts.offset, 2), every = every, left = 0, seq = 0 }, Marker)
+  opts = arg.options(opts, { offset = 1, every = 1 }, "surge.latency.marker")
+  local every = arg.field(opts, "every", "integer? 1..4294967295", "surge.latency.marker", 1)
+  return setmetatable({ offset = offset(opts.offset, "surge.latency.marker"), every = every, left = 0, seq = 0 }, Marker)
 end
 
 -- Marks the burst's packets that are due to be probes; returns how many.
 function Marker:mark(burst)
+  arg.self(self, Marker, "marker:mark")
+  arg.burst(burst, "marker:mark")
   local n, i, marked = burst.n, self.left, 0
   while i < n do
-    if C.surge_probe_mark(burst, i, self.offset, self.seq) < 0 then error(core.last_error(), 2) end
+    if C.surge_probe_mark(burst, i, self.offset, self.seq) < 0 then arg.raise(core.last_error()) end
     self.seq = self.seq + 1
     marked = marked + 1
     i = i + self.every
@@ -56,27 +53,36 @@ local Receiver = {}
 Receiver.__index = Receiver
 
 function M.receiver(opts)
-  opts = opts or {}
-  return setmetatable({ id = check(C.surge_latency_new(), 2), offset = offset(opts.offset, 2) }, Receiver)
+  opts = arg.options(opts, { offset = 1 }, "surge.latency.receiver")
+  local off = offset(opts.offset, "surge.latency.receiver")
+  return setmetatable({ id = check(C.surge_latency_new(), 2), offset = off }, Receiver)
 end
 
 -- Matches the probes in a received burst; returns how many it found.
 function Receiver:scan(burst)
+  arg.self(self, Receiver, "receiver:scan")
+  arg.burst(burst, "receiver:scan")
   local rc = C.surge_latency_scan(self.id, burst, self.offset)
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then arg.raise(core.last_error()) end
   return rc
 end
 
 -- Adds one sample by hand (ns, sequence number): for tests and custom probes.
 function Receiver:add(ns, seq)
+  arg.self(self, Receiver, "receiver:add")
+  arg.expect(ns, "number 0..1e15", "receiver:add", "ns")
+  arg.expect(seq, "integer 0..4294967295", "receiver:add", "seq")
   check(C.surge_latency_add(self.id, ns, seq), 2)
 end
 
 function Receiver:percentile(q)
+  arg.self(self, Receiver, "receiver:percentile")
+  arg.expect(q, "number 0..100", "receiver:percentile", "q")
   return C.surge_latency_percentile(self.id, q)
 end
 
 function Receiver:summary()
+  arg.self(self, Receiver, "receiver:summary")
   local s = ffi.new("struct surge_latency")
   check(C.surge_latency_get(self.id, s), 2)
   return { probes = tonumber(s.probes), lost = tonumber(s.lost), duplicated = tonumber(s.duplicated),
@@ -122,6 +128,7 @@ end
 
 -- One line: "probes 100000 lost 0 dup 0 reordered 0 | min 1.2 mean 3.4 p50 ... us"
 function M.format(s)
+  arg.expect(s, "table", "surge.latency.format", "summary")
   return ("probes %d lost %d dup %d reordered %d | latency us: min %.2f mean %.2f p50 %.2f "
     .. "p90 %.2f p99 %.2f p99.9 %.2f max %.2f"):format(s.probes, s.lost, s.duplicated,
     s.reordered, s.min_ns / 1e3, s.mean_ns / 1e3, s.p50_ns / 1e3, s.p90_ns / 1e3,

@@ -11,10 +11,12 @@ local function report(e)
   if getmetatable(e) == surge.TaskFailure then
     return e.msg
   end
-  local msg = tostring(e)
+  if getmetatable(e) == require("surge.args").OptionError then return e end   -- exits 2
+  local trace = require "surge.trace"
+  local msg = trace.message(e)
   -- errors raised with a position (file:line:) get the script's part of the
   -- traceback; usage errors (bad option, missing function) are one line
-  if msg:match("^[^\n]-:%d+: ") then return require("surge.trace").report(msg, 2) end
+  if msg:match("^[^\n]-:%d+: ") then return trace.report(msg) end
   return msg
 end
 
@@ -109,7 +111,19 @@ local function repl(script)
   return 0
 end
 
+-- `surge run`, before EAL starts: only a bad script option is an error here
+-- (exit 2); anything else the script does wrong is reported by the run.
+local function options(script)
+  local ok, e = pcall(load_script, script)
+  if not ok and getmetatable(e) == require("surge.args").OptionError then
+    io.stderr:write(tostring(e), "\n")
+    return 2
+  end
+  return 0
+end
+
 function M.main(cmd, script, packets)
+  if cmd == "options" then return options(script) end
   local ok, rc = xpcall(function()
     if cmd == "test" then return require("surge.testrun").main(arg) end
     if cmd == "show" then return show(script, tonumber(packets)) end
@@ -125,7 +139,8 @@ function M.main(cmd, script, packets)
   end
   if not ok then
     io.stderr:write(tostring(rc), "\n")
-    return 1
+    -- like surge's own CLI errors, a bad script option exits 2
+    return getmetatable(rc) == require("surge.args").OptionError and 2 or 1
   end
   return rc
 end

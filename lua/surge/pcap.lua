@@ -21,6 +21,7 @@
 -- at a time uses each. What a script leaves open is closed when the run ends.
 local ffi = require "ffi"
 local core = require "surge.core"
+local arg = require "surge.check"
 
 local C, check = core.C, core.check
 local M = {}
@@ -40,18 +41,8 @@ function M.wrap_reader(id, path) return setmetatable({ id = id, path = path or "
 -- Handle constructors for task data (merged into surge.handles by init.lua).
 M.handles = { pcap_writer = M.wrap_writer, pcap_reader = M.wrap_reader }
 
-local function options(opts, known, what, level)
-  if opts == nil then return {} end
-  if type(opts) ~= "table" then error(("%s: options must be a table"):format(what), level + 1) end
-  for k in pairs(opts) do
-    if not known[k] then
-      local names = {}
-      for n in pairs(known) do names[#names + 1] = n end
-      table.sort(names)
-      error(("%s: unknown option '%s' (%s)"):format(what, tostring(k), table.concat(names, ", ")), level + 1)
-    end
-  end
-  return opts
+local function options(opts, known, what)
+  return arg.options(opts, known, what)
 end
 
 local function info_of(id, level)
@@ -70,12 +61,10 @@ end
 -- opts.snaplen: bytes kept of each packet (default 65535); opts.nano = true
 -- for nanosecond timestamps (default microseconds).
 function M.writer(path, opts)
-  if type(path) ~= "string" then error("surge.pcap.writer: expected a file name", 2) end
-  opts = options(opts, { snaplen = 1, nano = 1 }, "surge.pcap.writer", 2)
-  local snaplen = opts.snaplen or 0
-  if type(snaplen) ~= "number" or snaplen < 0 or snaplen ~= math.floor(snaplen) then
-    error(("surge.pcap.writer: snaplen = %s: expected an integer"):format(tostring(snaplen)), 2)
-  end
+  arg.expect(path, "string", "surge.pcap.writer", "path")
+  opts = options(opts, { snaplen = 1, nano = 1 }, "surge.pcap.writer")
+  local snaplen = arg.field(opts, "snaplen", "integer? 0..262144", "surge.pcap.writer", 0)
+  arg.expect(opts.nano, "boolean?", "surge.pcap.writer", "nano")
   local id = C.surge_pcap_open_write(path, snaplen, opts.nano and 1 or 0)
   if id < 0 then error(core.last_error(), 0) end   -- about the file, not the script: one line
   return M.wrap_writer(id, path)
@@ -85,20 +74,29 @@ end
 -- Received bursts carry their receive time in b.tsc; a burst with b.tsc == 0
 -- is stamped now. Set b.tsc yourself for made-up times (surge.tsc() units).
 function Writer:write(burst)
+  arg.self(self, Writer, "writer:write")
+  arg.burst(burst, "writer:write")
   local rc = C.surge_pcap_write(self.id, burst)
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then arg.raise(core.last_error()) end
   return rc
 end
 
-function Writer:count() return info_of(self.id, 2).records end
-function Writer:info() local i = info_of(self.id, 2) return i end
+function Writer:count() arg.self(self, Writer, "writer:count") return info_of(self.id, 2).records end
+function Writer:info() arg.self(self, Writer, "writer:info") local i = info_of(self.id, 2) return i end
 
 -- Flushes and closes the file; returns the packets written.
 function Writer:close()
+  arg.self(self, Writer, "writer:close")
   return tonumber(check(C.surge_pcap_close(self.id), 2))
 end
 
 -- Reader ------------------------------------------------------------------
+
+local function tx_queue(q, fn)
+  if getmetatable(q) ~= require("surge.port").TxQueue then
+    arg.raise(("%s: q: expected a tx queue (port:txq(i)), got %s"):format(fn, arg.show(q)))
+  end
+end
 
 local function parse_timing(t, level)
   if t == nil or t == "original" then return 1 end
@@ -106,15 +104,13 @@ local function parse_timing(t, level)
   local scale
   if type(t) == "number" then scale = t
   elseif type(t) == "table" then
-    for k in pairs(t) do
-      if k ~= "scale" then error(("surge.pcap: timing: unknown field '%s' (scale)"):format(tostring(k)), level + 1) end
-    end
+    arg.options(t, { scale = 1 }, "surge.pcap: timing")
     scale = t.scale
   elseif type(t) == "string" then scale = tonumber(t:match("^scale=(.+)$") or t:match("^x(.+)$") or "")
   end
-  if type(scale) ~= "number" or not (scale > 0) or scale == math.huge then
-    error(("surge.pcap: timing = %s: expected \"fast\", \"original\", { scale = X } or \"scale=X\" with X > 0")
-      :format(type(t) == "string" and ("'" .. t .. "'") or tostring(t)), level + 1)
+  if type(scale) ~= "number" or not (scale > 0 and scale <= 1e9) then
+    arg.raise(("surge.pcap: timing: expected \"fast\", \"original\", { scale = X } or \"scale=X\" with X in 0<..1e9, got %s")
+      :format(arg.show(t)))
   end
   return scale
 end
@@ -122,22 +118,20 @@ end
 local function parse_loop(l, level)
   if l == nil or l == false then return 1 end
   if l == true or l == 0 then return 0 end
-  if type(l) ~= "number" or l < 1 or l ~= math.floor(l) or l > 4294967295 then
-    error(("surge.pcap: loop = %s: expected a number of passes (>= 1) or true (forever)"):format(tostring(l)), level + 1)
-  end
-  return l
+  return arg.expect(l, "integer 1..4294967295", "surge.pcap", "loop (passes, or true for forever)")
 end
 
 -- Sets how fills walk the file: loop and timing as for surge.pcap.reader.
 function Reader:replay(opts)
-  opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader", 2)
+  arg.self(self, Reader, "reader:replay")
+  opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader")
   check(C.surge_pcap_replay(self.id, parse_loop(opts.loop, 2), parse_timing(opts.timing, 2)), 2)
   return self
 end
 
 function M.reader(path, opts)
-  if type(path) ~= "string" then error("surge.pcap.reader: expected a file name", 2) end
-  opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader", 2)
+  arg.expect(path, "string", "surge.pcap.reader", "path")
+  opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader")
   local loops, speed = parse_loop(opts.loop, 2), parse_timing(opts.timing, 2)
   local id = C.surge_pcap_open_read(path)
   if id < 0 then error(core.last_error(), 0) end   -- about the file, not the script: one line
@@ -150,33 +144,40 @@ end
 -- returns the count, 0 once the last pass is done. An empty pool is waited
 -- for while the run goes on.
 function Reader:fill(burst, max)
+  arg.self(self, Reader, "reader:fill")
+  arg.burst(burst, "reader:fill")
+  if max ~= nil then arg.number(max, 0, burst.ro_cap, true, "reader:fill", "max (at most the burst's capacity)") end
   local rc = C.surge_pcap_fill(self.id, burst, max or 0)
   if rc >= 0 then return rc end
   while rc == -EAGAIN do
     if C.surge_running() == 0 then return 0 end
     rc = C.surge_pcap_fill(self.id, burst, max or 0)
   end
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then arg.raise(core.last_error()) end
   return rc
 end
 
-function Reader:count() return info_of(self.id, 2).records end
-function Reader:info() local i = info_of(self.id, 2) return i end
+function Reader:count() arg.self(self, Reader, "reader:count") return info_of(self.id, 2).records end
+function Reader:info() arg.self(self, Reader, "reader:info") local i = info_of(self.id, 2) return i end
 
 -- Starts again at the first record, first pass.
 function Reader:rewind()
+  arg.self(self, Reader, "reader:rewind")
   check(C.surge_pcap_rewind(self.id), 2)
   return self
 end
 
 -- Frees the records; returns how many there were.
 function Reader:close()
+  arg.self(self, Reader, "reader:close")
   return tonumber(check(C.surge_pcap_close(self.id), 2))
 end
 
 -- Paces tx queue q for this reader's timing: the gaps the fills write
 -- (original or scaled timing), or unpaced for "fast".
 function Reader:pace(q)
+  arg.self(self, Reader, "reader:pace")
+  tx_queue(q, "reader:pace")
   if info_of(self.id, 2).speed > 0 then
     M.pace_gaps(q, 3)
   else
@@ -189,6 +190,7 @@ end
 -- Makes q wait burst.gap_ns[i] after packet i (SURGE_PACE_GAPS), as a
 -- reader's fills set them. Works from master on a task's queue too.
 function M.pace_gaps(q, level)
+  tx_queue(q, "surge.pcap.pace_gaps")
   local r = ffi.new("struct surge_rate")
   r.pattern = C.SURGE_PACE_GAPS
   r.unit = C.SURGE_RATE_PPS

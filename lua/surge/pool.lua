@@ -6,6 +6,7 @@
 --   burst.data[i], burst.len[i]    -- bytes and length of packet i (0-based)
 local ffi = require "ffi"
 local core = require "surge.core"
+local arg = require "surge.check"
 
 local C, check = core.C, core.check
 local M = {}
@@ -36,18 +37,15 @@ local known = { size = 1, cache = 1, data_room = 1, template = 1, shared = 1, so
 -- function(buf, len) called once per mbuf to write its bytes (opts.size gives
 -- the length); opts.shared = true for a pool several lcores free into.
 function M.new(opts)
-  opts = opts or {}
-  for k in pairs(opts) do
-    if not known[k] then error(("surge.pool: unknown option '%s'"):format(tostring(k)), 2) end
-  end
-  for _, k in ipairs({ "size", "cache", "data_room" }) do
-    local v = opts[k]
-    if v ~= nil and (type(v) ~= "number" or v ~= math.floor(v) or v < 0 or v > (k == "data_room" and 65535 or 2^24)) then
-      error(("surge.pool: %s = %s is not a valid count"):format(k, tostring(v)), 2)
-    end
-  end
+  opts = arg.options(opts, known, "surge.pool")
+  arg.expect(opts.size, "integer? 0..16777216", "surge.pool", "size")
+  arg.expect(opts.cache, "integer? 0..16777216", "surge.pool", "cache")
+  arg.expect(opts.data_room, "integer? 0..65535", "surge.pool", "data_room")
+  arg.expect(opts.socket, "integer? -1..1023", "surge.pool", "socket")
+  arg.expect(opts.shared, "boolean?", "surge.pool", "shared")
+  arg.expect(opts.template, "string|table|function?", "surge.pool", "template")
   if type(opts.template) == "string" and #opts.template > 65535 then
-    error(("surge.pool: template of %d bytes: at most 65535"):format(#opts.template), 2)
+    arg.raise(("surge.pool: template of %d bytes: at most 65535"):format(#opts.template))
   end
   local conf = ffi.new("struct surge_pool_conf")
   conf.size = opts.size or 0
@@ -59,29 +57,29 @@ function M.new(opts)
   local id = check(C.surge_pool_create(conf), 2)
   local self = setmetatable({ id = id }, Pool)
   local t = opts.template
-  if type(t) == "table" and t.bytes then
+  if type(t) == "table" then
+    arg.expect(t.bytes, "string", "surge.pool", "template.bytes (a template from surge.proto)")
     set_layout(id, t)
     t = t.bytes
   end
   if type(t) == "string" then
     check(C.surge_pool_fill(id, t, #t), 2)
   elseif type(t) == "function" then
-    local len = opts.fill or error("surge.pool: a template function needs fill = LENGTH", 2)
+    local len = opts.fill or arg.raise("surge.pool: a template function needs fill = LENGTH")
     local info = self:info()
-    if type(len) ~= "number" or len ~= math.floor(len) or len < 14 or len > info.data_room then
-      error(("surge.pool: fill = %s outside 14..%d (the data room)"):format(tostring(len), info.data_room), 2)
-    end
+    arg.number(len, 14, info.data_room, true, "surge.pool", "fill (up to the data room)")
     local ptrs = ffi.new("uint8_t *[?]", info.size)
     local n = check(C.surge_pool_data(id, ptrs, info.size), 2)
     for i = 0, n - 1 do t(ptrs[i], len, i) end
     check(C.surge_pool_fill(id, nil, len), 2)   -- nil bytes: set the length only
-  elseif t ~= nil then
-    error("surge.pool: template must be a string, a surge.proto template or a function", 2)
+  elseif opts.fill ~= nil then
+    arg.raise("surge.pool: fill = LENGTH goes with a template function")
   end
   return self
 end
 
 function Pool:info()
+  arg.self(self, Pool, "pool:info")
   local i = ffi.new("struct surge_pool_info")
   check(C.surge_pool_info(self.id, i), 2)
   return { name = ffi.string(i.name), size = i.size, avail = i.avail,
@@ -90,41 +88,67 @@ function Pool:info()
            owner_lcore = i.owner_lcore }
 end
 
--- level: where errors point, counted from M.burst's caller (default: it).
-function M.burst(pool, n, level)
+-- A burst of capacity n drawing from pool id (-1: receive only).
+function M.burst(pool, n)
+  arg.expect(n, "integer 1..256", "pool:burst", "n")
   local b = C.surge_burst_new(pool, n)
-  if b == nil then error(core.last_error(), (level or 1) + 1) end
+  if b == nil then arg.raise(core.last_error()) end
   return ffi.gc(b, C.surge_burst_destroy)
 end
 
 function Pool:burst(n)
-  local b = M.burst(self.id, n or 32, 2)
+  arg.self(self, Pool, "pool:burst")
+  local b = M.burst(self.id, n or 32)
   return b
 end
 
+-- Bursts are cdata: packets' bytes and lengths are written in place, while
+-- n, cap, pool and mbuf (Lua names ro_*, see surge.h) only C changes.
 local Burst = {}
-Burst.__index = Burst
+local void_ro = ffi.typeof("void *const *")
+local read_only = { n = true, cap = true, pool = true, mbuf = true }
+
+local function index(b, k)
+  -- k is a constant at each call site: the JIT folds this chain away
+  if k == "n" then return b.ro_n end
+  if k == "cap" then return b.ro_cap end
+  if k == "pool" then return b.ro_pool end
+  if k == "mbuf" then return ffi.cast(void_ro, b.ro_mbuf) end   -- elements read-only too
+  return Burst[k]
+end
+
+local function newindex(_, k)
+  if read_only[k] then arg.raise(("burst.%s is read-only (surge manages it)"):format(tostring(k))) end
+  arg.raise(("burst has no field %s"):format(arg.show(k)))
+end
 
 -- Fills the burst with up to n (default: its capacity) template packets and
 -- returns how many it got: fewer when the pool runs dry.
 function Burst:alloc(n)
-  return C.surge_burst_alloc(self, n or self.cap)
+  arg.burst(self, "burst:alloc")
+  local cap = self.ro_cap
+  if n ~= nil then arg.number(n, 0, cap, true, "burst:alloc", "n (at most the burst's capacity)") end
+  return C.surge_burst_alloc(self, n or cap)
 end
 
 function Burst:free()
+  arg.burst(self, "burst:free")
   C.surge_burst_free(self)
 end
 
 function Burst:refcnt(i)
+  arg.burst(self, "burst:refcnt")
+  arg.expect(i, "integer 0..255", "burst:refcnt", "i")
   local n = check(C.surge_burst_refcnt(self, i), 2)
   return n
 end
 
 function Burst:bytes(i)
-  if i < 0 or i >= self.n then error(("burst:bytes(%d): the burst holds %d packets"):format(i, self.n), 2) end
+  arg.burst(self, "burst:bytes")
+  arg.number(i, 0, self.ro_n - 1, true, "burst:bytes", "i (a packet the burst holds)")
   return ffi.string(self.data[i], self.len[i])
 end
 
-ffi.metatype("struct surge_burst", Burst)
+ffi.metatype("struct surge_burst", { __index = index, __newindex = newindex })
 
 return M

@@ -6,6 +6,7 @@
 local ffi = require "ffi"
 local bit = require "bit"
 local core = require "surge.core"
+local arg = require "surge.check"
 
 local rate = require "surge.rate"
 local C, check = core.C, core.check
@@ -20,57 +21,49 @@ Port.__tostring = function(p) return ("port %d"):format(p.id) end
 
 local function wrap(id) return setmetatable({ id = id }, Port) end
 
-function M.txq(port, id) return setmetatable({ port = port, id = id }, TxQueue) end
-function M.rxq(port, id) return setmetatable({ port = port, id = id }, RxQueue) end
-M.wrap = wrap
-
-local function count(opts, k, default, max)
-  local v = opts[k]
-  if v == nil then return default end
-  if type(v) ~= "number" or v < 0 or v > max or v ~= math.floor(v) then
-    error(("port option %s = %s: expected an integer 0..%d"):format(k, tostring(v), max), 3)
-  end
-  return v
+function M.txq(port, id)
+  arg.expect(id, "integer 0..1023", "port:txq", "i")
+  return setmetatable({ port = port, id = id }, TxQueue)
 end
+function M.rxq(port, id)
+  arg.expect(id, "integer 0..1023", "port:rxq", "i")
+  return setmetatable({ port = port, id = id }, RxQueue)
+end
+M.wrap = wrap
+M.TxQueue = TxQueue   -- for checks elsewhere (surge.pcap pacing)
+
+local known = { rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1, mtu = 1,
+                checksum_offload = 1 }
 
 -- Opens a port by number or device name; opts: rxq, txq, rxd, txd, promisc,
 -- clones (tx queues may send clones; turns MBUF_FAST_FREE off), link_timeout (s),
 -- mtu (frames longer than MTU + 22 bytes are refused; default the port's MTU).
 function M.open(id, opts)
-  opts = opts or {}
+  arg.expect(id, "integer|string 0..65535", "surge.port", "id (a port number or device name)")
+  opts = arg.options(opts, known, "surge.port")
   if type(id) == "string" then id = check(C.surge_port_find(id), 2) end
-  if type(id) ~= "number" then error("surge.port: expected a port number or name", 2) end
-  for k in pairs(opts) do
-    if not ({ rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1, mtu = 1,
-                checksum_offload = 1 })[k] then
-      error(("surge.port: unknown option '%s' (rxq, txq, rxd, txd, promisc, clones, link_timeout, mtu, "
-        .. "checksum_offload)"):format(k), 2)
-    end
-  end
+  local f = "surge.port"
   local conf = ffi.new("struct surge_port_conf")
-  conf.rxq = count(opts, "rxq", 1, 1024)
-  conf.txq = count(opts, "txq", 1, 1024)
-  conf.rxd = count(opts, "rxd", 0, 65535)
-  conf.txd = count(opts, "txd", 0, 65535)
-  conf.promisc = opts.promisc == false and 0 or 1
-  conf.clones = opts.clones and 1 or 0
-  conf.mtu = count(opts, "mtu", 0, 65535)
-  conf.csum_offload = opts.checksum_offload == false and 0 or 1
-  local lt = opts.link_timeout or 2
-  if type(lt) ~= "number" or lt < 0 or lt > 3600 then
-    error(("surge.port: link_timeout = %s: seconds, 0..3600"):format(tostring(lt)), 2)
-  end
-  conf.link_timeout_ms = math.floor(lt * 1000)
+  conf.rxq = arg.field(opts, "rxq", "integer? 0..1024", f, 1)
+  conf.txq = arg.field(opts, "txq", "integer? 0..1024", f, 1)
+  conf.rxd = arg.field(opts, "rxd", "integer? 0..65535", f, 0)
+  conf.txd = arg.field(opts, "txd", "integer? 0..65535", f, 0)
+  conf.promisc = arg.field(opts, "promisc", "boolean?", f, true) and 1 or 0
+  conf.clones = arg.field(opts, "clones", "boolean?", f, false) and 1 or 0
+  conf.mtu = arg.field(opts, "mtu", "integer? 0..65535", f, 0)
+  conf.csum_offload = arg.field(opts, "checksum_offload", "boolean?", f, true) and 1 or 0
+  conf.link_timeout_ms = math.floor(arg.field(opts, "link_timeout", "number? 0..3600", f, 2) * 1000)
   check(C.surge_port_open(id, conf), 2)
   return wrap(id)
 end
 
 function M.count() return C.surge_port_count() end
 
-function Port:txq(i) return M.txq(self.id, i or 0) end
-function Port:rxq(i) return M.rxq(self.id, i or 0) end
+function Port:txq(i) arg.self(self, Port, "port:txq") return M.txq(self.id, i or 0) end
+function Port:rxq(i) arg.self(self, Port, "port:rxq") return M.rxq(self.id, i or 0) end
 
 function Port:info()
+  arg.self(self, Port, "port:info")
   local pi = ffi.new("struct surge_port_info")
   check(C.surge_port_info(self.id, pi), 2)
   local mac = {}
@@ -89,6 +82,7 @@ end
 
 -- Driver counters plus surge's own per-queue totals.
 function Port:stats()
+  arg.self(self, Port, "port:stats")
   local s = ffi.new("struct surge_port_stats")
   check(C.surge_port_stats(self.id, s), 2)
   local r = {
@@ -124,21 +118,29 @@ end
 -- outside the loop) sends each packet N times with one refcount add.
 -- Returns the packets handed to the driver; the burst is empty afterwards.
 function TxQueue:send(burst, clones)
-  if type(clones) == "table" then clones = clones.clones end
+  arg.self(self, TxQueue, "txq:send")
+  arg.burst(burst, "txq:send")
+  if clones ~= nil then
+    if type(clones) == "table" then clones = clones.clones end
+    arg.number(clones, 1, 1024, true, "txq:send", "clones")
+  end
   local gap = self.gap
   if gap then
-    for i = 0, burst.n - 1 do burst.gap_ns[i] = gap() end
+    for i = 0, burst.ro_n - 1 do
+      burst.gap_ns[i] = arg.number(gap(), 0, 4294967295, false, "txq:send", "the gap function's result (ns)")
+    end
   end
   local rc = C.surge_tx_send(self.port, self.id, burst, clones or 1)
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then arg.raise(core.last_error()) end
   return rc
 end
 
-function TxQueue:stats() local s = qstats(C.surge_txq_stats, self) return s end
+function TxQueue:stats() arg.self(self, TxQueue, "txq:stats") local s = qstats(C.surge_txq_stats, self) return s end
 
 -- Paces the queue (see surge/rate.lua for specs); takes effect at its next
 -- send, also when called from master while a task is sending.
 function TxQueue:set_rate(spec)
+  arg.self(self, TxQueue, "txq:set_rate")
   local r, gap = rate.build(spec, 2)
   check(C.surge_txq_set_rate(self.port, self.id, r), 2)
   self.gap = gap
@@ -147,6 +149,7 @@ end
 
 -- What the queue achieved since its rate was set.
 function TxQueue:rate_stats()
+  arg.self(self, TxQueue, "txq:rate_stats")
   local s = ffi.new("struct surge_rate_stats")
   check(C.surge_txq_rate_stats(self.port, self.id, s), 2)
   return { packets = tonumber(s.packets), bytes = tonumber(s.bytes), seconds = s.seconds,
@@ -155,11 +158,13 @@ end
 
 -- Receives into the burst (its old packets are freed first); returns the count.
 function RxQueue:recv(burst)
+  arg.self(self, RxQueue, "rxq:recv")
+  arg.burst(burst, "rxq:recv")
   local rc = C.surge_rx_recv(self.port, self.id, burst)
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then arg.raise(core.last_error()) end
   return rc
 end
 
-function RxQueue:stats() local s = qstats(C.surge_rxq_stats, self) return s end
+function RxQueue:stats() arg.self(self, RxQueue, "rxq:stats") local s = qstats(C.surge_rxq_stats, self) return s end
 
 return M

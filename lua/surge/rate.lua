@@ -11,6 +11,7 @@
 --   q:set_rate(nil) or q:set_rate(0)          -- unpaced
 local ffi = require "ffi"
 local core = require "surge.core"
+local arg = require "surge.check"
 
 local C = core.C
 local M = {}
@@ -21,9 +22,12 @@ local keys = { rate = 1, pattern = 1, seed = 1, on = 1, off = 1, to = 1, over = 
 
 local function parse_value(text, what, level)
   local r = ffi.new("struct surge_rate")
-  if type(text) == "number" then text = tostring(text) .. "pps" end
-  if type(text) ~= "string" then error(("%s must be a string like \"1mpps\""):format(what), level + 1) end
-  if C.surge_rate_parse(text, r) < 0 then error(core.last_error(), level + 1) end
+  if type(text) == "number" then
+    arg.expect(text, "number >=0", "rate", what)
+    text = ("%.17gpps"):format(text)
+  end
+  if type(text) ~= "string" then arg.raise(("%s must be a string like \"1mpps\", got %s"):format(what, arg.show(text))) end
+  if C.surge_rate_parse(text, r) < 0 then arg.raise(core.last_error()) end
   return r
 end
 
@@ -32,11 +36,10 @@ function M.build(spec, level)
   level = (level or 1) + 1
   if spec == nil or spec == 0 or spec == false then return ffi.new("struct surge_rate") end
   if type(spec) ~= "table" then spec = { rate = spec } end
-  for k in pairs(spec) do
-    if not keys[k] then error(("rate: unknown field '%s' (rate, pattern, seed, on, off, to, over, gap)"):format(tostring(k)), level) end
-  end
+  arg.options(spec, keys, "rate")
+  arg.expect(spec.hw, "boolean?", "rate", "hw")
   if spec.gap ~= nil then
-    if type(spec.gap) ~= "function" then error("rate: gap must be a function returning nanoseconds", level) end
+    arg.expect(spec.gap, "function", "rate", "gap (a function returning nanoseconds)")
     local r = ffi.new("struct surge_rate")
     r.pattern = C.SURGE_PACE_GAPS
     r.unit = C.SURGE_RATE_PPS
@@ -44,7 +47,7 @@ function M.build(spec, level)
   end
   local pattern = spec.pattern or "constant"
   local p = patterns[pattern]
-  if not p then error(("rate: unknown pattern '%s' (constant, poisson, onoff, ramp)"):format(tostring(pattern)), level) end
+  if not p then arg.raise(("rate: unknown pattern '%s' (constant, poisson, onoff, ramp)"):format(tostring(pattern))) end
   local r
   if spec.rate == nil and pattern == "onoff" then
     r = ffi.new("struct surge_rate")
@@ -55,15 +58,14 @@ function M.build(spec, level)
   r.pattern = p
   r.hw = spec.hw and 1 or 0
   if pattern == "poisson" then
-    r.seed = spec.seed or 0
+    r.seed = arg.expect(spec.seed, "integer? 0..9007199254740992", "rate", "seed") or 0
   elseif pattern == "onoff" then
-    if type(spec.on) ~= "number" or spec.on < 1 then error("rate: onoff needs on = packets (>= 1)", level) end
-    if type(spec.off) ~= "number" or spec.off < 0 then error("rate: onoff needs off = seconds (>= 0)", level) end
-    r.on_pkts, r.off_s = spec.on, spec.off
+    r.on_pkts = arg.expect(spec.on, "integer 1..4294967295", "rate", "on (packets per on period)")
+    r.off_s = arg.expect(spec.off, "number 0..31536000", "rate", "off (seconds of silence)")
   elseif pattern == "ramp" then
     local to = parse_value(spec.to, "rate: ramp's to", level)
-    if to.unit ~= r.unit then error("rate: ramp's rate and to must use the same unit", level) end
-    if type(spec.over) ~= "number" or spec.over <= 0 then error("rate: ramp needs over = seconds (> 0)", level) end
+    if to.unit ~= r.unit then arg.raise("rate: ramp's rate and to must use the same unit") end
+    arg.expect(spec.over, "number >0", "rate", "over (seconds)")
     r.ramp_to, r.ramp_s = to.value, spec.over
   end
   return r

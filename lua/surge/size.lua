@@ -27,6 +27,7 @@
 local ffi = require "ffi"
 local bit = require "bit"
 local flow = require "surge.flow"
+local arg = require "surge.check"
 
 local M = {}
 
@@ -411,6 +412,7 @@ end
 -- Sets burst.len[i] for the burst's packets (and rewrites the headers of the
 -- bound template, or of t); returns burst.n.
 function Size:apply(burst, t)
+  arg.burst(burst, "size:apply")
   local f = self._fns
   if t ~= nil and t ~= self._template then
     local ok, r = pcall(fns_for, self, t)

@@ -10,12 +10,12 @@
 local M = {}
 
 function M.main(script, fn, args)
-  local lcore
+  local lcore, f
   local ok, res = xpcall(function()
     local surge = require "surge"
     local serial = require "surge.serial"
     lcore = surge.lcore()
-    local f, a
+    local a
     local mod, name = fn:match("^([^:]+):([%w_]+)$")
     if mod then                           -- a module task: no script
       require("surge.strict").enable()
@@ -37,9 +37,16 @@ function M.main(script, fn, args)
       error(("%s: no function '%s' to run as a task"):format(mod or script, name or fn), 0)
     end
     local results = { f(unpack(a, 1, a.n)) }
-    return serial.encode(results, select("#", unpack(results)))
+    local eok, text = pcall(serial.encode, results, select("#", unpack(results)), "result")
+    if not eok then
+      -- the return statement is gone from the stack: point at the function
+      local info = debug.getinfo(f, "S")
+      error(("%s:%d: %s"):format(info.short_src, info.linedefined, text), 0)
+    end
+    return text
   end, function(e)
-    return require("surge.trace").report(e, 2)
+    local trace = require "surge.trace"
+    return trace.report(trace.message(e))
   end)
   if not ok then
     -- first line: file:line: message (task 'fn', lcore N); then the traceback

@@ -35,9 +35,9 @@ refused "bad --lcores" "--lcores" one-line -- run --no-huge --lcores zz "$FLOOD"
 echo "# the script's options"
 refused "unknown script option" "udp-flood\\.lua: unknown option '--frob'" one-line -- \
   run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --frob 1
-refused "--size abc" "option --size: expected an integer, got 'abc'" one-line -- \
+refused "--size abc" "option --size: expected an integer in 14\.\.9600, got 'abc'" one-line -- \
   run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --size abc
-refused "--count=1.5" "option --count: expected an integer, got '1\\.5'" one-line -- \
+refused "--count=1.5" "option --count: expected an integer >= 0, got '1\\.5'" one-line -- \
   run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --count=1.5
 refused "script option without its value" "option --count needs a value" one-line -- \
   run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --count

@@ -172,13 +172,13 @@ bad "zero rate" "pace\\.lua:[0-9]+: rate '0pps' must be above zero" --rate 0pps
 bad "unknown unit" "pace\\.lua:[0-9]+: rate '5furlongs': unknown unit 'furlongs'" --rate 5furlongs
 bad "above link speed" "pace\\.lua:[0-9]+: rate 20 Gbit/s is above port 0's link speed of 10 Gbit/s" --rate 20gbit
 bad "150%" "pace\\.lua:[0-9]+: rate '150%' is above 100% of the link" --rate 150%
-bad "idle max_sleep_us out of range (master)" "pace\\.lua:[0-9]+: surge\\.idle: max_sleep_us = 2000000 outside 0\\.\\.1000000" \
+bad "idle max_sleep_us out of range (master)" "pace\\.lua:[0-9]+: surge\\.idle: max_sleep_us: expected an integer in 0\\.\\.1000000, got 2000000" \
   --rate 10kpps --master-max-sleep-us 2000000
-bad "idle max_sleep_us out of range (task)" "pace\\.lua:[0-9]+: surge\\.idle: max_sleep_us = 2000000 outside 0\\.\\.1000000 \\(task 'tx'" \
+bad "idle max_sleep_us out of range (task)" "pace\\.lua:[0-9]+: surge\\.idle: max_sleep_us: expected an integer in 0\\.\\.1000000, got 2000000 \\(task 'tx'" \
   --rate 10kpps --max-sleep-us 2000000
-bad "idle mode nap (master)" "pace\\.lua:[0-9]+: surge\\.idle: mode 'nap' unknown \\(busy, pause, sleep\\)" \
+bad "idle mode nap (master)" "pace\\.lua:[0-9]+: surge\\.idle: mode: expected busy, pause or sleep, got \"nap\"" \
   --rate 10kpps --master-idle-mode nap
-bad "idle mode nap (task)" "pace\\.lua:[0-9]+: surge\\.idle: mode 'nap' unknown \\(busy, pause, sleep\\) \\(task 'tx'" \
+bad "idle mode nap (task)" "pace\\.lua:[0-9]+: surge\\.idle: mode: expected busy, pause or sleep, got \"nap\" \\(task 'tx'" \
   --rate 10kpps --idle-mode nap
 
 echo "# examples/rate.lua: every phase within ${TOL}%"

@@ -68,6 +68,6 @@ S=$SCRIPTS/bad_burst.lua
 L=$(line_of bad_burst.lua BURST_LINE)
 run_surge 60 run --no-huge -q "$S"
 check_user_error "pool:burst(0) in a task"
-check_match "stderr line 1: $S:$L: burst size 0 ... (task 'tx', lcore 1)" \
-  "^.*bad_burst\\.lua:$L: .*burst size 0.*\\(task 'tx', lcore 1\\)" "$(first_err)"
+check_match "stderr line 1: $S:$L: pool:burst: n ... got 0 (task 'tx', lcore 1)" \
+  "^.*bad_burst\\.lua:$L: .*pool:burst: n: expected .*got 0 \\(task 'tx', lcore 1\\)" "$(first_err)"
 finish

@@ -7,6 +7,14 @@ local C = ffi.C
 
 local T = {}
 
+-- Fields surge.h marks "read-only in Lua" are ro_NAME in Lua's cdef.
+local function lua_name(ctype, field)
+  if field ~= "" and ffi.offsetof(ctype, field) == nil and ffi.offsetof(ctype, "ro_" .. field) then
+    return "ro_" .. field
+  end
+  return field
+end
+
 local function c_table()
   local n = ffi.new("uint32_t[1]")
   local rows = C.surge_abi_fields(n)
@@ -27,10 +35,11 @@ function T.sizes_and_offsets_agree()
       assert(ffi.sizeof(r.type) == r.size,
         ("%s: C sizeof %d, LuaJIT %d"):format(r.type, r.size, ffi.sizeof(r.type)))
     else
-      local off = ffi.offsetof(r.type, r.field)
+      local field = lua_name(r.type, r.field)
+      local off = ffi.offsetof(r.type, field)
       assert(off == r.offset, ("%s.%s: C offset %d, LuaJIT %s"):format(r.type, r.field, r.offset, tostring(off)))
       local probe = ffi.new(r.type)
-      local ok, fsize = pcall(function() return ffi.sizeof(probe[r.field]) end)
+      local ok, fsize = pcall(function() return ffi.sizeof(probe[field]) end)
       if ok and fsize then
         assert(fsize == r.size, ("%s.%s: C size %d, LuaJIT %d"):format(r.type, r.field, r.size, fsize))
       end
@@ -50,6 +59,7 @@ function T.table_covers_every_declared_field()
     for decl in body:sub(2, -2):gmatch("[^;]+") do
       local field = decl:gsub("%b[]", ""):match("([%w_]+)%s*$")
       if field then
+        field = field:gsub("^ro_", "")
         assert(have["struct " .. name .. "." .. field],
           ("struct %s.%s is not in surge_abi_fields (core/runtime.c)"):format(name, field))
       end
@@ -61,7 +71,7 @@ end
 function T.burst_capacity_matches_enum()
   assert(C.SURGE_BURST_MAX == 256)
   local b = ffi.new("struct surge_burst")
-  assert(ffi.sizeof(b.mbuf) == C.SURGE_BURST_MAX * ffi.sizeof("void *"))
+  assert(ffi.sizeof(b.ro_mbuf) == C.SURGE_BURST_MAX * ffi.sizeof("void *"))
 end
 
 return T

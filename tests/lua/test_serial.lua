@@ -66,4 +66,26 @@ function T.decode_has_no_globals()
   assert(not ok, "task data must not reach globals")
 end
 
+-- The decoder parses; it runs nothing, so code in the text is an error.
+function T.decode_runs_no_code()
+  for _, text in ipairs({ 'return {n=1,("x"):rep(10)}', "return {n=1,(function() return 1 end)()}",
+                          "return {n=1,1+1}", "return {n=1,print(1)}", "return {n=1,x}" }) do
+    local ok, err = pcall(serial.decode, text, surge.handles)
+    assert(not ok and err:match("^corrupt task data: .* at byte %d+$"), text .. " -> " .. tostring(err))
+  end
+end
+
+-- cdata and deep nesting are refused at the encoding side, naming the value.
+function T.cdata_and_deep_nesting_are_refused()
+  local ok, err = pcall(serial.encode, { 1, require("ffi").new("int[1]") }, 2)
+  assert(not ok and err:match("argument 2") and err:match("cdata"), err)
+  local t = {}
+  for _ = 1, serial.MAX_DEPTH + 1 do t = { t } end
+  ok, err = pcall(serial.encode, { t }, 1, "result")
+  assert(not ok and err == "cannot pass result 1: tables nested more than 100 deep", err)
+  t = {}
+  for _ = 1, serial.MAX_DEPTH - 1 do t = { t } end
+  assert(roundtrip(t)[1], "100 levels cross")
+end
+
 return T

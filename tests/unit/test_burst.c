@@ -609,6 +609,48 @@ test_send_errors_keep_their_errno(void **state)
 	assert_int_equal(w.rc, -EBUSY);
 }
 
+/* A burst whose counts or pool id were overwritten (from Lua through the
+ * FFI, or a NULL) is refused by every entry point before any mbuf is touched:
+ * burst_check() guards n <= cap <= SURGE_BURST_MAX and the pool id. */
+static void
+test_corrupt_burst_refused(void **state)
+{
+	int pool = make_pool(63, 0);
+	struct surge_burst *b = burst_of(pool, 4);
+	struct surge_burst saved = *b;
+	uint32_t caps[] = { 0, SURGE_BURST_MAX + 1, 0xffffffffu };
+
+	(void)state;
+	assert_int_equal(surge_tx_send(NUL, 0, NULL, 1), -EINVAL);
+	assert_error_mentions("no burst");
+	assert_int_equal(surge_rx_recv(NUL, 0, NULL), -EINVAL);
+	assert_int_equal(surge_burst_alloc(NULL, 4), 0);
+	surge_burst_free(NULL);
+	for (unsigned k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
+		b->cap = caps[k];
+		assert_int_equal(surge_tx_send(NUL, 0, b, 1), -EINVAL);
+		assert_error_mentions("corrupt burst");
+		assert_int_equal(surge_rx_recv(NUL, 0, b), -EINVAL);
+		assert_int_equal(surge_burst_alloc(b, 4), 0);
+		assert_int_equal(surge_burst_refcnt(b, 0), -EINVAL);
+		assert_int_equal(surge_pcap_write(0, b), -EINVAL);
+		assert_int_equal(surge_pcap_fill(0, b, 0), -EINVAL);
+		assert_int_equal(surge_probe_mark(b, 0, 42, 1), -EINVAL);
+		assert_int_equal(surge_latency_scan(0, b, 42), -EINVAL);
+	}
+	b->cap = saved.cap;
+	b->n = saved.cap + 1;                      /* more held than it can hold */
+	assert_int_equal(surge_tx_send(NUL, 0, b, 1), -EINVAL);
+	b->n = saved.n;
+	b->pool = 9999;                            /* no such pool */
+	assert_int_equal(surge_burst_alloc(b, 4), 0);
+	assert_error_mentions("no pool 9999");
+	assert_int_equal(surge_tx_send(NUL, 0, b, 1), -EINVAL);
+	*b = saved;                                /* intact again: its packets go home */
+	surge_burst_destroy(b);
+	assert_pool_full(pool);
+}
+
 static void
 test_no_leaks(void **state)
 {
@@ -646,6 +688,7 @@ main(void)
 		cmocka_unit_test(test_tx_bursts_count_only_moving_calls),
 		cmocka_unit_test(test_queue_belongs_to_first_lcore),
 		cmocka_unit_test(test_send_errors_keep_their_errno),
+		cmocka_unit_test(test_corrupt_burst_refused),
 		cmocka_unit_test(test_no_leaks),
 		cmocka_unit_test(test_leak_is_reported),
 	};

@@ -59,6 +59,7 @@ end
 
 -- frame(name, opts, l4 fields with defaults, the L4 layer constructor, level)
 function M.frame(l4name, o, l4defaults, l4layer, level)
+  require("surge.check").expect(o, "table?", "surge.proto." .. l4name, "fields")
   o = o or {}
   local ok, t = pcall(build, l4name, o, l4defaults, l4layer)
   if not ok then

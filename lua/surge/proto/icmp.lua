@@ -71,6 +71,7 @@ end
 -- other flat builders call that `id`).
 local function frame(_, o)
   local f = {}
+  require("surge.check").expect(o, "table?", "surge.proto.icmp", "fields")
   for k, v in pairs(o or {}) do f[k] = v end
   local icmp_id = f.id
   f.id, f.ip_id = f.ip_id, nil

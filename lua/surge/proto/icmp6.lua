@@ -49,6 +49,7 @@ end
 -- dst default to 2001:db8::1 and 2001:db8::2, `id` is the ICMPv6 identifier.
 local function frame(_, o)
   local f = {}
+  require("surge.check").expect(o, "table?", "surge.proto.icmp6", "fields")
   for k, v in pairs(o or {}) do f[k] = v end
   if f.src == nil then f.src = "2001:db8::1" end
   if f.dst == nil then f.dst = "2001:db8::2" end

@@ -88,6 +88,7 @@ end
 
 -- For modules: checks an options table against the allowed keys.
 function M.check_keys(name, opts, allowed, level)
+  require("surge.check").expect(opts, "table", "surge.proto." .. name, "fields")
   for k in pairs(opts) do
     if allowed[k] == nil then
       local list = {}

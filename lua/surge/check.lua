@@ -1,0 +1,198 @@
+-- check.lua - the one argument check every wrapper uses before C sees a value.
+--
+--   local check = require "surge.check"
+--   check.expect(n, "integer 1..256", "pool:burst", "n")
+--   check.expect(opts, "table?", "surge.port", "opts")
+--   check.burst(b, "txq:send")            -- hot paths: one type test
+--
+-- A failed check raises "FN: PARAM: expected WHAT, got VALUE" at the first
+-- stack frame outside surge's own modules: the user's file:line, however
+-- deep inside surge the check sits. Specs are compiled once and cached:
+--   TYPE[|TYPE...][?] [RANGE]   TYPE: nil boolean number integer string table
+--                               function burst; "?" also allows nil
+--   RANGE: LO..HI | >=LO | >LO  (numbers; "inf" allowed as a bound)
+-- Numbers are never NaN; they are finite unless a bound is inf. Every value
+-- that crosses into C through a fixed-width integer is range-checked here,
+-- never wrapped or clamped by the FFI conversion.
+local ffi = require "ffi"
+require "surge.cdef"
+
+local M = {}
+
+-- Frames of surge's modules (and of the code surge.flow/surge.size generate).
+function M.is_surge_source(src)
+  return src:find("/lua/surge/", 1, true) ~= nil or src:sub(1, 7) == "=surge."
+end
+
+-- Raises msg at the user's line: the first Lua frame that is not surge's.
+function M.raise(msg)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, "S")
+    if info == nil then error(msg, 0) end
+    if info.what ~= "C" and not M.is_surge_source(info.source) then error(msg, level) end
+    level = level + 1
+  end
+end
+
+-- A short, printable description of any value.
+function M.show(v)
+  local t = type(v)
+  if t == "number" then
+    if v ~= v then return "nan" end
+    if v == math.huge then return "inf" end
+    if v == -math.huge then return "-inf" end
+    if v == math.floor(v) and math.abs(v) < 2 ^ 63 then return ("%.0f"):format(v) end
+    return ("%.17g"):format(v)
+  elseif t == "string" then
+    return #v > 40 and ("%q..."):format(v:sub(1, 40)) or ("%q"):format(v)
+  elseif t == "cdata" then
+    local ct = tostring(ffi.typeof(v)):match("^ctype<(.*)>$") or "?"
+    if v == nil then return "a NULL " .. ct end
+    return "cdata<" .. ct .. ">"
+  elseif t == "table" then
+    local mt = getmetatable(v)
+    if type(mt) == "table" and mt.__handle then return mt.__handle(v) end
+    return "a table"
+  elseif t == "nil" or t == "boolean" then
+    return tostring(v)
+  end
+  return "a " .. t
+end
+
+local burst_t = ffi.typeof("struct surge_burst")
+
+local function is_burst(v)
+  return ffi.istype(burst_t, v) and v ~= nil
+end
+
+local article = {
+  ["nil"] = "nil", boolean = "a boolean", number = "a number", integer = "an integer",
+  string = "a string", table = "a table", ["function"] = "a function", burst = "a burst",
+}
+
+local function bound(s, spec)
+  if s == "inf" then return math.huge end
+  if s == "-inf" then return -math.huge end
+  local v = tonumber(s)
+  if v == nil then error("surge.check: bad bound in spec '" .. spec .. "'", 3) end
+  return v
+end
+
+-- Compiles a spec into { test = function(v) -> bool, what = "an integer in 0..65535" }.
+local function compile(spec)
+  local types, range = spec:match("^([%w|?]+)%s*(.*)$")
+  if not types then error("surge.check: bad spec '" .. spec .. "'", 3) end
+  local optional = types:sub(-1) == "?"
+  if optional then types = types:sub(1, -2) end
+  local allow, names = {}, {}
+  for name in types:gmatch("[^|]+") do
+    if not article[name] then error("surge.check: unknown type '" .. name .. "' in spec '" .. spec .. "'", 3) end
+    allow[name] = true
+    names[#names + 1] = article[name]
+  end
+  local lo, hi, lo_open = -math.huge, math.huge, false
+  if range ~= "" then
+    local a, b = range:match("^(%-?[%w.]+)%.%.(%-?[%w.]+)$")
+    if a then lo, hi = bound(a, spec), bound(b, spec)
+    elseif range:match("^>=") then lo = bound(range:sub(3), spec)
+    elseif range:match("^>") then lo, lo_open = bound(range:sub(2), spec), true
+    else error("surge.check: bad range in spec '" .. spec .. "'", 3) end
+  end
+  local finite = not range:find("inf", 1, true)   -- inf only where a bound says so
+  local rtext = range:find("..", 1, true) and (" in " .. range) or (range ~= "" and " " .. range:gsub("^(>=?)", "%1 ")) or ""
+  for i, n in ipairs(names) do   -- the range applies to the numeric types
+    if n == "a number" or n == "an integer" then names[i] = n .. rtext end
+  end
+  local what = table.concat(names, " or ")
+  local function number_ok(v, integer)
+    if v ~= v then return false end
+    if integer and (v ~= math.floor(v) or v == math.huge or v == -math.huge) then return false end
+    if finite and (v == math.huge or v == -math.huge) then return false end
+    if lo_open then return v > lo and v <= hi end
+    return v >= lo and v <= hi
+  end
+  local test = function(v)
+    local t = type(v)
+    if t == "nil" then return optional or allow["nil"] == true end   -- (a NULL cdata is not nil here)
+    if t == "number" then
+      if allow.integer and number_ok(v, true) then return true end
+      return allow.number == true and number_ok(v, false)
+    end
+    if t == "cdata" then return allow.burst == true and is_burst(v) end
+    return allow[t] == true
+  end
+  return { test = test, what = what }
+end
+
+local cache = {}   -- spec text -> compiled check
+
+-- The compiled spec: { test = function(v) -> boolean, what = "an integer in 1..256" }.
+function M.spec(spec)
+  local c = cache[spec]
+  if c == nil then c = compile(spec); cache[spec] = c end
+  return c
+end
+
+-- Checks value against spec; raises at the user's line naming fn and param.
+-- Returns the value, so `x = check.expect(x, ...)` reads naturally.
+function M.expect(value, spec, fn, param)
+  local c = cache[spec]
+  if c == nil then c = compile(spec); cache[spec] = c end
+  if not c.test(value) then
+    M.raise(("%s: %s: expected %s, got %s"):format(fn, param, c.what, M.show(value)))
+  end
+  return value
+end
+
+-- Like expect for field `key` of an options table; nil yields default.
+function M.field(opts, key, spec, fn, default)
+  local v = M.expect(opts[key], spec, fn, key)
+  if v == nil then return default end
+  return v
+end
+
+-- opts must be nil or a table whose keys are all in `known` (a set); returns
+-- opts or an empty table.
+function M.options(opts, known, fn)
+  if opts == nil then return {} end
+  M.expect(opts, "table", fn, "opts")
+  for k in pairs(opts) do
+    if not known[k] then
+      local names = {}
+      for n in pairs(known) do names[#names + 1] = n end
+      table.sort(names)
+      M.raise(("%s: unknown option '%s' (%s)"):format(fn, tostring(k), table.concat(names, ", ")))
+    end
+  end
+  return opts
+end
+
+-- The hot-path check for a burst argument: one type test, compiled away by
+-- the JIT when the type is right.
+function M.burst(b, fn)
+  if not is_burst(b) then M.raise(("%s: expected a burst, got %s"):format(fn, M.show(b))) end
+  return b
+end
+
+-- Hot-path number check with bounds known only at run time (a burst's
+-- capacity): v must be a number in lo..hi (an integer when integer is
+-- true). Returns v.
+function M.number(v, lo, hi, integer, fn, param)
+  if type(v) ~= "number" or not (v >= lo and v <= hi) or (integer and v ~= math.floor(v)) then
+    M.raise(("%s: %s: expected %s in %s..%s, got %s"):format(fn, param, integer and "an integer" or "a number",
+      M.show(lo), M.show(hi), M.show(v)))
+  end
+  return v
+end
+
+-- Methods called with a dot instead of a colon (q.send(b)) get the wrong
+-- self: say so instead of handing C a nil.
+function M.self(obj, mt, fn)
+  if getmetatable(obj) ~= mt then
+    M.raise(("%s: expected %s as self, got %s (call it with ':')"):format(fn, fn:match("^[^:.]+"), M.show(obj)))
+  end
+  return obj
+end
+
+return M

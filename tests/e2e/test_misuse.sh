@@ -1,0 +1,190 @@
+#!/bin/bash
+# test_misuse.sh - API misuse, table-driven: every case is a tiny script (or
+# script options) that must end with the expected exit status, never by a
+# signal or a timeout, and whose first stderr line names the user's file:line
+# (or the option) and says what was wrong. Points 1, 2, 12, 13 and 15 of
+# issue 7; docs/guarantees.md states what these cases prove.
+. "$(dirname "$0")/lib.sh"
+
+CASE=$TMP/case.lua
+PCAP=$TMP/case.pcap
+N=0
+# case LINE RC REGEX MASTER_CODE TX_CODE: MASTER_CODE runs on line 8 of the
+# script, TX_CODE on line 5 inside task tx(q) (launched by MASTER_CODE).
+case_() {
+  local line=$1 rc=$2 re=$3 mcode=$4 tcode=${5:-"return 0"} first
+  N=$((N + 1))
+  cat >"$CASE" <<EOF
+local surge = require "surge"; local ffi = require "ffi"; local pcap = surge.pcap; local P = "$PCAP"
+local function port() return surge.port(0, { txq = 1, rxq = 1 }) end
+local function burst(n) return surge.pool{ size = 63, template = surge.proto.udp{} }:burst(n or 4) end
+function tx(q)
+$tcode
+end
+function master(args)
+$mcode
+end
+EOF
+  run_surge 30 run -q --no-huge --vdev net_null0,no-rx=1 "$CASE"
+  first=$(printf '%s\n' "$ERR" | grep -v '^EAL: ' | grep . | head -1)
+  if [ "$RC" = "$rc" ] && printf '%s' "$first" | grep -Eq -- "case\\.lua:$line: .*$re"; then
+    echo "ok   $N: ${tcode:0:0}${mcode:0:70} ${5:+/ ${tcode:0:60}}"
+  else
+    echo "FAIL $N: ${mcode} / ${tcode}: expected rc $rc and /case.lua:$line: .*$re/, got rc $RC:"
+    printf '%s\n' "$ERR" | head -5
+    FAILS=$((FAILS + 1))
+  fi
+  [ "$RC" -lt 124 ] || { echo "FAIL $N: died by signal or timeout (rc $RC)"; FAILS=$((FAILS + 1)); }
+  check_nomatch "$N: no crash text" "$CRASH_RE" "$ERR" >/dev/null || true
+}
+M() { case_ 8 1 "$1" "$2"; }                                                  # master code
+T() { case_ 5 1 "$1" 'surge.launch("tx", port():txq(0)); surge.wait()' "$2"; } # task code
+
+WRITE='local w = pcap.writer(P); local b = burst(); b:alloc(); w:write(b); w:close()'
+
+echo "# 1. every cdata handed to C is checked first"
+M 'txq:send: expected a burst, got nil' 'port():txq(0):send(nil)'
+M 'txq:send: expected a burst, got a table' 'port():txq(0):send({})'
+M 'txq:send: expected a burst, got "x"' 'port():txq(0):send("x")'
+M 'txq:send: expected a burst, got a NULL' 'port():txq(0):send(ffi.cast("struct surge_burst *", nil))'
+M 'txq:send: expected a burst, got cdata<int' 'port():txq(0):send(ffi.new("int[4]"))'
+M 'rxq:recv: expected a burst, got nil' 'port():rxq(0):recv(nil)'
+M 'rxq:recv: expected a burst, got 42' 'port():rxq(0):recv(42)'
+M 'writer:write: expected a burst, got nil' 'pcap.writer(P):write(nil)'
+M 'reader:fill: expected a burst, got nil' "$WRITE; pcap.reader(P):fill(nil)"
+M 'reader:fill: max .*expected an integer in 0..4, got 5' "$WRITE; pcap.reader(P):fill(burst(4), 5)"
+M 'receiver:scan: expected a burst, got nil' 'surge.latency.receiver{ offset = 42 }:scan(nil)'
+M 'marker:mark: expected a burst, got nil' 'surge.latency.marker{ offset = 42 }:mark(nil)'
+M 'burst:alloc: expected a burst, got nil' 'local b = burst(); b.alloc()'
+M 'burst:free: expected a burst, got nil' 'local b = burst(); b.free()'
+M 'txq:send: expected txq as self' 'local q = port():txq(0); q.send(burst())'
+M 'rxq:recv: expected rxq as self' 'local q = port():rxq(0); q.recv(burst())'
+M 'writer:write: expected writer as self' 'local w = pcap.writer(P); w.write(burst())'
+M 'flow:apply: expected a burst, got nil' 'surge.flow{ template = surge.proto.udp{}, fields = { ["udp.sport"] = { range = { 1, 9 } } } }:apply(nil)'
+M 'size:apply: expected a burst, got nil' 'surge.size("imix"):apply(nil)'
+M 'corrupt burst' 'port():txq(0):send(ffi.new("struct surge_burst"))'
+
+echo "# 2. burst fields C relies on are read-only"
+M 'burst.n is read-only' 'local b = burst(); b:alloc(); b.n = 200'
+M 'burst.cap is read-only' 'local b = burst(); b.cap = 1000'
+M 'burst.pool is read-only' 'local b = burst(); b.pool = 3'
+M 'burst.mbuf is read-only' 'local b = burst(); b.mbuf = nil'
+M 'constant' 'local b = burst(); b:alloc(); b.mbuf[0] = nil'
+M 'burst has no field "colour"' 'local b = burst(); b.colour = 1'
+M "burst:alloc: n .*expected an integer in 0..4, got 5" 'burst(4):alloc(5)'
+M "burst:alloc: n .*got -1" 'burst(4):alloc(-1)'
+M "burst:alloc: n .*got nan" 'burst(4):alloc(0/0)'
+M "burst:bytes: i .*got 7" 'local b = burst(4); b:alloc(); b:bytes(7)'
+M 'pool:burst: n: expected an integer in 1..256, got 0' 'surge.pool{}:burst(0)'
+M 'pool:burst: n: expected an integer in 1..256, got 257' 'surge.pool{}:burst(257)'
+M 'pool:burst: n: expected an integer in 1..256, got "x"' 'surge.pool{}:burst("x")'
+M 'pool:burst: n: .*got 1099511627776' 'surge.pool{}:burst(2^40)'
+
+echo "# 12. wrong types and out-of-range numbers name the parameter"
+M 'surge.pool: opts: expected a table, got 42' 'surge.pool(42)'
+M 'surge.pool: size: expected an integer in 0..16777216, got -1' 'surge.pool{ size = -1 }'
+M 'surge.pool: size: .*got 1099511627776' 'surge.pool{ size = 2^40 }'
+M 'surge.pool: socket: .*got 1099511627776' 'surge.pool{ socket = 2^40 }'
+M 'surge.pool: data_room: .*got nan' 'surge.pool{ data_room = 0/0 }'
+M 'surge.pool: template: expected a string or a table or a function, got 42' 'surge.pool{ template = 42 }'
+M "surge.pool: unknown option 'colour'" 'surge.pool{ colour = 1 }'
+M 'surge.port: opts: expected a table, got "fast"' 'surge.port(0, "fast")'
+M 'surge.port: id .*got a table' 'surge.port({})'
+M 'surge.port: id .*got 1099511627776' 'surge.port(2^40)'
+M 'surge.port: mtu: .*got 1099511627776' 'surge.port(0, { mtu = 2^40 })'
+M 'surge.port: rxq: .*got -1' 'surge.port(0, { rxq = -1 })'
+M 'surge.port: link_timeout: .*got nan' 'surge.port(0, { link_timeout = 0/0 })'
+M 'surge.port: promisc: expected a boolean, got "yes"' 'surge.port(0, { promisc = "yes" })'
+M 'port:txq: i: .*got 1099511627776' 'port():txq(2^40)'
+M 'port:rxq: i: .*got -1' 'port():rxq(-1)'
+M 'surge.idle: policy: expected a string or a table, got 5' 'surge.idle(5)'
+M 'surge.idle: mode: expected busy, pause or sleep, got "nap"' 'surge.idle{ mode = "nap" }'
+M 'surge.idle: max_sleep_us: .*got -5' 'surge.idle{ max_sleep_us = -5 }'
+M 'surge.idle: step_us: .*got 1099511627776' 'surge.idle{ step_us = 2^40 }'
+M 'surge.wait: timeout .*got "soon"' 'surge.wait(1, "soon")'
+M 'surge.wait: timeout .*got nan' 'surge.wait(1, 0/0)'
+M 'surge.wait: id: .*got "x"' 'surge.wait("x")'
+M 'surge.sleep: seconds: .*got -1' 'surge.sleep(-1)'
+M 'surge.sleep: seconds: .*got nan' 'surge.sleep(0/0)'
+M 'surge.sleep: seconds: .*got "1"' 'surge.sleep("1")'
+M 'surge.launch: fn .*got 42' 'surge.launch(42)'
+M "no global function 'nope'" 'surge.launch("nope")'
+M 'surge.vdev: spec .*got 42' 'surge.vdev(42)'
+M 'surge.lcore_stats: lcore: .*got -1' 'surge.lcore_stats(-1)'
+M 'rate: on .*got 1099511627776' 'port():txq(0):set_rate{ pattern = "onoff", on = 2^40, off = 0 }'
+M 'rate: off .*got nan' 'port():txq(0):set_rate{ pattern = "onoff", on = 10, off = 0/0 }'
+M 'rate: off .*got -1' 'port():txq(0):set_rate{ pattern = "onoff", on = 10, off = -1 }'
+M 'rate: seed: .*got -1' 'port():txq(0):set_rate{ rate = "1mpps", pattern = "poisson", seed = -1 }'
+M 'rate: over .*got nan' 'port():txq(0):set_rate{ rate = "1mpps", pattern = "ramp", to = "2mpps", over = 0/0 }'
+M 'rate: rate: expected a number >= 0, got -5' 'port():txq(0):set_rate(-5)'
+M 'rate: gap .*expected a function, got 5' 'port():txq(0):set_rate{ gap = 5 }'
+M 'rate: hw: expected a boolean, got "yes"' 'port():txq(0):set_rate{ rate = "1mpps", hw = "yes" }'
+M "rate: unknown option 'speed'" 'port():txq(0):set_rate{ speed = 1 }'
+M 'txq:send: clones: .*got 1099511627776' 'local b = burst(); b:alloc(); port():txq(0):send(b, 2^40)'
+M 'txq:send: clones: .*got -1' 'local b = burst(); b:alloc(); port():txq(0):send(b, { clones = -1 })'
+M 'surge.pcap.writer: path: expected a string, got 42' 'pcap.writer(42)'
+M 'surge.pcap.writer: snaplen: .*got 1099511627776' 'pcap.writer(P, { snaplen = 2^40 })'
+M 'surge.pcap.writer: snaplen: .*got -1' 'pcap.writer(P, { snaplen = -1 })'
+M 'surge.pcap.writer: opts: expected a table, got "x"' 'pcap.writer(P, "x")'
+M 'surge.pcap.reader: path: expected a string, got nil' 'pcap.reader()'
+M 'surge.pcap: loop .*got -1' "$WRITE; pcap.reader(P, { loop = -1 })"
+M 'surge.pcap: timing: .*got nan' "$WRITE; pcap.reader(P, { timing = 0/0 })"
+M 'surge.latency.marker: offset .*got 1099511627776' 'surge.latency.marker{ offset = 2^40 }'
+M 'surge.latency.marker: every: .*got 0' 'surge.latency.marker{ offset = 42, every = 0 }'
+M 'surge.latency.receiver: offset .*got -1' 'surge.latency.receiver{ offset = -1 }'
+M 'receiver:add: ns: .*got nan' 'surge.latency.receiver{ offset = 42 }:add(0/0, 1)'
+M 'receiver:percentile: q: .*got nan' 'surge.latency.receiver{ offset = 42 }:percentile(0/0)'
+T "txq:send: the gap function's result .*got nil" 'q:set_rate{ gap = function() return nil end }; local b = burst(); b:alloc(); q:send(b)'
+T "txq:send: the gap function's result .*got -5" 'q:set_rate{ gap = function() return -5 end }; local b = burst(); b:alloc(); q:send(b)'
+T 'txq:send: expected a burst, got nil' 'q:send(nil)'
+
+echo "# 15. what cannot cross between VMs, and errors that are not strings"
+M 'surge.launch\("tx"\): cannot pass argument 1 .*function' 'surge.launch("tx", function() end)'
+M 'surge.launch\("tx"\): cannot pass argument 1 .*cdata' 'surge.launch("tx", ffi.new("int[1]"))'
+M 'surge.launch\("tx"\): cannot pass argument 2.t: it contains a cycle' 'local t = {}; t.t = t; surge.launch("tx", 1, t)'
+M 'surge.launch\("tx"\): cannot pass argument 1: tables nested more than 100 deep' 'local t = {}; for i = 1, 300 do t = { t } end; surge.launch("tx", t)'
+case_ 4 1 "cannot pass result 1 .*function.*\\(task 'tx', lcore" 'surge.launch("tx"); surge.wait()' 'return function() end'
+case_ 4 1 "cannot pass result 2 .*cdata.*\\(task 'tx', lcore" 'surge.launch("tx"); surge.wait()' 'return 1, ffi.new("int[1]")'
+T "error raised with a table: \\{ code = 7 \\} \\(task 'tx'" 'error({ code = 7 })'
+T "error raised with no message \\(nil\\) \\(task 'tx'" 'error()'
+M 'error raised with a table: \{ code = 7 \}' 'error({ code = 7 })'
+M 'error raised with no message \(nil\)' 'error(nil)'
+M 'error raised with true' 'error(true)'
+# the traceback keeps the frame that raised (a helper of the script)
+case_ 5 1 "attempt to index" 'local x = tx(nil)' 'local function deep(t) return t.a.b end; local v = deep({}); return v'
+check_match "traceback keeps the raising frame" "case\\.lua:5: in function 'deep'" "$ERR"
+
+echo "# 13. script options: refused before EAL starts, exit status 2"
+OPTS=$TMP/opts.lua
+cat >"$OPTS" <<'EOF'
+function configure(p)
+  p:option("--count", "packets", 0, "integer >=0")
+  p:option("--burst", "burst", 32, "integer 1..256")
+  p:option("--gap", "seconds", 1, "number")
+end
+function master(args) return 0 end
+EOF
+opt() {  # opt REGEX ARGS...
+  local re=$1
+  shift
+  N=$((N + 1))
+  run_surge 30 run -q --no-huge --vdev net_null0,no-rx=1 "$OPTS" "$@"
+  if [ "$RC" = 2 ] && printf '%s' "$(printf '%s\n' "$ERR" | head -1)" | grep -Eq -- "opts\\.lua: .*$re" \
+     && ! printf '%s' "$ERR" | grep -q '^EAL'; then echo "ok   $N: options $*"; else
+    echo "FAIL $N: options $*: expected rc 2, /$re/ and no EAL line, got rc $RC:"; printf '%s\n' "$ERR" | head -3
+    FAILS=$((FAILS + 1)); fi
+}
+opt "option --count: expected an integer >= 0, got 'inf'" --count inf
+opt "option --count: expected an integer >= 0, got '1e20'" --count 1e20
+opt "option --count: expected an integer >= 0, got 'nan'" --count nan
+opt "option --count: expected an integer >= 0, got '-1'" --count -1
+opt "option --count: expected an integer >= 0, got '1.5'" --count=1.5
+opt "option --burst: expected an integer in 1..256, got '0'" --burst 0
+opt "option --burst: expected an integer in 1..256, got '300'" --burst 300
+opt "option --gap: expected a number, got 'nan'" --gap nan
+opt "option --gap: expected a number, got 'inf'" --gap inf
+opt "unknown option '--bogus'" --bogus 1
+opt "option --count needs a value" --count
+
+echo "$N cases"
+finish

@@ -1,0 +1,90 @@
+-- surge.check: the spec language, value descriptions, errors at the caller's
+-- line, and the burst fields Lua may only read.
+local ffi = require "ffi"
+local surge = require "surge"
+local check = require "surge.check"
+
+local T = {}
+
+local THIS = debug.getinfo(1, "S").short_src
+
+-- Returns the error of fn(...), which must fail.
+local function err(fn, ...)
+  local ok, e = pcall(fn, ...)
+  assert(not ok, "expected an error")
+  return tostring(e)
+end
+
+function T.specs_accept_and_refuse()
+  -- spec, accepted, refused (nil is checked apart: a list cannot hold it)
+  local cases = {
+    { "integer 0..65535", { 0, 65535, 7 }, { -1, 65536, 1.5, 0 / 0, 1 / 0, "1", true } },
+    { "integer? 1..256", { 1, 256 }, { 0, 257, "x" } },
+    { "number >=0", { 0, 1.5, 1e300 }, { -1e-9, 0 / 0, 1 / 0 } },
+    { "number >0", { 1e-300 }, { 0, -1 } },
+    { "number 0..inf", { 0, 1 / 0 }, { -1, 0 / 0 } },
+    { "number", { -1e300, 0 }, { 0 / 0, 1 / 0, -1 / 0 } },
+    { "string|table", { "", {} }, { 1, print } },
+    { "function?", { print }, { "print" } },
+    { "boolean", { true, false }, { 0 } },
+    { "burst", {}, { {}, "b", ffi.new("int[1]"), ffi.cast("struct surge_burst *", nil) } },
+  }
+  for _, c in ipairs(cases) do
+    local spec = check.spec(c[1])
+    for _, v in ipairs(c[2]) do assert(spec.test(v), c[1] .. " refused " .. tostring(v)) end
+    for _, v in ipairs(c[3]) do assert(not spec.test(v), c[1] .. " accepted " .. tostring(v)) end
+    assert(spec.test(nil) == (c[1]:find("?", 1, true) ~= nil), c[1] .. ": nil")
+  end
+  assert(check.spec("integer? 1..256").test(nil))
+  assert(check.spec("integer 1..256").what == "an integer in 1..256")
+  assert(check.spec("number >=0").what == "a number >= 0")
+  assert(check.spec("integer|string 0..9").what == "an integer in 0..9 or a string")
+  for _, bad in ipairs({ "float", "integer 1..x", "integer ~5", "" }) do
+    assert(not pcall(check.spec, bad), "bad spec accepted: " .. bad)
+  end
+end
+
+function T.values_are_described()
+  assert(check.show(nil) == "nil" and check.show(0 / 0) == "nan" and check.show(1 / 0) == "inf")
+  assert(check.show(2 ^ 40) == "1099511627776" and check.show(1.5) == "1.5")
+  assert(check.show("x") == '"x"' and check.show(("y"):rep(100)):match('^"y+"%.%.%.$'))
+  assert(check.show({}) == "a table" and check.show(print) == "a function")
+  assert(check.show(ffi.cast("struct surge_burst *", nil)):match("^a NULL struct surge_burst"))
+end
+
+-- However deep inside surge a check fails, the error names this file's line.
+function T.errors_point_at_the_caller()
+  local line = debug.getinfo(1, "l").currentline + 1
+  local e = err(function() surge.pool{ size = -1 } end)
+  assert(e:find(THIS .. ":" .. line .. ": surge.pool: size: expected an integer in 0..16777216, got -1", 1, true), e)
+  line = debug.getinfo(1, "l").currentline + 1
+  e = err(function() surge.pool{}:burst(300) end)
+  assert(e:find(THIS .. ":" .. line .. ": pool:burst: n:", 1, true), e)
+end
+
+function T.burst_fields_read_only()
+  local b = surge.pool{ size = 63, template = surge.proto.udp{}, shared = true }:burst(4)
+  assert(b:alloc() == 4 and b.n == 4 and b.cap == 4 and b.pool >= 0 and b.mbuf[0] ~= nil)
+  for _, f in ipairs({ "n", "cap", "pool", "mbuf" }) do
+    local e = err(function() b[f] = 1 end)
+    assert(e:match("burst%." .. f .. " is read%-only"), e)
+  end
+  assert(err(function() b.mbuf[0] = nil end):match("constant"))
+  assert(err(function() b.colour = 1 end):match('burst has no field "colour"'))
+  assert(b.n == 4 and b.cap == 4, "nothing changed")
+  b.len[0], b.data[0][0], b.tsc, b.gap_ns[0] = 60, 0xff, 1, 5   -- these stay writable
+  assert(err(b.alloc, b, 5):match("burst:alloc: n %(at most the burst's capacity%): expected an integer in 0%.%.4, got 5"))
+  assert(b:alloc(4) == 4)
+  assert(err(b.bytes, b, 4):match("burst:bytes: i"))
+  assert(err(b.alloc):match("burst:alloc: expected a burst, got nil"))
+  b:free()
+end
+
+function T.options_refuse_unknown_keys()
+  local e = err(check.options, { colour = 1 }, { size = 1, cache = 1 }, "surge.pool")
+  assert(e:match("surge.pool: unknown option 'colour' %(cache, size%)"), e)
+  assert(next(check.options(nil, {}, "x")) == nil)
+  assert(err(check.options, 5, {}, "f"):match("f: opts: expected a table, got 5"))
+end
+
+return T

@@ -1,0 +1,186 @@
+-- Bounded fuzzing of the Lua parsers that read text surge did not write
+-- itself: the task-data decoder (surge.serial) and script options
+-- (surge.args). Seeds come from tests/fuzz/{serial,args}; each target gets a
+-- fixed number of mutations under a time cap. A parser may accept an input
+-- or refuse it with its own error (string "corrupt task data: ..." /
+-- args.OptionError); anything else (a Lua runtime error, a stack overflow, a
+-- hang past the cap) fails the test and prints the input to add to
+-- regressions below. SURGE_FUZZ_SEED=N replays a run; SURGE_FUZZ_SECONDS
+-- raises the cap for a longer local campaign.
+local serial = require "surge.serial"
+local args = require "surge.args"
+
+local T = {}
+
+local root = package.path:match("([^;]*)/lua/%?%.lua;")
+local SEED = tonumber(os.getenv("SURGE_FUZZ_SEED") or "") or 20261130
+local SECONDS = tonumber(os.getenv("SURGE_FUZZ_SECONDS") or "") or 4
+local ITERATIONS = 200000
+
+local function corpus(dir)
+  local out = {}
+  local p = io.popen("ls " .. root .. "/tests/fuzz/" .. dir .. "/* 2>/dev/null")
+  for f in p:lines() do
+    local h = assert(io.open(f, "rb"))
+    out[#out + 1] = h:read("*a")
+    h:close()
+  end
+  p:close()
+  assert(#out >= 3, "seed corpus tests/fuzz/" .. dir .. " is missing")
+  return out
+end
+
+-- Pieces that steer mutations toward the grammar's corners.
+local tokens = { "{", "}", "[", "]", "=", ",", "(", ")", '"', "\\", "\n", "0/0", "1/0", "-", "e308",
+                 "nil", "true", "n=", "return", "port(", "txq(0,", "pcap_writer(1,", "\\999", "9e999",
+                 ("{"):rep(150), ("["):rep(50), "--", "=", "0x", "inf", "nan", " " }
+
+local function mutate(s, rnd, seeds)
+  for _ = 1, rnd(1, 4) do
+    local op, i = rnd(1, 6), rnd(1, #s + 1)
+    if op == 1 then                                   -- flip a byte
+      s = s:sub(1, i - 1) .. string.char(rnd(0, 255)) .. s:sub(i + 1)
+    elseif op == 2 then                               -- delete a run
+      s = s:sub(1, i - 1) .. s:sub(i + rnd(1, 8))
+    elseif op == 3 or op == 4 then                    -- insert a token
+      s = s:sub(1, i - 1) .. tokens[rnd(1, #tokens)] .. s:sub(i)
+    elseif op == 5 then                               -- splice another seed
+      local o = seeds[rnd(1, #seeds)]
+      local j = rnd(1, #o + 1)
+      s = s:sub(1, i - 1) .. o:sub(j, j + rnd(0, 40)) .. s:sub(i)
+    else                                              -- repeat a slice
+      local j = math.min(#s, i + rnd(0, 10))
+      s = s:sub(1, i - 1) .. s:sub(i, j):rep(rnd(2, 30)) .. s:sub(i)
+    end
+  end
+  return s
+end
+
+-- Runs `check(input)` on mutations of the seeds; returns iterations done.
+local function fuzz(seeds, check)
+  math.randomseed(SEED)
+  local rnd = math.random
+  local deadline = os.clock() + SECONDS
+  for _, s in ipairs(seeds) do check(s) end
+  local n = 0
+  while n < ITERATIONS and os.clock() < deadline do
+    n = n + 1
+    check(mutate(seeds[rnd(1, #seeds)], rnd, seeds))
+  end
+  return n
+end
+
+local env = { port = function(id) return { port = id } end, txq = function(p, q) return { txq = { p, q } } end,
+              rxq = function(p, q) return { rxq = { p, q } } end, pool = function(id) return { pool = id } end,
+              pcap_writer = function(id, path) return { w = id, path = path } end,
+              pcap_reader = function(id, path) return { r = id, path = path } end }
+
+local function check_decode(text)
+  local t0 = os.clock()
+  local ok, r = pcall(serial.decode, text, env)
+  if ok then
+    assert(type(r) == "table" and type(r.n) == "number", "decode returned no list for " .. ("%q"):format(text))
+  elseif type(r) ~= "string" or not r:match("^corrupt task data: ") then
+    error(("decode raised %s for input %q"):format(tostring(r), text), 0)
+  end
+  assert(os.clock() - t0 < 0.5, ("decode took %.2f s on %q"):format(os.clock() - t0, text))
+end
+
+local function split(line)
+  local argv = {}
+  for w in line:gmatch("%S+") do argv[#argv + 1] = w end
+  return argv
+end
+
+local function parser()
+  local p = args.new("fuzz.lua")
+  p:option("--count", "c", 0, "integer >=0")
+  p:option("--burst", "b", 32, "integer 1..256")
+  p:option("--gap", "g", 1, "number")
+  p:option("--name", "n", "x")
+  p:flag("--verbose", "v")
+  return p
+end
+
+local function check_args(line)
+  local argv = split(line)
+  for i, a in ipairs(argv) do if a == "--help" or a == "-h" then argv[i] = "--hel" end end
+  local ok, r = pcall(parser().parse, parser(), argv)
+  if ok then
+    assert(type(r) == "table")
+    assert(type(r.count) == "number" and r.count >= 0 and r.count < 2 ^ 53 and r.count == math.floor(r.count),
+      "count out of its declared range for " .. line)
+    assert(r.burst >= 1 and r.burst <= 256 and r.burst == math.floor(r.burst), "burst out of range for " .. line)
+    assert(r.gap == r.gap and r.gap > -math.huge and r.gap < math.huge, "gap not finite for " .. line)
+  elseif getmetatable(r) ~= args.OptionError or tostring(r):find("\n") then
+    error(("parse raised %s for argv %q"):format(tostring(r), line), 0)
+  end
+end
+
+function T.decoder_survives_mutations()
+  local n = fuzz(corpus("serial"), check_decode)
+  print(("  serial.decode: %d mutated inputs, seed %d"):format(n, SEED))
+  assert(n >= 1000, "too few iterations: " .. n)
+end
+
+function T.script_options_survive_mutations()
+  local n = fuzz(corpus("args"), check_args)
+  print(("  args.parse: %d mutated argv, seed %d"):format(n, SEED))
+  assert(n >= 1000, "too few iterations: " .. n)
+end
+
+-- Anything encode writes decodes to an equal value (random plain data).
+function T.encode_decode_round_trip()
+  math.randomseed(SEED)
+  local rnd = math.random
+  local function value(depth)
+    local k = rnd(1, depth > 4 and 4 or 6)
+    if k == 1 then return rnd(-1e6, 1e6) * (rnd() < 0.5 and 1 or 1e-7) end
+    if k == 2 then
+      local b = {}
+      for i = 1, rnd(0, 12) do b[i] = string.char(rnd(0, 255)) end
+      return table.concat(b)
+    end
+    if k == 3 then return rnd() < 0.5 end
+    if k == 4 then return ({ 0 / 0, 1 / 0, -1 / 0, 2 ^ 53 - 1, -2 ^ 63, 5e-324 })[rnd(1, 6)] end
+    local t = {}
+    for i = 1, rnd(0, 4) do t[i] = value(depth + 1) end
+    for _ = 1, rnd(0, 3) do t["k" .. rnd(1, 99)] = value(depth + 1) end
+    return t
+  end
+  local function same(a, b)
+    if type(a) ~= type(b) then return false end
+    if type(a) ~= "table" then return a == b or (a ~= a and b ~= b) end
+    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+  end
+  for _ = 1, 3000 do
+    local v = { value(0), value(0) }
+    local d = serial.decode(serial.encode(v, 2), env)
+    assert(d.n == 2 and same(v[1], d[1]) and same(v[2], d[2]), serial.encode(v, 2))
+  end
+end
+
+-- Inputs the fuzzer (or review) found; each once broke a parser.
+function T.regressions()
+  for _, text in ipairs({
+    "return {n=1," .. ("{"):rep(300) .. "}",          -- loadstring: "too many syntax levels"
+    "return {n=1,(\"x\"):rep(1e9)}",                   -- loadstring ran code: memory blow-up
+    "return {n=1,(function() while true do end end)()}", -- loadstring ran code: a hang
+    "return {n=1e300,}",                               -- unpack of a huge count
+    "return {n=1,\"\\999\"}",                          -- bad decimal escape
+    "return {n=1,txq(0,1,2,3,4,5,6,7,8,9)}",           -- handle with too many arguments
+    "return {n=1,[0/0]=1}",                            -- NaN key
+  }) do
+    check_decode(text)
+    assert(not pcall(serial.decode, text, env), "refused: " .. text)
+  end
+  for _, line in ipairs({ "--count 9007199254740993", "--count 1e309", "--gap -nan", "--burst 0x101",
+                          "--count=", "--=1", "-- --", "--verbose=1" }) do
+    check_args(line)
+    assert(not pcall(parser().parse, parser(), split(line)), "refused: " .. line)
+  end
+end
+
+return T
