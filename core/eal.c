@@ -111,12 +111,41 @@ push_split(char **argv, int *argc, const char *s)
 	return rc;
 }
 
+/* EAL options surge cannot honour: a secondary process waits forever for a
+ * primary that surge's private (--in-memory or per-process) runtime never
+ * provides, and surge owns the ports it uses. */
+static int
+refuse_eal_options(const char *eal)
+{
+	static const struct { const char *opt, *why; } refused[] = {
+		{ "--proc-type", "surge always runs as its own primary process (a secondary would wait "
+				 "forever for a primary)" },
+	};
+
+	if (eal == NULL)
+		return 0;
+	for (size_t i = 0; i < RTE_DIM(refused); i++) {
+		const char *at = strstr(eal, refused[i].opt);
+
+		if (at == NULL)
+			continue;
+		/* --proc-type=primary changes nothing: allow it */
+		if ((strncmp(at, "--proc-type=primary", 19) == 0 ||
+			       strncmp(at, "--proc-type primary", 19) == 0))
+			continue;
+		return rt_error(-EINVAL, "--eal: %s is not supported: %s", refused[i].opt, refused[i].why);
+	}
+	return 0;
+}
+
 static int
 build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 {
 	char prefix[32];
 	int rc = 0, no_huge = o->no_huge;
 
+	if ((rc = refuse_eal_options(o->eal)) != 0)
+		return rc;
 	if (!no_huge && o->eal != NULL && strstr(o->eal, "--no-huge") != NULL)
 		no_huge = 1;
 	if (!no_huge) {
@@ -168,6 +197,25 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 	return rc != 0 ? -ENOMEM : 0;
 }
 
+/* The notices EAL prints on healthy machines; --quiet drops them. Anything
+ * else EAL says (real warnings) is always shown. */
+static int
+harmless_notice(const char *line)
+{
+	static const char *const notices[] = {
+		"No free ", "No available ",            /* "... 1048576 kB hugepages reported on node 0" */
+		"Detected CPU lcores", "Detected NUMA nodes", "Detected static linkage",
+		"Selected IOVA mode", "Multi-process socket", "VFIO support initialized",
+	};
+
+	if (strncmp(line, "EAL: ", 5) != 0)
+		return 0;
+	for (size_t i = 0; i < RTE_DIM(notices); i++)
+		if (strncmp(line + 5, notices[i], strlen(notices[i])) == 0)
+			return 1;
+	return 0;
+}
+
 static void remove_runtime_dir(const char *dir);
 
 /* rte_eal_init prints its whole usage text on a bad argument. Its output
@@ -211,7 +259,8 @@ capture_end(struct capture *c, int failed, char *why, size_t whylen)
 	rewind(c->tmp);
 	while (fgets(line, sizeof(line), c->tmp) != NULL) {
 		if (!failed) {
-			fputs(line, stderr);
+			if (!(rt()->opts.quiet && harmless_notice(line)))
+				fputs(line, stderr);
 		} else if (why[0] == '\0' && strncmp(line, "EAL: ", 5) == 0 &&
 			   strstr(line, "FATAL") == NULL) {
 			line[strcspn(line, "\n")] = '\0';
@@ -221,6 +270,33 @@ capture_end(struct capture *c, int failed, char *why, size_t whylen)
 	fclose(c->tmp);
 }
 
+/* A net_pcap device truncates its tx_pcap= file when it starts: take the
+ * writers' flock first, so two runs (or a run and a pcap writer) never
+ * write one file. */
+static int
+lock_tx_pcaps(const struct surge_opts *o)
+{
+	struct runtime *r = rt();
+
+	for (int i = 0; i < o->nvdev; i++) {
+		const char *at = strstr(o->vdev[i], "tx_pcap=");
+		char path[PATH_MAX];
+		int rc;
+
+		if (at == NULL || r->nvdev_lock >= SURGE_MAX_DEVS)
+			continue;
+		snprintf(path, sizeof(path), "%.*s", (int)strcspn(at + 8, ","), at + 8);
+		if ((rc = pcap_lock_path(path, &r->vdev_lock_fd[r->nvdev_lock])) != 0) {
+			char why[SURGE_ERR_MAX];
+
+			snprintf(why, sizeof(why), "%s", surge_last_error());
+			return rt_error(rc, "--vdev %s: %s", o->vdev[i], why);
+		}
+		r->nvdev_lock++;
+	}
+	return 0;
+}
+
 int
 eal_start(const struct surge_opts *o, const char *prog)
 {
@@ -228,6 +304,8 @@ eal_start(const struct surge_opts *o, const char *prog)
 	char prefix_dir[PATH_MAX] = "";
 	int argc = 0, rc;
 
+	if ((rc = lock_tx_pcaps(o)) != 0)
+		return rc;
 	rc = build_argv(o, prog, argv, &argc);
 	for (int i = 0; i + 1 < argc; i++)
 		if (strcmp(argv[i], "--file-prefix") == 0 && strncmp(argv[i + 1], "surge-", 6) == 0)
@@ -253,6 +331,8 @@ eal_start(const struct surge_opts *o, const char *prog)
 	}
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);
+	if (rc == -ENOMEM && strcmp(surge_last_error(), "no error") == 0)
+		rc = rt_error(-ENOMEM, "out of memory for the EAL arguments");
 	if (rc != 0)
 		return rc;
 	rt()->eal_up = 1;
@@ -289,6 +369,15 @@ remove_runtime_dir(const char *dir)
 	}
 	closedir(d);
 	rmdir(dir);
+}
+
+void
+eal_forget(void)
+{
+	const char *rd = rte_eal_get_runtime_dir();
+
+	if (rd != NULL && strstr(rd, "/surge-") != NULL)
+		remove_runtime_dir(rd);
 }
 
 void

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +23,10 @@ on_signal(int sig)
 	surge_stop();     /* a second signal takes the default action (SA_RESETHAND) */
 }
 
+/* SIGINT, SIGTERM and SIGHUP (a closed terminal) all take the one stop
+ * path. SIGPIPE is ignored: with `surge run ... | head -2` the writes to the
+ * closed pipe fail quietly and the run still ends with its summary, closed
+ * pcap writers and the pool check. */
 static void
 install_signals(void)
 {
@@ -33,6 +38,8 @@ install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static int
@@ -49,6 +56,8 @@ main(int argc, char **argv)
 {
 	struct surge_opts o;
 	char err[256];
+	char *text = NULL;
+	size_t text_len = 0;
 	int rc;
 
 	if (cli_parse(argc, argv, &o, err, sizeof(err)) != 0) {
@@ -63,31 +72,43 @@ main(int argc, char **argv)
 		printf("surge %s\n", surge_version());
 		return 0;
 	}
-	if (o.script != NULL && access(o.script, R_OK) != 0) {
-		fprintf(stderr, "surge: cannot read script '%s': %s\n", o.script, strerror(errno));
+	/* read once: a pipe (<(cmd), -) cannot be read again by each task */
+	if (o.script != NULL && (rc = script_read(o.script, &text, &text_len)) != 0) {
+		fprintf(stderr, "surge: cannot read script '%s': %s\n", o.script, strerror(-rc));
 		return 2;
 	}
 	if (rt_create(&o) != 0) {
 		fprintf(stderr, "surge: out of memory\n");
+		free(text);
 		return 1;
 	}
+	rt()->script_text = text;
+	rt()->script_len = text_len;
 	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW) {
 		/* the script's options and packets need no DPDK: no EAL start-up */
 		rc = master_run(o.script, o.script_argc, o.script_argv);
 		rt_destroy();
+		free(text);
 		return rc;
 	}
 	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());
 		rt_destroy();
+		free(text);
 		return 1;
 	}
 	if (o.cmd == CMD_DEVICES) {
 		port_print_devices();
 		rc = 0;
 	} else {
-		rc = master_run(o.script, o.script_argc, o.script_argv);
+		if (o.cmd == CMD_RUN && monitor_start() != 0) {
+			fprintf(stderr, "surge: %s\n", surge_last_error());
+			rc = 1;
+		} else {
+			rc = master_run(o.script, o.script_argc, o.script_argv);
+		}
+		monitor_stop();
 		stats_summary();
 	}
 	if (ports_close_all() > 0 && rc == 0)
@@ -99,5 +120,6 @@ main(int argc, char **argv)
 	latency_free_all();
 	eal_stop();
 	rt_destroy();
+	free(text);
 	return rc;
 }

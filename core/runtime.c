@@ -56,6 +56,8 @@ rt_destroy(void)
 		free(r->lcore[i].args);
 		free(r->lcore[i].result);
 	}
+	for (int i = 0; i < r->nvdev_lock; i++)
+		close(r->vdev_lock_fd[i]);
 	free(r->prev_tx);
 	free(r->prev_rx);
 	free(r->prev_txb);
@@ -128,8 +130,14 @@ surge_running(void)
 void
 surge_stop(void)
 {
-	if (the_rt != NULL)
-		__atomic_store_n(&the_rt->stop, 1, __ATOMIC_RELAXED);
+	uint64_t none = 0;
+
+	if (the_rt == NULL)
+		return;
+	/* async-signal-safe: the signal handlers call this */
+	__atomic_compare_exchange_n(&the_rt->stop_tsc, &none, rte_rdtsc(), 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	__atomic_store_n(&the_rt->stop, 1, __ATOMIC_RELAXED);
 }
 
 int
@@ -159,14 +167,21 @@ surge_tsc_hz(void)
 void
 surge_sleep_us(uint32_t us)
 {
+	int main_lcore = surge_is_main() && the_rt != NULL && the_rt->eal_up;
+
 	/* nanosleep (usleep refuses a second or more), in slices of at most
-	 * 10 ms so that a stop ends the sleep */
+	 * 10 ms so that a stop ends the sleep; master's sleeps print the stats
+	 * lines that are due (a master-only script has no other place) */
 	while (us > 0 && surge_running()) {
 		uint32_t now = us < 10000 ? us : 10000;
 		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)now * 1000 };
 
 		nanosleep(&ts, NULL);
 		us -= now;
+		if (main_lcore) {
+			the_rt->master_seen_tsc = rte_rdtsc();
+			stats_tick(0);
+		}
 	}
 }
 

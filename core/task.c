@@ -23,44 +23,6 @@
 
 #include "runtime.h"
 
-#ifndef SURGE_LUA_DIR
-#define SURGE_LUA_DIR "lua"
-#endif
-#ifndef SURGE_GEN_DIR
-#define SURGE_GEN_DIR "lua"
-#endif
-
-/* package.path: $SURGE_LUA_PATH, the source tree, the generated cdefs, then
- * the script's own folder so scripts can require their neighbours. */
-static void
-set_path(lua_State *L, const char *script)
-{
-	const char *env = getenv("SURGE_LUA_PATH");
-	char dir[1024] = ".";
-	const char *slash = script != NULL ? strrchr(script, '/') : NULL;
-
-	if (slash != NULL)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
-	lua_getglobal(L, "package");
-	lua_pushfstring(L, "%s%s" SURGE_LUA_DIR "/?.lua;" SURGE_LUA_DIR "/?/init.lua;"
-			SURGE_GEN_DIR "/?.lua;%s/?.lua;",
-			env != NULL ? env : "", env != NULL ? ";" : "", dir);
-	lua_setfield(L, -2, "path");
-	lua_pop(L, 1);
-}
-
-lua_State *
-vm_new(const char *script)
-{
-	lua_State *L = luaL_newstate();
-
-	if (L == NULL)
-		return NULL;
-	luaL_openlibs(L);
-	set_path(L, script);
-	return L;
-}
-
 /* Calls require(module).main(...) with string arguments; on return the top
  * holds `nret` results, or the error text when it returns non-zero. */
 static int
@@ -90,16 +52,41 @@ dup_text(const char *s, size_t len, size_t *out_len)
 	return d;
 }
 
+/* A VM that hit its budget says which one and how to raise it, after the
+ * first line ("not enough memory (task 'tx', lcore 1)"). */
+static char *
+with_memory_hint(char *text, size_t *len)
+{
+	char hint[160], *t;
+	size_t first, hl;
+
+	if (text == NULL)
+		return NULL;
+	hl = (size_t)snprintf(hint, sizeof(hint), "\n  the VM used its whole memory budget of %llu MB "
+			      "(--vm-memory)", rt()->opts.vm_memory >> 20);
+	first = strcspn(text, "\n");
+	if ((t = malloc(*len + hl + 1)) == NULL)
+		return text;
+	memcpy(t, text, first);
+	memcpy(t + first, hint, hl);
+	memcpy(t + first + hl, text + first, *len - first + 1);
+	free(text);
+	*len += hl;
+	return t;
+}
+
 static int
 task_main(void *arg)
 {
 	struct lcore_slot *s = arg;
 	const char *args[3] = { rt()->opts.script, s->fn, s->args };
-	lua_State *L = vm_new(rt()->opts.script);
+	lua_State *L;
 	int failed = 1;
 	char *text = NULL;
 	size_t len = 0;
 
+	s->stop_seen_tsc = 0;
+	L = vm_new(rt()->opts.script, &s->mem);
 	idle_task_begin();
 	if (L == NULL) {
 		text = dup_text("out of memory for a LuaJIT VM", 29, &len);
@@ -107,6 +94,8 @@ task_main(void *arg)
 		const char *e = lua_tolstring(L, -1, &len);
 
 		text = dup_text(e ? e : "unknown error", e ? len : 13, &len);
+		if (s->mem.over)
+			text = with_memory_hint(text, &len);
 	} else {
 		const char *t = lua_tolstring(L, -1, &len);
 
@@ -119,6 +108,7 @@ task_main(void *arg)
 		lua_close(L);
 	idle_task_end();
 	queues_release(rte_lcore_id());
+	pcap_release(rte_lcore_id());
 	s->result = text;
 	s->result_len = text != NULL ? len : 0;
 	if (failed)
@@ -191,7 +181,11 @@ surge_task_poll(uint32_t wait_ms)
 	uint64_t hz = rte_get_tsc_hz(), until = rte_rdtsc() + hz / 1000 * wait_ms;
 	int n;
 
+	if (!surge_is_main())
+		return rt_error(-EPERM, "surge.wait() and surge.poll() are for master(): a task cannot "
+				"wait for tasks");
 	for (;;) {
+		r->master_seen_tsc = rte_rdtsc();
 		n = running_tasks();
 		if (r->opts.duration > 0 && r->start_tsc != 0 &&
 		    rte_rdtsc() - r->start_tsc >= (uint64_t)(r->opts.duration * (double)hz))
@@ -201,8 +195,6 @@ surge_task_poll(uint32_t wait_ms)
 			break;
 		rte_delay_us_sleep(1000);
 	}
-	if (n == 0 && r->end_tsc == 0 && r->start_tsc != 0)
-		r->end_tsc = rte_rdtsc();
 	return n;
 }
 
@@ -257,15 +249,15 @@ tasks_stop_and_wait(void)
 		}
 		s->state = TASK_IDLE;
 	}
-	if (r->end_tsc == 0 && r->start_tsc != 0)
-		r->end_tsc = rte_rdtsc();
 	return failed;
 }
 
 int
 master_run(const char *script, int argc, char **argv)
 {
-	lua_State *L = vm_new(script);
+	struct runtime *r = rt();
+	unsigned me = rte_lcore_id() < RTE_MAX_LCORE ? rte_lcore_id() : 0;
+	lua_State *L = vm_new(script, &r->lcore[me].mem);
 	const char *cmd = rt()->opts.cmd == CMD_TEST ? "test" : rt()->opts.cmd == CMD_SHOW ? "show" : "run";
 	int rc;
 
@@ -286,16 +278,29 @@ master_run(const char *script, int argc, char **argv)
 		char packets[16];
 		const char *args[3] = { cmd, script != NULL ? script : "", packets };
 
-		snprintf(packets, sizeof(packets), "%d", rt()->opts.packets);
+		snprintf(packets, sizeof(packets), "%d", r->opts.packets);
+		/* the run's clock starts with master: --duration, stats lines and
+		 * the summary work for scripts that launch no task */
+		if (r->eal_up && r->opts.cmd == CMD_RUN)
+			r->start_tsc = rte_rdtsc();
+		r->master_seen_tsc = rte_rdtsc();
+		r->master_active = 1;
 		if (call_entry(L, "surge.master", 3, args, 1) != 0) {
 			fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
 			rc = 1;
 		} else {
 			rc = (int)lua_tointeger(L, -1);
 		}
+		r->master_active = 0;
+		if (r->lcore[me].mem.over)
+			fprintf(stderr, "  the master VM used its whole memory budget of %llu MB (--vm-memory)\n",
+				r->opts.vm_memory >> 20);
 	}
 	if (tasks_stop_and_wait() > 0 && rc == 0)
 		rc = 1;
+	/* the summary covers the whole run, up to the last task joined */
+	if (r->start_tsc != 0)
+		r->end_tsc = rte_rdtsc();
 	lua_close(L);
 	return rc;
 }

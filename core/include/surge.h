@@ -211,6 +211,9 @@ const char *surge_version(void);
 const char *surge_last_error(void);
 int surge_running(void);
 void surge_stop(void);
+/* 0 while the run goes on (or stopped moments ago); -ESHUTDOWN ("run
+ * stopped") once a stop is older than a quarter of --stop-grace. */
+int surge_run_check(void);
 int surge_lcore_id(void);
 int surge_is_main(void);
 uint64_t surge_tsc(void);

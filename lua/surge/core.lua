@@ -9,13 +9,35 @@ require "surge.cdef"
 local C = ffi.C
 local M = { C = C }
 
+local ESHUTDOWN = 108
+
+-- The error a call into surge raises once the run stopped (after
+-- --duration, a signal or surge.stop()) and the calling loop kept going:
+-- task and master code end on it as they would at the end of their loop.
+M.STOPPED = setmetatable({}, { __tostring = function() return "run stopped" end })
+
 function M.last_error()
   return ffi.string(C.surge_last_error())
 end
 
 function M.check(rc, level)
-  if rc < 0 then error(M.last_error(), (level or 2) + 1) end
+  if rc < 0 then
+    if rc == -ESHUTDOWN then error(M.STOPPED, 0) end
+    error(M.last_error(), (level or 2) + 1)
+  end
   return rc
+end
+
+-- Raises M.STOPPED when the run stopped a while ago (see core/stop.c).
+function M.check_run()
+  if C.surge_running() == 0 and C.surge_run_check() ~= 0 then error(M.STOPPED, 0) end
+end
+
+-- Loads the script main() read (a file or a pipe): every VM runs that text.
+function M.load_script(script)
+  local s = package.loaded["surge.script"]
+  if type(s) ~= "table" then return loadfile(script) end
+  return loadstring(s.text, s.name)
 end
 
 return M

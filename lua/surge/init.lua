@@ -41,6 +41,7 @@ function surge.sleep(seconds)
   if type(seconds) ~= "number" or not (seconds >= 0 and seconds < 4000) then
     error(("surge.sleep: %s is not a number of seconds (0..4000)"):format(tostring(seconds)), 2)
   end
+  core.check_run()
   C.surge_sleep_us(math.floor(seconds * 1e6))
 end
 function surge.ports() return C.surge_port_count() end
@@ -56,7 +57,11 @@ end
 -- Lets master do its own work between polls: prints the stats line when
 -- due, ends the run at --duration, returns the number of running tasks.
 function surge.poll()
-  return C.surge_task_poll(0)
+  if C.surge_is_main() == 0 then
+    error("surge.poll() is for master(): a task cannot wait for tasks", 2)
+  end
+  core.check_run()
+  return check(C.surge_task_poll(0), 2)
 end
 function surge.last_error() return core.last_error() end
 
@@ -147,7 +152,7 @@ end
 -- order. surge.wait(id [, timeout]): waits for that task alone and returns
 -- its value, or nil, "timeout" after `timeout` seconds. A failed task raises
 -- its error (file:line and traceback) either way.
-function surge.wait(id, timeout)
+local function wait(id, timeout)
   local hz = surge.tsc_hz()
   local deadline = timeout and (tonumber(C.surge_tsc()) + timeout * hz) or nil
   if id ~= nil then
@@ -177,5 +182,17 @@ function surge.wait(id, timeout)
   if #failures > 0 then fail(failures) end
   return results
 end
+
+function surge.wait(id, timeout)
+  if C.surge_is_main() == 0 then
+    error("surge.wait() is for master(): a task cannot wait for tasks", 2)
+  end
+  -- a loop around wait() with nothing left to wait for ends once stopped
+  if #launched == 0 then core.check_run() end
+  return wait(id, timeout)
+end
+
+-- master.lua's wait for the tasks master left running (never "run stopped").
+surge._wait_all = function() return wait() end
 
 return surge

@@ -5,12 +5,16 @@
 -- files. Returns the process exit code; errors print as file:line: message.
 local M = {}
 
+local core = require "surge.core"
+
 local function report(e)
   local surge = require "surge"
+  if e == core.STOPPED then return e end
   if getmetatable(e) == surge.TaskFailure then
     return e.msg
   end
   local msg = tostring(e)
+  if msg == "not enough memory" then return msg .. " (master, lcore " .. surge.lcore() .. ")" end
   -- errors raised with a position (file:line:) get the script's part of the
   -- traceback; usage errors (bad option, missing function) are one line
   if msg:match("^[^\n]-:%d+: ") then return require("surge.trace").report(msg, 2) end
@@ -19,7 +23,7 @@ end
 
 -- Loads the script and parses its options; nil when --help was printed.
 local function load_script(script)
-  local chunk, err = loadfile(script)
+  local chunk, err = core.load_script(script)
   if not chunk then error(err, 0) end
   require("surge.strict").enable()
   chunk()
@@ -54,8 +58,11 @@ local function run(script)
   if type(master) ~= "function" then
     error(("%s: no function master(args) defined"):format(script), 0)
   end
-  local rc = master(opts)
-  surge.wait()                              -- tasks master did not wait for
+  -- "run stopped" raised in master's loop ends master normally
+  local ok, rc = xpcall(master, report, opts)
+  if not ok and rc ~= core.STOPPED then error(setmetatable({ msg = rc }, surge.TaskFailure), 0) end
+  if not ok then rc = 0 end
+  surge._wait_all()                         -- tasks master did not wait for
   return type(rc) == "number" and rc or 0
 end
 
@@ -65,6 +72,7 @@ function M.main(cmd, script, packets)
     if cmd == "show" then return show(script, tonumber(packets)) end
     return run(script)
   end, report)
+  if not ok and rc == core.STOPPED then return 0 end
   if not ok then
     io.stderr:write(tostring(rc), "\n")
     return 1

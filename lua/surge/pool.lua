@@ -108,7 +108,9 @@ Burst.__index = Burst
 -- Fills the burst with up to n (default: its capacity) template packets and
 -- returns how many it got: fewer when the pool runs dry.
 function Burst:alloc(n)
-  return C.surge_burst_alloc(self, n or self.cap)
+  local got = C.surge_burst_alloc(self, n or self.cap)
+  if got == 0 then core.check_run() end     -- an empty pool, or a stopped run
+  return got
 end
 
 function Burst:free()

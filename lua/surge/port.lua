@@ -130,7 +130,7 @@ function TxQueue:send(burst, clones)
     for i = 0, burst.n - 1 do burst.gap_ns[i] = gap() end
   end
   local rc = C.surge_tx_send(self.port, self.id, burst, clones or 1)
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then check(rc, 2) end
   return rc
 end
 
@@ -156,7 +156,7 @@ end
 -- Receives into the burst (its old packets are freed first); returns the count.
 function RxQueue:recv(burst)
   local rc = C.surge_rx_recv(self.port, self.id, burst)
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then check(rc, 2) end
   return rc
 end
 

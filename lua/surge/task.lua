@@ -7,11 +7,12 @@ local M = {}
 
 function M.main(script, fn, args)
   local lcore
+  local core = require "surge.core"
   local ok, res = xpcall(function()
     local surge = require "surge"
     local serial = require "surge.serial"
     lcore = surge.lcore()
-    local chunk, err = loadfile(script)
+    local chunk, err = core.load_script(script)
     if not chunk then error(err, 0) end
     require("surge.strict").enable()
     chunk()
@@ -23,8 +24,13 @@ function M.main(script, fn, args)
     local results = { f(unpack(a, 1, a.n)) }
     return serial.encode(results, select("#", unpack(results)))
   end, function(e)
+    if e == core.STOPPED then return e end
     return require("surge.trace").report(e, 2)
   end)
+  if not ok and res == core.STOPPED then
+    -- the run stopped and the task's loop ran on: a normal end, no results
+    return true, require("surge.serial").encode({}, 0)
+  end
   if not ok then
     -- first line: file:line: message (task 'fn', lcore N); then the traceback
     local first, rest = res:match("^([^\n]*)(.*)$")
