@@ -20,6 +20,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_pci.h>
 
 #include "runtime.h"
 
@@ -217,6 +218,7 @@ harmless_notice(const char *line)
 }
 
 static void remove_runtime_dir(const char *dir);
+static int check_probed(const struct surge_opts *o);
 
 /* rte_eal_init prints its whole usage text on a bad argument. Its output
  * goes to a temporary file instead: replayed as it was when start-up works,
@@ -338,6 +340,8 @@ eal_start(const struct surge_opts *o, const char *prog)
 	rt()->eal_up = 1;
 	if ((rc = latency_init()) != 0)
 		return rc;
+	if ((rc = check_probed(o)) != 0)
+		return rc;
 
 	if (rte_eth_dev_count_avail() == 0 && o->nvdev == 0 && o->npci == 0) {
 		rc = rte_dev_probe(VIRTUAL_DEFAULT);
@@ -345,6 +349,43 @@ eal_start(const struct surge_opts *o, const char *prog)
 			return rt_error(rc, "no port found and the virtual default %s failed: %s",
 					VIRTUAL_DEFAULT, rte_strerror(-rc));
 		rt_info("no port found: using the virtual sink %s", VIRTUAL_DEFAULT);
+	}
+	return 0;
+}
+
+/* EAL starts even when a device named with --vdev or --pci fails to probe
+ * (it only warns): such a run would go on without the port the user asked
+ * for. Each named device must have become a port. */
+static int
+check_probed(const struct surge_opts *o)
+{
+	uint16_t port;
+
+	for (int i = 0; i < o->nvdev; i++) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->vdev[i], ","), o->vdev[i]);
+		if (rte_eth_dev_get_port_by_name(name, &port) != 0)
+			return rt_error(-ENODEV, "--vdev %s: the device failed to start (its driver's "
+					"reason is printed above)", o->vdev[i]);
+	}
+	for (int i = 0; i < o->npci; i++) {
+		struct rte_pci_addr want, got;
+		int found = 0;
+
+		if (rte_pci_addr_parse(o->pci[i], &want) != 0)
+			return rt_error(-EINVAL, "--pci %s: not a PCI address (like 0000:01:00.0)", o->pci[i]);
+		RTE_ETH_FOREACH_DEV(port) {
+			struct rte_eth_dev_info info;
+
+			if (rte_eth_dev_info_get(port, &info) == 0 && info.device != NULL &&
+			    rte_pci_addr_parse(rte_dev_name(info.device), &got) == 0 &&
+			    rte_pci_addr_cmp(&want, &got) == 0)
+				found = 1;
+		}
+		if (!found)
+			return rt_error(-ENODEV, "--pci %s: no port came up for this device (not bound to "
+					"a DPDK driver, or its driver failed; see above)", o->pci[i]);
 	}
 	return 0;
 }

@@ -94,6 +94,8 @@ main(int argc, char **argv)
 	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());
+		if (rt()->eal_up)
+			eal_stop();      /* started, then a device failed: no runtime folder left */
 		rt_destroy();
 		free(text);
 		return 1;

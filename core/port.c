@@ -202,11 +202,22 @@ surge_vdev_add(const char *spec)
 
 	if (!surge_is_main())
 		return rt_error(-EPERM, "virtual devices are added in master(), not in a task");
-	rc = rte_dev_probe(spec);
-	if (rc < 0)
-		return rt_error(rc, "cannot add virtual device '%s': %s", spec, rte_strerror(-rc));
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(spec, ","), spec);
-	return surge_port_find(name);
+	if (surge_port_find(name) >= 0)
+		return rt_error(-EEXIST, "cannot add virtual device '%s': a device named '%s' exists "
+				"already (give each its own number, e.g. net_ring1)", spec, name);
+	rc = rte_dev_probe(spec);
+	if (rc == -ENOENT || rc == -ENODEV || rc == -EINVAL)
+		return rt_error(rc, "cannot add virtual device '%s': no driver takes '%s' or its "
+				"arguments are wrong (see 'surge devices' and the driver's message above)",
+				spec, name);
+	if (rc < 0)
+		return rt_error(rc, "cannot add virtual device '%s': its driver failed to start it "
+				"(the driver's reason is printed above)", spec);
+	rc = surge_port_find(name);
+	if (rc < 0)
+		return rt_error(-ENODEV, "virtual device '%s' started but is not a network port", spec);
+	return rc;
 }
 
 int

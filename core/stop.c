@@ -117,7 +117,7 @@ static void
 monitor_tick(void)
 {
 	struct runtime *r = rt();
-	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz(), stop_at;
+	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz(), stop_at, seen;
 	int stuck_tasks = 0, master_stuck;
 	unsigned id;
 
@@ -125,13 +125,14 @@ monitor_tick(void)
 	    now - r->start_tsc >= (uint64_t)(r->opts.duration * (double)hz))
 		surge_stop();
 	stop_at = __atomic_load_n(&r->stop_tsc, __ATOMIC_RELAXED);
-	if (stop_at == 0 || now - stop_at < grace_cycles(1.0))
+	/* (a stop set after `now` was read, e.g. just above, is younger still) */
+	if (stop_at == 0 || stop_at > now || now - stop_at < grace_cycles(1.0))
 		return;
 	RTE_LCORE_FOREACH_WORKER(id)
 		if (__atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE) == TASK_RUNNING)
 			stuck_tasks++;
-	master_stuck = r->master_active &&
-		now - RTE_MAX(r->master_seen_tsc, stop_at) >= grace_cycles(1.0);
+	seen = RTE_MAX(r->master_seen_tsc, stop_at);
+	master_stuck = r->master_active && seen < now && now - seen >= grace_cycles(1.0);
 	if (stuck_tasks > 0 || master_stuck)
 		watchdog_fire(now, master_stuck);
 }

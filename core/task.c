@@ -101,6 +101,8 @@ task_main(void *arg)
 
 		failed = !lua_toboolean(L, -2);
 		text = dup_text(t ? t : "", t ? len : 0, &len);
+		if (failed && s->mem.over)
+			text = with_memory_hint(text, &len);
 	}
 	/* closing the VM runs the finalisers that return bursts to their
 	 * pools, on this lcore, before main may look at the pools */
