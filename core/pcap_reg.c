@@ -139,6 +139,10 @@ pcap_get(int id, int want, enum pcap_access *how, int *rc)
 	int32_t mine = me(), owner = -1;
 	int claimed = 0;
 
+	/* fills and writes are calls into surge: a loop around them ends once
+	 * the run stopped (core/stop.c) */
+	if (*how == PCAP_USE && unlikely(!surge_running()) && (*rc = run_stop_expired()) != 0)
+		return NULL;
 	if (r == NULL || slot < 0 || slot >= __atomic_load_n(&r->npcap, __ATOMIC_ACQUIRE) ||
 	    (f = r->pcap[slot]) == NULL || f->gen < gen) {
 		*rc = rt_error(-EINVAL, "no pcap file %d", id);

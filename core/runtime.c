@@ -169,6 +169,20 @@ surge_sleep_us(uint32_t us)
 {
 	int main_lcore = surge_is_main() && the_rt != NULL && the_rt->eal_up;
 
+	if (!surge_running()) {
+		/* begun after a stop: sleep, but no longer than until calls into
+		 * surge raise "run stopped" - a loop around it neither spins nor
+		 * outlives the stop (core/stop.c) */
+		uint32_t left = run_stop_left_us();
+		struct timespec ts;
+
+		us = us < left ? us : left;
+		ts.tv_sec = us / 1000000;
+		ts.tv_nsec = (long)(us % 1000000) * 1000;
+		if (us > 0)
+			nanosleep(&ts, NULL);
+		return;
+	}
 	/* nanosleep (usleep refuses a second or more), in slices of at most
 	 * 10 ms so that a stop ends the sleep; master's sleeps print the stats
 	 * lines that are due (a master-only script has no other place) */

@@ -191,6 +191,7 @@ int script_read(const char *path, char **text, size_t *len);
 
 /* stop.c: the one stop path (see docs/architecture.md) */
 int run_stop_expired(void);
+uint32_t run_stop_left_us(void);
 int monitor_start(void);
 void monitor_stop(void);
 

@@ -9,9 +9,11 @@
  *  1. surge.running() turns false; loops that check it end by themselves.
  *  2. A loop that never checks it but calls into surge (send, recv, alloc,
  *     sleep, poll, wait) gets the error "run stopped" from that call once the
- *     stop is a quarter of the grace period old (0.5 s by default). Task and
+ *     stop is a tenth of the grace period old (0.2 s by default). Task and
  *     master code treat that error as a normal end, not as a failure. The
- *     delay leaves well-behaved code time for its own clean-up calls.
+ *     delay leaves well-behaved code time for its own clean-up calls; a sleep
+ *     begun after the stop sleeps (up to that moment) instead of returning
+ *     at once, so a loop around it does not spin.
  *  3. The monitor, a plain thread (master itself may be the stuck one),
  *     waits the grace period (--stop-grace, 2 s). Code still running then
  *     never calls into surge at all: the monitor names it, prints the
@@ -36,6 +38,7 @@
 
 #define MONITOR_TICK_NS 5000000L   /* 5 ms: duration and watchdog resolution */
 #define EXIT_WATCHDOG 3
+#define RAISE_AFTER 0.1            /* of the grace period: calls raise "run stopped" */
 
 static uint64_t
 grace_cycles(double fraction)
@@ -70,9 +73,28 @@ run_stop_expired(void)
 	}
 	if (id == rte_get_main_lcore())
 		r->master_seen_tsc = now;
-	if (now - t < grace_cycles(0.25))
+	if (now - t < grace_cycles(RAISE_AFTER))
 		return 0;
 	return rt_error(-ESHUTDOWN, "run stopped");
+}
+
+/* Microseconds until calls into surge raise "run stopped" (0 = they do). */
+uint32_t
+run_stop_left_us(void)
+{
+	struct runtime *r = rt();
+	uint64_t t, now = rte_rdtsc(), end;
+
+	if (run_stop_expired() != 0)
+		return 0;
+	t = __atomic_load_n(&r->stop_tsc, __ATOMIC_RELAXED);
+	if (t == 0) {
+		unsigned id = rte_lcore_id() < RTE_MAX_LCORE ? rte_lcore_id() : rte_get_main_lcore();
+
+		t = r->lcore[id].stop_seen_tsc;
+	}
+	end = t + grace_cycles(RAISE_AFTER);
+	return end > now ? (uint32_t)((end - now) * 1000000 / rte_get_tsc_hz()) + 1 : 0;
 }
 
 int

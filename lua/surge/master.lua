@@ -60,6 +60,8 @@ local function run(script)
   end
   -- "run stopped" raised in master's loop ends master normally
   local ok, rc = xpcall(master, report, opts)
+  -- LuaJIT calls no handler for memory errors: say where it happened here
+  if not ok and rc == "not enough memory" then rc = rc .. " (master, lcore " .. surge.lcore() .. ")" end
   if not ok and rc ~= core.STOPPED then error(setmetatable({ msg = rc }, surge.TaskFailure), 0) end
   if not ok then rc = 0 end
   surge._wait_all()                         -- tasks master did not wait for

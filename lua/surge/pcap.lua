@@ -86,7 +86,7 @@ end
 -- is stamped now. Set b.tsc yourself for made-up times (surge.tsc() units).
 function Writer:write(burst)
   local rc = C.surge_pcap_write(self.id, burst)
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then check(rc, 2) end
   return rc
 end
 
@@ -156,7 +156,7 @@ function Reader:fill(burst, max)
     if C.surge_running() == 0 then return 0 end
     rc = C.surge_pcap_fill(self.id, burst, max or 0)
   end
-  if rc < 0 then error(core.last_error(), 2) end
+  if rc < 0 then check(rc, 2) end
   return rc
 end
 
