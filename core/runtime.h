@@ -137,6 +137,7 @@ struct runtime {
 	uint64_t tsc_hz;
 	uint64_t start_tsc;           /* master() started (surge test: first task launch) */
 	uint64_t end_tsc;             /* master() and every task ended */
+	int launched;                 /* some task was launched */
 	volatile int master_active;   /* master's Lua code runs (not the final join) */
 	volatile uint64_t master_seen_tsc; /* master was last inside surge_task_poll */
 	int vdev_lock_fd[SURGE_MAX_DEVS]; /* flocks on --vdev tx_pcap= files (pcap_write.c) */

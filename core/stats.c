@@ -134,6 +134,21 @@ stats_tick(int force)
 	r->last_print_tsc = now;
 }
 
+/* A run that opened no port and started no task (a script that failed
+ * early, or pure Lua) has nothing to summarise. */
+static int
+did_something(const struct runtime *r)
+{
+	uint16_t port;
+
+	if (r->launched)
+		return 1;
+	RTE_ETH_FOREACH_DEV(port)
+		if (r->port[port].opened)
+			return 1;
+	return 0;
+}
+
 void
 stats_summary(void)
 {
@@ -142,7 +157,7 @@ stats_summary(void)
 	double sec = r->start_tsc ? (double)(end - r->start_tsc) / rte_get_tsc_hz() : 0;
 	uint16_t port;
 
-	if (r->start_tsc == 0)
+	if (r->start_tsc == 0 || !did_something(r))
 		return;
 	printf("surge: summary over %.3f s\n", sec);
 	RTE_ETH_FOREACH_DEV(port) {

@@ -143,6 +143,7 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		if (s->args == NULL)
 			return rt_error(-ENOMEM, "out of memory for task arguments");
 		s->state = TASK_RUNNING;
+		r->launched = 1;
 		if (r->start_tsc == 0)
 			r->start_tsc = rte_rdtsc();
 		if (rte_eal_remote_launch(task_main, s, id) != 0) {
@@ -223,6 +224,17 @@ surge_task_result(int task, const char **text, size_t *len)
 	return st == TASK_FAILED ? 1 : 0;
 }
 
+void
+surge_run_start(void)
+{
+	struct runtime *r = rt();
+
+	/* the run's clock starts with master(): --duration, stats lines and
+	 * the summary work for scripts that launch no task */
+	if (r != NULL && r->eal_up && r->opts.cmd == CMD_RUN && r->start_tsc == 0 && surge_is_main())
+		r->start_tsc = rte_rdtsc();
+}
+
 int
 surge_task_count(void)
 {
@@ -281,10 +293,6 @@ master_run(const char *script, int argc, char **argv)
 		const char *args[3] = { cmd, script != NULL ? script : "", packets };
 
 		snprintf(packets, sizeof(packets), "%d", r->opts.packets);
-		/* the run's clock starts with master: --duration, stats lines and
-		 * the summary work for scripts that launch no task */
-		if (r->eal_up && r->opts.cmd == CMD_RUN)
-			r->start_tsc = rte_rdtsc();
 		r->master_seen_tsc = rte_rdtsc();
 		r->master_active = 1;
 		if (call_entry(L, "surge.master", 3, args, 1) != 0) {

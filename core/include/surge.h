@@ -214,6 +214,9 @@ void surge_stop(void);
 /* 0 while the run goes on (or stopped moments ago); -ESHUTDOWN ("run
  * stopped") once a stop is older than a quarter of --stop-grace. */
 int surge_run_check(void);
+/* master.lua, right before master(args): the run's clock starts (--duration,
+ * stats lines, the summary), also for scripts that launch no task. */
+void surge_run_start(void);
 int surge_lcore_id(void);
 int surge_is_main(void);
 uint64_t surge_tsc(void);

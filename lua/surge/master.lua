@@ -59,6 +59,7 @@ local function run(script)
     error(("%s: no function master(args) defined"):format(script), 0)
   end
   -- "run stopped" raised in master's loop ends master normally
+  core.C.surge_run_start()
   local ok, rc = xpcall(master, report, opts)
   -- LuaJIT calls no handler for memory errors: say where it happened here
   if not ok and rc == "not enough memory" then rc = rc .. " (master, lcore " .. surge.lcore() .. ")" end
