@@ -17,6 +17,7 @@ struct pcap_file {
 	volatile int open;
 	int writer;
 	char *path;
+	char name[128];               /* path, possibly shortened: for messages, never freed */
 	/* writer */
 	pcap_t *dead;
 	pcap_dumper_t *dump;

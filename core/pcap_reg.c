@@ -49,6 +49,7 @@ pcap_file_new(const char *path, int writer)
 	}
 	f->writer = writer;
 	f->lock_fd = -1;
+	snprintf(f->name, sizeof(f->name), "%s", path);
 	return f;
 }
 
@@ -151,8 +152,8 @@ pcap_get(int id, int want, enum pcap_access *how, int *rc)
 	if (*how != PCAP_PEEK && __atomic_load_n(&f->owner, __ATOMIC_ACQUIRE) != mine) {
 		if (!__atomic_compare_exchange_n(&f->owner, &owner, mine, 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_ACQUIRE)) {
-			*rc = rt_error(-EBUSY, "pcap file %d is in use by lcore %d (a file belongs to the "
-				       "task that first uses it, until that task ends)", id, owner);
+			*rc = rt_error(-EBUSY, "pcap file '%s' is in use by lcore %d (a file belongs to "
+				       "the task that first uses it, until that task ends)", f->name, owner);
 			return NULL;
 		}
 		claimed = 1;
@@ -161,11 +162,11 @@ pcap_get(int id, int want, enum pcap_access *how, int *rc)
 	}
 	if (f->gen != gen || !f->open) {
 		*rc = f->gen != gen ? rt_error(-EBADF, "pcap file %d is closed", id)
-				    : rt_error(-EBADF, "pcap file '%s' (%d) is closed", f->path, id);
+				    : rt_error(-EBADF, "pcap file '%s' is closed", f->name);
 		goto refuse;
 	}
 	if (want >= 0 && f->writer != want) {
-		*rc = rt_error(-EINVAL, "pcap file '%s' (%d) is open for %s, not %s", f->path, id,
+		*rc = rt_error(-EINVAL, "pcap file '%s' (%d) is open for %s, not %s", f->name, id,
 			       f->writer ? "writing" : "reading", want ? "writing" : "reading");
 		goto refuse;
 	}
@@ -329,6 +330,6 @@ pcap_close_all_abandoned(int master_stuck)
 			close_left_open(f);
 		else
 			fprintf(stderr, "surge: pcap writer '%s' is held by stuck lcore %d: not closed\n",
-				f->path, none);
+				f->name, none);
 	}
 }

@@ -207,13 +207,10 @@ surge_vdev_add(const char *spec)
 		return rt_error(-EEXIST, "cannot add virtual device '%s': a device named '%s' exists "
 				"already (give each its own number, e.g. net_ring1)", spec, name);
 	rc = rte_dev_probe(spec);
-	if (rc == -ENOENT || rc == -ENODEV || rc == -EINVAL)
-		return rt_error(rc, "cannot add virtual device '%s': no driver takes '%s' or its "
-				"arguments are wrong (see 'surge devices' and the driver's message above)",
-				spec, name);
 	if (rc < 0)
-		return rt_error(rc, "cannot add virtual device '%s': its driver failed to start it "
-				"(the driver's reason is printed above)", spec);
+		return rt_error(rc, "cannot add virtual device '%s': no driver is named '%.*s', its "
+				"arguments are wrong, or it failed to start (DPDK's reason is printed above)",
+				spec, (int)strcspn(name, "0123456789"), name);
 	rc = surge_port_find(name);
 	if (rc < 0)
 		return rt_error(-ENODEV, "virtual device '%s' started but is not a network port", spec);
