@@ -31,6 +31,7 @@
 #include "pcap_file.h"
 
 #define FRAME_MAX 65535              /* burst.len[] is 16 bit */
+#define TS_SEC_MAX 9223372035LL      /* INT64_MAX ns, in seconds, less one */
 
 static int
 grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -75,6 +76,13 @@ load(struct pcap_file *f, pcap_t *p, size_t data_cap)
 		if (h->caplen < RTE_ETHER_HDR_LEN)
 			return rt_error(-EINVAL, "pcap file '%s': record %" PRIu64 " holds %u bytes, "
 					"less than an Ethernet header", f->path, rec, h->caplen);
+		/* ns since 1970 in 64 bits reach the year 2262; a damaged
+		 * timestamp beyond (or before 1970) would overflow the gaps */
+		if (h->ts.tv_sec < 0 || h->ts.tv_sec >= TS_SEC_MAX || h->ts.tv_usec < 0 ||
+		    h->ts.tv_usec >= 1000000000)
+			return rt_error(-EINVAL, "pcap file '%s': record %" PRIu64 " has the timestamp %lld.%09ld "
+					"s, outside 1970..2262 (damaged file?)", f->path, rec,
+					(long long)h->ts.tv_sec, (long)h->ts.tv_usec);
 		if (grow((void **)&f->data, &dcap, f->bytes + h->caplen, 1) != 0)
 			goto nomem;
 		if (f->n == rec_cap) {

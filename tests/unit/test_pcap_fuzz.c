@@ -77,7 +77,7 @@ load_seeds(void)
 		FILE *f;
 		long n;
 
-		if (strstr(e->d_name, ".pcap") == NULL)
+		if (strstr(e->d_name, ".pcap") == NULL)   /* .pcap and .pcapng */
 			continue;
 		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
 		if ((f = fopen(file, "rb")) == NULL)
