@@ -9,7 +9,7 @@
  *  1. surge.running() turns false; loops that check it end by themselves.
  *  2. A loop that never checks it but calls into surge (send, recv, alloc,
  *     sleep, poll, wait) gets the error "run stopped" from that call once the
- *     stop is a tenth of the grace period old (0.2 s by default). Task and
+ *     stop is a quarter of the grace period old (0.5 s by default). Task and
  *     master code treat that error as a normal end, not as a failure. The
  *     delay leaves well-behaved code time for its own clean-up calls; a sleep
  *     begun after the stop sleeps (up to that moment) instead of returning
@@ -36,9 +36,9 @@
 
 #include "runtime.h"
 
-#define MONITOR_TICK_NS 5000000L   /* 5 ms: duration and watchdog resolution */
+#define MONITOR_TICK_NS 10000000L  /* 10 ms: duration and watchdog resolution */
 #define EXIT_WATCHDOG 3
-#define RAISE_AFTER 0.1            /* of the grace period: calls raise "run stopped" */
+#define RAISE_AFTER 0.25           /* of the grace period: calls raise "run stopped" */
 
 static uint64_t
 grace_cycles(double fraction)

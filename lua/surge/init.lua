@@ -60,8 +60,10 @@ function surge.poll()
   if C.surge_is_main() == 0 then
     error("surge.poll() is for master(): a task cannot wait for tasks", 2)
   end
-  core.check_run()
-  return check(C.surge_task_poll(0), 2)
+  local n = check(C.surge_task_poll(0), 2)
+  -- a loop around poll() with no task left ends once the run stopped
+  if n == 0 then core.check_run() end
+  return n
 end
 function surge.last_error() return core.last_error() end
 
