@@ -47,9 +47,15 @@ int
 pcap_lock_path(const char *path, int *fd_out)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	struct stat st;
 
 	if (fd < 0)
 		return rt_error(-errno, "pcap file '%s': cannot write: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		close(fd);           /* /dev/null, a FIFO: nothing to clobber */
+		*fd_out = -1;
+		return 0;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		int e = errno;
 

@@ -57,7 +57,8 @@ rt_destroy(void)
 		free(r->lcore[i].result);
 	}
 	for (int i = 0; i < r->nvdev_lock; i++)
-		close(r->vdev_lock_fd[i]);
+		if (r->vdev_lock_fd[i] >= 0)
+			close(r->vdev_lock_fd[i]);
 	free(r->prev_tx);
 	free(r->prev_rx);
 	free(r->prev_txb);

@@ -32,6 +32,8 @@ check "a stale handle is refused" "stale handle: error pcap file 256 is closed" 
 check "a second writer of one file is refused" \
   "second writer of a file: error pcap file '$TMP/one.pcap' is being written by another writer (in this run or another surge process): refusing to clobber it" \
   "$(line "second writer of a file")"
+check "only regular files are locked: /dev/null takes two writers" "two writers of /dev/null: ok 0" \
+  "$(line "two writers of /dev/null")"
 check_match "a task's own pool refuses bursts on master's lcore" \
   "^burst from a task's pool in master: error pool [0-9]+ belongs to the task on lcore 1 that made it \\(a single-owner pool\\): lcore 0 cannot take bursts from it" \
   "$(line "burst from a task's pool in master")"
