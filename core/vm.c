@@ -143,11 +143,12 @@ script_read(const char *path, char **text, size_t *len)
 			buf = b2;
 			cap *= 2;
 		}
+		errno = 0;
 		got = fread(buf + n, 1, cap - n, f);
 		n += got;
 		if (got == 0) {
 			if (ferror(f))
-				e = EIO;
+				e = errno != 0 ? errno : EIO;   /* EISDIR for a folder */
 			break;
 		}
 	}

@@ -99,6 +99,10 @@ printf 'function master()\n  error("from a pipe")\nend\n' >"$TMP/e.lua"
 timeout -k 5 60 "$SURGE" run --no-huge -q $DEV - <"$TMP/e.lua" >"$TMP/p.out" 2>"$TMP/p.err"
 check "stdin (-): errors name stdin:LINE" "stdin:2: from a pipe" "$(head -1 "$TMP/p.err")"
 
+run_surge 30 run --no-huge $DEV "$TMP"
+check "a folder as the script: exit 2" 2 "$RC"
+check "a folder as the script: says so" "surge: cannot read script '$TMP': Is a directory" "$(first_err)"
+
 echo "# --quiet: no EAL notices; --stats-interval has a lower bound"
 run_surge 60 run -q "$EXAMPLES/udp-flood.lua" --count 1000
 check "quiet run: exit 0" 0 "$RC"
