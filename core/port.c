@@ -171,7 +171,7 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 		return rc;
 	if ((rc = rte_eth_dev_start(port)) < 0)
 		return rt_error(rc, "port %u (%s): start failed: %s", port, info.driver_name, rte_strerror(-rc));
-	ps->started = 1;
+	__atomic_store_n(&ps->started, 1, __ATOMIC_RELEASE);   /* the stats line reads it */
 	if (conf->promisc && (rc = rte_eth_promiscuous_enable(port)) != 0 && rc != -ENOTSUP)
 		return rt_error(rc, "port %u: promiscuous mode: %s", port, rte_strerror(-rc));
 	return wait_link(port, conf->link_timeout_ms);

@@ -185,18 +185,15 @@ surge_sleep_us(uint32_t us)
 		return;
 	}
 	/* nanosleep (usleep refuses a second or more), in slices of at most
-	 * 10 ms so that a stop ends the sleep; master's sleeps print the stats
-	 * lines that are due (a master-only script has no other place) */
+	 * 10 ms so that a stop ends the sleep */
 	while (us > 0 && surge_running()) {
 		uint32_t now = us < 10000 ? us : 10000;
 		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)now * 1000 };
 
 		nanosleep(&ts, NULL);
 		us -= now;
-		if (main_lcore) {
+		if (main_lcore)
 			the_rt->master_seen_tsc = rte_rdtsc();
-			stats_tick(0);
-		}
 	}
 }
 

@@ -2,8 +2,10 @@
  *
  * stats.c - the periodic stats line and the end-of-run summary.
  *
- * The main lcore only reads the per-queue slots; each slot has one writer
- * (the lcore that owns the queue), so no counter needs an atomic add. L1
+ * The stats line is printed by the monitor thread (core/stop.c) during a
+ * run, by master's polls under `surge test`. Both only read the per-queue
+ * slots; each slot has one writer (the lcore that owns the queue), so no
+ * counter needs an atomic add. L1
  * rates add the 20 bytes of preamble, start delimiter and inter-frame gap a
  * frame costs on the wire, plus the 4-byte FCS that len[] leaves out.
  */
@@ -116,7 +118,8 @@ stats_tick(int force)
 		struct totals t;
 		double tm, tl2, tl1, rm, rl2, rl1;
 
-		if (!r->port[port].opened)
+		/* master may be opening a port right now: started is set last */
+		if (!__atomic_load_n(&r->port[port].started, __ATOMIC_ACQUIRE))
 			continue;
 		port_totals(port, &t);
 		rates(t.tx - r->prev_tx[port], t.txb - r->prev_txb[port], sec, &tm, &tl2, &tl1);

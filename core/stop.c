@@ -21,8 +21,10 @@
  *     status 3. Its lcores cannot be joined, so the pool check is skipped
  *     (and said so).
  *
- * The monitor also ends the run at --duration, so a master that never calls
- * surge.wait() or surge.poll() still stops on time.
+ * The monitor also ends the run at --duration and prints the stats lines,
+ * so a master that never calls surge.wait() or surge.poll() (a master-only
+ * script sending in its own loop) still stops on time and shows its rates.
+ * In a run it is the only writer of the stats line's state.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -146,6 +148,7 @@ monitor_tick(void)
 	if (r->opts.duration > 0 && r->start_tsc != 0 && surge_running() &&
 	    now - r->start_tsc >= (uint64_t)(r->opts.duration * (double)hz))
 		surge_stop();
+	stats_tick(0);
 	stop_at = __atomic_load_n(&r->stop_tsc, __ATOMIC_RELAXED);
 	/* (a stop set after `now` was read, e.g. just above, is younger still) */
 	if (stop_at == 0 || stop_at > now || now - stop_at < grace_cycles(1.0))

@@ -193,7 +193,8 @@ surge_task_poll(uint32_t wait_ms)
 		if (r->opts.duration > 0 && r->start_tsc != 0 &&
 		    rte_rdtsc() - r->start_tsc >= (uint64_t)(r->opts.duration * (double)hz))
 			surge_stop();
-		stats_tick(0);
+		if (!r->monitor_up)
+			stats_tick(0);       /* surge test: no monitor thread */
 		if (n == 0 || rte_rdtsc() >= until)
 			break;
 		rte_delay_us_sleep(1000);

@@ -53,6 +53,14 @@ TX=$(summary_count "$OUT" 0 TX)
 check_true "master sleep loop: TX > 0" "TX '$TX'" [ "${TX:-0}" -gt 0 ]
 check_pools "master sleep loop"
 
+echo "# master-only script sending in its own loop: stats lines without poll or sleep"
+run_surge 60 run --no-huge --stats-interval 0.2 --duration 1 $DEV "$SCRIPTS/stop_master_send.lua"
+check "master send loop: exit 0" 0 "$RC"
+NL=$(printf '%s\n' "$OUT" | grep -c '^\[ *[0-9.]*s\] port 0  TX *[1-9]')
+check_true "master send loop: at least 3 stats lines with TX > 0" "$NL lines" [ "$NL" -ge 3 ]
+check_true "master send loop: summary over 1..2.5 s" "summary over '$(summary_secs)' s" between "$(summary_secs)" 0.99 2.5
+check_pools "master send loop"
+
 echo "# master in a loop that never calls surge: watchdog, exit 3, summary"
 run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 $DEV "$SCRIPTS/stop_master_spin.lua"
 check "master spin: exit 3" 3 "$RC"
