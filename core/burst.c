@@ -38,13 +38,24 @@ struct surge_burst *
 surge_burst_new(int pool, uint32_t cap)
 {
 	struct surge_burst *b;
+	struct pool_state *p = NULL;
 
 	if (cap == 0 || cap > SURGE_BURST_MAX) {
 		rt_error(-EINVAL, "burst size %u outside 1..%d", cap, SURGE_BURST_MAX);
 		return NULL;
 	}
-	if (pool >= 0 && pool_get(pool) == NULL) {
+	if (pool >= 0 && (p = pool_get(pool)) == NULL) {
 		rt_error(-EINVAL, "no pool %d", pool);
+		return NULL;
+	}
+	/* a task's own pool has a single-producer/single-consumer ring: another
+	 * lcore allocating or freeing would corrupt it. Bursts never leave their
+	 * VM (lcore), so refusing the burst here guards every alloc and free at
+	 * no cost in the hot path. */
+	if (p != NULL && p->single_owner && p->owner_lcore != (int32_t)rte_lcore_id()) {
+		rt_error(-EPERM, "pool %d belongs to the task on lcore %d that made it (a single-owner "
+			 "pool): lcore %u cannot take bursts from it; make it with shared = true to use "
+			 "it from several lcores", pool, p->owner_lcore, rte_lcore_id());
 		return NULL;
 	}
 	b = rte_zmalloc_socket("surge_burst", sizeof(*b), RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
@@ -125,6 +136,8 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 	if (unlikely(burst_check(b) != 0) || (p = pool_get(b->pool)) == NULL)
 		return 0;
 	surge_burst_free(b);
+	if (unlikely(!surge_running()) && run_stop_expired() != 0)
+		return 0;   /* the Lua side raises "run stopped" */
 	b->tsc = 0;     /* generated, not received: pcap writers stamp them now */
 	if (n > b->cap)
 		n = b->cap;
@@ -184,6 +197,9 @@ claim(uint16_t port, uint16_t q, int tx, struct port_state **psp, int *rc)
 	struct queue_slot *s;
 	int32_t me = (int32_t)rte_lcore_id(), none = -1;
 
+	/* a loop that ignores surge.running() ends here (core/stop.c) */
+	if (unlikely(!surge_running()) && (*rc = run_stop_expired()) != 0)
+		return NULL;
 	if (unlikely(port >= RTE_MAX_ETHPORTS || !r->port[port].opened)) {
 		*rc = rt_error(-ENODEV, "port %u is not open", port);
 		return NULL;

@@ -40,6 +40,40 @@ cli_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+int
+cli_parse_bytes(const char *s, unsigned long long *out)
+{
+	char *end;
+	double v, unit = 1.0;
+
+	if (s == NULL || *s == '\0')
+		return -EINVAL;
+	v = strtod(s, &end);
+	if (end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': unit = 1024.0; end++; break;
+	case 'm': case 'M': unit = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': unit = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != '\0' || !(v >= 0.0) || v * unit > 1e15)
+		return -EINVAL;
+	*out = (unsigned long long)(v * unit);
+	return 0;
+}
+
+/* The name part of a --vdev spec ("net_pcap0" of "net_pcap0,tx_pcap=x"). */
+static size_t
+vdev_name_len(const char *spec)
+{
+	return strcspn(spec, ",");
+}
+
 static int
 fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
 {
@@ -116,6 +150,8 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 	o->packets = 4;
 	o->argc = argc;
 	o->argv = argv;
+	o->vm_memory = SURGE_VM_MEMORY_DEFAULT;
+	o->stop_grace = SURGE_STOP_GRACE_DEFAULT;
 	if (argc < 2)
 		return fail(err, errlen, "missing command (try 'surge --help')%s%s", "", "");
 	if (parse_command(argv[1], &o->cmd) != 0)
@@ -149,7 +185,8 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 			   is_opt(a, "--lcores", &n) || is_opt(a, "--eal", &n) ||
 			   is_opt(a, "--duration", &n) || is_opt(a, "--stats-interval", &n) ||
 			   is_opt(a, "--packets", &n) || is_opt(a, "--output", &n) ||
-			   is_opt(a, "--file-prefix", &n) || is_opt(a, "--path", &n)) {
+			   is_opt(a, "--file-prefix", &n) || is_opt(a, "--path", &n) ||
+			   is_opt(a, "--vm-memory", &n) || is_opt(a, "--stop-grace", &n)) {
 			char name[32];
 
 			snprintf(name, sizeof(name), "%.*s", (int)n, a);
@@ -162,6 +199,16 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 
 				if (*cnt >= SURGE_MAX_DEVS)
 					return fail(err, errlen, "too many %s options%s", name, "");
+				for (int k = 0; k < *cnt; k++) {
+					const char *prev = (pci ? o->pci : o->vdev)[k];
+					size_t len = pci ? strlen(v) : vdev_name_len(v);
+
+					if ((pci ? strlen(prev) : vdev_name_len(prev)) == len &&
+					    strncmp(prev, v, len) == 0)
+						return fail(err, errlen, "option %s: device '%s' given twice "
+							    "(each device needs its own name, e.g. net_ring0 and net_ring1)",
+							    name, v);
+				}
 				(pci ? o->pci : o->vdev)[(*cnt)++] = v;
 			} else if (strcmp(name, "--path") == 0) {
 				if (o->npath >= SURGE_MAX_DEVS)
@@ -189,11 +236,22 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 				if (*end != '\0' || k < 1 || k > 1000000)
 					return fail(err, errlen, "option --packets: '%s' is not a count (1..1000000)%s", v, "");
 				o->packets = (int)k;
+			} else if (strcmp(name, "--vm-memory") == 0) {
+				if (cli_parse_bytes(v, &o->vm_memory) != 0 || o->vm_memory < SURGE_VM_MEMORY_MIN)
+					return fail(err, errlen, "option --vm-memory: '%s' is not a size of 16M or more "
+						    "(try 512M, 2G)%s", v, "");
+			} else if (strcmp(name, "--stop-grace") == 0) {
+				if (cli_parse_seconds(v, &o->stop_grace) != 0 || o->stop_grace < 0.1 ||
+				    o->stop_grace > 3600)
+					return fail(err, errlen, "option --stop-grace: '%s' is not a time from 100ms "
+						    "to 1h (try 2, 500ms)%s", v, "");
 			} else if (strcmp(name, "--duration") == 0) {
 				if (cli_parse_seconds(v, &o->duration) != 0)
 					return fail(err, errlen, "option --duration: '%s' is not a time (try 10, 2.5s, 500ms)%s", v, "");
-			} else if (cli_parse_seconds(v, &o->stats_interval) != 0) {
-				return fail(err, errlen, "option --stats-interval: '%s' is not a time (try 1, 0.5s, 0 for none)%s", v, "");
+			} else if (cli_parse_seconds(v, &o->stats_interval) != 0 ||
+				   (o->stats_interval > 0 && o->stats_interval < SURGE_STATS_INTERVAL_MIN)) {
+				return fail(err, errlen, "option --stats-interval: '%s' is not 0 (none) or a time "
+					    "of 10ms or more (try 1, 0.5s)%s", v, "");
 			}
 		} else {
 			return fail(err, errlen, "unknown option '%s' (try 'surge --help')%s", a, "");
@@ -242,7 +300,10 @@ cli_usage(const char *prog)
 	       "  --eal \"ARGS\"        extra EAL arguments\n"
 	       "  --duration TIME     stop after TIME (10, 2.5s, 500ms)\n"
 	       "  --stats-interval T  seconds between stats lines (0 = none, default 1)\n"
-	       "  --quiet, -q         no periodic stats, progress or info lines\n"
+	       "  --quiet, -q         no periodic stats, progress, info lines or EAL notices\n"
+	       "  --vm-memory SIZE    memory each Lua VM may allocate (default 1G, e.g. 512M)\n"
+	       "  --stop-grace TIME   after a stop, how long tasks may take to end before the\n"
+	       "                      watchdog ends the run (default 2s)\n"
 	       "  --output FILE       write the results: FILE.json, FILE.csv, - (JSON on stdout)\n"
 	       "  --file-prefix NAME  EAL file prefix (default surge-PID); telemetry socket:\n"
 	       "                      /var/run/dpdk/NAME/dpdk_telemetry.v2\n"
@@ -252,6 +313,7 @@ cli_usage(const char *prog)
 	       "  --path DIR          also look for modules and scenarios in DIR (repeatable;\n"
 	       "                      SURGE_PATH=DIR:DIR does the same)\n"
 	       "\n"
+	       "SCRIPT may be '-' (read from standard input) or a pipe such as <(cmd).\n"
 	       "With no --vdev or --pci and no NIC bound to DPDK, surge uses the virtual\n"
 	       "sink net_null0 (no-rx=1). Without free hugepages it falls back to --no-huge.\n",
 	       prog);

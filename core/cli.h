@@ -34,6 +34,8 @@ struct surge_opts {
 	int interactive;          /* run -i: the prompt opens at surge.wait() */
 	const char *control;      /* run/repl --control PATH; attach: the socket */
 	const char *eval;         /* attach -e CODE */
+	unsigned long long vm_memory; /* bytes each Lua VM may allocate */
+	double stop_grace;        /* seconds from a stop to the watchdog */
 	const char *script;       /* run: the script; test: NULL */
 	int script_argc;          /* what follows the script (or test files) */
 	char **script_argv;
@@ -43,6 +45,13 @@ struct surge_opts {
 int cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen);
 /* Parses "5", "2.5s", "100ms", "1m" into seconds; -EINVAL when malformed. */
 int cli_parse_seconds(const char *s, double *out);
+/* Parses "512M", "2G", "1048576" into bytes; -EINVAL when malformed. */
+int cli_parse_bytes(const char *s, unsigned long long *out);
+
+#define SURGE_VM_MEMORY_DEFAULT (1ULL << 30)
+#define SURGE_VM_MEMORY_MIN (16ULL << 20)
+#define SURGE_STOP_GRACE_DEFAULT 2.0
+#define SURGE_STATS_INTERVAL_MIN 0.01
 void cli_usage(const char *prog);
 
 #endif

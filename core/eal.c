@@ -20,6 +20,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_pci.h>
 
 #include "runtime.h"
 
@@ -111,12 +112,41 @@ push_split(char **argv, int *argc, const char *s)
 	return rc;
 }
 
+/* EAL options surge cannot honour: a secondary process waits forever for a
+ * primary that surge's private (--in-memory or per-process) runtime never
+ * provides, and surge owns the ports it uses. */
+static int
+refuse_eal_options(const char *eal)
+{
+	static const struct { const char *opt, *why; } refused[] = {
+		{ "--proc-type", "surge always runs as its own primary process (a secondary would wait "
+				 "forever for a primary)" },
+	};
+
+	if (eal == NULL)
+		return 0;
+	for (size_t i = 0; i < RTE_DIM(refused); i++) {
+		const char *at = strstr(eal, refused[i].opt);
+
+		if (at == NULL)
+			continue;
+		/* --proc-type=primary changes nothing: allow it */
+		if ((strncmp(at, "--proc-type=primary", 19) == 0 ||
+			       strncmp(at, "--proc-type primary", 19) == 0))
+			continue;
+		return rt_error(-EINVAL, "--eal: %s is not supported: %s", refused[i].opt, refused[i].why);
+	}
+	return 0;
+}
+
 static int
 build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 {
 	char prefix[64];
 	int rc = 0, no_huge = o->no_huge;
 
+	if ((rc = refuse_eal_options(o->eal)) != 0)
+		return rc;
 	if (!no_huge && o->eal != NULL && strstr(o->eal, "--no-huge") != NULL)
 		no_huge = 1;
 	if (!no_huge) {
@@ -179,7 +209,27 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 	return rc != 0 ? -ENOMEM : 0;
 }
 
+/* The notices EAL prints on healthy machines; --quiet drops them. Anything
+ * else EAL says (real warnings) is always shown. */
+static int
+harmless_notice(const char *line)
+{
+	static const char *const notices[] = {
+		"No free ", "No available ",            /* "... 1048576 kB hugepages reported on node 0" */
+		"Detected CPU lcores", "Detected NUMA nodes", "Detected static linkage",
+		"Selected IOVA mode", "Multi-process socket", "VFIO support initialized",
+	};
+
+	if (strncmp(line, "EAL: ", 5) != 0)
+		return 0;
+	for (size_t i = 0; i < RTE_DIM(notices); i++)
+		if (strncmp(line + 5, notices[i], strlen(notices[i])) == 0)
+			return 1;
+	return 0;
+}
+
 static void remove_runtime_dir(const char *dir);
+static int check_probed(const struct surge_opts *o);
 
 /* rte_eal_init prints its whole usage text on a bad argument. Its output
  * goes to a temporary file instead: replayed as it was when start-up works,
@@ -222,7 +272,8 @@ capture_end(struct capture *c, int failed, char *why, size_t whylen)
 	rewind(c->tmp);
 	while (fgets(line, sizeof(line), c->tmp) != NULL) {
 		if (!failed) {
-			fputs(line, stderr);
+			if (!(rt()->opts.quiet && harmless_notice(line)))
+				fputs(line, stderr);
 		} else if (why[0] == '\0' && strncmp(line, "EAL: ", 5) == 0 &&
 			   strstr(line, "FATAL") == NULL) {
 			line[strcspn(line, "\n")] = '\0';
@@ -232,6 +283,33 @@ capture_end(struct capture *c, int failed, char *why, size_t whylen)
 	fclose(c->tmp);
 }
 
+/* A net_pcap device truncates its tx_pcap= file when it starts: take the
+ * writers' flock first, so two runs (or a run and a pcap writer) never
+ * write one file. */
+static int
+lock_tx_pcaps(const struct surge_opts *o)
+{
+	struct runtime *r = rt();
+
+	for (int i = 0; i < o->nvdev; i++) {
+		const char *at = strstr(o->vdev[i], "tx_pcap=");
+		char path[PATH_MAX];
+		int rc;
+
+		if (at == NULL || r->nvdev_lock >= SURGE_MAX_DEVS)
+			continue;
+		snprintf(path, sizeof(path), "%.*s", (int)strcspn(at + 8, ","), at + 8);
+		if ((rc = pcap_lock_path(path, &r->vdev_lock_fd[r->nvdev_lock])) != 0) {
+			char why[SURGE_ERR_MAX];
+
+			snprintf(why, sizeof(why), "%s", surge_last_error());
+			return rt_error(rc, "--vdev %s: %s", o->vdev[i], why);
+		}
+		r->nvdev_lock++;
+	}
+	return 0;
+}
+
 int
 eal_start(const struct surge_opts *o, const char *prog)
 {
@@ -239,6 +317,8 @@ eal_start(const struct surge_opts *o, const char *prog)
 	char prefix_dir[PATH_MAX] = "";
 	int argc = 0, rc;
 
+	if ((rc = lock_tx_pcaps(o)) != 0)
+		return rc;
 	rc = build_argv(o, prog, argv, &argc);
 	for (int i = 0; i + 1 < argc; i++)
 		if (strcmp(argv[i], "--file-prefix") == 0 && strncmp(argv[i + 1], "surge-", 6) == 0)
@@ -264,10 +344,14 @@ eal_start(const struct surge_opts *o, const char *prog)
 	}
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);
+	if (rc == -ENOMEM && strcmp(surge_last_error(), "no error") == 0)
+		rc = rt_error(-ENOMEM, "out of memory for the EAL arguments");
 	if (rc != 0)
 		return rc;
 	rt()->eal_up = 1;
 	if ((rc = latency_init()) != 0)
+		return rc;
+	if ((rc = check_probed(o)) != 0)
 		return rc;
 	if (telemetry_register() == 0 && o->cmd == CMD_RUN)
 		rt_info("telemetry: /var/run/dpdk/%s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s, then /surge/info)",
@@ -279,6 +363,43 @@ eal_start(const struct surge_opts *o, const char *prog)
 			return rt_error(rc, "no port found and the virtual default %s failed: %s",
 					VIRTUAL_DEFAULT, rte_strerror(-rc));
 		rt_info("no port found: using the virtual sink %s", VIRTUAL_DEFAULT);
+	}
+	return 0;
+}
+
+/* EAL starts even when a device named with --vdev or --pci fails to probe
+ * (it only warns): such a run would go on without the port the user asked
+ * for. Each named device must have become a port. */
+static int
+check_probed(const struct surge_opts *o)
+{
+	uint16_t port;
+
+	for (int i = 0; i < o->nvdev; i++) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->vdev[i], ","), o->vdev[i]);
+		if (rte_eth_dev_get_port_by_name(name, &port) != 0)
+			return rt_error(-ENODEV, "--vdev %s: the device failed to start (its driver's "
+					"reason is printed above)", o->vdev[i]);
+	}
+	for (int i = 0; i < o->npci; i++) {
+		struct rte_pci_addr want, got;
+		int found = 0;
+
+		if (rte_pci_addr_parse(o->pci[i], &want) != 0)
+			return rt_error(-EINVAL, "--pci %s: not a PCI address (like 0000:01:00.0)", o->pci[i]);
+		RTE_ETH_FOREACH_DEV(port) {
+			struct rte_eth_dev_info info;
+
+			if (rte_eth_dev_info_get(port, &info) == 0 && info.device != NULL &&
+			    rte_pci_addr_parse(rte_dev_name(info.device), &got) == 0 &&
+			    rte_pci_addr_cmp(&want, &got) == 0)
+				found = 1;
+		}
+		if (!found)
+			return rt_error(-ENODEV, "--pci %s: no port came up for this device (not bound to "
+					"a DPDK driver, or its driver failed; see above)", o->pci[i]);
 	}
 	return 0;
 }
@@ -303,6 +424,15 @@ remove_runtime_dir(const char *dir)
 	}
 	closedir(d);
 	rmdir(dir);
+}
+
+void
+eal_forget(void)
+{
+	const char *rd = rte_eal_get_runtime_dir();
+
+	if (rd != NULL && strstr(rd, "/surge-") != NULL)
+		remove_runtime_dir(rd);
 }
 
 void

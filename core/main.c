@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +25,10 @@ on_signal(int sig)
 	surge_stop();     /* a second signal takes the default action (SA_RESETHAND) */
 }
 
+/* SIGINT, SIGTERM and SIGHUP (a closed terminal) all take the one stop
+ * path. SIGPIPE is ignored: with `surge run ... | head -2` the writes to the
+ * closed pipe fail quietly and the run still ends with its summary, closed
+ * pcap writers and the pool check. */
 static void
 install_signals(void)
 {
@@ -35,6 +40,8 @@ install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static int
@@ -51,7 +58,9 @@ main(int argc, char **argv)
 {
 	struct surge_opts o;
 	char err[256];
-	int rc;
+	char *text = NULL;
+	size_t text_len = 0;
+	int rc, scenario;
 
 	if (cli_parse(argc, argv, &o, err, sizeof(err)) != 0) {
 		fprintf(stderr, "surge: %s\n", err);
@@ -69,17 +78,28 @@ main(int argc, char **argv)
 		return attach_main(o.control, o.eval);   /* a client: no EAL */
 	/* a word without '/' or ".lua" that is not a file names a scenario:
 	 * master.lua looks it up (surge.scenario.NAME, SURGE_PATH, --path) */
-	if (o.script != NULL && access(o.script, R_OK) != 0 &&
-	    (o.cmd != CMD_RUN || strchr(o.script, '/') != NULL || strstr(o.script, ".lua") != NULL)) {
-		fprintf(stderr, "surge: cannot read script '%s': %s\n", o.script, strerror(errno));
+	scenario = o.cmd == CMD_RUN && strcmp(o.script, "-") != 0 && access(o.script, F_OK) != 0 &&
+		   strchr(o.script, '/') == NULL && strstr(o.script, ".lua") == NULL;
+	/* read once: a pipe (<(cmd), -) cannot be read again by each task */
+	if (o.script != NULL && !scenario && o.cmd != CMD_PLOT &&
+	    (rc = script_read(o.script, &text, &text_len)) != 0) {
+		fprintf(stderr, "surge: cannot read script '%s': %s\n", o.script, strerror(-rc));
+		return 2;
+	}
+	if (o.cmd == CMD_PLOT && access(o.script, R_OK) != 0) {
+		fprintf(stderr, "surge: cannot read '%s': %s\n", o.script, strerror(errno));
 		return 2;
 	}
 	if (rt_create(&o) != 0) {
 		fprintf(stderr, "surge: out of memory\n");
+		free(text);
 		return 1;
 	}
-	if (o.cmd == CMD_RUN && access(o.script, R_OK) != 0 && (rc = scenario_check(o.script)) != 0) {
+	rt()->script_text = text;
+	rt()->script_len = text_len;
+	if (scenario && (rc = scenario_check(o.script)) != 0) {
 		rt_destroy();          /* an unknown name fails before EAL starts */
+		free(text);
 		return rc;
 	}
 	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW || o.cmd == CMD_PLOT ||
@@ -87,6 +107,7 @@ main(int argc, char **argv)
 		/* the script's options, packets and plots need no DPDK: no EAL start-up */
 		rc = master_run(o.script, o.script_argc, o.script_argv);
 		rt_destroy();
+		free(text);
 		return rc;
 	}
 	if (o.output != NULL && strcmp(o.output, "-") == 0 && o.cmd == CMD_RUN) {
@@ -97,28 +118,39 @@ main(int argc, char **argv)
 		if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
 			fprintf(stderr, "surge: --output -: %s\n", strerror(errno));
 			rt_destroy();
+			free(text);
 			return 1;
 		}
 		snprintf(rt()->json_stdout, sizeof(rt()->json_stdout), "/dev/fd/%d", fd);
 	}
 	/* the script's options are checked before EAL starts: a bad one exits 2
 	 * (a scenario's, named rather than a file, when the scenario parses them) */
-	if (o.cmd == CMD_RUN && access(o.script, R_OK) == 0 &&
+	if (o.cmd == CMD_RUN && !scenario &&
 	    (rc = master_options(o.script, o.script_argc, o.script_argv)) != 0) {
 		rt_destroy();
+		free(text);
 		return rc;
 	}
 	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());
+		if (rt()->eal_up)
+			eal_stop();      /* started, then a device failed: no runtime folder left */
 		rt_destroy();
+		free(text);
 		return 1;
 	}
 	if (o.cmd == CMD_DEVICES) {
 		port_print_devices();
 		rc = 0;
 	} else {
-		rc = master_run(o.script, o.script_argc, o.script_argv);
+		if (o.cmd == CMD_RUN && monitor_start() != 0) {
+			fprintf(stderr, "surge: %s\n", surge_last_error());
+			rc = 1;
+		} else {
+			rc = master_run(o.script, o.script_argc, o.script_argv);
+		}
+		monitor_stop();
 		stats_summary();
 	}
 	if (ports_close_all() > 0 && rc == 0)
@@ -130,5 +162,6 @@ main(int argc, char **argv)
 	latency_free_all();
 	eal_stop();
 	rt_destroy();
+	free(text);
 	return rc;
 }

@@ -171,7 +171,7 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 		return rc;
 	if ((rc = rte_eth_dev_start(port)) < 0)
 		return rt_error(rc, "port %u (%s): start failed: %s", port, info.driver_name, rte_strerror(-rc));
-	ps->started = 1;
+	__atomic_store_n(&ps->started, 1, __ATOMIC_RELEASE);   /* the stats line reads it */
 	if (conf->promisc && (rc = rte_eth_promiscuous_enable(port)) != 0 && rc != -ENOTSUP)
 		return rt_error(rc, "port %u: promiscuous mode: %s", port, rte_strerror(-rc));
 	return wait_link(port, conf->link_timeout_ms);
@@ -202,11 +202,19 @@ surge_vdev_add(const char *spec)
 
 	if (!surge_is_main())
 		return rt_error(-EPERM, "virtual devices are added in master(), not in a task");
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(spec, ","), spec);
+	if (surge_port_find(name) >= 0)
+		return rt_error(-EEXIST, "cannot add virtual device '%s': a device named '%s' exists "
+				"already (give each its own number, e.g. net_ring1)", spec, name);
 	rc = rte_dev_probe(spec);
 	if (rc < 0)
-		return rt_error(rc, "cannot add virtual device '%s': %s", spec, rte_strerror(-rc));
-	snprintf(name, sizeof(name), "%.*s", (int)strcspn(spec, ","), spec);
-	return surge_port_find(name);
+		return rt_error(rc, "cannot add virtual device '%s': no driver is named '%.*s', its "
+				"arguments are wrong, or it failed to start (DPDK's reason is printed above)",
+				spec, (int)strcspn(name, "0123456789"), name);
+	rc = surge_port_find(name);
+	if (rc < 0)
+		return rt_error(-ENODEV, "virtual device '%s' started but is not a network port", spec);
+	return rc;
 }
 
 int

@@ -41,6 +41,7 @@ rt_create(const struct surge_opts *opts)
 		return -ENOMEM;
 	r->opts = *opts;
 	rte_spinlock_init(&r->pool_lock);
+	pthread_mutex_init(&r->stats_lock, NULL);
 	the_rt = r;
 	return 0;
 }
@@ -56,6 +57,9 @@ rt_destroy(void)
 		free(r->lcore[i].args);
 		free(r->lcore[i].result);
 	}
+	for (int i = 0; i < r->nvdev_lock; i++)
+		if (r->vdev_lock_fd[i] >= 0)
+			close(r->vdev_lock_fd[i]);
 	free(r->prev_tx);
 	free(r->prev_rx);
 	free(r->prev_txb);
@@ -134,8 +138,14 @@ surge_running(void)
 void
 surge_stop(void)
 {
-	if (the_rt != NULL)
-		__atomic_store_n(&the_rt->stop, 1, __ATOMIC_RELAXED);
+	uint64_t none = 0;
+
+	if (the_rt == NULL)
+		return;
+	/* async-signal-safe: the signal handlers call this */
+	__atomic_compare_exchange_n(&the_rt->stop_tsc, &none, rte_rdtsc(), 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	__atomic_store_n(&the_rt->stop, 1, __ATOMIC_RELAXED);
 }
 
 int
@@ -165,6 +175,22 @@ surge_tsc_hz(void)
 void
 surge_sleep_us(uint32_t us)
 {
+	int main_lcore = surge_is_main() && the_rt != NULL && the_rt->eal_up;
+
+	if (!surge_running()) {
+		/* begun after a stop: sleep, but no longer than until calls into
+		 * surge raise "run stopped" - a loop around it neither spins nor
+		 * outlives the stop (core/stop.c) */
+		uint32_t left = run_stop_left_us();
+		struct timespec ts;
+
+		us = us < left ? us : left;
+		ts.tv_sec = us / 1000000;
+		ts.tv_nsec = (long)(us % 1000000) * 1000;
+		if (us > 0)
+			nanosleep(&ts, NULL);
+		return;
+	}
 	/* nanosleep (usleep refuses a second or more), in slices of at most
 	 * 10 ms so that a stop ends the sleep */
 	while (us > 0 && surge_running()) {
@@ -173,6 +199,8 @@ surge_sleep_us(uint32_t us)
 
 		nanosleep(&ts, NULL);
 		us -= now;
+		if (main_lcore)
+			the_rt->master_seen_tsc = rte_rdtsc();
 	}
 }
 

@@ -10,6 +10,8 @@
 #ifndef SURGE_RUNTIME_H
 #define SURGE_RUNTIME_H
 
+#include <pthread.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <rte_config.h>
 #include <rte_common.h>
@@ -33,6 +35,14 @@ struct repl_state;
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 
+/* What one Lua VM may allocate (vm.c): the allocator refuses past limit, so
+ * LuaJIT raises "not enough memory" inside the VM, also in compiled code. */
+struct vm_mem {
+	size_t used;
+	size_t limit;
+	int over;                     /* refused once: the reserve is granted */
+};
+
 struct lcore_slot {
 	char err[SURGE_ERR_MAX];      /* surge_last_error() of this lcore */
 	/* task hand-off: main writes before launch, the lcore writes after */
@@ -53,6 +63,8 @@ struct lcore_slot {
 	double oversleep_ns;          /* running mean of how late sleeps wake */
 	uint64_t last_poll_tsc;       /* end of the previous rx poll */
 	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
+	uint64_t stop_seen_tsc;       /* first time this lcore saw a stop without a run-wide one */
+	struct vm_mem mem;            /* the VM running on this lcore */
 } __rte_cache_aligned;
 
 /* Custom counters and gauges of one lcore: written by that lcore only. */
@@ -143,11 +155,22 @@ struct pool_state {
 
 struct runtime {
 	volatile int stop;
+	volatile uint64_t stop_tsc;   /* when surge_stop() was first called, 0 = not yet */
 	int eal_up;                   /* EAL started: lcores and ports exist */
 	struct surge_opts opts;
+	const char *script_text;      /* the script, read once: every VM loads this text */
+	size_t script_len;
 	uint64_t tsc_hz;
-	uint64_t start_tsc;           /* first task launch */
-	uint64_t end_tsc;             /* last task finished */
+	uint64_t start_tsc;           /* master() started (surge test: first task launch) */
+	uint64_t end_tsc;             /* master() and every task ended */
+	int launched;                 /* some task was launched */
+	volatile int master_active;   /* master's Lua code runs (not the final join) */
+	volatile uint64_t master_seen_tsc; /* master was last inside surge_task_poll */
+	int vdev_lock_fd[SURGE_MAX_DEVS]; /* flocks on --vdev tx_pcap= files (pcap_write.c) */
+	int nvdev_lock;
+	pthread_t monitor;            /* stop.c: duration and watchdog */
+	int monitor_up;
+	volatile int monitor_quit;
 	uint64_t last_print_tsc;
 	uint64_t *prev_tx, *prev_rx, *prev_txb, *prev_rxb; /* per port, for interval rates */
 	uint64_t prev_busy[RTE_MAX_LCORE], prev_idle[RTE_MAX_LCORE]; /* per lcore: total and idle cycles */
@@ -156,6 +179,8 @@ struct runtime {
 	struct pool_state pool[SURGE_POOL_MAX];
 	int npools;
 	rte_spinlock_t pool_lock;     /* pools and latency receivers register from any lcore */
+	pthread_mutex_t stats_lock;   /* the stats line's state and the results series: the
+				       * monitor thread samples, master reads and records */
 	struct latency *lat[SURGE_LATENCY_MAX];
 	int nlat;
 	int probe_field;              /* mbuf dynfield: probe offset to stamp at tx, 0 = none */
@@ -199,11 +224,22 @@ int burst_check(const struct surge_burst *b);
 struct pool_state *pool_get(int id);
 int pools_check_and_free(void);
 
+/* eal.c: the runtime folder of a process that cannot shut EAL down (watchdog) */
+void eal_forget(void);
 /* eal.c, exposed for the unit tests */
 long eal_hugepages_free_mb(const char *meminfo, const char *mounts);
 
+/* vm.c */
+struct lua_State *vm_new(const char *script, struct vm_mem *mem);
+int script_read(const char *path, char **text, size_t *len);
+
+/* stop.c: the one stop path (see docs/architecture.md) */
+int run_stop_expired(void);
+uint32_t run_stop_left_us(void);
+int monitor_start(void);
+void monitor_stop(void);
+
 /* task.c */
-struct lua_State *vm_new(const char *script);
 int tasks_stop_and_wait(void);
 int master_run(const char *script, int argc, char **argv);
 /* 0 when `name` is a scenario; else prints why (with the known ones) and returns 2 */
@@ -236,6 +272,10 @@ void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* pcap.c: closes what scripts left open; returns the writers that failed */
 int pcap_close_all(void);
+/* pcap.c: the watchdog flushes the writers no running code holds */
+void pcap_close_all_abandoned(int master_stuck);
+void pcap_release(unsigned lcore);
+int pcap_lock_path(const char *path, int *fd_out);
 
 /* series.c: samples when due (force: now); the stats line's clock */
 void series_tick(uint64_t now, int force);

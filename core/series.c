@@ -148,28 +148,46 @@ series_tick(uint64_t now, int force)
 	s->last_tsc = now;
 }
 
+/* The monitor thread samples (stats_tick) while master records and reads:
+ * each under the stats lock, so a row is never read while rows move. */
 int
 surge_series_record(void)
 {
+	struct runtime *r = rt();
+
 	if (!surge_is_main())
 		return rt_error(-EPERM, "the series is sampled by master only");
+	pthread_mutex_lock(&r->stats_lock);
 	series_tick(rte_rdtsc(), 1);
+	pthread_mutex_unlock(&r->stats_lock);
 	return 0;
 }
 
 uint32_t
 surge_series_count(void)
 {
-	return rt()->series.n;
+	struct runtime *r = rt();
+	uint32_t n;
+
+	pthread_mutex_lock(&r->stats_lock);
+	n = r->series.n;
+	pthread_mutex_unlock(&r->stats_lock);
+	return n;
 }
 
 int
 surge_series_get(uint32_t i, struct surge_sample *out)
 {
-	if (i >= rt()->series.n)
-		return rt_error(-EINVAL, "no series row %u", i);
-	*out = rt()->series.rows[i];
-	return 0;
+	struct runtime *r = rt();
+	int rc = 0;
+
+	pthread_mutex_lock(&r->stats_lock);
+	if (i >= r->series.n)
+		rc = rt_error(-EINVAL, "no series row %u", i);
+	else
+		*out = r->series.rows[i];
+	pthread_mutex_unlock(&r->stats_lock);
+	return rc;
 }
 
 /* --- run metadata ------------------------------------------------------- */

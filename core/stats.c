@@ -2,8 +2,10 @@
  *
  * stats.c - the periodic stats line and the end-of-run summary.
  *
- * The main lcore only reads the per-queue slots; each slot has one writer
- * (the lcore that owns the queue), so no counter needs an atomic add. L1
+ * The stats line is printed by the monitor thread (core/stop.c) during a
+ * run, by master's polls under `surge test`. Both only read the per-queue
+ * slots; each slot has one writer (the lcore that owns the queue), so no
+ * counter needs an atomic add. L1
  * rates add the 20 bytes of preamble, start delimiter and inter-frame gap a
  * frame costs on the wire, plus the 4-byte FCS that len[] leaves out.
  */
@@ -117,8 +119,8 @@ print_counters(void)
 		printf("\n");
 }
 
-void
-stats_tick(int force)
+static void
+stats_tick_locked(int force)
 {
 	struct runtime *r = rt();
 	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
@@ -126,8 +128,9 @@ stats_tick(int force)
 	uint16_t port;
 
 	series_tick(now, force);     /* the results keep sampling when nothing is printed */
-	if (r->start_tsc == 0 || r->opts.quiet || r->opts.stats_interval <= 0 || ensure_prev(r) != 0)
-		return;
+	if (r->start_tsc == 0 || r->opts.quiet || r->opts.stats_interval <= 0 || r->at_prompt ||
+	    ensure_prev(r) != 0)
+		return;                  /* (at the prompt: lines only when asked, watch()) */
 	if (r->last_print_tsc == 0)
 		r->last_print_tsc = r->start_tsc;
 	sec = (double)(now - r->last_print_tsc) / hz;
@@ -137,7 +140,8 @@ stats_tick(int force)
 		struct totals t;
 		double tm, tl2, tl1, rm, rl2, rl1;
 
-		if (!r->port[port].opened)
+		/* master may be opening a port right now: started is set last */
+		if (!__atomic_load_n(&r->port[port].started, __ATOMIC_ACQUIRE))
 			continue;
 		port_totals(port, &t);
 		rates(t.tx - r->prev_tx[port], t.txb - r->prev_txb[port], sec, &tm, &tl2, &tl1);
@@ -156,6 +160,33 @@ stats_tick(int force)
 	r->last_print_tsc = now;
 }
 
+/* A run that opened no port and started no task (a script that failed
+ * early, or pure Lua) has nothing to summarise. */
+static int
+did_something(const struct runtime *r)
+{
+	uint16_t port;
+
+	if (r->launched)
+		return 1;
+	RTE_ETH_FOREACH_DEV(port)
+		if (r->port[port].opened)
+			return 1;
+	return 0;
+}
+
+/* The monitor thread calls this once per tick, master when a prompt asks:
+ * one at a time (the previous interval's counters are shared state). */
+void
+stats_tick(int force)
+{
+	struct runtime *r = rt();
+
+	pthread_mutex_lock(&r->stats_lock);
+	stats_tick_locked(force);
+	pthread_mutex_unlock(&r->stats_lock);
+}
+
 void
 stats_summary(void)
 {
@@ -164,7 +195,7 @@ stats_summary(void)
 	double sec = r->start_tsc ? (double)(end - r->start_tsc) / rte_get_tsc_hz() : 0;
 	uint16_t port;
 
-	if (r->start_tsc == 0)
+	if (r->start_tsc == 0 || !did_something(r))
 		return;
 	printf("surge: summary over %.3f s\n", sec);
 	RTE_ETH_FOREACH_DEV(port) {

@@ -25,112 +25,6 @@
 
 #include "runtime.h"
 
-#ifndef SURGE_LUA_DIR
-#define SURGE_LUA_DIR "lua"
-#endif
-#ifndef SURGE_GEN_DIR
-#define SURGE_GEN_DIR "lua"
-#endif
-
-/* Where surge's Lua library is: an installed binary (PREFIX/bin/surge) finds
- * it next to itself in PREFIX/share/surge/lua, wherever PREFIX was moved to;
- * a binary in its build tree uses the source tree and the generated cdefs.
- * Writes the two folders into lua and gen. */
-static void
-lua_dirs(char *lua, char *gen, size_t len)
-{
-	char exe[PATH_MAX], probe[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	snprintf(lua, len, "%s", SURGE_LUA_DIR);
-	snprintf(gen, len, "%s", SURGE_GEN_DIR);
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) == NULL)
-		return;
-	*slash = '\0';                       /* PREFIX/bin */
-	snprintf(probe, sizeof(probe), "%s/../share/surge/lua/surge/cdef.lua", exe);
-	if (access(probe, R_OK) != 0)
-		return;
-	if (snprintf(lua, len, "%s/../share/surge/lua", exe) >= (int)len) {
-		snprintf(lua, len, "%s", SURGE_LUA_DIR);   /* too long a path: keep the build's */
-		return;
-	}
-	snprintf(gen, len, "%s", lua);
-}
-
-/* The user's folders ($SURGE_PATH, then each --path; ':'-separated lists) as
- * package.path entries into paths, and as a ';'-separated list into list.
- * A list longer than the buffers is cut at a whole folder. */
-static void
-user_folders(char *paths, size_t plen, char *list, size_t llen)
-{
-	const char *srcs[SURGE_MAX_DEVS + 1];
-	size_t used = 0, lused = 0;
-	int ns = 0;
-
-	paths[0] = list[0] = '\0';
-	srcs[ns++] = getenv("SURGE_PATH");
-	for (int i = 0; i < rt()->opts.npath; i++)
-		srcs[ns++] = rt()->opts.path[i];
-	for (int i = 0; i < ns; i++) {
-		const char *l = srcs[i];
-
-		while (l != NULL && *l != '\0') {
-			const char *end = strchr(l, ':');
-			int n = end != NULL ? (int)(end - l) : (int)strlen(l);
-
-			if (n > 0 && used + 2 * (size_t)n + 32 < plen && lused + (size_t)n + 2 < llen) {
-				used += (size_t)snprintf(paths + used, plen - used, "%.*s/?.lua;%.*s/?/init.lua;",
-							 n, l, n, l);
-				lused += (size_t)snprintf(list + lused, llen - lused, "%.*s;", n, l);
-			}
-			l = end != NULL ? end + 1 : NULL;
-		}
-	}
-}
-
-/* package.path: $SURGE_LUA_PATH, surge's library (installed or source tree),
- * the generated cdefs, the user folders, the script's own folder so scripts
- * can require their neighbours, then LuaJIT's default path (its jit.* tools:
- * jit.dump, jit.v). package.surge_dirs lists the user folders for scenario
- * look-up by name. */
-static void
-set_path(lua_State *L, const char *script)
-{
-	const char *env = getenv("SURGE_LUA_PATH");
-	char dir[1024] = ".", lua[PATH_MAX], gen[PATH_MAX], paths[4096], list[4096];
-	const char *slash = script != NULL ? strrchr(script, '/') : NULL;
-
-	lua_dirs(lua, gen, sizeof(lua));
-	if (slash != NULL)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
-	lua_getglobal(L, "package");
-	lua_getfield(L, -1, "path");     /* LuaJIT's own: jit.dump, jit.v, jit.p */
-	user_folders(paths, sizeof(paths), list, sizeof(list));
-	lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua;%s/?.lua;%s%s/?.lua;%s",
-			env != NULL ? env : "", env != NULL ? ";" : "", lua, lua, gen, paths, dir,
-			lua_tostring(L, -1));
-	lua_setfield(L, -3, "path");
-	lua_pushstring(L, list);
-	lua_setfield(L, -3, "surge_dirs");
-	lua_pop(L, 2);
-}
-
-lua_State *
-vm_new(const char *script)
-{
-	lua_State *L = luaL_newstate();
-
-	if (L == NULL)
-		return NULL;
-	luaL_openlibs(L);
-	set_path(L, script);
-	return L;
-}
-
 /* Calls require(module).main(...) with string arguments; on return the top
  * holds `nret` results, or the error text when it returns non-zero. */
 static int
@@ -160,16 +54,41 @@ dup_text(const char *s, size_t len, size_t *out_len)
 	return d;
 }
 
+/* A VM that hit its budget says which one and how to raise it, after the
+ * first line ("not enough memory (task 'tx', lcore 1)"). */
+static char *
+with_memory_hint(char *text, size_t *len)
+{
+	char hint[160], *t;
+	size_t first, hl;
+
+	if (text == NULL)
+		return NULL;
+	hl = (size_t)snprintf(hint, sizeof(hint), "\n  the VM used its whole memory budget of %llu MB "
+			      "(--vm-memory)", rt()->opts.vm_memory >> 20);
+	first = strcspn(text, "\n");
+	if ((t = malloc(*len + hl + 1)) == NULL)
+		return text;
+	memcpy(t, text, first);
+	memcpy(t + first, hint, hl);
+	memcpy(t + first + hl, text + first, *len - first + 1);
+	free(text);
+	*len += hl;
+	return t;
+}
+
 static int
 task_main(void *arg)
 {
 	struct lcore_slot *s = arg;
 	const char *args[3] = { rt()->opts.script != NULL ? rt()->opts.script : "", s->fn, s->args };
-	lua_State *L = vm_new(rt()->opts.script);
+	lua_State *L;
 	int failed = 1;
 	char *text = NULL;
 	size_t len = 0;
 
+	s->stop_seen_tsc = 0;
+	L = vm_new(rt()->opts.script, &s->mem);
 	idle_task_begin();
 	if (L == NULL) {
 		text = dup_text("out of memory for a LuaJIT VM", 29, &len);
@@ -177,11 +96,15 @@ task_main(void *arg)
 		const char *e = lua_tolstring(L, -1, &len);
 
 		text = dup_text(e ? e : "unknown error", e ? len : 13, &len);
+		if (s->mem.over)
+			text = with_memory_hint(text, &len);
 	} else {
 		const char *t = lua_tolstring(L, -1, &len);
 
 		failed = !lua_toboolean(L, -2);
 		text = dup_text(t ? t : "", t ? len : 0, &len);
+		if (failed && s->mem.over)
+			text = with_memory_hint(text, &len);
 	}
 	/* closing the VM runs the finalisers that return bursts to their
 	 * pools, on this lcore, before main may look at the pools */
@@ -189,6 +112,7 @@ task_main(void *arg)
 		lua_close(L);
 	idle_task_end();
 	queues_release(rte_lcore_id());
+	pcap_release(rte_lcore_id());
 	s->result = text;
 	s->result_len = text != NULL ? len : 0;
 	/* a failed task ends the run, except at a prompt, which reports it */
@@ -223,6 +147,7 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 			return rt_error(-ENOMEM, "out of memory for task arguments");
 		s->state = TASK_RUNNING;
 		s->stop_req = 0;
+		r->launched = 1;
 		if (r->start_tsc == 0)
 			r->start_tsc = rte_rdtsc();
 		r->end_tsc = 0;           /* a later phase: scenario trials, tasks a prompt starts */
@@ -264,19 +189,21 @@ surge_task_poll(uint32_t wait_ms)
 	uint64_t hz = rte_get_tsc_hz(), until = rte_rdtsc() + hz / 1000 * wait_ms;
 	int n;
 
+	if (!surge_is_main())
+		return rt_error(-EPERM, "surge.wait() and surge.poll() are for master(): a task cannot "
+				"wait for tasks");
 	for (;;) {
+		r->master_seen_tsc = rte_rdtsc();
 		n = running_tasks();
 		if (r->opts.duration > 0 && r->start_tsc != 0 &&
 		    rte_rdtsc() - r->start_tsc >= (uint64_t)(r->opts.duration * (double)hz))
 			surge_stop();
-		if (!r->at_prompt)
-			stats_tick(0);
+		if (!r->monitor_up && !r->at_prompt)
+			stats_tick(0);       /* surge test: no monitor thread */
 		if (n == 0 || rte_rdtsc() >= until)
 			break;
 		rte_delay_us_sleep(1000);
 	}
-	if (n == 0 && r->end_tsc == 0 && r->start_tsc != 0)
-		r->end_tsc = rte_rdtsc();
 	return n;
 }
 
@@ -301,6 +228,26 @@ surge_task_result(int task, const char **text, size_t *len)
 		rte_eal_wait_lcore((unsigned)task);
 	s->state = TASK_IDLE;
 	return st == TASK_FAILED ? 1 : 0;
+}
+
+void
+surge_run_start(void)
+{
+	struct runtime *r = rt();
+
+	/* the run's clock starts with master(): --duration, stats lines and
+	 * the summary work for scripts that launch no task */
+	if (r != NULL && r->eal_up && r->opts.cmd == CMD_RUN && r->start_tsc == 0 && surge_is_main())
+		r->start_tsc = rte_rdtsc();
+}
+
+void
+surge_run_end(void)
+{
+	struct runtime *r = rt();
+
+	if (r != NULL && r->start_tsc != 0 && r->end_tsc == 0)
+		r->end_tsc = rte_rdtsc();
 }
 
 int
@@ -345,15 +292,15 @@ tasks_stop_and_wait(void)
 		}
 		s->state = TASK_IDLE;
 	}
-	if (r->end_tsc == 0 && r->start_tsc != 0)
-		r->end_tsc = rte_rdtsc();
 	return failed;
 }
 
 static int
 master_call(const char *cmd, const char *script, int argc, char **argv)
 {
-	lua_State *L = vm_new(script);
+	struct runtime *r = rt();
+	unsigned me = rte_lcore_id() < RTE_MAX_LCORE ? rte_lcore_id() : 0;
+	lua_State *L = vm_new(script, &r->lcore[me].mem);
 	int rc;
 
 	if (L == NULL) {
@@ -374,17 +321,26 @@ master_call(const char *cmd, const char *script, int argc, char **argv)
 		char packets[16];
 		const char *args[3] = { cmd, script != NULL ? script : "", packets };
 
-		snprintf(packets, sizeof(packets), "%d", rt()->opts.packets);
+		snprintf(packets, sizeof(packets), "%d", r->opts.packets);
+		r->master_seen_tsc = rte_rdtsc();
+		r->master_active = 1;
 		if (call_entry(L, "surge.master", 3, args, 1) != 0) {
 			fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
 			rc = 1;
 		} else {
 			rc = (int)lua_tointeger(L, -1);
 		}
+		r->master_active = 0;
+		if (r->lcore[me].mem.over)
+			fprintf(stderr, "  the master VM used its whole memory budget of %llu MB (--vm-memory)\n",
+				r->opts.vm_memory >> 20);
 	}
 	if (tasks_stop_and_wait() > 0 && rc == 0)
 		rc = 1;
 	repl_free();
+	/* the summary covers the whole run, up to the last task joined (or to
+	 * where the results file ended it, surge_run_end) */
+	surge_run_end();
 	lua_close(L);
 	return rc;
 }
@@ -392,7 +348,7 @@ master_call(const char *cmd, const char *script, int argc, char **argv)
 int
 scenario_check(const char *name)
 {
-	lua_State *L = vm_new(name);
+	lua_State *L = vm_new(NULL, &rt()->lcore[rte_get_main_lcore()].mem);
 	const char *args[1] = { name };
 	int rc = 2;
 

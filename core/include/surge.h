@@ -214,6 +214,16 @@ const char *surge_version(void);
 const char *surge_last_error(void);
 int surge_running(void);
 void surge_stop(void);
+/* 0 while the run goes on (or stopped moments ago); -ESHUTDOWN ("run
+ * stopped") once a stop is older than a quarter of --stop-grace. */
+int surge_run_check(void);
+/* master.lua, right before master(args): the run's clock starts (--duration,
+ * stats lines, the summary), also for scripts that launch no task. */
+void surge_run_start(void);
+/* Ends the run's clock now (the summary's and the results' end), if a later
+ * task launch does not start it again; master.lua calls it before the
+ * results file is written so both cover the same span. */
+void surge_run_end(void);
 int surge_lcore_id(void);
 int surge_is_main(void);
 uint64_t surge_tsc(void);

@@ -47,6 +47,7 @@ function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
 -- Sleeps, returning early when the run stops.
 function surge.sleep(seconds)
   arg.expect(seconds, "number 0..4000", "surge.sleep", "seconds")
+  core.check_run()
   C.surge_sleep_us(math.floor(seconds * 1e6))
 end
 function surge.ports() return C.surge_port_count() end
@@ -62,8 +63,14 @@ end
 -- Lets master do its own work between polls: prints the stats line when
 -- due, ends the run at --duration, returns the number of running tasks.
 function surge.poll()
+  if C.surge_is_main() == 0 then
+    arg.raise("surge.poll() is for master(): a task cannot wait for tasks")
+  end
   surge.progress.poll()
-  return C.surge_task_poll(0)
+  local n = check(C.surge_task_poll(0), 2)
+  -- a loop around poll() with no task left ends once the run stopped
+  if n == 0 then core.check_run() end
+  return n
 end
 function surge.last_error() return core.last_error() end
 
@@ -187,9 +194,7 @@ local function poll(ms)
   return C.surge_task_poll(ms)
 end
 
-function surge.wait(id, timeout)
-  arg.expect(id, "integer? 0..1023", "surge.wait", "id")
-  arg.expect(timeout, "number? 0..inf", "surge.wait", "timeout (seconds)")
+local function wait(id, timeout)
   local hz = surge.tsc_hz()
   if id == nil and replio and replio.options().interactive and not served then
     served = true
@@ -226,5 +231,19 @@ function surge.wait(id, timeout)
   if #failures > 0 then fail(failures) end
   return results
 end
+
+function surge.wait(id, timeout)
+  if C.surge_is_main() == 0 then
+    arg.raise("surge.wait() is for master(): a task cannot wait for tasks")
+  end
+  arg.expect(id, "integer? 0..1023", "surge.wait", "id")
+  arg.expect(timeout, "number? 0..inf", "surge.wait", "timeout (seconds)")
+  -- a loop around wait() with nothing left to wait for ends once stopped
+  if #launched == 0 then core.check_run() end
+  return wait(id, timeout)
+end
+
+-- master.lua's wait for the tasks master left running (never "run stopped").
+surge._wait_all = function() return wait() end
 
 return surge

@@ -6,14 +6,18 @@
 -- files. Returns the process exit code; errors print as file:line: message.
 local M = {}
 
+local core = require "surge.core"
+
 local function report(e)
   local surge = require "surge"
+  if e == core.STOPPED then return e end
   if getmetatable(e) == surge.TaskFailure then
     return e.msg
   end
   if getmetatable(e) == require("surge.args").OptionError then return e end   -- exits 2
   local trace = require "surge.trace"
   local msg = trace.message(e)
+  if msg == "not enough memory" then return msg .. " (master, lcore " .. surge.lcore() .. ")" end
   -- errors raised with a position (file:line:) get the script's part of the
   -- traceback; usage errors (bad option, missing function) are one line
   if msg:match("^[^\n]-:%d+: ") then return trace.report(msg) end
@@ -22,7 +26,7 @@ end
 
 -- Loads the script and parses its options; nil when --help was printed.
 local function load_script(script)
-  local chunk, err = loadfile(script)
+  local chunk, err = core.load_script(script)
   if not chunk then error(err, 0) end
   require("surge.strict").enable()
   chunk()
@@ -58,7 +62,8 @@ local function run_scenario(name)
       scenario.names()), 0)
   end
   local rc = scenario.main(name, require(mod), arg)
-  require("surge").wait()
+  local surge = require "surge"
+  if surge.is_master() then surge._wait_all() end   -- not after --help: no EAL
   return rc
 end
 
@@ -82,7 +87,9 @@ local function run(script)
   local help = false
   for _, a in ipairs(arg) do if a == "--help" or a == "-h" then help = true end end
   surge.results.armed = not help
-  if not readable(script) then return run_scenario(script) end
+  -- main() read the script once (a file or a pipe); a name it did not read
+  -- is a scenario
+  if not package.loaded["surge.script"] and not readable(script) then return run_scenario(script) end
   local opts = load_script(script)
   if opts == nil then return 0 end          -- --help was printed
   surge.results.run_started(script, opts)
@@ -90,8 +97,14 @@ local function run(script)
   if type(master) ~= "function" then
     error(("%s: no function master(args) defined"):format(script), 0)
   end
-  local rc = master(opts)
-  surge.wait()                              -- tasks master did not wait for
+  -- "run stopped" raised in master's loop ends master normally
+  core.C.surge_run_start()
+  local ok, rc = xpcall(master, report, opts)
+  -- LuaJIT calls no handler for memory errors: say where it happened here
+  if not ok and rc == "not enough memory" then rc = rc .. " (master, lcore " .. surge.lcore() .. ")" end
+  if not ok and rc ~= core.STOPPED then error(setmetatable({ msg = rc }, surge.TaskFailure), 0) end
+  if not ok then rc = 0 end
+  surge._wait_all()                         -- tasks master did not wait for
   return type(rc) == "number" and rc or 0
 end
 
@@ -107,7 +120,7 @@ local function repl(script)
   end
   require("surge.repl").session()
   require("surge.repl_helpers").stop()
-  surge.wait()
+  surge._wait_all()
   return 0
 end
 
@@ -132,6 +145,8 @@ function M.main(cmd, script, packets)
     if cmd == "scenarios" then return list_scenarios() end
     return run(script)
   end, report)
+  -- "run stopped" ends master's loop as its end would: a normal end
+  if not ok and rc == core.STOPPED then ok, rc = true, 0 end
   if cmd == "run" and package.loaded["surge.results"] and package.loaded["surge.results"].armed then
     -- the results file is written however the run ended (error, signal)
     local wrote = require("surge.results").finish(ok, rc)

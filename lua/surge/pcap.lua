@@ -77,7 +77,7 @@ function Writer:write(burst)
   arg.self(self, Writer, "writer:write")
   arg.burst(burst, "writer:write")
   local rc = C.surge_pcap_write(self.id, burst)
-  if rc < 0 then arg.raise(core.last_error()) end
+  if rc < 0 then check(rc) end
   return rc
 end
 
@@ -153,7 +153,7 @@ function Reader:fill(burst, max)
     if C.surge_running() == 0 then return 0 end
     rc = C.surge_pcap_fill(self.id, burst, max or 0)
   end
-  if rc < 0 then arg.raise(core.last_error()) end
+  if rc < 0 then check(rc) end
   return rc
 end
 

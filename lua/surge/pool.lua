@@ -128,7 +128,9 @@ function Burst:alloc(n)
   arg.burst(self, "burst:alloc")
   local cap = self.ro_cap
   if n ~= nil then arg.number(n, 0, cap, true, "burst:alloc", "n (at most the burst's capacity)") end
-  return C.surge_burst_alloc(self, n or cap)
+  local got = C.surge_burst_alloc(self, n or cap)
+  if got == 0 then core.check_run() end     -- an empty pool, or a stopped run
+  return got
 end
 
 function Burst:free()

@@ -131,7 +131,7 @@ function TxQueue:send(burst, clones)
     end
   end
   local rc = C.surge_tx_send(self.port, self.id, burst, clones or 1)
-  if rc < 0 then arg.raise(core.last_error()) end
+  if rc < 0 then check(rc) end
   return rc
 end
 
@@ -161,7 +161,7 @@ function RxQueue:recv(burst)
   arg.self(self, RxQueue, "rxq:recv")
   arg.burst(burst, "rxq:recv")
   local rc = C.surge_rx_recv(self.port, self.id, burst)
-  if rc < 0 then arg.raise(core.last_error()) end
+  if rc < 0 then check(rc) end
   return rc
 end
 

@@ -303,6 +303,7 @@ function M.finish(ok, rc_or_err)
   if out == nil then return end
   C.surge_stop()
   while C.surge_task_poll(20) > 0 do end
+  C.surge_run_end()            -- the text summary ends here too
   local status, code, err = "ok", 0, nil
   if C.surge_signal() ~= 0 then status = "interrupted" end
   if not ok then status, code, err = "failed", 1, tostring(rc_or_err)

@@ -11,6 +11,7 @@ local M = {}
 
 function M.main(script, fn, args)
   local lcore, f
+  local core = require "surge.core"
   local ok, res = xpcall(function()
     local surge = require "surge"
     local serial = require "surge.serial"
@@ -21,7 +22,7 @@ function M.main(script, fn, args)
       require("surge.strict").enable()
       f = require(mod)[name]
     elseif script ~= "" then              -- `surge repl` may have no script
-      local chunk, err = loadfile(script)
+      local chunk, err = core.load_script(script)
       if not chunk then error(err, 0) end
       require("surge.strict").enable()
       chunk()
@@ -45,9 +46,14 @@ function M.main(script, fn, args)
     end
     return text
   end, function(e)
+    if e == core.STOPPED then return e end
     local trace = require "surge.trace"
     return trace.report(trace.message(e))
   end)
+  if not ok and res == core.STOPPED then
+    -- the run stopped and the task's loop ran on: a normal end, no results
+    return true, require("surge.serial").encode({}, 0)
+  end
   if not ok then
     -- first line: file:line: message (task 'fn', lcore N); then the traceback
     local first, rest = res:match("^([^\n]*)(.*)$")

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -123,14 +124,16 @@ static void
 test_vdev_limit(void **state)
 {
 	char *argv[2 + 2 * (SURGE_MAX_DEVS + 1) + 2];
+	static char names[SURGE_MAX_DEVS][16];
 	int argc = 0;
 
 	(void)state;
 	argv[argc++] = "surge";
 	argv[argc++] = "run";
 	for (int i = 0; i < SURGE_MAX_DEVS; i++) {
+		snprintf(names[i], sizeof(names[i]), "net_null%d", i);
 		argv[argc++] = "--vdev";
-		argv[argc++] = "net_null0";
+		argv[argc++] = names[i];
 	}
 	argv[argc++] = "s.lua";
 	argv[argc] = NULL;
@@ -138,11 +141,53 @@ test_vdev_limit(void **state)
 	assert_int_equal(o.nvdev, SURGE_MAX_DEVS);
 
 	argv[argc - 1] = "--vdev";      /* one more than fits */
-	argv[argc++] = "net_null1";
+	argv[argc++] = "net_null99";
 	argv[argc++] = "s.lua";
 	argv[argc] = NULL;
 	assert_int_equal(parse(argv), -EINVAL);
 	assert_non_null(strstr(err, "--vdev"));
+}
+
+/* issue 7.11: a device given twice would be one port with two specs, the
+ * second silently lost (or two net_pcap devices writing one file) */
+static void
+test_vdev_twice(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("run", "--vdev", "net_ring0", "--vdev", "net_ring1", "s.lua"), 0);
+	assert_int_equal(PARSE("run", "--vdev", "net_pcap0,tx_pcap=a", "--vdev", "net_pcap0,tx_pcap=b",
+			       "s.lua"), -EINVAL);
+	assert_non_null(strstr(err, "option --vdev: device 'net_pcap0,tx_pcap=b' given twice"));
+	assert_int_equal(PARSE("run", "--pci", "0000:01:00.0", "--pci", "0000:01:00.0", "s.lua"), -EINVAL);
+	assert_non_null(strstr(err, "--pci"));
+}
+
+/* issue 7.4, 7.5, 7.18: the stop and memory options and their bounds */
+static void
+test_bounds(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("run", "s.lua"), 0);
+	assert_true(o.vm_memory == SURGE_VM_MEMORY_DEFAULT);
+	assert_near(o.stop_grace, 2.0, 1e-9);
+	assert_int_equal(PARSE("run", "--vm-memory", "512M", "--stop-grace=500ms", "s.lua"), 0);
+	assert_true(o.vm_memory == 512ULL << 20);
+	assert_near(o.stop_grace, 0.5, 1e-9);
+	assert_int_equal(PARSE("run", "--vm-memory=2G", "s.lua"), 0);
+	assert_true(o.vm_memory == 2ULL << 30);
+	assert_int_equal(PARSE("run", "--vm-memory", "1M", "s.lua"), -EINVAL);
+	assert_non_null(strstr(err, "option --vm-memory: '1M'"));
+	assert_int_equal(PARSE("run", "--vm-memory", "lots", "s.lua"), -EINVAL);
+	assert_int_equal(PARSE("run", "--stop-grace", "10ms", "s.lua"), -EINVAL);
+	assert_non_null(strstr(err, "option --stop-grace: '10ms'"));
+	/* a stats line every microsecond would be the whole output */
+	assert_int_equal(PARSE("run", "--stats-interval", "1e-6", "s.lua"), -EINVAL);
+	assert_non_null(strstr(err, "option --stats-interval: '1e-6'"));
+	assert_int_equal(PARSE("run", "--stats-interval", "0", "s.lua"), 0);
+	assert_int_equal(PARSE("run", "--stats-interval", "10ms", "s.lua"), 0);
+	/* "-" is a script: standard input */
+	assert_int_equal(PARSE("run", "-q", "-", "a"), 0);
+	assert_string_equal(o.script, "-");
 }
 
 static void
@@ -365,6 +410,8 @@ main(void)
 		cmocka_unit_test(test_every_option),
 		cmocka_unit_test(test_duration_units),
 		cmocka_unit_test(test_vdev_limit),
+		cmocka_unit_test(test_vdev_twice),
+		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_script_args_split),
 		cmocka_unit_test(test_test_command),
 		cmocka_unit_test(test_devices_version_help),

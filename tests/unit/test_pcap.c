@@ -539,6 +539,21 @@ test_close_all_flushes(void **state)
 	assert_int_equal(surge_pcap_fill(r, NULL, 0), -EINVAL);  /* gone */
 }
 
+/* Found by test_pcap_fuzz: a pcapng record whose timestamp is beyond the
+ * year 2262 overflowed the nanosecond time (UBSan); now it is refused. */
+static void
+test_fuzz_crashes(void **state)
+{
+	const char *src = getenv("SURGE_SRC");
+	char path[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/fuzz/pcap/crash-ts-overflow.pcapng", src ? src : ".");
+	assert_int_equal(surge_pcap_open_read(path), -EINVAL);
+	assert_error_mentions("outside 1970..2262 (damaged file?)");
+	assert_error_mentions("crash-ts-overflow.pcapng': record 1 has the timestamp");
+}
+
 int
 main(void)
 {
@@ -551,6 +566,7 @@ main(void)
 		cmocka_unit_test(test_truncated_and_garbage),
 		cmocka_unit_test(test_other_link_type_and_empty),
 		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_fuzz_crashes),
 		cmocka_unit_test(test_close_all_flushes),
 	};
 

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * stop.c - the one stop path of a run.
+ *
+ * Everything that ends a run early sets one flag with surge_stop(): the end
+ * of --duration, SIGINT, SIGTERM, SIGHUP, a failed task, or a script's own
+ * surge.stop(). What follows is the same for all of them:
+ *
+ *  1. surge.running() turns false; loops that check it end by themselves.
+ *  2. A loop that never checks it but calls into surge (send, recv, alloc,
+ *     sleep, poll, wait) gets the error "run stopped" from that call once the
+ *     stop is a quarter of the grace period old (0.5 s by default). Task and
+ *     master code treat that error as a normal end, not as a failure. The
+ *     delay leaves well-behaved code time for its own clean-up calls; a sleep
+ *     begun after the stop sleeps (up to that moment) instead of returning
+ *     at once, so a loop around it does not spin.
+ *  3. The monitor, a plain thread (master itself may be the stuck one),
+ *     waits the grace period (--stop-grace, 2 s). Code still running then
+ *     never calls into surge at all: the monitor names it, prints the
+ *     summary, flushes the pcap writers nobody stuck holds, and exits with
+ *     status 3. Its lcores cannot be joined, so the pool check is skipped
+ *     (and said so).
+ *
+ * The monitor also ends the run at --duration and prints the stats lines,
+ * so a master that never calls surge.wait() or surge.poll() (a master-only
+ * script sending in its own loop) still stops on time and shows its rates.
+ * In a run it is the only writer of the stats line's state.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+
+#include "runtime.h"
+
+#define MONITOR_TICK_NS 10000000L  /* 10 ms: duration and watchdog resolution */
+#define EXIT_WATCHDOG 3
+#define RAISE_AFTER 0.25           /* of the grace period: calls raise "run stopped" */
+
+static uint64_t
+grace_cycles(double fraction)
+{
+	struct runtime *r = rt();
+	double g = r->opts.stop_grace > 0 ? r->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
+
+	return (uint64_t)(g * fraction * (double)rte_get_tsc_hz());
+}
+
+/* Called when surge_running() is false: 0 while the stop is young, else
+ * -ESHUTDOWN with "run stopped" as the lcore's error. A stop of this lcore
+ * alone (no run-wide stop time) is timed from when it was first seen. */
+int
+run_stop_expired(void)
+{
+	struct runtime *r = rt();
+	unsigned id = rte_lcore_id();
+	uint64_t now = rte_rdtsc(), t;
+
+	if (r == NULL)
+		return 0;
+	if (id >= RTE_MAX_LCORE)
+		id = rte_get_main_lcore();
+	t = __atomic_load_n(&r->stop_tsc, __ATOMIC_RELAXED);
+	if (t == 0) {
+		struct lcore_slot *s = &r->lcore[id];
+
+		if (s->stop_seen_tsc == 0)
+			s->stop_seen_tsc = now;
+		t = s->stop_seen_tsc;
+	}
+	if (id == rte_get_main_lcore())
+		r->master_seen_tsc = now;
+	if (now - t < grace_cycles(RAISE_AFTER))
+		return 0;
+	return rt_error(-ESHUTDOWN, "run stopped");
+}
+
+/* Microseconds until calls into surge raise "run stopped" (0 = they do). */
+uint32_t
+run_stop_left_us(void)
+{
+	struct runtime *r = rt();
+	uint64_t t, now = rte_rdtsc(), end;
+
+	if (run_stop_expired() != 0)
+		return 0;
+	t = __atomic_load_n(&r->stop_tsc, __ATOMIC_RELAXED);
+	if (t == 0) {
+		unsigned id = rte_lcore_id() < RTE_MAX_LCORE ? rte_lcore_id() : rte_get_main_lcore();
+
+		t = r->lcore[id].stop_seen_tsc;
+	}
+	end = t + grace_cycles(RAISE_AFTER);
+	return end > now ? (uint32_t)((end - now) * 1000000 / rte_get_tsc_hz()) + 1 : 0;
+}
+
+int
+surge_run_check(void)
+{
+	if (likely(surge_running()))
+		return 0;
+	return run_stop_expired();
+}
+
+/* Names what is still running long after the stop, reports what it can and
+ * ends the process: nothing else can end a loop that never calls surge. */
+static void
+watchdog_fire(uint64_t now, int master_stuck)
+{
+	struct runtime *r = rt();
+	double since = (double)(now - r->stop_tsc) / (double)rte_get_tsc_hz();
+	unsigned id;
+
+	RTE_LCORE_FOREACH_WORKER(id) {
+		if (__atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE) != TASK_RUNNING)
+			continue;
+		fprintf(stderr, "surge: error: task '%s' (lcore %u) still runs %.1f s after the run "
+			"stopped: its loop calls neither surge.running() nor surge; ending the run\n",
+			r->lcore[id].fn, id, since);
+	}
+	if (master_stuck)
+		fprintf(stderr, "surge: error: master() still runs %.1f s after the run stopped: its "
+			"loop calls neither surge.running() nor surge; ending the run\n", since);
+	fflush(stderr);
+	r->end_tsc = now;
+	stats_summary();
+	pcap_close_all_abandoned(master_stuck);
+	fprintf(stderr, "surge: pool check skipped: the stuck code still holds its mbufs\n");
+	fflush(stdout);
+	fflush(stderr);
+	eal_forget();
+	_exit(EXIT_WATCHDOG);
+}
+
+static void
+monitor_tick(void)
+{
+	struct runtime *r = rt();
+	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz(), stop_at, seen;
+	int stuck_tasks = 0, master_stuck;
+	unsigned id;
+
+	if (r->opts.duration > 0 && r->start_tsc != 0 && surge_running() &&
+	    now - r->start_tsc >= (uint64_t)(r->opts.duration * (double)hz))
+		surge_stop();
+	stats_tick(0);
+	stop_at = __atomic_load_n(&r->stop_tsc, __ATOMIC_RELAXED);
+	/* (a stop set after `now` was read, e.g. just above, is younger still) */
+	if (stop_at == 0 || stop_at > now || now - stop_at < grace_cycles(1.0))
+		return;
+	RTE_LCORE_FOREACH_WORKER(id)
+		if (__atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE) == TASK_RUNNING)
+			stuck_tasks++;
+	seen = RTE_MAX(r->master_seen_tsc, stop_at);
+	master_stuck = r->master_active && seen < now && now - seen >= grace_cycles(1.0);
+	if (stuck_tasks > 0 || master_stuck)
+		watchdog_fire(now, master_stuck);
+}
+
+static void *
+monitor_main(void *arg)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = MONITOR_TICK_NS };
+
+	(void)arg;
+	while (!__atomic_load_n(&rt()->monitor_quit, __ATOMIC_ACQUIRE)) {
+		monitor_tick();
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int
+monitor_start(void)
+{
+	struct runtime *r = rt();
+	int rc;
+
+	r->monitor_quit = 0;
+	rc = pthread_create(&r->monitor, NULL, monitor_main, NULL);
+	if (rc != 0)
+		return rt_error(-rc, "cannot start the monitor thread: %s", strerror(rc));
+	r->monitor_up = 1;
+	return 0;
+}
+
+void
+monitor_stop(void)
+{
+	struct runtime *r = rt();
+
+	if (r == NULL || !r->monitor_up)
+		return;
+	__atomic_store_n(&r->monitor_quit, 1, __ATOMIC_RELEASE);
+	pthread_join(r->monitor, NULL);
+	r->monitor_up = 0;
+}

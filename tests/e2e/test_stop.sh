@@ -1,0 +1,141 @@
+#!/bin/bash
+# test_stop.sh - the one stop path (issue 7, points 4-7 and 10): loops that
+# never ask surge.running() still end after --duration or a signal ("run
+# stopped" from calls into surge, a normal end), code that never calls surge
+# is named by the watchdog (exit 3, with a summary), surge.wait()/poll() in a
+# task are errors, master-only scripts get --duration, stats and a summary,
+# the summary covers the whole run, a VM that allocates without bound fails
+# with "not enough memory", SIGHUP stops like SIGTERM and a closed stdout
+# (| head) kills nothing.
+. "$(dirname "$0")/lib.sh"
+need_cmd tshark
+SCRIPTS=$E2E_DIR/scripts
+DEV="--vdev net_null0,no-rx=1"
+BG_PID=
+on_exit '[ -n "$BG_PID" ] && kill -KILL $BG_PID'
+line_of() { grep -n -- "$2" "$SCRIPTS/$1" | head -1 | cut -d: -f1; }
+first_err() { printf '%s\n' "$ERR" | grep -v '^EAL: \|^surge: [0-9]* MB of hugepages' | head -1; }
+summary_secs() { printf '%s\n' "$OUT" | sed -n 's/^surge: summary over \([0-9.]*\) s$/\1/p'; }
+between() { awk -v s="${1:-0}" -v a="$2" -v b="$3" 'BEGIN { exit !(s >= a && s < b) }'; }
+
+echo "# a task whose loop never calls surge: the watchdog names it, summary, exit 3"
+run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 --lcores '(0-1)@(0-1)' \
+  "$SCRIPTS/stop_spin_task.lua"
+check "spin task: exit 3 (watchdog)" 3 "$RC"
+check_match "spin task: names the task and its lcore" \
+  "^surge: error: task 'spin' \\(lcore 1\\) still runs 1\\.[0-9] s after the run stopped" "$ERR"
+check_match "spin task: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
+check_match "spin task: says the pool check was skipped" 'pool check skipped' "$ERR"
+check_true "spin task: ends within 5 s" "took $SECS s" lt "$SECS" 5
+check_no_crash "spin task"
+check_no_runtime_dir "spin task" "$SURGE_PID"
+
+echo "# tasks sending/receiving in loops without surge.running(): 'run stopped' ends them, exit 0"
+run_surge 60 run --no-huge --stats-interval 0 --duration 1 --lcores '(0-2)@(0-1)' $DEV \
+  "$SCRIPTS/stop_tight_send.lua"
+check "tight send/recv: exit 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run
+check_match "tight send/recv: master went on after wait" '^master: after wait$' "$OUT"
+TX=$(summary_count "$OUT" 0 TX)
+check_true "tight send/recv: summary shows TX > 0" "TX '$TX'" [ "${TX:-0}" -gt 0 ]
+check_true "tight send/recv: ends within 4 s" "took $SECS s" lt "$SECS" 4
+check_nomatch "tight send/recv: no error printed" 'error|run stopped' "$ERR"
+check_pools "tight send/recv"
+
+echo "# master-only script looping on surge.sleep: --duration, stats lines and a summary"
+run_surge 60 run --no-huge --stats-interval 0.2 --duration 1 $DEV "$SCRIPTS/stop_master_sleep.lua"
+check "master sleep loop: exit 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run
+check_true "master sleep loop: summary over 1..2.5 s" "summary over '$(summary_secs)' s" between "$(summary_secs)" 0.99 2.5
+check_true "master sleep loop: at least 3 stats lines" "$(printf '%s\n' "$OUT" | grep -c '^\[ *[0-9.]*s\] port 0')" \
+  [ "$(printf '%s\n' "$OUT" | grep -c '^\[ *[0-9.]*s\] port 0')" -ge 3 ]
+TX=$(summary_count "$OUT" 0 TX)
+check_true "master sleep loop: TX > 0" "TX '$TX'" [ "${TX:-0}" -gt 0 ]
+check_pools "master sleep loop"
+
+echo "# master-only script sending in its own loop: stats lines without poll or sleep"
+run_surge 60 run --no-huge --stats-interval 0.2 --duration 1 $DEV "$SCRIPTS/stop_master_send.lua"
+check "master send loop: exit 0" 0 "$RC"
+NL=$(printf '%s\n' "$OUT" | grep -c '^\[ *[0-9.]*s\] port 0  TX *[1-9]')
+check_true "master send loop: at least 3 stats lines with TX > 0" "$NL lines" [ "$NL" -ge 3 ]
+check_true "master send loop: summary over 1..2.5 s" "summary over '$(summary_secs)' s" between "$(summary_secs)" 0.99 2.5
+check_pools "master send loop"
+
+echo "# master in a loop that never calls surge: watchdog, exit 3, summary"
+run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 $DEV "$SCRIPTS/stop_master_spin.lua"
+check "master spin: exit 3" 3 "$RC"
+check_match "master spin: names master" '^surge: error: master\(\) still runs 1\.[0-9] s after the run stopped' "$ERR"
+check_match "master spin: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
+check_no_crash "master spin"
+check_no_runtime_dir "master spin" "$SURGE_PID"
+
+for call in wait poll; do
+  echo "# surge.$call() in a task is an error at the task's line"
+  L=$(line_of stop_wait_in_task.lua "$(echo "$call" | tr a-z A-Z)_LINE")
+  run_surge 60 run --no-huge -q --duration 10 --lcores '(0-1)@(0-1)' $DEV "$SCRIPTS/stop_wait_in_task.lua" --call "$call"
+  check_user_error "$call in a task"
+  # (LuaJIT shortens long paths from the left: match the file name)
+  check_match "$call in a task: first line" \
+    "stop_wait_in_task\\.lua:$L: surge\\.$call\\(\\) is for master\\(\\): a task cannot wait for tasks \\(task 't', lcore 1\\)\$" \
+    "$(first_err)"
+  check_true "$call in a task: no deadlock" "took $SECS s" lt "$SECS" 8
+done
+
+echo "# the summary covers the whole run, also after the last task ended"
+run_surge 60 run --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' $DEV "$SCRIPTS/stop_two_tasks.lua"
+check "two tasks: exit 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run
+check_true "two tasks: summary over >= 1.5 s (0.3 + 0.6 + 0.3 + 0.3)" "summary over '$(summary_secs)' s" \
+  between "$(summary_secs)" 1.49 6
+check_pools "two tasks"
+
+for where in task master; do
+  echo "# a $where that allocates without bound: not enough memory, normal end"
+  run_surge 120 run --no-huge --stats-interval 0 --vm-memory 64M --lcores '(0-2)@(0-1)' $DEV \
+    "$SCRIPTS/oom.lua" --where "$where"
+  check_user_error "oom in $where"
+  if [ "$where" = task ]; then want="not enough memory (task 'hog', lcore [12])"; else want="not enough memory (master, lcore 0)"; fi
+  check_match "oom in $where: first line" "^$(printf '%s' "$want" | sed 's/[()]/\\&/g')\$" "$(first_err)"
+  check_match "oom in $where: names the budget" 'memory budget of 64 MB \(--vm-memory\)' "$ERR"
+  check_match "oom in $where: summary printed" '^surge: summary over' "$OUT"
+  check_pools "oom in $where"
+done
+
+# signal SIG: master-only sleep loop writing a pcap; SIG once it runs
+for sig in INT TERM HUP; do
+  echo "# SIG$sig stops a master that loops on surge.sleep; its pcap writer is flushed"
+  PCAP=$TMP/sig$sig.pcap
+  timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0.1 $DEV "$SCRIPTS/stop_master_sleep.lua" --pcap "$PCAP" \
+    >"$TMP/bg.out" 2>"$TMP/bg.err" &
+  BG_PID=$!
+  SPID=
+  for _ in $(seq 50); do SPID=$(pgrep -P "$BG_PID" | head -1); [ -n "$SPID" ] && break; sleep 0.1; done
+  wait_for_text "$TMP/bg.out" 'TX +[0-9.]+ Mpps' 20 "$BG_PID" || echo "no stats line within 20 s"
+  sleep 0.3
+  t0=$(date +%s%N)
+  kill "-$sig" "$SPID"
+  wait "$BG_PID"; RC=$?; BG_PID=
+  STOP=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+  OUT=$(cat "$TMP/bg.out"); ERR=$(cat "$TMP/bg.err"); SURGE_PID=$SPID
+  check "SIG$sig: exit 0" 0 "$RC"
+  check_true "SIG$sig: ends within 3 s of the signal" "took $STOP s" lt "$STOP" 3
+  N=$(printf '%s\n' "$OUT" | sed -n "s/^surge: pcap file '.*': \\([0-9]*\\) packets written (closed at the end of the run)$/\\1/p")
+  check_true "SIG$sig: the writer was closed with packets" "N '$N'" [ "${N:-0}" -gt 0 ]
+  check "SIG$sig: tshark reads every packet" "${N:-x}" "$(tshark_q -r "$PCAP" | wc -l)"
+  check_pools "SIG$sig"
+done
+
+echo "# stdout closed early (| head -2): the run still ends well, pcap complete"
+PCAP=$TMP/head.pcap
+# shellcheck disable=SC2086
+timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0.05 --duration 1 $DEV "$SCRIPTS/stop_master_sleep.lua" \
+  --pcap "$PCAP" 2>"$TMP/head.err" | head -2 >"$TMP/head.out"
+RC=${PIPESTATUS[0]}
+ERR=$(cat "$TMP/head.err"); OUT=$(cat "$TMP/head.out")
+check "| head -2: surge exits 0 (no SIGPIPE death)" 0 "$RC"
+check "| head -2: head got two lines" 2 "$(wc -l <"$TMP/head.out")"
+check_nomatch "| head -2: no leak, no error" 'leak|error' "$ERR"
+N=$(tshark_q -r "$PCAP" | wc -l)
+check_true "| head -2: the pcap is complete and readable (about 100 packets)" "$N packets" [ "$N" -ge 40 ]
+check_no_crash "| head -2"
+finish
