@@ -201,7 +201,7 @@ push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, ui
 {
 	/* an unpaced queue with no new rate request costs one compare here */
 	if (unlikely(s->pc.active || __atomic_load_n(&s->req.seq, __ATOMIC_RELAXED) != s->pc.seq_seen) &&
-	    pacer_refresh(s, (double)rte_get_tsc_hz(), rte_rdtsc()))
+	    pacer_refresh(s, (double)rt_hz(), rte_rdtsc()))
 		return pace_push(port, q, s, pkts, n, clones,
 				 s->pc.r.pattern == SURGE_PACE_GAPS ? gap_ns : NULL, ptr_base, stamp);
 	return push_all(port, q, pkts, n, stamp);

@@ -144,7 +144,7 @@ void
 idle_wait_until(uint64_t target, uint64_t period)
 {
 	struct lcore_slot *s = me();
-	uint64_t start = rte_rdtsc(), now = start, hz = rte_get_tsc_hz();
+	uint64_t start = rte_rdtsc(), now = start, hz = rt_hz();
 	int mode = s != NULL && s->idle.step_us ? s->idle.mode : DEFAULT_MODE;
 
 	if (s != NULL)

@@ -255,7 +255,7 @@ int
 surge_latency_scan(int id, const struct surge_burst *b, uint16_t off)
 {
 	struct latency *l = get(id);
-	double ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
+	double ns_per_cycle = 1e9 / (double)rt_hz();
 	int found = 0;
 
 	if (l == NULL)

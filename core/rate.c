@@ -291,7 +291,7 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 	  uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp)
 {
 	struct pacer *p = &s->pc;
-	double hz = (double)rte_get_tsc_hz(), max_debt = hz / 1000 * MAX_DEBT_MS;
+	double hz = (double)rt_hz(), max_debt = hz / 1000 * MAX_DEBT_MS;
 	uint32_t i = 0;
 
 	while (i < n) {
@@ -332,7 +332,7 @@ surge_txq_rate_stats(uint16_t port, uint16_t q, struct surge_rate_stats *out)
 {
 	struct runtime *x = rt();
 	const struct pacer *p;
-	double hz = (double)rte_get_tsc_hz(), sec;
+	double hz = (double)rt_hz(), sec;
 
 	if (port >= RTE_MAX_ETHPORTS || !x->port[port].opened || q >= x->port[port].conf.txq)
 		return rt_error(-EINVAL, "port %u has no open tx queue %u", port, q);

@@ -116,11 +116,19 @@ struct pool_state {
 	uint64_t alloc_fail;          /* updated with relaxed atomics */
 };
 
+/* A TSC reading and the CLOCK_MONOTONIC_RAW time taken with it. */
+struct tsc_pair {
+	uint64_t tsc;
+	uint64_t ns;
+};
+
 struct runtime {
 	volatile int stop;
 	int eal_up;                   /* EAL started: lcores and ports exist */
 	struct surge_opts opts;
-	uint64_t tsc_hz;
+	uint64_t tsc_hz;              /* measured by rt_tsc_calibrate(): the run's only Hz */
+	struct tsc_pair tsc_ref;      /* the calibration's first pair, for the check at exit */
+	double tsc_drift_ppm;         /* whole run against tsc_hz, set at exit */
 	uint64_t start_tsc;           /* first task launch */
 	uint64_t end_tsc;             /* last task finished */
 	uint64_t last_print_tsc;
@@ -144,6 +152,10 @@ int rt_create(const struct surge_opts *opts);
 void rt_destroy(void);
 int rt_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t tsc_measure_hz(struct tsc_pair *first);
+void rt_tsc_calibrate(void);
+void rt_tsc_check(void);
+uint64_t rt_hz(void);            /* the calibrated TSC Hz (after EAL start-up) */
 
 /* eal.c */
 int eal_start(const struct surge_opts *opts, const char *prog);

@@ -101,7 +101,7 @@ void
 stats_tick(int force)
 {
 	struct runtime *r = rt();
-	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+	uint64_t now = rte_rdtsc(), hz = rt_hz();
 	double sec;
 	uint16_t port;
 
@@ -139,7 +139,7 @@ stats_summary(void)
 {
 	struct runtime *r = rt();
 	uint64_t end = r->end_tsc ? r->end_tsc : rte_rdtsc();
-	double sec = r->start_tsc ? (double)(end - r->start_tsc) / rte_get_tsc_hz() : 0;
+	double sec = r->start_tsc ? (double)(end - r->start_tsc) / rt_hz() : 0;
 	uint16_t port;
 
 	if (r->start_tsc == 0)

@@ -188,7 +188,7 @@ int
 surge_task_poll(uint32_t wait_ms)
 {
 	struct runtime *r = rt();
-	uint64_t hz = rte_get_tsc_hz(), until = rte_rdtsc() + hz / 1000 * wait_ms;
+	uint64_t hz = rt_hz(), until = rte_rdtsc() + hz / 1000 * wait_ms;
 	int n;
 
 	for (;;) {
