@@ -242,7 +242,7 @@ int
 surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 {
 	struct port_state *ps;
-	uint64_t bytes;
+	uint64_t bytes, unsent0;
 	uint32_t n = b->n, sent, total;
 	int rc = 0, stamp;
 	struct queue_slot *s = claim(port, q, 1, &ps, &rc);
@@ -259,6 +259,7 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 	b->n = 0;       /* from here the mbufs belong to the driver or are freed */
 	b->probes = 0;
 	total = n * clones;
+	unsent0 = s->st.unsent;
 	if (clones == 1) {
 		sent = push(port, q, s, (struct rte_mbuf **)b->mbuf, n, 1, b->gap_ns, 0, stamp);
 		for (uint32_t j = sent; j < n; j++) {
@@ -270,7 +271,9 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 	}
 	s->st.packets += sent;
 	s->st.bytes += bytes;
-	s->st.drops += total - sent;
+	/* not sent: either never due before the stop (unsent, counted by the
+	 * pacer) or refused by the driver until the stop (drops) */
+	s->st.drops += total - sent - (s->st.unsent - unsent0);
 	if (sent > 0)
 		s->st.bursts++;
 	return (int)sent;
@@ -280,7 +283,7 @@ int
 surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 {
 	struct port_state *ps;
-	uint64_t bytes = 0, start = rte_rdtsc();
+	uint64_t bytes = 0, start;
 	uint16_t n;
 	int rc = 0;
 	struct queue_slot *s = claim(port, q, 0, &ps, &rc);
@@ -288,6 +291,8 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 	if (unlikely(s == NULL))
 		return rc;
 	surge_burst_free(b);
+	idle_before_poll(port, q);   /* the sleep earned by light polls: never after one */
+	start = rte_rdtsc();
 	n = rte_eth_rx_burst(port, q, (struct rte_mbuf **)b->mbuf, (uint16_t)b->cap);
 	b->tsc = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {

@@ -4,13 +4,19 @@
  * spent doing it.
  *
  * Two kinds of waiting. A paced sender knows when its next packet is due:
- * under the sleep policy it sleeps when that is further away than
- * sleep_min_us and spins the last stretch, so its rate stays exact. A poller
- * does not know when packets will come: after each light poll (less than
- * half a burst) it sleeps step_us longer, up to max_sleep_us, and a busy poll
- * resets the sleep to zero (the testpmd --max-sleep-us proposal; Snabb's
- * "breathing" halves instead). Time in waits, sleeps and empty polls counts
- * as idle, so the idle % can be printed beside the packet rate.
+ * under the sleep policy it sleeps only the part of the gap beyond what a
+ * sleep usually wakes late (measured as it goes), then spins to the exact
+ * departure time - Linux pktgen's hybrid - so each gap keeps its length
+ * where the core is free. With `batch` set it sleeps at least max_sleep_us
+ * instead: packets leave in small batches at a fraction of the CPU, the
+ * average rate still exact, the shape not. A poller does not know when
+ * packets will come: after each light poll (less than half a burst) its
+ * next poll is preceded by a sleep step_us longer, up to max_sleep_us, and a
+ * busy poll resets it to zero (the testpmd --max-sleep-us proposal; Snabb's
+ * "breathing" halves instead). The sleep comes before the next poll, never
+ * between a poll and its return, so received packets reach Lua at once.
+ * Time in waits, sleeps and empty polls counts as idle, so the idle % can
+ * be printed beside the packet rate.
  */
 #include <errno.h>
 #include <string.h>
@@ -29,7 +35,9 @@
 #define DEFAULT_STEP_US 10
 #define DEFAULT_SLEEP_MIN_US 50
 #define MIN_MARGIN_NS 2000         /* wake at least this early and spin the rest */
-#define FIRST_OVERSLEEP_NS 20000   /* guess until the first sleeps are measured */
+#define MIN_SLEEP_NS 5000          /* shorter sleeps cost more than they save */
+#define FIRST_OVERSLEEP_NS 60000   /* guess until the first sleeps are measured */
+#define MAX_OVERSLEEP_NS 100000    /* later than this is a preemption, not timer lateness */
 #define MAX_SLEEP_LIMIT_US 1000000
 
 static struct lcore_slot *
@@ -48,6 +56,7 @@ set_defaults(struct surge_idle *p)
 	p->max_sleep_us = DEFAULT_MAX_SLEEP_US;
 	p->step_us = DEFAULT_STEP_US;
 	p->sleep_min_us = DEFAULT_SLEEP_MIN_US;
+	p->rx_intr = 1;
 }
 
 void
@@ -87,6 +96,8 @@ surge_idle_set(const struct surge_idle *p)
 		return rt_error(-EINVAL, "idle policy: not on an lcore");
 	if (p->mode > SURGE_IDLE_SLEEP)
 		return rt_error(-EINVAL, "idle mode %u unknown (busy, pause, sleep)", p->mode);
+	if (p->batch > 1 || p->rx_intr > 1)
+		return rt_error(-EINVAL, "idle batch and rx_intr are 0 or 1");
 	if (p->max_sleep_us > MAX_SLEEP_LIMIT_US)
 		return rt_error(-EINVAL, "max_sleep_us %u outside 0..%d", p->max_sleep_us, MAX_SLEEP_LIMIT_US);
 	if (p->step_us == 0 || p->step_us > MAX_SLEEP_LIMIT_US)
@@ -152,23 +163,34 @@ idle_wait_until(uint64_t target, uint64_t period)
 	if (mode == SURGE_IDLE_SLEEP && s != NULL && target > now) {
 		double left_ns = (double)(target - now) * 1e9 / hz;
 		double period_ns = (double)period * 1e9 / hz;
+		/* the learnt lateness of a wake-up (a high estimate: it rises fast
+		 * and decays slowly), plus a little: sleep until then, spin after */
+		double margin = s->oversleep_ns + MIN_MARGIN_NS;
+		double ask = 0;
 
-		if (RTE_MAX(left_ns, period_ns) >= s->idle.sleep_min_us * 1000.0) {
-			/* Gaps this long (rates below ~20 kpps by default) are slept
-			 * through. A sleep lasts at least max_sleep_us, so low rates
-			 * leave in small batches rather than waking the core for every
-			 * packet (a wake-up costs ~20 us of CPU in a VM); the pacer's
-			 * schedule keeps the average rate exact. Longer gaps wake early
-			 * by what sleeps usually overshoot, learnt as we go. */
-			double margin = RTE_MAX(1.5 * s->oversleep_ns, (double)MIN_MARGIN_NS);
-			double ask = RTE_MAX(left_ns - margin, s->idle.max_sleep_us * 1000.0);
+		if (s->idle.batch && RTE_MAX(left_ns, period_ns) >= s->idle.sleep_min_us * 1000.0)
+			/* low CPU: gaps are slept through in sleeps of at least
+			 * max_sleep_us, so low rates leave in small batches rather
+			 * than waking the core for every packet; the schedule keeps
+			 * the average exact */
+			ask = RTE_MAX(left_ns - margin, s->idle.max_sleep_us * 1000.0);
+		else if (left_ns >= s->idle.sleep_min_us * 1000.0 && left_ns - margin >= MIN_SLEEP_NS)
+			ask = left_ns - margin;
+		if (ask > 0) {
 			uint64_t t0 = rte_rdtsc();
 			double over;
 
 			sleep_ns((uint64_t)ask);
 			over = (double)(rte_rdtsc() - t0) * 1e9 / hz - ask;
-			s->oversleep_ns += (RTE_MAX(over, 0.0) - s->oversleep_ns) / 16;
+			/* a wake-up far later than usual is a preemption, not the
+			 * timer's lateness: it must not make every later gap spin */
+			over = RTE_MIN(RTE_MAX(over, 0.0), (double)MAX_OVERSLEEP_NS);
+			s->oversleep_ns += (over - s->oversleep_ns) / (over > s->oversleep_ns ? 4 : 64);
 			s->sleeps++;
+		} else if (!s->idle.batch && left_ns >= s->idle.sleep_min_us * 1000.0) {
+			/* a gap spun only because of the margin: let the estimate
+			 * come down so that it is tried again */
+			s->oversleep_ns -= s->oversleep_ns / 256;
 		}
 	}
 	while ((now = rte_rdtsc()) < target && surge_running()) {
@@ -179,6 +201,37 @@ idle_wait_until(uint64_t target, uint64_t period)
 		end_wait(s, now - start);
 }
 
+/* Blocks on the queue's RX interrupt (rxintr.c); 0 when it did. */
+static int
+rx_intr_wait(uint16_t port, uint16_t q, struct lcore_slot *s)
+{
+	(void)port;
+	(void)q;
+	(void)s;
+	return -ENOTSUP;
+}
+
+/* Before a poll: the sleep the previous light polls earned. Sleeping here
+ * rather than after the poll means a poll that gets packets returns them at
+ * once; a packet that arrives during the sleep waits in the queue instead. */
+void
+idle_before_poll(uint16_t port, uint16_t q)
+{
+	struct lcore_slot *s = me();
+	uint64_t now;
+
+	if (s == NULL || s->sleep_us == 0 || s->idle.mode != SURGE_IDLE_SLEEP || !surge_running())
+		return;
+	now = rte_rdtsc();
+	s->wait_since = now;
+	if (!(s->idle.rx_intr && s->sleep_us >= s->idle.max_sleep_us && rx_intr_wait(port, q, s) == 0))
+		sleep_ns((uint64_t)s->sleep_us * 1000);
+	s->sleeps++;
+	s->last_poll_tsc = rte_rdtsc();
+	end_wait(s, s->last_poll_tsc - now);
+}
+
+/* After a poll: idle accounting, and the sleep the next poll starts with. */
 void
 idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
 {
@@ -195,18 +248,10 @@ idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
 	s->last_poll_tsc = now;
 	if (s->idle.mode != SURGE_IDLE_SLEEP || s->idle.step_us == 0)
 		return;
-	if (n * 2 >= cap) {
+	if (n * 2 >= cap)
 		s->sleep_us = 0;
-		return;
-	}
-	s->sleep_us = RTE_MIN(s->sleep_us + s->idle.step_us, s->idle.max_sleep_us);
-	if (s->sleep_us > 0) {
-		s->wait_since = now;
-		sleep_ns((uint64_t)s->sleep_us * 1000);
-		s->sleeps++;
-		s->last_poll_tsc = rte_rdtsc();
-		end_wait(s, s->last_poll_tsc - now);
-	}
+	else
+		s->sleep_us = RTE_MIN(s->sleep_us + s->idle.step_us, s->idle.max_sleep_us);
 }
 
 int

@@ -5,8 +5,11 @@
  *
  * Each packet gets a departure time; a send hands the driver every packet
  * whose time has come in one tx_burst call and waits (idle.c decides how) for
- * the next. Falling behind is caught up in bursts, up to MAX_DEBT_MS of
- * schedule, so the average rate holds through short preemptions. The rate
+ * the next. Falling behind (the core was taken away) is handled as the rate
+ * asks: SURGE_CATCHUP_BURST sends the late packets back to back, up to
+ * max_late_us of schedule, so the average rate holds; SURGE_CATCHUP_SKIP
+ * drops the missed schedule beyond max_late_us so the gaps hold. Packets
+ * that leave more than LATE_NS after their time are counted as late. The rate
  * can be changed from another lcore at any time: the setter writes a request
  * under a seqlock, the owner picks it up at its next send.
  */
@@ -25,7 +28,9 @@
 
 #include "runtime.h"
 
-#define MAX_DEBT_MS 10
+#define BURST_MAX_LATE_US 10000  /* catch-up bound by default: keeps the average */
+#define SKIP_MAX_LATE_US 20      /* skip: lateness tolerated before schedule is dropped */
+#define LATE_NS 5000             /* a departure this late counts in rate_stats().late */
 #define L1_OVERHEAD 24   /* FCS 4 + preamble 7 + SFD 1 + IFG 12 */
 #define L2_OVERHEAD 4    /* FCS */
 
@@ -113,6 +118,10 @@ check_rate(const struct surge_rate *r, double bps_limit, uint16_t port)
 		return rt_error(-EINVAL, "a ramp needs ramp_to > 0 and ramp_s > 0");
 	if (r->pattern == SURGE_PACE_ONOFF && (r->on_pkts == 0 || !(r->off_s >= 0)))
 		return rt_error(-EINVAL, "on/off pacing needs on_pkts >= 1 and off_s >= 0");
+	if (r->catchup > SURGE_CATCHUP_SKIP)
+		return rt_error(-EINVAL, "catch-up mode %u unknown (burst, skip)", r->catchup);
+	if (r->max_late_us > 10000000)
+		return rt_error(-EINVAL, "max_late_us %u outside 0..10000000", r->max_late_us);
 	return 0;
 }
 
@@ -211,6 +220,9 @@ pacer_refresh(struct queue_slot *s, double hz, uint64_t now)
 	p->cyc_per_bit = r.unit != SURGE_RATE_PPS && v > 0 ? hz / v : 0;
 	p->overhead = r.unit == SURGE_RATE_L1_BPS ? L1_OVERHEAD : L2_OVERHEAD;
 	p->rng = r.seed ? r.seed : 0x9e3779b97f4a7c15ULL;
+	p->max_late = (r.max_late_us ? r.max_late_us
+		       : r.catchup == SURGE_CATCHUP_SKIP ? SKIP_MAX_LATE_US : BURST_MAX_LATE_US) * hz / 1e6;
+	p->late_cyc = LATE_NS * hz / 1e9;
 	p->start_tsc = now;
 	p->next = (double)now;
 	return p->active;
@@ -291,27 +303,40 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 	  uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp)
 {
 	struct pacer *p = &s->pc;
-	double hz = (double)rt_hz(), max_debt = hz / 1000 * MAX_DEBT_MS;
+	double hz = (double)rt_hz();
 	uint32_t i = 0;
 
 	while (i < n) {
 		uint64_t now = rte_rdtsc();
 		uint32_t due = 0, sent;
+		double behind;
 
 		if ((double)now < p->next) {
-			if (!surge_running())
+			if (!surge_running()) {
+				p->unsent += n - i;         /* not due yet: never offered to the driver */
+				s->st.unsent += n - i;
 				break;
+			}
 			idle_wait_until((uint64_t)p->next, (uint64_t)p->last_gap);
 			continue;
 		}
-		if ((double)now - p->next > max_debt)
-			p->next = (double)now - max_debt;   /* forgive what no burst can catch up */
+		behind = (double)now - p->next;
+		if (unlikely(behind > p->max_late)) {
+			/* burst: forgive what no burst should catch up; skip: all of it */
+			double keep = p->r.catchup == SURGE_CATCHUP_SKIP ? 0 : p->max_late;
+
+			p->skipped += behind - keep;
+			p->next = (double)now - keep;
+		}
 		while (i + due < n && p->next <= (double)now) {
 			struct rte_mbuf *m = pkts[i + due];
 
+			if ((double)now - p->next > p->late_cyc)
+				p->late++;
 			p->last_gap = pacer_gap(p, m->data_len, (double)now,
 						gap_ns != NULL ? gap_ns[(ptr_base + i + due) / clones] : 0, hz);
 			p->next += p->last_gap;
+			p->gap_sum += p->last_gap;
 			p->bytes += m->data_len;
 			due++;
 		}
@@ -346,8 +371,17 @@ surge_txq_rate_stats(uint16_t port, uint16_t q, struct surge_rate_stats *out)
 	out->pps = sec > 0 ? (p->packets - 1) / sec : 0;
 	out->l1_bps = sec > 0 ? (p->bytes + p->packets * (double)L1_OVERHEAD) * 8 / sec
 			  * (p->packets - 1) / p->packets : 0;
-	if (p->r.pattern != SURGE_PACE_RAMP && p->r.pattern != SURGE_PACE_GAPS &&
-	    p->r.pattern != SURGE_PACE_ONOFF && p->r.unit == SURGE_RATE_PPS)
+	if ((p->r.pattern == SURGE_PACE_CONSTANT || p->r.pattern == SURGE_PACE_POISSON) &&
+	    p->r.unit == SURGE_RATE_PPS)
 		out->target_pps = p->r.value;
+	else if (p->packets > 1 && p->gap_sum - p->last_gap > 0)
+		/* what the schedule asked for the departures so far: n - 1 gaps
+		 * (ramps, on/off, custom gaps, bit rates of the frames sent) */
+		out->target_pps = (double)(p->packets - 1) * hz / (p->gap_sum - p->last_gap);
+	out->late = p->late;
+	out->skipped_s = p->skipped / hz;
+	out->unsent = p->unsent;
+	out->catchup = p->r.catchup;
+	out->max_late_us = (uint32_t)(p->max_late * 1e6 / hz + 0.5);
 	return 0;
 }

@@ -48,7 +48,7 @@ struct lcore_slot {
 	uint64_t task_end_tsc;
 	uint64_t idle_cycles;
 	uint64_t sleeps;
-	double oversleep_ns;          /* running mean of how late sleeps wake */
+	double oversleep_ns;          /* how late sleeps wake: rises fast, decays slowly */
 	uint64_t last_poll_tsc;       /* end of the previous rx poll */
 	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
 } __rte_cache_aligned;
@@ -78,6 +78,12 @@ struct pacer {
 	uint64_t first_tsc;           /* first departure */
 	uint64_t last_tsc;            /* last departure */
 	double last_gap;              /* cycles: the spacing the pacer works at now */
+	double gap_sum;               /* cycles: every gap the schedule gave so far */
+	double max_late;              /* cycles: catch-up bound (burst) or tolerance (skip) */
+	double late_cyc;              /* cycles: a departure this much past its time is late */
+	double skipped;               /* cycles of schedule given up */
+	uint64_t late;                /* packets that left late (more than late_cyc) */
+	uint64_t unsent;              /* not yet due when the run stopped */
 };
 
 struct queue_slot {
@@ -201,6 +207,7 @@ void probe_clear(struct rte_mbuf *m);
 void idle_task_begin(void);
 void idle_task_end(void);
 void idle_wait_until(uint64_t target, uint64_t period);
+void idle_before_poll(uint16_t port, uint16_t q);
 void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* pcap.c: closes what scripts left open; returns the writers that failed */

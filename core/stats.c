@@ -20,7 +20,7 @@
 #define L2_FCS 4
 
 struct totals {
-	uint64_t tx, txb, rx, rxb, drops;
+	uint64_t tx, txb, rx, rxb, drops, unsent;
 };
 
 static void
@@ -33,6 +33,7 @@ port_totals(uint16_t port, struct totals *t)
 		t->tx += ps->txq[q].st.packets;
 		t->txb += ps->txq[q].st.bytes;
 		t->drops += ps->txq[q].st.drops;
+		t->unsent += ps->txq[q].st.unsent;
 	}
 	for (uint16_t q = 0; q < ps->conf.rxq; q++) {
 		t->rx += ps->rxq[q].st.packets;
@@ -160,9 +161,9 @@ stats_summary(void)
 		       port, t.tx, t.txb, tm, tl2, tl1);
 		printf("  port %u  RX %" PRIu64 " packets %" PRIu64 " bytes  %.3f Mpps %.3f Gbit/s (L1 %.3f)\n",
 		       port, t.rx, t.rxb, rm, rl2, rl1);
-		printf("  port %u  tx-drops %" PRIu64 "  rx-missed %" PRIu64 "  rx-errors %" PRIu64
+		printf("  port %u  tx-drops %" PRIu64 "  unsent-at-stop %" PRIu64 "  rx-missed %" PRIu64 "  rx-errors %" PRIu64
 		       "  tx-errors %" PRIu64 "  rx-nombuf %" PRIu64 "\n",
-		       port, t.drops, ps.imissed, ps.ierrors, ps.oerrors, ps.rx_nombuf);
+		       port, t.drops, t.unsent, ps.imissed, ps.ierrors, ps.oerrors, ps.rx_nombuf);
 	}
 	print_lcores(0);
 	fflush(stdout);

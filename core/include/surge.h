@@ -44,6 +44,15 @@ enum surge_pace_pattern {
 	SURGE_PACE_GAPS = 4      /* the gap after each packet from burst.gap_ns[i] */
 };
 
+/* What a paced queue does when it finds itself behind its schedule (the
+ * core was taken away): send the late packets at once, up to max_late_us of
+ * schedule, so the average holds; or drop the missed schedule so the gaps
+ * hold (the packets leave later, the rate falls short by the time lost). */
+enum surge_catchup {
+	SURGE_CATCHUP_BURST = 0,
+	SURGE_CATCHUP_SKIP = 1
+};
+
 /* What a loop does while it has nothing to do. */
 enum surge_idle_mode {
 	SURGE_IDLE_BUSY = 0,     /* spin */
@@ -76,7 +85,8 @@ struct surge_rate {
 	uint8_t unit;        /* enum surge_rate_unit */
 	uint8_t pattern;     /* enum surge_pace_pattern */
 	uint8_t hw;          /* 1 = use the NIC's queue rate limit when it has one */
-	uint8_t reserved;
+	uint8_t catchup;     /* enum surge_catchup: after falling behind the schedule */
+	uint32_t max_late_us;/* most schedule caught up at once (burst) or tolerated (skip); 0 = 10000 */
 };
 
 /* What a paced queue achieved since its rate was last set. */
@@ -86,12 +96,23 @@ struct surge_rate_stats {
 	double seconds;
 	double pps;          /* achieved */
 	double l1_bps;       /* achieved */
-	double target_pps;   /* requested, for constant rates of fixed-size frames */
+	double target_pps;   /* requested: the rate for constant/Poisson pps, else what the schedule asked */
+	uint64_t late;       /* packets sent back to back to catch up with the schedule */
+	double skipped_s;    /* schedule given up (SURGE_CATCHUP_SKIP, or beyond max_late_us) */
+	uint64_t unsent;     /* not yet due when the run stopped: never handed to the driver */
+	uint8_t catchup;     /* enum surge_catchup in force */
+	uint8_t reserved[3];
+	uint32_t max_late_us;
 };
 
 struct surge_idle {
 	uint8_t mode;           /* enum surge_idle_mode */
-	uint8_t reserved[3];
+	uint8_t batch;          /* SURGE_IDLE_SLEEP: pacing waits sleep max_sleep_us at least (low CPU,
+				 * packets leave in small batches); 0 = sleep only the part of a gap
+				 * beyond the measured wake-up lateness and spin to the departure */
+	uint8_t rx_intr;        /* SURGE_IDLE_SLEEP: once sleeps reach max_sleep_us, block on the
+				 * queue's RX interrupt where the port has one (default 1) */
+	uint8_t reserved;
 	uint32_t max_sleep_us;  /* SURGE_IDLE_SLEEP: longest sleep after light polls */
 	uint32_t step_us;       /* SURGE_IDLE_SLEEP: growth per light poll */
 	uint32_t sleep_min_us;  /* pacing waits longer than this sleep (SURGE_IDLE_SLEEP) */
@@ -155,10 +176,11 @@ struct surge_port_stats {
 struct surge_queue_stats {
 	uint64_t packets;   /* handed to / taken from the driver */
 	uint64_t bytes;     /* L2 bytes, without FCS */
-	uint64_t drops;     /* tx: given up when the run stopped mid-burst */
+	uint64_t drops;     /* tx: refused by the driver (given up when the run stopped) */
 	uint64_t bursts;    /* calls that moved at least one packet */
 	int32_t lcore;      /* owner, -1 while unused */
 	uint32_t reserved;
+	uint64_t unsent;    /* tx: paced packets not yet due when the run stopped (never handed over) */
 };
 
 struct surge_pool_conf {

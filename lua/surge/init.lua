@@ -64,7 +64,10 @@ local idle_modes = { busy = C.SURGE_IDLE_BUSY, pause = C.SURGE_IDLE_PAUSE, sleep
 local idle_names = { [0] = "busy", "pause", "sleep" }
 
 -- surge.idle{ mode = "busy"|"pause"|"sleep", max_sleep_us = 100, step_us = 1,
--- sleep_min_us = 50 } sets how the calling lcore waits; surge.idle() reads it.
+-- sleep_min_us = 50, batch = false, rx_intr = true } sets how the calling lcore
+-- waits; surge.idle() reads it. batch: paced gaps sleep max_sleep_us at least
+-- (low CPU, packets leave in small batches); rx_intr: an idle poller blocks on
+-- the queue's RX interrupt where the port has one.
 function surge.idle(policy)
   local cur = ffi.new("struct surge_idle")
   check(C.surge_idle_get(cur), 2)
@@ -79,6 +82,9 @@ function surge.idle(policy)
           error(("surge.idle: %s = %s outside 0..1000000"):format(k, tostring(v)), 2)
         end
         cur[k] = v
+      elseif k == "batch" or k == "rx_intr" then
+        if type(v) ~= "boolean" then error(("surge.idle: %s = %s: true or false"):format(k, tostring(v)), 2) end
+        cur[k] = v and 1 or 0
       else
         error(("surge.idle: unknown field '%s'"):format(tostring(k)), 2)
       end
@@ -86,7 +92,7 @@ function surge.idle(policy)
     check(C.surge_idle_set(cur), 2)
   end
   return { mode = idle_names[cur.mode], max_sleep_us = cur.max_sleep_us, step_us = cur.step_us,
-           sleep_min_us = cur.sleep_min_us }
+           sleep_min_us = cur.sleep_min_us, batch = cur.batch == 1, rx_intr = cur.rx_intr == 1 }
 end
 
 -- Busy and idle TSC cycles of an lcore since its task started.
