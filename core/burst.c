@@ -51,6 +51,7 @@ surge_burst_free(struct surge_burst *b)
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbuf, b->n);
 	b->n = 0;
 	b->probes = 0;
+	b->timed = 0;
 }
 
 void
@@ -255,9 +256,12 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 		clones = 1;
 	if (unlikely((rc = prepare(port, q, ps, s, b, clones, &bytes)) != 0))
 		return rc;
+	if (unlikely(b->timed) && (rc = pace_timed_burst(port, q, s)) != 0)
+		return rc;
 	stamp = b->probes > 0;
 	b->n = 0;       /* from here the mbufs belong to the driver or are freed */
 	b->probes = 0;
+	b->timed = 0;
 	total = n * clones;
 	unsent0 = s->st.unsent;
 	if (clones == 1) {

@@ -112,6 +112,18 @@ check_rate(const struct surge_rate *r, double bps_limit, uint16_t port)
 	if (bits > 0 && bps_limit > 0 && bits > bps_limit)
 		return rt_error(-EINVAL, "rate %.6g Gbit/s is above port %u's link speed of %.6g Gbit/s",
 				bits / 1e9, port, bps_limit / 1e9);
+	if (bits > 0 && bps_limit > 0 && r->unit == SURGE_RATE_L2_BPS) {
+		/* the link's speed counts preamble, SFD and IFG too: an L2 rate
+		 * needs more than itself on the wire, least with the longest
+		 * frames the port sends */
+		double longest = rt()->port[port].max_len > 0 ? rt()->port[port].max_len : 1514;
+		double l1 = bits * (longest + L1_OVERHEAD) / (longest + L2_OVERHEAD);
+
+		if (l1 > bps_limit)
+			return rt_error(-EINVAL, "rate %.6g Gbit/s at L2 is %.6g Gbit/s on the wire even with "
+					"%.0f-byte frames: above port %u's link speed of %.6g Gbit/s",
+					bits / 1e9, l1 / 1e9, longest, port, bps_limit / 1e9);
+	}
 	if (r->unit == SURGE_RATE_PPS && r->value > 1e9)
 		return rt_error(-EINVAL, "rate %.6g Mpps is beyond any link", r->value / 1e6);
 	if (r->pattern == SURGE_PACE_RAMP && (!(r->ramp_s > 0) || !(r->ramp_to > 0)))
@@ -350,6 +362,29 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 			break;                              /* stopped */
 	}
 	return i;
+}
+
+/* A burst filled by a pcap reader with a timing mode carries the file's
+ * gaps: the queue sending it paces by them. An unpaced queue starts doing so
+ * (what r:pace(q) does); a queue with a rate of its own cannot obey both. */
+int
+pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s)
+{
+	struct surge_rate r;
+	uint32_t seq = __atomic_load_n(&s->req.seq, __ATOMIC_ACQUIRE);
+
+	if (seq == s->pc.seq_seen && s->pc.active && s->pc.r.pattern == SURGE_PACE_GAPS)
+		return 0;
+	if (s->req.r.pattern == SURGE_PACE_GAPS)
+		return 0;
+	if (s->req.r.value > 0 || s->req.r.pattern == SURGE_PACE_ONOFF || s->req.hw_active)
+		return rt_error(-EINVAL, "port %u tx queue %u has a rate of its own, but the burst carries a "
+				"pcap reader's timing: open the reader with timing = \"fast\" to send its "
+				"packets at the queue's rate", port, q);
+	memset(&r, 0, sizeof(r));
+	r.pattern = SURGE_PACE_GAPS;
+	r.unit = SURGE_RATE_PPS;
+	return surge_txq_set_rate(port, q, &r);
 }
 
 int

@@ -326,7 +326,7 @@ static const struct surge_abi_field abi_fields[] = {
 	F(surge_pool_info, avail), F(surge_pool_info, alloc_fail), F(surge_pool_info, data_room),
 	F(surge_pool_info, tmpl_len), F(surge_pool_info, socket), F(surge_pool_info, single_owner),
 	F(surge_pool_info, reserved), F(surge_pool_info, owner_lcore),
-	F(surge_burst, gap_ns),
+	F(surge_burst, gap_ns), F(surge_burst, timed),
 	S(surge_rate), F(surge_rate, value), F(surge_rate, ramp_to), F(surge_rate, ramp_s),
 	F(surge_rate, off_s), F(surge_rate, seed), F(surge_rate, on_pkts), F(surge_rate, unit),
 	F(surge_rate, pattern), F(surge_rate, hw), F(surge_rate, catchup), F(surge_rate, max_late_us),

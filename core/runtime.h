@@ -190,6 +190,7 @@ double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, 
 int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
 uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
 		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
+int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
 uint32_t push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stamp);
 
 /* offload.c */

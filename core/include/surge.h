@@ -73,6 +73,7 @@ struct surge_burst {
 	uint8_t *data[SURGE_BURST_MAX];   /* first byte of each frame */
 	uint16_t len[SURGE_BURST_MAX];    /* frame length (without FCS) */
 	uint32_t gap_ns[SURGE_BURST_MAX]; /* SURGE_PACE_GAPS: wait after packet i, before the next */
+	uint32_t timed;                   /* gap_ns holds a pcap reader's timing: a send paces by it */
 };
 
 struct surge_rate {
