@@ -16,8 +16,18 @@ function master(args)
   local port = surge.port(0, { txq = 1, rxq = 0 })
   surge.launch("tx", port:txq(0), args)
   local res = surge.wait()[1]
-  print(("GAPS pps=%.3f target=%.3f late=%d skipped_s=%.6f catchup=%s sleeps=%d"):format(res.pps,
-    res.target_pps, res.late, res.skipped_s, res.catchup, res.sleeps))
+  print(("GAPS pps=%.3f target=%.3f late=%d skipped_s=%.6f catchup=%s sleeps=%d cpu_wait_s=%.3f"):format(res.pps,
+    res.target_pps, res.late, res.skipped_s, res.catchup, res.sleeps, res.cpu_wait))
+end
+
+-- Seconds this thread was runnable but waited for a CPU (schedstat's
+-- run_delay): on a shared machine, time no pacer could use.
+local function cpu_wait()
+  local f = io.open("/proc/thread-self/schedstat")
+  if not f then return 0 end
+  local _, wait = f:read("*n", "*n")
+  f:close()
+  return (wait or 0) / 1e9
 end
 
 function tx(q, args)
@@ -25,6 +35,7 @@ function tx(q, args)
   local t = surge.proto.udp{ dst = "10.0.0.2", size = 60 }
   local burst = surge.pool{ template = t, size = 2047 }:burst(1)
   q:set_rate{ rate = args.rate, pattern = args.pattern, seed = 7, catchup = args.catchup }
+  local w0 = cpu_wait()
   local stop = surge.tsc() + args.seconds * surge.tsc_hz()
   while surge.running() and surge.tsc() < stop do
     burst:alloc()
@@ -32,5 +43,6 @@ function tx(q, args)
   end
   local r = q:rate_stats()
   r.sleeps = surge.lcore_stats().sleeps
+  r.cpu_wait = cpu_wait() - w0
   return r
 end
