@@ -262,6 +262,18 @@ rt_hz(void)
 }
 
 uint64_t
+surge_tsc_to_ns(uint64_t tsc)
+{
+	const struct runtime *r = the_rt;
+
+	if (r == NULL || r->tsc_hz == 0)
+		return 0;
+	/* signed: a reading from before the calibration is fine too */
+	return r->tsc_ref.ns + (uint64_t)(int64_t)((double)(int64_t)(tsc - r->tsc_ref.tsc) * 1e9 /
+						   (double)r->tsc_hz);
+}
+
+uint64_t
 surge_tsc_hz(void)
 {
 	if (the_rt == NULL)

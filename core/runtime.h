@@ -44,6 +44,7 @@ struct lcore_slot {
 	/* idle policy and time accounting: written by this lcore only */
 	struct surge_idle idle;
 	uint32_t sleep_us;            /* current adaptive sleep after light polls */
+	uint32_t empty_polls;         /* consecutive empty polls: a long idle spell sleeps deeper */
 	uint64_t task_start_tsc;
 	uint64_t task_end_tsc;
 	uint64_t idle_cycles;
@@ -91,6 +92,7 @@ struct queue_slot {
 	const struct rte_mempool *pool; /* fast-free queues: the only pool seen */
 	struct pacer pc;              /* tx: owner only */
 	struct rate_req req;          /* tx: any lcore, seqlock */
+	int8_t intr;                  /* rx: 1 in the owner's epoll, -1 no interrupt, 0 untried */
 } __rte_cache_aligned;
 
 struct port_state {
@@ -102,6 +104,7 @@ struct port_state {
 	struct queue_slot *rxq;
 	uint8_t fast_free;
 	uint8_t handover;             /* driver passes tx mbufs to a receiver (net_ring) */
+	uint8_t rx_intr;              /* configured with rx queue interrupts (rxintr.c) */
 	uint16_t mtu;
 	uint32_t max_len;             /* longest frame sent, without FCS: MTU + header + 2 tags */
 	uint64_t tx_offloads;         /* enabled RTE_ETH_TX_OFFLOAD_* */
@@ -193,6 +196,11 @@ uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_m
 int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
 uint32_t push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stamp);
 
+/* rxintr.c */
+int rx_intr_capable(const char *driver);
+int rx_intr_wait(uint16_t port, uint16_t q);
+void rx_intr_forget(uint16_t port, uint16_t q);
+
 /* offload.c */
 uint64_t offload_csum_pick(uint64_t capa);
 void offload_csum_prepare(struct rte_mbuf *m, const struct pool_state *p, uint64_t csum);
@@ -209,6 +217,7 @@ void idle_task_begin(void);
 void idle_task_end(void);
 void idle_wait_until(uint64_t target, uint64_t period);
 void idle_before_poll(uint16_t port, uint16_t q);
+uint32_t master_nap_us(uint64_t until);
 void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* pcap.c: closes what scripts left open; returns the writers that failed */

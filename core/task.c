@@ -199,7 +199,7 @@ surge_task_poll(uint32_t wait_ms)
 		stats_tick(0);
 		if (n == 0 || rte_rdtsc() >= until)
 			break;
-		rte_delay_us_sleep(1000);
+		rte_delay_us_sleep(master_nap_us(until));
 	}
 	if (n == 0 && r->end_tsc == 0 && r->start_tsc != 0)
 		r->end_tsc = rte_rdtsc();

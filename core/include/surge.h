@@ -238,6 +238,9 @@ int surge_lcore_id(void);
 int surge_is_main(void);
 uint64_t surge_tsc(void);
 uint64_t surge_tsc_hz(void);
+/* A TSC reading as CLOCK_MONOTONIC_RAW nanoseconds (the clock the TSC was
+ * calibrated against): for comparing surge's times with other programs'. */
+uint64_t surge_tsc_to_ns(uint64_t tsc);
 void surge_sleep_us(uint32_t us);
 int surge_quiet(void);
 double surge_duration(void);

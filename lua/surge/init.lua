@@ -36,6 +36,8 @@ function surge.lcore() return C.surge_lcore_id() end
 function surge.is_master() return C.surge_is_main() ~= 0 end
 function surge.tsc() return C.surge_tsc() end
 function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
+-- A TSC reading (surge.tsc(), burst.tsc) as CLOCK_MONOTONIC_RAW nanoseconds.
+function surge.tsc_ns(tsc) return tonumber(C.surge_tsc_to_ns(tsc)) end
 -- Sleeps, returning early when the run stops.
 function surge.sleep(seconds)
   if type(seconds) ~= "number" or not (seconds >= 0 and seconds < 4000) then
