@@ -71,6 +71,7 @@ idle_task_begin(void)
 	set_defaults(&s->idle);
 	s->sleep_us = 0;
 	s->empty_polls = 0;
+	s->idle_chosen = 0;
 	s->idle_cycles = 0;
 	s->wait_since = 0;
 	s->sleeps = 0;
@@ -108,6 +109,7 @@ surge_idle_set(const struct surge_idle *p)
 	if (p->sleep_min_us > MAX_SLEEP_LIMIT_US)
 		return rt_error(-EINVAL, "sleep_min_us %u outside 0..%d", p->sleep_min_us, MAX_SLEEP_LIMIT_US);
 	s->idle = *p;
+	s->idle_chosen = 1;
 	s->sleep_us = 0;
 	s->empty_polls = 0;
 	return 0;
@@ -203,6 +205,28 @@ idle_wait_until(uint64_t target, uint64_t period)
 	}
 	if (s != NULL)
 		end_wait(s, now - start);
+}
+
+/* A latency receiver on this lcore: the default sleep policy would leave
+ * probes waiting in the queue while the poller sleeps (up to max_sleep_us on
+ * every latency), so unless the task chose its policy itself it polls with
+ * pause from now on, and says so once. */
+void
+idle_for_latency(void)
+{
+	struct lcore_slot *s = me();
+
+	if (s == NULL || s->idle_chosen)
+		return;
+	if (s->idle.step_us == 0)
+		set_defaults(&s->idle);
+	if (s->idle.mode != SURGE_IDLE_SLEEP)
+		return;
+	s->idle.mode = SURGE_IDLE_PAUSE;
+	s->sleep_us = 0;
+	rt_info("lcore %u receives latency probes: it polls with idle mode pause, not sleep (sleeping "
+		"would add up to %u us to each latency; surge.idle{ mode = \"sleep\" } to keep it)",
+		rte_lcore_id(), s->idle.max_sleep_us);
 }
 
 /* Before a poll: the sleep the previous light polls earned. Sleeping here

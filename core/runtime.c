@@ -360,6 +360,10 @@ static const struct surge_abi_field abi_fields[] = {
 	F(surge_pcap_info, loops), F(surge_pcap_info, pass), F(surge_pcap_info, snaplen),
 	F(surge_pcap_info, linktype), F(surge_pcap_info, max_len), F(surge_pcap_info, nano),
 	F(surge_pcap_info, writer), F(surge_pcap_info, reserved),
+	S(surge_latency_sample), F(surge_latency_sample, ns), F(surge_latency_sample, seq),
+	F(surge_latency_sample, duplicate),
+	S(surge_hist_bucket), F(surge_hist_bucket, low_ns), F(surge_hist_bucket, high_ns),
+	F(surge_hist_bucket, count),
 	S(surge_abi_field), F(surge_abi_field, type), F(surge_abi_field, field),
 	F(surge_abi_field, offset), F(surge_abi_field, size),
 };

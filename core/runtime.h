@@ -45,6 +45,7 @@ struct lcore_slot {
 	struct surge_idle idle;
 	uint32_t sleep_us;            /* current adaptive sleep after light polls */
 	uint32_t empty_polls;         /* consecutive empty polls: a long idle spell sleeps deeper */
+	uint8_t idle_chosen;          /* the task set its idle policy itself */
 	uint64_t task_start_tsc;
 	uint64_t task_end_tsc;
 	uint64_t idle_cycles;
@@ -218,6 +219,7 @@ void idle_task_end(void);
 void idle_wait_until(uint64_t target, uint64_t period);
 void idle_before_poll(uint16_t port, uint16_t q);
 uint32_t master_nap_us(uint64_t until);
+void idle_for_latency(void);
 void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* pcap.c: closes what scripts left open; returns the writers that failed */

@@ -221,6 +221,32 @@ struct surge_latency {
 	double max_ns;
 };
 
+/* Latency probe format, version 1 (16 bytes at the offset the marker and
+ * receiver agree on; see docs/architecture.md "Latency probes"):
+ *   0  magic "SRGP" (0x53 0x52 0x47 0x50): format version 1
+ *   4  sequence number, uint32, host byte order (little-endian here)
+ *   8  send TSC, uint64, host byte order: written as the driver takes the
+ *      packet; 0 = marked but never sent
+ * A later layout gets a new magic, so a receiver never misreads one. */
+enum {
+	SURGE_PROBE_VERSION = 1,
+	SURGE_PROBE_LEN = 16
+};
+
+/* One probe as a receiver matched it. */
+struct surge_latency_sample {
+	uint64_t ns;           /* receive TSC - send TSC, in ns */
+	uint32_t seq;
+	uint32_t duplicate;    /* 1: seen before (not in the histogram) */
+};
+
+/* One non-empty histogram bucket: values low_ns..high_ns (inclusive). */
+struct surge_hist_bucket {
+	uint64_t low_ns;
+	uint64_t high_ns;
+	uint64_t count;
+};
+
 /* One row of the layout table used to prove C and LuaJIT agree. */
 struct surge_abi_field {
 	const char *type;    /* "struct surge_burst" */
@@ -288,6 +314,13 @@ int surge_latency_scan(int id, const struct surge_burst *b, uint16_t off);
 int surge_latency_add(int id, uint64_t ns, uint32_t seq);
 int surge_latency_get(int id, struct surge_latency *out);
 double surge_latency_percentile(int id, double q);
+/* surge_latency_scan that also writes each probe it found to out (at most
+ * max; the rest are still counted). Returns the probes found. */
+int surge_latency_scan_samples(int id, const struct surge_burst *b, uint16_t off,
+			       struct surge_latency_sample *out, uint32_t max);
+/* The histogram's non-empty buckets in ascending order, at most max written;
+ * returns how many there are (call with max = 0 to size the array). */
+int surge_latency_buckets(int id, struct surge_hist_bucket *out, uint32_t max);
 
 /* --- rates and idle ----------------------------------------------------- */
 int surge_rate_parse(const char *text, struct surge_rate *out);

@@ -9,6 +9,13 @@
 --   q:recv(burst); lat:scan(burst)
 --   lat:summary()  --> { probes, lost, duplicated, reordered, min_ns, mean_ns,
 --                       p50_ns, p90_ns, p99_ns, p999_ns, max_ns }
+--   lat:each(function(ns, seq, dup) ... end)   -- every probe scan matches, to Lua
+--   lat:buckets()  --> { { low_ns, high_ns, count }, ... } non-empty histogram buckets
+--
+-- Probe format version 1 (surge.h, docs/architecture.md): 16 bytes, "SRGP",
+-- uint32 sequence number, uint64 send TSC. A receiving lcore that has not
+-- chosen its idle policy polls with "pause" once it has a receiver (the
+-- default "sleep" would add its sleeps to the latencies); it says so once.
 --
 -- The timestamp is written by C just before the driver takes the packet
 -- (after any pacing wait). It is the TSC: sender and receiver must run in
@@ -60,11 +67,45 @@ function M.receiver(opts)
   return setmetatable({ id = check(C.surge_latency_new(), 2), offset = offset(opts.offset, 2) }, Receiver)
 end
 
--- Matches the probes in a received burst; returns how many it found.
+-- Matches the probes in a received burst; returns how many it found. With
+-- a function set by each(), calls it for every probe: fn(ns, seq, duplicate).
 function Receiver:scan(burst)
-  local rc = C.surge_latency_scan(self.id, burst, self.offset)
+  local fn = self.fn
+  if fn == nil then
+    local rc = C.surge_latency_scan(self.id, burst, self.offset)
+    if rc < 0 then error(core.last_error(), 2) end
+    return rc
+  end
+  local buf = self.buf
+  local rc = C.surge_latency_scan_samples(self.id, burst, self.offset, buf, C.SURGE_BURST_MAX)
   if rc < 0 then error(core.last_error(), 2) end
+  for i = 0, rc - 1 do fn(tonumber(buf[i].ns), tonumber(buf[i].seq), buf[i].duplicate == 1) end
   return rc
+end
+
+-- Hands every probe the following scans match to fn(ns, seq, duplicate);
+-- each(nil) stops. Duplicates are passed too (flagged), the histogram skips them.
+function Receiver:each(fn)
+  if fn ~= nil and type(fn) ~= "function" then
+    error("latency receiver: each(fn) takes a function (or nil)", 2)
+  end
+  self.fn = fn
+  if fn and not self.buf then self.buf = ffi.new("struct surge_latency_sample[?]", C.SURGE_BURST_MAX) end
+  return self
+end
+
+-- The histogram's non-empty buckets, ascending: { low_ns, high_ns, count }
+-- (bounds inclusive; a bucket is at most 1/32 of its values wide).
+function Receiver:buckets()
+  local n = check(C.surge_latency_buckets(self.id, nil, 0), 2)
+  local arr = ffi.new("struct surge_hist_bucket[?]", math.max(n, 1))
+  n = math.min(n, check(C.surge_latency_buckets(self.id, arr, n), 2))
+  local out = {}
+  for i = 0, n - 1 do
+    out[i + 1] = { low_ns = tonumber(arr[i].low_ns), high_ns = tonumber(arr[i].high_ns),
+                   count = tonumber(arr[i].count) }
+  end
+  return out
 end
 
 -- Adds one sample by hand (ns, sequence number): for tests and custom probes.
