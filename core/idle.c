@@ -237,12 +237,16 @@ idle_before_poll(uint16_t port, uint16_t q)
 {
 	struct lcore_slot *s = me();
 	uint64_t now;
+	int intr;
 
 	if (s == NULL || s->sleep_us == 0 || s->idle.mode != SURGE_IDLE_SLEEP || !surge_running())
 		return;
 	now = rte_rdtsc();
 	s->wait_since = now;
-	if (!(s->idle.rx_intr && s->sleep_us >= s->idle.max_sleep_us && rx_intr_wait(port, q) == 0))
+	intr = s->idle.rx_intr && s->sleep_us >= s->idle.max_sleep_us ? rx_intr_wait(port, q) : -ENOTSUP;
+	if (intr == 1)
+		s->sleep_us = 0;          /* traffic: poll without sleeping until it is seen */
+	else if (intr < 0)
 		/* no interrupt: after a long idle spell (no packet for ~0.5 s)
 		 * each wake-up is made to count twice as long */
 		sleep_ns((uint64_t)s->sleep_us * 1000 *

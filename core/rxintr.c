@@ -39,7 +39,10 @@ rx_intr_capable(const char *driver)
 	return 0;
 }
 
-/* Waits for the queue's interrupt, at most one slice. 0 when it waited,
+/* Waits for the queue's interrupt, at most one slice. 1 when the queue
+ * signalled (traffic: the caller stops sleeping before polls, since the
+ * driver may need a moment to see the packet - net_tap learns of it from a
+ * SIGIO handler that can run after we woke), 0 after a quiet slice,
  * -ENOTSUP when the queue has no interrupt (the caller sleeps instead). */
 int
 rx_intr_wait(uint16_t port, uint16_t q)
@@ -71,9 +74,9 @@ rx_intr_wait(uint16_t port, uint16_t q)
 	}
 	/* a packet that came since the last poll is pending on the event too
 	 * (the tap's fd is level-triggered); elsewhere the slice bounds it */
-	rte_epoll_wait(RTE_EPOLL_PER_THREAD, &ev, 1, RX_INTR_SLICE_MS);
+	rc = rte_epoll_wait(RTE_EPOLL_PER_THREAD, &ev, 1, RX_INTR_SLICE_MS);
 	rte_eth_dev_rx_intr_disable(port, q);
-	return 0;
+	return rc > 0 ? 1 : 0;
 }
 
 /* The queue's event leaves the releasing thread's epoll (the thread that
