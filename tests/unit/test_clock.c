@@ -69,19 +69,35 @@ mono_raw_ns(void)
 }
 
 /* An independent measurement: TSC over CLOCK_MONOTONIC_RAW across ~1 s,
- * the TSC read on both sides of each clock read. */
+ * each end the clock read whose two surrounding TSC reads are closest (of
+ * 64 tries: a try the scheduler interrupted is wide). */
+static void
+ref_pair(double *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 64; i++) {
+		uint64_t a = rte_rdtsc_precise(), n = mono_raw_ns(), b = rte_rdtsc_precise();
+
+		if (b - a < best) {
+			best = b - a;
+			*tsc = ((double)a + (double)b) / 2;
+			*ns = n;
+		}
+	}
+}
+
 static double
 reference_hz(void)
 {
-	uint64_t a0 = rte_rdtsc_precise(), n0 = mono_raw_ns(), b0 = rte_rdtsc_precise();
 	struct timespec ts = { .tv_sec = 1, .tv_nsec = 0 };
-	uint64_t a1, n1, b1;
+	double t0, t1;
+	uint64_t n0, n1;
 
+	ref_pair(&t0, &n0);
 	nanosleep(&ts, NULL);
-	a1 = rte_rdtsc_precise();
-	n1 = mono_raw_ns();
-	b1 = rte_rdtsc_precise();
-	return ((double)(a1 + b1) / 2 - (double)(a0 + b0) / 2) * 1e9 / (double)(n1 - n0);
+	ref_pair(&t1, &n1);
+	return (t1 - t0) * 1e9 / (double)(n1 - n0);
 }
 
 static void
