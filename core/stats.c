@@ -135,6 +135,22 @@ stats_tick(int force)
 	r->last_print_tsc = now;
 }
 
+/* One line per paced tx queue: how it handled falling behind, and how
+ * often it did (issue 8: the choice and the late packets, per queue). */
+static void
+print_paced(uint16_t port)
+{
+	for (uint16_t q = 0; q < rt()->port[port].conf.txq; q++) {
+		struct surge_rate_stats rs;
+
+		if (surge_txq_rate_stats(port, q, &rs) != 0 || rs.packets == 0)
+			continue;
+		printf("  port %u  txq %u paced: %.3f pps (target %.3f)  late %" PRIu64 "  catch-up %s "
+		       "(max %u us)  skipped %.6f s\n", port, q, rs.pps, rs.target_pps, rs.late,
+		       rs.catchup == SURGE_CATCHUP_SKIP ? "skip" : "burst", rs.max_late_us, rs.skipped_s);
+	}
+}
+
 void
 stats_summary(void)
 {
@@ -164,6 +180,7 @@ stats_summary(void)
 		printf("  port %u  tx-drops %" PRIu64 "  unsent-at-stop %" PRIu64 "  rx-missed %" PRIu64 "  rx-errors %" PRIu64
 		       "  tx-errors %" PRIu64 "  rx-nombuf %" PRIu64 "\n",
 		       port, t.drops, t.unsent, ps.imissed, ps.ierrors, ps.oerrors, ps.rx_nombuf);
+		print_paced(port);
 	}
 	print_lcores(0);
 	fflush(stdout);

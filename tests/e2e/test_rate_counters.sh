@@ -6,7 +6,9 @@
 #     rate_stats), never tx-drops (which means the driver refused); sent +
 #     unsent = 32
 #   - rate_stats().target_pps is the schedule's rate for on/off, ramp and
-#     custom gaps (was 0 for every pattern but constant and Poisson)
+#     custom gaps (was 0 for every pattern but constant and Poisson); the
+#     catch-up mode and the late packets are reported per queue (rate_stats
+#     and a summary line per paced queue)
 #   - an L2 rate is checked at L1: 10gbit-l2 needs 10.13 Gbit/s on a 10 Gbit/s
 #     link even with the longest frames, and is refused; 9.8gbit-l2 is not
 #   - a pcap reader with timing = "original" paces the queue that sends its
@@ -32,10 +34,13 @@ check_match "stop: summary tx-drops 0, unsent-at-stop ${UNSENT:-?}" "port 0  tx-
 check_pools "stop"
 
 echo "# target_pps for every pattern (1 s each)"
-for case in "onoff 90909 3" "ramp 32500 5" "gaps 50000 0.01"; do
+for case in "onoff 90909 3 burst 10000" "ramp 32500 5 skip 20" "gaps 50000 0.01 burst 10000"; do
   set -- $case
-  run_surge 30 run --no-huge --stats-interval 0 "${NULL[@]}" "$CNT" --case target --pattern "$1"
+  run_surge 30 run --no-huge --stats-interval 0 "${NULL[@]}" "$CNT" --case target --pattern "$1" --catchup "$4"
   check "target $1: exit 0" 0 "$RC"
+  check_match "target $1: rate_stats says catchup $4" "^counters: $1 target_pps .* late [0-9]+ skipped_s [0-9.]+ catchup $4\$" "$OUT"
+  check_match "target $1: the summary reports the queue's catch-up and late packets" \
+    "^  port 0  txq 0 paced: [0-9.]+ pps \(target [0-9.]+\)  late [0-9]+  catch-up $4 \(max $5 us\)  skipped [0-9.]+ s\$" "$OUT"
   T=$(field "^counters: $1 target_pps ([0-9.]+) .*")
   check_true "target $1: target_pps ${T:-none} within $3% of $2" "$(printf '%s\n' "$OUT" | grep '^counters')" near "${T:-}" "$2" "$3"
 done

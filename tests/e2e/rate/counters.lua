@@ -14,6 +14,7 @@ function configure(p)
   p:option("--case", "stop, target or reader", "stop")
   p:option("--pattern", "target: onoff, ramp or gaps", "onoff")
   p:option("--file", "reader: pcap file to write and replay", "")
+  p:option("--catchup", "target: burst or skip", "burst")
 end
 
 function master(args)
@@ -52,13 +53,14 @@ function tx(q, args)
     local spec = ({ onoff = { rate = "1mpps", pattern = "onoff", on = 1000, off = 0.01 },
                     ramp = { rate = "10kpps", pattern = "ramp", to = "100kpps", over = 2 },
                     gaps = { gap = function() return 20000 end } })[args.pattern]
+    spec.catchup = args.catchup
     q:set_rate(spec)
     local b = pool:burst(32)
     local stop = surge.tsc() + surge.tsc_hz()     -- one second
     while surge.running() and surge.tsc() < stop do b:alloc(); q:send(b) end
     local st = q:rate_stats()
-    return ("counters: %s target_pps %.1f pps %.1f late %d skipped_s %.4f"):format(args.pattern, st.target_pps,
-      st.pps, st.late, st.skipped_s)
+    return ("counters: %s target_pps %.1f pps %.1f late %d skipped_s %.4f catchup %s"):format(args.pattern,
+      st.target_pps, st.pps, st.late, st.skipped_s, st.catchup)
   else
     local r = pcap.reader(args.file, { timing = "original" })
     local b = pool:burst(32)
