@@ -146,8 +146,6 @@ sleep_ns(uint64_t ns)
 	}
 }
 
-/* Waits until `target`; `period` is the typical spacing of these waits (the
- * pacer's gap), which decides between sleeping and spinning. */
 /* Ends a wait: the in-progress mark goes first, so a reader may miss a
  * moment of idle time but never counts it twice. */
 static void
@@ -157,6 +155,8 @@ end_wait(struct lcore_slot *s, uint64_t cycles)
 	__atomic_store_n(&s->idle_cycles, s->idle_cycles + cycles, __ATOMIC_RELEASE);
 }
 
+/* Waits until `target`; `period` is the typical spacing of these waits (the
+ * pacer's gap), which the batch policy uses to decide on sleeping. */
 void
 idle_wait_until(uint64_t target, uint64_t period)
 {
