@@ -34,7 +34,7 @@ check_match "stop: summary tx-drops 0, unsent-at-stop ${UNSENT:-?}" "port 0  tx-
 check_pools "stop"
 
 echo "# target_pps for every pattern (1 s each)"
-for case in "onoff 90909 3 burst 10000" "ramp 32500 5 skip 20" "gaps 50000 0.01 burst 10000"; do
+for case in "onoff 90909 3 burst 10000" "ramp 32500 5 burst 10000" "gaps 50000 0.01 skip 20"; do
   set -- $case
   run_surge 30 run --no-huge --stats-interval 0 "${NULL[@]}" "$CNT" --case target --pattern "$1" --catchup "$4"
   check "target $1: exit 0" 0 "$RC"
