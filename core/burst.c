@@ -78,6 +78,7 @@ surge_burst_free(struct surge_burst *b)
 	b->n = 0;
 	b->probes = 0;
 	b->from_alloc = 0;
+	b->timed = 0;
 }
 
 void
@@ -331,7 +332,7 @@ push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, ui
 {
 	/* an unpaced queue with no new rate request costs one compare here */
 	if (unlikely(s->pc.active || __atomic_load_n(&s->req.seq, __ATOMIC_RELAXED) != s->pc.seq_seen) &&
-	    pacer_refresh(s, (double)rte_get_tsc_hz(), rte_rdtsc()))
+	    pacer_refresh(s, (double)rt_hz(), rte_rdtsc()))
 		return pace_push(port, q, s, pkts, n, clones,
 				 s->pc.r.pattern == SURGE_PACE_GAPS ? gap_ns : NULL, ptr_base, stamp);
 	return push_all(port, q, pkts, n, stamp);
@@ -372,7 +373,7 @@ int
 surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 {
 	struct port_state *ps;
-	uint64_t bytes;
+	uint64_t bytes, unsent0;
 	uint32_t n, sent, total;
 	int rc = burst_check(b), stamp;
 	struct queue_slot *s;
@@ -389,11 +390,15 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 		clones = 1;
 	if (unlikely((rc = prepare(port, q, ps, s, b, clones, &bytes)) != 0))
 		return rc;
+	if (unlikely(b->timed) && (rc = pace_timed_burst(port, q, s)) != 0)
+		return rc;
 	stamp = b->probes > 0;
 	b->n = 0;       /* from here the mbufs belong to the driver or are freed */
 	b->from_alloc = 0;
 	b->probes = 0;
+	b->timed = 0;
 	total = n * clones;
+	unsent0 = s->st.unsent;
 	if (clones == 1) {
 		sent = push(port, q, s, (struct rte_mbuf **)b->mbuf, n, 1, b->gap_ns, 0, stamp);
 		for (uint32_t j = sent; j < n; j++) {
@@ -405,7 +410,9 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 	}
 	s->st.packets += sent;
 	s->st.bytes += bytes;
-	s->st.drops += total - sent;
+	/* not sent: either never due before the stop (unsent, counted by the
+	 * pacer) or refused by the driver until the stop (drops) */
+	s->st.drops += total - sent - (s->st.unsent - unsent0);
 	if (sent > 0)
 		s->st.bursts++;
 	return (int)sent;
@@ -415,7 +422,7 @@ int
 surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 {
 	struct port_state *ps;
-	uint64_t bytes = 0, start = rte_rdtsc();
+	uint64_t bytes = 0, start;
 	uint16_t n;
 	int rc = burst_check(b);
 	struct queue_slot *s;
@@ -426,6 +433,8 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 	if (unlikely(s == NULL))
 		return rc;
 	surge_burst_free(b);
+	idle_before_poll(port, q);   /* the sleep earned by light polls: never after one */
+	start = rte_rdtsc();
 	n = rte_eth_rx_burst(port, q, (struct rte_mbuf **)b->mbuf, (uint16_t)b->cap);
 	b->tsc = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {

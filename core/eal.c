@@ -349,6 +349,7 @@ eal_start(const struct surge_opts *o, const char *prog)
 	if (rc != 0)
 		return rc;
 	rt()->eal_up = 1;
+	rt_tsc_calibrate();     /* before any lcore paces or stamps */
 	if ((rc = latency_init()) != 0)
 		return rc;
 	if ((rc = check_probed(o)) != 0)
@@ -447,6 +448,7 @@ eal_stop(void)
 
 	if (ours)
 		snprintf(dir, sizeof(dir), "%s", rd);
+	rt_tsc_check();
 	rte_eal_cleanup();
 	if (ours)
 		remove_runtime_dir(dir);

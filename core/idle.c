@@ -4,13 +4,19 @@
  * spent doing it.
  *
  * Two kinds of waiting. A paced sender knows when its next packet is due:
- * under the sleep policy it sleeps when that is further away than
- * sleep_min_us and spins the last stretch, so its rate stays exact. A poller
- * does not know when packets will come: after each light poll (less than
- * half a burst) it sleeps step_us longer, up to max_sleep_us, and a busy poll
- * resets the sleep to zero (the testpmd --max-sleep-us proposal; Snabb's
- * "breathing" halves instead). Time in waits, sleeps and empty polls counts
- * as idle, so the idle % can be printed beside the packet rate.
+ * under the sleep policy it sleeps only the part of the gap beyond what a
+ * sleep usually wakes late (measured as it goes), then spins to the exact
+ * departure time - Linux pktgen's hybrid - so each gap keeps its length
+ * where the core is free. With `batch` set it sleeps at least max_sleep_us
+ * instead: packets leave in small batches at a fraction of the CPU, the
+ * average rate still exact, the shape not. A poller does not know when
+ * packets will come: after each light poll (less than half a burst) its
+ * next poll is preceded by a sleep step_us longer, up to max_sleep_us, and a
+ * busy poll resets it to zero (the testpmd --max-sleep-us proposal; Snabb's
+ * "breathing" halves instead). The sleep comes before the next poll, never
+ * between a poll and its return, so received packets reach Lua at once.
+ * Time in waits, sleeps and empty polls counts as idle, so the idle % can
+ * be printed beside the packet rate.
  */
 #include <errno.h>
 #include <string.h>
@@ -29,8 +35,12 @@
 #define DEFAULT_STEP_US 10
 #define DEFAULT_SLEEP_MIN_US 50
 #define MIN_MARGIN_NS 2000         /* wake at least this early and spin the rest */
-#define FIRST_OVERSLEEP_NS 20000   /* guess until the first sleeps are measured */
+#define MIN_SLEEP_NS 5000          /* shorter sleeps cost more than they save */
+#define FIRST_OVERSLEEP_NS 60000   /* guess until the first sleeps are measured */
+#define MAX_OVERSLEEP_NS 100000    /* later than this is a preemption, not timer lateness */
 #define MAX_SLEEP_LIMIT_US 1000000
+#define DEEP_IDLE_POLLS 1000       /* empty polls at max_sleep_us (~0.5 s) before sleeping deeper */
+#define DEEP_IDLE_FACTOR 2         /* ... sleeps this many times max_sleep_us: ~2.7 % -> ~1.4 % of a core */
 
 static struct lcore_slot *
 me(void)
@@ -48,6 +58,7 @@ set_defaults(struct surge_idle *p)
 	p->max_sleep_us = DEFAULT_MAX_SLEEP_US;
 	p->step_us = DEFAULT_STEP_US;
 	p->sleep_min_us = DEFAULT_SLEEP_MIN_US;
+	p->rx_intr = 1;
 }
 
 void
@@ -59,6 +70,8 @@ idle_task_begin(void)
 		return;
 	set_defaults(&s->idle);
 	s->sleep_us = 0;
+	s->empty_polls = 0;
+	s->idle_chosen = 0;
 	s->idle_cycles = 0;
 	s->wait_since = 0;
 	s->sleeps = 0;
@@ -87,6 +100,8 @@ surge_idle_set(const struct surge_idle *p)
 		return rt_error(-EINVAL, "idle policy: not on an lcore");
 	if (p->mode > SURGE_IDLE_SLEEP)
 		return rt_error(-EINVAL, "idle mode %u unknown (busy, pause, sleep)", p->mode);
+	if (p->batch > 1 || p->rx_intr > 1)
+		return rt_error(-EINVAL, "idle batch and rx_intr are 0 or 1");
 	if (p->max_sleep_us > MAX_SLEEP_LIMIT_US)
 		return rt_error(-EINVAL, "max_sleep_us %u outside 0..%d", p->max_sleep_us, MAX_SLEEP_LIMIT_US);
 	if (p->step_us == 0 || p->step_us > MAX_SLEEP_LIMIT_US)
@@ -94,7 +109,9 @@ surge_idle_set(const struct surge_idle *p)
 	if (p->sleep_min_us > MAX_SLEEP_LIMIT_US)
 		return rt_error(-EINVAL, "sleep_min_us %u outside 0..%d", p->sleep_min_us, MAX_SLEEP_LIMIT_US);
 	s->idle = *p;
+	s->idle_chosen = 1;
 	s->sleep_us = 0;
+	s->empty_polls = 0;
 	return 0;
 }
 
@@ -129,8 +146,6 @@ sleep_ns(uint64_t ns)
 	}
 }
 
-/* Waits until `target`; `period` is the typical spacing of these waits (the
- * pacer's gap), which decides between sleeping and spinning. */
 /* Ends a wait: the in-progress mark goes first, so a reader may miss a
  * moment of idle time but never counts it twice. */
 static void
@@ -140,11 +155,13 @@ end_wait(struct lcore_slot *s, uint64_t cycles)
 	__atomic_store_n(&s->idle_cycles, s->idle_cycles + cycles, __ATOMIC_RELEASE);
 }
 
+/* Waits until `target`; `period` is the typical spacing of these waits (the
+ * pacer's gap), which the batch policy uses to decide on sleeping. */
 void
 idle_wait_until(uint64_t target, uint64_t period)
 {
 	struct lcore_slot *s = me();
-	uint64_t start = rte_rdtsc(), now = start, hz = rte_get_tsc_hz();
+	uint64_t start = rte_rdtsc(), now = start, hz = rt_hz();
 	int mode = s != NULL && s->idle.step_us ? s->idle.mode : DEFAULT_MODE;
 
 	if (s != NULL)
@@ -152,23 +169,34 @@ idle_wait_until(uint64_t target, uint64_t period)
 	if (mode == SURGE_IDLE_SLEEP && s != NULL && target > now) {
 		double left_ns = (double)(target - now) * 1e9 / hz;
 		double period_ns = (double)period * 1e9 / hz;
+		/* the learnt lateness of a wake-up (a high estimate: it rises fast
+		 * and decays slowly), plus a little: sleep until then, spin after */
+		double margin = s->oversleep_ns + MIN_MARGIN_NS;
+		double ask = 0;
 
-		if (RTE_MAX(left_ns, period_ns) >= s->idle.sleep_min_us * 1000.0) {
-			/* Gaps this long (rates below ~20 kpps by default) are slept
-			 * through. A sleep lasts at least max_sleep_us, so low rates
-			 * leave in small batches rather than waking the core for every
-			 * packet (a wake-up costs ~20 us of CPU in a VM); the pacer's
-			 * schedule keeps the average rate exact. Longer gaps wake early
-			 * by what sleeps usually overshoot, learnt as we go. */
-			double margin = RTE_MAX(1.5 * s->oversleep_ns, (double)MIN_MARGIN_NS);
-			double ask = RTE_MAX(left_ns - margin, s->idle.max_sleep_us * 1000.0);
+		if (s->idle.batch && RTE_MAX(left_ns, period_ns) >= s->idle.sleep_min_us * 1000.0)
+			/* low CPU: gaps are slept through in sleeps of at least
+			 * max_sleep_us, so low rates leave in small batches rather
+			 * than waking the core for every packet; the schedule keeps
+			 * the average exact */
+			ask = RTE_MAX(left_ns - margin, s->idle.max_sleep_us * 1000.0);
+		else if (left_ns >= s->idle.sleep_min_us * 1000.0 && left_ns - margin >= MIN_SLEEP_NS)
+			ask = left_ns - margin;
+		if (ask > 0) {
 			uint64_t t0 = rte_rdtsc();
 			double over;
 
 			sleep_ns((uint64_t)ask);
 			over = (double)(rte_rdtsc() - t0) * 1e9 / hz - ask;
-			s->oversleep_ns += (RTE_MAX(over, 0.0) - s->oversleep_ns) / 16;
+			/* a wake-up far later than usual is a preemption, not the
+			 * timer's lateness: it must not make every later gap spin */
+			over = RTE_MIN(RTE_MAX(over, 0.0), (double)MAX_OVERSLEEP_NS);
+			s->oversleep_ns += (over - s->oversleep_ns) / (over > s->oversleep_ns ? 4 : 64);
 			s->sleeps++;
+		} else if (!s->idle.batch && left_ns >= s->idle.sleep_min_us * 1000.0) {
+			/* a gap spun only because of the margin: let the estimate
+			 * come down so that it is tried again */
+			s->oversleep_ns -= s->oversleep_ns / 256;
 		}
 	}
 	while ((now = rte_rdtsc()) < target && surge_running()) {
@@ -179,6 +207,56 @@ idle_wait_until(uint64_t target, uint64_t period)
 		end_wait(s, now - start);
 }
 
+/* A latency receiver on this lcore: the default sleep policy would leave
+ * probes waiting in the queue while the poller sleeps (up to max_sleep_us on
+ * every latency), so unless the task chose its policy itself it polls with
+ * pause from now on, and says so once. */
+void
+idle_for_latency(void)
+{
+	struct lcore_slot *s = me();
+
+	if (s == NULL || s->idle_chosen)
+		return;
+	if (s->idle.step_us == 0)
+		set_defaults(&s->idle);
+	if (s->idle.mode != SURGE_IDLE_SLEEP)
+		return;
+	s->idle.mode = SURGE_IDLE_PAUSE;
+	s->sleep_us = 0;
+	rt_info("lcore %u receives latency probes: it polls with idle mode pause, not sleep (sleeping "
+		"would add up to %u us to each latency; surge.idle{ mode = \"sleep\" } to keep it)",
+		rte_lcore_id(), s->idle.max_sleep_us);
+}
+
+/* Before a poll: the sleep the previous light polls earned. Sleeping here
+ * rather than after the poll means a poll that gets packets returns them at
+ * once; a packet that arrives during the sleep waits in the queue instead. */
+void
+idle_before_poll(uint16_t port, uint16_t q)
+{
+	struct lcore_slot *s = me();
+	uint64_t now;
+	int intr;
+
+	if (s == NULL || s->sleep_us == 0 || s->idle.mode != SURGE_IDLE_SLEEP || !surge_running())
+		return;
+	now = rte_rdtsc();
+	s->wait_since = now;
+	intr = s->idle.rx_intr && s->sleep_us >= s->idle.max_sleep_us ? rx_intr_wait(port, q) : -ENOTSUP;
+	if (intr == 1)
+		s->sleep_us = 0;          /* traffic: poll without sleeping until it is seen */
+	else if (intr < 0)
+		/* no interrupt: after a long idle spell (no packet for ~0.5 s)
+		 * each wake-up is made to count twice as long */
+		sleep_ns((uint64_t)s->sleep_us * 1000 *
+			 (s->empty_polls >= DEEP_IDLE_POLLS ? DEEP_IDLE_FACTOR : 1));
+	s->sleeps++;
+	s->last_poll_tsc = rte_rdtsc();
+	end_wait(s, s->last_poll_tsc - now);
+}
+
+/* After a poll: idle accounting, and the sleep the next poll starts with. */
 void
 idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
 {
@@ -195,18 +273,34 @@ idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
 	s->last_poll_tsc = now;
 	if (s->idle.mode != SURGE_IDLE_SLEEP || s->idle.step_us == 0)
 		return;
-	if (n * 2 >= cap) {
+	s->empty_polls = n == 0 ? s->empty_polls + 1 : 0;
+	if (n * 2 >= cap)
 		s->sleep_us = 0;
-		return;
-	}
-	s->sleep_us = RTE_MIN(s->sleep_us + s->idle.step_us, s->idle.max_sleep_us);
-	if (s->sleep_us > 0) {
-		s->wait_since = now;
-		sleep_ns((uint64_t)s->sleep_us * 1000);
-		s->sleeps++;
-		s->last_poll_tsc = rte_rdtsc();
-		end_wait(s, s->last_poll_tsc - now);
-	}
+	else
+		s->sleep_us = RTE_MIN(s->sleep_us + s->idle.step_us, s->idle.max_sleep_us);
+}
+
+/* How long master's task polling may sleep: until the next thing due (the
+ * caller's deadline, the next stats line, the end of --duration), at most
+ * MASTER_NAP_MAX_US so that a task's end or a stop is seen promptly. A
+ * wake-up a millisecond cost ~1.5 % of a core here; one per 10 ms, ~0.15 %. */
+#define MASTER_NAP_MAX_US 10000
+#define MASTER_NAP_MIN_US 100
+
+uint32_t
+master_nap_us(uint64_t until)
+{
+	struct runtime *r = rt();
+	uint64_t now = rte_rdtsc(), due = until, hz = rt_hz();
+	double us;
+
+	if (r->start_tsc != 0 && r->opts.duration > 0)
+		due = RTE_MIN(due, r->start_tsc + (uint64_t)(r->opts.duration * (double)hz));
+	if (r->start_tsc != 0 && !r->opts.quiet && r->opts.stats_interval > 0)
+		due = RTE_MIN(due, (r->last_print_tsc ? r->last_print_tsc : r->start_tsc) +
+			      (uint64_t)(r->opts.stats_interval * (double)hz));
+	us = due > now ? (double)(due - now) * 1e6 / (double)hz : 0;
+	return (uint32_t)RTE_MAX(RTE_MIN(us, (double)MASTER_NAP_MAX_US), (double)MASTER_NAP_MIN_US);
 }
 
 int

@@ -24,8 +24,8 @@
 #include "hist.h"
 #include "runtime.h"
 
-#define PROBE_MAGIC 0x50475253u   /* "SRGP" in memory on little-endian */
-#define PROBE_LEN 16              /* magic 4, seq 4, tsc 8 */
+#define PROBE_MAGIC 0x50475253u   /* "SRGP" in memory on little-endian: format version 1 */
+#define PROBE_LEN SURGE_PROBE_LEN /* magic 4, seq 4, tsc 8 (surge.h) */
 #define WINDOW 65536              /* sequence numbers remembered for dups */
 
 struct latency {
@@ -204,6 +204,7 @@ surge_latency_new(void)
 		free(l);
 		return rt_error(-ENOSPC, "too many latency receivers (at most %d)", SURGE_LATENCY_MAX);
 	}
+	idle_for_latency();
 	return id;
 }
 
@@ -258,8 +259,15 @@ surge_latency_add(int id, uint64_t ns, uint32_t seq)
 int
 surge_latency_scan(int id, const struct surge_burst *b, uint16_t off)
 {
+	return surge_latency_scan_samples(id, b, off, NULL, 0);
+}
+
+int
+surge_latency_scan_samples(int id, const struct surge_burst *b, uint16_t off,
+			   struct surge_latency_sample *out, uint32_t max)
+{
 	struct latency *l = get(id);
-	double ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
+	double ns_per_cycle = 1e9 / (double)rt_hz();
 	int found = 0, rc = burst_check(b);
 
 	if (rc != 0)
@@ -280,15 +288,42 @@ surge_latency_scan(int id, const struct surge_burst *b, uint16_t off)
 		if (sent == 0)
 			continue;               /* never stamped: not a real departure */
 		uint64_t dups = l->dup;
-
-		track(l, seq);
 		/* the TSCs of two CPUs may differ by a few cycles: a probe
 		 * "received before it was sent" took no measurable time */
+		uint64_t ns = sent < b->tsc ? (uint64_t)((double)(b->tsc - sent) * ns_per_cycle) : 0;
+
+		track(l, seq);
 		if (l->dup == dups)
-			hist_add(&l->h, sent < b->tsc ? (uint64_t)((double)(b->tsc - sent) * ns_per_cycle) : 0);
+			hist_add(&l->h, ns);
+		if (out != NULL && (uint32_t)found < max) {
+			out[found].ns = ns;
+			out[found].seq = seq;
+			out[found].duplicate = l->dup != dups;
+		}
 		found++;
 	}
 	return found;
+}
+
+int
+surge_latency_buckets(int id, struct surge_hist_bucket *out, uint32_t max)
+{
+	struct latency *l = get(id);
+	uint32_t n = 0;
+
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+		if (l->h.bucket[i] == 0)
+			continue;
+		if (out != NULL && n < max) {
+			out[n].low_ns = hist_bucket_low(i);
+			out[n].high_ns = hist_bucket_high(i);
+			out[n].count = l->h.bucket[i];
+		}
+		n++;
+	}
+	return (int)n;
 }
 
 double
@@ -339,27 +374,4 @@ int
 surge_latency_count(void)
 {
 	return rt() != NULL ? __atomic_load_n(&rt()->nlat, __ATOMIC_ACQUIRE) : 0;
-}
-
-int
-surge_latency_buckets(int id, uint64_t *low, uint64_t *high, uint64_t *count, uint32_t max)
-{
-	struct latency *l = get(id);
-	uint32_t n = 0;
-
-	if (l == NULL)
-		return rt_error(-EINVAL, "no latency receiver %d", id);
-	for (unsigned k = 0; k < HIST_BUCKETS; k++) {
-		if (l->h.bucket[k] == 0)
-			continue;
-		if (low != NULL) {
-			if (n == max)
-				break;
-			low[n] = hist_bucket_low(k);
-			high[n] = hist_bucket_high(k);
-			count[n] = l->h.bucket[k];
-		}
-		n++;
-	}
-	return (int)n;
 }

@@ -262,6 +262,7 @@ surge_pcap_fill(int id, struct surge_burst *b, uint32_t max)
 	}
 	f->next = cur;
 	f->pass = pass;
+	b->timed = f->speed > 0;      /* whatever sends it paces by these gaps */
 	return (int)got;
 }
 

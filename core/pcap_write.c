@@ -115,7 +115,7 @@ surge_pcap_open_write(const char *path, uint32_t snaplen, int nano)
 		free(f);
 		return -e;
 	}
-	hz = rte_get_tsc_hz();
+	hz = rt_hz();
 	f->base_tsc = rte_rdtsc();
 	f->base_ns = wall_ns();
 	f->ns_per_cyc = hz > 0 ? 1e9 / (double)hz : 0;

@@ -145,6 +145,8 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 
 	memset(&ec, 0, sizeof(ec));
 	ec.txmode.offloads = ps->tx_offloads;
+	ps->rx_intr = conf->rxq > 0 && rx_intr_capable(info.driver_name);
+	ec.intr_conf.rxq = ps->rx_intr;   /* idle pollers may block on it (rxintr.c) */
 	rc = rte_eth_dev_configure(port, conf->rxq, conf->txq, &ec);
 	if (rc < 0)
 		return rt_error(rc, "port %u (%s): configure failed: %s", port, info.driver_name, rte_strerror(-rc));
@@ -323,8 +325,10 @@ queues_release(unsigned lcore)
 			if (ps->txq[q].st.lcore == (int32_t)lcore)
 				__atomic_store_n(&ps->txq[q].st.lcore, -1, __ATOMIC_RELEASE);
 		for (uint16_t q = 0; q < ps->conf.rxq; q++)
-			if (ps->rxq[q].st.lcore == (int32_t)lcore)
+			if (ps->rxq[q].st.lcore == (int32_t)lcore) {
+				rx_intr_forget(port, q);
 				__atomic_store_n(&ps->rxq[q].st.lcore, -1, __ATOMIC_RELEASE);
+			}
 	}
 }
 

@@ -5,8 +5,11 @@
  *
  * Each packet gets a departure time; a send hands the driver every packet
  * whose time has come in one tx_burst call and waits (idle.c decides how) for
- * the next. Falling behind is caught up in bursts, up to MAX_DEBT_MS of
- * schedule, so the average rate holds through short preemptions. The rate
+ * the next. Falling behind (the core was taken away) is handled as the rate
+ * asks: SURGE_CATCHUP_BURST sends the late packets back to back, up to
+ * max_late_us of schedule, so the average rate holds; SURGE_CATCHUP_SKIP
+ * drops the missed schedule beyond max_late_us so the gaps hold. Packets
+ * that leave more than LATE_NS after their time are counted as late. The rate
  * can be changed from another lcore at any time: the setter writes a request
  * under a seqlock, the owner picks it up at its next send.
  */
@@ -25,7 +28,9 @@
 
 #include "runtime.h"
 
-#define MAX_DEBT_MS 10
+#define BURST_MAX_LATE_US 10000  /* catch-up bound by default: keeps the average */
+#define SKIP_MAX_LATE_US 20      /* skip: lateness tolerated before schedule is dropped */
+#define LATE_NS 5000             /* a departure this late counts in rate_stats().late */
 #define L1_OVERHEAD 24   /* FCS 4 + preamble 7 + SFD 1 + IFG 12 */
 #define L2_OVERHEAD 4    /* FCS */
 
@@ -107,12 +112,28 @@ check_rate(const struct surge_rate *r, double bps_limit, uint16_t port)
 	if (bits > 0 && bps_limit > 0 && bits > bps_limit)
 		return rt_error(-EINVAL, "rate %.6g Gbit/s is above port %u's link speed of %.6g Gbit/s",
 				bits / 1e9, port, bps_limit / 1e9);
+	if (bits > 0 && bps_limit > 0 && r->unit == SURGE_RATE_L2_BPS) {
+		/* the link's speed counts preamble, SFD and IFG too: an L2 rate
+		 * needs more than itself on the wire, least with the longest
+		 * frames the port sends */
+		double longest = rt()->port[port].max_len > 0 ? rt()->port[port].max_len : 1514;
+		double l1 = bits * (longest + L1_OVERHEAD) / (longest + L2_OVERHEAD);
+
+		if (l1 > bps_limit)
+			return rt_error(-EINVAL, "rate %.6g Gbit/s at L2 is %.6g Gbit/s on the wire even with "
+					"%.0f-byte frames: above port %u's link speed of %.6g Gbit/s",
+					bits / 1e9, l1 / 1e9, longest, port, bps_limit / 1e9);
+	}
 	if (r->unit == SURGE_RATE_PPS && r->value > 1e9)
 		return rt_error(-EINVAL, "rate %.6g Mpps is beyond any link", r->value / 1e6);
 	if (r->pattern == SURGE_PACE_RAMP && (!(r->ramp_s > 0) || !(r->ramp_to > 0)))
 		return rt_error(-EINVAL, "a ramp needs ramp_to > 0 and ramp_s > 0");
 	if (r->pattern == SURGE_PACE_ONOFF && (r->on_pkts == 0 || !(r->off_s >= 0)))
 		return rt_error(-EINVAL, "on/off pacing needs on_pkts >= 1 and off_s >= 0");
+	if (r->catchup > SURGE_CATCHUP_SKIP)
+		return rt_error(-EINVAL, "catch-up mode %u unknown (burst, skip)", r->catchup);
+	if (r->max_late_us > 10000000)
+		return rt_error(-EINVAL, "max_late_us %u outside 0..10000000", r->max_late_us);
 	return 0;
 }
 
@@ -211,6 +232,9 @@ pacer_refresh(struct queue_slot *s, double hz, uint64_t now)
 	p->cyc_per_bit = r.unit != SURGE_RATE_PPS && v > 0 ? hz / v : 0;
 	p->overhead = r.unit == SURGE_RATE_L1_BPS ? L1_OVERHEAD : L2_OVERHEAD;
 	p->rng = r.seed ? r.seed : 0x9e3779b97f4a7c15ULL;
+	p->max_late = (r.max_late_us ? r.max_late_us
+		       : r.catchup == SURGE_CATCHUP_SKIP ? SKIP_MAX_LATE_US : BURST_MAX_LATE_US) * hz / 1e6;
+	p->late_cyc = LATE_NS * hz / 1e9;
 	p->start_tsc = now;
 	p->next = (double)now;
 	return p->active;
@@ -297,27 +321,40 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 	  uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp)
 {
 	struct pacer *p = &s->pc;
-	double hz = (double)rte_get_tsc_hz(), max_debt = hz / 1000 * MAX_DEBT_MS;
+	double hz = (double)rt_hz();
 	uint32_t i = 0;
 
 	while (i < n) {
 		uint64_t now = rte_rdtsc();
 		uint32_t due = 0, sent;
+		double behind;
 
 		if ((double)now < p->next) {
-			if (!surge_running())
+			if (!surge_running()) {
+				p->unsent += n - i;         /* not due yet: never offered to the driver */
+				s->st.unsent += n - i;
 				break;
+			}
 			idle_wait_until((uint64_t)p->next, (uint64_t)p->last_gap);
 			continue;
 		}
-		if ((double)now - p->next > max_debt)
-			p->next = (double)now - max_debt;   /* forgive what no burst can catch up */
+		behind = (double)now - p->next;
+		if (unlikely(behind > p->max_late)) {
+			/* burst: forgive what no burst should catch up; skip: all of it */
+			double keep = p->r.catchup == SURGE_CATCHUP_SKIP ? 0 : p->max_late;
+
+			p->skipped += behind - keep;
+			p->next = (double)now - keep;
+		}
 		while (i + due < n && p->next <= (double)now) {
 			struct rte_mbuf *m = pkts[i + due];
 
+			if ((double)now - p->next > p->late_cyc)
+				p->late++;
 			p->last_gap = pacer_gap(p, m->data_len, (double)now,
 						gap_ns != NULL ? gap_ns[(ptr_base + i + due) / clones] : 0, hz);
 			p->next += p->last_gap;
+			p->gap_sum += p->last_gap;
 			p->bytes += m->data_len;
 			due++;
 		}
@@ -333,12 +370,35 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 	return i;
 }
 
+/* A burst filled by a pcap reader with a timing mode carries the file's
+ * gaps: the queue sending it paces by them. An unpaced queue starts doing so
+ * (what r:pace(q) does); a queue with a rate of its own cannot obey both. */
+int
+pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s)
+{
+	struct surge_rate r;
+	uint32_t seq = __atomic_load_n(&s->req.seq, __ATOMIC_ACQUIRE);
+
+	if (seq == s->pc.seq_seen && s->pc.active && s->pc.r.pattern == SURGE_PACE_GAPS)
+		return 0;
+	if (s->req.r.pattern == SURGE_PACE_GAPS)
+		return 0;
+	if (s->req.r.value > 0 || s->req.r.pattern == SURGE_PACE_ONOFF || s->req.hw_active)
+		return rt_error(-EINVAL, "port %u tx queue %u has a rate of its own, but the burst carries a "
+				"pcap reader's timing: open the reader with timing = \"fast\" to send its "
+				"packets at the queue's rate", port, q);
+	memset(&r, 0, sizeof(r));
+	r.pattern = SURGE_PACE_GAPS;
+	r.unit = SURGE_RATE_PPS;
+	return surge_txq_set_rate(port, q, &r);
+}
+
 int
 surge_txq_rate_stats(uint16_t port, uint16_t q, struct surge_rate_stats *out)
 {
 	struct runtime *x = rt();
 	const struct pacer *p;
-	double hz = (double)rte_get_tsc_hz(), sec;
+	double hz = (double)rt_hz(), sec;
 
 	if (port >= RTE_MAX_ETHPORTS || !x->port[port].opened || q >= x->port[port].conf.txq)
 		return rt_error(-EINVAL, "port %u has no open tx queue %u", port, q);
@@ -352,8 +412,17 @@ surge_txq_rate_stats(uint16_t port, uint16_t q, struct surge_rate_stats *out)
 	out->pps = sec > 0 ? (p->packets - 1) / sec : 0;
 	out->l1_bps = sec > 0 ? (p->bytes + p->packets * (double)L1_OVERHEAD) * 8 / sec
 			  * (p->packets - 1) / p->packets : 0;
-	if (p->r.pattern != SURGE_PACE_RAMP && p->r.pattern != SURGE_PACE_GAPS &&
-	    p->r.pattern != SURGE_PACE_ONOFF && p->r.unit == SURGE_RATE_PPS)
+	if ((p->r.pattern == SURGE_PACE_CONSTANT || p->r.pattern == SURGE_PACE_POISSON) &&
+	    p->r.unit == SURGE_RATE_PPS)
 		out->target_pps = p->r.value;
+	else if (p->packets > 1 && p->gap_sum - p->last_gap > 0)
+		/* what the schedule asked for the departures so far: n - 1 gaps
+		 * (ramps, on/off, custom gaps, bit rates of the frames sent) */
+		out->target_pps = (double)(p->packets - 1) * hz / (p->gap_sum - p->last_gap);
+	out->late = p->late;
+	out->skipped_s = p->skipped / hz;
+	out->unsent = p->unsent;
+	out->catchup = p->r.catchup;
+	out->max_late_us = (uint32_t)(p->max_late * 1e6 / hz + 0.5);
 	return 0;
 }

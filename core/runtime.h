@@ -56,11 +56,13 @@ struct lcore_slot {
 	/* idle policy and time accounting: written by this lcore only */
 	struct surge_idle idle;
 	uint32_t sleep_us;            /* current adaptive sleep after light polls */
+	uint32_t empty_polls;         /* consecutive empty polls: a long idle spell sleeps deeper */
+	uint8_t idle_chosen;          /* the task set its idle policy itself */
 	uint64_t task_start_tsc;
 	uint64_t task_end_tsc;
 	uint64_t idle_cycles;
 	uint64_t sleeps;
-	double oversleep_ns;          /* running mean of how late sleeps wake */
+	double oversleep_ns;          /* how late sleeps wake: rises fast, decays slowly */
 	uint64_t last_poll_tsc;       /* end of the previous rx poll */
 	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
 	uint64_t stop_seen_tsc;       /* first time this lcore saw a stop without a run-wide one */
@@ -114,6 +116,12 @@ struct pacer {
 	uint64_t first_tsc;           /* first departure */
 	uint64_t last_tsc;            /* last departure */
 	double last_gap;              /* cycles: the spacing the pacer works at now */
+	double gap_sum;               /* cycles: every gap the schedule gave so far */
+	double max_late;              /* cycles: catch-up bound (burst) or tolerance (skip) */
+	double late_cyc;              /* cycles: a departure this much past its time is late */
+	double skipped;               /* cycles of schedule given up */
+	uint64_t late;                /* packets that left late (more than late_cyc) */
+	uint64_t unsent;              /* not yet due when the run stopped */
 };
 
 struct queue_slot {
@@ -121,6 +129,7 @@ struct queue_slot {
 	const struct rte_mempool *pool; /* fast-free queues: the only pool seen */
 	struct pacer pc;              /* tx: owner only */
 	struct rate_req req;          /* tx: any lcore, seqlock */
+	int8_t intr;                  /* rx: 1 in the owner's epoll, -1 no interrupt, 0 untried */
 } __rte_cache_aligned;
 
 struct port_state {
@@ -132,6 +141,7 @@ struct port_state {
 	struct queue_slot *rxq;
 	uint8_t fast_free;
 	uint8_t handover;             /* driver passes tx mbufs to a receiver (net_ring) */
+	uint8_t rx_intr;              /* configured with rx queue interrupts (rxintr.c) */
 	uint16_t mtu;
 	uint32_t max_len;             /* longest frame sent, without FCS: MTU + header + 2 tags */
 	uint64_t tx_offloads;         /* enabled RTE_ETH_TX_OFFLOAD_* */
@@ -153,6 +163,12 @@ struct pool_state {
 	uint64_t alloc_fail;          /* updated with relaxed atomics */
 };
 
+/* A TSC reading and the CLOCK_MONOTONIC_RAW time taken with it. */
+struct tsc_pair {
+	uint64_t tsc;
+	uint64_t ns;
+};
+
 struct runtime {
 	volatile int stop;
 	volatile uint64_t stop_tsc;   /* when surge_stop() was first called, 0 = not yet */
@@ -160,7 +176,9 @@ struct runtime {
 	struct surge_opts opts;
 	const char *script_text;      /* the script, read once: every VM loads this text */
 	size_t script_len;
-	uint64_t tsc_hz;
+	uint64_t tsc_hz;              /* measured by rt_tsc_calibrate(): the run's only Hz */
+	struct tsc_pair tsc_ref;      /* the calibration's first pair, for the check at exit */
+	double tsc_drift_ppm;         /* whole run against tsc_hz, set at exit */
 	uint64_t start_tsc;           /* master() started (surge test: first task launch) */
 	uint64_t end_tsc;             /* master() and every task ended */
 	int launched;                 /* some task was launched */
@@ -205,6 +223,10 @@ int rt_create(const struct surge_opts *opts);
 void rt_destroy(void);
 int rt_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t tsc_measure_hz(struct tsc_pair *first);
+void rt_tsc_calibrate(void);
+void rt_tsc_check(void);
+uint64_t rt_hz(void);            /* the calibrated TSC Hz (after EAL start-up) */
 
 /* eal.c */
 int eal_start(const struct surge_opts *opts, const char *prog);
@@ -251,7 +273,13 @@ double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, 
 int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
 uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
 		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
+int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
 uint32_t push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stamp);
+
+/* rxintr.c */
+int rx_intr_capable(const char *driver);
+int rx_intr_wait(uint16_t port, uint16_t q);
+void rx_intr_forget(uint16_t port, uint16_t q);
 
 /* offload.c */
 uint64_t offload_csum_pick(uint64_t capa);
@@ -268,6 +296,9 @@ void probe_clear(struct rte_mbuf *m);
 void idle_task_begin(void);
 void idle_task_end(void);
 void idle_wait_until(uint64_t target, uint64_t period);
+void idle_before_poll(uint16_t port, uint16_t q);
+uint32_t master_nap_us(uint64_t until);
+void idle_for_latency(void);
 void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
 
 /* pcap.c: closes what scripts left open; returns the writers that failed */

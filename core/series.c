@@ -72,11 +72,12 @@ record_ports(struct series *s, double t)
 		for (uint16_t q = 0; q < ps->conf.txq; q++) {
 			const struct surge_queue_stats *st = &ps->txq[q].st;
 			struct surge_sample v = { .tx_packets = st->packets, .tx_bytes = st->bytes,
-						  .drops = st->drops };
+						  .drops = st->drops, .unsent = st->unsent };
 
 			tot.tx_packets += v.tx_packets;
 			tot.tx_bytes += v.tx_bytes;
 			tot.drops += v.drops;
+			tot.unsent += v.unsent;
 			rc |= add(s, t, SURGE_SAMPLE_TXQ, port, q, &v);
 		}
 		for (uint16_t q = 0; q < ps->conf.rxq; q++) {
@@ -127,7 +128,7 @@ series_tick(uint64_t now, int force)
 	struct runtime *r = rt();
 	struct series *s = &r->series;
 	double every = r->opts.stats_interval > 0 ? r->opts.stats_interval : 1.0;
-	uint64_t hz = rte_get_tsc_hz();
+	uint64_t hz = rt_hz();
 	double t;
 
 	if (r->start_tsc == 0 && !force)

@@ -22,7 +22,7 @@
 #define L2_FCS 4
 
 struct totals {
-	uint64_t tx, txb, rx, rxb, drops;
+	uint64_t tx, txb, rx, rxb, drops, unsent;
 };
 
 static void
@@ -35,6 +35,7 @@ port_totals(uint16_t port, struct totals *t)
 		t->tx += ps->txq[q].st.packets;
 		t->txb += ps->txq[q].st.bytes;
 		t->drops += ps->txq[q].st.drops;
+		t->unsent += ps->txq[q].st.unsent;
 	}
 	for (uint16_t q = 0; q < ps->conf.rxq; q++) {
 		t->rx += ps->rxq[q].st.packets;
@@ -123,7 +124,7 @@ static void
 stats_tick_locked(int force)
 {
 	struct runtime *r = rt();
-	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+	uint64_t now = rte_rdtsc(), hz = rt_hz();
 	double sec;
 	uint16_t port;
 
@@ -187,12 +188,28 @@ stats_tick(int force)
 	pthread_mutex_unlock(&r->stats_lock);
 }
 
+/* One line per paced tx queue: how it handled falling behind, and how
+ * often it did (issue 8: the choice and the late packets, per queue). */
+static void
+print_paced(uint16_t port)
+{
+	for (uint16_t q = 0; q < rt()->port[port].conf.txq; q++) {
+		struct surge_rate_stats rs;
+
+		if (surge_txq_rate_stats(port, q, &rs) != 0 || rs.packets == 0)
+			continue;
+		printf("  port %u  txq %u paced: %.3f pps (target %.3f)  late %" PRIu64 "  catch-up %s "
+		       "(max %u us)  skipped %.6f s\n", port, q, rs.pps, rs.target_pps, rs.late,
+		       rs.catchup == SURGE_CATCHUP_SKIP ? "skip" : "burst", rs.max_late_us, rs.skipped_s);
+	}
+}
+
 void
 stats_summary(void)
 {
 	struct runtime *r = rt();
 	uint64_t end = r->end_tsc ? r->end_tsc : rte_rdtsc();
-	double sec = r->start_tsc ? (double)(end - r->start_tsc) / rte_get_tsc_hz() : 0;
+	double sec = r->start_tsc ? (double)(end - r->start_tsc) / rt_hz() : 0;
 	uint16_t port;
 
 	if (r->start_tsc == 0 || !did_something(r))
@@ -213,9 +230,10 @@ stats_summary(void)
 		       port, t.tx, t.txb, tm, tl2, tl1);
 		printf("  port %u  RX %" PRIu64 " packets %" PRIu64 " bytes  %.3f Mpps %.3f Gbit/s (L1 %.3f)\n",
 		       port, t.rx, t.rxb, rm, rl2, rl1);
-		printf("  port %u  tx-drops %" PRIu64 "  rx-missed %" PRIu64 "  rx-errors %" PRIu64
+		printf("  port %u  tx-drops %" PRIu64 "  unsent-at-stop %" PRIu64 "  rx-missed %" PRIu64 "  rx-errors %" PRIu64
 		       "  tx-errors %" PRIu64 "  rx-nombuf %" PRIu64 "\n",
-		       port, t.drops, ps.imissed, ps.ierrors, ps.oerrors, ps.rx_nombuf);
+		       port, t.drops, t.unsent, ps.imissed, ps.ierrors, ps.oerrors, ps.rx_nombuf);
+		print_paced(port);
 	}
 	print_lcores(0);
 	print_counters();

@@ -48,7 +48,7 @@ grace_cycles(double fraction)
 	struct runtime *r = rt();
 	double g = r->opts.stop_grace > 0 ? r->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
 
-	return (uint64_t)(g * fraction * (double)rte_get_tsc_hz());
+	return (uint64_t)(g * fraction * (double)rt_hz());
 }
 
 /* Called when surge_running() is false: 0 while the stop is young, else
@@ -96,7 +96,7 @@ run_stop_left_us(void)
 		t = r->lcore[id].stop_seen_tsc;
 	}
 	end = t + grace_cycles(RAISE_AFTER);
-	return end > now ? (uint32_t)((end - now) * 1000000 / rte_get_tsc_hz()) + 1 : 0;
+	return end > now ? (uint32_t)((end - now) * 1000000 / rt_hz()) + 1 : 0;
 }
 
 int
@@ -113,7 +113,7 @@ static void
 watchdog_fire(uint64_t now, int master_stuck)
 {
 	struct runtime *r = rt();
-	double since = (double)(now - r->stop_tsc) / (double)rte_get_tsc_hz();
+	double since = (double)(now - r->stop_tsc) / (double)rt_hz();
 	unsigned id;
 
 	RTE_LCORE_FOREACH_WORKER(id) {
@@ -141,7 +141,7 @@ static void
 monitor_tick(void)
 {
 	struct runtime *r = rt();
-	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz(), stop_at, seen;
+	uint64_t now = rte_rdtsc(), hz = rt_hz(), stop_at, seen;
 	int stuck_tasks = 0, master_stuck;
 	unsigned id;
 

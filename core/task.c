@@ -186,7 +186,7 @@ int
 surge_task_poll(uint32_t wait_ms)
 {
 	struct runtime *r = rt();
-	uint64_t hz = rte_get_tsc_hz(), until = rte_rdtsc() + hz / 1000 * wait_ms;
+	uint64_t hz = rt_hz(), until = rte_rdtsc() + hz / 1000 * wait_ms;
 	int n;
 
 	if (!surge_is_main())
@@ -202,7 +202,7 @@ surge_task_poll(uint32_t wait_ms)
 			stats_tick(0);       /* surge test: no monitor thread */
 		if (n == 0 || rte_rdtsc() >= until)
 			break;
-		rte_delay_us_sleep(1000);
+		rte_delay_us_sleep(master_nap_us(until));
 	}
 	return n;
 }

@@ -58,11 +58,11 @@ cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "version", surge_version());
 	rte_tel_data_add_dict_u64(d, "pid", (uint64_t)getpid());
-	rte_tel_data_add_dict_u64(d, "tsc_hz", rte_get_tsc_hz());
+	rte_tel_data_add_dict_u64(d, "tsc_hz", rt_hz());
 	rte_tel_data_add_dict_u64(d, "running", (uint64_t)surge_running());
 	rte_tel_data_add_dict_u64(d, "tasks", (uint64_t)surge_task_count());
 	rte_tel_data_add_dict_u64(d, "elapsed_ms", r->start_tsc ?
-				  (now - r->start_tsc) * 1000 / rte_get_tsc_hz() : 0);
+				  (now - r->start_tsc) * 1000 / rt_hz() : 0);
 	rte_tel_data_add_dict_u64(d, "ports", (uint64_t)rte_eth_dev_count_avail());
 	rte_tel_data_add_dict_u64(d, "latency_receivers", (uint64_t)surge_latency_count());
 	rte_tel_data_add_dict_u64(d, "counters", (uint64_t)surge_counter_count());

@@ -44,6 +44,15 @@ enum surge_pace_pattern {
 	SURGE_PACE_GAPS = 4      /* the gap after each packet from burst.gap_ns[i] */
 };
 
+/* What a paced queue does when it finds itself behind its schedule (the
+ * core was taken away): send the late packets at once, up to max_late_us of
+ * schedule, so the average holds; or drop the missed schedule so the gaps
+ * hold (the packets leave later, the rate falls short by the time lost). */
+enum surge_catchup {
+	SURGE_CATCHUP_BURST = 0,
+	SURGE_CATCHUP_SKIP = 1
+};
+
 /* What a loop does while it has nothing to do. */
 enum surge_idle_mode {
 	SURGE_IDLE_BUSY = 0,     /* spin */
@@ -67,6 +76,7 @@ struct surge_burst {
 	uint16_t len[SURGE_BURST_MAX];    /* frame length (without FCS) */
 	uint32_t gap_ns[SURGE_BURST_MAX]; /* SURGE_PACE_GAPS: wait after packet i, before the next */
 	uint32_t from_alloc;              /* read-only in Lua: the mbufs are as alloc left them */
+	uint32_t timed;                   /* gap_ns holds a pcap reader's timing: a send paces by it */
 };
 
 struct surge_rate {
@@ -79,7 +89,8 @@ struct surge_rate {
 	uint8_t unit;        /* enum surge_rate_unit */
 	uint8_t pattern;     /* enum surge_pace_pattern */
 	uint8_t hw;          /* 1 = use the NIC's queue rate limit when it has one */
-	uint8_t reserved;
+	uint8_t catchup;     /* enum surge_catchup: after falling behind the schedule */
+	uint32_t max_late_us;/* most schedule caught up at once (burst) or tolerated (skip); 0 = 10000 */
 };
 
 /* What a paced queue achieved since its rate was last set. */
@@ -89,12 +100,23 @@ struct surge_rate_stats {
 	double seconds;
 	double pps;          /* achieved */
 	double l1_bps;       /* achieved */
-	double target_pps;   /* requested, for constant rates of fixed-size frames */
+	double target_pps;   /* requested: the rate for constant/Poisson pps, else what the schedule asked */
+	uint64_t late;       /* packets sent back to back to catch up with the schedule */
+	double skipped_s;    /* schedule given up (SURGE_CATCHUP_SKIP, or beyond max_late_us) */
+	uint64_t unsent;     /* not yet due when the run stopped: never handed to the driver */
+	uint8_t catchup;     /* enum surge_catchup in force */
+	uint8_t reserved[3];
+	uint32_t max_late_us;
 };
 
 struct surge_idle {
 	uint8_t mode;           /* enum surge_idle_mode */
-	uint8_t reserved[3];
+	uint8_t batch;          /* SURGE_IDLE_SLEEP: pacing waits sleep max_sleep_us at least (low CPU,
+				 * packets leave in small batches); 0 = sleep only the part of a gap
+				 * beyond the measured wake-up lateness and spin to the departure */
+	uint8_t rx_intr;        /* SURGE_IDLE_SLEEP: once sleeps reach max_sleep_us, block on the
+				 * queue's RX interrupt where the port has one (default 1) */
+	uint8_t reserved;
 	uint32_t max_sleep_us;  /* SURGE_IDLE_SLEEP: longest sleep after light polls */
 	uint32_t step_us;       /* SURGE_IDLE_SLEEP: growth per light poll */
 	uint32_t sleep_min_us;  /* pacing waits longer than this sleep (SURGE_IDLE_SLEEP) */
@@ -158,10 +180,11 @@ struct surge_port_stats {
 struct surge_queue_stats {
 	uint64_t packets;   /* handed to / taken from the driver */
 	uint64_t bytes;     /* L2 bytes, without FCS */
-	uint64_t drops;     /* tx: given up when the run stopped mid-burst */
+	uint64_t drops;     /* tx: refused by the driver (given up when the run stopped) */
 	uint64_t bursts;    /* calls that moved at least one packet */
 	int32_t lcore;      /* owner, -1 while unused */
 	uint32_t reserved;
+	uint64_t unsent;    /* tx: paced packets not yet due when the run stopped (never handed over) */
 };
 
 struct surge_pool_conf {
@@ -201,6 +224,32 @@ struct surge_latency {
 	double max_ns;
 };
 
+/* Latency probe format, version 1 (16 bytes at the offset the marker and
+ * receiver agree on; see docs/architecture.md "Latency probes"):
+ *   0  magic "SRGP" (0x53 0x52 0x47 0x50): format version 1
+ *   4  sequence number, uint32, host byte order (little-endian here)
+ *   8  send TSC, uint64, host byte order: written as the driver takes the
+ *      packet; 0 = marked but never sent
+ * A later layout gets a new magic, so a receiver never misreads one. */
+enum {
+	SURGE_PROBE_VERSION = 1,
+	SURGE_PROBE_LEN = 16
+};
+
+/* One probe as a receiver matched it. */
+struct surge_latency_sample {
+	uint64_t ns;           /* receive TSC - send TSC, in ns */
+	uint32_t seq;
+	uint32_t duplicate;    /* 1: seen before (not in the histogram) */
+};
+
+/* One non-empty histogram bucket: values low_ns..high_ns (inclusive). */
+struct surge_hist_bucket {
+	uint64_t low_ns;
+	uint64_t high_ns;
+	uint64_t count;
+};
+
 /* One row of the layout table used to prove C and LuaJIT agree. */
 struct surge_abi_field {
 	const char *type;    /* "struct surge_burst" */
@@ -228,6 +277,9 @@ int surge_lcore_id(void);
 int surge_is_main(void);
 uint64_t surge_tsc(void);
 uint64_t surge_tsc_hz(void);
+/* A TSC reading as CLOCK_MONOTONIC_RAW nanoseconds (the clock the TSC was
+ * calibrated against): for comparing surge's times with other programs'. */
+uint64_t surge_tsc_to_ns(uint64_t tsc);
 void surge_sleep_us(uint32_t us);
 int surge_quiet(void);
 double surge_duration(void);
@@ -277,6 +329,13 @@ int surge_latency_scan(int id, const struct surge_burst *b, uint16_t off);
 int surge_latency_add(int id, uint64_t ns, uint32_t seq);
 int surge_latency_get(int id, struct surge_latency *out);
 double surge_latency_percentile(int id, double q);
+/* surge_latency_scan that also writes each probe it found to out (at most
+ * max; the rest are still counted). Returns the probes found. */
+int surge_latency_scan_samples(int id, const struct surge_burst *b, uint16_t off,
+			       struct surge_latency_sample *out, uint32_t max);
+/* The histogram's non-empty buckets in ascending order, at most max written;
+ * returns how many there are (call with max = 0 to size the array). */
+int surge_latency_buckets(int id, struct surge_hist_bucket *out, uint32_t max);
 
 /* --- rates and idle ----------------------------------------------------- */
 int surge_rate_parse(const char *text, struct surge_rate *out);
@@ -398,12 +457,9 @@ const char *surge_file_prefix(void);
 /* --output FILE, NULL if none. */
 const char *surge_output(void);
 
-/* Latency receivers made so far; buckets of receiver id with a count, in
- * ascending order: low[k]..high[k] (inclusive, ns) held count[k] values.
- * Returns how many were written (at most max), the number of non-empty
- * buckets when low is NULL. */
+/* Latency receivers made so far (ids 0..count-1); their buckets:
+ * surge_latency_buckets(). */
 int surge_latency_count(void);
-int surge_latency_buckets(int id, uint64_t *low, uint64_t *high, uint64_t *count, uint32_t max);
 /* ABI-END */
 
 #ifdef __cplusplus

@@ -44,6 +44,8 @@ function surge.lcore() return C.surge_lcore_id() end
 function surge.is_master() return C.surge_is_main() ~= 0 end
 function surge.tsc() return C.surge_tsc() end
 function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
+-- A TSC reading (surge.tsc(), burst.tsc) as CLOCK_MONOTONIC_RAW nanoseconds.
+function surge.tsc_ns(tsc) return tonumber(C.surge_tsc_to_ns(tsc)) end
 -- Sleeps, returning early when the run stops.
 function surge.sleep(seconds)
   arg.expect(seconds, "number 0..4000", "surge.sleep", "seconds")
@@ -78,8 +80,11 @@ local idle_modes = { busy = C.SURGE_IDLE_BUSY, pause = C.SURGE_IDLE_PAUSE, sleep
 local idle_names = { [0] = "busy", "pause", "sleep" }
 
 -- surge.idle{ mode = "busy"|"pause"|"sleep", max_sleep_us = 100, step_us = 1,
--- sleep_min_us = 50 } sets how the calling lcore waits; surge.idle() reads it.
-local idle_known = { mode = 1, max_sleep_us = 1, step_us = 1, sleep_min_us = 1 }
+-- sleep_min_us = 50, batch = false, rx_intr = true } sets how the calling lcore
+-- waits; surge.idle() reads it. batch: paced gaps sleep max_sleep_us at least
+-- (low CPU, packets leave in small batches); rx_intr: an idle poller blocks on
+-- the queue's RX interrupt where the port has one.
+local idle_known = { mode = 1, max_sleep_us = 1, step_us = 1, sleep_min_us = 1, batch = 1, rx_intr = 1 }
 
 function surge.idle(policy)
   local cur = ffi.new("struct surge_idle")
@@ -92,6 +97,8 @@ function surge.idle(policy)
       if k == "mode" then
         if idle_modes[v] == nil then arg.raise(("surge.idle: mode: expected busy, pause or sleep, got %s"):format(arg.show(v))) end
         cur.mode = idle_modes[v]
+      elseif k == "batch" or k == "rx_intr" then
+        cur[k] = arg.expect(v, "boolean", "surge.idle", k) and 1 or 0
       else
         cur[k] = arg.expect(v, "integer 0..1000000", "surge.idle", k)
       end
@@ -99,7 +106,7 @@ function surge.idle(policy)
     check(C.surge_idle_set(cur), 2)
   end
   return { mode = idle_names[cur.mode], max_sleep_us = cur.max_sleep_us, step_us = cur.step_us,
-           sleep_min_us = cur.sleep_min_us }
+           sleep_min_us = cur.sleep_min_us, batch = cur.batch == 1, rx_intr = cur.rx_intr == 1 }
 end
 
 -- Busy and idle TSC cycles of an lcore since its task started.

@@ -9,6 +9,13 @@
 --   q:recv(burst); lat:scan(burst)
 --   lat:summary()  --> { probes, lost, duplicated, reordered, min_ns, mean_ns,
 --                       p50_ns, p90_ns, p99_ns, p999_ns, max_ns }
+--   lat:each(function(ns, seq, dup) ... end)   -- every probe scan matches, to Lua
+--   lat:buckets()  --> { { low_ns, high_ns, count }, ... } non-empty histogram buckets
+--
+-- Probe format version 1 (surge.h, docs/architecture.md): 16 bytes, "SRGP",
+-- uint32 sequence number, uint64 send TSC. A receiving lcore that has not
+-- chosen its idle policy polls with "pause" once it has a receiver (the
+-- default "sleep" would add its sleeps to the latencies); it says so once.
 --
 -- The timestamp is written by C just before the driver takes the packet
 -- (after any pacing wait). It is the TSC: sender and receiver must run in
@@ -58,13 +65,47 @@ function M.receiver(opts)
   return setmetatable({ id = check(C.surge_latency_new(), 2), offset = off }, Receiver)
 end
 
--- Matches the probes in a received burst; returns how many it found.
+-- Matches the probes in a received burst; returns how many it found. With
+-- a function set by each(), calls it for every probe: fn(ns, seq, duplicate).
 function Receiver:scan(burst)
   arg.self(self, Receiver, "receiver:scan")
   arg.burst(burst, "receiver:scan")
-  local rc = C.surge_latency_scan(self.id, burst, self.offset)
+  local fn = self.fn
+  if fn == nil then
+    local rc = C.surge_latency_scan(self.id, burst, self.offset)
+    if rc < 0 then arg.raise(core.last_error()) end
+    return rc
+  end
+  local buf = self.buf
+  local rc = C.surge_latency_scan_samples(self.id, burst, self.offset, buf, C.SURGE_BURST_MAX)
   if rc < 0 then arg.raise(core.last_error()) end
+  for i = 0, rc - 1 do fn(tonumber(buf[i].ns), tonumber(buf[i].seq), buf[i].duplicate == 1) end
   return rc
+end
+
+-- Hands every probe the following scans match to fn(ns, seq, duplicate);
+-- each(nil) stops. Duplicates are passed too (flagged), the histogram skips them.
+function Receiver:each(fn)
+  if fn ~= nil and type(fn) ~= "function" then
+    error("latency receiver: each(fn) takes a function (or nil)", 2)
+  end
+  self.fn = fn
+  if fn and not self.buf then self.buf = ffi.new("struct surge_latency_sample[?]", C.SURGE_BURST_MAX) end
+  return self
+end
+
+-- The histogram's non-empty buckets, ascending: { low_ns, high_ns, count }
+-- (bounds inclusive; a bucket is at most 1/32 of its values wide).
+function Receiver:buckets()
+  local n = check(C.surge_latency_buckets(self.id, nil, 0), 2)
+  local arr = ffi.new("struct surge_hist_bucket[?]", math.max(n, 1))
+  n = math.min(n, check(C.surge_latency_buckets(self.id, arr, n), 2))
+  local out = {}
+  for i = 0, n - 1 do
+    out[i + 1] = { low_ns = tonumber(arr[i].low_ns), high_ns = tonumber(arr[i].high_ns),
+                   count = tonumber(arr[i].count) }
+  end
+  return out
 end
 
 -- Adds one sample by hand (ns, sequence number): for tests and custom probes.
@@ -91,18 +132,6 @@ function Receiver:summary()
            max_ns = s.max_ns }
 end
 
--- The histogram's non-empty buckets: { low_ns = {...}, high_ns = {...}, count = {...} }.
-function Receiver:buckets()
-  local n = check(C.surge_latency_buckets(self.id, nil, nil, nil, 0), 2)
-  local lo, hi, cnt = ffi.new("uint64_t[?]", n + 1), ffi.new("uint64_t[?]", n + 1), ffi.new("uint64_t[?]", n + 1)
-  n = check(C.surge_latency_buckets(self.id, lo, hi, cnt, n), 2)
-  local b = { low_ns = {}, high_ns = {}, count = {} }
-  for k = 0, n - 1 do
-    b.low_ns[k + 1], b.high_ns[k + 1], b.count[k + 1] = tonumber(lo[k]), tonumber(hi[k]), tonumber(cnt[k])
-  end
-  return b
-end
-
 -- Saves the histogram as CSV in HdrHistogram's percentile-distribution form:
 -- one row per non-empty bucket, "Value,Percentile,TotalCount,1/(1-Percentile)"
 -- with Value the bucket's upper bound in ns (the last row: the exact max).
@@ -111,19 +140,19 @@ function Receiver:save(path)
   if type(path) ~= "string" or path == "" then error("receiver:save: expected a file name", 2) end
   local b = self:buckets()
   local total = 0
-  for _, c in ipairs(b.count) do total = total + c end
+  for _, r in ipairs(b) do total = total + r.count end
   local f, err = io.open(path, "w")
   if not f then error("receiver:save: " .. tostring(err), 2) end
   f:write("Value,Percentile,TotalCount,1/(1-Percentile)\n")
   local acc, max = 0, self:summary().max_ns
-  for i, c in ipairs(b.count) do
-    acc = acc + c
+  for i, r in ipairs(b) do
+    acc = acc + r.count
     local p = acc / total
-    local v = i == #b.count and math.min(b.high_ns[i], max) or b.high_ns[i]
+    local v = i == #b and math.min(r.high_ns, max) or r.high_ns
     f:write(("%d,%.12f,%d,%s\n"):format(v, p, acc, p < 1 and ("%.2f"):format(1 / (1 - p)) or "Infinity"))
   end
   f:close()
-  return #b.count
+  return #b
 end
 
 -- One line: "probes 100000 lost 0 dup 0 reordered 0 | min 1.2 mean 3.4 p50 ... us"

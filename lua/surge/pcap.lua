@@ -7,7 +7,7 @@
 --   w:close()                      -- flushes; returns the packets written
 --
 --   local r = pcap.reader("in.pcap", { loop = 3, timing = "original" })
---   r:pace(q)                      -- the queue waits the file's gaps (or none for "fast")
+--   r:pace(q)                      -- optional: the bursts it fills pace whatever queue sends them
 --   while r:fill(b) > 0 do q:send(b) end
 --
 -- A reader holds the whole file in memory from the moment it is opened, so a

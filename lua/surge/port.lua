@@ -89,7 +89,7 @@ function Port:stats()
     ipackets = tonumber(s.ipackets), opackets = tonumber(s.opackets),
     ibytes = tonumber(s.ibytes), obytes = tonumber(s.obytes), imissed = tonumber(s.imissed),
     ierrors = tonumber(s.ierrors), oerrors = tonumber(s.oerrors), rx_nombuf = tonumber(s.rx_nombuf),
-    tx_packets = 0, tx_bytes = 0, tx_drops = 0, rx_packets = 0, rx_bytes = 0,
+    tx_packets = 0, tx_bytes = 0, tx_drops = 0, tx_unsent = 0, rx_packets = 0, rx_bytes = 0,
   }
   local info = self:info()
   local q = ffi.new("struct surge_queue_stats")
@@ -98,6 +98,7 @@ function Port:stats()
     r.tx_packets = r.tx_packets + tonumber(q.packets)
     r.tx_bytes = r.tx_bytes + tonumber(q.bytes)
     r.tx_drops = r.tx_drops + tonumber(q.drops)
+    r.tx_unsent = r.tx_unsent + tonumber(q.unsent)
   end
   for i = 0, info.rxq - 1 do
     check(C.surge_rxq_stats(self.id, i, q), 2)
@@ -111,7 +112,7 @@ local function qstats(fn, q)
   local s = ffi.new("struct surge_queue_stats")
   check(fn(q.port, q.id, s), 3)
   return { packets = tonumber(s.packets), bytes = tonumber(s.bytes), drops = tonumber(s.drops),
-           bursts = tonumber(s.bursts), lcore = s.lcore }
+           unsent = tonumber(s.unsent), bursts = tonumber(s.bursts), lcore = s.lcore }
 end
 
 -- Sends the burst; `clones` (a number, or a table { clones = N } made once
@@ -153,7 +154,9 @@ function TxQueue:rate_stats()
   local s = ffi.new("struct surge_rate_stats")
   check(C.surge_txq_rate_stats(self.port, self.id, s), 2)
   return { packets = tonumber(s.packets), bytes = tonumber(s.bytes), seconds = s.seconds,
-           pps = s.pps, l1_bps = s.l1_bps, target_pps = s.target_pps }
+           pps = s.pps, l1_bps = s.l1_bps, target_pps = s.target_pps, late = tonumber(s.late),
+           skipped_s = s.skipped_s, unsent = tonumber(s.unsent),
+           catchup = rate.catchup_names[s.catchup], max_late_us = s.max_late_us }
 end
 
 -- Receives into the burst (its old packets are freed first); returns the count.

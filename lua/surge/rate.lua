@@ -8,6 +8,8 @@
 --   q:set_rate{ rate = "100kpps", pattern = "ramp", to = "1mpps", over = 5 }
 --   q:set_rate{ gap = function() return 1000 end }   -- ns before each packet, from Lua
 --   q:set_rate{ rate = "1gbit", hw = true }   -- the NIC's queue rate limiter, if it has one
+--   q:set_rate{ rate = "1mpps", catchup = "skip" }  -- behind schedule: drop it, keep the gaps
+--   q:set_rate{ rate = "1mpps", catchup = "burst", max_late_us = 1000 }  -- send late ones at once (default)
 --   q:set_rate(nil) or q:set_rate(0)          -- unpaced
 local ffi = require "ffi"
 local core = require "surge.core"
@@ -18,7 +20,26 @@ local M = {}
 
 local patterns = { constant = C.SURGE_PACE_CONSTANT, poisson = C.SURGE_PACE_POISSON,
                    onoff = C.SURGE_PACE_ONOFF, ramp = C.SURGE_PACE_RAMP }
-local keys = { rate = 1, pattern = 1, seed = 1, on = 1, off = 1, to = 1, over = 1, gap = 1, hw = 1 }
+local keys = { rate = 1, pattern = 1, seed = 1, on = 1, off = 1, to = 1, over = 1, gap = 1, hw = 1,
+               catchup = 1, max_late_us = 1 }
+local catchups = { burst = C.SURGE_CATCHUP_BURST, skip = C.SURGE_CATCHUP_SKIP }
+M.catchup_names = { [0] = "burst", "skip" }
+
+local function set_catchup(r, spec, level)
+  if spec.catchup ~= nil then
+    local c = catchups[spec.catchup]
+    if not c then error(("rate: catchup '%s' unknown (burst, skip)"):format(tostring(spec.catchup)), level + 1) end
+    r.catchup = c
+  end
+  local ml = spec.max_late_us
+  if ml ~= nil then
+    if type(ml) ~= "number" or ml < 0 or ml > 1e7 or ml ~= math.floor(ml) then
+      error(("rate: max_late_us = %s: microseconds, 0..10000000"):format(tostring(ml)), level + 1)
+    end
+    r.max_late_us = ml
+  end
+  return r
+end
 
 local function parse_value(text, what, level)
   local r = ffi.new("struct surge_rate")
@@ -43,7 +64,7 @@ function M.build(spec, level)
     local r = ffi.new("struct surge_rate")
     r.pattern = C.SURGE_PACE_GAPS
     r.unit = C.SURGE_RATE_PPS
-    return r, spec.gap
+    return set_catchup(r, spec, level), spec.gap
   end
   local pattern = spec.pattern or "constant"
   local p = patterns[pattern]
@@ -68,7 +89,7 @@ function M.build(spec, level)
     arg.expect(spec.over, "number >0", "rate", "over (seconds)")
     r.ramp_to, r.ramp_s = to.value, spec.over
   end
-  return r
+  return set_catchup(r, spec, level)
 end
 
 return M

@@ -225,12 +225,13 @@ local function build_latency()
   local l = ffi.new("struct surge_latency")
   for id = 0, C.surge_latency_count() - 1 do
     check(C.surge_latency_get(id, l), 2)
-    local n = check(C.surge_latency_buckets(id, nil, nil, nil, 0), 2)
-    local lo, hi, cnt = ffi.new("uint64_t[?]", n + 1), ffi.new("uint64_t[?]", n + 1), ffi.new("uint64_t[?]", n + 1)
-    n = check(C.surge_latency_buckets(id, lo, hi, cnt, n), 2)
+    local n = check(C.surge_latency_buckets(id, nil, 0), 2)
+    local arr = ffi.new("struct surge_hist_bucket[?]", n + 1)
+    n = math.min(n, check(C.surge_latency_buckets(id, arr, n), 2))
     local b = { low_ns = json.array(), high_ns = json.array(), count = json.array() }
     for k = 0, n - 1 do
-      b.low_ns[k + 1], b.high_ns[k + 1], b.count[k + 1] = tonumber(lo[k]), tonumber(hi[k]), tonumber(cnt[k])
+      b.low_ns[k + 1], b.high_ns[k + 1], b.count[k + 1] = tonumber(arr[k].low_ns), tonumber(arr[k].high_ns),
+        tonumber(arr[k].count)
     end
     out[#out + 1] = { id = id, probes = tonumber(l.probes), lost = tonumber(l.lost),
       duplicated = tonumber(l.duplicated), reordered = tonumber(l.reordered),

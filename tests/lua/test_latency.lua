@@ -58,6 +58,50 @@ function T.receiver_counts_by_hand()
     ("%d %d %d %d"):format(s.probes, s.lost, s.reordered, s.duplicated))
 end
 
+-- every probe reaches Lua through each(); buckets add up to the histogram
+function T.samples_and_buckets()
+  local t = surge.proto.udp{ size = 80 }
+  local pool = surge.pool{ size = 63, cache = 1, template = t, shared = true }
+  local b, rx = pool:burst(8), pool:burst(32)
+  local m = surge.latency.marker{ offset = 44, every = 1 }
+  local lat = surge.latency.receiver{ offset = 44 }
+  local seen, sum = {}, 0
+  lat:each(function(ns, seq, dup)
+    assert(not dup and ns >= 0 and ns < 1e9, ("sample %s %s %s"):format(ns, seq, tostring(dup)))
+    seen[#seen + 1] = seq
+    sum = sum + ns
+  end)
+  for _ = 1, 5 do
+    assert(b:alloc() == 8 and m:mark(b) == 8)
+    assert(port():txq(0):send(b) == 8)
+    assert(port():rxq(0):recv(rx) == 8)
+    assert(lat:scan(rx) == 8)
+    rx:free()
+  end
+  assert(#seen == 40, #seen)
+  for i = 1, 40 do assert(seen[i] == i - 1, ("sample %d has seq %d"):format(i, seen[i])) end
+  local s = lat:summary()
+  assert(math.abs(s.mean_ns - sum / 40) <= 1, ("mean %f vs samples %f"):format(s.mean_ns, sum / 40))
+  local bk, count, prev = lat:buckets(), 0, -1
+  assert(#bk >= 1)
+  for _, x in ipairs(bk) do
+    assert(x.low_ns > prev and x.high_ns >= x.low_ns and x.count > 0)
+    prev = x.high_ns
+    count = count + x.count
+  end
+  assert(count == 40, count)
+  assert(bk[1].low_ns <= s.min_ns and bk[#bk].high_ns >= s.max_ns)
+  -- by hand: 1000 and 1001 share no bucket with 5000
+  local h = surge.latency.receiver{ offset = 44 }
+  h:add(1000, 0) h:add(1001, 1) h:add(5000, 2)
+  local hb = h:buckets()
+  assert(#hb == 2 and hb[1].count == 2 and hb[2].count == 1 and hb[2].low_ns <= 5000 and hb[2].high_ns >= 5000)
+  lat:each(nil)
+  -- a receiving lcore that never chose its policy polls with pause, not sleep
+  assert(surge.idle().mode == "pause", surge.idle().mode)
+  assert(pool:info().avail == 63)
+end
+
 function T.bad_offsets()
   local pool = surge.pool{ size = 15, cache = 1, template = surge.proto.udp{ size = 60 } }
   local b = pool:burst(1)

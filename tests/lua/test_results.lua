@@ -124,7 +124,7 @@ function T.latency_save_hdr_csv()
   for l in io.lines(path) do lines[#lines + 1] = l end
   os.remove(path)
   assert(lines[1] == "Value,Percentile,TotalCount,1/(1-Percentile)", lines[1])
-  assert(#lines == rows + 1 and rows == #r:buckets().count, #lines)
+  assert(#lines == rows + 1 and rows == #r:buckets(), #lines)
   local last = lines[#lines]
   assert(last == "100000,1.000000000000,1000,Infinity", last)
   local prev_v, prev_n = -1, 0

@@ -114,7 +114,7 @@ static void
 write_frames(const char *path, uint32_t snaplen, int nano)
 {
 	struct surge_burst *b = surge_burst_new(-1, 4);
-	uint64_t hz = rte_get_tsc_hz(), t = rte_rdtsc();
+	uint64_t hz = surge_tsc_hz(), t = rte_rdtsc();
 	int w = surge_pcap_open_write(path, snaplen, nano);
 
 	ok(w);

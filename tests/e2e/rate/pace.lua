@@ -32,6 +32,7 @@ function configure(p)
   p:option("--max-sleep-us", "surge.idle max_sleep_us for the TX task (-1: default)", -1, "integer")
   p:option("--master-idle-mode", "surge.idle mode set in master before launching", "")
   p:option("--master-max-sleep-us", "surge.idle max_sleep_us set in master (-1: none)", -1, "integer")
+  p:flag("--batch", "surge.idle{ batch = true } for the TX task: the low-CPU pacer")
   p:flag("--rx", "an RX task drains the port (net_ring loopback): RX must equal TX")
   p:flag("--rx-busy", "the RX task polls with mode busy (default: the sleep policy)")
 end
@@ -96,9 +97,10 @@ local function report(what, pps, want, extra)
     extra or "", err(pps, want)))
 end
 
-local function set_idle(mode, max_sleep)
+local function set_idle(mode, max_sleep, batch)
   local pol
   if mode ~= "" then pol = { mode = mode } end
+  if batch then pol = pol or {}; pol.batch = true end
   if max_sleep >= 0 then pol = pol or {}; pol.max_sleep_us = max_sleep end
   if pol then surge.idle(pol) end
 end
@@ -171,7 +173,7 @@ function master(args)
 end
 
 function tx(q, port, args, shared)
-  set_idle(args.idle_mode, args.max_sleep_us)
+  set_idle(args.idle_mode, args.max_sleep_us, args.batch)
   local pool = surge.pool{ template = surge.proto.udp{ size = args.size }, shared = shared }
   local burst = pool:burst(args.burst)
   local hz = surge.tsc_hz()
