@@ -64,4 +64,18 @@ check "replay: exit 0" 0 "$RC"
 N=$(printf '%s\n' "$OUT" | sed -nE 's/^replay: sent ([0-9]+) packets$/\1/p')
 check_match "replay --loop 3: progress ends at 100 % of what it sent ($N)" "^progress: replayed 100\\.0% $N/$N" \
   "$(printf '%s\n' "$ERR" | grep progress | tail -1)"
+
+# scenarios: their steps, and a replay scenario's frames
+run_surge 120 run --no-huge --stats-interval 0 --vdev net_ring0 load-latency --rates 10kpps,20kpps,30kpps \
+  --trial 0.2 --settle 0.1 --probes 100
+check "load-latency: exit 0" 0 "$RC"
+check_match "load-latency: starts at 0 %" '^progress: load-latency +0\.0% 0/3' \
+  "$(printf '%s\n' "$ERR" | grep progress | head -1)"
+check_match "load-latency: ends at 100 %" '^progress: load-latency 100\.0% 3/3  elapsed [0-9:]+  ETA 0:00$' \
+  "$(printf '%s\n' "$ERR" | grep progress | tail -1)"
+run_surge 120 run --no-huge --stats-interval 0 --vdev net_ring0 rfc2544 --sizes 64,128 --tests throughput,latency \
+  --max-rate 20kpps --trial 0.2 --settle 0.1 --latency-trial 0.2 --probes 100
+check "rfc2544: exit 0" 0 "$RC"
+check_match "rfc2544: ends at 100 % of sizes x tests" '^progress: rfc2544 100\.0% 4/4' \
+  "$(printf '%s\n' "$ERR" | grep progress | tail -1)"
 finish

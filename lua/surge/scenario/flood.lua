@@ -38,7 +38,9 @@ function M.run(opts)
   scenario.progress("flood: tx port %d -> rx port %d via %s, %d flow(s) x %d size(s), %s", s.tx.id, s.rx.id, mac,
     opts.flows, #classes, rate and ("%g pps"):format(rate) or "as fast as possible")
   s:trial{ size = classes[1].size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
+  scenario.steps(1, "flood")
   local t = s:trial{ classes = classes, rate = rate, duration = opts.trial, settle = opts.settle, what = "the flood" }
+  scenario.step()
   local res = { scenario = M.name, flows = opts.flows, seconds = t.seconds, sent = t.sent, received = t.received,
                 lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, tx_pps = t.tx_pps,
                 forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = {} }

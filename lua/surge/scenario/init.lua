@@ -159,6 +159,21 @@ function M.progress(fmt, ...)
   io.flush()
 end
 
+-- Progress with an ETA over the steps a scenario plans (a trial, or one test
+-- of one frame size): surge.progress draws it on stderr, a line rewritten
+-- in place on a terminal, plain lines otherwise, nothing with --quiet.
+local steps
+function M.steps(total, label)
+  steps = { done = 0, total = total, label = label }
+  require("surge.progress")(0, total, label)
+end
+function M.step()
+  if not steps then return end
+  steps.done = steps.done + 1
+  require("surge.progress")(steps.done, steps.total, steps.label)
+  if steps.done >= steps.total then steps = nil end
+end
+
 -- A text table: headers, rows of cells (strings or numbers), right-aligned.
 function M.table(headers, rows)
   local w = {}

@@ -31,6 +31,7 @@ function M.run(opts)
   scenario.progress("load-latency: tx port %d -> rx port %d via %s, %d-byte frames", s.tx.id, s.rx.id, mac, opts.size)
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local res = { scenario = M.name, size = opts.size, points = {} }
+  scenario.steps(#rates, "load-latency")
   for _, rate in ipairs(rates) do
     local t = s:trial{ size = opts.size, rate = rate, duration = opts.trial, settle = opts.settle, flows = opts.flows,
                        probe_every = math.max(1, math.floor(rate / opts.probes)),
@@ -40,6 +41,7 @@ function M.run(opts)
       lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, latency = l }
     scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%  %s", rate / 1e3, t.sent,
       t.received, t.loss_pct, surge.latency.format(l))
+    scenario.step()
   end
   -- one flat row per load: what surge plot reads (docs/results.md)
   res.rows = {}

@@ -45,7 +45,9 @@ function M.run(opts)
   local mac = s:resolve()
   scenario.progress("qos: tx port %d -> rx port %d via %s, %d classes, %g pps in all", s.tx.id, s.rx.id, mac, #cls, total)
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
+  scenario.steps(1, "qos")
   local t = s:trial{ classes = classes, rate = total, duration = opts.trial, settle = opts.settle, what = "the qos trial" }
+  scenario.step()
   local res = { scenario = M.name, size = opts.size, seconds = t.seconds, classes = {} }
   for k, c in ipairs(t.classes) do
     res.classes[k] = { name = cls[k].name, dscp = cls[k].dscp, rate_pps = cls[k].rate,

@@ -38,6 +38,11 @@ function M.run(opts)
   local id = surge.launch("surge.dut.trial:replay", { ifaces = s.ifaces, ctrl_pool = s.ctrl_pool, tx_iface = 1,
     rx_iface = s.rx_iface, reader = reader, pool = pool, rate = rate, settle = opts.settle,
     dst_mac = mac, src_mac = mac and s.tx_info.mac or nil })
+  -- the reader's position, read from master while the task fills from it
+  surge.progress.watch("replay", info.records * opts.loop, function()
+    local i = reader:info()
+    return i.pass * i.records + i.next
+  end)
   local ok, t = pcall(surge.wait, id)
   reader:close()
   if not ok then error(require("surge.dut").reason(t), 0) end

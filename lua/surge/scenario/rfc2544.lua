@@ -57,6 +57,9 @@ function M.run(opts)
   s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local results = { scenario = "rfc2544", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
                     dst_mac = mac, trial_s = opts.trial, tolerance_pct = opts.tolerance, sizes = {} }
+  local ntests = 0
+  for w in opts.tests:gmatch("[^,]+") do ntests = ntests + 1 end
+  scenario.steps(#sizes * ntests, "rfc2544")
   for _, size in ipairs(sizes) do
     local line = s:line_pps(size)
     local hi = scenario.pps(opts.max_rate, size, line, "--max-rate")
@@ -99,6 +102,7 @@ function M.run(opts)
         scenario.progress("  %5d B  confirmation: at T loss %.3f %%, at 1.2 T loss %.3f %%", size, a.loss_pct,
           b.loss_pct)
       end
+      scenario.step()
     end
     if want(opts.tests, "latency") and T > 0 then
       local every = math.max(1, math.floor(T / opts.probes))
@@ -108,12 +112,14 @@ function M.run(opts)
                     p99_ns = l.p99_ns, max_ns = l.max_ns, loss_pct = t.loss_pct }
       scenario.progress("  %5d B  latency at %s: %s", size, fmt_rate(T), surge.latency.format(l))
     end
+    if want(opts.tests, "latency") then scenario.step() end
     if want(opts.tests, "loss") then
       r.loss = search.loss_curve{ hi = hi, step_pct = opts.loss_step, trial = function(rate)
         local t = trial(rate, "a frame loss trial")
         scenario.progress("  %5d B  frame loss at %s: %.3f %%", size, fmt_rate(rate), t.loss_pct)
         return t.loss_pct, { sent = t.sent, received = t.received }
       end }
+      scenario.step()
     end
     if want(opts.tests, "b2b") then
       local b = search.back_to_back{ lo = 1, hi = opts.b2b_max, max_trials = opts.b2b_trials,
@@ -124,6 +130,7 @@ function M.run(opts)
           return t.lost
         end }
       r.back_to_back = b
+      scenario.step()
     end
   end
   -- one flat row per frame size: what surge plot and spreadsheets read
