@@ -124,9 +124,10 @@ local floor = math.floor
 local cast, u16p, i32p = ffi.cast, ffi.typeof("uint16_t *"), ffi.typeof("int32_t *")
 ]]
 
--- Host-order 16-bit words, byte by byte (surge.size's length fields).
-function G.read16(o) return ("bor(lshift(p[%d], 8), p[%d])"):format(o, o + 1) end
-function G.write16(o, e) return ("p[%d] = rshift(%s, 8); p[%d] = band(%s, 255)"):format(o, e, o + 1, e) end
+-- Host-order 16-bit words (surge.size's length fields and checksums, whose
+-- sums are kept in host order): one 16-bit load or store, swapped.
+function G.read16(o) return ("rshift(bswap(cast(u16p, p + %d)[0]), 16)"):format(o) end
+function G.write16(o, e) return ("cast(u16p, p + %d)[0] = rshift(bswap(%s), 16)"):format(o, e) end
 
 -- Words as the CPU loads them (surge.flow): one 16-bit load or store each.
 -- A ones' complement sum comes out the same in either byte order (RFC 1071
