@@ -10,60 +10,62 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
-int
-cli_parse_seconds(const char *s, double *out)
+struct unit {
+	const char *suffix;
+	double factor;
+};
+
+/* A non-negative number followed by one of the units' suffixes (any case),
+ * at most `max` once scaled: the one parser behind times and sizes. */
+static int
+parse_scaled(const char *s, const struct unit *units, double max, double *out)
 {
 	char *end;
-	double v, unit = 1.0;
+	double v;
 
 	if (s == NULL || *s == '\0')
 		return -EINVAL;
 	v = strtod(s, &end);
 	if (end == s)
 		return -EINVAL;
-	if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
-		unit = 1.0;
-	else if (strcmp(end, "ms") == 0)
-		unit = 1e-3;
-	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-		unit = 60.0;
-	else if (strcmp(end, "h") == 0)
-		unit = 3600.0;
-	else
-		return -EINVAL;
-	if (!(v >= 0.0) || v * unit > 1e9)
-		return -EINVAL;
-	*out = v * unit;
-	return 0;
+	for (const struct unit *u = units; u->suffix != NULL; u++) {
+		if (strcasecmp(end, u->suffix) == 0) {
+			if (!(v >= 0.0) || v * u->factor > max)
+				return -EINVAL;
+			*out = v * u->factor;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int
+cli_parse_seconds(const char *s, double *out)
+{
+	static const struct unit units[] = {
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "min", 60 }, { "h", 3600 }, { NULL, 0 },
+	};
+
+	return parse_scaled(s, units, 1e9, out);
 }
 
 int
 cli_parse_bytes(const char *s, unsigned long long *out)
 {
-	char *end;
-	double v, unit = 1.0;
+	static const struct unit units[] = {
+		{ "", 1 }, { "b", 1 }, { "k", 1024.0 }, { "kb", 1024.0 }, { "m", 1048576.0 }, { "mb", 1048576.0 },
+		{ "g", 1073741824.0 }, { "gb", 1073741824.0 }, { "t", 1099511627776.0 }, { "tb", 1099511627776.0 },
+		{ NULL, 0 },
+	};
+	double v;
 
-	if (s == NULL || *s == '\0')
+	if (parse_scaled(s, units, 1e15, &v) != 0)
 		return -EINVAL;
-	v = strtod(s, &end);
-	if (end == s)
-		return -EINVAL;
-	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': unit = 1024.0; end++; break;
-	case 'm': case 'M': unit = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': unit = 1024.0 * 1024 * 1024 * 1024; end++; break;
-	default: return -EINVAL;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end != '\0' || !(v >= 0.0) || v * unit > 1e15)
-		return -EINVAL;
-	*out = (unsigned long long)(v * unit);
+	*out = (unsigned long long)v;
 	return 0;
 }
 
