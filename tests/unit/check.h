@@ -6,6 +6,8 @@
 #ifndef SURGE_TEST_CHECK_H
 #define SURGE_TEST_CHECK_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A core call that must succeed, failing the test with the core's reason. */
@@ -23,5 +25,30 @@
 			fail_msg("error '%s' does not mention '%s'",       \
 				 surge_last_error(), (needle));            \
 	} while (0)
+
+/* Starts EAL once for a group of tests, the way `surge test` does (no
+ * hugepages, quiet), with the given virtual devices. EAL refusing options
+ * surge built from good ones is a surge bug (-1, the group fails); a host
+ * that cannot run it at all (permissions, memory) skips the test (77). */
+static inline int
+test_eal_start(struct surge_opts *o, const char *name, const char *const *vdevs, int n)
+{
+	int rc;
+
+	o->cmd = CMD_TEST;
+	o->no_huge = 1;
+	o->quiet = 1;
+	for (int i = 0; i < n; i++)
+		o->vdev[i] = vdevs[i];
+	o->nvdev = n;
+	if (rt_create(o) != 0)
+		return -1;
+	if ((rc = eal_start(o, name)) == 0)
+		return 0;
+	fprintf(stderr, "%s: EAL did not start: %s\n", name, surge_last_error());
+	if (rc == -EINVAL)
+		return -1;
+	exit(77);
+}
 
 #endif

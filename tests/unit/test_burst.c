@@ -37,26 +37,10 @@ static uint16_t RING, NUL;
 static int
 group_setup(void **state)
 {
-	int rc;
+	static const char *const vdevs[] = { "net_ring0", "net_null0,no-rx=1" };
 
 	(void)state;
-	opts.cmd = CMD_TEST;
-	opts.no_huge = 1;
-	opts.quiet = 1;
-	opts.vdev[0] = "net_ring0";
-	opts.vdev[1] = "net_null0,no-rx=1";
-	opts.nvdev = 2;
-	if (rt_create(&opts) != 0)
-		return -1;
-	if ((rc = eal_start(&opts, "test_burst")) == 0)
-		return 0;
-	fprintf(stderr, "test_burst: EAL did not start: %s\n", surge_last_error());
-	/* EAL refusing the arguments surge built from good options (as with
-	 * --no-huge beside --in-memory) is a surge bug; anything else is
-	 * this host (permissions, memory): skip */
-	if (rc == -EINVAL)
-		return -1;
-	exit(77);
+	return test_eal_start(&opts, "test_burst", vdevs, 2);
 }
 
 static int

@@ -32,22 +32,10 @@ static struct surge_opts opts;
 static int
 group_setup(void **state)
 {
-	int rc;
+	static const char *const vdevs[] = { "net_null0,no-rx=1" };
 
 	(void)state;
-	opts.cmd = CMD_TEST;
-	opts.no_huge = 1;
-	opts.quiet = 1;
-	opts.vdev[0] = "net_null0,no-rx=1";
-	opts.nvdev = 1;
-	if (rt_create(&opts) != 0)
-		return -1;
-	if ((rc = eal_start(&opts, "test_clock")) == 0)
-		return 0;
-	fprintf(stderr, "test_clock: EAL did not start: %s\n", surge_last_error());
-	if (rc == -EINVAL)
-		return -1;
-	exit(77);
+	return test_eal_start(&opts, "test_clock", vdevs, 1);
 }
 
 static int

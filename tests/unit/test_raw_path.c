@@ -59,31 +59,16 @@ make_frame(void)
 static int
 group_setup(void **state)
 {
-	int rc;
+	const char *vdevs[] = { "net_ring0", "net_null0,no-rx=1", tap_vdev };
 
 	(void)state;
 	make_frame();
-	opts.cmd = CMD_TEST;
-	opts.no_huge = 1;
-	opts.quiet = 1;
-	opts.vdev[0] = "net_ring0";
-	opts.vdev[1] = "net_null0,no-rx=1";
-	opts.nvdev = 2;
 	/* net_tap offers checksum offload; it needs root and /dev/net/tun */
 	if (geteuid() == 0 && access("/dev/net/tun", R_OK | W_OK) == 0) {
 		snprintf(tap_vdev, sizeof(tap_vdev), "net_tap0,iface=srawtap%d", (int)getpid() % 10000);
-		opts.vdev[2] = tap_vdev;
-		opts.nvdev = 3;
 		have_tap = 1;
 	}
-	if (rt_create(&opts) != 0)
-		return -1;
-	if ((rc = eal_start(&opts, "test_raw_path")) == 0)
-		return 0;
-	fprintf(stderr, "test_raw_path: EAL did not start: %s\n", surge_last_error());
-	if (rc == -EINVAL)
-		return -1;
-	exit(77);
+	return test_eal_start(&opts, "test_raw_path", vdevs, have_tap ? 3 : 2);
 }
 
 static int
