@@ -519,11 +519,13 @@ local function compile(fields, plan, combine, count)
   src[#src + 1] = "end"
   src[#src + 1] = "local function apply(self, burst)"
   src[#src + 1] = "  local n_ = burst.n"
-  src[#src + 1] = "  local data = burst.data"
+  -- burst.data[i] each time rather than a local for burst.data: a
+  -- reference to the array is a cdata the trace cannot always sink, one
+  -- allocation a burst
   src[#src + 1] = "  do"
   src[#src + 1] = load_state
   src[#src + 1] = "  for i = 0, n_ - 1 do"
-  src[#src + 1] = "    local p = data[i]"
+  src[#src + 1] = "    local p = burst.data[i]"
   src[#src + 1] = b
   src[#src + 1] = "  end"
   src[#src + 1] = save_state

@@ -260,15 +260,16 @@ local T, N, P = ...
 local s_k = 0
 local function apply(self, burst)
   local n_ = burst.n
-  local data, len = burst.data, burst.len
+  -- burst.data[i] and burst.len[i] each time: a local holding burst.data
+  -- is a cdata reference the trace cannot always sink (one allocation a burst)
   local k = s_k
   for i = 0, n_ - 1 do
     local L = T[k]
     k = k + 1
     if k == N then k = 0 end
-    len[i] = L
+    burst.len[i] = L
     do
-      local p = data[i]
+      local p = burst.data[i]
 %s
     end
   end
