@@ -3,7 +3,8 @@
 # (naming the queue, task and lcore) while launched tasks use the net_ring
 # port, accepted once they are stopped, while a sender on the other port
 # (net_null) keeps going; the ring opens again with fresh counters and
-# moves exactly 1000 packets; every pool is full at the end.
+# moves exactly 1000 packets; every pool is full at the end. Then the same
+# from `surge attach -e` into a running `surge run --control`.
 . "$(dirname "$0")/lib.sh"
 
 SESSION=$E2E_DIR/repl/port_close_session.lua
@@ -28,4 +29,42 @@ check "summary: port 0 RX" 1000 "$(summary_count "$OUT" 0 RX)"
 check_pools "port close"
 check_no_leak "port close"
 check_no_crash "port close"
+
+# surge attach -e: close the idle ring, refused on the port the task sends on
+cat >"$TMP/two.lua" <<'LUA'
+local surge = require "surge"
+function tx(q)
+  local pool = surge.pool{ template = surge.proto.udp{ size = 60 } }
+  local b = pool:burst(32)
+  q:set_rate("50kpps")
+  while surge.running() do b:alloc(); q:send(b) end
+  return "sent"
+end
+function master()
+  surge.port("net_ring0")
+  surge.launch("tx", surge.port("net_null0"):txq(0))
+  print("ready")
+  surge.wait()
+end
+LUA
+CTL=$TMP/pc.sock
+timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' --vdev net_ring0 \
+  --vdev net_null0,no-rx=1 --control "$CTL" "$TMP/two.lua" >"$TMP/run.out" 2>"$TMP/run.err" &
+RUN=$!
+on_exit "kill $RUN"
+wait_for_text "$TMP/run.out" '^ready$' 20 "$RUN" && for _ in $(seq 50); do [ -S "$CTL" ] && break; sleep 0.1; done
+A1=$("$SURGE" attach "$CTL" -e 'return surge.handles.port(0):close()' 2>&1); R1=$?
+check "attach -e: the idle ring port closes" "0/0" "$R1/$A1"
+A2=$("$SURGE" attach "$CTL" -e 'surge.handles.port(1):close()' 2>&1); R2=$?
+check "attach -e: refused on the busy port, exit 1" 1 "$R2"
+check_match "attach -e: the refusal names the task" "port 1 cannot close: its tx queue 0 is used by task 'tx' on lcore 1" "$A2"
+A3=$("$SURGE" attach "$CTL" -e 'return surge.port("net_ring0"):info().txq' 2>&1)
+check "attach -e: the ring opens again" 1 "$A3"
+"$SURGE" attach "$CTL" -e 'surge.stop()' >/dev/null 2>&1
+wait "$RUN"; RC=$?
+OUT=$(cat "$TMP/run.out"); ERR=$(cat "$TMP/run.err"); SURGE_PID=
+check "attach -e: the run ends with exit 0" 0 "$RC"
+check_true "attach -e: the null port sent on" "" test "$(summary_count "$OUT" 1 TX)" -gt 0
+check_pools "attach -e"
+check_no_crash "attach -e"
 finish
