@@ -44,6 +44,7 @@ function master()
   surge.port("net_ring0")
   surge.launch("tx", surge.port("net_null0"):txq(0))
   print("ready")
+  io.stdout:flush()
   surge.wait()
 end
 LUA
