@@ -191,10 +191,18 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	return wait_link(port, conf->link_timeout_ms);
 }
 
+/* One past the highest port number: callers walk 0..n-1, and a port removed
+ * with port:close{ remove = true } leaves a gap there that a count of the
+ * ports would hide the last port behind. */
 int
 surge_port_count(void)
 {
-	return rte_eth_dev_count_avail();
+	uint16_t port;
+	int n = 0;
+
+	RTE_ETH_FOREACH_DEV(port)
+		n = port + 1;
+	return n;
 }
 
 int

@@ -83,6 +83,22 @@ function T.vdev_close_remove_and_add_again()
   assert(pool:info().avail == 63)
 end
 
+-- removing a port below another leaves a gap: surge.ports() still reaches
+-- the last port, the gap is an error naming it
+function T.remove_leaves_a_gap()
+  local ports = surge.ports()
+  local a = surge.port(surge.vdev("net_ring8"))
+  local b = surge.vdev("net_ring9")
+  assert(b == a.id + 1 and surge.ports() == ports + 2)
+  a:close{ remove = true }
+  assert(surge.ports() == ports + 2, "the last port is still counted")
+  errors("port " .. a.id .. " does not exist", surge.port, a.id)
+  local pb = surge.port(b)
+  assert(pb:info().name == "net_ring9")
+  pb:close{ remove = true }
+  assert(surge.ports() == ports)
+end
+
 -- mbufs of the port's rx pool still out at the close: an error naming them,
 -- the pool is kept (not freed under them) and checked again at the next open
 function T.leak_at_close_is_an_error()
