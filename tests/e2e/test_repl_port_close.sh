@@ -41,7 +41,13 @@ function tx(q)
   return "sent"
 end
 function master()
-  surge.port("net_ring0")
+  local ring = surge.port("net_ring0")
+  local pool = surge.pool{ size = 255, template = surge.proto.udp{ size = 60 } }
+  local b = pool:burst(32)
+  b:alloc()
+  ring:txq(0):send(b)
+  assert(ring:rxq(0):recv(b) == 32)
+  b:free()
   surge.launch("tx", surge.port("net_null0"):txq(0))
   print("ready")
   io.stdout:flush()
@@ -50,7 +56,7 @@ end
 LUA
 CTL=$TMP/pc.sock
 timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' --vdev net_ring0 \
-  --vdev net_null0,no-rx=1 --control "$CTL" "$TMP/two.lua" >"$TMP/run.out" 2>"$TMP/run.err" &
+  --vdev net_null0,no-rx=1 --control "$CTL" --output "$TMP/pc.json" "$TMP/two.lua" >"$TMP/run.out" 2>"$TMP/run.err" &
 RUN=$!
 on_exit "kill $RUN"
 wait_for_text "$TMP/run.out" '^ready$' 20 "$RUN" && for _ in $(seq 50); do [ -S "$CTL" ] && break; sleep 0.1; done
@@ -66,6 +72,17 @@ wait "$RUN"; RC=$?
 OUT=$(cat "$TMP/run.out"); ERR=$(cat "$TMP/run.err"); SURGE_PID=
 check "attach -e: the run ends with exit 0" 0 "$RC"
 check_true "attach -e: the null port sent on" "" test "$(summary_count "$OUT" 1 TX)" -gt 0
+# the results: valid, the series adds up to the summary; the ring's 32
+# packets before its close are kept though it was opened again
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  R=$(python3 "$E2E_DIR/results/check_results.py" "$TMP/pc.json" "$SURGE_SRC/docs/results.schema.json" status=ok 2>&1)
+  check "attach -e: results valid and consistent" "" "$(grep -v '^ok' <<<"$R")"
+fi
+check "attach -e: results keep the closed port's packets" "32 32" "$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = [x for x in r["summary"]["ports"] if x["port"] == 0][0]
+print(p["tx_packets"], p["rx_packets"])' "$TMP/pc.json")"
 check_pools "attach -e"
 check_no_crash "attach -e"
 finish
