@@ -170,9 +170,10 @@ ports_close_all(void)
 	return leaks;
 }
 
-/* The queue a running task (not master) still uses, or -1: master takes
- * every free queue for itself first, so no task can take one while the
- * port closes. */
+/* The lcore of a running task (not master) that still uses one of the
+ * port's queues, or -1. Master takes every free queue for itself, so a task
+ * that sends on one later is refused (claim() in burst.c: "already used",
+ * then "not open") instead of reaching slots freed by the close. */
 static int
 take_queues(struct port_state *ps, int32_t me, uint16_t *q_out, int *tx_out)
 {
