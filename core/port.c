@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * port.c - open ports and their queues, report what they can do, close them.
+ * port.c - open ports and their queues, report what they can do (closing
+ * them, and adding devices while running: port_close.c).
  *
  * Offloads are chosen from the port's reported capabilities. MBUF_FAST_FREE
  * is requested only for ports opened without clones: fast free assumes every
@@ -21,10 +22,9 @@
 #include "runtime.h"
 
 #define RX_POOL_EXTRA 1024   /* mbufs beyond the rx rings: per-lcore caches, bursts in flight */
-#define DRAIN_ROUNDS 1024    /* bound on rx bursts read when a port closes */
 
-static int
-check_port(uint16_t port)
+int
+port_check(uint16_t port)
 {
 	if (rt() == NULL || !rte_eth_dev_is_valid_port(port))
 		return rt_error(-ENODEV, "port %u does not exist (%u ports: see 'surge devices')",
@@ -116,13 +116,20 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	char name[RTE_MEMPOOL_NAMESIZE];
 	int rc, socket;
 
-	if ((rc = check_port(port)) != 0)
+	if ((rc = port_check(port)) != 0)
 		return rc;
 	if (!surge_is_main())
 		return rt_error(-EPERM, "port %u: ports are opened in master(), not in a task", port);
 	ps = &rt()->port[port];
 	if (ps->opened)
 		return rt_error(-EBUSY, "port %u is already open", port);
+	if ((rc = rx_pool_settle(port, ps)) != 0) {   /* left by an earlier close */
+		char why[160];
+
+		snprintf(why, sizeof(why), "%s", surge_last_error());
+		return rt_error(rc, "port %u cannot open again: %s (still held by another port or a "
+				"burst)", port, why);
+	}
 	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
 		return rt_error(rc, "port %u: cannot read device info", port);
 	if (conf->rxq > info.max_rx_queues || conf->txq > info.max_tx_queues)
@@ -179,10 +186,18 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	return wait_link(port, conf->link_timeout_ms);
 }
 
+/* One past the highest port number: callers walk 0..n-1, and a port removed
+ * with port:close{ remove = true } leaves a gap there that a count of the
+ * ports would hide the last port behind. */
 int
 surge_port_count(void)
 {
-	return rte_eth_dev_count_avail();
+	uint16_t port;
+	int n = 0;
+
+	RTE_ETH_FOREACH_DEV(port)
+		n = port + 1;
+	return n;
 }
 
 int
@@ -195,30 +210,6 @@ surge_port_find(const char *name)
 	return id;
 }
 
-/* Adds a virtual device while running (master only); returns its port. */
-int
-surge_vdev_add(const char *spec)
-{
-	char name[RTE_DEV_NAME_MAX_LEN];
-	int rc;
-
-	if (!surge_is_main())
-		return rt_error(-EPERM, "virtual devices are added in master(), not in a task");
-	snprintf(name, sizeof(name), "%.*s", (int)strcspn(spec, ","), spec);
-	if (surge_port_find(name) >= 0)
-		return rt_error(-EEXIST, "cannot add virtual device '%s': a device named '%s' exists "
-				"already (give each its own number, e.g. net_ring1)", spec, name);
-	rc = rte_dev_probe(spec);
-	if (rc < 0)
-		return rt_error(rc, "cannot add virtual device '%s': no driver is named '%.*s', its "
-				"arguments are wrong, or it failed to start (DPDK's reason is printed above)",
-				spec, (int)strcspn(name, "0123456789"), name);
-	rc = surge_port_find(name);
-	if (rc < 0)
-		return rt_error(-ENODEV, "virtual device '%s' started but is not a network port", spec);
-	return rc;
-}
-
 int
 surge_port_info(uint16_t port, struct surge_port_info *out)
 {
@@ -228,7 +219,7 @@ surge_port_info(uint16_t port, struct surge_port_info *out)
 	struct port_state *ps;
 	int rc;
 
-	if ((rc = check_port(port)) != 0)
+	if ((rc = port_check(port)) != 0)
 		return rc;
 	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
 		return rt_error(rc, "port %u: cannot read device info", port);
@@ -267,7 +258,7 @@ surge_port_stats(uint16_t port, struct surge_port_stats *out)
 	struct rte_eth_stats s;
 	int rc;
 
-	if ((rc = check_port(port)) != 0)
+	if ((rc = port_check(port)) != 0)
 		return rc;
 	if ((rc = rte_eth_stats_get(port, &s)) != 0)
 		return rt_error(rc, "port %u: cannot read stats", port);
@@ -288,7 +279,7 @@ queue_stats(uint16_t port, uint16_t q, int tx, struct surge_queue_stats *out)
 	struct port_state *ps;
 	int rc;
 
-	if ((rc = check_port(port)) != 0)
+	if ((rc = port_check(port)) != 0)
 		return rc;
 	ps = &rt()->port[port];
 	if (!ps->opened || q >= (tx ? ps->conf.txq : ps->conf.rxq))
@@ -330,70 +321,6 @@ queues_release(unsigned lcore)
 				__atomic_store_n(&ps->rxq[q].st.lcore, -1, __ATOMIC_RELEASE);
 			}
 	}
-}
-
-/* Packets still in an rx ring (a loopback whose receiver stopped first) go
- * back to their pools so the leak check sees full pools. */
-static unsigned
-drain_rx(uint16_t port, uint16_t nq)
-{
-	struct rte_mbuf *m[64];
-	unsigned total = 0;
-
-	for (uint16_t q = 0; q < nq; q++) {
-		for (int round = 0; round < DRAIN_ROUNDS; round++) {
-			uint16_t n = rte_eth_rx_burst(port, q, m, 64);
-
-			if (n == 0)
-				break;
-			rte_pktmbuf_free_bulk(m, n);
-			total += n;
-		}
-	}
-	return total;
-}
-
-/* Three passes, because a port's rings may hold mbufs of another port's rx
- * pool (a reflector): drain and stop every port, close every port, and only
- * then check and free the rx pools. Returns the number of leaking pools. */
-int
-ports_close_all(void)
-{
-	uint16_t port;
-	int leaks = 0;
-
-	RTE_ETH_FOREACH_DEV(port) {
-		struct port_state *ps = &rt()->port[port];
-		unsigned drained;
-
-		if (!ps->opened || !ps->started)
-			continue;
-		drained = drain_rx(port, ps->conf.rxq);
-		if (drained > 0)
-			rt_info("port %u: %u packets were still queued for receive, freed", port, drained);
-		rte_eth_dev_stop(port);
-		ps->started = 0;
-	}
-	RTE_ETH_FOREACH_DEV(port) {
-		if (rt()->port[port].opened)
-			rte_eth_dev_close(port);
-	}
-	for (port = 0; port < RTE_MAX_ETHPORTS; port++) {
-		struct port_state *ps = &rt()->port[port];
-
-		if (!ps->opened)
-			continue;
-		if (ps->rx_pool != NULL && rte_mempool_avail_count(ps->rx_pool) != ps->rx_pool->size) {
-			fprintf(stderr, "surge: error: port %u rx pool: %u of %u mbufs not returned\n", port,
-				ps->rx_pool->size - rte_mempool_avail_count(ps->rx_pool), ps->rx_pool->size);
-			leaks++;
-		}
-		rte_mempool_free(ps->rx_pool);
-		rte_free(ps->txq);
-		rte_free(ps->rxq);
-		ps->opened = 0;
-	}
-	return leaks;
 }
 
 static void

@@ -233,10 +233,14 @@ int eal_start(const struct surge_opts *opts, const char *prog);
 void eal_stop(void);
 
 /* port.c */
-int ports_close_all(void);
+int port_check(uint16_t port);     /* 0 when the port exists */
 void queues_release(unsigned lcore);
 int port_open_default(uint16_t port);
 void port_print_devices(void);
+
+/* port_close.c */
+int ports_close_all(void);
+int rx_pool_settle(uint16_t port, struct port_state *ps);
 
 /* burst.c: every entry point taking a burst from Lua calls this first, so
  * no count or pool id in it is trusted: 0, or -EINVAL with the reason */

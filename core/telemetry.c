@@ -110,9 +110,15 @@ cmd_queues(const char *cmd, const char *params, struct rte_tel_data *d)
 
 	(void)cmd;
 	/* queue slots go when the ports close, after the stop: a stopped run
-	 * answers no more queue reads */
-	if (port < 0 || !rt()->port[port].opened || !surge_running())
+	 * answers no more queue reads; port:close() frees them under the stats
+	 * lock, held here while they are read */
+	if (port < 0 || !surge_running())
 		return -EINVAL;
+	pthread_mutex_lock(&rt()->stats_lock);
+	if (!rt()->port[port].opened) {
+		pthread_mutex_unlock(&rt()->stats_lock);
+		return -EINVAL;
+	}
 	ps = &rt()->port[port];
 	rte_tel_data_start_dict(d);
 	for (int q = 0; q < ps->conf.txq; q++) {
@@ -138,6 +144,7 @@ cmd_queues(const char *cmd, const char *params, struct rte_tel_data *d)
 		put(d, "rx", q, "packets", ps->rxq[q].st.packets);
 		put(d, "rx", q, "bytes", ps->rxq[q].st.bytes);
 	}
+	pthread_mutex_unlock(&rt()->stats_lock);
 	return 0;
 }
 

@@ -300,6 +300,9 @@ int surge_port_info(uint16_t port, struct surge_port_info *out);
 int surge_port_stats(uint16_t port, struct surge_port_stats *out);
 int surge_port_find(const char *name);
 int surge_vdev_add(const char *spec);
+/* closes an open port (master); remove: detach its device too. Returns the
+ * port number it has again, or 0 after a remove */
+int surge_port_close(uint16_t port, int remove);
 int surge_txq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out);
 int surge_rxq_stats(uint16_t port, uint16_t queue, struct surge_queue_stats *out);
 

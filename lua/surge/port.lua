@@ -62,6 +62,21 @@ function M.count() return C.surge_port_count() end
 function Port:txq(i) arg.self(self, Port, "port:txq") return M.txq(self.id, i or 0) end
 function Port:rxq(i) arg.self(self, Port, "port:rxq") return M.rxq(self.id, i or 0) end
 
+-- Closes the port (master, while other ports keep running); refused while a
+-- running task uses one of its queues. Its rx pool must be full again. The
+-- port is then unopened: surge.port() opens it again (by name: its number
+-- can change when devices were added meanwhile). opts.remove: detach the
+-- device too (a vdev from surge.vdev or --vdev; surge.vdev adds it again).
+-- Returns the port's number, or nil after a remove.
+function Port:close(opts)
+  arg.self(self, Port, "port:close")
+  opts = arg.options(opts, { remove = 1 }, "port:close")
+  local remove = arg.field(opts, "remove", "boolean?", "port:close", false)
+  local id = check(C.surge_port_close(self.id, remove and 1 or 0), 2)
+  if remove then return nil end
+  return id
+end
+
 function Port:info()
   arg.self(self, Port, "port:info")
   local pi = ffi.new("struct surge_port_info")

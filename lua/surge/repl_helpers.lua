@@ -185,6 +185,7 @@ helpers (besides everything in surge.*):
   watch([seconds])         a stats line a second until a key is pressed
   show(template|flow, n)   the first n packets, decoded and as hex
   q:set_rate("2mpps")      re-rate a queue now (any queue a task sends on)
+  p:close([{remove=true}]) close port p (stop its tasks first); surge.port() opens it again
   exit(["wait"])           leave: stop the tasks (default) or let them finish ("wait")
 Ctrl-C cancels the line; twice at an empty prompt stops the tasks; Ctrl-D leaves.]]
 

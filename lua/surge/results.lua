@@ -183,12 +183,29 @@ end
 
 local function last(g) return g.rows[#g.rows] end
 
+-- A port's or queue's totals over the run: the sum of its rises, so a port
+-- closed and opened again (its counters start from 0) keeps what it counted
+-- before the close; without a close this is its last row.
+local COUNTS = { "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "drops", "unsent" }
+local function totals(g)
+  local sum, prev = {}, {}
+  for _, k in ipairs(COUNTS) do sum[k], prev[k] = 0, 0 end
+  for _, r in ipairs(g.rows) do
+    for _, k in ipairs(COUNTS) do
+      sum[k] = sum[k] + (r[k] >= prev[k] and r[k] - prev[k] or r[k])
+      prev[k] = r[k]
+    end
+  end
+  return sum
+end
+
 local function build_summary(groups, duration)
   local ports, queues, tasks = json.array(), json.array(), json.array()
   local ps = ffi.new("struct surge_port_stats")
   local rs = ffi.new("struct surge_rate_stats")
   for _, g in ipairs(groups) do
-    local r = last(g)
+    local counts = g.kind == C.SURGE_SAMPLE_PORT or g.kind == C.SURGE_SAMPLE_TXQ or g.kind == C.SURGE_SAMPLE_RXQ
+    local r = counts and totals(g) or last(g)
     if g.kind == C.SURGE_SAMPLE_PORT then
       local tp, tl2, tl1 = rates(r.tx_packets, r.tx_bytes, duration)
       local rp, rl2, rl1 = rates(r.rx_packets, r.rx_bytes, duration)
