@@ -3,10 +3,12 @@
 # (net_tap) blocks in epoll instead of waking every max_sleep_us (issue 8):
 #   - over 6 s with no traffic, the task polls about 100 times a second (one
 #     10 ms epoll slice per poll; plain 500 us sleeps would be >= 1000 a
-#     second) and its thread uses < 0.5 % of a core (/proc/PID/task/TID/stat;
-#     let pass when the machine kept it waiting, the poll count still holds);
-#     master, waiting for the task, uses < 1 % (it sleeps until the next
-#     thing due, at most 10 ms, instead of polling every millisecond);
+#     second) and its thread uses < 1.5 % of a core (/proc/PID/task/TID/stat,
+#     5 s at 100 ticks a second: one tick is 0.2 %, so this catches the
+#     adaptive sleep's ~2 % and busy polling, not the last tenths; the 0.5 %
+#     target is measured by scripts/bench-idle --cpu over 10 s); master,
+#     waiting for the task, uses < 1.5 % (it sleeps until the next thing is
+#     due, at most 10 ms, instead of polling every millisecond);
 #   - frames written into the tap's kernel side every 300 ms still arrive:
 #     20 of 20, each reaching Lua (scripts/bench-wake.lua: kernel send time
 #     to burst.tsc on CLOCK_MONOTONIC_RAW) well before a second.
@@ -38,8 +40,8 @@ read -r POLLS SLEEPS <<<"$(printf '%s\n' "$OUT" | sed -nE 's/^idle_rx: polls ([0
 echo "     idle RX task on net_tap: ${POLLS:-?} polls in 8 s, thread CPU ${CPU}% over 5 s"
 check_true "idle: ${POLLS:-?} polls in 8 s (<= 250 a second: blocked on the interrupt)" "$OUT" \
   [ "${POLLS:-999999}" -le 2000 ]
-check_true "idle: thread CPU ${CPU}% < 0.5% (${POLLS} polls)" "machine busy?" lt "$CPU" 0.5
-check_true "idle: master CPU ${MCPU}% < 1%" "master polls too often" lt "$MCPU" 1
+check_true "idle: thread CPU ${CPU}% < 1.5% (${POLLS} polls)" "machine busy?" lt "$CPU" 1.5
+check_true "idle: master CPU ${MCPU}% < 1.5%" "master polls too often" lt "$MCPU" 1.5
 
 echo "# frames written into the tap after idle spells reach Lua"
 timeout -k 5 60 "$SURGE" run -q --stats-interval 0 --vdev "net_tap0,iface=$IFC" "$SURGE_SRC/scripts/bench-wake.lua" \
