@@ -113,10 +113,12 @@ end
 local function repl(script)
   local surge = require "surge"
   local env = require("surge.repl").env
+  surge.results.armed = true                -- --output: the session's results
   if script ~= "" then
     local opts = load_script(script)
     if opts == nil then return 0 end
     env.args = opts
+    surge.results.run_started(script, opts)
   end
   require("surge.repl").session()
   require("surge.repl_helpers").stop()
@@ -147,7 +149,7 @@ function M.main(cmd, script, packets)
   end, report)
   -- "run stopped" ends master's loop as its end would: a normal end
   if not ok and rc == core.STOPPED then ok, rc = true, 0 end
-  if cmd == "run" and package.loaded["surge.results"] and package.loaded["surge.results"].armed then
+  if (cmd == "run" or cmd == "repl") and package.loaded["surge.results"] and package.loaded["surge.results"].armed then
     -- the results file is written however the run ended (error, signal)
     local wrote = require("surge.results").finish(ok, rc)
     if wrote == false and ok and rc == 0 then rc = 1 end

@@ -4,6 +4,9 @@
 # SURGE_SRC (the source tree) set. It exits 0 on success, 1 on failure and
 # 77 when something outside the project is missing (ctest shows "skipped").
 set -u
+# python3 is Debian's: scripts/setup installs what the tests import into it
+# (python3-jsonschema); a python of the user's own earlier on PATH may lack it
+export PATH=/usr/bin:$PATH
 SURGE=${SURGE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/surge}
 SURGE_SRC=${SURGE_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 TMP=$(mktemp -d /tmp/surge-e2e.XXXXXX)

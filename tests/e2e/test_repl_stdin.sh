@@ -65,4 +65,22 @@ check_match "run -i, watch(2) without a terminal prints rates" '^port 0  TX +[0-
 got=$(sed -n 's/^master got //p' <<<"$OUT")
 check_true "run -i, exit(): the task was stopped early ($got of 1000000)" "" test "${got:-1000000}" -lt 1000000
 check_pools "run -i"
+
+# --output for a session: the results file of what was done at the prompt
+cat >"$TMP/out.lua" <<'LUA'
+p = surge.port(0)
+launch("count", p:txq(0), 20000)
+surge.sleep(0.3)
+LUA
+run_surge 60 repl --no-huge --lcores '(0-1)@(0-1)' --output "$TMP/repl.json" "$TMP/count.lua" < "$TMP/out.lua"
+check "repl --output: exit 0" 0 "$RC"
+check "repl --output: a valid results file with the session's packets" "ok 20000" "$(python3 - "$TMP/repl.json" \
+  "$SURGE_SRC/docs/results.schema.json" 2>&1 <<'PY'
+import json, sys
+import jsonschema
+d = json.load(open(sys.argv[1]))
+jsonschema.validate(d, json.load(open(sys.argv[2])))
+print(d["status"], d["summary"]["ports"][0]["tx_packets"])
+PY
+)"
 finish
