@@ -51,4 +51,15 @@ test_eal_start(struct surge_opts *o, const char *name, const char *const *vdevs,
 	exit(77);
 }
 
+/* Undoes test_eal_start: ports closed, pools checked and freed, EAL down. */
+static inline int
+test_eal_stop(void)
+{
+	ports_close_all();
+	pools_check_and_free();
+	eal_stop();
+	rt_destroy();
+	return 0;
+}
+
 #endif

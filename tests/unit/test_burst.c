@@ -47,11 +47,7 @@ static int
 group_teardown(void **state)
 {
 	(void)state;
-	ports_close_all();
-	pools_check_and_free();
-	eal_stop();
-	rt_destroy();
-	return 0;
+	return test_eal_stop();
 }
 
 static int

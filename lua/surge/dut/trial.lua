@@ -95,6 +95,16 @@ end
 
 -- Weighted round robin over classes, one burst at a time: a list of class
 -- indices whose counts follow the shares.
+
+-- Settle: after the last send, what the DUT still holds arrives now; loss
+-- is counted after it (spec.settle seconds, 0.5 by default).
+local function settle(rx, t1, spec, hz)
+  local settle_end = t1 + (spec.settle or 0.5) * hz
+  while surge.running() and tonumber(surge.tsc()) < settle_end do
+    if rx:poll() == 0 then surge.sleep(0.0002) end
+  end
+end
+
 local function schedule(classes)
   local total = 0
   for _, c in ipairs(classes) do total = total + c.share end
@@ -163,11 +173,7 @@ function M.run(spec)
   end
   local t1 = tonumber(surge.tsc())
   txq:set_rate(nil)
-  -- settle: what the DUT still holds arrives now; loss is counted after it
-  local settle_end = t1 + (spec.settle or 0.5) * hz
-  while surge.running() and tonumber(surge.tsc()) < settle_end do
-    if rx:poll() == 0 then surge.sleep(0.0002) end
-  end
+  settle(rx, t1, spec, hz)
   check_link(what)
   for _, b in ipairs(bursts) do b:free() end
   local res = { sent = sent, received = rx.counter.total, reordered = rx.counter.reordered,
@@ -220,10 +226,7 @@ function M.replay(spec)
   end
   local t1 = tonumber(surge.tsc())
   txq:set_rate(nil)
-  local settle_end = t1 + (spec.settle or 0.5) * hz
-  while surge.running() and tonumber(surge.tsc()) < settle_end do
-    if rx:poll() == 0 then surge.sleep(0.0002) end
-  end
+  settle(rx, t1, spec, hz)
   b:free()
   local res = { sent = sent, sent_bytes = bytes >= 0 and bytes or nil, received = rx.other + rx.counter.total,
                 received_bytes = rx.other_bytes, seconds = (t1 - t0) / hz }
