@@ -42,7 +42,7 @@ function M.main(script, fn, args)
     if not eok then
       -- the return statement is gone from the stack: point at the function
       local info = debug.getinfo(f, "S")
-      error(("%s:%d: %s"):format(info.short_src, info.linedefined, text), 0)
+      error(require("surge.trace").full(("%s:%d: %s"):format(info.short_src, info.linedefined, text)), 0)
     end
     return text
   end, function(e)

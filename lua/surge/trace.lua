@@ -8,6 +8,23 @@ local check = require "surge.check"
 
 local M = {}
 
+-- LuaJIT shortens a chunk name longer than 60 characters to "...<its end>"
+-- in error positions and tracebacks. The script's own name is put back
+-- whole, so an error names the file as the user gave it.
+local function script_name()
+  local s = package.loaded["surge.script"]
+  local name = type(s) == "table" and s.name or nil
+  return type(name) == "string" and name:gsub("^@", "") or nil
+end
+
+function M.full(text)
+  local name = script_name()
+  if name == nil or #name < 57 then return text end
+  return (text:gsub("%.%.%.([^\n:]+):", function(tail)
+    if #tail < #name and name:sub(-#tail) == tail then return name .. ":" end
+  end))
+end
+
 local function ours(line)
   return line:find("/lua/surge/", 1, true) or line:find("%[C%]") or line:find("^%s*%(tail call%)")
       or line:find("^%s*%.%.%.") or line:find("^%s*surge%.")
@@ -20,7 +37,7 @@ local function position()
     local info = debug.getinfo(level, "Sl")
     if info == nil then break end
     if info.what ~= "C" and not check.is_surge_source(info.source) and info.currentline > 0 then
-      return ("%s:%d: "):format(info.short_src, info.currentline)
+      return M.full(("%s:%d: "):format(info.short_src, info.currentline))
     end
   end
   return ""
@@ -39,7 +56,7 @@ end
 -- The text of any error value. Call it from the message handler itself (the
 -- position is looked up from there).
 function M.message(e)
-  if type(e) == "string" then return e end
+  if type(e) == "string" then return M.full(e) end
   if type(e) == "number" then return tostring(e) end
   local mt = getmetatable(e)
   if type(e) == "table" and type(mt) == "table" and mt.__tostring then return tostring(e) end
@@ -52,8 +69,8 @@ end
 -- Returns msg, followed by the traceback lines that are the script's own,
 -- from the frame that raised down (surge's and C frames are left out).
 function M.report(msg)
-  msg = tostring(msg)
-  local tb = debug.traceback("", 1)
+  msg = M.full(tostring(msg))
+  local tb = M.full(debug.traceback("", 1))
   local keep = {}
   for line in tb:gmatch("[^\n]+") do
     if line:find("^%s") and not ours(line) then keep[#keep + 1] = line end

@@ -70,4 +70,16 @@ run_surge 60 run --no-huge -q "$S"
 check_user_error "pool:burst(0) in a task"
 check_match "stderr line 1: $S:$L: pool:burst: n ... got 0 (task 'tx', lcore 1)" \
   "^.*bad_burst\\.lua:$L: .*pool:burst: n: expected .*got 0 \\(task 'tx', lcore 1\\)" "$(first_err)"
+
+echo "# (e) a script path longer than LuaJIT's 60-character chunk names"
+LONG=$TMP/a-directory-name-long-enough/that-lua-would-shorten-it-to-dots
+mkdir -p "$LONG"
+cp "$SCRIPTS/master_error.lua" "$SCRIPTS/syntax_error.lua" "$LONG/"
+run_surge 60 run --no-huge -q "$LONG/master_error.lua"
+check_true "long path: master error names the whole path" "$(first_err)" \
+  grep -q "^$LONG/master_error\.lua:[0-9]*: master failed on purpose" <<<"$(first_err)"
+check_nomatch "long path: the traceback keeps the script's frames whole" '^\s*\.\.\.' "$ERR"
+run_surge 60 run --no-huge -q "$LONG/syntax_error.lua"
+check_true "long path: syntax error names the whole path" "$(first_err)" \
+  grep -q "^$LONG/syntax_error\.lua:[0-9]*:" <<<"$(first_err)"
 finish
