@@ -11,6 +11,7 @@
 -- same counter in every task. They show in the stats lines, the summary,
 -- --output and the /surge/counters telemetry command.
 local ffi = require "ffi"
+local arg = require "surge.check"
 local core = require "surge.core"
 
 local C, check = core.C, core.check
@@ -23,7 +24,7 @@ Gauge.__index = Gauge
 
 local function name_of(name, what)
   if type(name) ~= "string" or name == "" or #name > 63 or name:find("[^%w_%-%.]") then
-    error(("surge.%s: name %s must be 1..63 characters of letters, digits, _ - ."):format(what, tostring(name)), 3)
+    arg.raise(("surge.%s: name %s must be 1..63 characters of letters, digits, _ - ."):format(what, tostring(name)))
   end
   return name
 end

@@ -87,7 +87,7 @@ end
 -- each(nil) stops. Duplicates are passed too (flagged), the histogram skips them.
 function Receiver:each(fn)
   if fn ~= nil and type(fn) ~= "function" then
-    error("latency receiver: each(fn) takes a function (or nil)", 2)
+    arg.raise("latency receiver: each(fn) takes a function (or nil)")
   end
   self.fn = fn
   if fn and not self.buf then self.buf = ffi.new("struct surge_latency_sample[?]", C.SURGE_BURST_MAX) end
@@ -137,12 +137,12 @@ end
 -- with Value the bucket's upper bound in ns (the last row: the exact max).
 -- Returns the rows written.
 function Receiver:save(path)
-  if type(path) ~= "string" or path == "" then error("receiver:save: expected a file name", 2) end
+  if type(path) ~= "string" or path == "" then arg.raise("receiver:save: expected a file name") end
   local b = self:buckets()
   local total = 0
   for _, r in ipairs(b) do total = total + r.count end
   local f, err = io.open(path, "w")
-  if not f then error("receiver:save: " .. tostring(err), 2) end
+  if not f then arg.raise("receiver:save: " .. tostring(err)) end
   f:write("Value,Percentile,TotalCount,1/(1-Percentile)\n")
   local acc, max = 0, self:summary().max_ns
   for i, r in ipairs(b) do

@@ -8,6 +8,7 @@
 -- plain line is printed every few seconds. It ends with the 100 % line when
 -- done reaches total. --quiet silences it; a total <= 0 draws nothing.
 local ffi = require "ffi"
+local arg = require "surge.check"
 local core = require "surge.core"
 
 local C = core.C
@@ -58,7 +59,7 @@ end
 
 -- Registers fn() -> done for surge.wait()/surge.poll() to call.
 function M.watch(label, total, fn)
-  if type(fn) ~= "function" then error("surge.progress.watch: expected (label, total, function)", 2) end
+  if type(fn) ~= "function" then arg.raise("surge.progress.watch: expected (label, total, function)") end
   M.watching = { label = label, total = total, fn = fn }
 end
 

@@ -10,6 +10,7 @@
 -- metadata and scenario tables, and writes JSON (docs/results.schema.json)
 -- or CSV. `surge plot` reads the JSON back; telemetry reads the same C slots.
 local ffi = require "ffi"
+local arg = require "surge.check"
 local core = require "surge.core"
 local json = require "surge.json"
 local counter = require "surge.counter"
@@ -23,8 +24,8 @@ local state = { scenarios = {}, tasks = {}, options = nil, start_time = nil, scr
 
 -- A scenario's (or script's) own results, kept under results.scenarios[name].
 function M.add(name, tbl)
-  if type(name) ~= "string" or name == "" then error("surge.results.add: name must be a non-empty string", 2) end
-  if type(tbl) ~= "table" then error("surge.results.add: the results must be a table", 2) end
+  if type(name) ~= "string" or name == "" then arg.raise("surge.results.add: name must be a non-empty string") end
+  if type(tbl) ~= "table" then arg.raise("surge.results.add: the results must be a table") end
   state.scenarios[name] = tbl
 end
 
@@ -305,11 +306,11 @@ end
 
 -- Writes res (default: collect()) to path: .csv as CSV, anything else JSON.
 function M.write(path, res)
-  if type(path) ~= "string" or path == "" then error("surge.results.write: expected a file name", 2) end
+  if type(path) ~= "string" or path == "" then arg.raise("surge.results.write: expected a file name") end
   res = res or M.collect()
   local text = path:match("%.csv$") and M.csv(res) or (json.encode(res, 1) .. "\n")
   local f, err = io.open(path, "w")
-  if not f then error("surge.results.write: " .. tostring(err), 2) end
+  if not f then arg.raise("surge.results.write: " .. tostring(err)) end
   f:write(text)
   f:close()
   return res
