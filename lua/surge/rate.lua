@@ -25,16 +25,16 @@ local keys = { rate = 1, pattern = 1, seed = 1, on = 1, off = 1, to = 1, over = 
 local catchups = { burst = C.SURGE_CATCHUP_BURST, skip = C.SURGE_CATCHUP_SKIP }
 M.catchup_names = { [0] = "burst", "skip" }
 
-local function set_catchup(r, spec, level)
+local function set_catchup(r, spec)
   if spec.catchup ~= nil then
     local c = catchups[spec.catchup]
-    if not c then error(("rate: catchup '%s' unknown (burst, skip)"):format(tostring(spec.catchup)), level + 1) end
+    if not c then arg.raise(("rate: catchup '%s' unknown (burst, skip)"):format(tostring(spec.catchup))) end
     r.catchup = c
   end
   local ml = spec.max_late_us
   if ml ~= nil then
     if type(ml) ~= "number" or ml < 0 or ml > 1e7 or ml ~= math.floor(ml) then
-      error(("rate: max_late_us = %s: microseconds, 0..10000000"):format(tostring(ml)), level + 1)
+      arg.raise(("rate: max_late_us = %s: microseconds, 0..10000000"):format(tostring(ml)))
     end
     r.max_late_us = ml
   end
@@ -64,7 +64,7 @@ function M.build(spec, level)
     local r = ffi.new("struct surge_rate")
     r.pattern = C.SURGE_PACE_GAPS
     r.unit = C.SURGE_RATE_PPS
-    return set_catchup(r, spec, level), spec.gap
+    return set_catchup(r, spec), spec.gap
   end
   local pattern = spec.pattern or "constant"
   local p = patterns[pattern]
@@ -89,7 +89,7 @@ function M.build(spec, level)
     arg.expect(spec.over, "number >0", "rate", "over (seconds)")
     r.ramp_to, r.ramp_s = to.value, spec.over
   end
-  return set_catchup(r, spec, level)
+  return set_catchup(r, spec)
 end
 
 return M
