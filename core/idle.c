@@ -7,9 +7,11 @@
  * under the sleep policy it sleeps only the part of the gap beyond what a
  * sleep usually wakes late (measured as it goes), then spins to the exact
  * departure time - Linux pktgen's hybrid - so each gap keeps its length
- * where the core is free. With `batch` set it sleeps at least max_sleep_us
- * instead: packets leave in small batches at a fraction of the CPU, the
- * average rate still exact, the shape not. A poller does not know when
+ * where the core is free. With `batch` set it sleeps as an idle poller
+ * does once deeply idle, at least DEEP_IDLE_FACTOR x max_sleep_us (1 ms by
+ * default): packets leave in small batches at a fraction of the CPU (each
+ * wake-up costs ~25 us of CPU on these VMs, so the wake rate is the cost),
+ * the average rate still exact, the shape not. A poller does not know when
  * packets will come: after each light poll (less than half a burst) its
  * next poll is preceded by a sleep step_us longer, up to max_sleep_us, and a
  * busy poll resets it to zero (the testpmd --max-sleep-us proposal; Snabb's
@@ -175,11 +177,10 @@ idle_wait_until(uint64_t target, uint64_t period)
 		double ask = 0;
 
 		if (s->idle.batch && RTE_MAX(left_ns, period_ns) >= s->idle.sleep_min_us * 1000.0)
-			/* low CPU: gaps are slept through in sleeps of at least
-			 * max_sleep_us, so low rates leave in small batches rather
-			 * than waking the core for every packet; the schedule keeps
-			 * the average exact */
-			ask = RTE_MAX(left_ns - margin, s->idle.max_sleep_us * 1000.0);
+			/* low CPU: gaps are slept through in deep sleeps, so low
+			 * rates leave in small batches rather than waking the core
+			 * for every packet; the schedule keeps the average exact */
+			ask = RTE_MAX(left_ns - margin, s->idle.max_sleep_us * 1000.0 * DEEP_IDLE_FACTOR);
 		else if (left_ns >= s->idle.sleep_min_us * 1000.0 && left_ns - margin >= MIN_SLEEP_NS)
 			ask = left_ns - margin;
 		if (ask > 0) {
