@@ -21,17 +21,24 @@
 #define CLONES_MAX 1024          /* keeps refcnt (16 bit) far from overflow */
 #define CHUNK 512                /* pointers handed to one tx_burst call */
 
-int
-burst_check(const struct surge_burst *b)
+/* burst_check() with the runtime at hand: inline in the hot entries */
+static inline int
+burst_ok(struct runtime *r, const struct surge_burst *b)
 {
 	if (unlikely(b == NULL))
 		return rt_error(-EINVAL, "no burst (NULL)");
 	if (unlikely(b->cap == 0 || b->cap > SURGE_BURST_MAX || b->n > b->cap))
 		return rt_error(-EINVAL, "corrupt burst: n %u, capacity %u (at most %d)", b->n, b->cap,
 				SURGE_BURST_MAX);
-	if (unlikely(b->pool != -1 && pool_get(b->pool) == NULL))
+	if (unlikely(b->pool != -1 && pool_at(r, b->pool) == NULL))
 		return rt_error(-EINVAL, "corrupt burst: no pool %d", b->pool);
 	return 0;
+}
+
+int
+burst_check(const struct surge_burst *b)
+{
+	return burst_ok(rt(), b);
 }
 
 struct surge_burst *
@@ -68,17 +75,23 @@ surge_burst_new(int pool, uint32_t cap)
 	return b;
 }
 
-void
-surge_burst_free(struct surge_burst *b)
+/* Frees what a checked burst holds. */
+static inline void
+burst_empty(struct surge_burst *b)
 {
-	if (burst_check(b) != 0)
-		return;
 	if (b->n > 0)
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbuf, b->n);
 	b->n = 0;
 	b->probes = 0;
 	b->from_alloc = 0;
 	b->timed = 0;
+}
+
+void
+surge_burst_free(struct surge_burst *b)
+{
+	if (burst_check(b) == 0)
+		burst_empty(b);
 }
 
 void
@@ -122,6 +135,7 @@ raw_invariants(const struct pool_state *p, const struct rte_mbuf *m)
 	RTE_VERIFY(m->nb_segs == 1 && m->next == NULL);
 	RTE_VERIFY(m->data_off == RTE_PKTMBUF_HEADROOM);
 	RTE_VERIFY(p->offloaded || (m->ol_flags & ~RTE_MBUF_F_EXTERNAL) == 0);
+	RTE_VERIFY(p->data_delta == 0 || rte_pktmbuf_mtod(m, const uint8_t *) == (const uint8_t *)m + p->data_delta);
 #else
 	(void)p, (void)m;
 #endif
@@ -130,14 +144,15 @@ raw_invariants(const struct pool_state *p, const struct rte_mbuf *m)
 uint32_t
 surge_burst_alloc(struct surge_burst *b, uint32_t n)
 {
+	struct runtime *r = rt();
 	struct pool_state *p;
 	uint32_t got;
-	uint16_t len;
+	uint16_t len, delta;
 
-	if (unlikely(burst_check(b) != 0) || (p = pool_get(b->pool)) == NULL)
+	if (unlikely(burst_ok(r, b) != 0) || (p = pool_at(r, b->pool)) == NULL)
 		return 0;
-	surge_burst_free(b);
-	if (unlikely(!surge_running()) && run_stop_expired() != 0)
+	burst_empty(b);
+	if (unlikely(!rt_live(r, rte_lcore_id())) && run_stop_expired() != 0)
 		return 0;   /* the Lua side raises "run stopped" */
 	b->tsc = 0;     /* generated, not received: pcap writers stamp them now */
 	if (n > b->cap)
@@ -146,11 +161,14 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 	if (unlikely(got < n))
 		__atomic_fetch_add(&p->alloc_fail, 1, __ATOMIC_RELAXED);
 	len = p->tmpl_len;
+	delta = p->data_delta;
 	for (uint32_t i = 0; i < got; i++) {
 		struct rte_mbuf *m = b->mbuf[i];
 
 		raw_invariants(p, m);
-		b->data[i] = rte_pktmbuf_mtod(m, uint8_t *);
+		/* with the offset known the mbuf is only written, as the bare
+		 * loop does: a read of a header not yet in cache would stall */
+		b->data[i] = likely(delta != 0) ? (uint8_t *)m + delta : rte_pktmbuf_mtod(m, uint8_t *);
 		b->len[i] = len;
 		/* the send's lengths, written while the header is in cache: a
 		 * send that finds len[] unchanged need not touch it again */
@@ -188,18 +206,18 @@ surge_burst_refcnt(const struct surge_burst *b, uint32_t i)
 	return rte_mbuf_refcnt_read((struct rte_mbuf *)b->mbuf[i]);
 }
 
-/* Finds the queue slot and claims it for this lcore on first use: a queue
- * has one writer, so its counters need no atomics. */
-static struct queue_slot *
-claim(uint16_t port, uint16_t q, int tx, struct port_state **psp, int *rc)
+/* Finds the queue slot and claims it for this lcore (`me`) on first use: a
+ * queue has one writer, so its counters need no atomics. */
+static inline struct queue_slot *
+claim(struct runtime *r, int32_t me, uint16_t port, uint16_t q, int tx, struct port_state **psp,
+      int *rc)
 {
-	struct runtime *r = rt();
 	struct port_state *ps;
 	struct queue_slot *s;
-	int32_t me = (int32_t)rte_lcore_id(), none = -1;
+	int32_t none = -1;
 
 	/* a loop that ignores surge.running() ends here (core/stop.c) */
-	if (unlikely(!surge_running()) && (*rc = run_stop_expired()) != 0)
+	if (unlikely(!rt_live(r, (unsigned)me)) && (*rc = run_stop_expired()) != 0)
 		return NULL;
 	if (unlikely(port >= RTE_MAX_ETHPORTS || !r->port[port].opened)) {
 		*rc = rt_error(-ENODEV, "port %u is not open", port);
@@ -253,10 +271,10 @@ refuse(uint16_t port, uint16_t q, const struct port_state *ps, const struct queu
  * length, see surge_burst_alloc) whose len[] Lua left alone needs no look
  * at any mbuf: only len[] is read, which the compiler vectorises. */
 static inline int
-fresh_ok(const struct port_state *ps, const struct queue_slot *s, const struct surge_burst *b,
-	 int fast_free, uint64_t *sum)
+fresh_ok(struct runtime *r, const struct port_state *ps, const struct queue_slot *s,
+	 const struct surge_burst *b, int fast_free, uint64_t *sum)
 {
-	const struct pool_state *p = &rt()->pool[b->pool];
+	const struct pool_state *p = &r->pool[b->pool];
 	const uint16_t len = p->tmpl_len;
 	uint32_t same = 0;
 
@@ -274,12 +292,12 @@ fresh_ok(const struct port_state *ps, const struct queue_slot *s, const struct s
  * The port's limits are read once: the compiler cannot keep them in
  * registers across the stores into the mbufs. Nothing is written before
  * every packet passed, so a refused burst is left as it was. */
-static int
-prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
+static inline int
+prepare(struct runtime *r, uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 	struct surge_burst *b, uint32_t clones, uint64_t *bytes)
 {
 	uint64_t sum = 0;
-	struct pool_state *pl = ps->csum && b->pool >= 0 ? &rt()->pool[b->pool] : NULL;
+	struct pool_state *pl = ps->csum && b->pool >= 0 ? &r->pool[b->pool] : NULL;
 	const uint32_t max_len = ps->max_len, n = b->n;
 	const int fast_free = ps->fast_free;
 
@@ -289,12 +307,12 @@ prepare(uint16_t port, uint16_t q, struct port_state *ps, struct queue_slot *s,
 				port, q, ps->fast_free ? "on" : "allowed");
 	if (unlikely(clones > CLONES_MAX))
 		return rt_error(-EINVAL, "clones = %u, at most %d", clones, CLONES_MAX);
-	if (unlikely(ps->handover && b->pool >= 0 && rt()->pool[b->pool].single_owner))
+	if (unlikely(ps->handover && b->pool >= 0 && r->pool[b->pool].single_owner))
 		return rt_error(-EINVAL, "port %u (%s) hands sent mbufs to its receiver, which frees them "
 				"on another lcore: make the pool with shared = true", port, ps->driver);
 	if (unlikely(fast_free && s->pool == NULL && n > 0))
 		s->pool = ((struct rte_mbuf *)b->mbuf[0])->pool;
-	if (likely(b->from_alloc) && fresh_ok(ps, s, b, fast_free, &sum))
+	if (likely(b->from_alloc) && fresh_ok(r, ps, s, b, fast_free, &sum))
 		goto offload;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rte_mbuf *m = b->mbuf[i];
@@ -335,6 +353,12 @@ push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, ui
 	    pacer_refresh(s, (double)rt_hz(), rte_rdtsc()))
 		return pace_push(port, q, s, pkts, n, clones,
 				 s->pc.r.pattern == SURGE_PACE_GAPS ? gap_ns : NULL, ptr_base, stamp);
+	if (likely(!stamp)) {
+		/* the usual case in one driver call; push_all retries the rest */
+		uint16_t k = rte_eth_tx_burst(port, q, pkts, (uint16_t)n);
+
+		return likely(k == n) ? n : k + push_all(port, q, pkts + k, n - k, 0);
+	}
 	return push_all(port, q, pkts, n, stamp);
 }
 
@@ -372,23 +396,24 @@ send_clones(uint16_t port, uint16_t q, struct queue_slot *s, struct surge_burst 
 int
 surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 {
+	struct runtime *r = rt();
 	struct port_state *ps;
 	uint64_t bytes, unsent0;
 	uint32_t n, sent, total;
-	int rc = burst_check(b), stamp;
+	int rc = burst_ok(r, b), stamp;
 	struct queue_slot *s;
 
 	if (unlikely(rc != 0))
 		return rc;
 	n = b->n;
-	s = claim(port, q, 1, &ps, &rc);
+	s = claim(r, (int32_t)rte_lcore_id(), port, q, 1, &ps, &rc);
 	if (unlikely(s == NULL))
 		return rc;
 	if (n == 0)
 		return 0;
 	if (clones == 0)
 		clones = 1;
-	if (unlikely((rc = prepare(port, q, ps, s, b, clones, &bytes)) != 0))
+	if (unlikely((rc = prepare(r, port, q, ps, s, b, clones, &bytes)) != 0))
 		return rc;
 	if (unlikely(b->timed) && (rc = pace_timed_burst(port, q, s)) != 0)
 		return rc;
@@ -421,18 +446,19 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 int
 surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 {
+	struct runtime *r = rt();
 	struct port_state *ps;
 	uint64_t bytes = 0, start;
 	uint16_t n;
-	int rc = burst_check(b);
+	int rc = burst_ok(r, b);
 	struct queue_slot *s;
 
 	if (unlikely(rc != 0))
 		return rc;
-	s = claim(port, q, 0, &ps, &rc);
+	s = claim(r, (int32_t)rte_lcore_id(), port, q, 0, &ps, &rc);
 	if (unlikely(s == NULL))
 		return rc;
-	surge_burst_free(b);
+	burst_empty(b);
 	idle_before_poll(port, q);   /* the sleep earned by light polls: never after one */
 	start = rte_rdtsc();
 	n = rte_eth_rx_burst(port, q, (struct rte_mbuf **)b->mbuf, (uint16_t)b->cap);

@@ -30,12 +30,7 @@
 struct pool_state *
 pool_get(int id)
 {
-	struct runtime *r = rt();
-
-	if (r == NULL || id < 0 || id >= __atomic_load_n(&r->npools, __ATOMIC_ACQUIRE) ||
-	    r->pool[id].mp == NULL)
-		return NULL;
-	return &r->pool[id];
+	return pool_at(rt(), id);
 }
 
 struct fill_arg {
@@ -43,6 +38,8 @@ struct fill_arg {
 	uint16_t len;
 	uint8_t **data;
 	uint32_t max, n;
+	intptr_t delta;               /* data pointer - mbuf pointer, the same for all? */
+	int varied;
 };
 
 static void fill_one(struct rte_mempool *mp, void *arg, void *obj, unsigned idx);
@@ -93,6 +90,11 @@ surge_pool_create(const struct surge_pool_conf *conf)
 		struct fill_arg none = { 0 };
 
 		rte_mempool_obj_iter(mp, fill_one, &none);   /* clears the probe field */
+		/* every mbuf's data at the same offset from its header (as a
+		 * pktmbuf pool makes them): alloc computes data pointers without
+		 * reading the mbufs (see surge_burst_alloc) */
+		if (!none.varied && none.delta > 0 && none.delta < UINT16_MAX)
+			r->pool[id].data_delta = (uint16_t)none.delta;
 	}
 	return id;
 }
@@ -104,7 +106,13 @@ fill_one(struct rte_mempool *mp __rte_unused, void *arg, void *obj, unsigned idx
 	struct fill_arg *fa = arg;
 	struct rte_mbuf *m = obj;
 
+	intptr_t delta = rte_pktmbuf_mtod(m, uint8_t *) - (uint8_t *)m;
+
 	probe_clear(m);   /* not a probe */
+	if (fa->n == 0)
+		fa->delta = delta;
+	else if (delta != fa->delta)
+		fa->varied = 1;
 	if (fa->bytes != NULL) {
 		memcpy(rte_pktmbuf_mtod(m, uint8_t *), fa->bytes, fa->len);
 		m->data_len = fa->len;

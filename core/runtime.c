@@ -23,16 +23,8 @@
 #define SURGE_VERSION "0.0.0"
 #endif
 
-/* The single run context. Set once by main() before any lcore starts and
- * cleared after they all stopped; its contents follow the one-writer rule
- * documented in runtime.h. */
-static struct runtime *the_rt;
-
-struct runtime *
-rt(void)
-{
-	return the_rt;
-}
+/* The single run context (see rt() in runtime.h). */
+struct runtime *rt_current;
 
 int
 rt_create(const struct surge_opts *opts)
@@ -44,14 +36,14 @@ rt_create(const struct surge_opts *opts)
 	r->opts = *opts;
 	rte_spinlock_init(&r->pool_lock);
 	pthread_mutex_init(&r->stats_lock, NULL);
-	the_rt = r;
+	rt_current = r;
 	return 0;
 }
 
 void
 rt_destroy(void)
 {
-	struct runtime *r = the_rt;
+	struct runtime *r = rt_current;
 
 	if (r == NULL)
 		return;
@@ -67,7 +59,7 @@ rt_destroy(void)
 	free(r->prev_txb);
 	free(r->prev_rxb);
 	free(r->series.rows);
-	the_rt = NULL;
+	rt_current = NULL;
 	free(r);
 }
 
@@ -76,11 +68,11 @@ my_slot(void)
 {
 	unsigned id = rte_lcore_id();
 
-	if (the_rt == NULL)
+	if (rt_current == NULL)
 		return NULL;
 	if (id >= RTE_MAX_LCORE)
 		id = rte_get_main_lcore();
-	return &the_rt->lcore[id];
+	return &rt_current->lcore[id];
 }
 
 int
@@ -102,7 +94,7 @@ rt_info(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (the_rt != NULL && the_rt->opts.quiet)
+	if (rt_current != NULL && rt_current->opts.quiet)
 		return;
 	va_start(ap, fmt);
 	fputs("surge: ", stdout);
@@ -129,12 +121,8 @@ surge_last_error(void)
 int
 surge_running(void)
 {
-	unsigned id = rte_lcore_id();
-
-	if (the_rt == NULL || __atomic_load_n(&the_rt->stop, __ATOMIC_RELAXED))
-		return 0;
 	/* a task stopped alone (surge_task_stop) sees the run as stopped */
-	return id >= RTE_MAX_LCORE || !__atomic_load_n(&the_rt->lcore[id].stop_req, __ATOMIC_RELAXED);
+	return rt_live(rt_current, rte_lcore_id());
 }
 
 void
@@ -142,12 +130,12 @@ surge_stop(void)
 {
 	uint64_t none = 0;
 
-	if (the_rt == NULL)
+	if (rt_current == NULL)
 		return;
 	/* async-signal-safe: the signal handlers call this */
-	__atomic_compare_exchange_n(&the_rt->stop_tsc, &none, rte_rdtsc(), 0, __ATOMIC_RELAXED,
+	__atomic_compare_exchange_n(&rt_current->stop_tsc, &none, rte_rdtsc(), 0, __ATOMIC_RELAXED,
 				    __ATOMIC_RELAXED);
-	__atomic_store_n(&the_rt->stop, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&rt_current->stop, 1, __ATOMIC_RELAXED);
 }
 
 int
@@ -186,6 +174,7 @@ clock_pair(struct tsc_pair *p)
 {
 	uint64_t best = UINT64_MAX;
 
+	p->tsc = p->ns = 0;   /* the first try always replaces them */
 	for (int i = 0; i < CAL_TRIES; i++) {
 		struct timespec ts;
 		uint64_t a = rte_rdtsc_precise(), b;
@@ -240,7 +229,7 @@ tsc_measure_hz(struct tsc_pair *first)
 void
 rt_tsc_calibrate(void)
 {
-	struct runtime *r = the_rt;
+	struct runtime *r = rt_current;
 
 	if (r == NULL)
 		return;
@@ -253,7 +242,7 @@ rt_tsc_calibrate(void)
 void
 rt_tsc_check(void)
 {
-	struct runtime *r = the_rt;
+	struct runtime *r = rt_current;
 	struct tsc_pair now;
 	double whole, ppm;
 
@@ -274,13 +263,13 @@ rt_tsc_check(void)
 uint64_t
 rt_hz(void)
 {
-	return the_rt->tsc_hz;
+	return rt_current->tsc_hz;
 }
 
 uint64_t
 surge_tsc_to_ns(uint64_t tsc)
 {
-	const struct runtime *r = the_rt;
+	const struct runtime *r = rt_current;
 
 	if (r == NULL || r->tsc_hz == 0)
 		return 0;
@@ -292,17 +281,17 @@ surge_tsc_to_ns(uint64_t tsc)
 uint64_t
 surge_tsc_hz(void)
 {
-	if (the_rt == NULL)
+	if (rt_current == NULL)
 		return rte_get_tsc_hz();
-	if (the_rt->tsc_hz == 0)
+	if (rt_current->tsc_hz == 0)
 		rt_tsc_calibrate();          /* no EAL (surge show): measured on first use */
-	return the_rt->tsc_hz;
+	return rt_current->tsc_hz;
 }
 
 void
 surge_sleep_us(uint32_t us)
 {
-	int main_lcore = surge_is_main() && the_rt != NULL && the_rt->eal_up;
+	int main_lcore = surge_is_main() && rt_current != NULL && rt_current->eal_up;
 
 	if (!surge_running()) {
 		/* begun after a stop: sleep, but no longer than until calls into
@@ -327,20 +316,20 @@ surge_sleep_us(uint32_t us)
 		nanosleep(&ts, NULL);
 		us -= now;
 		if (main_lcore)
-			the_rt->master_seen_tsc = rte_rdtsc();
+			rt_current->master_seen_tsc = rte_rdtsc();
 	}
 }
 
 int
 surge_quiet(void)
 {
-	return the_rt != NULL && the_rt->opts.quiet;
+	return rt_current != NULL && rt_current->opts.quiet;
 }
 
 double
 surge_duration(void)
 {
-	return the_rt != NULL ? the_rt->opts.duration : 0.0;
+	return rt_current != NULL ? rt_current->opts.duration : 0.0;
 }
 
 #define F(T, f) { "struct " #T, #f, offsetof(struct T, f), sizeof(((struct T *)0)->f) }
