@@ -162,19 +162,26 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 		__atomic_fetch_add(&p->alloc_fail, 1, __ATOMIC_RELAXED);
 	len = p->tmpl_len;
 	delta = p->data_delta;
+	/* the send's lengths, written now: a send that finds len[] unchanged
+	 * need not touch the mbufs again. The headers are only written, as the
+	 * bare loop does (a read of one not yet in cache would stall)... */
 	for (uint32_t i = 0; i < got; i++) {
 		struct rte_mbuf *m = b->mbuf[i];
 
 		raw_invariants(p, m);
-		/* with the offset known the mbuf is only written, as the bare
-		 * loop does: a read of a header not yet in cache would stall */
-		b->data[i] = likely(delta != 0) ? (uint8_t *)m + delta : rte_pktmbuf_mtod(m, uint8_t *);
-		b->len[i] = len;
-		/* the send's lengths, written while the header is in cache: a
-		 * send that finds len[] unchanged need not touch it again */
 		m->data_len = len;
 		m->pkt_len = len;
 	}
+	/* ...and what Lua sees in loops of their own, which the compiler
+	 * vectorises: each data pointer at the pool's fixed offset */
+	if (likely(delta != 0))
+		for (uint32_t i = 0; i < got; i++)
+			b->data[i] = (uint8_t *)b->mbuf[i] + delta;
+	else
+		for (uint32_t i = 0; i < got; i++)
+			b->data[i] = rte_pktmbuf_mtod((struct rte_mbuf *)b->mbuf[i], uint8_t *);
+	for (uint32_t i = 0; i < got; i++)
+		b->len[i] = len;
 	/* read once a burst: the flags only ever go from 0 to 1, before the
 	 * mbufs they concern went back to the pool. Only pools that used
 	 * offload or carried probes look further (the probe field lives in
