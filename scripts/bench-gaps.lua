@@ -20,15 +20,7 @@ function master(args)
     res.target_pps, res.late, res.skipped_s, res.catchup, res.sleeps, res.cpu_wait))
 end
 
--- Seconds this thread was runnable but waited for a CPU (schedstat's
--- run_delay): on a shared machine, time no pacer could use.
-local function cpu_wait()
-  local f = io.open("/proc/thread-self/schedstat")
-  if not f then return 0 end
-  local _, wait = f:read("*n", "*n")
-  f:close()
-  return (wait or 0) / 1e9
-end
+local cpu_wait = surge.cpu_wait
 
 function tx(q, args)
   surge.idle{ mode = args.idle_mode, batch = args.batch }

@@ -119,6 +119,17 @@ function surge.lcore_stats(lcore)
            idle_pct = busy + idle > 0 and idle * 100 / (busy + idle) or 0 }
 end
 
+-- Seconds the calling thread was runnable but waited for a CPU since it
+-- started (the kernel's schedstat run delay; 0 where /proc does not say):
+-- on a shared machine, time no pacer or poller could use. Take differences.
+function surge.cpu_wait()
+  local f = io.open("/proc/thread-self/schedstat")
+  if not f then return 0 end
+  local _, wait = f:read("*n", "*n")
+  f:close()
+  return (wait or 0) / 1e9
+end
+
 -- Starts fn (a global function of the script, or "MODULE:FUNCTION", a
 -- function a module returns in its table) on a free lcore in a fresh VM,
 -- with the arguments copied as plain data. Returns the task's id (its lcore).

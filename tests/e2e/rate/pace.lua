@@ -76,15 +76,8 @@ local function expected(args, a, b)
   return (sent_by(args, b) - sent_by(args, a)) / (b - a)
 end
 
--- Seconds this thread has spent runnable but waiting for a CPU (schedstat's
--- run_delay): time a busy shared machine took from the pacer.
-local function cpu_wait()
-  local f = io.open("/proc/thread-self/schedstat")
-  if not f then return 0 end
-  local _, wait = f:read("*n", "*n")
-  f:close()
-  return (wait or 0) / 1e9
-end
+-- time a busy shared machine took from the pacer
+local cpu_wait = surge.cpu_wait
 
 local function err(got, want) return (got / want - 1) * 100 end
 
