@@ -172,8 +172,12 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 		return rt_error(-rte_errno, "port %u: rx pool: %s", port, rte_strerror(rte_errno));
 	ps->txq = new_slots(conf->txq, socket);
 	ps->rxq = new_slots(conf->rxq, socket);
-	if (ps->txq == NULL || ps->rxq == NULL)
+	if (ps->txq == NULL || ps->rxq == NULL) {
+		rte_free(ps->txq);
+		rte_free(ps->rxq);
+		ps->txq = ps->rxq = NULL;
 		return rt_error(-ENOMEM, "port %u: out of memory for queue counters", port);
+	}
 	ps->opened = 1;   /* from here on ports_close_all releases what we made */
 
 	if ((rc = setup_queues(port, ps, &info, rxd, txd, socket)) != 0)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_bus.h>
@@ -107,8 +108,42 @@ port_quiesce(uint16_t port, struct port_state *ps)
 	pthread_mutex_unlock(&rt()->stats_lock);
 }
 
-/* Step 2: DPDK closes the port (and releases its port id); surge frees the
- * queue slots. The rx pool stays for step 3. */
+/* Queue slots of a closed port stay allocated (and ps->txq/rxq point at
+ * them until the port opens again) until every port closes at exit: a task
+ * between claim()'s look at `opened` and its look at a slot (burst.c) then
+ * reads a slot master took, never freed memory. Master alone opens and
+ * closes ports, so the list needs no lock of its own. */
+struct retired_slots {
+	struct retired_slots *next;
+	struct queue_slot *slots;
+};
+
+static void
+slots_retire(struct runtime *r, struct queue_slot *slots)
+{
+	struct retired_slots *x;
+
+	if (slots == NULL || (x = malloc(sizeof(*x))) == NULL)
+		return;   /* without a node the slots are never freed: safe */
+	x->slots = slots;
+	x->next = r->retired;
+	r->retired = x;
+}
+
+static void
+slots_free_retired(struct runtime *r)
+{
+	while (r->retired != NULL) {
+		struct retired_slots *x = r->retired;
+
+		r->retired = x->next;
+		rte_free(x->slots);
+		free(x);
+	}
+}
+
+/* Step 2: DPDK closes the port (and releases its port id); surge retires
+ * the queue slots. The rx pool stays for step 3. */
 static void
 port_release(uint16_t port, struct port_state *ps)
 {
@@ -122,9 +157,8 @@ port_release(uint16_t port, struct port_state *ps)
 	rte_eth_dev_close(port);
 	pthread_mutex_lock(&r->stats_lock);
 	ps->opened = 0;
-	rte_free(ps->txq);
-	rte_free(ps->rxq);
-	ps->txq = ps->rxq = NULL;
+	slots_retire(r, ps->txq);
+	slots_retire(r, ps->rxq);
 	if (r->prev_tx != NULL)   /* a port opened again starts its interval rates from 0 */
 		r->prev_tx[port] = r->prev_txb[port] = r->prev_rx[port] = r->prev_rxb[port] = 0;
 	pthread_mutex_unlock(&r->stats_lock);
@@ -161,6 +195,7 @@ ports_close_all(void)
 		port_quiesce(port, &rt()->port[port]);
 	RTE_ETH_FOREACH_DEV(port)
 		port_release(port, &rt()->port[port]);
+	slots_free_retired(rt());   /* every task has ended (or the process is ending) */
 	for (port = 0; port < RTE_MAX_ETHPORTS; port++) {
 		if (rx_pool_settle(port, &rt()->port[port]) != 0) {
 			fprintf(stderr, "surge: error: %s\n", surge_last_error());
@@ -173,7 +208,7 @@ ports_close_all(void)
 /* The lcore of a running task (not master) that still uses one of the
  * port's queues, or -1. Master takes every free queue for itself, so a task
  * that sends on one later is refused (claim() in burst.c: "already used",
- * then "not open") instead of reaching slots freed by the close. */
+ * then "not open"), and reads retired slots, not freed ones. */
 static int
 take_queues(struct port_state *ps, int32_t me, uint16_t *q_out, int *tx_out)
 {

@@ -195,6 +195,7 @@ struct runtime {
 	uint64_t prev_busy[RTE_MAX_LCORE], prev_idle[RTE_MAX_LCORE]; /* per lcore: total and idle cycles */
 	struct lcore_slot lcore[RTE_MAX_LCORE];
 	struct port_state port[RTE_MAX_ETHPORTS];
+	struct retired_slots *retired; /* port_close.c: queue slots of closed ports, kept to exit */
 	struct pool_state pool[SURGE_POOL_MAX];
 	int npools;
 	rte_spinlock_t pool_lock;     /* pools and latency receivers register from any lcore */
