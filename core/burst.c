@@ -283,13 +283,13 @@ fresh_ok(struct runtime *r, const struct port_state *ps, const struct queue_slot
 {
 	const struct pool_state *p = &r->pool[b->pool];
 	const uint16_t len = p->tmpl_len;
-	uint32_t same = 0;
+	uint16_t diff = 0;
 
 	if (len > ps->max_len || (fast_free && s->pool != p->mp))
 		return 0;
 	for (uint32_t i = 0; i < b->n; i++)
-		same += b->len[i] == len;
-	if (same != b->n)
+		diff |= b->len[i] ^ len;     /* 16-bit lanes, no widening */
+	if (diff != 0)
 		return 0;
 	*sum = (uint64_t)len * b->n;
 	return 1;
