@@ -44,11 +44,10 @@ unix_addr(const char *path, struct sockaddr_un *a)
 }
 
 int
-control_listen(struct control *c, const char *path, char *err, size_t errlen)
+control_check(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un a;
 	struct stat st;
-	mode_t old;
 	int fd, rc;
 
 	if (unix_addr(path, &a) != 0) {
@@ -69,7 +68,23 @@ control_listen(struct control *c, const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "--control %s: another surge is listening there", path);
 			return -EADDRINUSE;
 		}
-		unlink(path);   /* left behind by a run that died */
+	}
+	return 0;
+}
+
+int
+control_listen(struct control *c, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un a;
+	struct stat st;
+	mode_t old;
+	int fd, rc;
+
+	if ((rc = control_check(path, err, errlen)) != 0)
+		return rc;
+	unix_addr(path, &a);
+	if (lstat(path, &st) == 0) {
+		unlink(path);   /* a socket left behind by a run that died */
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {

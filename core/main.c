@@ -131,6 +131,17 @@ main(int argc, char **argv)
 		free(text);
 		return rc;
 	}
+	if (o.control != NULL) {
+		char err[256];
+
+		/* a live instance on the path is refused before EAL starts */
+		if (control_check(o.control, err, sizeof(err)) != 0) {
+			fprintf(stderr, "surge: %s\n", err);
+			rt_destroy();
+			free(text);
+			return 2;
+		}
+	}
 	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());

@@ -493,7 +493,8 @@ l_read(lua_State *L)
 			p[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
 		n += control_pollfds(&s->ctl, p + n, CONTROL_MAX_CLIENTS + 2 - n);
 		now = now_ms();
-		k = now >= until ? 0 : poll(p, (nfds_t)n, (int)(until - now));
+		/* a timeout of 0 still looks: surge.poll() serves clients so */
+		k = poll(p, (nfds_t)n, now >= until ? 0 : (int)(until - now));
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (term && k > 0 && p[0].revents != 0) {

@@ -39,6 +39,9 @@ struct control {
 void control_init(struct control *c);
 /* Binds PATH (mode 0600); refuses a path where a live server answers. */
 int control_listen(struct control *c, const char *path, char *err, size_t errlen);
+/* 0 when control_listen may take PATH (nothing there, or a socket nobody
+ * answers on); main() asks before EAL starts */
+int control_check(const char *path, char *err, size_t errlen);
 /* Adds the listening socket and the clients to p; returns how many. */
 int control_pollfds(const struct control *c, struct pollfd *p, int max);
 /* Accepts and reads what poll reported; returns 1 with a whole request

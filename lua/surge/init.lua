@@ -47,9 +47,25 @@ function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
 -- A TSC reading (surge.tsc(), burst.tsc) as CLOCK_MONOTONIC_RAW nanoseconds.
 function surge.tsc_ns(tsc) return tonumber(C.surge_tsc_to_ns(tsc)) end
 -- Sleeps, returning early when the run stops.
+-- Master under --control serves attached clients wherever it waits:
+-- surge.wait(), surge.poll() and surge.sleep() (see surge/repl.lua).
+local function serving()
+  return package.preload["surge.replio"] ~= nil and C.surge_is_main() ~= 0 and require("surge.repl").serving()
+end
+
 function surge.sleep(seconds)
   arg.expect(seconds, "number 0..4000", "surge.sleep", "seconds")
   core.check_run()
+  if surge.running() and serving() then
+    local hz, repl = surge.tsc_hz(), require("surge.repl")
+    local stop = tonumber(C.surge_tsc()) + seconds * hz
+    while surge.running() do
+      local left_ms = (stop - tonumber(C.surge_tsc())) * 1000 / hz
+      if left_ms <= 0 then return end
+      repl.serve(math.ceil(math.min(left_ms, 100)))
+    end
+    return
+  end
   C.surge_sleep_us(math.floor(seconds * 1e6))
 end
 function surge.ports() return C.surge_port_count() end
@@ -69,7 +85,7 @@ function surge.poll()
     arg.raise("surge.poll() is for master(): a task cannot wait for tasks")
   end
   surge.progress.poll()
-  local n = check(C.surge_task_poll(0), 2)
+  local n = check(serving() and require("surge.repl").serve(0) or C.surge_task_poll(0), 2)
   -- a loop around poll() with no task left ends once the run stopped
   if n == 0 then core.check_run() end
   return n
@@ -208,16 +224,17 @@ local served = false   -- the prompt of `run -i` opened once already
 -- then the tasks (stats lines, --duration).
 local function poll(ms)
   surge.progress.poll()
-  if replio and replio.options().control then return require("surge.repl").serve(ms) end
+  if serving() then return require("surge.repl").serve(ms) end
   return C.surge_task_poll(ms)
 end
 
 local function wait(id, timeout)
   local hz = surge.tsc_hz()
-  if id == nil and replio and replio.options().interactive and not served then
+  if replio and replio.options().interactive and not served then
     served = true
-    -- `run -i`: the prompt, with the tasks running; leaving stops them
-    -- unless the user said exit("wait"); then wait as usual
+    -- `run -i`: the prompt, at master's first wait (for all tasks or one),
+    -- with the tasks running; leaving stops them unless the user said
+    -- exit("wait"); then the wait goes on as usual
     if require("surge.repl").session() == "stop" then require("surge.repl_helpers").stop() end
   end
   local deadline = timeout and (tonumber(C.surge_tsc()) + timeout * hz) or nil

@@ -97,6 +97,9 @@ local function run(script)
   if type(master) ~= "function" then
     error(("%s: no function master(args) defined"):format(script), 0)
   end
+  -- --control: attached clients are served from master's first wait on
+  local replio = package.preload["surge.replio"] and require("surge.replio")
+  if replio and replio.options().control then require("surge.repl").listen() end
   -- "run stopped" raised in master's loop ends master normally
   core.C.surge_run_start()
   local ok, rc = xpcall(master, report, opts)

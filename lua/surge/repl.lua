@@ -62,6 +62,10 @@ local function print_results(ok, ...)
   out(table.concat(parts, "\t") .. "\n")
 end
 
+-- A line is being evaluated: master's waits in it (surge.sleep, poll) must
+-- not serve another client's line in the middle of this one.
+local evaluating = false
+
 -- One line from a source (the terminal or a client, each with its own
 -- unfinished statement in st.buf). Returns "ok", "more", "error" or "leave".
 local function eval_line(st, line)
@@ -81,7 +85,9 @@ local function eval_line(st, line)
   -- a typed function launched as a task is compiled as usual in its VM
   jit.off(fn, true)
   replio.evaluating(true)
+  evaluating = true
   local res = { xpcall(fn, function(e) return e end) }
+  evaluating = false
   replio.evaluating(false)
   if not res[1] and res[2] == LEAVE then return "leave" end
   if not res[1] then
@@ -190,7 +196,7 @@ local function listen()
   local path = replio.options().control
   if path and not listening then
     local ok, err = replio.listen(path)
-    if not ok then error(err, 0) end
+    if not ok then error("surge: " .. err, 0) end
     listening = true
   end
 end
@@ -203,6 +209,13 @@ function M.serve(ms)
   local ev, id, req = replio.read(nil, ms)
   if ev == "request" then serve_request(id, req) end
   return n
+end
+
+-- Whether master's waits outside surge.wait() (surge.poll, surge.sleep)
+-- serve attached clients: under --control, and not while a line is being
+-- evaluated (that line's own waits only wait).
+function M.serving()
+  return replio.options().control ~= nil and not evaluating
 end
 
 local function history_path()

@@ -48,10 +48,13 @@ function count(q, n)
   while surge.running() and sent < n do b:alloc(math.min(32, n - sent)); sent = sent + q:send(b) end
   return sent
 end
-function configure(p) p:option("--n", "packets to send", "50000") end
+function configure(p)
+  p:option("--n", "packets to send", "50000")
+  p:flag("--one", "wait with surge.wait(id), for the one task")
+end
 function master(args)
-  surge.launch("count", surge.port(0):txq(0), tonumber(args.n))
-  print("master got " .. surge.wait()[1])
+  local id = surge.launch("count", surge.port(0):txq(0), tonumber(args.n))
+  print("master got " .. (args.one and surge.wait(id) or surge.wait()[1]))
 end
 LUA
 printf 'exit("wait")\n' >"$TMP/wait.lua"
@@ -65,6 +68,12 @@ check_match "run -i, watch(2) without a terminal prints rates" '^port 0  TX +[0-
 got=$(sed -n 's/^master got //p' <<<"$OUT")
 check_true "run -i, exit(): the task was stopped early ($got of 1000000)" "" test "${got:-1000000}" -lt 1000000
 check_pools "run -i"
+# the prompt opens at master's first wait of either form: surge.wait(id) too
+printf 'print("at the prompt")\nexit("wait")\n' >"$TMP/one.lua"
+run_surge 60 run -i --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' "$TMP/count.lua" --one < "$TMP/one.lua"
+check "run -i, surge.wait(id): exit 0" 0 "$RC"
+check_match "run -i, surge.wait(id): the prompt opened" '^at the prompt$' "$OUT"
+check_match "run -i, surge.wait(id): then the wait returned the task's value" '^master got 50000$' "$OUT"
 
 # --output for a session: the results file of what was done at the prompt
 cat >"$TMP/out.lua" <<'LUA'

@@ -78,8 +78,9 @@ check("the socket is mode 0600", mode == 0o600, oct(mode))
 
 r = subprocess.run([SURGE, "repl", "--no-huge", "--control", ctl], capture_output=True, text=True, timeout=30,
                    stdin=subprocess.DEVNULL)
-check("a second instance on the same path is refused", r.returncode != 0 and
-      "another surge is listening there" in r.stderr and ctl in r.stderr, repr((r.returncode, r.stderr)))
+check("a second instance on the same path is refused before EAL starts (exit 2, one line)",
+      r.returncode == 2 and r.stderr.startswith("surge: --control " + ctl + ": another surge is listening there")
+      and "EAL" not in r.stderr, repr((r.returncode, r.stderr)))
 
 r = attach("tasks()")
 check("attach -e tasks(): master's sender is running", re.search(r"\n1\s+tx\s+running", r.stdout) is not None,
@@ -177,6 +178,31 @@ check("the summary is printed", re.search(r"summary over [\d.]+ s\n\s+port 0\s+T
 check("every pool is full again", re.search(r"pool \d+: (\d+) of \1 mbufs back, no leak", text) is not None
       and "leaked" not in text, text[-400:])
 check("the socket is removed at exit", not os.path.exists(ctl))
+
+# a master that never calls surge.wait(): clients are served from its
+# surge.poll() and surge.sleep() loops, from the start of master()
+LOOP = os.path.join(os.environ["SURGE_SRC"], "tests/e2e/repl/poll_loop.lua")
+for mode in ("poll", "sleep"):
+    lout = open(os.path.join(tmp, "loop-%s.out" % mode), "w+")
+    run = subprocess.Popen(["timeout", "-k", "5", "120", SURGE, "run", "--no-huge", "--stats-interval", "0",
+                            "--control", ctl, LOOP, "--mode", mode], stdout=lout, stderr=subprocess.STDOUT,
+                           env=env)
+    r = None
+    for _ in range(100):
+        r = attach("tasks()") if os.path.exists(ctl) else None
+        if r is not None and r.returncode == 0:
+            break
+        time.sleep(0.1)
+    check("master looping on surge.%s(): attach -e is served, the task runs" % mode,
+          r is not None and re.search(r"\n1\s+tx\s+running", r.stdout) is not None,
+          repr(r and (r.returncode, r.stdout, r.stderr)))
+    r = attach("surge.stop()")
+    rc = run.wait(timeout=30)
+    lout.seek(0)
+    text = lout.read()
+    check("master looping on surge.%s(): surge.stop() from a client ends it, exit 0" % mode,
+          rc == 0 and "master: loop ended" in text and "no leak" in text, text[-600:])
+    check("master looping on surge.%s(): the socket is removed" % mode, not os.path.exists(ctl))
 
 open(ctl, "w").close()                    # a plain file is not ours to replace
 r = subprocess.run([SURGE, "repl", "--no-huge", "--control", ctl], capture_output=True, text=True, timeout=30,
