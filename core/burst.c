@@ -364,9 +364,9 @@ push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, ui
 		/* the usual case in one driver call; push_all retries the rest */
 		uint16_t k = rte_eth_tx_burst(port, q, pkts, (uint16_t)n);
 
-		return likely(k == n) ? n : k + push_all(port, q, pkts + k, n - k, 0);
+		return likely(k == n) ? n : k + push_all(port, q, s, pkts + k, n - k, 0);
 	}
-	return push_all(port, q, pkts, n, stamp);
+	return push_all(port, q, s, pkts, n, stamp);
 }
 
 static uint32_t

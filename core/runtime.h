@@ -130,6 +130,7 @@ struct queue_slot {
 	struct pacer pc;              /* tx: owner only */
 	struct rate_req req;          /* tx: any lcore, seqlock */
 	int8_t intr;                  /* rx: 1 in the owner's epoll, -1 no interrupt, 0 untried */
+	uint8_t stalled;              /* tx: the driver took nothing for STALL_MS (rate.c) */
 } __rte_cache_aligned;
 
 struct port_state {
@@ -312,7 +313,8 @@ int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
 uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
 		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
 int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
-uint32_t push_all(uint16_t port, uint16_t q, struct rte_mbuf **pkts, uint32_t n, int stamp);
+uint32_t push_all(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
+		  int stamp);
 
 /* rxintr.c */
 int rx_intr_capable(const char *driver);

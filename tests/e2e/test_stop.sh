@@ -42,6 +42,17 @@ check_true "tight send/recv: ends within 4 s" "took $SECS s" lt "$SECS" 4
 check_nomatch "tight send/recv: no error printed" 'error|run stopped' "$ERR"
 check_pools "tight send/recv"
 
+echo "# sends into a queue nobody drains (net_ring, no reader): each gives up, the loop ends"
+run_surge 60 run --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' --vdev net_ring0 \
+  "$SCRIPTS/stop_stalled_queue.lua"
+check "stalled queue: exit 0 without --duration or a signal" 0 "$RC"
+[ "$RC" = 0 ] || show_run
+check_match "stalled queue: the ring took 1023, the other 3777 are drops" '^stalled: sent 1023 drops 3777$' "$OUT"
+check_match "stalled queue: the summary counts them as tx-drops" 'port 0  tx-drops 3777 ' "$OUT"
+# one send waits a second for the driver, later ones a millisecond each
+check_true "stalled queue: ends within 4 s" "took $SECS s" lt "$SECS" 4
+check_pools "stalled queue"
+
 echo "# master-only script looping on surge.sleep: --duration, stats lines and a summary"
 run_surge 60 run --no-huge --stats-interval 0.2 --duration 1 $DEV "$SCRIPTS/stop_master_sleep.lua"
 check "master sleep loop: exit 0" 0 "$RC"
