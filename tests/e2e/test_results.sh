@@ -45,7 +45,12 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 cols = "t,interval_s,port,tx_packets,tx_bytes,tx_pps,tx_bps_l2,tx_bps_l1,rx_packets,rx_bytes,rx_pps,rx_bps_l2,rx_bps_l1,drops,unsent,idle_pct"
 ok = list(rows[0].keys()) == cols.split(",")
-print(ok, len(rows) >= 1, sum(int(r["tx_packets"]) for r in rows),
+# one row per 0.2 s interval up to the end (the last one shorter): as many
+# rows as the run had intervals, each but the last 0.2 s long
+t_end = float(rows[-1]["t"])
+want = max(1, -(-round(t_end * 1000) // 200))
+n_ok = len(rows) == want and all(abs(float(r["interval_s"]) - 0.2) < 0.05 for r in rows[:-1])
+print(ok, n_ok or "rows %d for %.3f s" % (len(rows), t_end), sum(int(r["tx_packets"]) for r in rows),
       all(abs(float(r["tx_pps"]) * float(r["interval_s"]) - int(r["tx_packets"])) <= 1 + 1e-6 * int(r["tx_packets"]) for r in rows))
 PY
 )
@@ -54,7 +59,7 @@ check "csv: columns, rows, tx sum == --count, pps * interval == packets" "True T
 # (c) latency through a ring loopback: histogram counts == probes received
 run_surge 60 run --no-huge --lcores '(0-1)@(0-1)' --output "$TMP/lat.json" "$EXAMPLES/latency.lua" --seconds 1 --rate 200kpps
 check "latency: exit 0" 0 "$RC"
-results_ok "latency" "$TMP/lat.json" status=ok device_tx=1
+results_ok "latency" "$TMP/lat.json" status=ok device_tx=1 device_rx=1
 check "latency: one receiver, its probes == the printed count, lost 0" "1 0 True" \
   "$(jq_py "$TMP/lat.json" 'len(r["latency"]), r["latency"][0]["lost"], r["latency"][0]["probes"] > 100' | tr -d '(),')"
 TXT=$(printf '%s\n' "$OUT" | grep -oE 'probes [0-9]+ .* p99 [0-9.]+' | sed -E 's/probes ([0-9]+) .* p99 ([0-9.]+)/\1 \2/')
@@ -83,6 +88,33 @@ check "phases: the queue's pacer figures (target, achieved, error)" "400000.0 Tr
 check "phases: both phases in the file" 400000 "$(jq_py "$TMP/phases.json" 'r["summary"]["ports"][0]["tx_packets"]')"
 check "phases: duration spans both (> 0.8 s) and matches the text summary" "True $(printf '%s\n' "$OUT" | sed -nE 's/^surge: summary over ([0-9.]+) s$/\1/p')" \
   "$(jq_py "$TMP/phases.json" '"%s %.3f" % (r["summary"]["duration_s"] > 0.8, r["summary"]["duration_s"])')"
+
+# (d3) a scenario: its results under scenarios.NAME, the counts its own
+# (every frame back through the ring)
+run_surge 60 run --no-huge --stats-interval 0.1 --lcores '(0-1)@(0-1)' --vdev net_ring0 --output "$TMP/scn.json" \
+  flood --sizes 64 --trial 0.3 --settle 0.05
+check "scenario: exit 0" 0 "$RC"
+results_ok "scenario flood" "$TMP/scn.json" status=ok device_tx=1 device_rx=1
+check "scenario: scenarios.flood sent == received == the port's tx, no loss" "True True 0" \
+  "$(jq_py "$TMP/scn.json" '(lambda f, p: "%s %s %s" % (f["sent"] > 0, f["sent"] == f["received"], f["loss_pct"]))(r["scenarios"]["flood"], r["summary"]["ports"][0])')"
+
+# (d4) a scenario stopped by SIGINT in its second test: status interrupted,
+# exit 0, the throughput it had found kept and marked partial
+timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' --vdev net_ring0 \
+  --output "$TMP/scnint.json" rfc2544 --sizes 64,128 --max-rate 100kpps --trial 0.5 >"$TMP/scnint.out" 2>&1 &
+TPID=$!
+on_exit "kill -KILL $TPID"
+if wait_for_text "$TMP/scnint.out" 'throughput trial +1 .* loss' 30 "$TPID"; then
+  sleep 0.5
+  kill -INT "$(pgrep -P "$TPID" | head -1)"
+fi
+wait "$TPID"
+check "scenario sigint: exit 0" 0 "$?"
+results_ok "scenario sigint" "$TMP/scnint.json" status=interrupted signal=2 device_tx=1
+check "scenario sigint: the 64 B throughput is kept, marked partial" "True 64 True" \
+  "$(jq_py "$TMP/scnint.json" '(lambda s: "%s %d %s" % (s["partial"], s["rows"][0]["frame_size"], s["rows"][0]["throughput_pps"] > 0))(r["scenarios"]["rfc2544"])')"
+check_match "scenario sigint: says the results are partial" '^rfc2544: the run was stopped .*: the results so far are partial$' \
+  "$(cat "$TMP/scnint.out")"
 
 # (e) stopped by SIGINT: still a valid file, status interrupted, signal 2
 timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0.2 --output "$TMP/int.json" "$EXAMPLES/udp-flood.lua" \

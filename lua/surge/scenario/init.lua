@@ -207,15 +207,34 @@ function M.lat_cells(l)
   return { l.min_ns / 1e3, l.mean_ns / 1e3, l.p50_ns / 1e3, l.p99_ns / 1e3, l.max_ns / 1e3 }
 end
 
+-- What a scenario measured so far (M.partial): kept when the run stops in
+-- the middle of it. `finish` completes such a table (its flat rows).
+local partial
+function M.partial(res, finish)
+  partial = { res = res, finish = finish }
+end
+
 -- Runs scenario `name` (module mod) from the command line: parse argv,
--- run, print its report. Returns the exit code.
+-- run, print its report. Returns the exit code. A run stopped in the middle
+-- (SIGINT, SIGTERM, surge.stop(), --duration) is not a failure: what the
+-- scenario measured so far is reported and recorded, marked partial.
 function M.main(name, mod, argv)
   local p = M.parser(name, mod)
   local opts = p:parse(argv)
   if opts == nil then return 0 end
   local results_file = require("surge.results")
   results_file.run_started(name, opts)
-  local results = mod.run(opts)
+  partial = nil
+  local ok, results = pcall(mod.run, opts)
+  if not ok then
+    if require("surge").running() then error(results, 0) end
+    local why = tostring(results)
+    io.stderr:write(("%s: %s: the results so far are partial\n"):format(name, why))
+    if not partial then return 0 end
+    results = partial.res
+    if partial.finish then partial.finish(results) end
+    results.partial, results.stopped = true, why
+  end
   results_file.add(name, results)           -- for --output and surge plot
   if mod.report then print(mod.report(results)) end
   return results.ok == false and 1 or 0

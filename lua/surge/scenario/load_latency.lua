@@ -18,6 +18,16 @@ function M.options(p)
   p:option("--flows", "UDP flows in the traffic", 1, "integer")
 end
 
+-- One flat row per load: what surge plot reads (docs/results.md).
+local function flat_rows(res)
+  res.rows = {}
+  for _, pt in ipairs(res.points) do
+    local l = pt.latency or {}
+    res.rows[#res.rows + 1] = { load_pps = pt.rate_pps, loss_pct = pt.loss_pct, p50_ns = l.p50_ns,
+      p99_ns = l.p99_ns, p999_ns = l.p999_ns }
+  end
+end
+
 function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
   local s = scenario.session(opts)
@@ -31,6 +41,7 @@ function M.run(opts)
   scenario.progress("load-latency: tx port %d -> rx port %d via %s, %d-byte frames", s.tx.id, s.rx.id, mac, opts.size)
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local res = { scenario = M.name, size = opts.size, points = {} }
+  scenario.partial(res, flat_rows)
   scenario.steps(#rates, "load-latency")
   for _, rate in ipairs(rates) do
     local t = s:trial{ size = opts.size, rate = rate, duration = opts.trial, settle = opts.settle, flows = opts.flows,
@@ -43,13 +54,7 @@ function M.run(opts)
       t.received, t.loss_pct, surge.latency.format(l))
     scenario.step()
   end
-  -- one flat row per load: what surge plot reads (docs/results.md)
-  res.rows = {}
-  for _, pt in ipairs(res.points) do
-    local l = pt.latency or {}
-    res.rows[#res.rows + 1] = { load_pps = pt.rate_pps, loss_pct = pt.loss_pct, p50_ns = l.p50_ns,
-      p99_ns = l.p99_ns, p999_ns = l.p999_ns }
-  end
+  flat_rows(res)
   return res
 end
 

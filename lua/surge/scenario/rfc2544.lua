@@ -39,6 +39,18 @@ local function want(list, name) return (("," .. list .. ","):find("," .. name ..
 
 local function fmt_rate(pps) return ("%.4g kpps"):format(pps / 1e3) end
 
+-- One flat row per frame size: what surge plot and spreadsheets read
+-- (docs/results.md).
+local function flat_rows(results)
+  results.rows = {}
+  for _, r in ipairs(results.sizes) do
+    local t, l = r.throughput or {}, r.latency or {}
+    results.rows[#results.rows + 1] = { frame_size = r.size, throughput_pps = t.pps,
+      throughput_mpps = t.pps and t.pps / 1e6, throughput_pct = t.line_pct,
+      p50_ns = l.p50_ns, p99_ns = l.p99_ns, max_ns = l.max_ns }
+  end
+end
+
 function M.run(opts)
   opts = scenario.defaults("rfc2544", M, opts)
   local s = scenario.session(opts)
@@ -57,6 +69,7 @@ function M.run(opts)
   s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local results = { scenario = "rfc2544", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
                     dst_mac = mac, trial_s = opts.trial, tolerance_pct = opts.tolerance, sizes = {} }
+  scenario.partial(results, flat_rows)
   local ntests = 0
   for w in opts.tests:gmatch("[^,]+") do ntests = ntests + 1 end
   scenario.steps(#sizes * ntests, "rfc2544")
@@ -133,15 +146,7 @@ function M.run(opts)
       scenario.step()
     end
   end
-  -- one flat row per frame size: what surge plot and spreadsheets read
-  -- (docs/results.md)
-  results.rows = {}
-  for _, r in ipairs(results.sizes) do
-    local t, l = r.throughput or {}, r.latency or {}
-    results.rows[#results.rows + 1] = { frame_size = r.size, throughput_pps = t.pps,
-      throughput_mpps = t.pps and t.pps / 1e6, throughput_pct = t.line_pct,
-      p50_ns = l.p50_ns, p99_ns = l.p99_ns, max_ns = l.max_ns }
-  end
+  flat_rows(results)
   return results
 end
 

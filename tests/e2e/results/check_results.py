@@ -8,7 +8,7 @@ against docs/results.schema.json and cross-checks its numbers:
     buckets ascend, and p50/p99 lie inside the histogram's range
   - the interval times increase and end at the run's duration
 Expectations from the test: status=ok|failed|interrupted, min_intervals=N,
-error_re=REGEX, signal=N, device_tx=1 (compare tx with the driver).
+error_re=REGEX, signal=N, device_tx=1 / device_rx=1 (compare tx / rx with the driver).
 Prints one "ok"/"FAIL" line per check; exit 1 on any failure."""
 import json
 import re
@@ -74,6 +74,9 @@ for p in summary["ports"]:
         if p["device"]["obytes"] > 0:      # net_null counts no bytes
             check("port %d: tx bytes == driver obytes" % p["port"], p["tx_bytes"] == p["device"]["obytes"],
                   (p["tx_bytes"], p["device"]["obytes"]))
+    if want.get("device_rx") == "1":
+        check("port %d: rx == driver ipackets (%d)" % (p["port"], p["device"]["ipackets"]),
+              p["rx_packets"] == p["device"]["ipackets"], p["rx_packets"])
     if dur > 0:
         check("port %d: summary pps == packets / duration" % p["port"],
               abs(p["tx_pps"] - p["tx_packets"] / dur) <= 1e-6 * max(1, p["tx_pps"]))
