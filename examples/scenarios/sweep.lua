@@ -30,7 +30,7 @@ function M.run(opts)
   end
   res.ok = true
   for _, r in ipairs(res.rows) do if r.loss_pct > 0 then res.ok = false end end
-  return res                                    -- ok = false: `surge run` exits 1
+  return scenario.done(M.name, res)            -- to --output, however it ran; ok = false: exit 1
 end
 
 -- The table printed at the end of `surge run sweep`.

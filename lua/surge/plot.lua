@@ -113,7 +113,8 @@ local function scenario_charts(res, dir, charts)
   for _, name in ipairs(names) do
     local tbl = res.scenarios[name]
     local rows = type(tbl) == "table" and (tbl.rows or tbl.results or (#tbl > 0 and tbl)) or nil
-    local specs = type(tbl) == "table" and tbl.plot and { tbl.plot } or known[name]
+    -- NAME#2, NAME#3: later runs of a scenario in the same session
+    local specs = type(tbl) == "table" and tbl.plot and { tbl.plot } or known[(name:gsub("#%d+$", ""))]
     if type(rows) == "table" and #rows > 0 and specs then
       for k, spec in ipairs(specs) do
         local xnames = type(spec.x) == "table" and spec.x or { spec.x }

@@ -29,6 +29,16 @@ function M.add(name, tbl)
   state.scenarios[name] = tbl
 end
 
+-- A scenario's results, recorded when it ends however it was run (by name,
+-- from a script, at the prompt): under its name, then NAME#2, NAME#3 for
+-- later runs in the same session; the same table is recorded once.
+function M.scenario_done(name, tbl)
+  for _, v in pairs(state.scenarios) do if v == tbl then return end end
+  local key, n = name, 1
+  while state.scenarios[key] ~= nil do n = n + 1; key = ("%s#%d"):format(name, n) end
+  state.scenarios[key] = tbl
+end
+
 -- Called by surge.launch and master.lua, so the file can name things.
 function M.task_started(lcore, fn) state.tasks[lcore] = fn end
 function M.run_started(script, options)

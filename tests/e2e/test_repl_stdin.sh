@@ -92,4 +92,25 @@ jsonschema.validate(d, json.load(open(sys.argv[2])))
 print(d["status"], d["summary"]["ports"][0]["tx_packets"])
 PY
 )"
+
+# scenarios run at the prompt land in the session's results, however often
+cat >"$TMP/scn.lua" <<'LUA'
+flood = require "surge.scenario.flood"
+a = flood.run{ tx = 0, sizes = "64", trial = 0.2, settle = 0.05 }
+b = flood.run{ tx = 0, sizes = "128", trial = 0.2, settle = 0.05 }
+print("sent", a.sent + b.sent)
+LUA
+run_surge 60 repl --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' --vdev net_ring0 --output "$TMP/scn.json" < "$TMP/scn.lua"
+check "repl scenarios: exit 0" 0 "$RC"
+SENT=$(sed -n 's/^sent\t//p' <<<"$OUT")
+check "repl scenarios: both runs under scenarios (flood, flood#2), their sent adding up" "ok flood flood#2 ${SENT:-none}" \
+  "$(python3 - "$TMP/scn.json" "$SURGE_SRC/docs/results.schema.json" 2>&1 <<'PY'
+import json, sys
+import jsonschema
+d = json.load(open(sys.argv[1]))
+jsonschema.validate(d, json.load(open(sys.argv[2])))
+s = d["scenarios"]
+print(d["status"], " ".join(sorted(s)), sum(v["sent"] for v in s.values()))
+PY
+)"
 finish

@@ -49,7 +49,7 @@ function M.run(opts)
                      loss_pct = c.loss_pct, reordered = c.reordered }
   end
   scenario.progress("  sent %d (%.4g kpps)  received %d  loss %.3f %%", t.sent, t.tx_pps / 1e3, t.received, t.loss_pct)
-  return res
+  return scenario.done(M.name, res)
 end
 
 function M.report(res)

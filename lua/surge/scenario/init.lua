@@ -207,6 +207,13 @@ function M.lat_cells(l)
   return { l.min_ns / 1e3, l.mean_ns / 1e3, l.p50_ns / 1e3, l.p99_ns / 1e3, l.max_ns / 1e3 }
 end
 
+-- A scenario's run() ends with this: its results go to --output (under
+-- its name) whether it ran by name, from a script or at the prompt.
+function M.done(name, res)
+  require("surge.results").scenario_done(name, res)
+  return res
+end
+
 -- What a scenario measured so far (M.partial): kept when the run stops in
 -- the middle of it. `finish` completes such a table (its flat rows).
 local partial
@@ -235,7 +242,7 @@ function M.main(name, mod, argv)
     if partial.finish then partial.finish(results) end
     results.partial, results.stopped = true, why
   end
-  results_file.add(name, results)           -- for --output and surge plot
+  results_file.scenario_done(name, results) -- for --output and surge plot
   if mod.report then print(mod.report(results)) end
   return results.ok == false and 1 or 0
 end

@@ -55,7 +55,7 @@ function M.run(opts)
     scenario.step()
   end
   flat_rows(res)
-  return res
+  return scenario.done(M.name, res)
 end
 
 function M.report(res)

@@ -56,7 +56,7 @@ function M.run(opts)
     scenario.progress("  %-8s dscp %2d  sent %d  received %d  loss %.3f %%  %s", cls[k].name, cls[k].dscp, c.sent,
       c.received, c.loss_pct, surge.latency.format(c.latency))
   end
-  return res
+  return scenario.done(M.name, res)
 end
 
 function M.report(res)

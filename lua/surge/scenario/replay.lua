@@ -51,7 +51,7 @@ function M.run(opts)
                 lost = math.max(0, t.sent - t.received), seconds = t.seconds }
   res.loss_pct = t.sent > 0 and res.lost * 100 / t.sent or 0
   scenario.progress("  sent %d frames in %.3f s, received %d", t.sent, t.seconds, t.received)
-  return res
+  return scenario.done(M.name, res)
 end
 
 function M.report(res)

@@ -147,7 +147,7 @@ function M.run(opts)
     end
   end
   flat_rows(results)
-  return results
+  return scenario.done("rfc2544", results)
 end
 
 function M.report(res)
