@@ -17,6 +17,9 @@ local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 
 local M = { DPORT = 3842, SPORT0 = 1024, FCS = 4 }
+-- The start of the error a trial cut by a stop raises (Ctrl-C, SIGTERM,
+-- surge.stop(), --duration): scenario.main keeps the results so far then.
+M.STOPPED_DURING = "the run was stopped during "
 local Session = {}
 Session.__index = Session
 
@@ -193,7 +196,7 @@ function Session:trial(t)
   if not ok then error(M.reason(r), 0) end
   if not surge.running() then
     -- Ctrl-C or --duration: a cut trial's counts mean nothing, stop the scenario
-    error(("the run was stopped during %s"):format(t.what or "a trial"), 0)
+    error(M.STOPPED_DURING .. (t.what or "a trial"), 0)
   end
   local function loss(x)
     x.lost = math.max(0, x.sent - x.received)
