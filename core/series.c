@@ -20,9 +20,7 @@
 
 #include "runtime.h"
 
-#ifndef SURGE_GIT
-#define SURGE_GIT "unknown"
-#endif
+#include "surge_git.h"     /* SURGE_GIT, written at every build (core/gen_git.cmake) */
 
 static struct surge_sample *
 next_row(struct series *s)

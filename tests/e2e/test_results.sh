@@ -34,6 +34,12 @@ check "flood: metadata names the script options and devices" "60 net_null" \
   "$(jq_py "$TMP/flood.json" 'str(r["metadata"]["script_options"]["size"]) + " " + r["metadata"]["devices"][0]["driver"]')"
 check_match "flood: metadata versions" '^0\.[0-9.]+ DPDK 22\.11.* LuaJIT 2\.1' \
   "$(jq_py "$TMP/flood.json" '" ".join(r["metadata"][k] for k in ("surge_version","dpdk_version","luajit_version"))')"
+# the commit the binary was built from (written at every build, not only
+# when cmake configured): HEAD's, with -dirty when the tree had edits
+if HEAD=$(git -C "$SURGE_SRC" rev-parse --short=12 HEAD 2>/dev/null); then
+  check "flood: metadata git_commit is HEAD's" "$HEAD" \
+    "$(jq_py "$TMP/flood.json" 'r["metadata"]["git_commit"].replace("-dirty", "")')"
+fi
 check "flood: the command line is recorded" "--output" \
   "$(jq_py "$TMP/flood.json" '[a for a in r["metadata"]["command_line"] if a.startswith("--out")][0]')"
 
