@@ -73,6 +73,10 @@ check_true "IMIX shares 7:4:1 (sent $s64 : $s570 : $s1518)" "shares" awk -v a="$
   -v c="${s1518:-1}" 'BEGIN { exit !(a / c > 6.5 && a / c < 7.5 && b / c > 3.5 && b / c < 4.5) }'
 check "flood summary: RX = TX" "$(summary_count "$OUT" 0 TX)" "$(summary_count "$OUT" 0 RX)"
 check_pools "flood"
+run_surge 60 run -q "${RING[@]}" flood --sizes 64 --trial 0.2 --settle 0.05
+check "flood -q: exits 0" 0 "$RC"
+check_nomatch "flood -q: no progress or per-trial lines" '^(progress:|  sent |flood: tx port)' "$OUT$ERR"
+check_match "flood -q: the result table stays" '^ +all +[0-9]+ +[0-9]+ ' "$OUT"
 
 echo "# qos: two classes with their own rates and marks"
 run_surge 60 run "${RING[@]}" qos --classes ef:46:5kpps,be:0:15kpps --trial 0.4 --settle 0.05
@@ -121,6 +125,30 @@ check_match "sweep: 256 B row, nothing lost" "^ +256 +([0-9]+) +\1 +0$" "$OUT"
 run_surge 60 run --path "$SURGE_SRC/examples/scenarios" "${RING[@]}" sweep --sizes 128 --rate 5kpps --trial 0.2
 check "sweep by name from --path exits 0" 0 "$RC"
 check_match "sweep: 128 B row" "^ +128 +([0-9]+) +\1 +0$" "$OUT"
+
+echo "# modules next to a script, and from SURGE_PATH, for master and its tasks"
+mkdir -p "$TMP/lib" "$TMP/proj"
+cat >"$TMP/proj/nearby.lua" <<'LUA'
+return { word = function() return "nearby" end }
+LUA
+cat >"$TMP/lib/faraway.lua" <<'LUA'
+return { word = function() return "faraway" end }
+LUA
+cat >"$TMP/proj/main.lua" <<'LUA'
+local surge = require "surge"
+local nearby, faraway = require "nearby", require "faraway"
+function words() return require("nearby").word() .. "+" .. require("faraway").word() end
+function master()
+  local id = surge.launch("words")
+  print("master: " .. nearby.word() .. "+" .. faraway.word() .. ", task: " .. surge.wait(id))
+end
+LUA
+cd /
+SURGE_PATH=$TMP/lib run_surge 30 run --no-huge --lcores '(0-1)@(0-1)' "$TMP/proj/main.lua"
+cd - >/dev/null
+check "modules: exit 0 (run from another folder)" 0 "$RC"
+check_match "modules: the script's neighbour and SURGE_PATH's, in master and in a task" \
+  '^master: nearby\+faraway, task: nearby\+faraway$' "$OUT"
 
 echo "# a script runs two scenarios from Lua and compares them"
 run_surge 60 run "${RING[@]}" "$SURGE_SRC/examples/scenarios/compare.lua" --max-rate 20kpps

@@ -153,8 +153,10 @@ function M.pps(text, size, line_pps, what)
   error(("%s: '%s' is not a rate (1mpps, 250kpps, 1gbit, 50%%)"):format(what or "rate", tostring(text)), 0)
 end
 
--- Progress: one plain line per trial (to stdout, flushed so pipes see it).
+-- Progress: one plain line per trial (to stdout, flushed so pipes see it);
+-- --quiet silences them like every progress line (the result table stays).
 function M.progress(fmt, ...)
+  if require("surge.core").C.surge_quiet() ~= 0 then return end
   io.write(fmt:format(...), "\n")
   io.flush()
 end
