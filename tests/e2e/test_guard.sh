@@ -80,6 +80,17 @@ for cmd in run devices; do
   check_no_runtime_dir "$cmd with a failing device" "$SURGE_PID"
 done
 
+echo "# a PCI device that does not come up"
+for cmd in run devices; do
+  if [ $cmd = run ]; then set -- "$EXAMPLES/udp-flood.lua"; else set --; fi
+  run_surge 30 $cmd --no-huge --pci 0000:ff:1f.7 "$@"
+  check "$cmd --pci with no such device: exit 1" 1 "$RC"
+  check "$cmd --pci with no such device: one line naming it" \
+    "surge: --pci 0000:ff:1f.7: no port came up for this device (not bound to a DPDK driver, or its driver failed; see above)" \
+    "$(first_err)"
+  check_no_runtime_dir "$cmd --pci with no such device" "$SURGE_PID"
+done
+
 echo "# EAL options that would wait forever are refused"
 run_surge 30 run --no-huge --eal "--proc-type=secondary" $DEV "$EXAMPLES/udp-flood.lua"
 check "--proc-type=secondary: exit 1" 1 "$RC"

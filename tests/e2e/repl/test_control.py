@@ -87,6 +87,9 @@ check("attach -e tasks(): master's sender is running", re.search(r"\n1\s+tx\s+ru
       r.stdout)
 r = attach('surge.handles.txq(0, 0):set_rate("2mpps")')
 check("attach -e re-rates a queue (the result is printed)", r.returncode == 0 and "txq(0,0)" in r.stdout, r.stdout)
+r = attach("surge.lcore()")
+check("code from the socket runs on the master lcore (0), not a worker", r.returncode == 0 and r.stdout.strip() == "0",
+      repr((r.stdout, r.stderr)))
 r = attach("x = = 1")
 check("attach -e with a syntax error: exit 1, one line on stderr", r.returncode == 1 and
       r.stderr.strip().startswith("error: prompt:1:") and r.stderr.count("\n") == 1, repr(r.stderr))
