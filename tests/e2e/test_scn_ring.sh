@@ -111,6 +111,17 @@ check "replay: 400 came back" 400 "$recv"
 check "replay: bytes back = bytes sent" "$sbytes" "$rbytes"
 check_true "replay: original timing, 2 x 0.2 s (took $secs s)" "$row" awk -v s="${secs:-0}" 'BEGIN { exit !(s > 0.3 && s < 1.5) }'
 check_pools "replay"
+# the other timings, one pass each: every frame back, the pass as long as
+# the timing says (0.2 s of file time; loose bounds, the machine is shared)
+for t in "--timing scale=0.5:0.3:1.2" "--timing scale=2:0.05:0.6" "--timing fast:0:0.1" "--rate 1kpps:0.15:0.8"; do
+  IFS=: read -r opt lo hi <<<"$t"
+  run_surge 60 run "${RING[@]}" replay --file "$TMP/in.pcap" --settle 0.05 $opt
+  row=$(printf '%s\n' "$OUT" | grep -E "in.pcap +1 +")
+  read -r _ _ sent recv _ sbytes rbytes secs <<<"$row"
+  check "replay $opt: exit 0, 200 sent, 200 back" "0 200 200" "$RC ${sent:-?} ${recv:-?}"
+  check_true "replay $opt: the pass took $lo..$hi s ($secs s)" "$row" \
+    awk -v s="${secs:-x}" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(s != "x" && s + 0 >= lo && s + 0 < hi) }'
+done
 
 echo "# a user scenario from SURGE_PATH and from --path"
 doc=$(awk '/<!-- sweep.lua begin -->/ { on = 1; next } /<!-- sweep.lua end -->/ { on = 0 } on && !/^```/' \
