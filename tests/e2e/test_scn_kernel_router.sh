@@ -39,13 +39,15 @@ b1_tx() { ip netns exec "$NS" cat /sys/class/net/${P}b1/statistics/tx_packets; }
 echo "# rfc2544 throughput with a confirmation at T and 1.2 T, 64 and 512 bytes"
 tx0=$(b1_tx)
 run_surge 120 run --no-huge --stats-interval 0 "${DEVS[@]}" rfc2544 --tx 0 --rx 1 --gateway 10.0.0.1 \
-  --sizes 64,512 --tests throughput,latency --max-rate 200kpps --trial 0.4 --settle 0.2 --resolution 2 \
+  --rx-gateway 10.1.0.1 --sizes 64,512 --tests throughput,latency --max-rate 200kpps --trial 0.4 --settle 0.2 --resolution 2 \
   --tolerance 0.5 --latency-trial 0.5 --confirm
 tx1=$(b1_tx)
 check "rfc2544 exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
 KMAC=$(ip netns exec "$NS" cat /sys/class/net/${P}a1/address)
 check_match "surge resolved the kernel's MAC on a1 ($KMAC) by ARP" "via $KMAC" "$OUT"
+KMAC_B=$(ip netns exec "$NS" cat /sys/class/net/${P}b1/address)
+check_match "surge resolved the kernel's MAC on b1 ($KMAC_B) on the rx port too" "rx side: 10.1.0.1 at $KMAC_B" "$OUT"
 check_match "the kernel resolved 10.1.0.2 to surge's port 1 ($B0_MAC)" "10.1.0.2 .*lladdr $B0_MAC" \
   "$(ip netns exec "$NS" ip neigh show dev ${P}b1)"
 for size in 64 512; do
@@ -70,11 +72,12 @@ check_pools "kernel rfc2544"
 
 echo "# IPv6: NDP both ways, no loss below capacity"
 run_surge 60 run --no-huge --stats-interval 0 "${DEVS[@]}" rfc2544 --tx 0 --rx 1 --src 2001:db8:a::2 \
-  --dst 2001:db8:b::2 --gateway 2001:db8:a::1 --sizes 128 --tests throughput --max-rate 10kpps --trial 0.4 \
-  --settle 0.2
+  --dst 2001:db8:b::2 --gateway 2001:db8:a::1 --rx-gateway 2001:db8:b::1 --sizes 128 --tests throughput \
+  --max-rate 10kpps --trial 0.4 --settle 0.2
 check "IPv6 rfc2544 exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
 check_match "surge resolved the kernel's MAC by NDP" "via $KMAC" "$OUT"
+check_match "surge resolved the kernel's rx-side MAC by NDP too" "rx side: 2001:db8:b::1 at $KMAC_B" "$OUT"
 check_match "the kernel resolved 2001:db8:b::2 to surge's port 1 by NDP" "2001:db8:b::2 .*lladdr $B0_MAC" \
   "$(ip netns exec "$NS" ip -6 neigh show dev ${P}b1)"
 check_match "10 kpps of IPv6 forwarded without loss" "throughput trial  1  offered 10 kpps .* loss 0.000 %" "$OUT"

@@ -46,13 +46,15 @@ local function open_port(p, link_timeout)
 end
 M.open_port = open_port
 
-local known = { tx = 1, rx = 1, src = 1, dst = 1, gateway = 1, dst_mac = 1, vlan = 1, dport = 1,
+local known = { tx = 1, rx = 1, src = 1, dst = 1, gateway = 1, rx_gateway = 1, dst_mac = 1, vlan = 1, dport = 1,
                 resolve_timeout = 1, link_timeout = 1 }
 
 -- opts: tx, rx (port numbers or opened ports; rx defaults to tx), src (surge's
 -- address on tx), dst (the destination, surge's address on rx), gateway (the
--- DUT's address to resolve on tx; none: dst_mac or the rx port's MAC), dst_mac,
--- vlan, dport, resolve_timeout, link_timeout (seconds).
+-- DUT's address to resolve on tx; none: dst_mac or the rx port's MAC),
+-- rx_gateway (the DUT's address on the rx side, resolved there too: that side
+-- answers before traffic starts), dst_mac, vlan, dport, resolve_timeout,
+-- link_timeout (seconds).
 function M.session(opts)
   for k in pairs(opts) do
     if not known[k] then error(("surge.dut.session: unknown option '%s'"):format(tostring(k)), 2) end
@@ -60,22 +62,25 @@ function M.session(opts)
   local tx = open_port(opts.tx or 0, opts.link_timeout)
   local rx = open_port(opts.rx or opts.tx or 0, opts.link_timeout)
   local s = setmetatable({ tx = tx, rx = rx, src = opts.src or "10.0.0.2", dst = opts.dst or "10.1.0.2",
-                           gateway = opts.gateway, dst_mac = opts.dst_mac, vlan = opts.vlan,
+                           gateway = opts.gateway, rx_gateway = opts.rx_gateway, dst_mac = opts.dst_mac,
+                           vlan = opts.vlan,
                            dport = opts.dport or M.DPORT, resolve_timeout = opts.resolve_timeout or 2 }, Session)
   s.v6 = s.src:find(":", 1, true) ~= nil
   if s.v6 ~= (s.dst:find(":", 1, true) ~= nil) then
     error(("surge.dut.session: src %s and dst %s are not of one family (--src, --dst)"):format(s.src, s.dst), 0)
   end
   -- addresses checked now, naming the option, not when the first frame is built
-  for _, k in ipairs({ "src", "dst", "gateway" }) do
+  for _, k in ipairs({ "src", "dst", "gateway", "rx_gateway" }) do
     local a = s[k]
     if a ~= nil then
       local ok, e = pcall(a:find(":", 1, true) and ip6.addr or ip4.addr, a, "surge.dut.session: " .. k, 1)
       if not ok then error((tostring(e):gsub("^[^\n:]+:%d+: ", "")), 0) end
     end
   end
-  if s.gateway and (s.gateway:find(":", 1, true) ~= nil) ~= s.v6 then
-    error(("surge.dut.session: gateway %s is not of the family of src %s"):format(s.gateway, s.src), 0)
+  for _, k in ipairs({ "gateway", "rx_gateway" }) do
+    if s[k] and (s[k]:find(":", 1, true) ~= nil) ~= s.v6 then
+      error(("surge.dut.session: %s %s is not of the family of src %s"):format(k, s[k], s.src), 0)
+    end
   end
   if s.dst_mac then
     local ok, e = pcall(eth.mac, s.dst_mac, "surge.dut.session: dst_mac", 1)
@@ -96,18 +101,25 @@ end
 
 -- Resolves the gateway's MAC on the tx port (ARP, or NDP for IPv6), once.
 -- Without a gateway the frames go to dst_mac, or to the rx port's own MAC.
+local function resolve_on(self, iface, addr)
+  local id = surge.launch("surge.dut.trial:resolve", { ifaces = self.ifaces, ctrl_pool = self.ctrl_pool,
+    iface = iface, addr = addr, timeout = self.resolve_timeout })
+  local ok, mac = pcall(surge.wait, id)
+  if not ok then error(M.reason(mac), 0) end
+  return mac
+end
+
 function Session:resolve()
+  if self.rx_gateway and not self.rx_gateway_mac then
+    self.rx_gateway_mac = resolve_on(self, self.rx_iface, self.rx_gateway)
+  end
   if self.dst_mac then return self.dst_mac end
   if not self.gateway then
     self.dst_mac = self.rx_info.mac
     return self.dst_mac
   end
-  local id = surge.launch("surge.dut.trial:resolve", { ifaces = self.ifaces, ctrl_pool = self.ctrl_pool,
-    iface = 1, addr = self.gateway, timeout = self.resolve_timeout })
-  local ok, mac = pcall(surge.wait, id)
-  if not ok then error(M.reason(mac), 0) end
-  self.dst_mac = mac
-  return mac
+  self.dst_mac = resolve_on(self, 1, self.gateway)
+  return self.dst_mac
 end
 
 -- The one-line reason of a failed task (its first line, without "(task ...)").

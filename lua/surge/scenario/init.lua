@@ -101,6 +101,7 @@ function M.dut_options(p)
   p:option("--src", "surge's address on the tx port (IPv4 or IPv6)", "10.0.0.2")
   p:option("--dst", "destination: surge's address on the rx port", "10.1.0.2")
   p:option("--gateway", "the DUT's address on the tx side, resolved by ARP/NDP (none: no resolution)", "")
+  p:option("--rx-gateway", "the DUT's address on the rx side, resolved there too before traffic (none: not)", "")
   p:option("--dst-mac", "send to this MAC instead of resolving", "")
   p:option("--vlan", "VLAN id of the test traffic (0 = untagged)", 0, "integer")
   p:option("--resolve-timeout", "seconds to wait for the gateway's ARP/NDP answer", 2, "number")
@@ -113,6 +114,7 @@ function M.session(o)
   if rx == "" or rx == nil then rx = o.tx end
   return dut.session{ tx = o.tx, rx = rx, src = o.src, dst = o.dst,
                       gateway = (o.gateway ~= "" and o.gateway) or nil,
+                      rx_gateway = (o.rx_gateway ~= "" and o.rx_gateway) or nil,
                       dst_mac = (o.dst_mac ~= "" and o.dst_mac) or nil,
                       vlan = (o.vlan and o.vlan ~= 0) and o.vlan or nil,
                       resolve_timeout = o.resolve_timeout, link_timeout = o.link_timeout }

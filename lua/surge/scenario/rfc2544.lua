@@ -63,12 +63,14 @@ function M.run(opts)
     end
   end
   local mac = s:resolve()
-  scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s via %s", s.tx.id, s.rx.id, s.src, s.dst, mac)
+  scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s via %s%s", s.tx.id, s.rx.id, s.src, s.dst, mac,
+    s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
   -- learning (RFC 2544 section 23): a short low-rate trial so the DUT has
   -- resolved surge's addresses before anything is measured
   s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local results = { scenario = "rfc2544", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
-                    dst_mac = mac, trial_s = opts.trial, tolerance_pct = opts.tolerance, sizes = {} }
+                    dst_mac = mac, rx_gateway_mac = s.rx_gateway_mac, trial_s = opts.trial,
+                    tolerance_pct = opts.tolerance, sizes = {} }
   scenario.partial(results, flat_rows)
   local ntests = 0
   for w in opts.tests:gmatch("[^,]+") do ntests = ntests + 1 end
