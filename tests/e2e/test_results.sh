@@ -20,6 +20,21 @@ results_ok() {  # results_ok DESCRIPTION FILE EXPECTATIONS...
   if out=$($CHECK "$f" "$SCHEMA" "$@" 2>&1); then echo "ok   $d: $(printf '%s\n' "$out" | grep -c '^ok') checks in check_results.py"
   else echo "FAIL $d:"; printf '%s\n' "$out" | grep -v '^ok'; FAILS=$((FAILS + 1)); fi
 }
+# interrupt_after OUTFILE REGEX SECONDS SURGE-ARGS...: surge in the background
+# (output in OUTFILE), SIGINT SECONDS after REGEX shows up; RC its status
+interrupt_after() {
+  local out=$1 re=$2 after=$3 pid
+  shift 3
+  timeout -k 5 60 "$SURGE" "$@" >"$out" 2>&1 &
+  pid=$!
+  on_exit "kill -KILL $pid"
+  if wait_for_text "$out" "$re" 30 "$pid"; then
+    sleep "$after"
+    kill -INT "$(pgrep -P "$pid" | head -1)"
+  fi
+  wait "$pid"
+  RC=$?
+}
 jq_py() {  # jq_py FILE EXPR: prints the python expression over the results `r`
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
 }
@@ -106,16 +121,10 @@ check "scenario: scenarios.flood sent == received == the port's tx, no loss" "Tr
 
 # (d4) a scenario stopped by SIGINT in its second test: status interrupted,
 # exit 0, the throughput it had found kept and marked partial
-timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' --vdev net_ring0 \
-  --output "$TMP/scnint.json" rfc2544 --sizes 64,128 --max-rate 100kpps --trial 0.5 >"$TMP/scnint.out" 2>&1 &
-TPID=$!
-on_exit "kill -KILL $TPID"
-if wait_for_text "$TMP/scnint.out" 'throughput trial +1 .* loss' 30 "$TPID"; then
-  sleep 0.5
-  kill -INT "$(pgrep -P "$TPID" | head -1)"
-fi
-wait "$TPID"
-check "scenario sigint: exit 0" 0 "$?"
+interrupt_after "$TMP/scnint.out" 'throughput trial +1 .* loss' 0.5 run --no-huge --stats-interval 0 \
+  --lcores '(0-1)@(0-1)' --vdev net_ring0 --output "$TMP/scnint.json" rfc2544 --sizes 64,128 --max-rate 100kpps \
+  --trial 0.5
+check "scenario sigint: exit 0" 0 "$RC"
 results_ok "scenario sigint" "$TMP/scnint.json" status=interrupted signal=2 device_tx=1
 check "scenario sigint: the 64 B throughput is kept, marked partial" "True 64 True" \
   "$(jq_py "$TMP/scnint.json" '(lambda s: "%s %d %s" % (s["partial"], s["rows"][0]["frame_size"], s["rows"][0]["throughput_pps"] > 0))(r["scenarios"]["rfc2544"])')"
@@ -123,16 +132,9 @@ check_match "scenario sigint: says the results are partial" '^rfc2544: the run w
   "$(cat "$TMP/scnint.out")"
 
 # (e) stopped by SIGINT: still a valid file, status interrupted, signal 2
-timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0.2 --output "$TMP/int.json" "$EXAMPLES/udp-flood.lua" \
-  >"$TMP/int.out" 2>&1 &
-TPID=$!
-on_exit "kill -KILL $TPID"
-if wait_for_text "$TMP/int.out" 'TX +[0-9.]+ Mpps' 20 "$TPID"; then
-  sleep 0.3
-  kill -INT "$(pgrep -P "$TPID" | head -1)"
-fi
-wait "$TPID"
-check "sigint: exit 0" 0 "$?"
+interrupt_after "$TMP/int.out" 'TX +[0-9.]+ Mpps' 0.3 run --no-huge --stats-interval 0.2 --output "$TMP/int.json" \
+  "$EXAMPLES/udp-flood.lua"
+check "sigint: exit 0" 0 "$RC"
 results_ok "sigint" "$TMP/int.json" status=interrupted signal=2 device_tx=1
 
 # (f) a task fails: the file says failed, with the error's file:line
