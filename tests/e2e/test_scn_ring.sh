@@ -201,6 +201,13 @@ check_user_error "bad address"
 check_match "bad address: one line naming the option" "^surge.dut.session: src: '10.0.0.300' is not an IPv4 address$" "$ERR"
 run_surge 20 run "${RING[@]}" replay
 check_user_error "replay without a file"
+# a memif server nobody connects to stays link-down: the wait for link up
+# ends at --link-timeout with one line naming the port
+run_surge 20 run --no-huge --stats-interval 0 --vdev "net_memif0,role=server,socket=$TMP/nobody.sock,socket-abstract=no" \
+  flood --sizes 64 --trial 0.2 --link-timeout 0.5
+check_user_error "a port whose link never comes up"
+check_match "link down: one line naming the port and the wait" '^port 0: link still down after 500 ms$' "$ERR"
+check_true "link down: ends soon after the timeout ($SECS s)" "took $SECS s" lt "$SECS" 5
 run_surge 30 run "${RING[@]}" --duration 0.3 rfc2544 --sizes 64 --max-rate 5kpps --trial 2
 # a stop is no failure (a script cut by --duration exits 0 too): the scenario
 # reports what it measured so far, marked partial
