@@ -1,14 +1,16 @@
 -- flood.lua - tasks the REPL tests launch from the prompt.
 local surge = require "surge"
 
--- Sends 60-byte UDP frames on q (paced when rate is given) until stopped.
-function tx(q, rate)
+-- Sends 60-byte UDP frames on q (paced when rate is given) until stopped,
+-- or until `count` packets were sent when given.
+function tx(q, rate, count)
   local pool = surge.pool{ template = surge.proto.udp{ size = 60 }, shared = true }
   local burst = pool:burst(32)
+  local sent = 0
   if rate then q:set_rate(rate) end
-  while surge.running() do
-    burst:alloc()
-    q:send(burst)
+  while surge.running() and (not count or sent < count) do
+    burst:alloc(count and math.min(32, count - sent) or 32)
+    sent = sent + q:send(burst)
   end
   return "sent"
 end
