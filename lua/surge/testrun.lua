@@ -5,6 +5,15 @@
 -- "N passed, N failed", and the exit code is non-zero on any failure.
 local M = {}
 
+-- For test files: calls f(...), which must raise an error matching the Lua
+-- pattern; returns the error.
+function M.errors(pattern, f, ...)
+  local ok, err = pcall(f, ...)
+  assert(not ok, "expected an error matching " .. pattern)
+  assert(tostring(err):match(pattern), ("'%s' !~ '%s'"):format(tostring(err), pattern))
+  return err
+end
+
 local function default_files()
   local dir = package.path:match("([^;]*)/lua/%?%.lua;")
   local files = {}

@@ -19,12 +19,7 @@ local PREFIX = ("%s/surge-test-pcap-%d-"):format(os.getenv("TMPDIR") or "/tmp",
   math.floor(tonumber(surge.tsc()) % 1e9))
 local function tmp(name) return PREFIX .. name end
 
-local function errors(pattern, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error matching " .. pattern)
-  assert(tostring(err):match(pattern), ("'%s' !~ '%s'"):format(tostring(err), pattern))
-  return err
-end
+local errors = require("surge.testrun").errors
 
 local function esc(s) return (s:gsub("%p", "%%%0")) end
 

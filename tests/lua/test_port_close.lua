@@ -6,12 +6,7 @@ local ffi = require "ffi"
 
 local T = {}
 
-local function errors(pattern, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error matching " .. pattern)
-  assert(tostring(err):match(pattern), ("'%s' !~ '%s'"):format(tostring(err), pattern))
-  return err
-end
+local errors = require("surge.testrun").errors
 
 local function port_id(name)
   local id = ffi.C.surge_port_find(name)

@@ -17,12 +17,7 @@ local function null_port()
   return null
 end
 
-local function errors(pattern, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error matching " .. pattern)
-  assert(tostring(err):match(pattern), ("'%s' !~ '%s'"):format(tostring(err), pattern))
-  return err
-end
+local errors = require("surge.testrun").errors
 
 function T.port_info()
   local info = ring_port():info()

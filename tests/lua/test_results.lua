@@ -7,11 +7,7 @@ local json = require "surge.json"
 
 local T = {}
 
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error matching " .. pattern)
-  assert(tostring(err):find(pattern), "error '" .. tostring(err) .. "' does not match " .. pattern)
-end
+local raises = require("surge.testrun").errors
 
 function T.json_roundtrip()
   local v = { s = "quote \" back \\ nl \n tab \t ctl \1 é", n = { 0, -1, 2^53 - 1, 0.1, 1e-300, -2.5e17 },
