@@ -76,16 +76,13 @@ int
 control_listen(struct control *c, const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un a;
-	struct stat st;
 	mode_t old;
 	int fd, rc;
 
 	if ((rc = control_check(path, err, errlen)) != 0)
 		return rc;
-	unix_addr(path, &a);
-	if (lstat(path, &st) == 0) {
-		unlink(path);   /* a socket left behind by a run that died */
-	}
+	unix_addr(path, &a);   /* fits: control_check said so */
+	unlink(path);          /* anything there is a socket left by a run that died */
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "--control %s: socket: %s", path, strerror(errno));
