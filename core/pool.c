@@ -99,14 +99,13 @@ surge_pool_create(const struct surge_pool_conf *conf)
 	return id;
 }
 
-
 static void
 fill_one(struct rte_mempool *mp __rte_unused, void *arg, void *obj, unsigned idx __rte_unused)
 {
 	struct fill_arg *fa = arg;
 	struct rte_mbuf *m = obj;
-
-	intptr_t delta = rte_pktmbuf_mtod(m, uint8_t *) - (uint8_t *)m;
+	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+	intptr_t delta = data - (uint8_t *)m;
 
 	probe_clear(m);   /* not a probe */
 	if (fa->n == 0)
@@ -114,12 +113,12 @@ fill_one(struct rte_mempool *mp __rte_unused, void *arg, void *obj, unsigned idx
 	else if (delta != fa->delta)
 		fa->varied = 1;
 	if (fa->bytes != NULL) {
-		memcpy(rte_pktmbuf_mtod(m, uint8_t *), fa->bytes, fa->len);
+		memcpy(data, fa->bytes, fa->len);
 		m->data_len = fa->len;
 		m->pkt_len = fa->len;
 	}
 	if (fa->data != NULL && fa->n < fa->max)
-		fa->data[fa->n] = rte_pktmbuf_mtod(m, uint8_t *);
+		fa->data[fa->n] = data;
 	fa->n++;
 }
 
