@@ -46,13 +46,13 @@ function surge.tsc() return C.surge_tsc() end
 function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
 -- A TSC reading (surge.tsc(), burst.tsc) as CLOCK_MONOTONIC_RAW nanoseconds.
 function surge.tsc_ns(tsc) return tonumber(C.surge_tsc_to_ns(tsc)) end
--- Sleeps, returning early when the run stops.
 -- Master under --control serves attached clients wherever it waits:
 -- surge.wait(), surge.poll() and surge.sleep() (see surge/repl.lua).
 local function serving()
   return package.preload["surge.replio"] ~= nil and C.surge_is_main() ~= 0 and require("surge.repl").serving()
 end
 
+-- Sleeps, returning early when the run stops.
 function surge.sleep(seconds)
   arg.expect(seconds, "number 0..4000", "surge.sleep", "seconds")
   core.check_run()
