@@ -659,12 +659,12 @@ end
 
 function M.new(def)
   local ok, f = pcall(build, def)
-  if not ok then error(f, 2) end
+  if not ok then arg.raise(f) end
   return f
 end
 setmetatable(M, { __call = function(_, def)
   local ok, f = pcall(build, def)
-  if not ok then error(f, 2) end
+  if not ok then arg.raise(f) end
   return f
 end })
 

@@ -355,12 +355,12 @@ end
 
 function M.new(spec, opts)
   local ok, s = pcall(build, spec, opts)
-  if not ok then error(s, 2) end
+  if not ok then arg.raise(s) end
   return s
 end
 setmetatable(M, { __call = function(_, spec, opts)   -- surge.size(spec, opts) = surge.size.new(...)
   local ok, s = pcall(build, spec, opts)
-  if not ok then error(s, 2) end
+  if not ok then arg.raise(s) end
   return s
 end })
 
@@ -406,7 +406,7 @@ end
 function Size:template(t)
   if t == nil then return self._template end
   local ok, r = pcall(bind, self, t)
-  if not ok then error(r, 2) end
+  if not ok then arg.raise(r) end
   return r
 end
 
@@ -417,7 +417,7 @@ function Size:apply(burst, t)
   local f = self._fns
   if t ~= nil and t ~= self._template then
     local ok, r = pcall(fns_for, self, t)
-    if not ok then error(r, 2) end
+    if not ok then arg.raise(r) end
     r.set(f.get())            -- one position, whichever template
     f, self._fns, self._template = r, r, t
   end
@@ -441,7 +441,7 @@ end
 -- given) as strings; the position is kept.
 function Size:frames(n, f)
   local t = self._template
-  if not t then error("surge.size: frames() needs a template: sz:template(t) first", 2) end
+  if not t then arg.raise("surge.size: frames() needs a template: sz:template(t) first") end
   n = n or 4
   local k, applied = self._fns.get(), self.applied
   local fs = f and f:state()

@@ -208,11 +208,17 @@ run_surge 20 run --no-huge --stats-interval 0 --vdev "net_memif0,role=server,soc
 check_user_error "a port whose link never comes up"
 check_match "link down: one line naming the port and the wait" '^port 0: link still down after 500 ms$' "$ERR"
 check_true "link down: ends soon after the timeout ($SECS s)" "took $SECS s" lt "$SECS" 5
-run_surge 30 run "${RING[@]}" --duration 0.3 rfc2544 --sizes 64 --max-rate 5kpps --trial 2
+run_surge 30 run "${RING[@]}" --duration 1 rfc2544 --sizes 64 --max-rate 5kpps --trial 2
 # a stop is no failure (a script cut by --duration exits 0 too): the scenario
 # reports what it measured so far, marked partial
 check "a run cut by --duration ends the scenario: exit 0" 0 "$RC"
 check_match "cut run: says so, and that its results are partial" \
-  "^rfc2544: the run was stopped during .*: the results so far are partial$" "$ERR"
+  "^rfc2544: the run was stopped during throughput trial 1 at 64 bytes: the results so far are partial$" "$ERR"
 check_pools "cut run"
+# cut in the learning trial (0.2 s + 0.2 s settle), before any measurement
+run_surge 30 run "${RING[@]}" --duration 0.3 rfc2544 --sizes 64 --max-rate 5kpps --trial 2
+check "cut before measuring: exit 0" 0 "$RC"
+check_match "cut before measuring: says nothing was measured" \
+  "^rfc2544: the run was stopped during the learning trial: nothing was measured yet$" "$ERR"
+check_pools "cut before measuring"
 finish

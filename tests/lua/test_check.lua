@@ -62,6 +62,27 @@ function T.errors_point_at_the_caller()
   assert(e:find(THIS .. ":" .. line .. ": pool:burst: n:", 1, true), e)
 end
 
+-- A constructor handed straight to pcall (no Lua frame of the user's between)
+-- still names the line of that pcall: every API error goes through
+-- check.raise, which skips surge's frames and C's.
+function T.pcall_of_a_constructor_names_the_line()
+  local cases = {
+    { surge.pool, 42, "surge.pool: opts: expected a table, got 42" },
+    { surge.flow, 5, "surge.flow: give a table" },
+    { surge.flow.new, {}, "surge.flow: template = T missing" },
+    { surge.size, "17", "surge.size: spec 17: give a size" },
+    { surge.proto.arp, { op = "bogus" }, "surge.proto.arp: op = 'bogus'" },
+    { require("surge.dut").session, { colour = 1 }, "surge.dut.session: unknown option 'colour'" },
+  }
+  for i, c in ipairs(cases) do
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, e = pcall(c[1], c[2])
+    assert(not ok, "case " .. i .. " did not fail")
+    e = tostring(e)
+    assert(e:find(THIS .. ":" .. line .. ": " .. c[3], 1, true), "case " .. i .. ": " .. e)
+  end
+end
+
 function T.burst_fields_read_only()
   local b = surge.pool{ size = 63, template = surge.proto.udp{}, shared = true }:burst(4)
   assert(b:alloc() == 4 and b.n == 4 and b.cap == 4 and b.pool >= 0 and b.mbuf[0] ~= nil)

@@ -12,6 +12,7 @@
 -- task sends, receives every port and answers the DUT's ARP/NDP for `src`
 -- (tx port) and `dst` (rx port) while the trial runs.
 local surge = require "surge"
+local check = require "surge.check"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
@@ -57,7 +58,7 @@ local known = { tx = 1, rx = 1, src = 1, dst = 1, gateway = 1, rx_gateway = 1, d
 -- link_timeout (seconds).
 function M.session(opts)
   for k in pairs(opts) do
-    if not known[k] then error(("surge.dut.session: unknown option '%s'"):format(tostring(k)), 2) end
+    if not known[k] then check.raise(("surge.dut.session: unknown option '%s'"):format(tostring(k))) end
   end
   local tx = open_port(opts.tx or 0, opts.link_timeout)
   local rx = open_port(opts.rx or opts.tx or 0, opts.link_timeout)

@@ -90,9 +90,10 @@ end
 -- sha to src_mac); a request goes to ff:ff:ff:ff:ff:ff with tha zero, a
 -- reply to tha (default 02:00:00:00:00:02, or dst_mac when given).
 local function frame(_, o)
-  require("surge.check").expect(o, "table?", "surge.proto.arp", "fields")
+  local check = require "surge.check"
+  check.expect(o, "table?", "surge.proto.arp", "fields")
   local ok, t = pcall(build, o or {})
-  if not ok then error((tostring(t):gsub("^[^\n:]+:%d+: ", "")), 2) end
+  if not ok then check.raise((tostring(t):gsub("^[^\n:]+:%d+: ", ""))) end
   return t
 end
 setmetatable(M, { __call = frame })

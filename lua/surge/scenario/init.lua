@@ -242,7 +242,8 @@ function M.main(name, mod, argv)
     if results ~= require("surge.core").STOPPED and why:sub(1, #dut.STOPPED_DURING) ~= dut.STOPPED_DURING then
       error(results, 0)
     end
-    io.stderr:write(("%s: %s: the results so far are partial\n"):format(name, why))
+    io.stderr:write(("%s: %s: %s\n"):format(name, why,
+      partial and "the results so far are partial" or "nothing was measured yet"))
     if not partial then return 0 end
     results = partial.res
     if partial.finish then partial.finish(results) end
