@@ -249,6 +249,28 @@ ok:
 	return s;
 }
 
+/* len[i] is the script's to set: whatever reads a frame's bytes (a send,
+ * a pcap writer, burst:bytes) first checks it here, so nothing reads past
+ * the mbuf or passes on a frame shorter than an Ethernet header. */
+int
+surge_burst_frame_ok(const struct surge_burst *b, uint32_t i)
+{
+	const struct rte_mbuf *m;
+	int rc = burst_check(b);
+
+	if (rc != 0)
+		return rc;
+	if (i >= b->n)
+		return rt_error(-EINVAL, "burst index %u out of range (n = %u)", i, b->n);
+	m = b->mbuf[i];
+	if (m == NULL)
+		return rt_error(-EINVAL, "packet %u of the burst has no mbuf", i);
+	if (b->len[i] < RTE_ETHER_HDR_LEN || b->len[i] > m->buf_len - m->data_off)
+		return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
+				i, b->len[i], RTE_ETHER_HDR_LEN, m->buf_len - m->data_off);
+	return 0;
+}
+
 /* Why packet i of a burst cannot be sent as it is (the slow path of
  * prepare(): the hot loop only finds out that something is wrong). */
 static int
@@ -257,10 +279,10 @@ refuse(uint16_t port, uint16_t q, const struct port_state *ps, const struct queu
 {
 	const struct rte_mbuf *m = b->mbuf[i];
 	uint16_t len = b->len[i];
+	int rc = surge_burst_frame_ok(b, i);
 
-	if (len < RTE_ETHER_HDR_LEN || len > m->buf_len - m->data_off)
-		return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
-				i, len, RTE_ETHER_HDR_LEN, m->buf_len - m->data_off);
+	if (rc != 0)
+		return rc;
 	if (len > ps->max_len)
 		return rt_error(-EMSGSIZE, "packet %u of the burst is %u bytes: port %u's MTU %u "
 				"allows %u (open the port with mtu = N where it takes jumbo frames)",

@@ -139,6 +139,11 @@ surge_pcap_write(int id, const struct surge_burst *b)
 		return rc;
 	if (b->n == 0)
 		return 0;
+	/* a frame a send would refuse is refused here too, before any record
+	 * is written: never past the mbuf, never shorter than a header */
+	for (uint32_t i = 0; i < b->n; i++)
+		if ((rc = surge_burst_frame_ok(b, i)) != 0)
+			return rc;
 	if (f->ns_per_cyc == 0)
 		ns = wall_ns();
 	else
@@ -148,13 +153,8 @@ surge_pcap_write(int id, const struct surge_burst *b)
 	h.ts.tv_usec = (suseconds_t)(ns % 1000000000);
 	if (!f->nano)
 		h.ts.tv_usec /= 1000;
-	for (uint32_t i = 0; i < b->n && i < SURGE_BURST_MAX; i++) {
-		const struct rte_mbuf *m = b->mbuf[i];
-
-		/* len[i] is the script's to set: never read past the mbuf (bursts
-		 * a caller filled by hand may have no mbuf behind data[i]) */
-		h.len = m != NULL ? RTE_MIN((uint32_t)b->len[i], (uint32_t)(m->buf_len - m->data_off))
-				  : b->len[i];
+	for (uint32_t i = 0; i < b->n; i++) {
+		h.len = b->len[i];
 		h.caplen = RTE_MIN(h.len, f->snaplen);
 		pcap_dump((u_char *)f->dump, &h, b->data[i]);
 		bytes += h.caplen;

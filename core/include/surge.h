@@ -72,7 +72,7 @@ struct surge_burst {
 	uint32_t probes;                  /* packets marked as latency probes */
 	uint64_t tsc;                     /* recv: TSC when the burst was received */
 	void *mbuf[SURGE_BURST_MAX];      /* read-only in Lua: the mbufs, opaque to Lua */
-	uint8_t *data[SURGE_BURST_MAX];   /* first byte of each frame */
+	uint8_t *data[SURGE_BURST_MAX];   /* read-only in Lua: first byte of each frame */
 	uint16_t len[SURGE_BURST_MAX];    /* frame length (without FCS) */
 	uint32_t gap_ns[SURGE_BURST_MAX]; /* SURGE_PACE_GAPS: wait after packet i, before the next */
 	uint32_t from_alloc;              /* read-only in Lua: the mbufs are as alloc left them */
@@ -322,6 +322,8 @@ void surge_burst_destroy(struct surge_burst *b);
 uint32_t surge_burst_alloc(struct surge_burst *b, uint32_t n);
 void surge_burst_free(struct surge_burst *b);
 int surge_burst_refcnt(const struct surge_burst *b, uint32_t i);
+/* 0 when packet i's len[] fits its mbuf and holds an Ethernet header */
+int surge_burst_frame_ok(const struct surge_burst *b, uint32_t i);
 
 int surge_tx_send(uint16_t port, uint16_t queue, struct surge_burst *b, uint32_t clones);
 

@@ -106,7 +106,8 @@ end
 -- n, cap, pool and mbuf (Lua names ro_*, see surge.h) only C changes.
 local Burst = {}
 local void_ro = ffi.typeof("void *const *")
-local read_only = { n = true, cap = true, pool = true, mbuf = true }
+local data_ro = ffi.typeof("uint8_t *const *")
+local read_only = { n = true, cap = true, pool = true, mbuf = true, data = true }
 
 local function index(b, k)
   -- k is a constant at each call site: the JIT folds this chain away
@@ -114,6 +115,8 @@ local function index(b, k)
   if k == "cap" then return b.ro_cap end
   if k == "pool" then return b.ro_pool end
   if k == "mbuf" then return ffi.cast(void_ro, b.ro_mbuf) end   -- elements read-only too
+  -- the bytes behind data[i] are the script's, the pointers are not
+  if k == "data" then return ffi.cast(data_ro, b.ro_data) end
   return Burst[k]
 end
 
@@ -148,7 +151,8 @@ end
 function Burst:bytes(i)
   arg.burst(self, "burst:bytes")
   arg.number(i, 0, self.ro_n - 1, true, "burst:bytes", "i (a packet the burst holds)")
-  return ffi.string(self.data[i], self.len[i])
+  check(C.surge_burst_frame_ok(self, i), 2)
+  return ffi.string(self.ro_data[i], self.len[i])
 end
 
 ffi.metatype("struct surge_burst", { __index = index, __newindex = newindex })

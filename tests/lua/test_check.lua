@@ -86,11 +86,23 @@ end
 function T.burst_fields_read_only()
   local b = surge.pool{ size = 63, template = surge.proto.udp{}, shared = true }:burst(4)
   assert(b:alloc() == 4 and b.n == 4 and b.cap == 4 and b.pool >= 0 and b.mbuf[0] ~= nil)
-  for _, f in ipairs({ "n", "cap", "pool", "mbuf" }) do
+  for _, f in ipairs({ "n", "cap", "pool", "mbuf", "data" }) do
     local e = err(function() b[f] = 1 end)
     assert(e:match("burst%." .. f .. " is read%-only"), e)
   end
   assert(err(function() b.mbuf[0] = nil end):match("constant"))
+  -- the bytes behind data[i] are writable, the pointer is not: no script
+  -- points a send or a read somewhere else
+  local p0 = b.data[0]
+  assert(err(function() b.data[0] = b.data[0] + 2 ^ 31 end):match("constant"))
+  assert(b.data[0] == p0)
+  -- len[] is the script's: whatever reads the frame checks it against the
+  -- mbuf first (bytes here; send and pcap writers in their own tests)
+  b.len[1] = 65535
+  assert(err(b.bytes, b, 1):find(THIS .. ":%d+: packet 1 of the burst has length 65535, outside 14%.%.%d+"))
+  b.len[1] = 13
+  assert(err(b.bytes, b, 1):match("packet 1 of the burst has length 13, outside 14"))
+  b.len[1] = 60
   assert(err(function() b.colour = 1 end):match('burst has no field "colour"'))
   assert(b.n == 4 and b.cap == 4, "nothing changed")
   b.len[0], b.data[0][0], b.tsc, b.gap_ns[0] = 60, 0xff, 1, 5   -- these stay writable

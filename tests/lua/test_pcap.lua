@@ -101,6 +101,28 @@ function T.write_then_read_back_bytes_and_gaps()
   assert_pool_full()
 end
 
+-- A writer refuses what a send refuses (a length past the mbuf, or shorter
+-- than an Ethernet header) before writing any record of the burst.
+function T.writer_refuses_bad_lengths()
+  local path = tmp("badlen.pcap")
+  local w = pcap.writer(path)
+  local b = shared_pool():burst(4)
+  assert(b:alloc(3) == 3)
+  for _, bad in ipairs({ 65535, 3 }) do
+    b.len[1] = bad
+    errors("packet 1 of the burst has length " .. bad .. ", outside 14%.%.", w.write, w, b)
+  end
+  b.len[1] = 60
+  assert(w:write(b) == 3)
+  b:free()
+  assert(w:close() == 3, "only the good burst was written")
+  local r = pcap.reader(path)
+  assert(r:count() == 3)
+  r:close()
+  os.remove(path)
+  assert_pool_full()
+end
+
 function T.microsecond_files_and_snaplen()
   local path = make_file(tmp("us.pcap"), { snaplen = 100 })
   local r = pcap.reader(path)
