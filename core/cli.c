@@ -76,6 +76,8 @@ vdev_name_len(const char *spec)
 	return strcspn(spec, ",");
 }
 
+#define PLOT_USAGE "surge plot FILE.json [-o OUT.svg|png]"
+
 static int
 fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
 {
@@ -158,8 +160,11 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "missing command (try 'surge --help')%s%s", "", "");
 	if (parse_command(argv[1], &o->cmd) != 0)
 		return fail(err, errlen, "unknown command '%s' (try 'surge --help')%s", argv[1], "");
-	if (o->cmd == CMD_HELP || o->cmd == CMD_VERSION)
+	if (o->cmd == CMD_HELP || o->cmd == CMD_VERSION) {
+		if (argc > 2)
+			return fail(err, errlen, "%s: unexpected argument '%s' (it takes none)", argv[1], argv[2]);
 		return 0;
+	}
 	if (o->cmd == CMD_ATTACH)
 		return parse_attach(argc, argv, o, err, errlen);
 
@@ -260,13 +265,28 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		}
 	}
 
-	if (o->cmd == CMD_RUN || o->cmd == CMD_SHOW || o->cmd == CMD_PLOT) {
+	if (o->cmd == CMD_PLOT) {
+		if (i >= argc)
+			return fail(err, errlen, "plot: missing FILE.json (usage: " PLOT_USAGE ")%s%s", "", "");
+		o->script = argv[i++];
+		/* plot's own arguments are known here: a wrong one is a command-line
+		 * error (exit 2) like any other */
+		for (int k = i; k < argc; k += 2) {
+			int out = strcmp(argv[k], "-o") == 0 || strcmp(argv[k], "--output") == 0;
+
+			if (!out || k + 1 >= argc)
+				return fail(err, errlen, "plot: %s '%s' (usage: " PLOT_USAGE ")",
+					    out ? "missing a file name after" : "unknown argument", argv[k]);
+		}
+	} else if (o->cmd == CMD_RUN || o->cmd == CMD_SHOW) {
 		if (i >= argc)
 			return fail(err, errlen, "%s: missing SCRIPT (usage: surge %s [options] SCRIPT [script options])",
 				    argv[1], argv[1]);
 		o->script = argv[i++];
 	} else if (o->cmd == CMD_REPL && i < argc) {
 		o->script = argv[i++];    /* optional: its functions, for launch() */
+	} else if ((o->cmd == CMD_DEVICES || o->cmd == CMD_SCENARIOS) && i < argc) {
+		return fail(err, errlen, "%s: unexpected argument '%s' (it takes none)", argv[1], argv[i]);
 	}
 	o->script_argc = argc - i;
 	o->script_argv = argv + i;

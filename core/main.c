@@ -105,7 +105,7 @@ main(int argc, char **argv)
 	if ((o.cmd == CMD_RUN && wants_help(&o)) || o.cmd == CMD_SHOW || o.cmd == CMD_PLOT ||
 	    o.cmd == CMD_SCENARIOS) {
 		/* the script's options, packets and plots need no DPDK: no EAL start-up */
-		rc = master_run(o.script, o.script_argc, o.script_argv);
+		rc = rt_exit_status(master_run(o.script, o.script_argc, o.script_argv));
 		rt_destroy();
 		free(text);
 		return rc;
@@ -126,7 +126,9 @@ main(int argc, char **argv)
 	/* the script's options are checked before EAL starts: a bad one exits 2
 	 * (a scenario's, named rather than a file, when the scenario parses them) */
 	if (o.cmd == CMD_RUN && !scenario &&
-	    (rc = master_options(o.script, o.script_argc, o.script_argv)) != 0) {
+	    ((rc = master_options(o.script, o.script_argc, o.script_argv)) != 0 ||
+	     rt()->exit_status >= 0)) {
+		rc = rt_exit_status(rc);     /* os.exit(N) at the script's top level */
 		rt_destroy();
 		free(text);
 		return rc;
@@ -172,6 +174,7 @@ main(int argc, char **argv)
 		rc = 1;
 	latency_free_all();
 	eal_stop();
+	rc = rt_exit_status(rc);
 	rt_destroy();
 	free(text);
 	return rc;

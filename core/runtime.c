@@ -34,6 +34,7 @@ rt_create(const struct surge_opts *opts)
 	if (r == NULL)
 		return -ENOMEM;
 	r->opts = *opts;
+	r->exit_status = -1;
 	rte_spinlock_init(&r->pool_lock);
 	pthread_mutex_init(&r->stats_lock, NULL);
 	rt_current = r;
@@ -136,6 +137,31 @@ surge_stop(void)
 	__atomic_compare_exchange_n(&rt_current->stop_tsc, &none, rte_rdtsc(), 0, __ATOMIC_RELAXED,
 				    __ATOMIC_RELAXED);
 	__atomic_store_n(&rt_current->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* os.exit(status) in any VM (lua/surge/core.lua): the run ends as on
+ * surge.stop(), and the process exits with this status once the summary,
+ * the pool check and the pcap writers' flush are done (a real exit from a
+ * VM would skip them all). The first request wins. */
+void
+surge_exit(int status)
+{
+	int none = -1;
+
+	if (rt_current == NULL)
+		return;
+	__atomic_compare_exchange_n(&rt_current->exit_status, &none, status, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	surge_stop();
+}
+
+/* The process's exit status: an error's (rc), else what os.exit asked for. */
+int
+rt_exit_status(int rc)
+{
+	int want = rt_current != NULL ? __atomic_load_n(&rt_current->exit_status, __ATOMIC_RELAXED) : -1;
+
+	return rc == 0 && want >= 0 ? want : rc;
 }
 
 int

@@ -173,6 +173,7 @@ struct tsc_pair {
 
 struct runtime {
 	volatile int stop;
+	int exit_status;              /* os.exit(N) from a script's VM (surge_exit), -1 = none */
 	volatile uint64_t stop_tsc;   /* when surge_stop() was first called, 0 = not yet */
 	int eal_up;                   /* EAL started: lcores and ports exist */
 	struct surge_opts opts;
@@ -233,6 +234,7 @@ rt(void)
 }
 int rt_create(const struct surge_opts *opts);
 void rt_destroy(void);
+int rt_exit_status(int rc);
 int rt_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t tsc_measure_hz(struct tsc_pair *first);

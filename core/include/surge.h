@@ -263,6 +263,7 @@ const char *surge_version(void);
 const char *surge_last_error(void);
 int surge_running(void);
 void surge_stop(void);
+void surge_exit(int status);   /* os.exit(status): stop, then exit with it (0..255) */
 /* 0 while the run goes on (or stopped moments ago); -ESHUTDOWN ("run
  * stopped") once a stop is older than a quarter of --stop-grace. */
 int surge_run_check(void);

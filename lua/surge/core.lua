@@ -36,6 +36,28 @@ function M.check_run()
   if C.surge_running() == 0 and C.surge_run_check() ~= 0 then error(M.STOPPED, 0) end
 end
 
+-- An exit status given by a script (os.exit, master's return value): nothing
+-- or true is 0, false is 1, else an integer 0..255. `who` names the giver.
+function M.exit_status(v, who)
+  if v == nil or v == true then return 0 end
+  if v == false then return 1 end
+  if type(v) ~= "number" or v ~= v or v < 0 or v > 255 or v % 1 ~= 0 then
+    raise(("%s: expected true, false, nothing or an integer in 0..255, got %s"):format(who,
+      require("surge.check").show(v)))
+  end
+  return v
+end
+
+-- os.exit(status) anywhere (master, a task, the prompt, the top level) ends
+-- the run as surge.stop() does and then the process with that status: the
+-- summary, the pool check and the pcap writers' flush still happen, which
+-- a real exit from inside a VM would skip (core/runtime.c surge_exit).
+-- The calling code unwinds as on "run stopped".
+os.exit = function(status)
+  C.surge_exit(M.exit_status(status, "os.exit: status"))
+  error(M.STOPPED, 0)
+end
+
 -- Loads the script main() read (a file or a pipe): every VM runs that text.
 function M.load_script(script)
   local s = package.loaded["surge.script"]

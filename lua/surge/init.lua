@@ -45,7 +45,13 @@ function surge.is_master() return C.surge_is_main() ~= 0 end
 function surge.tsc() return C.surge_tsc() end
 function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
 -- A TSC reading (surge.tsc(), burst.tsc) as CLOCK_MONOTONIC_RAW nanoseconds.
-function surge.tsc_ns(tsc) return tonumber(C.surge_tsc_to_ns(tsc)) end
+local u64, i64 = ffi.typeof("uint64_t"), ffi.typeof("int64_t")
+function surge.tsc_ns(tsc)
+  if not (ffi.istype(u64, tsc) or (ffi.istype(i64, tsc) and tsc >= 0)) then
+    arg.expect(tsc, "number 0..1.8e19", "surge.tsc_ns", "tsc (a TSC reading)")
+  end
+  return tonumber(C.surge_tsc_to_ns(tsc))
+end
 -- Master under --control serves attached clients wherever it waits:
 -- surge.wait(), surge.poll() and surge.sleep() (see surge/repl.lua).
 local function serving()
@@ -157,8 +163,9 @@ function surge.launch(fn, ...)
   if mod then
     local ok, m = pcall(require, mod)
     if not ok or type(m) ~= "table" or type(m[name]) ~= "function" then
+      -- require's "not found" lists every path it tried: its first line says it
       arg.raise(("surge.launch: module '%s' has no function '%s' to run as a task%s"):format(mod, name,
-        ok and "" or (": " .. tostring(m))))
+        ok and "" or (": " .. tostring(m):match("^[^\n]*"):gsub(":$", ""))))
     end
   elseif fn:sub(1, 1) ~= "=" and type(rawget(_G, fn)) ~= "function" then
     arg.raise(("surge.launch: the script has no global function '%s' to run as a task"):format(fn))
@@ -174,6 +181,7 @@ end
 
 -- Asks one task to end (surge.running() turns false in it alone).
 function surge.stop_task(id)
+  arg.expect(id, "integer 0..1023", "surge.stop_task", "id")
   check(C.surge_task_stop(id), 2)
 end
 
@@ -196,7 +204,9 @@ local text_p, len_p = ffi.new("const char *[1]"), ffi.new("size_t[1]")
 
 -- Collects a finished task once: true, value | false, error text | nil (running).
 local function collect(t)
+  arg.expect(t, "table", "surge.collect", "t (an entry of surge.tasks())")
   if t.ok == nil then
+    arg.expect(t.id, "integer 0..1023", "surge.collect", "t.id")
     local rc = C.surge_task_result(t.id, text_p, len_p)
     if rc == -EAGAIN then return nil end
     check(rc, 3)

@@ -108,7 +108,10 @@ local function run(script)
   if not ok and rc ~= core.STOPPED then error(setmetatable({ msg = rc }, surge.TaskFailure), 0) end
   if not ok then rc = 0 end
   surge._wait_all()                         -- tasks master did not wait for
-  return type(rc) == "number" and rc or 0
+  -- a number or a boolean master returns is the exit status; a table
+  -- (master ending `return surge.wait()`) says nothing about it
+  if type(rc) ~= "number" and type(rc) ~= "boolean" then return 0 end
+  return core.exit_status(rc, ("%s: master's return value (the exit status)"):format(script))
 end
 
 -- `surge repl [SCRIPT]`: the script's functions and options, then the prompt

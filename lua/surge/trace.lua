@@ -59,8 +59,14 @@ function M.message(e)
   if type(e) == "string" then return M.full(e) end
   if type(e) == "number" then return tostring(e) end
   local mt = getmetatable(e)
-  if type(e) == "table" and type(mt) == "table" and mt.__tostring then return tostring(e) end
+  local broken   -- a __tostring that fails or gives no string: say so, not "error in error handling"
+  if type(e) == "table" and type(mt) == "table" and mt.__tostring then
+    local ok, text = pcall(tostring, e)
+    if ok and type(text) == "string" then return text end
+    broken = ok and ("its __tostring gave " .. check.show(text)) or ("its __tostring failed: " .. (type(text) == "string" and text or check.show(text)))
+  end
   local what = e == nil and "error raised with no message (nil)"
+    or broken and ("error raised with a table (%s): %s"):format(broken, preview(e))
     or type(e) == "table" and "error raised with a table: " .. preview(e)
     or "error raised with " .. check.show(e)
   return position() .. what

@@ -31,6 +31,16 @@ refused "run without a script" "missing SCRIPT" one-line -- run --no-huge
 refused "script not found" "cannot read script '$TMP/nope\\.lua'.*No such file" one-line -- run --no-huge "$TMP/nope.lua"
 refused "bad --vdev" "net_bogus0" one-line -- run --no-huge --vdev net_bogus0 "$FLOOD"
 refused "bad --lcores" "--lcores" one-line -- run --no-huge --lcores zz "$FLOOD"
+# commands that take no argument, and plot's own arguments: exit 2 (the CLI)
+refused "devices with an argument" "devices: unexpected argument 'extra'" one-line -- devices extra
+refused "scenarios with an argument" "scenarios: unexpected argument 'extra'" one-line -- scenarios extra
+refused "--version with an argument" "--version: unexpected argument 'extra'" one-line -- --version extra
+refused "plot without a file" "plot: missing FILE\.json \(usage: surge plot FILE\.json" one-line -- plot
+refused "plot --bogus" "plot: unknown argument '--bogus'" one-line -- plot "$TMP/r.json" --bogus
+refused "plot -o without a name" "plot: missing a file name after '-o'" one-line -- plot "$TMP/r.json" -o
+for a in devices scenarios --version plot; do
+  check "$a: a command-line error is exit 2" 2 "$("$SURGE" $a extra extra2 >/dev/null 2>&1; echo $?)"
+done
 
 echo "# the script's options"
 refused "unknown script option" "udp-flood\\.lua: unknown option '--frob'" one-line -- \

@@ -70,6 +70,11 @@ M 'burst.cap is read-only' 'local b = burst(); b.cap = 1000'
 M 'burst.pool is read-only' 'local b = burst(); b.pool = 3'
 M 'burst.mbuf is read-only' 'local b = burst(); b.mbuf = nil'
 M 'constant' 'local b = burst(); b:alloc(); b.mbuf[0] = nil'
+M 'burst.data is read-only' 'local b = burst(); b.data = nil'
+M 'constant' 'local b = burst(); b:alloc(); b.data[0] = b.data[0] + 2^31'
+M 'packet 1 of the burst has length 65535, outside 14\.\.' 'local b = burst(); b:alloc(); b.len[1] = 65535; b:bytes(1)'
+M 'packet 0 of the burst has length 60000' 'local b = burst(); b:alloc(); b.len[0] = 60000; pcap.writer(P):write(b)'
+M 'packet 2 of the burst has length 3, outside 14' 'local b = burst(); b:alloc(); b.len[2] = 3; pcap.writer(P):write(b)'
 M 'burst has no field "colour"' 'local b = burst(); b.colour = 1'
 M "burst:alloc: n .*expected an integer in 0..4, got 5" 'burst(4):alloc(5)'
 M "burst:alloc: n .*got -1" 'burst(4):alloc(-1)'
@@ -111,6 +116,15 @@ M 'surge.launch: fn .*got 42' 'surge.launch(42)'
 M "no global function 'nope'" 'surge.launch("nope")'
 M 'surge.vdev: spec .*got 42' 'surge.vdev(42)'
 M 'surge.lcore_stats: lcore: .*got -1' 'surge.lcore_stats(-1)'
+M 'surge.tsc_ns: tsc .*got nan' 'surge.tsc_ns(0/0)'
+M 'surge.tsc_ns: tsc .*got -1' 'surge.tsc_ns(-1)'
+M 'surge.tsc_ns: tsc .*got "x"' 'surge.tsc_ns("x")'
+M 'surge.stop_task: id: .*got nan' 'surge.stop_task(0/0)'
+M 'surge.collect: t .*got nil' 'surge.collect(nil)'
+M 'surge.collect: t.id: .*got nil' 'surge.collect({})'
+M "surge.launch: module 'tx' has no function 'nope' to run as a task: module 'tx' not found$" 'surge.launch("tx:nope")'
+M 'os.exit: status: .*got 300' 'os.exit(300)'
+M 'os.exit: status: .*got 1.5' 'os.exit(1.5)'
 M 'rate: on .*got 1099511627776' 'port():txq(0):set_rate{ pattern = "onoff", on = 2^40, off = 0 }'
 M 'rate: off .*got nan' 'port():txq(0):set_rate{ pattern = "onoff", on = 10, off = 0/0 }'
 M 'rate: off .*got -1' 'port():txq(0):set_rate{ pattern = "onoff", on = 10, off = -1 }'
@@ -157,9 +171,48 @@ T "error raised with no message \\(nil\\) \\(task 'tx'" 'error()'
 M 'error raised with a table: \{ code = 7 \}' 'error({ code = 7 })'
 M 'error raised with no message \(nil\)' 'error(nil)'
 M 'error raised with true' 'error(true)'
+M 'error raised with a table \(its __tostring gave 42\): \{ a = 1 \}' 'error(setmetatable({ a = 1 }, { __tostring = function() return 42 end }))'
+M 'error raised with a table \(its __tostring failed: .*boom\)' 'error(setmetatable({}, { __tostring = function() error("boom") end }))'
+T "error raised with a table \(its __tostring gave 42\).*\(task 'tx'" 'error(setmetatable({}, { __tostring = function() return 42 end }))'
 # the traceback keeps the frame that raised (a helper of the script)
 case_ 5 1 "attempt to index" 'local x = tx(nil)' 'local function deep(t) return t.a.b end; local v = deep({}); return v'
 check_match "traceback keeps the raising frame" "case\\.lua:5: in function 'deep'" "$ERR"
+
+echo "# os.exit and master's return value: the exit status, after a normal end"
+# os.exit anywhere ends the run as surge.stop() does: summary, pool check
+# and cleanup still happen, the process exits with the status given
+EXIT=$TMP/exit.lua
+exit_case() {  # exit_case NAME RC MASTER_CODE [TX_CODE]
+  N=$((N + 1))
+  cat >"$EXIT" <<EOF
+local surge = require "surge"
+function tx()
+  local b = surge.pool{}:burst(8); b:alloc()
+  ${4:-return}
+end
+function master()
+  $3
+end
+EOF
+  run_surge 30 run --no-huge --stats-interval 0 --vdev net_null0,no-rx=1 "$EXIT"
+  check "$N: $1: exit $2" "$2" "$RC"
+  if [ "$2" != 1 ]; then
+    check_match "$N: $1: summary and pools checked" "pool 0: 8191 of 8191 mbufs back, no leak" "$ERR$OUT"
+  fi
+}
+exit_case "os.exit(5) in master" 5 'surge.launch("tx"); surge.wait(); os.exit(5)'
+exit_case "os.exit(4) in a task holding mbufs" 4 'surge.launch("tx"); surge.wait(); print("master goes on")' 'os.exit(4)'
+check_match "$N: master's wait returned normally" "master goes on" "$OUT"
+exit_case "os.exit() in master" 0 'surge.launch("tx"); surge.wait(); os.exit()'
+exit_case "os.exit(false) in master" 1 'os.exit(false)'
+exit_case "master returns 7" 7 'surge.launch("tx"); surge.wait(); return 7'
+exit_case "master returns the task results" 0 'surge.launch("tx"); return surge.wait()'
+exit_case "master returns 256" 1 'return 256'
+check_match "$N: master returns 256: says why" "master's return value \(the exit status\): expected .* 0\.\.255, got 256" "$ERR"
+printf 'local surge = require "surge"\nif not arg[1] then print("usage: exit.lua N"); os.exit(2) end\nfunction master() end\n' >"$EXIT"
+run_surge 30 run --no-huge "$EXIT"
+check "os.exit(2) at the top level: exit 2 before EAL" "2 usage: exit.lua N" "$RC $OUT"
+check_nomatch "os.exit at the top level: no EAL started" "EAL|telemetry" "$ERR"
 
 echo "# 13. script options: refused before EAL starts, exit status 2"
 OPTS=$TMP/opts.lua
