@@ -125,10 +125,12 @@ main(int argc, char **argv)
 	}
 	/* the script's options are checked before EAL starts: a bad one exits 2
 	 * (a scenario's, named rather than a file, when the scenario parses them) */
+	install_signals();
 	if (o.cmd == CMD_RUN && !scenario &&
 	    ((rc = master_options(o.script, o.script_argc, o.script_argv)) != 0 ||
-	     rt()->exit_status >= 0)) {
-		rc = rt_exit_status(rc);     /* os.exit(N) at the script's top level */
+	     rt()->exit_status >= 0 || rt()->stop)) {
+		/* os.exit(N) at the script's top level, or a signal while it ran */
+		rc = rt_exit_status(rc);
 		rt_destroy();
 		free(text);
 		return rc;
@@ -144,7 +146,6 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	install_signals();
 	if ((rc = eal_start(&o, argv[0])) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());
 		if (rt()->eal_up)

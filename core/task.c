@@ -18,6 +18,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <luajit.h>
 
 #include <rte_cycles.h>
 #include <rte_launch.h>
@@ -295,6 +296,25 @@ tasks_stop_and_wait(void)
 	return failed;
 }
 
+/* The options pre-pass runs the script's top level and configure() before
+ * EAL starts, where no watchdog looks: a loop there would ignore SIGINT.
+ * That VM runs interpreted (compiled code calls no hooks; the pre-pass does
+ * no real work) with a count hook that ends such a loop once a stop came. */
+static void
+prepass_hook(lua_State *L, lua_Debug *ar)
+{
+	lua_Debug where;
+
+	(void)ar;
+	if (surge_running())
+		return;
+	/* the script's line the loop was on: the running function's */
+	if (lua_getstack(L, 0, &where) && lua_getinfo(L, "Sl", &where) && where.currentline > 0)
+		luaL_error(L, "%s:%d: stopped while the script's top level or configure() ran",
+			   where.short_src, where.currentline);
+	luaL_error(L, "stopped while the script's top level or configure() ran");
+}
+
 static int
 master_call(const char *cmd, const char *script, int argc, char **argv)
 {
@@ -306,6 +326,10 @@ master_call(const char *cmd, const char *script, int argc, char **argv)
 	if (L == NULL) {
 		fprintf(stderr, "surge: out of memory for the master LuaJIT VM\n");
 		return 1;
+	}
+	if (strcmp(cmd, "options") == 0) {
+		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+		lua_sethook(L, prepass_hook, LUA_MASKCOUNT, 10000);
 	}
 	/* script options go to Lua as the global `arg`, as the luajit CLI does */
 	lua_createtable(L, argc, 1);

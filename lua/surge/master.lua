@@ -140,6 +140,9 @@ local function options(script)
     io.stderr:write(tostring(e), "\n")
     return 2
   end
+  -- a signal while the top level ran (a loop there, core/task.c): the run
+  -- ends before it starts, saying where the script was
+  if not ok and e ~= core.STOPPED and core.C.surge_running() == 0 then io.stderr:write(tostring(e), "\n") end
   return 0
 end
 
