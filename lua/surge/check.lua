@@ -9,7 +9,7 @@
 -- stack frame outside surge's own modules: the user's file:line, however
 -- deep inside surge the check sits. Specs are compiled once and cached:
 --   TYPE[|TYPE...][?] [RANGE]   TYPE: nil boolean number integer string table
---                               function burst; "?" also allows nil
+--                               function burst pointer; "?" also allows nil
 --   RANGE: LO..HI | >=LO | >LO  (numbers; "inf" allowed as a bound)
 -- Numbers are never NaN; they are finite unless a bound is inf. Every value
 -- that crosses into C through a fixed-width integer is range-checked here,
@@ -69,6 +69,7 @@ end
 local article = {
   ["nil"] = "nil", boolean = "a boolean", number = "a number", integer = "an integer",
   string = "a string", table = "a table", ["function"] = "a function", burst = "a burst",
+  pointer = "a pointer",   -- a non-NULL cdata (a packet's uint8_t *)
 }
 
 local function bound(s, spec)
@@ -119,10 +120,11 @@ local function compile(spec)
       if allow.integer and number_ok(v, true) then return true end
       return allow.number == true and number_ok(v, false)
     end
-    if t == "cdata" then return allow.burst == true and is_burst(v) end
+    if t == "cdata" then return (allow.pointer == true and v ~= nil) or (allow.burst == true and is_burst(v)) end
     return allow[t] == true
   end
-  return { test = test, what = what }
+  return { test = test, what = what, allow = allow, optional = optional, lo = lo, hi = hi, lo_open = lo_open,
+           finite = finite }
 end
 
 local cache = {}   -- spec text -> compiled check
@@ -184,6 +186,81 @@ function M.number(v, lo, hi, integer, fn, param)
       M.show(lo), M.show(hi), M.show(v)))
   end
   return v
+end
+
+-- Hot paths: argument checks compiled into the function. check.hot(fn,
+-- name, params) returns fn wrapped in a function that first tests each
+-- argument (params: { {PARAM, SPEC}, ... } in order; SPEC a spec of a single
+-- type, number, integer or pointer, or a metatable: a method's self) and
+-- then tail-calls fn. The tests are type tests and plain compares (NaN fails
+-- them), guards a trace keeps for almost nothing; a failure calls a separate
+-- function that raises the usual message at the user's line, so the trace
+-- holds no error path. check.test_source(var, spec) is the expression alone,
+-- for code generated elsewhere (surge.flow, surge.size).
+local function lit(v)
+  if v == math.huge then return "(1/0)" end
+  if v == -math.huge then return "(-1/0)" end
+  return ("%.17g"):format(v)
+end
+
+function M.test_source(var, spec)
+  local c = M.spec(spec)
+  local kinds = {}
+  for k in pairs(c.allow) do kinds[#kinds + 1] = k end
+  if #kinds ~= 1 or c.allow["nil"] then error("surge.check: test_source takes one type, not '" .. spec .. "'", 2) end
+  local k, e = kinds[1], nil
+  if k == "pointer" then
+    e = ("type(%s) == \"cdata\" and %s ~= nil"):format(var, var)
+  elseif k == "number" or k == "integer" then
+    local lo, hi = c.lo, c.hi
+    if c.finite or k == "integer" then   -- NaN and the infinities fail a finite bound
+      if lo == -math.huge then lo = -1.7976931348623157e308 end
+      if hi == math.huge then hi = 1.7976931348623157e308 end
+    end
+    e = ("type(%s) == \"number\" and %s %s %s and %s <= %s"):format(var, var, c.lo_open and ">" or ">=", lit(lo),
+      var, lit(hi))
+    if k == "integer" then e = e .. (" and %s == floor(%s)"):format(var, var) end
+  elseif k == "burst" then
+    error("surge.check: test_source: use check.burst for bursts", 2)
+  else
+    e = ("type(%s) == %q"):format(var, k)
+  end
+  if c.optional then e = ("%s == nil or (%s)"):format(var, e) end
+  return e
+end
+
+function M.hot(fn, name, params)
+  local args, tests, fails = {}, {}, {}
+  for i, pr in ipairs(params) do
+    local a = "a" .. i
+    args[i] = a
+    local spec = pr[2]
+    if type(spec) == "table" then
+      tests[i] = ("  if getmetatable(%s) ~= MT%d then fail(%d, %s) end"):format(a, i, i, a)
+    else
+      tests[i] = ("  if not (%s) then fail(%d, %s) end"):format(M.test_source(a, spec), i, a)
+    end
+    fails[i] = spec
+  end
+  local list = table.concat(args, ", ")
+  local src = { "local fn, fail, floor, MT = ...", "local type, getmetatable = type, getmetatable" }
+  for i, pr in ipairs(params) do
+    if type(pr[2]) == "table" then src[#src + 1] = ("local MT%d = MT[%d]"):format(i, i) end
+  end
+  src[#src + 1] = ("return function(%s)"):format(list)
+  for _, t in ipairs(tests) do src[#src + 1] = t end
+  src[#src + 1] = ("  return fn(%s)"):format(list)
+  src[#src + 1] = "end"
+  local chunk = assert(loadstring(table.concat(src, "\n"), "=surge.check.hot"))
+  local function fail(i, v)   -- out of line: only a failed test comes here
+    local spec = fails[i]
+    if type(spec) == "table" then M.self(v, spec, name) end
+    M.expect(v, spec, name, params[i][1])
+    M.raise(("%s: %s: refused %s"):format(name, params[i][1], M.show(v)))   -- (the tests agree with expect)
+  end
+  local mts = {}
+  for i, pr in ipairs(params) do if type(pr[2]) == "table" then mts[i] = pr[2] end end
+  return chunk(fn, fail, math.floor, mts)
 end
 
 -- Methods called with a dot instead of a colon (q.send(b)) get the wrong

@@ -19,8 +19,10 @@ local M = {}
 
 local Counter = {}
 Counter.__index = Counter
+Counter.__handle = function(c) return ("counter '%s'"):format(c.name) end
 local Gauge = {}
 Gauge.__index = Gauge
+Gauge.__handle = function(g) return ("gauge '%s'"):format(g.name) end
 
 local function name_of(name, what)
   if type(name) ~= "string" or name == "" or #name > 63 or name:find("[^%w_%-%.]") then
@@ -35,15 +37,18 @@ function M.counter(name)
 end
 
 -- The lcore's cell is taken at the first write, so an lcore that only reads
--- (master printing a value) is not counted among the writers.
-function Counter:add(n)
+-- (master printing a value) is not counted among the writers. add and set
+-- are hot paths: their checks (self, and n an integer in 0..2^53, v a
+-- finite number) are compiled in by surge.check.hot.
+Counter.add = arg.hot(function(self, n)
   local cell = self.cell
   if not cell then cell = C.surge_counter_cell(self.id); self.cell = cell end
   cell[0] = cell[0] + (n or 1)
-end
+end, "counter:add", { { "self", Counter }, { "n", "integer? 0..9007199254740992" } })
 
 local info = ffi.new("struct surge_counter_info")
 function Counter:value()
+  arg.self(self, Counter, "counter:value")
   check(C.surge_counter_get(self.id, info), 2)
   return tonumber(info.total)
 end
@@ -53,13 +58,14 @@ function M.gauge(name)
   return setmetatable({ id = id, name = name, cell = false }, Gauge)
 end
 
-function Gauge:set(v)
+Gauge.set = arg.hot(function(self, v)
   local cell = self.cell
   if not cell then cell = C.surge_gauge_cell(self.id); self.cell = cell end
   cell[0] = v
-end
+end, "gauge:set", { { "self", Gauge }, { "v", "number" } })
 
 function Gauge:value()
+  arg.self(self, Gauge, "gauge:value")
   check(C.surge_counter_get(self.id, info), 2)
   return info.value
 end

@@ -120,7 +120,7 @@ G.prelude = [[
 local bit = require "bit"
 local ffi = require "ffi"
 local band, bor, bxor, lshift, rshift, bswap = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift, bit.bswap
-local floor = math.floor
+local floor, type = math.floor, type
 local cast, u16p, i32p = ffi.cast, ffi.typeof("uint16_t *"), ffi.typeof("int32_t *")
 ]]
 
@@ -483,24 +483,29 @@ local function body(fields, plan, combine, count)
 end
 
 local function compile(fields, plan, combine, count)
-  local state, init = {}, {}
+  local state, init, specs = {}, {}, {}   -- specs: what restore() accepts for each
   for j, f in ipairs(fields) do
     local s = f.spec
     if s.kind == "range" or s.kind == "list" then
       state[#state + 1] = "d" .. j; init[#init + 1] = "0"
+      specs[#state] = ("integer 0..%s"):format(num(s.count - 1))
     elseif s.kind == "random" then
       -- xorshift32 from the seed (never 0)
       local x = bit.tobit((s.seed * 2654435761 + 0x9e3779b9) % 2 ^ 32)
       if x == 0 then x = 0x2545f491 end
       s.x0 = x
       state[#state + 1] = "x" .. j; init[#init + 1] = tostring(x)
+      specs[#state] = "integer -2147483648..2147483647"
     end
   end
-  if combine == "zip" then state[#state + 1] = "n"; init[#init + 1] = "0" end
+  if combine == "zip" then
+    state[#state + 1] = "n"; init[#init + 1] = "0"
+    specs[#state] = ("integer 0..%s"):format(num(math.max(count - 1, 0)))
+  end
   local S = {}
   for i, v in ipairs(state) do S[i] = "s_" .. v end
   local names, snames, inits = table.concat(state, ", "), table.concat(S, ", "), table.concat(init, ", ")
-  local src = { G.prelude, "local A = ..." }
+  local src = { G.prelude, "local A, bad_p = ..." }
   for j, f in ipairs(fields) do
     if f.spec.kind == "list" then src[#src + 1] = ("local A%d = A[%d]"):format(j, j) end
   end
@@ -533,6 +538,7 @@ local function compile(fields, plan, combine, count)
   src[#src + 1] = "  return n_"
   src[#src + 1] = "end"
   src[#src + 1] = "local function next1(self, p)"
+  src[#src + 1] = ("  if not (%s) then bad_p(p) end"):format(arg.test_source("p", "pointer"))
   src[#src + 1] = "  do"
   src[#src + 1] = load_state
   src[#src + 1] = "  do"
@@ -552,8 +558,9 @@ local function compile(fields, plan, combine, count)
       arrays[j] = ffi.new("double[?]", #f.spec.values, f.spec.values)
     end
   end
-  local fns = chunk(arrays)
+  local fns = chunk(arrays, function(p) arg.expect(p, "pointer", "flow:next", "p") end)
   fns.arrays = arrays   -- keep the lists alive
+  fns.state_specs = specs
   return fns, text
 end
 
@@ -679,7 +686,16 @@ function Flow:source() return self._source end
 
 -- The state (where the sequence is) as a plain table, and back.
 function Flow:state() return self._fns.get() end
-function Flow:restore(s) self._fns.set(s) end
+function Flow:restore(s)
+  arg.self(self, Flow, "flow:restore")
+  arg.expect(s, "table", "flow:restore", "state")
+  local specs = self._fns.state_specs
+  if #s ~= #specs then
+    arg.raise(("flow:restore: state: expected the %d values flow:state() gave, got %d"):format(#specs, #s))
+  end
+  for i, spec in ipairs(specs) do arg.expect(s[i], spec, "flow:restore", ("state[%d]"):format(i)) end
+  self._fns.set(s)
+end
 
 -- The first n frames of the sequence as strings (the position is kept).
 function Flow:frames(n)

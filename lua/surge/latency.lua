@@ -158,6 +158,12 @@ end
 -- One line: "probes 100000 lost 0 dup 0 reordered 0 | min 1.2 mean 3.4 p50 ... us"
 function M.format(s)
   arg.expect(s, "table", "surge.latency.format", "summary")
+  for _, k in ipairs({ "probes", "lost", "duplicated", "reordered" }) do
+    arg.expect(s[k], "integer >=0", "surge.latency.format", "summary." .. k)
+  end
+  for _, k in ipairs({ "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns" }) do
+    arg.expect(s[k], "number", "surge.latency.format", "summary." .. k)
+  end
   return ("probes %d lost %d dup %d reordered %d | latency us: min %.2f mean %.2f p50 %.2f "
     .. "p90 %.2f p99 %.2f p99.9 %.2f max %.2f"):format(s.probes, s.lost, s.duplicated,
     s.reordered, s.min_ns / 1e3, s.mean_ns / 1e3, s.p50_ns / 1e3, s.p90_ns / 1e3,

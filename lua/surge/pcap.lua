@@ -62,6 +62,7 @@ end
 -- for nanosecond timestamps (default microseconds).
 function M.writer(path, opts)
   arg.expect(path, "string", "surge.pcap.writer", "path")
+  if path == "" then arg.raise("surge.pcap.writer: path: expected a file name, got \"\"") end
   opts = options(opts, { snaplen = 1, nano = 1 }, "surge.pcap.writer")
   local snaplen = arg.field(opts, "snaplen", "integer? 0..262144", "surge.pcap.writer", 0)
   arg.expect(opts.nano, "boolean?", "surge.pcap.writer", "nano")
@@ -117,7 +118,7 @@ end
 
 local function parse_loop(l, level)
   if l == nil or l == false then return 1 end
-  if l == true or l == 0 then return 0 end
+  if l == true then return 0 end   -- C's 0: forever (a number is passes: 0 or -1 is refused)
   return arg.expect(l, "integer 1..4294967295", "surge.pcap", "loop (passes, or true for forever)")
 end
 
@@ -131,6 +132,7 @@ end
 
 function M.reader(path, opts)
   arg.expect(path, "string", "surge.pcap.reader", "path")
+  if path == "" then arg.raise("surge.pcap.reader: path: expected a file name, got \"\"") end
   opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader")
   local loops, speed = parse_loop(opts.loop, 2), parse_timing(opts.timing, 2)
   local id = C.surge_pcap_open_read(path)

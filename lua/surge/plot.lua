@@ -11,7 +11,10 @@ local json = require "surge.json"
 
 local M = {}
 
-local function fail(msg) error(msg, 0) end
+local function fail(msg) error(msg, 0) end        -- about the file or gnuplot: one line
+-- about the arguments: at the caller's line when a script or the REPL called
+-- surge.plot (plain from the command line, where no script frame exists)
+local function misuse(msg) require("surge.check").raise(msg) end
 
 -- os.execute gives 0 (Lua 5.1) or true (5.2 compatibility) on success
 local function sh(cmd)
@@ -185,10 +188,15 @@ end
 -- Draws the charts of results file `file` into `out` (default: FILE.svg).
 -- Returns out and the charts drawn ({ title, points }).
 function M.plot(file, out)
-  if type(file) ~= "string" then fail("surge plot: give a results file (surge run --output FILE.json)") end
+  if type(file) ~= "string" or file == "" then
+    misuse("surge plot: give a results file (surge run --output FILE.json)")
+  end
+  if out ~= nil and type(out) ~= "string" then
+    misuse(("surge plot: -o %s: the output must be a file name ending in .svg or .png"):format(tostring(out)))
+  end
   out = out or (file:gsub("%.json$", "") .. ".svg")
   local png = out:match("%.png$") ~= nil
-  if not png and not out:match("%.svg$") then fail(("surge plot: -o %s: the output must end in .svg or .png"):format(out)) end
+  if not png and not out:match("%.svg$") then misuse(("surge plot: -o %s: the output must end in .svg or .png"):format(out)) end
   local f, err = io.open(file, "r")
   if not f then fail("surge plot: " .. tostring(err)) end
   local res, jerr = json.decode(f:read("*a"))

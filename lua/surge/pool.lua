@@ -15,6 +15,8 @@ local Pool = {}
 Pool.__index = Pool
 Pool.__handle = function(p) return ("pool(%d)"):format(p.id) end
 
+M.Pool = Pool   -- the metatable of pool handles (surge.size checks its pool option)
+
 function M.wrap(id) return setmetatable({ id = id }, Pool) end
 
 -- Tells C where the template's first IP and L4 headers are, so ports with
@@ -39,13 +41,24 @@ local known = { size = 1, cache = 1, data_room = 1, template = 1, shared = 1, so
 function M.new(opts)
   opts = arg.options(opts, known, "surge.pool")
   arg.expect(opts.size, "integer? 0..16777216", "surge.pool", "size")
-  arg.expect(opts.cache, "integer? 0..16777216", "surge.pool", "cache")
+  arg.expect(opts.cache, "integer? 0..512", "surge.pool", "cache")   -- DPDK's RTE_MEMPOOL_CACHE_MAX_SIZE
   arg.expect(opts.data_room, "integer? 0..65535", "surge.pool", "data_room")
   arg.expect(opts.socket, "integer? -1..1023", "surge.pool", "socket")
   arg.expect(opts.shared, "boolean?", "surge.pool", "shared")
   arg.expect(opts.template, "string|table|function?", "surge.pool", "template")
   if type(opts.template) == "string" and #opts.template > 65535 then
     arg.raise(("surge.pool: template of %d bytes: at most 65535"):format(#opts.template))
+  end
+  if type(opts.template) == "table" then
+    local t = opts.template
+    arg.expect(t.bytes, "string", "surge.pool", "template.bytes (a template from surge.proto)")
+    if t.size ~= nil and t.size ~= #t.bytes then
+      arg.raise(("surge.pool: template.size = %s, but template.bytes holds %d bytes"):format(arg.show(t.size), #t.bytes))
+    end
+  end
+  local tb = type(opts.template) == "table" and opts.template.bytes or opts.template
+  if type(tb) == "string" and #tb < 14 then   -- as fill = LENGTH: a frame holds an Ethernet header
+    arg.raise(("surge.pool: template of %d bytes: a frame holds at least the 14-byte Ethernet header"):format(#tb))
   end
   local conf = ffi.new("struct surge_pool_conf")
   conf.size = opts.size or 0

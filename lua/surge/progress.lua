@@ -6,7 +6,8 @@
 --
 -- On a terminal one line on stderr is rewritten in place ("\r"); otherwise a
 -- plain line is printed every few seconds. It ends with the 100 % line when
--- done reaches total. --quiet silences it; a total <= 0 draws nothing.
+-- done reaches total. --quiet silences it; a total of 0 draws nothing. done
+-- and total are counts: numbers in 0..2^53 (anything else is an error).
 local ffi = require "ffi"
 local arg = require "surge.check"
 local core = require "surge.core"
@@ -57,9 +58,15 @@ local function update(done, total, label, final)
   end
 end
 
+-- Counts are numbers in 0..2^53 (packets, bytes, steps): no NaN, infinity
+-- or negative count reaches the line.
+local COUNT = "number 0..9007199254740992"
+
 -- Registers fn() -> done for surge.wait()/surge.poll() to call.
 function M.watch(label, total, fn)
-  if type(fn) ~= "function" then arg.raise("surge.progress.watch: expected (label, total, function)") end
+  arg.expect(label, "string?", "surge.progress.watch", "label")
+  arg.expect(total, COUNT, "surge.progress.watch", "total")
+  arg.expect(fn, "function", "surge.progress.watch", "fn")
   M.watching = { label = label, total = total, fn = fn }
 end
 
@@ -69,8 +76,15 @@ function M.poll(final)
   if not w then return end
   local ok, done = pcall(w.fn)
   if not ok then M.watching = nil return end
+  done = tonumber(done)
+  if done == nil or not (done >= 0 and done <= 2 ^ 53) then done = 0 end   -- a count fn() got wrong draws 0
   update(done, w.total, w.label, final)
   if final then M.watching = nil end
 end
 
-return setmetatable(M, { __call = function(_, done, total, label) update(done, total, label, false) end })
+return setmetatable(M, { __call = function(_, done, total, label)
+  arg.expect(done, COUNT, "surge.progress", "done")
+  arg.expect(total, COUNT, "surge.progress", "total")
+  arg.expect(label, "string?", "surge.progress", "label")
+  update(done, total, label, false)
+end })

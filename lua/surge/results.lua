@@ -22,10 +22,37 @@ local L1_OVERHEAD, FCS = 24, 4      -- as core/stats.c: preamble+SFD+IFG+FCS, FC
 
 local state = { scenarios = {}, tasks = {}, options = nil, start_time = nil, script = nil }
 
+-- What a results file can hold: numbers, strings, booleans, json.null and
+-- tables of them with string or number keys, no cycles, at most 100 deep.
+-- Returns nil, or why not, naming the key path (path: where v sits).
+local function unsendable(v, path, open, depth)
+  local t = type(v)
+  if t == "number" or t == "string" or t == "boolean" then return nil end
+  if t ~= "table" then return ("%s: a %s cannot go in a results file"):format(path, t) end
+  if open[v] then return ("%s: it contains itself (a cycle)"):format(path) end
+  if depth > 100 then return ("%s: nested more than 100 deep"):format(path) end
+  open[v] = true
+  for k, x in pairs(v) do
+    local kt = type(k)
+    if kt ~= "string" and kt ~= "number" then
+      open[v] = nil
+      return ("%s: key %s: keys must be strings or numbers"):format(path, arg.show(k))
+    end
+    local sub = kt == "string" and k:match("^[%a_][%w_]*$") and (path .. "." .. k)
+      or ("%s[%s]"):format(path, arg.show(k))
+    local why = unsendable(x, sub, open, depth + 1)
+    if why then open[v] = nil return why end
+  end
+  open[v] = nil
+  return nil
+end
+
 -- A scenario's (or script's) own results, kept under results.scenarios[name].
 function M.add(name, tbl)
   if type(name) ~= "string" or name == "" then arg.raise("surge.results.add: name must be a non-empty string") end
   if type(tbl) ~= "table" then arg.raise("surge.results.add: the results must be a table") end
+  local why = unsendable(tbl, name, {}, 0)
+  if why then arg.raise("surge.results.add: " .. why) end
   state.scenarios[name] = tbl
 end
 
@@ -317,8 +344,15 @@ end
 -- Writes res (default: collect()) to path: .csv as CSV, anything else JSON.
 function M.write(path, res)
   if type(path) ~= "string" or path == "" then arg.raise("surge.results.write: expected a file name") end
+  arg.expect(res, "table?", "surge.results.write", "res")
   res = res or M.collect()
-  local text = path:match("%.csv$") and M.csv(res) or (json.encode(res, 1) .. "\n")
+  local why = unsendable(res, "res", {}, 0)
+  if why then arg.raise("surge.results.write: " .. why) end
+  local csv = path:match("%.csv$")
+  if csv and (type(res.series) ~= "table" or type(res.series.ports) ~= "table") then
+    arg.raise("surge.results.write: res: a CSV file needs a results table (surge.results.collect()) with series.ports")
+  end
+  local text = csv and M.csv(res) or (json.encode(res, 1) .. "\n")
   local f, err = io.open(path, "w")
   if not f then arg.raise("surge.results.write: " .. tostring(err)) end
   f:write(text)

@@ -253,7 +253,7 @@ local function compile(sz, t)
   end
   local rewrite = table.concat(B, "\n")
   local src = G.prelude .. [[
-local T, N, P = ...
+local T, N, P, bad_p = ...
 ]]
   for i = 1, #sums do src = src .. ("local P%d = P[%d]\n"):format(i, i) end
   src = src .. ([[
@@ -277,6 +277,7 @@ local function apply(self, burst)
   return n_
 end
 local function next1(self, p)
+  if not (%s) then bad_p(p) end
   local L = T[s_k]
   s_k = s_k + 1
   if s_k == N then s_k = 0 end
@@ -286,10 +287,10 @@ local function next1(self, p)
   return L
 end
 return { apply = apply, next = next1, get = function() return s_k end, set = function(k) s_k = k end }
-]]):format(rewrite, rewrite)
+]]):format(rewrite, arg.test_source("p", "pointer"), rewrite)
   local chunk, err = loadstring(src, "=surge.size")
   if not chunk then error("surge.size: internal: generated code does not load: " .. err .. "\n" .. src, 0) end
-  local fns = chunk(sz._t, sz.n, sums)
+  local fns = chunk(sz._t, sz.n, sums, function(p) arg.expect(p, "pointer", "size:next", "p") end)
   fns.sums = sums
   fns.source = src
   return fns
@@ -319,6 +320,9 @@ local function build(spec, opts)
   if max == nil then max, why = DEFAULT_MAX, "a standard Ethernet frame without FCS; give { max = N } for jumbo frames" end
   check_int(max, "max")
   if opts.pool ~= nil then
+    if getmetatable(opts.pool) ~= require("surge.pool").Pool then
+      fail("pool: expected a pool (surge.pool{...}), got %s", arg.show(opts.pool))
+    end
     local room = opts.pool:info().data_room
     if max > room or opts.max == nil then max, why = room, "the pool's data room" end
     if opts.max ~= nil and opts.max > room then
@@ -428,6 +432,7 @@ end
 
 -- One packet at p: returns its size (headers rewritten when a template is bound).
 function Size:next(p)
+  arg.self(self, Size, "size:next")
   self.applied = self.applied + 1
   return self._fns.next(self, p)
 end

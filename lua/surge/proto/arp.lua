@@ -101,6 +101,7 @@ setmetatable(M, { __call = frame })
 -- Hot-loop setters on a (uint8_t * to the ARP packet); ARP has no checksum.
 function M.set_spa(a, v) stack.put32(a + 14, v) end
 function M.set_tpa(a, v) stack.put32(a + 24, v) end
+stack.setters(M, "arp", { set_spa = { "a", "integer 0..4294967295" }, set_tpa = { "a", "integer 0..4294967295" } })
 function M.spa(a) return stack.get32(a + 14) end
 function M.tpa(a) return stack.get32(a + 24) end
 

@@ -52,6 +52,7 @@ function M.set_key(g, v)
     cs.update16(g + 4, ol, g[at + 2] * 256 + g[at + 3])
   end
 end
+stack.setters(M, "gre", { set_key = "integer 0..4294967295" })
 
 function M.key(g) return stack.get32(g + (g[0] >= 0x80 and 8 or 4)) end
 

@@ -101,6 +101,8 @@ function M.set_type(h, v)
   h[0] = v
   cs.update16(h + 2, old, v * 256 + h[1])
 end
+M.setter_specs = { set_id = "integer 0..65535", set_seq = "integer 0..65535", set_type = "integer 0..255" }
+stack.setters(M, "icmp", M.setter_specs)
 
 function M.id(h) return h[4] * 256 + h[5] end
 function M.seq(h) return h[6] * 256 + h[7] end

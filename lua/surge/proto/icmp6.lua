@@ -14,8 +14,9 @@ local stack = require "surge.proto.stack"
 
 local M = { size = 8, UNREACHABLE = 1, TOO_BIG = 2, TIME_EXCEEDED = 3, ECHO_REQUEST = 128,
             ECHO_REPLY = 129, NEIGHBOR_SOLICIT = 135, NEIGHBOR_ADVERT = 136,
-            set_id = icmp.set_id, set_seq = icmp.set_seq, set_type = icmp.set_type, id = icmp.id,
+            set_id = icmp._raw.set_id, set_seq = icmp._raw.set_seq, set_type = icmp._raw.set_type, id = icmp.id,
             seq = icmp.seq }
+stack.setters(M, "icmp6", icmp.setter_specs)
 
 M.fields = icmp.fields
 M.checksum = 2            -- offset of the checksum covering pseudo header, header and payload

@@ -88,6 +88,7 @@ end
 
 function M.set_src(ip, v) return set_addr(ip, 12, v) end
 function M.set_dst(ip, v) return set_addr(ip, 16, v) end
+stack.setters(M, "ip4", { set_src = { "a", "integer 0..4294967295" }, set_dst = { "a", "integer 0..4294967295" } })
 function M.src(ip) return stack.get32(ip + 12) end
 function M.dst(ip) return stack.get32(ip + 16) end
 
@@ -96,6 +97,7 @@ function M.set_ttl(ip, v)
   ip[8] = v
   cs.update16(ip + 10, old, v * 256 + ip[9])
 end
+stack.setters(M, "ip4", { set_ttl = "integer 0..255" })
 
 function M.decode(p, len)
   if len < 20 then return "ip4 (truncated)", nil, len end

@@ -160,6 +160,7 @@ function M.set_flow(ip, v)
   ip[2] = band(rshift(v, 8), 0xff)
   ip[3] = band(v, 0xff)
 end
+stack.setters(M, "ip6", { set_src = "integer 0..4294967295", set_dst = "integer 0..4294967295", set_hlim = "integer 0..255", set_flow = "integer 0..1048575" })
 
 -- Extension headers the decoder steps over: hop-by-hop, routing, fragment,
 -- destination options.

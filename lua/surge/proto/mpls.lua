@@ -47,6 +47,7 @@ function M.set_label(m, v)
 end
 
 function M.set_ttl(m, v) m[3] = v end
+stack.setters(M, "mpls", { set_label = "integer 0..1048575", set_ttl = "integer 0..255" })
 function M.label(m) return rshift(stack.get32(m), 12) end
 
 function M.decode(p, len)

@@ -123,4 +123,23 @@ end
 function M.get16(p) return p[0] * 256 + p[1] end
 function M.get32(p) return ((p[0] * 256 + p[1]) * 256 + p[2]) * 256 + p[3] end
 
+-- The hot-loop setters of module `mod` (surge.proto.NAME), checked: each
+-- mod[SETTER] named in specs (SETTER = "integer LO..HI", or { PARAM, SPEC }
+-- where the value's name is not v) is replaced by a wrapper that refuses a
+-- p that is not a non-NULL pointer and a value outside the field (a
+-- non-integer, NaN, a string) at the user's line, before any byte is
+-- written (surge.check.hot). The unchecked functions stay in mod._raw for
+-- modules that share them (icmp6 uses icmp's, qinq vlan's).
+function M.setters(mod, name, specs)
+  local check = require "surge.check"
+  mod._raw = mod._raw or {}
+  for setter, spec in pairs(specs) do
+    local param = "v"
+    if type(spec) == "table" then param, spec = spec[1], spec[2] end
+    local raw = mod._raw[setter] or mod[setter]
+    mod._raw[setter] = raw
+    mod[setter] = check.hot(raw, ("surge.proto.%s.%s"):format(name, setter), { { "p", "pointer" }, { param, spec } })
+  end
+end
+
 return M

@@ -112,7 +112,7 @@ local function set32(t, at, v) cs.set32(t, at, 16, v) end
 
 function M.set_sport(t, v) set16(t, 0, v) end
 function M.set_dport(t, v) set16(t, 2, v) end
-function M.set_seq(t, v) set32(t, 4, v) end      -- v: 0..2^32-1 (larger values wrap)
+function M.set_seq(t, v) set32(t, 4, v) end      -- v: 0..2^32-1
 function M.set_ack(t, v) set32(t, 8, v) end
 function M.set_window(t, v) set16(t, 14, v) end
 
@@ -121,6 +121,8 @@ function M.set_flags(t, f)                       -- f: a number (M.flags("SA") o
   t[13] = f
   cs.update16(t + 16, old, t[12] * 256 + f)
 end
+stack.setters(M, "tcp", { set_sport = "integer 0..65535", set_dport = "integer 0..65535", set_seq = "integer 0..4294967295", set_ack = "integer 0..4294967295",
+                          set_window = "integer 0..65535", set_flags = { "f", "integer 0..255" } })
 
 function M.sport(t) return t[0] * 256 + t[1] end
 function M.dport(t) return t[2] * 256 + t[3] end

@@ -56,6 +56,7 @@ setmetatable(M, { __call = frame })
 local set16 = cs.set16
 function M.set_sport(u, v) set16(u, 0, 6, v, true) end
 function M.set_dport(u, v) set16(u, 2, 6, v, true) end
+stack.setters(M, "udp", { set_sport = "integer 0..65535", set_dport = "integer 0..65535" })
 
 function M.sport(u) return u[0] * 256 + u[1] end
 function M.dport(u) return u[2] * 256 + u[3] end

@@ -35,6 +35,7 @@ function M.set_id(p, id)
   p[0] = p[0] - p[0] % 16 + math.floor(id / 256)
   p[1] = id % 256
 end
+stack.setters(M, "vlan", { set_id = { "id", "integer 0..4095" } })
 
 function M.decode(p, len)
   if len < 4 then return "vlan (truncated)", nil, len end

@@ -50,6 +50,7 @@ function M.set_vni(v, vni)
   cs.update16(v - 2, o1, v[4] * 256 + v[5], true)
   cs.update16(v - 2, o2, v[6] * 256 + v[7], true)
 end
+stack.setters(M, "vxlan", { set_vni = { "vni", "integer 0..16777215" } })
 
 function M.vni(v) return (v[4] * 256 + v[5]) * 256 + v[6] end
 
