@@ -10,7 +10,9 @@
 -- `surge run` reports it before EAL starts). A kind may carry a range in
 -- surge.check's spec language: "integer 1..256", "number >0", "integer >=0".
 -- Numbers are finite and integers exact (|n| < 2^53) unless the range says
--- otherwise.
+-- otherwise. Declarations are checked too, as OptionErrors at the user's
+-- configure line: a name is --name, declared once and not --help; a range
+-- is well formed and not empty; a default fits its kind and range.
 local check = require "surge.check"
 
 local M = {}
@@ -24,25 +26,61 @@ local function fail(fmt, ...)
   error(setmetatable({ msg = fmt:format(...) }, OptionError), 0)
 end
 
-function M.new(script)
-  return setmetatable({ script = script, list = {}, by = {}, text = nil }, Parser)
+-- A mistake in a declaration (p:option, p:flag) is an OptionError too, so
+-- `surge run` refuses it before EAL starts, at the user's configure line:
+-- check.raise finds that line, the OptionError carries it.
+local function refuse(fmt, ...)
+  local _, msg = pcall(check.raise, fmt:format(...))
+  error(setmetatable({ msg = msg }, OptionError), 0)
+end
+
+-- script: the name errors start with. scenario: true for a scenario's
+-- parser, whose errors read "flood: --flows: ..." like its other errors
+-- ("x.lua: option --n: ..." for a script's).
+function M.new(script, scenario)
+  return setmetatable({ script = script, word = scenario and "" or "option ", list = {}, by = {}, keys = {},
+                        text = nil }, Parser)
 end
 
 local function key(name)
-  return (name:gsub("^%-%-?", ""):gsub("%-", "_"))
-end
-
-local function add(self, name, help, default, kind)
-  if type(name) ~= "string" or not name:match("^%-%-?[%w][%w%-]*$") then
-    error(("option name '%s' must look like --name"):format(tostring(name)), 3)
-  end
-  local o = { name = name, help = help or "", default = default, kind = kind, key = key(name) }
-  self.list[#self.list + 1] = o
-  self.by[name] = o
-  return self
+  return (name:sub(3):gsub("%-", "_"))
 end
 
 local INT_MAX = 2 ^ 53
+
+-- Does v fit option o? The one test for a command-line value (converted),
+-- a default and a value a scenario gets from Lua.
+local function fits(o, v)
+  if o.kind == "flag" then return type(v) == "boolean" end
+  if o.kind == "string" then return type(v) == "string" end
+  return o.spec.test(v) and (o.kind ~= "integer" or math.abs(v) < INT_MAX)
+end
+
+local function add(self, name, help, default, kind, spec)
+  if type(name) ~= "string" or not name:match("^%-%-[%w][%w%-]*$") then
+    refuse("option name %s must look like --name (two dashes, then letters, digits and dashes)", check.show(name))
+  end
+  if name == "--help" then refuse("option --help is surge's own: it prints the options") end
+  if self.keys[key(name)] then refuse("option %s is declared twice", name) end
+  local o = { name = name, help = help or "", default = default, kind = kind, key = key(name), spec = spec }
+  -- a default is a value like any other (nil: the option is absent unless given)
+  if default ~= nil and not fits(o, default) then
+    refuse("option %s: default: expected %s, got %s", name, spec and spec.what or "a " .. kind, check.show(default))
+  end
+  self.list[#self.list + 1] = o
+  self.by[name] = o
+  self.keys[o.key] = o
+  return self
+end
+
+-- The bounds of a range, to refuse one no value can meet ("integer 5..1").
+local function empty(base, range)
+  local a, b = range:match("^(%-?[%w.]+)%.%.(%-?[%w.]+)$")
+  local lo, hi = tonumber(a), tonumber(b)
+  if not (lo and hi) then return false end
+  if base == "integer" then lo, hi = math.ceil(lo), math.floor(hi) end
+  return lo > hi
+end
 
 -- kind: "string" (default), "number", "integer", the last two with an
 -- optional range ("integer 1..256").
@@ -50,19 +88,21 @@ function Parser:option(name, help, default, kind)
   kind = kind or (type(default) == "number" and "number") or "string"
   local base, range = tostring(kind):match("^(%a+)%s*(.*)$")
   if (base ~= "string" and base ~= "number" and base ~= "integer") or (base == "string" and range ~= "") then
-    error(("option %s: kind must be string, number or integer (with a range like \"integer 1..256\"), got %s")
-      :format(tostring(name), check.show(kind)), 2)
+    refuse("option %s: kind must be string, number or integer (with a range like \"integer 1..256\"), got %s",
+      tostring(name), check.show(kind))
   end
   local ok, spec = pcall(check.spec, base .. (range ~= "" and " " .. range or ""))
-  if not ok then error(("option %s: kind %s: %s"):format(tostring(name), check.show(kind), spec), 2) end
-  add(self, name, help, default, base)
-  self.by[name].spec = spec
-  return self
+  if not ok then   -- check.lua's message, without its position inside surge
+    refuse("option %s: kind %s: %s", tostring(name), check.show(kind),
+      (tostring(spec):gsub("^[^\n]-:%d+: ", ""):gsub("^surge%.check: ", "")))
+  end
+  if empty(base, range) then refuse("option %s: kind %s: the range is empty", tostring(name), check.show(kind)) end
+  if base == "string" then spec = nil end
+  return add(self, name, help, default, base, spec)
 end
 
 function Parser:flag(name, help)
-  add(self, name, help, false, "flag")
-  return self
+  return add(self, name, help, false, "flag")
 end
 
 function Parser:description(text)
@@ -86,10 +126,28 @@ end
 local function convert(self, o, v)
   if o.kind == "string" then return v end
   local n = tonumber(v)
-  if n == nil or math.abs(n) >= INT_MAX and o.kind == "integer" or not o.spec.test(n) then
-    fail("%s: option %s: expected %s, got '%s'", self.script, o.name, o.spec.what, v)
+  if n == nil or not fits(o, n) then
+    fail("%s: %s%s: expected %s, got '%s'", self.script, self.word, o.name, o.spec.what, v)
   end
   return n
+end
+
+-- Checks value v given from Lua for the option whose key is k (a scenario's
+-- run{ trial = 2 }: keys as in parsed options); raises at the caller's line.
+-- String options take what their user accepts there (a port, a number of
+-- pps) and check it where they use it.
+function Parser:value(k, v)
+  local o = self.keys[k]
+  if not o then
+    local keys = {}
+    for _, x in ipairs(self.list) do keys[#keys + 1] = x.key end
+    check.raise(("%s: unknown option '%s' (%s)"):format(self.script, tostring(k), table.concat(keys, ", ")))
+  end
+  if o.kind ~= "string" and not fits(o, v) then
+    check.raise(("%s: %s%s: expected %s, got %s"):format(self.script, self.word, o.name,
+      o.spec and o.spec.what or "a boolean", check.show(v)))
+  end
+  return v
 end
 
 -- Returns the options table, or nil when --help was asked for (printed).
@@ -110,13 +168,13 @@ function Parser:parse(argv)
       fail("%s: unknown option '%s' (see: surge run %s --help)", self.script, a, self.script)
     end
     if o.kind == "flag" then
-      if val then fail("%s: option %s takes no value", self.script, name) end
+      if val then fail("%s: %s%s takes no value", self.script, self.word, name) end
       r[o.key] = true
     else
       if not val then
         i = i + 1
         val = argv[i]
-        if val == nil then fail("%s: option %s needs a value", self.script, name) end
+        if val == nil then fail("%s: %s%s needs a value", self.script, self.word, name) end
       end
       r[o.key] = convert(self, o, val)
     end

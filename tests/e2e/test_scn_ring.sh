@@ -201,6 +201,78 @@ check_user_error "bad address"
 check_match "bad address: one line naming the option" "^surge.dut.session: src: '10.0.0.300' is not an IPv4 address$" "$ERR"
 run_surge 20 run "${RING[@]}" replay
 check_user_error "replay without a file"
+
+echo "# every scenario option has a kind and a range, checked when parsed: exit 2, one line, no traffic"
+while IFS='|' read -r scn opts msg; do
+  # shellcheck disable=SC2086  # opts: several words
+  run_surge 20 run -q "${RING[@]}" "$scn" $opts
+  check "$scn $opts: exit 2, one line naming the option" "2 $msg" "$RC $ERR"
+  check "$scn $opts: no traffic, no output" "" "$OUT"
+done <<'EOF'
+flood|--flows 0|flood: --flows: expected an integer in 1..60000, got '0'
+flood|--flows -5|flood: --flows: expected an integer in 1..60000, got '-5'
+flood|--flows 1e8|flood: --flows: expected an integer in 1..60000, got '1e8'
+flood|--flows 1.5|flood: --flows: expected an integer in 1..60000, got '1.5'
+flood|--vlan 5000 --sizes 128|flood: --vlan: expected an integer in 0..4095, got '5000'
+flood|--vlan 5000|flood: --vlan: expected an integer in 0..4095, got '5000'
+flood|--trial -1|flood: --trial: expected a number > 0, got '-1'
+flood|--trial 0|flood: --trial: expected a number > 0, got '0'
+flood|--trial inf|flood: --trial: expected a number > 0, got 'inf'
+flood|--settle -1|flood: --settle: expected a number in 0..3600, got '-1'
+flood|--resolve-timeout -1|flood: --resolve-timeout: expected a number in 0..3600, got '-1'
+flood|--link-timeout 1e9|flood: --link-timeout: expected a number in 0..3600, got '1e9'
+flood|--link-timeout nan|flood: --link-timeout: expected a number in 0..3600, got 'nan'
+flood|--trial|flood: --trial needs a value
+rfc2544|--trial 0|rfc2544: --trial: expected a number > 0, got '0'
+rfc2544|--settle=-0.5|rfc2544: --settle: expected a number in 0..3600, got '-0.5'
+rfc2544|--tolerance 101|rfc2544: --tolerance: expected a number in 0..100, got '101'
+rfc2544|--resolution -1|rfc2544: --resolution: expected a number in 0..100, got '-1'
+rfc2544|--max-trials 0|rfc2544: --max-trials: expected an integer in 1..1000, got '0'
+rfc2544|--flows 60001|rfc2544: --flows: expected an integer in 1..60000, got '60001'
+rfc2544|--latency-trial 0|rfc2544: --latency-trial: expected a number > 0, got '0'
+rfc2544|--probes 0|rfc2544: --probes: expected a number > 0, got '0'
+rfc2544|--loss-step 0|rfc2544: --loss-step: expected a number in 1..100, got '0'
+rfc2544|--b2b-max 0|rfc2544: --b2b-max: expected an integer in 1..1000000000, got '0'
+rfc2544|--b2b-trials -3|rfc2544: --b2b-trials: expected an integer in 1..1000, got '-3'
+rfc2544|--vlan -1|rfc2544: --vlan: expected an integer in 0..4095, got '-1'
+load-latency|--size -5|load-latency: --size: expected an integer in 1..65535, got '-5'
+load-latency|--trial -1|load-latency: --trial: expected a number > 0, got '-1'
+load-latency|--settle -1|load-latency: --settle: expected a number in 0..3600, got '-1'
+load-latency|--probes 0|load-latency: --probes: expected a number > 0, got '0'
+load-latency|--flows 0|load-latency: --flows: expected an integer in 1..60000, got '0'
+qos|--size 0|qos: --size: expected an integer in 1..65535, got '0'
+qos|--flows 0|qos: --flows: expected an integer in 1..60000, got '0'
+qos|--trial 0|qos: --trial: expected a number > 0, got '0'
+qos|--settle -1|qos: --settle: expected a number in 0..3600, got '-1'
+qos|--probes -1|qos: --probes: expected a number > 0, got '-1'
+replay|--loop 0|replay: --loop: expected an integer in 1..4294967295, got '0'
+replay|--settle -1|replay: --settle: expected a number in 0..3600, got '-1'
+EOF
+# flows add up over sizes (classes): a trial counts 60000, checked before traffic
+run_surge 20 run -q "${RING[@]}" flood --flows 30000 --sizes imix
+check "flood: 30000 flows x 3 sizes: exit 1, one line" \
+  "1 flood: --flows: 30000 flows x 3 sizes is 90000 flows, more than the 60000 a trial counts" "$RC $ERR"
+echo "# scenarios run from Lua check the same kinds, at the caller's line"
+run_surge 20 run -q "${RING[@]}" "$E2E_DIR/scripts/scn_bad_opts.lua"
+check "run{...} with bad options: exit 1" 1 "$RC"
+while IFS= read -r msg; do
+  check_match "from Lua: $msg" "^bad: ([0-9]+) .*scn_bad_opts\.lua:\1: $msg\$" "$OUT"
+done <<'EOF'
+rfc2544: --trial: expected a number > 0, got -1
+rfc2544: --tolerance: expected a number in 0\.\.100, got 101
+rfc2544: --confirm: expected a boolean, got "yes"
+rfc2544: unknown option 'bogus' \(tx, rx, .*\)
+flood: --flows: expected an integer in 1\.\.60000, got 0
+flood: --vlan: expected an integer in 0\.\.4095, got 5000
+flood: --link-timeout: expected a number in 0\.\.3600, got 1000000000
+flood: --flows: 30000 flows x 3 sizes is 90000 flows, more than the 60000 a trial counts
+load-latency: --probes: expected a number > 0, got 0
+qos: --settle: expected a number in 0\.\.3600, got -1
+replay: --loop: expected an integer in 1\.\.4294967295, got 0
+EOF
+check_nomatch "from Lua: nothing accepted" "^bad: accepted" "$OUT"
+check_match "from Lua, uncaught: one first line at the call" \
+  "^[^ ]*scn_bad_opts\.lua:25: flood: --trial: expected a number > 0, got 0$" "$(printf '%s\n' "$ERR" | head -1)"
 # a memif server nobody connects to stays link-down: the wait for link up
 # ends at --link-timeout with one line naming the port
 run_surge 20 run --no-huge --stats-interval 0 --vdev "net_memif0,role=server,socket=$TMP/nobody.sock,socket-abstract=no" \

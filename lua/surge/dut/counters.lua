@@ -20,7 +20,8 @@ local cs = require "surge.proto.checksum"
 
 local band, rshift = bit.band, bit.rshift
 local update16 = cs.update16
-local M = { SEQ_LEN = 2 }
+-- MAX_FLOWS: the flows one receiver counts (a trial's classes together).
+local M = { SEQ_LEN = 2, MAX_FLOWS = 60000 }
 
 local Tagger = {}
 Tagger.__index = Tagger
@@ -34,7 +35,7 @@ end
 
 -- opts: l4 (UDP header offset in the frame), flows, sport0.
 function M.tagger(opts)
-  local flows = int(opts.flows or 1, 1, 60000, "flows")
+  local flows = int(opts.flows or 1, 1, M.MAX_FLOWS, "flows")
   local sport0 = int(opts.sport0 or 1024, 1, 65535 - flows + 1, "sport0")
   return setmetatable({ l4 = int(opts.l4, 14, 9000, "l4"), flows = flows, sport0 = sport0, next = 0,
                         seq = ffi.new("uint32_t[?]", flows), tx = ffi.new("double[?]", flows),
@@ -84,7 +85,7 @@ Receiver.__index = Receiver
 
 -- opts: flows, sport0, dport (the test traffic's destination port).
 function M.receiver(opts)
-  local flows = int(opts.flows or 1, 1, 60000, "flows")
+  local flows = int(opts.flows or 1, 1, M.MAX_FLOWS, "flows")
   local expect = ffi.new("int32_t[?]", flows)
   ffi.fill(expect, flows * 4, 0xff)      -- -1: nothing seen yet, the first packet sets it
   return setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),

@@ -17,7 +17,7 @@ local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 
-local M = { DPORT = 3842, SPORT0 = 1024, FCS = 4 }
+local M = { DPORT = 3842, SPORT0 = 1024, FCS = 4, MAX_FLOWS = require("surge.dut.counters").MAX_FLOWS }
 -- The start of the error a trial cut by a stop raises (Ctrl-C, SIGTERM,
 -- surge.stop(), --duration): scenario.main keeps the results so far then.
 M.STOPPED_DURING = "the run was stopped during "
@@ -60,6 +60,12 @@ function M.session(opts)
   for k in pairs(opts) do
     if not known[k] then check.raise(("surge.dut.session: unknown option '%s'"):format(tostring(k))) end
   end
+  -- numbers checked here, at the caller's line, not deep in a port or a template
+  local f = "surge.dut.session"
+  check.field(opts, "vlan", "integer? 0..4095", f)
+  check.field(opts, "dport", "integer? 0..65535", f)
+  check.field(opts, "resolve_timeout", "number? 0..3600", f)
+  check.field(opts, "link_timeout", "number? 0..3600", f)
   local tx = open_port(opts.tx or 0, opts.link_timeout)
   local rx = open_port(opts.rx or opts.tx or 0, opts.link_timeout)
   local s = setmetatable({ tx = tx, rx = rx, src = opts.src or "10.0.0.2", dst = opts.dst or "10.1.0.2",
@@ -193,11 +199,14 @@ function Session:trial(t)
                                 probe_every = t.probe_every } }
   local classes, first = {}, 0
   for k, c in ipairs(list) do
+    local flows = check.expect(c.flows or 1, "integer 1.." .. M.MAX_FLOWS, "session:trial", "flows")
     local e = self:template(c.size, c.tos)
-    local flows = c.flows or 1
     classes[k] = { pool = e.pool, l4 = e.l4, flows = flows, first = first, share = c.share or 1,
                    probe_every = c.probe_every or 0, probe_off = e.l4 + 10 }
     first = first + flows
+  end
+  if first > M.MAX_FLOWS then   -- the receiver counts the classes' flows together
+    check.raise(("session:trial: the classes have %d flows in all, more than %d"):format(first, M.MAX_FLOWS))
   end
   local watch = { self.tx.id }
   if self.rx.id ~= self.tx.id then watch[2] = self.rx.id end

@@ -12,20 +12,21 @@ local IMIX = { { size = 64, share = 7 }, { size = 570, share = 4 }, { size = 151
 function M.options(p)
   scenario.dut_options(p)
   p:option("--sizes", "frame sizes with FCS, all sent together in equal shares, or imix", "64")
-  p:option("--flows", "UDP flows per frame size", 1024, "integer")
+  p:option("--flows", "UDP flows per frame size", 1024, "integer 1..60000")
   p:option("--rate", "total offered rate (empty: as fast as surge can)", "")
-  p:option("--trial", "seconds of flooding", 2, "number")
-  p:option("--settle", "seconds to keep receiving afterwards", 0.5, "number")
+  p:option("--trial", "seconds of flooding", 2, "number >0")
+  p:option("--settle", "seconds to keep receiving afterwards", 0.5, "number 0..3600")
 end
 
 function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
-  local s = scenario.session(opts)
   local mix
   if opts.sizes == "imix" then mix = IMIX else
     mix = {}
     for _, size in ipairs(scenario.sizes(opts.sizes)) do mix[#mix + 1] = { size = size, share = 1 } end
   end
+  scenario.check_flows(M.name, opts.flows, #mix, "sizes")
+  local s = scenario.session(opts)
   local classes, avg, total = {}, 0, 0
   for _, m in ipairs(mix) do
     s:check_size(m.size, "--sizes:")

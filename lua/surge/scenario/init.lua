@@ -70,28 +70,34 @@ function M.names()
   return table.concat(n, ", ")
 end
 
--- The scenario's parser, with its options declared.
+-- The scenario's parser, with its options declared. Every number a
+-- scenario takes has a kind with a range here (the spec of surge.check):
+-- checked when the command line is parsed (exit 2, "flood: --flows: ...",
+-- before any traffic) and, by defaults() below, when run() is called from Lua.
 function M.parser(name, mod)
-  local p = require("surge.args").new(name)
+  local p = require("surge.args").new(name, true)
   p:description(mod.description)
   mod.options(p)
   return p
 end
 
 -- Options given from Lua: the schema's defaults, then the caller's values
--- (keys as in parsed options: --max-rate is max_rate). Unknown keys are errors.
+-- (keys as in parsed options: --max-rate is max_rate), each checked against
+-- its option's kind at the caller's line. Unknown keys are errors.
 function M.defaults(name, mod, given)
   local p = M.parser(name, mod)
   local opts = p:parse({})
-  for k, v in pairs(given or {}) do
-    if opts[k] == nil and not p.by["--" .. k:gsub("_", "-")] then
-      local keys = {}
-      for _, o in ipairs(p.list) do keys[#keys + 1] = o.key end
-      error(("%s: unknown option '%s' (%s)"):format(name, tostring(k), table.concat(keys, ", ")), 3)
-    end
-    opts[k] = v
-  end
+  for k, v in pairs(given or {}) do opts[k] = p:value(k, v) end
   return opts
+end
+
+-- A trial counts at most dut.MAX_FLOWS flows: --flows for each of n classes
+-- (sizes, qos classes) must fit together. Checked before any traffic.
+function M.check_flows(name, flows, n, what)
+  if flows * n > dut.MAX_FLOWS then
+    require("surge.check").raise(("%s: --flows: %d flows x %d %s is %d flows, more than the %d a trial counts"):format(
+      name, flows, n, what, flows * n, dut.MAX_FLOWS))
+  end
 end
 
 -- The DUT options most scenarios take.
@@ -103,9 +109,9 @@ function M.dut_options(p)
   p:option("--gateway", "the DUT's address on the tx side, resolved by ARP/NDP (none: no resolution)", "")
   p:option("--rx-gateway", "the DUT's address on the rx side, resolved there too before traffic (none: not)", "")
   p:option("--dst-mac", "send to this MAC instead of resolving", "")
-  p:option("--vlan", "VLAN id of the test traffic (0 = untagged)", 0, "integer")
-  p:option("--resolve-timeout", "seconds to wait for the gateway's ARP/NDP answer", 2, "number")
-  p:option("--link-timeout", "seconds to wait for link up", 2, "number")
+  p:option("--vlan", "VLAN id of the test traffic (0 = untagged)", 0, "integer 0..4095")
+  p:option("--resolve-timeout", "seconds to wait for the gateway's ARP/NDP answer", 2, "number 0..3600")
+  p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
 end
 
 -- A surge.dut session from those options (tx/rx may be opened ports).

@@ -10,12 +10,12 @@ local M = { name = "load-latency", description = "latency percentiles and loss v
 
 function M.options(p)
   scenario.dut_options(p)
-  p:option("--size", "frame size in bytes, FCS included", 64, "integer")
+  p:option("--size", "frame size in bytes, FCS included", 64, "integer 1..65535")
   p:option("--rates", "offered loads, comma-separated (pps, kpps, mpps, gbit, % of line)", "10kpps,50kpps,100kpps")
-  p:option("--trial", "seconds per rate", 1, "number")
-  p:option("--settle", "seconds to keep receiving after each trial", 0.3, "number")
-  p:option("--probes", "latency probes per second", 1000, "number")
-  p:option("--flows", "UDP flows in the traffic", 1, "integer")
+  p:option("--trial", "seconds per rate", 1, "number >0")
+  p:option("--settle", "seconds to keep receiving after each trial", 0.3, "number 0..3600")
+  p:option("--probes", "latency probes per second", 1000, "number >0")
+  p:option("--flows", "UDP flows in the traffic", 1, "integer 1..60000")
 end
 
 -- One flat row per load: what surge plot reads (docs/results.md).

@@ -10,11 +10,11 @@ local M = { name = "qos", description = "traffic classes with their own rates an
 function M.options(p)
   scenario.dut_options(p)
   p:option("--classes", "NAME:DSCP:RATE,... (two or more)", "ef:46:10kpps,be:0:40kpps")
-  p:option("--size", "frame size in bytes, FCS included", 128, "integer")
-  p:option("--flows", "UDP flows per class", 4, "integer")
-  p:option("--trial", "seconds", 2, "number")
-  p:option("--settle", "seconds to keep receiving afterwards", 0.5, "number")
-  p:option("--probes", "latency probes per second per class", 500, "number")
+  p:option("--size", "frame size in bytes, FCS included", 128, "integer 1..65535")
+  p:option("--flows", "UDP flows per class", 4, "integer 1..60000")
+  p:option("--trial", "seconds", 2, "number >0")
+  p:option("--settle", "seconds to keep receiving afterwards", 0.5, "number 0..3600")
+  p:option("--probes", "latency probes per second per class", 500, "number >0")
 end
 
 function M.parse_classes(text, size, line)
@@ -36,6 +36,7 @@ function M.run(opts)
   local s = scenario.session(opts)
   s:check_size(opts.size, "--size")
   local cls = M.parse_classes(opts.classes, opts.size, s:line_pps(opts.size))
+  scenario.check_flows(M.name, opts.flows, #cls, "classes")
   local total, classes = 0, {}
   for _, c in ipairs(cls) do total = total + c.rate end
   for k, c in ipairs(cls) do

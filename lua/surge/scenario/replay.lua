@@ -15,15 +15,14 @@ function M.options(p)
   p:option("--file", "pcap or pcapng file (Ethernet)", "")
   p:option("--timing", "original | fast | scale=X", "original")
   p:option("--rate", "a fixed rate instead of the file's timing (pps, kpps, mpps)", "")
-  p:option("--loop", "passes over the file", 1, "integer")
-  p:option("--settle", "seconds to keep receiving after the last frame", 0.5, "number")
+  p:option("--loop", "passes over the file", 1, "integer 1..4294967295")
+  p:option("--settle", "seconds to keep receiving after the last frame", 0.5, "number 0..3600")
   p:flag("--rewrite", "set each frame's MACs: to the DUT (resolved), from the tx port")
 end
 
 function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
   if opts.file == "" then error("replay: --file: give a pcap file to replay", 0) end
-  if opts.loop < 1 then error("replay: --loop must be 1 or more", 0) end
   local s = scenario.session(opts)
   local reader = pcap.reader(opts.file, { loop = opts.loop, timing = opts.rate ~= "" and "fast" or opts.timing })
   local info = reader:info()
