@@ -256,6 +256,7 @@ int
 surge_burst_frame_ok(const struct surge_burst *b, uint32_t i)
 {
 	const struct rte_mbuf *m;
+	uint32_t room;
 	int rc = burst_check(b);
 
 	if (rc != 0)
@@ -263,11 +264,12 @@ surge_burst_frame_ok(const struct surge_burst *b, uint32_t i)
 	if (i >= b->n)
 		return rt_error(-EINVAL, "burst index %u out of range (n = %u)", i, b->n);
 	m = b->mbuf[i];
-	if (m == NULL)
-		return rt_error(-EINVAL, "packet %u of the burst has no mbuf", i);
-	if (b->len[i] < RTE_ETHER_HDR_LEN || b->len[i] > m->buf_len - m->data_off)
+	/* no mbuf: C code handing its own buffers to a pcap writer (Lua cannot
+	 * set mbuf[] or data[]), whose size it knows */
+	room = m != NULL ? (uint32_t)(m->buf_len - m->data_off) : UINT16_MAX;
+	if (b->len[i] < RTE_ETHER_HDR_LEN || b->len[i] > room)
 		return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
-				i, b->len[i], RTE_ETHER_HDR_LEN, m->buf_len - m->data_off);
+				i, b->len[i], RTE_ETHER_HDR_LEN, room);
 	return 0;
 }
 
