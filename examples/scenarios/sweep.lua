@@ -13,7 +13,7 @@ function M.options(p)
   scenario.dut_options(p)                       -- --tx, --rx, --src, --dst, --gateway, ...
   p:option("--sizes", "frame sizes in bytes, FCS included", "64,512,1518")
   p:option("--rate", "offered rate per trial", "10kpps")
-  p:option("--trial", "seconds per trial", 0.5, "number")
+  p:option("--trial", "seconds per trial", 0.5, "number >0")
 end
 
 -- Runs the trials and returns the results as data.
@@ -22,7 +22,7 @@ function M.run(opts)
   local s = scenario.session(opts)              -- opens the ports, resolves the gateway
   local res = { scenario = M.name, rows = {} }
   for _, size in ipairs(scenario.sizes(opts.sizes)) do
-    s:check_size(size, "--sizes:")
+    scenario.check_size(s, size, "--sizes")     -- a size the ports refuse: "sweep: --sizes: ..."
     local t = s:trial{ size = size, rate = scenario.pps(opts.rate, size, s:line_pps(size), "--rate"),
                        duration = opts.trial, settle = 0.1 }
     scenario.progress("  %5d B  sent %d  received %d  loss %.3f %%", size, t.sent, t.received, t.loss_pct)

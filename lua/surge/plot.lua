@@ -153,6 +153,90 @@ local function scenario_charts(res, dir, charts)
   end
 end
 
+-- The shape of a results file, checked in one place before anything is
+-- drawn: the fields the charts read (docs/results.md). Returns nil, or what
+-- is wrong ("series.ports is not a list").
+local function is_list(v)
+  if type(v) ~= "table" then return false end
+  local n = 0
+  for _ in pairs(v) do n = n + 1 end
+  return n == #v
+end
+local function is_object(v) return type(v) == "table" and v ~= json.null and (next(v) == nil or not is_list(v)) end
+
+local function shape(res)
+  local function list_of(v, path, item)
+    if not is_list(v) then return path .. " is not a list" end
+    for i, x in ipairs(v) do
+      local why = item(x, ("%s[%d]"):format(path, i))
+      if why then return why end
+    end
+  end
+  local function numbers(o, path, names)
+    if not is_object(o) then return path .. " is not an object" end
+    for _, n in ipairs(names) do
+      if type(o[n]) ~= "number" then return ("%s.%s is not a number"):format(path, n) end
+    end
+  end
+  local function number(x, path) if type(x) ~= "number" then return path .. " is not a number" end end
+  local function names(x, path)   -- a field name, or a list of them (the first present is used)
+    if type(x) == "string" then return nil end
+    if not is_list(x) then return path .. " is not a field name or a list of them" end
+    return list_of(x, path, function(n, p) if type(n) ~= "string" then return p .. " is not a field name" end end)
+  end
+  local function absent(v) return v == nil or v == json.null end
+  if not absent(res.series) then
+    if not is_object(res.series) then return "series is not an object" end
+    if not absent(res.series.ports) then
+      local why = list_of(res.series.ports, "series.ports", function(r, p)
+        return numbers(r, p, { "port", "t", "tx_pps", "rx_pps" })
+      end)
+      if why then return why end
+    end
+  end
+  if not absent(res.latency) then
+    local why = list_of(res.latency, "latency", function(l, p)
+      if not is_object(l) then return p .. " is not an object" end
+      local b = l.buckets
+      if not is_object(b) then return p .. ".buckets is not an object" end
+      local w = list_of(b.count, p .. ".buckets.count", number) or list_of(b.high_ns, p .. ".buckets.high_ns", number)
+      if w then return w end
+      if #b.high_ns < #b.count then return p .. ".buckets.high_ns is shorter than its count" end
+      local total = 0
+      for _, c in ipairs(b.count) do total = total + c end
+      if total > 0 then return numbers(l, p, { "id", "probes", "p50_ns", "p99_ns" }) end
+    end)
+    if why then return why end
+  end
+  if not absent(res.scenarios) then
+    if not is_object(res.scenarios) then return "scenarios is not an object" end
+    for name, tbl in pairs(res.scenarios) do
+      local p = "scenarios." .. tostring(name)
+      if type(tbl) == "table" then
+        -- its rows, as scenario_charts finds them: rows, results or the table itself
+        local k = (tbl.rows ~= nil and "rows") or (tbl.results ~= nil and "results") or nil
+        local rows = k and tbl[k] or (#tbl > 0 and tbl) or nil
+        if rows ~= nil then
+          local why = list_of(rows, k and p .. "." .. k or p, function(r, rp)
+            if not is_object(r) then return rp .. " is not an object" end
+          end)
+          if why then return why end
+        end
+        local spec = tbl.plot
+        if not absent(spec) then
+          if not is_object(spec) then return p .. ".plot is not an object" end
+          local why = names(spec.x, p .. ".plot.x")
+            or list_of(spec.y or {}, p .. ".plot.y", names)
+          if why then return why end
+          for _, k in ipairs({ "title", "xlabel", "ylabel" }) do
+            if spec[k] ~= nil and type(spec[k]) ~= "string" then return ("%s.plot.%s is not a string"):format(p, k) end
+          end
+        end
+      end
+    end
+  end
+end
+
 local function script_text(charts, out, png)
   local h = 300 * #charts + 40
   local s = {}
@@ -199,12 +283,21 @@ function M.plot(file, out)
   if not png and not out:match("%.svg$") then misuse(("surge plot: -o %s: the output must end in .svg or .png"):format(out)) end
   local f, err = io.open(file, "r")
   if not f then fail("surge plot: " .. tostring(err)) end
-  local res, jerr = json.decode(f:read("*a"))
+  local text = f:read("*a") or ""
   f:close()
+  if text:match("^%s*$") then fail(("surge plot: %s: empty file"):format(file)) end
+  -- what surge writes for --output run.csv: the rate series only
+  if text:match("^t,interval_s,") or (file:match("%.csv$") and not text:match("^%s*[{%[]")) then
+    fail(("surge plot: %s: a CSV results file: plot the .json (--output %s)"):format(file,
+      (file:gsub("%.csv$", "")) .. ".json"))
+  end
+  local res, jerr = json.decode(text)
   if not res then fail(("surge plot: %s: %s"):format(file, jerr)) end
   if type(res) ~= "table" or res.schema ~= "surge-results" then
     fail(("surge plot: %s is not a surge results file (no \"schema\": \"surge-results\")"):format(file))
   end
+  local why = shape(res)
+  if why then fail(("surge plot: %s: not as surge writes it: %s"):format(file, why)) end
   if not have_gnuplot() then fail("surge plot: gnuplot not found: install the Debian package gnuplot-nox") end
   local dir = os.tmpname()
   os.remove(dir)

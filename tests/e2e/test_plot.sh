@@ -78,6 +78,35 @@ check_match "missing file: says so" "cannot read .*none.json.: No such file" "$E
 echo '{"a": 1}' >"$TMP/other.json"
 run_surge 10 plot "$TMP/other.json"
 check_match "not a results file: says so" "is not a surge results file" "$ERR"
+# a CSV results file, an empty file and files of the wrong shape: one line each,
+# checked before anything is drawn (no Lua error from inside plot.lua)
+run_surge 30 run --no-huge -q --duration 0.5 --stats-interval 0.2 --output "$TMP/run.csv" "$EXAMPLES/udp-flood.lua"
+check "csv run: exit 0" 0 "$RC"
+cd "$TMP" || exit 1
+run_surge 10 plot run.csv
+cd - >/dev/null || exit 1
+check "CSV results file: exit 1, one line saying which file to plot" \
+  "1 surge plot: run.csv: a CSV results file: plot the .json (--output run.json)" "$RC $ERR"
+: >"$TMP/empty.json"
+run_surge 10 plot "$TMP/empty.json"
+check "empty file: exit 1, one line" "1 surge plot: $TMP/empty.json: empty file" "$RC $ERR"
+while IFS='|' read -r body why; do
+  printf '{"schema": "surge-results", %s}\n' "$body" >"$TMP/shape.json"
+  run_surge 10 plot "$TMP/shape.json"
+  check "shape $body: one line naming the field" \
+    "1 surge plot: $TMP/shape.json: not as surge writes it: $why" "$RC $ERR"
+done <<'EOF'
+"series": {"ports": "x"}|series.ports is not a list
+"series": [1, 2]|series is not an object
+"series": {"ports": [{"port": 0, "t": 0.2, "tx_pps": "1", "rx_pps": 1}]}|series.ports[1].tx_pps is not a number
+"series": {"ports": [7]}|series.ports[1] is not an object
+"latency": {"id": 0}|latency is not a list
+"latency": [{"id": 0, "buckets": {"count": [1], "high_ns": [10]}}]|latency[1].probes is not a number
+"latency": [{"id": 0, "probes": 1, "p50_ns": 5, "p99_ns": 9, "buckets": {"count": 3}}]|latency[1].buckets.count is not a list
+"scenarios": {"rfc2544": {"rows": [1, 2]}}|scenarios.rfc2544.rows[1] is not an object
+"scenarios": {"mine": {"rows": [{"a": 1}], "plot": {"x": "a", "y": [3]}}}|scenarios.mine.plot.y[1] is not a field name or a list of them
+"scenarios": [1]|scenarios is not an object
+EOF
 ERR=$(timeout 10 env PATH=/nonexistent-r11 "$SURGE" plot "$TMP/lat.json" 2>&1)
 check "no gnuplot: exit 1" 1 "$?"
 check "no gnuplot: one line naming the package" "surge plot: gnuplot not found: install the Debian package gnuplot-nox" "$ERR"

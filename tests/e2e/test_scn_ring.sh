@@ -183,13 +183,13 @@ check_match "unknown scenario: one line naming the known ones" \
 check_nomatch "unknown scenario: fails before EAL starts" "EAL" "$ERR"
 run_surge 20 run "${RING[@]}" rfc2544 --tx 5
 check_user_error "nonexistent port"
-check_match "nonexistent port: named" "^port 5 does not exist \(1 port" "$ERR"
+check_match "nonexistent port: named with its option" "^rfc2544: --tx: port 5 does not exist \(1 port" "$ERR"
 run_surge 20 run "${RING[@]}" rfc2544 --sizes 64,9000
 check_user_error "frame size above the MTU"
-check_match "above the MTU: names the size and the limit" "^--sizes: 9000 is above the MTU: port 0 takes frames up to 1518 bytes" "$ERR"
+check_match "above the MTU: names the size and the limit" "^rfc2544: --sizes: 9000 is above the MTU: port 0 takes frames up to 1518 bytes" "$ERR"
 run_surge 20 run "${RING[@]}" rfc2544 --sizes 40
 check_user_error "frame size below the headers"
-check_match "below the headers: named" "^--sizes: 40 is below 64" "$ERR"
+check_match "below the headers: named" "^rfc2544: --sizes: 40 is below 64" "$ERR"
 run_surge 20 run "${RING[@]}" rfc2544 --bogus 1
 check_user_error "unknown option"
 check_match "unknown option: named" "rfc2544: unknown option '--bogus'" "$ERR"
@@ -247,11 +247,47 @@ qos|--settle -1|qos: --settle: expected a number in 0..3600, got '-1'
 qos|--probes -1|qos: --probes: expected a number > 0, got '-1'
 replay|--loop 0|replay: --loop: expected an integer in 1..4294967295, got '0'
 replay|--settle -1|replay: --settle: expected a number in 0..3600, got '-1'
+rfc2544|--sizes 64 --max-rate 200% --tests throughput --trial 0.1|rfc2544: --max-rate: '200%' is more than 100 % of line rate (14880952 pps for 64-byte frames)
+rfc2544|--sizes 64 --max-rate 11gbit|rfc2544: --max-rate: '11gbit' is more than 100 % of line rate (14880952 pps for 64-byte frames)
+rfc2544|--sizes 64 --trial 0.1 --max-rate 0|rfc2544: --max-rate: '0' is not a load: give a rate above 0
+rfc2544|--sizes 64 --max-rate 10kpps --min-rate 20kpps|rfc2544: --min-rate: 20kpps (20000 pps at 64 bytes) is not below --max-rate 10kpps (10000 pps)
+rfc2544|--sizes 64 --max-rate 10kpps --min-rate 10kpps|rfc2544: --min-rate: 10kpps (10000 pps at 64 bytes) is not below --max-rate 10kpps (10000 pps)
+rfc2544|--max-rate fast|rfc2544: --max-rate: 'fast' is not a rate (1mpps, 250kpps, 1gbit, 50%)
+rfc2544|--min-rate -1|rfc2544: --min-rate: '-1' is not a rate (1mpps, 250kpps, 1gbit, 50%)
+rfc2544|--tests=|rfc2544: --tests: no test given (throughput, latency, loss, b2b)
+rfc2544|--tests ,|rfc2544: --tests: no test given (throughput, latency, loss, b2b)
+rfc2544|--tests speed|rfc2544: --tests: unknown test 'speed' (throughput, latency, loss, b2b)
+rfc2544|--sizes 64,x|rfc2544: --sizes: 'x' is not a frame size in bytes
+rfc2544|--sizes 64.5|rfc2544: --sizes: 64.5 is not a frame size in bytes
+rfc2544|--sizes=|rfc2544: --sizes: no frame sizes given
+rfc2544|--rx x|rfc2544: --rx: expected a port number, got 'x'
+rfc2544|--tx 5|rfc2544: --tx: port 5 does not exist (1 port: give devices with --vdev or --pci)
+load-latency|--rates 200% --trial 0.2|load-latency: --rates: '200%' is more than 100 % of line rate (14880952 pps for 64-byte frames)
+load-latency|--rates 10kpps,20mpps|load-latency: --rates: '20mpps' is more than 100 % of line rate (14880952 pps for 64-byte frames)
+load-latency|--rates 0 --trial 0.2|load-latency: --rates: '0' is not a load: give a rate above 0
+load-latency|--rates=|load-latency: --rates: no rate given
+load-latency|--size 9000|load-latency: --size: 9000 is above the MTU: port 0 takes frames up to 1518 bytes (MTU 1500)
+flood|--sizes imix --rate 500% --trial 0.3|flood: --rate: '500%' is more than 100 % of line rate (3343736 pps for 353.833-byte frames)
+flood|--rate 0|flood: --rate: '0' is not a load: give a rate above 0
+flood|--rate 1.2.3|flood: --rate: '1.2.3' is not a rate (1mpps, 250kpps, 1gbit, 50%)
+flood|--sizes 40|flood: --sizes: 40 is below 64, the smallest frame that holds the headers, a sequence number and a latency probe
+qos|--classes ef:46:10mpps,be:0:10mpps|qos: --classes: '10mpps' is more than 100 % of line rate (8445946 pps for 128-byte frames)
+qos|--classes ef:46:5mpps,be:0:5mpps|qos: --classes: the classes add up to 10000000 pps, more than line rate (8445946 pps for 128-byte frames)
+qos|--classes ef:46:0,be:0:1kpps|qos: --classes: '0' is not a load: give a rate above 0
+qos|--classes ef:99:1kpps,be:0:1kpps|qos: --classes: 'ef:99:1kpps' is not NAME:DSCP:RATE with DSCP 0..63
+qos|--classes ef:46:1kpps|qos: --classes: give two or more classes (NAME:DSCP:RATE,...)
+replay|--file x.pcap --rate 0|replay: --rate: '0' is not a load: give a rate above 0
+replay|--file x.pcap --rate 50%|replay: --rate: '50%': the port reports no link speed; give pps (e.g. 1mpps)
+replay||replay: --file: give a pcap file to replay
+flood|--flows 30000 --sizes imix|flood: --flows: 30000 flows x 3 sizes is 90000 flows, more than the 60000 a trial counts
 EOF
-# flows add up over sizes (classes): a trial counts 60000, checked before traffic
-run_surge 20 run -q "${RING[@]}" flood --flows 30000 --sizes imix
-check "flood: 30000 flows x 3 sizes: exit 1, one line" \
-  "1 flood: --flows: 30000 flows x 3 sizes is 90000 flows, more than the 60000 a trial counts" "$RC $ERR"
+# (flows add up over sizes and classes: a trial counts 60000, the last case)
+SURGE_PATH=$SURGE_SRC/examples/scenarios run_surge 20 run -q "${RING[@]}" sweep --trial 0
+check "sweep --trial 0: exit 2, one line" "2 sweep: --trial: expected a number > 0, got '0'" "$RC $ERR"
+SURGE_PATH=$SURGE_SRC/examples/scenarios run_surge 20 run -q "${RING[@]}" sweep --rate 101%
+check "sweep --rate 101%: exit 2, one line (a user scenario refuses like a built-in one)" \
+  "2 sweep: --rate: '101%' is more than 100 % of line rate (14880952 pps for 64-byte frames)" "$RC $ERR"
+check "sweep --rate 101%: no traffic, no output" "" "$OUT"
 echo "# scenarios run from Lua check the same kinds, at the caller's line"
 run_surge 20 run -q "${RING[@]}" "$E2E_DIR/scripts/scn_bad_opts.lua"
 check "run{...} with bad options: exit 1" 1 "$RC"
@@ -269,10 +305,22 @@ flood: --flows: 30000 flows x 3 sizes is 90000 flows, more than the 60000 a tria
 load-latency: --probes: expected a number > 0, got 0
 qos: --settle: expected a number in 0\.\.3600, got -1
 replay: --loop: expected an integer in 1\.\.4294967295, got 0
+load-latency: run\(opts\): expected a table of options \(or nil\), got "x"
+rfc2544: --max-rate: '200%' is more than 100 % of line rate \(14880952 pps for 64-byte frames\)
+rfc2544: --max-rate: 0 is not a load: give a rate above 0
+rfc2544: --min-rate: 20kpps \(20000 pps at 64 bytes\) is not below --max-rate 10kpps \(10000 pps\)
+rfc2544: --tests: no test given \(throughput, latency, loss, b2b\)
+rfc2544: --sizes: 'x' is not a frame size in bytes
+rfc2544: --tx: port 5 does not exist \(1 port: give devices with --vdev or --pci\)
+load-latency: --rates: '0' is not a load: give a rate above 0
+load-latency: --rates: '200%' is more than 100 % of line rate \(14880952 pps for 64-byte frames\)
+flood: --rate: '500%' is more than 100 % of line rate \(3343736 pps for 353\.833-byte frames\)
+flood: --sizes: 9000 is above the MTU: port 0 takes frames up to 1518 bytes \(MTU 1500\)
+qos: --classes: '10mpps' is more than 100 % of line rate \(8445946 pps for 128-byte frames\)
 EOF
 check_nomatch "from Lua: nothing accepted" "^bad: accepted" "$OUT"
 check_match "from Lua, uncaught: one first line at the call" \
-  "^[^ ]*scn_bad_opts\.lua:25: flood: --trial: expected a number > 0, got 0$" "$(printf '%s\n' "$ERR" | head -1)"
+  "^[^ ]*scn_bad_opts\.lua:37: flood: --trial: expected a number > 0, got 0$" "$(printf '%s\n' "$ERR" | head -1)"
 # a memif server nobody connects to stays link-down: the wait for link up
 # ends at --link-timeout with one line naming the port
 run_surge 20 run --no-huge --stats-interval 0 --vdev "net_memif0,role=server,socket=$TMP/nobody.sock,socket-abstract=no" \

@@ -29,7 +29,7 @@ function M.run(opts)
   local s = scenario.session(opts)
   local classes, avg, total = {}, 0, 0
   for _, m in ipairs(mix) do
-    s:check_size(m.size, "--sizes:")
+    scenario.check_size(s, m.size, "--sizes")
     classes[#classes + 1] = { size = m.size, share = m.share, flows = opts.flows }
     avg, total = avg + m.size * m.share, total + m.share
   end

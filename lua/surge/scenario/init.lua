@@ -9,6 +9,7 @@
 -- `surge run NAME` finds it as surge.scenario.NAME, then NAME.lua in the
 -- SURGE_PATH and --path folders; `surge scenarios` lists them.
 local dut = require "surge.dut"
+local check = require "surge.check"
 
 local M = {}
 
@@ -81,10 +82,34 @@ function M.parser(name, mod)
   return p
 end
 
+-- The scenario running now (defaults() below, which every run() calls
+-- first, names it) and whether its options came from the command line
+-- (main() runs it): what refuse() needs.
+local current = { name = nil, cli = false }
+
+-- A bad option value the scenario finds itself (a rate with its unit, a
+-- list of sizes, a port, a class, options that contradict each other), after
+-- parsing: "NAME: --OPTION: why", read like the parser's own errors. From the
+-- command line an args.OptionError (surge exits 2; raised before any
+-- traffic); from Lua an error at the caller's line. The one way scenarios
+-- refuse an option; option: "--max-rate" (nil: the message names it).
+function M.refuse(option, fmt, ...)
+  local msg = fmt:format(...)
+  if option then msg = option .. ": " .. msg end
+  if current.name then msg = current.name .. ": " .. msg end
+  if current.cli then error(setmetatable({ msg = msg }, require("surge.args").OptionError), 0) end
+  check.raise(msg)
+end
+
 -- Options given from Lua: the schema's defaults, then the caller's values
 -- (keys as in parsed options: --max-rate is max_rate), each checked against
--- its option's kind at the caller's line. Unknown keys are errors.
+-- its option's kind at the caller's line. Unknown keys are errors; opts is
+-- a table, or nil where the defaults suffice.
 function M.defaults(name, mod, given)
+  current.name = name
+  if given ~= nil and type(given) ~= "table" then
+    check.raise(("%s: run(opts): expected a table of options (or nil), got %s"):format(name, check.show(given)))
+  end
   local p = M.parser(name, mod)
   local opts = p:parse({})
   for k, v in pairs(given or {}) do opts[k] = p:value(k, v) end
@@ -95,8 +120,8 @@ end
 -- (sizes, qos classes) must fit together. Checked before any traffic.
 function M.check_flows(name, flows, n, what)
   if flows * n > dut.MAX_FLOWS then
-    require("surge.check").raise(("%s: --flows: %d flows x %d %s is %d flows, more than the %d a trial counts"):format(
-      name, flows, n, what, flows * n, dut.MAX_FLOWS))
+    M.refuse("--flows", "%d flows x %d %s is %d flows, more than the %d a trial counts",
+      flows, n, what, flows * n, dut.MAX_FLOWS)
   end
 end
 
@@ -114,11 +139,28 @@ function M.dut_options(p)
   p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
 end
 
+-- --tx / --rx: a port number (text from the command line) that exists, or
+-- a port opened from Lua.
+local function port(v, option)
+  if type(v) == "table" then return v end
+  local id = tonumber(v)
+  if id == nil or id ~= math.floor(id) or id < 0 then
+    M.refuse(option, "expected a port number, got %s", type(v) == "string" and "'" .. v .. "'" or check.show(v))
+  end
+  local n = require("surge").ports()
+  if id >= n then
+    M.refuse(option, "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id, n,
+      n == 1 and "" or "s")
+  end
+  return id
+end
+
 -- A surge.dut session from those options (tx/rx may be opened ports).
 function M.session(o)
   local rx = o.rx
   if rx == "" or rx == nil then rx = o.tx end
-  return dut.session{ tx = o.tx, rx = rx, src = o.src, dst = o.dst,
+  return dut.session{ tx = port(o.tx, "--tx"), rx = port(rx, o.rx ~= "" and o.rx ~= nil and "--rx" or "--tx"),
+                      src = o.src, dst = o.dst,
                       gateway = (o.gateway ~= "" and o.gateway) or nil,
                       rx_gateway = (o.rx_gateway ~= "" and o.rx_gateway) or nil,
                       dst_mac = (o.dst_mac ~= "" and o.dst_mac) or nil,
@@ -126,39 +168,72 @@ function M.session(o)
                       resolve_timeout = o.resolve_timeout, link_timeout = o.link_timeout }
 end
 
--- "64,128,imix" style lists of frame sizes.
-function M.sizes(text, what)
+-- A value as the user gave it, for messages: text quoted as on the command line.
+local function given(v)
+  return type(v) == "string" and "'" .. v .. "'" or check.show(v)
+end
+
+-- "64,128,imix" style lists of frame sizes (or a number, or a list from Lua);
+-- option: the option they came from ("--sizes").
+function M.sizes(text, option)
+  option = option or "--sizes"
   local out = {}
-  if type(text) == "number" then return { text } end
-  if type(text) == "table" then return text end
-  for w in tostring(text):gmatch("[^,%s]+") do
-    local n = tonumber(w)
-    if not n or n ~= math.floor(n) then
-      error(("%s: '%s' is not a frame size in bytes"):format(what or "--sizes", w), 0)
-    end
-    out[#out + 1] = n
+  if type(text) == "number" then text = { text } end
+  if type(text) == "table" then
+    for _, n in ipairs(text) do out[#out + 1] = n end
+  elseif type(text) == "string" then
+    for w in text:gmatch("[^,%s]+") do out[#out + 1] = tonumber(w) or w end
+  else
+    M.refuse(option, "expected frame sizes (\"64,512\"), got %s", check.show(text))
   end
-  if #out == 0 then error(("%s: no frame sizes given"):format(what or "--sizes"), 0) end
+  for _, n in ipairs(out) do
+    if type(n) ~= "number" or n ~= math.floor(n) or n < 1 or n > 65535 then
+      M.refuse(option, "%s is not a frame size in bytes", given(n))
+    end
+  end
+  if #out == 0 then M.refuse(option, "no frame sizes given") end
   return out
 end
 
+-- Checks frame size `size` against session s's ports (the headers, the MTU),
+-- refused as a value of `option`.
+function M.check_size(s, size, option)
+  local ok, e = pcall(s.check_size, s, size, "frame size")
+  if not ok then M.refuse(option, "%s", (tostring(e):gsub("^frame size ", ""))) end
+  return size
+end
+
 -- A rate in frames/s for frames of `size` bytes (with FCS): "100kpps",
--- "1.5mpps", 250000, "1gbit" (L1), "40%" (of line rate).
-function M.pps(text, size, line_pps, what)
-  if type(text) == "number" then return text end
-  local v, unit = tostring(text):lower():match("^%s*([%d%.]+)%s*([%a%%]*)%s*$")
-  v = tonumber(v)
-  local mult = { [""] = 1, pps = 1, kpps = 1e3, mpps = 1e6 }
-  local bits = { bit = 1, kbit = 1e3, mbit = 1e6, gbit = 1e9 }
-  if v and mult[unit] then return v * mult[unit] end
-  if v and bits[unit] then return v * bits[unit] / ((size + 20) * 8) end
-  if v and unit == "%" then
-    if not line_pps or line_pps == 0 then
-      error(("%s: '%s': the port reports no link speed; give pps (e.g. 1mpps)"):format(what or "rate", text), 0)
+-- "1.5mpps", 250000, "1gbit" (L1), "40%" (of line rate). option: the option
+-- it came from ("--rate"). Refused (M.refuse): anything else, a rate of 0
+-- (not a load; allowed where zero_ok says, a search's bottom), and more than
+-- line rate (100 %) where the port reports its speed (line_pps > 0).
+function M.pps(text, size, line_pps, option, zero_ok)
+  option = option or "rate"
+  local rate
+  if type(text) == "number" then
+    if text == text and text >= 0 and text < math.huge then rate = text end
+  elseif type(text) == "string" then
+    local v, unit = text:lower():match("^%s*([%d%.]+)%s*([%a%%]*)%s*$")
+    v = tonumber(v)
+    local mult = { [""] = 1, pps = 1, kpps = 1e3, mpps = 1e6 }
+    local bits = { bit = 1, kbit = 1e3, mbit = 1e6, gbit = 1e9 }
+    if v and mult[unit] then rate = v * mult[unit]
+    elseif v and bits[unit] then rate = v * bits[unit] / ((size + 20) * 8)
+    elseif v and unit == "%" then
+      if not line_pps or line_pps == 0 then
+        M.refuse(option, "'%s': the port reports no link speed; give pps (e.g. 1mpps)", text)
+      end
+      rate = line_pps * v / 100
     end
-    return line_pps * v / 100
   end
-  error(("%s: '%s' is not a rate (1mpps, 250kpps, 1gbit, 50%%)"):format(what or "rate", tostring(text)), 0)
+  if rate == nil then M.refuse(option, "%s is not a rate (1mpps, 250kpps, 1gbit, 50%%)", given(text)) end
+  if rate == 0 and not zero_ok then M.refuse(option, "%s is not a load: give a rate above 0", given(text)) end
+  if line_pps and line_pps > 0 and rate > line_pps * (1 + 1e-9) then
+    M.refuse(option, "%s is more than 100 %% of line rate (%.0f pps for %g-byte frames)", given(text), line_pps,
+      size)
+  end
+  return rate
 end
 
 -- Progress: one plain line per trial (to stdout, flushed so pipes see it);
@@ -242,7 +317,9 @@ function M.main(name, mod, argv)
   local results_file = require("surge.results")
   results_file.run_started(name, opts)
   partial = nil
+  current.cli = true    -- what run() refuses is a command-line option: exit 2
   local ok, results = pcall(mod.run, opts)
+  current.cli = false
   if not ok then
     local why = tostring(results)
     if results ~= require("surge.core").STOPPED and why:sub(1, #dut.STOPPED_DURING) ~= dut.STOPPED_DURING then

@@ -31,12 +31,16 @@ end
 function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
   local s = scenario.session(opts)
-  s:check_size(opts.size, "--size")
+  scenario.check_size(s, opts.size, "--size")
   local rates = {}
-  for w in tostring(opts.rates):gmatch("[^,%s]+") do
+  local list = type(opts.rates) == "table" and opts.rates or {}
+  if type(opts.rates) ~= "table" then
+    for w in tostring(opts.rates):gmatch("[^,%s]+") do list[#list + 1] = w end
+  end
+  for _, w in ipairs(list) do
     rates[#rates + 1] = scenario.pps(w, opts.size, s:line_pps(opts.size), "--rates")
   end
-  if #rates == 0 then error("load-latency: --rates: no rate given", 0) end
+  if #rates == 0 then scenario.refuse("--rates", "no rate given") end
   local mac = s:resolve()
   scenario.progress("load-latency: tx port %d -> rx port %d via %s, %d-byte frames", s.tx.id, s.rx.id, mac, opts.size)
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }

@@ -18,23 +18,28 @@ function M.options(p)
 end
 
 function M.parse_classes(text, size, line)
-  local out = {}
+  local out, total = {}, 0
   for w in tostring(text):gmatch("[^,%s]+") do
     local name, dscp, rate = w:match("^([%w_%-]+):(%d+):(.+)$")
     dscp = tonumber(dscp)
     if not name or dscp > 63 then
-      error(("qos: --classes: '%s' is not NAME:DSCP:RATE with DSCP 0..63"):format(w), 0)
+      scenario.refuse("--classes", "'%s' is not NAME:DSCP:RATE with DSCP 0..63", w)
     end
     out[#out + 1] = { name = name, dscp = dscp, rate = scenario.pps(rate, size, line, "--classes") }
+    total = total + out[#out].rate
   end
-  if #out < 2 then error("qos: --classes: give two or more classes (NAME:DSCP:RATE,...)", 0) end
+  if #out < 2 then scenario.refuse("--classes", "give two or more classes (NAME:DSCP:RATE,...)") end
+  if line and line > 0 and total > line * (1 + 1e-9) then
+    scenario.refuse("--classes", "the classes add up to %.0f pps, more than line rate (%.0f pps for %d-byte frames)",
+      total, line, size)
+  end
   return out
 end
 
 function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
   local s = scenario.session(opts)
-  s:check_size(opts.size, "--size")
+  scenario.check_size(s, opts.size, "--size")
   local cls = M.parse_classes(opts.classes, opts.size, s:line_pps(opts.size))
   scenario.check_flows(M.name, opts.flows, #cls, "classes")
   local total, classes = 0, {}

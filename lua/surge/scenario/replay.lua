@@ -22,12 +22,12 @@ end
 
 function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
-  if opts.file == "" then error("replay: --file: give a pcap file to replay", 0) end
+  if opts.file == "" then scenario.refuse("--file", "give a pcap file to replay") end
+  local rate = opts.rate ~= "" and scenario.pps(opts.rate, 64, 0, "--rate") or nil
   local s = scenario.session(opts)
   local reader = pcap.reader(opts.file, { loop = opts.loop, timing = opts.rate ~= "" and "fast" or opts.timing })
   local info = reader:info()
   local mac = opts.rewrite and s:resolve() or nil
-  local rate = opts.rate ~= "" and scenario.pps(opts.rate, 64, 0, "--rate") or nil
   local pool = s.replay_pool or require("surge").pool{ size = 4095,
     data_room = info.max_len > 1518 and info.max_len or nil }
   s.replay_pool = pool

@@ -51,17 +51,41 @@ local function flat_rows(results)
   end
 end
 
+-- Every rate of the run, per frame size, checked before any traffic:
+-- { [size] = { hi = --max-rate, lo = --min-rate, line = line rate } }.
+local function rates(s, opts, sizes)
+  local out = {}
+  for _, size in ipairs(sizes) do
+    local line = s:line_pps(size)
+    local hi = scenario.pps(opts.max_rate, size, line, "--max-rate")
+    local lo = scenario.pps(opts.min_rate, size, line, "--min-rate", true)
+    if lo >= hi then
+      scenario.refuse("--min-rate", "%s (%g pps at %d bytes) is not below --max-rate %s (%g pps)",
+        tostring(opts.min_rate), lo, size, tostring(opts.max_rate), hi)
+    end
+    out[size] = { hi = hi, lo = lo, line = line }
+  end
+  return out
+end
+
 function M.run(opts)
   opts = scenario.defaults("rfc2544", M, opts)
-  local s = scenario.session(opts)
   local sizes = scenario.sizes(opts.sizes)
-  for _, size in ipairs(sizes) do s:check_size(size, "--sizes:") end
+  if type(opts.tests) ~= "string" then
+    scenario.refuse("--tests", "expected a list like \"throughput,latency\", got %s", require("surge.check").show(opts.tests))
+  end
   opts.tests = opts.tests:gsub("%s", "")
+  local ntests = 0
   for w in opts.tests:gmatch("[^,]+") do
     if not want("throughput,latency,loss,b2b", w) then
-      error(("rfc2544: --tests: unknown test '%s' (throughput, latency, loss, b2b)"):format(w), 0)
+      scenario.refuse("--tests", "unknown test '%s' (throughput, latency, loss, b2b)", w)
     end
+    ntests = ntests + 1
   end
+  if ntests == 0 then scenario.refuse("--tests", "no test given (throughput, latency, loss, b2b)") end
+  local s = scenario.session(opts)
+  for _, size in ipairs(sizes) do scenario.check_size(s, size, "--sizes") end
+  local rate = rates(s, opts, sizes)
   local mac = s:resolve()
   scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s via %s%s", s.tx.id, s.rx.id, s.src, s.dst, mac,
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
@@ -72,13 +96,9 @@ function M.run(opts)
                     dst_mac = mac, rx_gateway_mac = s.rx_gateway_mac, trial_s = opts.trial,
                     tolerance_pct = opts.tolerance, sizes = {} }
   scenario.partial(results, flat_rows)
-  local ntests = 0
-  for w in opts.tests:gmatch("[^,]+") do ntests = ntests + 1 end
   scenario.steps(#sizes * ntests, "rfc2544")
   for _, size in ipairs(sizes) do
-    local line = s:line_pps(size)
-    local hi = scenario.pps(opts.max_rate, size, line, "--max-rate")
-    local lo = scenario.pps(opts.min_rate, size, line, "--min-rate")
+    local line, hi, lo = rate[size].line, rate[size].hi, rate[size].lo
     local r = { size = size, max_rate_pps = hi, line_pps = line }
     results.sizes[#results.sizes + 1] = r
     local function trial(rate, what, extra)

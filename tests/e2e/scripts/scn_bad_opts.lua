@@ -14,6 +14,18 @@ local cases = {
   { "load_latency", { probes = 0 } },
   { "qos", { settle = -1 } },
   { "replay", { loop = 0 } },
+  { "load_latency", "x" },
+  { "rfc2544", { sizes = "64", max_rate = "200%" } },
+  { "rfc2544", { sizes = "64", max_rate = 0 } },
+  { "rfc2544", { sizes = "64", max_rate = "10kpps", min_rate = "20kpps" } },
+  { "rfc2544", { tests = "" } },
+  { "rfc2544", { sizes = "64,x" } },
+  { "rfc2544", { tx = 5 } },
+  { "load_latency", { rates = "0" } },
+  { "load_latency", { rates = "10kpps,200%" } },
+  { "flood", { sizes = "imix", rate = "500%" } },
+  { "flood", { sizes = "9000" } },
+  { "qos", { classes = "ef:46:10mpps,be:0:10mpps" } },
 }
 
 function master()
