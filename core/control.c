@@ -278,6 +278,15 @@ control_frame_send(int fd, char status, const char *text, size_t len)
 	return 0;
 }
 
+int
+control_fd(const struct control *c, int client)
+{
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (c->cl[i].fd >= 0 && c->cl[i].id == client)
+			return c->cl[i].fd;
+	return -1;
+}
+
 void
 control_reply(struct control *c, int client, char status, const char *text, size_t len)
 {
