@@ -26,6 +26,7 @@ struct control_client {
 	int eof;            /* the client closed its side */
 	char *buf;          /* bytes received, not yet a whole request */
 	size_t len, cap;
+	size_t skip;        /* bytes still to come of a request over the limit */
 };
 
 struct control {
