@@ -78,7 +78,10 @@ local evaluating = false
 local function compile(st, src)
   if not st.buf then
     local fn = loadstring("return " .. src, "=prompt")
-    if fn then return loadstring("return (function(...) return ... end)(" .. src .. "\n)", "=prompt") or fn end
+    -- (the ")" on the line itself keeps error positions on line 1; after a
+    -- newline it survives a trailing comment)
+    local pass = "return (function(...) return ... end)("
+    if fn then return loadstring(pass .. src .. ")", "=prompt") or loadstring(pass .. src .. "\n)", "=prompt") or fn end
   end
   return loadstring(src, "=prompt")
 end
@@ -106,7 +109,13 @@ local function abandon(before, why)
     local C = require("surge.core").C
     local deadline = tonumber(C.surge_tsc()) + 2 * surge.tsc_hz()
     for _, t in ipairs(mine) do
-      while t.ok == nil and surge.collect(t) == nil and tonumber(C.surge_tsc()) < deadline do C.surge_task_poll(10) end
+      while t.ok == nil and tonumber(C.surge_tsc()) < deadline do
+        -- the interrupt may have come between the command's own collect
+        -- of this task and its keeping the result: then it is gone
+        local ok, done = pcall(surge.collect, t)
+        if not ok then t.ok, t.value = false, "interrupted" end
+        if done == nil then C.surge_task_poll(10) end
+      end
     end
   end
   if res then
@@ -143,12 +152,10 @@ local function eval_line(st, line, client)
   if ok then ok, text = xpcall(results_text, describe, unpack(res, 2, table.maxn(res))) end
   evaluating = false
   local why = replio.evaluating(false)
-  if why then abandon(before, why) end
   if not ok and text == LEAVE then return "leave" end
-  if not ok then
-    out("error: " .. text .. "\n")
-    return "error"
-  end
+  if not ok then out("error: " .. text .. "\n") end
+  if why then abandon(before, why) end
+  if not ok then return "error" end
   if text then out(text) end
   return "ok"
 end
@@ -214,7 +221,12 @@ end
 -- Reaps finished tasks and says how they ended, once each.
 local function report_tasks(notify)
   for _, t in ipairs(surge.tasks()) do
-    if t.ok == nil and surge.collect(t) ~= nil and not t.reported then
+    -- a command interrupted between collecting a task and keeping its
+    -- result (in surge.wait) lost it: say so rather than fail here
+    local ok, done = true, nil
+    if t.ok == nil then ok, done = pcall(surge.collect, t) end
+    if not ok then t.ok, t.value = false, "its result was lost: the command collecting it was interrupted" end
+    if (not ok or done ~= nil) and not t.reported then
       t.reported = true
       local name = t.fn:gsub("^=", "")
       if t.ok then
