@@ -5,7 +5,9 @@
  * Everything is non-blocking and served from the master's loop between
  * polls: a slow, silent or vanished client costs the run nothing. A request
  * is evaluated whole, in the master VM; a client that sends something that is
- * not a frame gets one error reply and is disconnected.
+ * not a frame gets one error reply and is disconnected. A request or a reply
+ * larger than CONTROL_MAX_FRAME is refused with an error reply that says so
+ * (the request's bytes are read and dropped): the connection goes on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -123,6 +125,7 @@ drop(struct control_client *k)
 	free(k->buf);
 	k->fd = -1;
 	k->eof = 0;
+	k->skip = 0;
 	k->buf = NULL;
 	k->len = k->cap = 0;
 }
@@ -179,11 +182,29 @@ fill(struct control_client *k)
 	}
 }
 
-/* 1 with a whole frame, 0 for not yet, -1 for bytes that are no frame. */
+static void
+consume(struct control_client *k, size_t n)
+{
+	memmove(k->buf, k->buf + n, k->len - n);
+	k->len -= n;
+}
+
+/* 1 with a whole frame, 0 for not yet, -1 for bytes that are no frame,
+ * -2 for a frame over the limit (its length in *len; its bytes are
+ * dropped as they come). */
 static int
 frame_take(struct control_client *k, char **req, size_t *len)
 {
 	size_t i, n = 0;
+
+	if (k->skip > 0) {
+		n = MIN_SIZE(k->skip, k->len);
+		consume(k, n);
+		k->skip -= n;
+		if (k->skip > 0)
+			return 0;
+		n = 0;
+	}
 
 	for (i = 0; i < k->len && i < HEADER_MAX; i++) {
 		char ch = k->buf[i];
@@ -196,8 +217,14 @@ frame_take(struct control_client *k, char **req, size_t *len)
 	}
 	if (i == k->len)
 		return 0;
-	if (i == 0 || i == HEADER_MAX || n == 0 || n > CONTROL_MAX_FRAME)
+	if (i == 0 || i == HEADER_MAX || n == 0)
 		return -1;
+	if (n > CONTROL_MAX_FRAME) {
+		consume(k, i + 1);
+		k->skip = n;
+		*len = n;
+		return -2;
+	}
 	if (k->len < i + 1 + n)
 		return 0;
 	if ((*req = malloc(n + 1)) == NULL)
@@ -205,8 +232,7 @@ frame_take(struct control_client *k, char **req, size_t *len)
 	memcpy(*req, k->buf + i + 1, n);
 	(*req)[n] = '\0';
 	*len = n;
-	memmove(k->buf, k->buf + i + 1 + n, k->len - (i + 1 + n));
-	k->len -= i + 1 + n;
+	consume(k, i + 1 + n);
 	return 1;
 }
 
@@ -238,7 +264,15 @@ control_next(struct control *c, const struct pollfd *p, int n, int *client, char
 			*client = k->id;
 			return 1;
 		}
-		if (rc < 0) {
+		if (rc == -2) {
+			char msg[160];
+			int ml = snprintf(msg, sizeof(msg), "the request is %zu bytes, more than the %u bytes "
+					  "a request may have: not evaluated", *len, CONTROL_MAX_FRAME);
+
+			if (control_frame_send(k->fd, 'e', msg, (size_t)ml) != 0)
+				drop(k);
+			i--;   /* what follows it may already be here */
+		} else if (rc < 0) {
 			control_frame_send(k->fd, 'e', bad, sizeof(bad) - 1);
 			drop(k);
 		} else if (k->eof) {
@@ -278,11 +312,32 @@ control_frame_send(int fd, char status, const char *text, size_t len)
 	return 0;
 }
 
+int
+control_fd(const struct control *c, int client)
+{
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (c->cl[i].fd >= 0 && c->cl[i].id == client)
+			return c->cl[i].fd;
+	return -1;
+}
+
 void
 control_reply(struct control *c, int client, char status, const char *text, size_t len)
 {
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		if (c->cl[i].fd >= 0 && c->cl[i].id == client) {
+			char msg[200];
+
+			/* a client could not take it (control_frame_recv): say why instead */
+			if (len + 1 > CONTROL_MAX_FRAME) {
+				int ml = snprintf(msg, sizeof(msg), "the reply is %zu bytes, more than the %u bytes a "
+						  "reply may have: return less (or write it to a file)", len + 1,
+						  CONTROL_MAX_FRAME);
+
+				status = 'e';
+				text = msg;
+				len = (size_t)ml;
+			}
 			if (control_frame_send(c->cl[i].fd, status, text, len) != 0)
 				drop(&c->cl[i]);
 			return;

@@ -10,7 +10,14 @@
  * character at a time when poll() says one is there, so the master never
  * blocks inside the editor and typed code never runs anywhere but here.
  * Without a terminal, stdin is read as plain lines and nothing is echoed.
+ *
+ * Code typed at the prompt or sent by a client runs with a count hook
+ * (eval_hook) that ends it when a Ctrl-C came, when the run stopped
+ * (SIGTERM, SIGHUP, --duration, surge.stop()) or when the client that sent
+ * it left: the one way typed code is interrupted, so a loop typed anywhere
+ * never outlives the run or wedges the instance.
  */
+#define _GNU_SOURCE    /* POLLRDHUP */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +35,8 @@
 #include "runtime.h"
 
 #define INBUF_MAX 65536
+#define EVAL_HOOK_COUNT 1000   /* instructions between two looks of eval_hook */
+#define CLIENT_CHECK_MS 50     /* how often eval_hook asks whether the client left */
 
 struct repl_state {
 	struct control ctl;
@@ -38,7 +47,11 @@ struct repl_state {
 	int editing;                  /* libedit shows the prompt and takes keys */
 	int touched;                  /* a key came since the prompt was shown */
 	volatile sig_atomic_t evaluating; /* typed code is running in the master VM */
-	volatile sig_atomic_t intr;   /* Ctrl-C arrived */
+	volatile sig_atomic_t eval_intr;  /* Ctrl-C arrived while it ran */
+	volatile sig_atomic_t intr;   /* Ctrl-C arrived at the prompt */
+	int eval_fd;                  /* the client whose request runs, -1 = the terminal's */
+	uint64_t eval_checked_ms;     /* when eval_hook last looked at that client */
+	const char *eval_why;         /* why eval_hook ended the code, NULL = it did not */
 	struct sigaction old_int;
 	char *line;                   /* a finished line from libedit */
 	int line_state;               /* 0 none, 1 line, 2 end of input */
@@ -60,18 +73,61 @@ state(void)
 		if (r->repl != NULL) {
 			control_init(&r->repl->ctl);
 			r->repl->completer = LUA_NOREF;
+			r->repl->eval_fd = -1;
 		}
 	}
 	return r->repl;
 }
 
-/* Raised at the next Lua instruction after a Ctrl-C during evaluation. */
-static void
-interrupt_hook(lua_State *L, lua_Debug *ar)
+static uint64_t
+now_ms(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The client of the running request closed its side (it was killed, or
+ * detached): asked at most every CLIENT_CHECK_MS, a poll() being a syscall. */
+static int
+client_left(struct repl_state *s)
+{
+	struct pollfd p = { .fd = s->eval_fd, .events = POLLRDHUP };
+	uint64_t now;
+
+	if (s->eval_fd < 0 || (now = now_ms()) - s->eval_checked_ms < CLIENT_CHECK_MS)
+		return 0;
+	s->eval_checked_ms = now;
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/* Every EVAL_HOOK_COUNT instructions of interpreted code while typed code
+ * runs (compiled code calls no hooks: typed code runs interpreted). The
+ * reason stays until the evaluation ends, so code that catches the error
+ * with pcall and loops on is ended again. A run stop is acted on when calls
+ * into surge would raise "run stopped" (core/stop.c), giving a typed
+ * `while surge.running()` loop the same time to end by itself. */
+static void
+eval_hook(lua_State *L, lua_Debug *ar)
+{
+	struct repl_state *s = rt()->repl;
+
 	(void)ar;
-	lua_sethook(L, NULL, 0, 0);
-	luaL_error(L, "interrupted (Ctrl-C)");
+	if (s == NULL || !s->evaluating)
+		return;
+	if (s->eval_why == NULL) {
+		if (s->eval_intr)
+			s->eval_why = "interrupted (Ctrl-C)";
+		else if (!surge_running() && surge_run_check() != 0)
+			s->eval_why = "interrupted (the run stopped)";
+		else if (client_left(s))
+			s->eval_why = "interrupted (the client left)";
+	}
+	if (s->eval_why != NULL) {
+		lua_pushstring(L, s->eval_why);   /* no position: where a loop was is no news */
+		lua_error(L);
+	}
 }
 
 static void
@@ -82,10 +138,9 @@ on_intr(int sig)
 	(void)sig;
 	if (r == NULL || r->repl == NULL)
 		return;
-	/* typed code that loops: stop it the way luajit's own prompt does (a
-	 * hook is all a signal handler may set); it fires in interpreted code */
+	/* a flag is all a signal handler sets: eval_hook acts on it */
 	if (r->repl->evaluating)
-		lua_sethook(r->repl->L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+		r->repl->eval_intr = 1;
 	else
 		r->repl->intr = 1;
 }
@@ -332,18 +387,36 @@ l_notify(lua_State *L)
 	return 0;
 }
 
-/* evaluating(on): typed code starts or ends; a Ctrl-C meanwhile interrupts it. */
+/*
+ * evaluating(true [, client]): typed code (of that client, or the
+ * terminal's) starts running; eval_hook watches it from now on.
+ * evaluating(false) -> why | nil: it ended; why it was interrupted, if it was.
+ */
 static int
 l_evaluating(lua_State *L)
 {
-	struct repl_state *s = rt()->repl;
+	struct repl_state *s = state();
 
-	if (s != NULL) {
-		s->evaluating = lua_toboolean(L, 1);
-		if (!s->evaluating)
-			lua_sethook(L, NULL, 0, 0);   /* a Ctrl-C that came too late to fire */
+	if (s == NULL)
+		return luaL_error(L, "out of memory for the prompt");
+	if (lua_toboolean(L, 1)) {
+		s->L = L;
+		s->eval_why = NULL;
+		s->eval_intr = 0;
+		s->eval_fd = lua_isnoneornil(L, 2) ? -1 : control_fd(&s->ctl, (int)luaL_checkinteger(L, 2));
+		s->eval_checked_ms = 0;
+		lua_sethook(L, eval_hook, LUA_MASKCOUNT, EVAL_HOOK_COUNT);
+		s->evaluating = 1;
+		return 0;
 	}
-	return 0;
+	s->evaluating = 0;
+	lua_sethook(L, NULL, 0, 0);
+	s->eval_fd = -1;
+	if (s->eval_why == NULL)
+		return 0;
+	lua_pushstring(L, s->eval_why);
+	s->eval_why = NULL;
+	return 1;
 }
 
 static int
@@ -351,15 +424,6 @@ l_quiet(lua_State *L)
 {
 	rt()->at_prompt = lua_toboolean(L, 1);
 	return 0;
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* key(ms) -> true when a key (or Ctrl-C) came within ms; the key is eaten. */

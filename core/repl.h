@@ -26,6 +26,7 @@ struct control_client {
 	int eof;            /* the client closed its side */
 	char *buf;          /* bytes received, not yet a whole request */
 	size_t len, cap;
+	size_t skip;        /* bytes still to come of a request over the limit */
 };
 
 struct control {
@@ -47,6 +48,9 @@ int control_pollfds(const struct control *c, struct pollfd *p, int max);
 /* Accepts and reads what poll reported; returns 1 with a whole request
  * (malloc'd, caller frees) and its client id, or 0. */
 int control_next(struct control *c, const struct pollfd *p, int n, int *client, char **req, size_t *len);
+/* The socket of client id, -1 when it is gone (the prompt watches it
+ * while the client's request runs). */
+int control_fd(const struct control *c, int client);
 /* Sends a reply; a client gone or not reading is dropped. */
 void control_reply(struct control *c, int client, char status, const char *text, size_t len);
 void control_close(struct control *c);

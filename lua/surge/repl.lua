@@ -10,6 +10,7 @@ local surge = require "surge"
 local replio = require "surge.replio"
 local show = require "surge.repl_show"
 local helpers = require "surge.repl_helpers"
+local trace = require "surge.trace"
 local M = {}
 
 local LEAVE = {}                 -- raised by exit()
@@ -47,32 +48,87 @@ env.show = function(what, n) return helpers.show(out, what, n) end
 env.help = function() out(helpers.help_text .. "\n") end
 M.env = env
 
-local function message(e)
-  if type(e) == "string" then return e end
-  if type(e) == "table" and getmetatable(e) and getmetatable(e).__tostring then return tostring(e) end
-  return "error object: " .. show.format(e, 1)
+-- Typed code, and showing what it returned, run the user's own
+-- metamethods (__tostring, __index, ...): whatever they raise, the session
+-- and the run go on. This message handler turns any error value into one
+-- line and cannot fail itself (trace.message describes a broken
+-- __tostring, and the position it gives is the prompt's line).
+local function describe(e)
+  if e == LEAVE then return e end
+  local ok, text = pcall(trace.message, e)
+  if ok and type(text) == "string" then return text end
+  return "error raised with a value that cannot be shown (a " .. type(e) .. ")"
 end
 
-local function print_results(ok, ...)
-  if not ok then return end
+local function results_text(...)
   local n = select("#", ...)
-  if n == 0 then return end
+  if n == 0 then return nil end
   local parts = {}
   for i = 1, n do parts[i] = show.format((select(i, ...)), 2) end
-  out(table.concat(parts, "\t") .. "\n")
+  return table.concat(parts, "\t") .. "\n"
 end
 
 -- A line is being evaluated: master's waits in it (surge.sleep, poll) must
 -- not serve another client's line in the middle of this one.
 local evaluating = false
 
+-- The code a line runs. An expression is returned through a call, so that
+-- a call in it is not a tail call: its frame stays on the stack and errors
+-- raised at the caller's line (check.raise) say "prompt:1:".
+local function compile(st, src)
+  if not st.buf then
+    local fn = loadstring("return " .. src, "=prompt")
+    -- (the ")" on the line itself keeps error positions on line 1; after a
+    -- newline it survives a trailing comment)
+    local pass = "return (function(...) return ... end)("
+    if fn then return loadstring(pass .. src .. ")", "=prompt") or loadstring(pass .. src .. "\n)", "=prompt") or fn end
+  end
+  return loadstring(src, "=prompt")
+end
+
+-- Tasks a command started stop with it when it is interrupted (Ctrl-C, the
+-- run stopping, its client leaving): nobody can wait for them any more.
+-- Those started before it keep running. They end quietly (their values
+-- would be a scenario's internals); a scenario the command ran keeps what
+-- it measured in the results, marked partial, as a stop does in M.main.
+local function abandon(before, why)
+  local mine = {}
+  for _, t in ipairs(surge.tasks()) do
+    if not before[t] and t.ok == nil then
+      mine[#mine + 1] = t
+      t.reported = true
+      if not t.stopping then pcall(surge.stop_task, t.id); t.stopping = true end
+    end
+  end
+  local scenario = package.loaded["surge.scenario"]
+  local res = type(scenario) == "table" and scenario.take_partial and scenario.take_partial(why)
+  if #mine > 0 then
+    out(("stopped %d task(s) the command started\n"):format(#mine))
+    -- their lcores are free again for the next command (a task that ignores
+    -- the stop is left to the run's own stop and watchdog)
+    local C = require("surge.core").C
+    local deadline = tonumber(C.surge_tsc()) + 2 * surge.tsc_hz()
+    for _, t in ipairs(mine) do
+      while t.ok == nil and tonumber(C.surge_tsc()) < deadline do
+        -- the interrupt may have come between the command's own collect
+        -- of this task and its keeping the result: then it is gone
+        local ok, done = pcall(surge.collect, t)
+        if not ok then t.ok, t.value = false, "interrupted" end
+        if done == nil then C.surge_task_poll(10) end
+      end
+    end
+  end
+  if res then
+    require("surge.results").scenario_done(res.scenario or "scenario", res)
+    out(("%s: %s: the results so far are partial\n"):format(res.scenario or "scenario", why))
+  end
+end
+
 -- One line from a source (the terminal or a client, each with its own
 -- unfinished statement in st.buf). Returns "ok", "more", "error" or "leave".
-local function eval_line(st, line)
+local function eval_line(st, line, client)
   local src = st.buf and (st.buf .. "\n" .. line) or line
-  local fn, err
-  if not st.buf then fn = loadstring("return " .. src, "=prompt") end
-  if not fn then fn, err = loadstring(src, "=prompt") end
+  local fn, err = compile(st, src)
   if not fn then
     if err:match("'<eof>'$") then st.buf = src return "more" end
     st.buf = nil
@@ -81,20 +137,26 @@ local function eval_line(st, line)
   end
   st.buf = nil
   setfenv(fn, env)
-  -- interpreted, so that Ctrl-C (a debug hook) can stop a loop typed here;
-  -- a typed function launched as a task is compiled as usual in its VM
+  -- interpreted, so that the evaluation hook (core/repl.c) can end a loop
+  -- typed here; a typed function launched as a task is compiled as usual
   jit.off(fn, true)
-  replio.evaluating(true)
+  local before = {}
+  for _, t in ipairs(surge.tasks()) do before[t] = true end
+  local scenario = package.loaded["surge.scenario"]
+  if type(scenario) == "table" and scenario.take_partial then scenario.take_partial() end
+  -- the results are shown under the hook too: a __tostring may loop
+  replio.evaluating(true, client)
   evaluating = true
-  local res = { xpcall(fn, function(e) return e end) }
+  local res = { xpcall(fn, describe) }
+  local ok, text = res[1], res[2]
+  if ok then ok, text = xpcall(results_text, describe, unpack(res, 2, table.maxn(res))) end
   evaluating = false
-  replio.evaluating(false)
-  if not res[1] and res[2] == LEAVE then return "leave" end
-  if not res[1] then
-    out("error: " .. message(res[2]) .. "\n")
-    return "error"
-  end
-  print_results(unpack(res, 1, table.maxn(res)))
+  local why = replio.evaluating(false)
+  if not ok and text == LEAVE then return "leave" end
+  if not ok then out("error: " .. text .. "\n") end
+  if why then abandon(before, why) end
+  if not ok then return "error" end
+  if text then out(text) end
   return "ok"
 end
 
@@ -128,10 +190,12 @@ local function complete(text)
       local ok, v = pcall(function() return obj[part] end)
       obj = ok and v or nil
     end
-    while type(obj) == "table" do
+    local hops = 0    -- an __index chain may loop
+    while type(obj) == "table" and hops < 16 do
+      hops = hops + 1
       for k, v in pairs(obj) do if sep == "." or type(v) == "function" then add(k, head .. sep) end end
-      local mt = getmetatable(obj)
-      obj = mt and type(mt.__index) == "table" and mt.__index or nil
+      local mt = getmetatable(obj)   -- (a __metatable field may make it any value)
+      obj = type(mt) == "table" and type(rawget(mt, "__index")) == "table" and rawget(mt, "__index") or nil
     end
     if type(obj) == "cdata" and require("ffi").istype("struct surge_burst", obj) then
       local names_of = sep == ":" and { "alloc", "free", "bytes", "refcnt" }
@@ -147,12 +211,22 @@ local function complete(text)
   table.sort(names)
   return names
 end
-M.complete = complete
+-- For the terminal and the clients: a user's value met on the way (its
+-- __pairs, __index) must not end the session; no names then.
+M.complete = function(text)
+  local ok, names = pcall(complete, text)
+  return ok and names or {}
+end
 
 -- Reaps finished tasks and says how they ended, once each.
 local function report_tasks(notify)
   for _, t in ipairs(surge.tasks()) do
-    if t.ok == nil and surge.collect(t) ~= nil and not t.reported then
+    -- a command interrupted between collecting a task and keeping its
+    -- result (in surge.wait) lost it: say so rather than fail here
+    local ok, done = true, nil
+    if t.ok == nil then ok, done = pcall(surge.collect, t) end
+    if not ok then t.ok, t.value = false, "its result was lost: the command collecting it was interrupted" end
+    if (not ok or done ~= nil) and not t.reported then
       t.reported = true
       local name = t.fn:gsub("^=", "")
       if t.ok then
@@ -170,7 +244,7 @@ local clients = {}    -- id -> { buf } of each attached client
 local function serve_request(id, req)
   local kind, text = req:sub(1, 1), req:sub(2)
   if kind == "c" then
-    replio.reply(id, "o", table.concat(complete(text), "\n"))
+    replio.reply(id, "o", table.concat(M.complete(text), "\n"))
     return
   end
   if kind ~= "e" then
@@ -181,7 +255,7 @@ local function serve_request(id, req)
   clients[id] = st
   local buf = {}
   sink, remote = function(s) buf[#buf + 1] = s end, true
-  local status = eval_line(st, text)
+  local status = eval_line(st, text, id)
   sink, remote = io.write, false
   if status == "leave" then
     buf[#buf + 1] = "exit() leaves the prompt on the instance's terminal; here, Ctrl-D detaches\n"
@@ -228,7 +302,7 @@ function M.session()
   local C = require("surge.core").C
   listen()
   tty = replio.start(history_path())
-  replio.set_completer(complete)
+  replio.set_completer(M.complete)
   local term, last_intr = {}, false
   if tty then out("surge " .. surge.version .. ": Lua prompt, help() lists the helpers, Ctrl-D leaves\n") end
   local notify = function(s) if tty then replio.notify(s) else io.write(s) io.flush() end end

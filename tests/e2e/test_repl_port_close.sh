@@ -12,7 +12,7 @@ run_surge 90 repl --no-huge --stats-interval 0 --lcores '(0-4)@(0-1)' --vdev net
   --vdev net_null0,no-rx=1 "$E2E_DIR/repl/flood.lua" < "$SESSION"
 check "exit 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
-refused='^error: port 0 cannot close: its (rx|tx) queue 0 is used by task'
+refused='^error: prompt:1: port 0 cannot close: its (rx|tx) queue 0 is used by task'
 check "refused twice while tasks use the port" 2 "$(grep -cE "$refused '(tx|rx)' on lcore [0-9]+ \(stop that task first\)$" <<<"$OUT")"
 check_match "the second refusal names the receiver, still running" \
   "port 0 cannot close: its rx queue 0 is used by task 'rx' on lcore" "$OUT"

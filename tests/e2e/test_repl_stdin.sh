@@ -75,6 +75,50 @@ check "run -i, surge.wait(id): exit 0" 0 "$RC"
 check_match "run -i, surge.wait(id): the prompt opened" '^at the prompt$' "$OUT"
 check_match "run -i, surge.wait(id): then the wait returned the task's value" '^master got 50000$' "$OUT"
 
+# A value with a broken __tostring or __index, or a strange error value: one
+# line each, the session goes on (nothing here may end it or the run).
+cat >"$TMP/bad.lua" <<'LUA'
+setmetatable({}, {__tostring=function() error("x") end})
+setmetatable({}, {__index=function() error("idx") end})
+error(setmetatable({}, {__tostring=function() error("boom") end}))
+{ [setmetatable({}, {__tostring=function() error("k") end})] = 1 }
+error(setmetatable({}, {__tostring=function() return nil end}))
+error()
+surge.port(0):txq(0):set_rate(-1)
+print("still here")
+LUA
+run_surge 30 repl --no-huge --stats-interval 0 < "$TMP/bad.lua"
+check "broken values: exit 0" 0 "$RC"
+check "broken values: one error line each" 7 "$(grep -c '^error: prompt:1: ' <<<"$OUT")"
+check_match "broken __tostring of a result" '^error: prompt:1: x$' "$OUT"
+check_match "broken __index of a result" '^error: prompt:1: idx$' "$OUT"
+check_match "error value whose __tostring fails" '^error: prompt:1: error raised with a table \(its __tostring failed: prompt:1: boom\)' "$OUT"
+check_match "error value whose __tostring gives nil" '^error: prompt:1: error raised with a table \(its __tostring gave nil\)' "$OUT"
+check_match "error(): as guarantees.md says" '^error: prompt:1: error raised with no message \(nil\)$' "$OUT"
+check_match "a misused call names the prompt's line" '^error: prompt:1: rate: .*expected a number >= 0, got -1$' "$OUT"
+check_match "broken values: the session went on" '^still here$' "$OUT"
+
+# SIGTERM (and SIGHUP) end a session whose typed code loops: the loop is
+# interrupted, the tasks stop, the summary and the pool check follow, exit 0
+printf 'a = launch("tx", surge.port(0):txq(0), "100kpps")\nprint("looping")\nwhile true do end\nprint("not reached")\n' >"$TMP/inf.lua"
+for sig in TERM HUP; do
+  timeout -k 5 30 bash -c 'echo $$ >"$0.pid"; exec "$@"' "$TMP/bg" "$SURGE" repl --no-huge --stats-interval 0 \
+    --lcores '(0-1)@(0-1)' "$E2E_DIR/repl/flood.lua" <"$TMP/inf.lua" >"$TMP/bg.out" 2>&1 &
+  BG=$!
+  wait_for_text "$TMP/bg.out" '^looping$' 20 "$BG"
+  sleep 0.5
+  kill -$sig "$(cat "$TMP/bg.pid")"
+  wait "$BG"
+  RC=$?
+  OUT=$(cat "$TMP/bg.out") ERR="" SURGE_PID=$(cat "$TMP/bg.pid")
+  check "SIG$sig during a typed loop: exit 0" 0 "$RC"
+  check_match "SIG$sig: the loop was interrupted" '^error: interrupted \(the run stopped\)$' "$OUT"
+  check_nomatch "SIG$sig: the lines after it did not run" '^not reached$' "$OUT"
+  check_nomatch "SIG$sig: no watchdog" 'still runs' "$OUT"
+  check_match "SIG$sig: the summary" '^surge: summary over ' "$OUT"
+  check_pools "SIG$sig during a typed loop"
+done
+
 # --output for a session: the results file of what was done at the prompt
 cat >"$TMP/out.lua" <<'LUA'
 p = surge.port(0)

@@ -24,13 +24,40 @@ function T.errors_are_one_line_and_reset_the_statement()
   local status, text = repl.eval(st, "x = = 1")
   assert(status == "error" and text == "error: prompt:1: unexpected symbol near '='\n", text)
   status, text = repl.eval(st, "error('boom')")
-  assert(status == "error" and text == "error: boom\n", text)
+  assert(status == "error" and text == "error: prompt:1: boom\n", text)
   status, text = repl.eval(st, "error({})")
-  assert(status == "error" and text:match("^error: error object: {}"), text)
+  assert(status == "error" and text:match("^error: prompt:1: error raised with a table: { ?}\n$"), text)
+  status, text = repl.eval(st, "error()")
+  assert(status == "error" and text == "error: prompt:1: error raised with no message (nil)\n", text)
   assert(repl.eval(st, "for i = 1, 2 do") == "more")
   status = repl.eval(st, "x = = 2")
   assert(status == "error" and st.buf == nil)
   assert(repl.eval(st, "exit()") == "leave")
+end
+
+-- Showing a value or an error runs the user's metamethods: whatever they
+-- raise becomes one error line; nothing reaches the caller (the session).
+function T.broken_values_are_one_error_line()
+  local st = {}
+  for line, want in pairs{
+    ['setmetatable({}, {__tostring = function() error("x") end})'] = "^error: prompt:1: x\n$",
+    ['setmetatable({}, {__index = function() error("idx") end})'] = "^error: prompt:1: idx\n$",
+    ['error(setmetatable({}, {__tostring = function() error("b") end}))'] = "its __tostring failed: prompt:1: b",
+    ['error(setmetatable({}, {__tostring = function() return nil end}))'] = "its __tostring gave nil",
+    ['{ [setmetatable({}, {__tostring = function() error("k") end})] = 1 }'] = "^error: prompt:1: k\n$",
+  } do
+    local ok, status, text = pcall(repl.eval, st, line)
+    assert(ok and status == "error" and text:match(want), line .. " -> " .. tostring(text or status))
+  end
+  repl.env.mm = setmetatable({}, { __metatable = 1 })
+  assert(#repl.complete("mm.x") == 0)
+end
+
+-- A call in an expression is not a tail call: errors raised at the
+-- caller's line name the prompt's.
+function T.errors_at_the_callers_line_name_the_prompt()
+  local status, text = repl.eval({}, 'surge.pool{ size = "x" }')
+  assert(status == "error" and text:match("^error: prompt:1: "), text)
 end
 
 function T.completion()

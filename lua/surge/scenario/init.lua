@@ -306,6 +306,19 @@ function M.partial(res, finish)
   partial = { res = res, finish = finish }
 end
 
+-- For the prompt (surge/repl.lua), whose commands a Ctrl-C interrupts: the
+-- table the last scenario registered with M.partial, completed and marked
+-- partial (stopped = why), or nil; it is forgotten either way. take_partial()
+-- before a command forgets one left by a scenario that ran to its end.
+function M.take_partial(why)
+  local p = partial
+  partial = nil
+  if not (why and p and p.res) then return nil end
+  if p.finish then p.finish(p.res) end
+  p.res.partial, p.res.stopped = true, why
+  return p.res
+end
+
 -- Runs scenario `name` (module mod) from the command line: parse argv,
 -- run, print its report. Returns the exit code. A run stopped in the middle
 -- (SIGINT, SIGTERM, surge.stop(), --duration) is not a failure: what the

@@ -153,6 +153,51 @@ s.sendall(frame(big))
 rep = recv_frame(s)
 check("a 1 MiB request is served whole", rep == b"o%d\n" % (2 ** 20 - 11), repr(rep)[:80])
 s.close()
+s = connect()
+s.sendall(frame(b"e" + b"x" * (2 ** 20 + 1)))   # over the limit: refused, the connection kept
+rep = recv_frame(s)
+check("a request over 1 MiB gets an error reply that says so", rep is not None and rep.startswith(b"e")
+      and b"more than the 1048576 bytes a request may have" in rep, repr(rep)[:120])
+s.sendall(frame(b"e6 * 7"))
+rep = recv_frame(s)
+check("the connection goes on after the refused request", rep == b"o42\n", repr(rep))
+s.close()
+r = attach('return string.rep("x", 2e6)')
+check("a reply over 1 MiB: exit 1 and an error that says so", r.returncode == 1 and
+      "more than the 1048576 bytes a reply may have" in r.stderr, repr((r.returncode, r.stderr))[:300])
+
+
+def sent():
+    r = attach("surge.handles.port(0):stats().tx_packets")
+    return int(r.stdout) if r.returncode == 0 and r.stdout.strip().isdigit() else -1
+
+
+# a client's value with a broken __tostring, or one whose __index raises: an
+# error reply, and the run goes on sending
+for code in ('setmetatable({}, {__tostring = function() error("x") end})',
+             'setmetatable({}, {__index = function() error("idx") end})',
+             'error(setmetatable({}, {__tostring = function() return nil end}))'):
+    r = attach(code)
+    check("attach -e %s: exit 1, one error line" % code, r.returncode == 1 and r.stderr.startswith("error: prompt:1: ")
+          and r.stderr.count("\n") == 1, repr((r.returncode, r.stdout, r.stderr)))
+a0 = sent()
+time.sleep(0.3)
+check("the run keeps sending after the clients' bad values", 0 <= a0 < sent())
+
+# a client's endless loop: the instance waits for it (requests are served one
+# at a time), until its client leaves; then the command is interrupted
+p = subprocess.Popen([SURGE, "attach", ctl, "-e", "while true do end"])
+time.sleep(0.5)
+p.kill()
+p.wait()
+t0 = time.time()
+r = attach("return 1", timeout=10)
+check("a client that left ends its endless loop: the next client is served",
+      r.returncode == 0 and r.stdout.strip() == "1" and time.time() - t0 < 3, repr((r.stdout, r.stderr)))
+a0 = sent()
+time.sleep(0.3)
+check("the run keeps sending after the client's loop was interrupted", 0 <= a0 < sent())
+
 r = attach("tasks()")
 check("after the garbage the sender is still running", re.search(r"\n1\s+tx\s+running", r.stdout) is not None,
       r.stdout + r.stderr)
@@ -206,6 +251,27 @@ for mode in ("poll", "sleep"):
     check("master looping on surge.%s(): surge.stop() from a client ends it, exit 0" % mode,
           rc == 0 and "master: loop ended" in text and "no leak" in text, text[-600:])
     check("master looping on surge.%s(): the socket is removed" % mode, not os.path.exists(ctl))
+
+# the stop interrupts a client's endless loop: --duration ends the run on
+# time with exit 0, the summary and the pool check (no watchdog), and the
+# client hears why its command ended
+lout = open(os.path.join(tmp, "loop-duration.out"), "w+")
+run = subprocess.Popen(["timeout", "-k", "5", "60", SURGE, "run", "--no-huge", "--stats-interval", "0",
+                        "--lcores", "(0-1)@(0-1)", "--duration", "3", "--control", ctl, FLOOD], stdout=lout,
+                       stderr=subprocess.STDOUT, env=env)
+for _ in range(100):
+    r = attach("1") if os.path.exists(ctl) else None
+    if r is not None and r.returncode == 0:
+        break
+    time.sleep(0.1)
+r = attach("while true do end", timeout=30)
+rc = run.wait(timeout=30)
+lout.seek(0)
+text = lout.read()
+check("--duration interrupts a client's endless loop; the client hears why",
+      r.returncode == 1 and "interrupted (the run stopped)" in r.stderr, repr((r.returncode, r.stderr)))
+check("--duration with a client's loop: exit 0, summary, pools full, no watchdog",
+      rc == 0 and "summary over" in text and "no leak" in text and "still runs" not in text, text[-600:])
 
 open(ctl, "w").close()                    # a plain file is not ours to replace
 r = subprocess.run([SURGE, "repl", "--no-huge", "--control", ctl], capture_output=True, text=True, timeout=30,

@@ -5,7 +5,7 @@ restart, Ctrl-C on a half-typed line, the three kinds of error, Ctrl-C twice
 at an empty prompt stopping the tasks, and Ctrl-D leaving with the summary
 and every pool full. `surge run -i` opens the same prompt at surge.wait().
 """
-import os, re, sys, tempfile
+import json, os, re, signal, sys, tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 from pty_drive import Term
 
@@ -125,6 +125,58 @@ t.expect(r"\n3\n")
 check("history survives a restart (~/.surge_history)", os.path.exists(os.path.join(home, ".surge_history")))
 t.type("exit()\r")
 check("exit() leaves", t.close() == 0)
+
+# --- session 3: Ctrl-C in the middle of a scenario ---------------------------
+# The scenario's tasks stop with the command (a task launched before it goes
+# on), nothing of theirs prints later, and what it measured so far lands in
+# --output marked partial, as a stop from the command line does.
+out_json = os.path.join(home, "r.json")
+t = Term([SURGE, "repl", "--no-huge", "--lcores", "(0-3)@(0-1)", "--vdev", "net_ring0", "--output", out_json], env)
+t.expect(r"surge> ")
+t.type("function idle() while surge.running() do surge.sleep(0.05) end return 'idle' end\r")
+t.expect(r"surge> ")
+t.type("b = launch(idle)\r")
+t.expect(r"surge> ")
+t.type('ll = require "surge.scenario.load_latency"\r')
+t.expect(r"surge> ")
+t.type('r2 = ll.run{ rates = "10kpps,20kpps,30kpps", trial = 1 }\r')
+t.drain(1.5)
+t.type("\x03")
+t.expect(r"error: interrupted \(Ctrl-C\)\n")
+t.expect(r"load-latency: interrupted \(Ctrl-C\): the results so far are partial\n")
+check("Ctrl-C during a scenario: its task stopped with it",
+      re.search(r"stopped 1 task\(s\) the command started", t.screen) is not None, t.screen[-600:])
+t.type("b:state()\r")
+t.expect(r'"running"')
+check("Ctrl-C during a scenario: the task launched before it goes on", True)
+t.drain(1.5)
+check("nothing of the scenario's task prints later", "received" not in t.screen.split("b:state()")[-1],
+      t.screen[-600:])
+t.type("\x04")
+rc = t.close()
+check("Ctrl-C during a scenario: Ctrl-D leaves with exit 0", rc == 0, "rc=%s %s" % (rc, t.screen[-400:]))
+try:
+    with open(out_json) as f:
+        sc = json.load(f)["scenarios"].get("load-latency", {})
+except (OSError, ValueError) as e:
+    sc = {"error": str(e)}
+check("the interrupted scenario's results are in --output, marked partial",
+      sc.get("partial") is True and sc.get("stopped") == "interrupted (Ctrl-C)", repr(sc)[:300])
+
+# --- session 4: SIGTERM while a typed loop runs ------------------------------
+t = Term(BASE + [FLOOD], env)
+t.expect(r"surge> ")
+t.type('a = launch("tx", surge.port(0):txq(0), "100kpps")\r')
+t.expect(r"surge> ")
+t.type("while true do end\r")
+t.drain(0.5)
+os.kill(t.pid, signal.SIGTERM)
+t.expect(r"error: interrupted \(the run stopped\)\n")
+rc = t.close()
+check("SIGTERM during a typed loop at a terminal: exit 0, summary, pools full, no watchdog",
+      rc == 0 and re.search(r"summary over .* s\n\s*port 0\s+TX \d+ packets", t.screen) is not None
+      and re.search(r"pool \d+: (\d+) of \1 mbufs back, no leak", t.screen) is not None
+      and "still runs" not in t.screen, "rc=%s %s" % (rc, t.screen[-600:]))
 
 # --- surge run -i: the prompt opens at surge.wait() -------------------------
 t = Term([SURGE, "run", "-i", "--no-huge", "--lcores", "(0-1)@(0-1)", FLOOD], env)
