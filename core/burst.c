@@ -251,26 +251,33 @@ ok:
 
 /* len[i] is the script's to set: whatever reads a frame's bytes (a send,
  * a pcap writer, burst:bytes) first checks it here, so nothing reads past
- * the mbuf or passes on a frame shorter than an Ethernet header. */
+ * the mbuf or passes on a frame shorter than an Ethernet header. For a
+ * burst its caller already checked, packet i < n. */
+int
+burst_frame_len_ok(const struct surge_burst *b, uint32_t i)
+{
+	const struct rte_mbuf *m = b->mbuf[i];
+	/* no mbuf: C code handing its own buffers to a pcap writer (Lua cannot
+	 * set mbuf[] or data[]), whose size it knows */
+	uint32_t room = m != NULL ? (uint32_t)(m->buf_len - m->data_off) : UINT16_MAX;
+
+	if (b->len[i] < RTE_ETHER_HDR_LEN || b->len[i] > room)
+		return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
+				i, b->len[i], RTE_ETHER_HDR_LEN, room);
+	return 0;
+}
+
+/* burst_frame_len_ok for Lua (burst:bytes): the burst and i checked first */
 int
 surge_burst_frame_ok(const struct surge_burst *b, uint32_t i)
 {
-	const struct rte_mbuf *m;
-	uint32_t room;
 	int rc = burst_check(b);
 
 	if (rc != 0)
 		return rc;
 	if (i >= b->n)
 		return rt_error(-EINVAL, "burst index %u out of range (n = %u)", i, b->n);
-	m = b->mbuf[i];
-	/* no mbuf: C code handing its own buffers to a pcap writer (Lua cannot
-	 * set mbuf[] or data[]), whose size it knows */
-	room = m != NULL ? (uint32_t)(m->buf_len - m->data_off) : UINT16_MAX;
-	if (b->len[i] < RTE_ETHER_HDR_LEN || b->len[i] > room)
-		return rt_error(-EINVAL, "packet %u of the burst has length %u, outside %u..%u",
-				i, b->len[i], RTE_ETHER_HDR_LEN, room);
-	return 0;
+	return burst_frame_len_ok(b, i);
 }
 
 /* Why packet i of a burst cannot be sent as it is (the slow path of
@@ -281,7 +288,7 @@ refuse(uint16_t port, uint16_t q, const struct port_state *ps, const struct queu
 {
 	const struct rte_mbuf *m = b->mbuf[i];
 	uint16_t len = b->len[i];
-	int rc = surge_burst_frame_ok(b, i);
+	int rc = burst_frame_len_ok(b, i);
 
 	if (rc != 0)
 		return rc;

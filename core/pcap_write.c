@@ -142,7 +142,7 @@ surge_pcap_write(int id, const struct surge_burst *b)
 	/* a frame a send would refuse is refused here too, before any record
 	 * is written: never past the mbuf, never shorter than a header */
 	for (uint32_t i = 0; i < b->n; i++)
-		if ((rc = surge_burst_frame_ok(b, i)) != 0)
+		if ((rc = burst_frame_len_ok(b, i)) != 0)
 			return rc;
 	if (f->ns_per_cyc == 0)
 		ns = wall_ns();

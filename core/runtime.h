@@ -259,6 +259,7 @@ int rx_pool_settle(uint16_t port, struct port_state *ps);
 /* burst.c: every entry point taking a burst from Lua calls this first, so
  * no count or pool id in it is trusted: 0, or -EINVAL with the reason */
 int burst_check(const struct surge_burst *b);
+int burst_frame_len_ok(const struct surge_burst *b, uint32_t i);   /* b checked, i < n */
 
 /* pool.c */
 struct pool_state *pool_get(int id);

@@ -325,18 +325,9 @@ end
 
 -- `surge plot FILE.json [-o OUT]`
 function M.main(file, argv)
+  -- core/cli.c checked the arguments (exit 2): only -o/--output OUT pairs
   local out
-  local i = 1
-  while argv[i] do
-    local a = argv[i]
-    if a == "-o" or a == "--output" then
-      out = argv[i + 1]
-      if not out then fail("surge plot: -o needs a file name (OUT.svg or OUT.png)") end
-      i = i + 2
-    else
-      fail(("surge plot: unknown argument '%s' (usage: surge plot FILE.json [-o OUT.svg|png])"):format(a))
-    end
-  end
+  for i = 2, #argv, 2 do out = argv[i] end
   local path, charts = M.plot(file, out)
   local titles = {}
   for _, c in ipairs(charts) do titles[#titles + 1] = ("%s (%d points)"):format(c.title, c.points) end
