@@ -158,7 +158,9 @@ main(int argc, char **argv)
 		port_print_devices();
 		rc = 0;
 	} else {
-		if (o.cmd == CMD_RUN && monitor_start() != 0) {
+		/* the monitor: --duration, stats lines, the watchdog (a typed
+		 * command that ignores the stop is stopped as master() is) */
+		if ((o.cmd == CMD_RUN || o.cmd == CMD_REPL) && monitor_start() != 0) {
 			fprintf(stderr, "surge: %s\n", surge_last_error());
 			rc = 1;
 		} else {

@@ -130,6 +130,16 @@ eval_hook(lua_State *L, lua_Debug *ar)
 	}
 }
 
+int
+repl_evaluating(void)
+{
+	const struct runtime *r = rt();
+
+	if (r == NULL || r->repl == NULL || !r->repl->evaluating)
+		return 0;
+	return r->repl->eval_why != NULL ? 2 : 1;
+}
+
 static void
 on_intr(int sig)
 {

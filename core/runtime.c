@@ -155,6 +155,13 @@ surge_exit(int status)
 	surge_stop();
 }
 
+/* What os.exit asked for, -1 = nothing (master's return value then counts). */
+int
+surge_exit_status(void)
+{
+	return rt_current != NULL ? __atomic_load_n(&rt_current->exit_status, __ATOMIC_RELAXED) : -1;
+}
+
 /* The process's exit status: an error's (rc), else what os.exit asked for. */
 int
 rt_exit_status(int rc)

@@ -187,6 +187,8 @@ struct runtime {
 	int launched;                 /* some task was launched */
 	volatile int master_active;   /* master's Lua code runs (not the final join) */
 	volatile uint64_t master_seen_tsc; /* master was last inside surge_task_poll */
+	volatile uint64_t master_refused_tsc; /* master's last call refused with "run stopped" */
+	uint64_t prepass_stop_ms;     /* the options pre-pass first saw the stop (task.c) */
 	int vdev_lock_fd[SURGE_MAX_DEVS]; /* flocks on --vdev tx_pcap= files (pcap_write.c) */
 	int nvdev_lock;
 	pthread_t monitor;            /* stop.c: duration and watchdog */
@@ -360,6 +362,10 @@ int telemetry_register(void);
  * for the master VM; repl_free undoes what a session left behind */
 void repl_register(struct lua_State *L);
 void repl_free(void);
+/* code typed at the prompt (or a client's) runs now: 1, 2 once interrupted */
+int repl_evaluating(void);
+
+#define EXIT_WATCHDOG 3   /* stuck code was ended after the stop's grace period */
 
 /* stats.c */
 void stats_tick(int force);

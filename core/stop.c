@@ -16,10 +16,12 @@
  *     at once, so a loop around it does not spin.
  *  3. The monitor, a plain thread (master itself may be the stuck one),
  *     waits the grace period (--stop-grace, 2 s). Code still running then
- *     never calls into surge at all: the monitor names it, prints the
- *     summary, flushes the pcap writers nobody stuck holds, and exits with
- *     status 3. Its lcores cannot be joined, so the pool check is skipped
- *     (and said so).
+ *     either never calls into surge at all, or goes on after its calls
+ *     raised "run stopped" (a pcall around them, or around a loop the
+ *     prompt's hook interrupts): the monitor names it, prints the summary,
+ *     flushes the pcap writers nobody stuck holds, and exits with status 3.
+ *     Its lcores cannot be joined, so the pool check is skipped (and said
+ *     so). This holds for `surge run` and `surge repl` alike.
  *
  * The monitor also ends the run at --duration and prints the stats lines,
  * so a master that never calls surge.wait() or surge.poll() (a master-only
@@ -39,8 +41,9 @@
 #include "runtime.h"
 
 #define MONITOR_TICK_NS 10000000L  /* 10 ms: duration and watchdog resolution */
-#define EXIT_WATCHDOG 3
 #define RAISE_AFTER 0.25           /* of the grace period: calls raise "run stopped" */
+
+enum { MASTER_ENDS, MASTER_SILENT, MASTER_IGNORES };   /* what the watchdog sees of master */
 
 static uint64_t
 grace_cycles(double fraction)
@@ -77,6 +80,8 @@ run_stop_expired(void)
 		r->master_seen_tsc = now;
 	if (now - t < grace_cycles(RAISE_AFTER))
 		return 0;
+	if (id == rte_get_main_lcore())
+		r->master_refused_tsc = now;
 	return rt_error(-ESHUTDOWN, "run stopped");
 }
 
@@ -109,6 +114,14 @@ surge_run_check(void)
 
 /* Names what is still running long after the stop, reports what it can and
  * ends the process: nothing else can end a loop that never calls surge. */
+/* What master runs, for the watchdog's line: code typed at the prompt (or
+ * sent by a client) or master() itself. */
+static const char *
+master_what(void)
+{
+	return repl_evaluating() ? "the command typed at the prompt" : "master()";
+}
+
 static void
 watchdog_fire(uint64_t now, int master_stuck)
 {
@@ -123,9 +136,17 @@ watchdog_fire(uint64_t now, int master_stuck)
 			"stopped: its loop calls neither surge.running() nor surge; ending the run\n",
 			r->lcore[id].fn, id, since);
 	}
-	if (master_stuck)
-		fprintf(stderr, "surge: error: master() still runs %.1f s after the run stopped: its "
-			"loop calls neither surge.running() nor surge; ending the run\n", since);
+	if (master_stuck != MASTER_ENDS && repl_evaluating() == 2)
+		fprintf(stderr, "surge: error: %s still runs %.1f s after the run stopped: it goes on "
+			"after being interrupted (a pcall around its loop?); ending the run\n", master_what(),
+			since);
+	else if (master_stuck == MASTER_SILENT)
+		fprintf(stderr, "surge: error: %s still runs %.1f s after the run stopped: its "
+			"loop calls neither surge.running() nor surge; ending the run\n", master_what(), since);
+	else if (master_stuck == MASTER_IGNORES)
+		fprintf(stderr, "surge: error: %s still runs %.1f s after the run stopped: it goes on "
+			"after its calls into surge raised \"run stopped\" (a pcall around them?); ending "
+			"the run\n", master_what(), since);
 	fflush(stderr);
 	r->end_tsc = now;
 	stats_summary();
@@ -157,7 +178,13 @@ monitor_tick(void)
 		if (__atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE) == TASK_RUNNING)
 			stuck_tasks++;
 	seen = RTE_MAX(r->master_seen_tsc, stop_at);
-	master_stuck = r->master_active && seen < now && now - seen >= grace_cycles(1.0);
+	master_stuck = MASTER_ENDS;
+	if (r->master_active && seen < now && now - seen >= grace_cycles(1.0))
+		master_stuck = MASTER_SILENT;
+	/* still refused a whole grace period after the stop: a refusal ends a
+	 * loop at once unless the code catches it and calls again */
+	else if (r->master_active && r->master_refused_tsc >= stop_at + grace_cycles(1.0))
+		master_stuck = MASTER_IGNORES;
 	if (stuck_tasks > 0 || master_stuck)
 		watchdog_fire(now, master_stuck);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -238,7 +239,8 @@ surge_run_start(void)
 
 	/* the run's clock starts with master(): --duration, stats lines and
 	 * the summary work for scripts that launch no task */
-	if (r != NULL && r->eal_up && r->opts.cmd == CMD_RUN && r->start_tsc == 0 && surge_is_main())
+	if (r != NULL && r->eal_up && (r->opts.cmd == CMD_RUN || r->opts.cmd == CMD_REPL) && r->start_tsc == 0 &&
+	    surge_is_main())
 		r->start_tsc = rte_rdtsc();
 }
 
@@ -300,19 +302,47 @@ tasks_stop_and_wait(void)
  * EAL starts, where no watchdog looks: a loop there would ignore SIGINT.
  * That VM runs interpreted (compiled code calls no hooks; the pre-pass does
  * no real work) with a count hook that ends such a loop once a stop came. */
+static uint64_t
+stuck_for_ms(struct runtime *r)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (r->prepass_stop_ms == 0)
+		r->prepass_stop_ms = now;
+	return now - r->prepass_stop_ms;
+}
+
 static void
 prepass_hook(lua_State *L, lua_Debug *ar)
 {
+	struct runtime *r = rt();
+	double grace = r->opts.stop_grace > 0 ? r->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
 	lua_Debug where;
 
 	(void)ar;
 	if (surge_running())
 		return;
+	/* the hook raises on every look once stopped; code that catches that
+	 * and goes on is ended after the grace period (no EAL yet: nothing to
+	 * clean up, no summary to print) */
+	if (stuck_for_ms(r) > (uint64_t)(grace * 1000)) {
+		fprintf(stderr, "surge: error: the script's top level or configure() still runs %.1f s after "
+			"the stop: it goes on after the stop's error (a pcall around it?); exiting\n",
+			(double)stuck_for_ms(r) / 1000);
+		fflush(NULL);
+		_exit(EXIT_WATCHDOG);
+	}
 	/* the script's line the loop was on: the running function's */
+	/* lua_error, not luaL_error: that would prefix the caller's position */
 	if (lua_getstack(L, 0, &where) && lua_getinfo(L, "Sl", &where) && where.currentline > 0)
-		luaL_error(L, "%s:%d: stopped while the script's top level or configure() ran",
-			   where.short_src, where.currentline);
-	luaL_error(L, "stopped while the script's top level or configure() ran");
+		lua_pushfstring(L, "%s:%d: stopped while the script's top level or configure() ran",
+				where.short_src, where.currentline);
+	else
+		lua_pushstring(L, "stopped while the script's top level or configure() ran");
+	lua_error(L);
 }
 
 static int

@@ -264,6 +264,7 @@ const char *surge_last_error(void);
 int surge_running(void);
 void surge_stop(void);
 void surge_exit(int status);   /* os.exit(status): stop, then exit with it (0..255) */
+int surge_exit_status(void);   /* what os.exit asked for, -1 = nothing */
 /* 0 while the run goes on (or stopped moments ago); -ESHUTDOWN ("run
  * stopped") once a stop is older than a quarter of --stop-grace. */
 int surge_run_check(void);

@@ -62,6 +62,26 @@ end
 
 local burst_t = ffi.typeof("struct surge_burst")
 
+-- A packet's bytes: a uint8_t * (qualifiers aside; char * too) or a byte
+-- buffer (ffi.new("uint8_t[?]", n), ffi.new("uint8_t[64]")), never any other
+-- cdata: a setter adds byte offsets to it, so 42LL or an int[4] would write
+-- anywhere. The first two tests are the hot path (a trace keeps them as one
+-- type guard); a fixed-size array goes by its element type: array + 0 is a
+-- pointer to it (pcall: arithmetic on a struct raises).
+local u8p, u8v = ffi.typeof("uint8_t *"), ffi.typeof("uint8_t[?]")
+local function plus0(v) return v + 0 end
+function M.byte_array(v)
+  local ok, q = pcall(plus0, v)
+  return ok and ffi.istype(u8p, q)
+end
+function M.is_bytes(v)
+  return type(v) == "cdata" and (ffi.istype(u8p, v) or ffi.istype(u8v, v) or M.byte_array(v)) and v ~= nil
+end
+M.u8p, M.u8v = u8p, u8v
+-- what code generated with test_source's pointer tests needs in scope
+M.POINTER_PRELUDE = "local istype, u8p, u8v, byte_array = require('ffi').istype, "
+  .. "require('surge.check').u8p, require('surge.check').u8v, require('surge.check').byte_array"
+
 local function is_burst(v)
   return ffi.istype(burst_t, v) and v ~= nil
 end
@@ -69,7 +89,7 @@ end
 local article = {
   ["nil"] = "nil", boolean = "a boolean", number = "a number", integer = "an integer",
   string = "a string", table = "a table", ["function"] = "a function", burst = "a burst",
-  pointer = "a pointer",   -- a non-NULL cdata (a packet's uint8_t *)
+  pointer = "a pointer",   -- a non-NULL uint8_t * (or uint8_t[?] buffer): a packet's bytes
 }
 
 local function bound(s, spec)
@@ -120,7 +140,10 @@ local function compile(spec)
       if allow.integer and number_ok(v, true) then return true end
       return allow.number == true and number_ok(v, false)
     end
-    if t == "cdata" then return (allow.pointer == true and v ~= nil) or (allow.burst == true and is_burst(v)) end
+    if t == "cdata" then
+      return (allow.pointer == true and M.is_bytes(v))
+        or (allow.burst == true and is_burst(v))
+    end
     return allow[t] == true
   end
   return { test = test, what = what, allow = allow, optional = optional, lo = lo, hi = hi, lo_open = lo_open,
@@ -210,7 +233,9 @@ function M.test_source(var, spec)
   if #kinds ~= 1 or c.allow["nil"] then error("surge.check: test_source takes one type, not '" .. spec .. "'", 2) end
   local k, e = kinds[1], nil
   if k == "pointer" then
-    e = ("type(%s) == \"cdata\" and %s ~= nil"):format(var, var)
+    -- M.is_bytes inline; the generated code starts with M.POINTER_PRELUDE
+    e = ("type(%s) == \"cdata\" and (istype(u8p, %s) or istype(u8v, %s) or byte_array(%s)) and %s ~= nil"):format(
+      var, var, var, var, var)
   elseif k == "number" or k == "integer" then
     local lo, hi = c.lo, c.hi
     if c.finite or k == "integer" then   -- NaN and the infinities fail a finite bound
@@ -243,7 +268,7 @@ function M.hot(fn, name, params)
     fails[i] = spec
   end
   local list = table.concat(args, ", ")
-  local src = { "local fn, fail, floor, MT = ...", "local type, getmetatable = type, getmetatable" }
+  local src = { "local fn, fail, floor, MT = ...", "local type, getmetatable = type, getmetatable", M.POINTER_PRELUDE }
   for i, pr in ipairs(params) do
     if type(pr[2]) == "table" then src[#src + 1] = ("local MT%d = MT[%d]"):format(i, i) end
   end

@@ -110,7 +110,8 @@ local function run(script)
   surge._wait_all()                         -- tasks master did not wait for
   -- a number or a boolean master returns is the exit status; a table
   -- (master ending `return surge.wait()`) says nothing about it
-  if type(rc) ~= "number" and type(rc) ~= "boolean" then return 0 end
+  -- and os.exit's status (from any VM) wins over it (core/runtime.c)
+  if core.C.surge_exit_status() >= 0 or (type(rc) ~= "number" and type(rc) ~= "boolean") then return 0 end
   return core.exit_status(rc, ("%s: master's return value (the exit status)"):format(script))
 end
 
@@ -120,6 +121,7 @@ local function repl(script)
   local surge = require "surge"
   local env = require("surge.repl").env
   surge.results.armed = true                -- --output: the session's results
+  core.C.surge_run_start()                  -- --duration counts from here
   if script ~= "" then
     local opts = load_script(script)
     if opts == nil then return 0 end

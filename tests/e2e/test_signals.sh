@@ -80,16 +80,20 @@ check_true "--duration 500ms: summary over 0.5..2.5 s" "summary over '$SUMSECS' 
 
 echo "# a loop in the script's top level (run before EAL starts) ends on SIGINT"
 printf 'local surge = require "surge"\nlocal x = 0\nwhile true do x = x + 1 end\nfunction master() end\n' >"$TMP/toploop.lua"
-timeout -k 5 30 "$SURGE" run --no-huge "$TMP/toploop.lua" >"$TMP/top.out" 2>"$TMP/top.err" &
-TPID=$!
-BG_PID=$TPID
-sleep 1.5
-kill -INT "$(pgrep -P "$TPID" | head -1)"
-wait "$TPID"
-RC=$?
-BG_PID=
-ERR=$(cat "$TMP/top.err")
-check "top-level loop, SIGINT: exit 0 (a stop, not a kill)" 0 "$RC"
-check "top-level loop, SIGINT: one line at the loop's line" \
-  "$TMP/toploop.lua:3: stopped while the script's top level or configure() ran" "$ERR"
+# and in configure(), with the error caught by pcall: one line, at the loop
+printf 'local surge = require "surge"\nfunction configure(p)\n  while true do pcall(error, "x") end\nend\nfunction master() end\n' >"$TMP/cfgloop.lua"
+for s in toploop cfgloop; do
+  timeout -k 5 30 "$SURGE" run --no-huge "$TMP/$s.lua" >"$TMP/top.out" 2>"$TMP/top.err" &
+  TPID=$!
+  BG_PID=$TPID
+  sleep 1.5
+  kill -INT "$(pgrep -P "$TPID" | head -1)"
+  wait "$TPID"
+  RC=$?
+  BG_PID=
+  ERR=$(cat "$TMP/top.err")
+  check "$s: loop before EAL, SIGINT: exit 0 (a stop, not a kill)" 0 "$RC"
+  check "$s: loop before EAL, SIGINT: one line at the loop's line" \
+    "$TMP/$s.lua:3: stopped while the script's top level or configure() ran" "$ERR"
+done
 finish

@@ -80,6 +80,49 @@ check_match "master spin: summary printed" '^surge: summary over [0-9.]+ s$' "$O
 check_no_crash "master spin"
 check_no_runtime_dir "master spin" "$SURGE_PID"
 
+echo "# master catching 'run stopped' with pcall and calling again: watchdog, exit 3, summary"
+run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 $DEV "$SCRIPTS/stop_master_pcall.lua"
+check "master pcall: exit 3" 3 "$RC"
+check_match "master pcall: says why" \
+  '^surge: error: master\(\) still runs 1\.[0-9] s after the run stopped: it goes on after its calls into surge raised "run stopped"' "$ERR"
+check_match "master pcall: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
+check_no_crash "master pcall"
+
+echo "# a command typed at the prompt catching its interrupt: SIGTERM ends surge repl (watchdog, exit 3)"
+SPIN='local function f() local x = 0 for i = 1, 1e12 do x = x + 1 end end while true do pcall(f) end'
+(echo "$SPIN"; sleep 20) | timeout -k 5 30 "$SURGE" repl --no-huge --stop-grace 1 $DEV >"$TMP/rs.out" 2>"$TMP/rs.err" &
+RPID=$!
+sleep 2
+SPID=$(pgrep -P "$RPID" -x surge)   # ($! is timeout's pid: surge is its child)
+kill -TERM "$SPID"
+T0=$(date +%s)
+for _ in $(seq 100); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+check_true "repl pcall loop: surge ends within 5 s of SIGTERM" "took $(( $(date +%s) - T0 )) s" \
+  [ "$(( $(date +%s) - T0 ))" -le 5 ]
+kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null
+check_match "repl pcall loop: says why" \
+  '^surge: error: the command typed at the prompt still runs 1\.[0-9] s after the run stopped: it goes on after being interrupted' \
+  "$(cat "$TMP/rs.err")"
+
+echo "# surge repl --duration ends the session"
+(echo "p = surge.port(0)"; sleep 4) | timeout -k 5 30 "$SURGE" repl --no-huge --duration 1 $DEV >"$TMP/rd.out" 2>&1
+RC=${PIPESTATUS[1]}
+check "repl --duration 1: exit 0" 0 "$RC"
+check_match "repl --duration 1: summary printed" '^surge: summary over 1\.[0-9]+ s$' "$(cat "$TMP/rd.out")"
+
+echo "# the script's top level catching the stop with pcall: exit 3 after the grace period"
+printf 'local surge = require "surge"\nlocal function f() local x = 0 for i = 1, 1e12 do x = x + 1 end end\nwhile true do pcall(f) end\nfunction master() end\n' >"$TMP/pre.lua"
+timeout -k 5 30 "$SURGE" run --no-huge --stop-grace 1 "$TMP/pre.lua" >"$TMP/pre.out" 2>"$TMP/pre.err" &
+PPID_=$!
+sleep 1.5
+kill -INT "$(pgrep -P "$PPID_" | head -1)"
+wait "$PPID_"
+RC=$?
+check "top-level pcall loop: exit 3" 3 "$RC"
+check_match "top-level pcall loop: says why" \
+  "^surge: error: the script's top level or configure\\(\\) still runs 1\.[0-9] s after the stop: it goes on after the stop's error" \
+  "$(cat "$TMP/pre.err")"
+
 for call in wait poll; do
   echo "# surge.$call() in a task is an error at the task's line"
   L=$(line_of stop_wait_in_task.lua "$(echo "$call" | tr a-z A-Z)_LINE")

@@ -55,6 +55,28 @@ function T.setters_refuse_bad_pointers()
   errors(at("surge.proto.udp.set_sport: p: expected a pointer, got 42"), function() udp.set_sport(42, 5) end)
   errors(at("surge.proto.tcp.set_seq: p: expected a pointer, got a NULL unsigned char *", 1),
     function() surge.proto.tcp.set_seq(ffi.cast("uint8_t *", nil), 5) end)
+  -- any other cdata would have byte offsets added to it: a number as an
+  -- address (42LL), a double, an int array (4-byte steps)
+  errors(at("surge.proto.udp.set_sport: p: expected a pointer, got cdata<int64_t>"), function() udp.set_sport(42LL, 5) end)
+  errors(at("surge.proto.udp.set_sport: p: expected a pointer, got cdata<double>", 1),
+    function() udp.set_sport(ffi.new("double", 7), 5) end)
+  errors(at("surge.proto.udp.set_sport: p: expected a pointer, got cdata<int [16]>", 1),
+    function() udp.set_sport(ffi.new("int[16]"), 5) end)
+  local f = surge.flow{ template = surge.proto.udp{}, fields = { ["udp.sport"] = { range = { 1, 5 } } } }
+  errors(at("flow:next: p: expected a pointer, got cdata<int64_t>"), function() f:next(42LL) end)
+  errors(at("flow:next: p: expected a pointer, got cdata<struct surge_burst>"), function() f:next(ffi.new("struct surge_burst")) end)
+  -- byte buffers of every kind are packets: uint8_t *, char *, uint8_t[?], uint8_t[N]
+  local t = surge.proto.udp{}
+  local fixed = ffi.new("uint8_t[64]")
+  ffi.copy(fixed, t.bytes, t.size)
+  for _, p in ipairs({ frame(t), fixed, ffi.cast("uint8_t *", fixed), ffi.cast("char *", fixed) }) do
+    f:reset()
+    f:next(p)   -- the first flow: sport 1, written at the UDP header
+    assert(ffi.cast("uint8_t *", p)[t.l4 + 1] == 1, tostring(ffi.typeof(p)))
+  end
+  local hdr = ffi.new("uint8_t[8]")   -- a UDP header alone, as a fixed array
+  udp.set_sport(hdr, 0x1234)
+  assert(hdr[0] == 0x12 and hdr[1] == 0x34)
 end
 
 -- Values are range-checked, never wrapped: the packet keeps its bytes.
