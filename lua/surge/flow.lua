@@ -538,7 +538,7 @@ local function compile(fields, plan, combine, count)
   src[#src + 1] = "  return n_"
   src[#src + 1] = "end"
   src[#src + 1] = "local function next1(self, p)"
-  src[#src + 1] = ("  if not (%s) then bad_p(p) end"):format(arg.test_source("p", "pointer"))
+  src[#src + 1] = ("  if not (%s) then bad_p(p, self) end"):format(arg.test_source("p", "pointer"))
   src[#src + 1] = "  do"
   src[#src + 1] = load_state
   src[#src + 1] = "  do"
@@ -558,7 +558,13 @@ local function compile(fields, plan, combine, count)
       arrays[j] = ffi.new("double[?]", #f.spec.values, f.spec.values)
     end
   end
-  local fns = chunk(arrays, function(p) arg.expect(p, "pointer", "flow:next", "p") end)
+  local fns = chunk(arrays, function(p, self)
+    -- f.next(p): p came as self, and p is nil
+    if type(self) ~= "table" or rawget(self, "_fns") == nil then
+      arg.raise(("flow:next: expected a flow as self, got %s (call it with ':')"):format(arg.show(self)))
+    end
+    arg.expect(p, "pointer", "flow:next", "p")
+  end)
   fns.arrays = arrays   -- keep the lists alive
   fns.state_specs = specs
   return fns, text

@@ -112,7 +112,10 @@ local function run(script)
   -- (master ending `return surge.wait()`) says nothing about it
   -- and os.exit's status (from any VM) wins over it (core/runtime.c)
   if core.C.surge_exit_status() >= 0 or (type(rc) ~= "number" and type(rc) ~= "boolean") then return 0 end
-  return core.exit_status(rc, ("%s: master's return value (the exit status)"):format(script))
+  -- (the return statement's line is gone once master returned: its function's)
+  local def = debug.getinfo(master, "S")
+  return core.exit_status(rc, ("%s:%d: master's return value (the exit status)"):format(def.short_src,
+    def.linedefined))
 end
 
 -- `surge repl [SCRIPT]`: the script's functions and options, then the prompt

@@ -55,6 +55,9 @@ M.env = env
 -- __tostring, and the position it gives is the prompt's line).
 local function describe(e)
   if e == LEAVE then return e end
+  -- os.exit(N) typed here: the run ends (then surge exits N), no error
+  local core = require("surge.core")
+  if e == core.STOPPED and core.C.surge_exit_status() >= 0 then return LEAVE end
   local ok, text = pcall(trace.message, e)
   if ok and type(text) == "string" then return text end
   return "error raised with a value that cannot be shown (a " .. type(e) .. ")"
@@ -257,7 +260,10 @@ local function serve_request(id, req)
   sink, remote = function(s) buf[#buf + 1] = s end, true
   local status = eval_line(st, text, id)
   sink, remote = io.write, false
-  if status == "leave" then
+  local C = require("surge.core").C
+  if status == "leave" and C.surge_exit_status() >= 0 then
+    buf[#buf + 1] = ("os.exit: the instance ends (exit status %d)\n"):format(C.surge_exit_status())
+  elseif status == "leave" then
     buf[#buf + 1] = "exit() leaves the prompt on the instance's terminal; here, Ctrl-D detaches\n"
   end
   replio.reply(id, status == "more" and "m" or status == "error" and "e" or "o", table.concat(buf))

@@ -127,6 +127,9 @@ function M.format(v, depth)
   if type(v.bytes) == "string" and type(v.layers) == "table" then return template_text(v) end
   if type(v.frames) == "function" and type(v.describe) == "function" then return flow_text(v) end
   if mt and mt.__tostring then return tostring(v) end
+  -- no levels left to open (a table inside a table shown at depth 1, a
+  -- table as a key): its place only, so cycles end here too
+  if (depth or 2) < 1 then return "{...}" end
   return table_text(v, depth or 2, {})
 end
 

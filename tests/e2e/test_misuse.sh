@@ -121,6 +121,10 @@ M 'surge.proto.udp.set_sport: p: expected a pointer, got cdata<int64_t>' 'surge.
 M 'surge.proto.tcp.set_ack: p: expected a pointer, got cdata<int \[16\]>' 'surge.proto.tcp.set_ack(ffi.new("int[16]"), 5)'
 M 'flow:next: p: expected a pointer, got cdata<double>' 'surge.flow{ template = surge.proto.udp{}, fields = { ["udp.sport"] = { range = { 1, 5 } } } }:next(ffi.new("double", 7))'
 M 'surge.tsc_ns: tsc .*got -1' 'surge.tsc_ns(-1)'
+# a scenario called from Lua: its session's errors are at the caller's line
+M 'port 0 is already open' 'surge.port(0); require("surge.scenario.flood").run{ tx = 0, trial = 0.1 }'
+M 'flood: --sizes: 10 is below 64' 'require("surge.scenario.flood").run{ tx = 0, sizes = "10" }'
+M 'surge.dut.session: src 10.0.0.1 and dst ::1 are not of one family' 'require("surge.scenario.flood").run{ tx = 0, src = "10.0.0.1", dst = "::1" }'
 M 'surge.tsc_ns: tsc .*got "x"' 'surge.tsc_ns("x")'
 M 'surge.stop_task: id: .*got nan' 'surge.stop_task(0/0)'
 M 'surge.collect: t .*got nil' 'surge.collect(nil)'
@@ -217,7 +221,7 @@ exit_case "os.exit(8) wins over master's return 2" 8 'surge.launch("tx"); surge.
 exit_case "master returns 7" 7 'surge.launch("tx"); surge.wait(); return 7'
 exit_case "master returns the task results" 0 'surge.launch("tx"); return surge.wait()'
 exit_case "master returns 256" 1 'return 256'
-check_match "$N: master returns 256: says why" "master's return value \(the exit status\): expected .* 0\.\.255, got 256" "$ERR"
+check_match "$N: master returns 256: says why" "^[^ ]*exit\.lua:6: master's return value \(the exit status\): expected .* 0\.\.255, got 256" "$ERR"
 printf 'local surge = require "surge"\nif not arg[1] then print("usage: exit.lua N"); os.exit(2) end\nfunction master() end\n' >"$EXIT"
 run_surge 30 run --no-huge "$EXIT"
 check "os.exit(2) at the top level: exit 2 before EAL" "2 usage: exit.lua N" "$RC $OUT"

@@ -36,6 +36,12 @@ run_surge 30 repl --no-huge --stats-interval 0 < "$TMP/exit.lua"
 check "exit(): exit 0" 0 "$RC"
 check_match "exit(): the lines before ran" '^before$' "$OUT"
 check_nomatch "exit(): the lines after did not" '^after$' "$OUT"
+# os.exit(N) typed: the session ends as exit() does, no error line, exit N
+printf 'p = surge.port(0)\nprint("before")\nos.exit(3)\nprint("after")\n' >"$TMP/osexit.lua"
+run_surge 30 repl --no-huge --stats-interval 0 < "$TMP/osexit.lua"
+check "os.exit(3) typed: exit 3" 3 "$RC"
+check_nomatch "os.exit(3) typed: no error line, the lines after not run" '^error|^after$' "$OUT$ERR"
+check_match "os.exit(3) typed: the summary" '^surge: summary over' "$OUT"
 # run -i: leaving with exit("wait") lets the task end on its own, exit()
 # stops it; either way master goes on from surge.wait() with the results
 cat >"$TMP/count.lua" <<'LUA'

@@ -64,6 +64,8 @@ function T.setters_refuse_bad_pointers()
     function() udp.set_sport(ffi.new("int[16]"), 5) end)
   local f = surge.flow{ template = surge.proto.udp{}, fields = { ["udp.sport"] = { range = { 1, 5 } } } }
   errors(at("flow:next: p: expected a pointer, got cdata<int64_t>"), function() f:next(42LL) end)
+  errors(at("flow:next: expected a flow as self, got cdata<unsigned char [64]> (call it with ':')", 1),
+    function() f.next(ffi.new("uint8_t[64]")) end)
   errors(at("flow:next: p: expected a pointer, got cdata<struct surge_burst>"), function() f:next(ffi.new("struct surge_burst")) end)
   -- byte buffers of every kind are packets: uint8_t *, char *, uint8_t[?], uint8_t[N]
   local t = surge.proto.udp{}

@@ -90,6 +90,14 @@ function T.printers()
   repl.env.cb = nil
   b:free()
   assert(show.format({ 1, "a", k = { z = true } }) == '{ 1, "a", k = { z = true } }')
+  -- two levels open, the next is a place holder: a cycle below them ends
+  -- there (it overflowed the stack), as do tables deeper down
+  local c = {}
+  c.c = { c }
+  assert(show.format(c) == "{ c = { {...} } }", show.format(c))
+  assert(show.format({ c }) == "{ { c = {...} } }", show.format({ c }))
+  assert(show.format({ { 1, { 2, { 3 } } } }) == "{ { 1, {...} } }")
+  assert(show.format({ [{}] = 1 }) == "{ [{...}] = 1 }", show.format({ [{}] = 1 }))
   assert(show.format(surge.port(1)):match("^port 1: .*null.*, 1 txq 1 rxq, TX 0 packets"))
   assert(show.format(surge.handles.txq(1, 0)) == "txq(1,0): unused, 0 packets, 0 drops")
 end

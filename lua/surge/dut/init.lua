@@ -33,14 +33,14 @@ local function open_port(p, link_timeout)
   local id = p
   if type(id) == "string" and tonumber(id) then id = tonumber(id) end
   if type(id) == "number" and (id < 0 or id >= surge.ports()) then
-    error(("port %d does not exist (%d port%s: give devices with --vdev or --pci)"):format(id,
-      surge.ports(), surge.ports() == 1 and "" or "s"), 0)
+    check.raise(("port %d does not exist (%d port%s: give devices with --vdev or --pci)"):format(id,
+      surge.ports(), surge.ports() == 1 and "" or "s"))
   end
   if opened[id] == nil then
     -- clones = true keeps MBUF_FAST_FREE off: test frames and control frames
     -- come from different pools on one queue
     local ok, port = pcall(surge.port, id, { rxq = 1, txq = 1, clones = true, link_timeout = link_timeout or 2 })
-    if not ok then error((tostring(port):gsub("^[^\n:]+:%d+: ", "")), 0) end   -- about the port, not a line here
+    if not ok then check.raise((tostring(port):gsub("^[^\n:]+:%d+: ", ""))) end   -- about the port, not a line here
     opened[id] = port
   end
   return opened[id]
@@ -74,24 +74,24 @@ function M.session(opts)
                            dport = opts.dport or M.DPORT, resolve_timeout = opts.resolve_timeout or 2 }, Session)
   s.v6 = s.src:find(":", 1, true) ~= nil
   if s.v6 ~= (s.dst:find(":", 1, true) ~= nil) then
-    error(("surge.dut.session: src %s and dst %s are not of one family (--src, --dst)"):format(s.src, s.dst), 0)
+    check.raise(("surge.dut.session: src %s and dst %s are not of one family (--src, --dst)"):format(s.src, s.dst))
   end
   -- addresses checked now, naming the option, not when the first frame is built
   for _, k in ipairs({ "src", "dst", "gateway", "rx_gateway" }) do
     local a = s[k]
     if a ~= nil then
       local ok, e = pcall(a:find(":", 1, true) and ip6.addr or ip4.addr, a, "surge.dut.session: " .. k, 1)
-      if not ok then error((tostring(e):gsub("^[^\n:]+:%d+: ", "")), 0) end
+      if not ok then check.raise((tostring(e):gsub("^[^\n:]+:%d+: ", ""))) end
     end
   end
   for _, k in ipairs({ "gateway", "rx_gateway" }) do
     if s[k] and (s[k]:find(":", 1, true) ~= nil) ~= s.v6 then
-      error(("surge.dut.session: %s %s is not of the family of src %s"):format(k, s[k], s.src), 0)
+      check.raise(("surge.dut.session: %s %s is not of the family of src %s"):format(k, s[k], s.src))
     end
   end
   if s.dst_mac then
     local ok, e = pcall(eth.mac, s.dst_mac, "surge.dut.session: dst_mac", 1)
-    if not ok then error((tostring(e):gsub("^[^\n:]+:%d+: ", "")), 0) end
+    if not ok then check.raise((tostring(e):gsub("^[^\n:]+:%d+: ", ""))) end
   end
   s.tx_info, s.rx_info = tx:info(), rx:info()
   local fam = s.v6 and "ip6" or "ip4"
@@ -151,15 +151,15 @@ end
 function Session:check_size(size, what)
   what = what or "frame size"
   if type(size) ~= "number" or size ~= math.floor(size) then
-    error(("%s %s is not a whole number of bytes"):format(what, tostring(size)), 0)
+    check.raise(("%s %s is not a whole number of bytes"):format(what, tostring(size)))
   end
   if size < self:min_size() then
-    error(("%s %d is below %d, the smallest frame that holds the headers, a sequence number and a "
-      .. "latency probe"):format(what, size, self:min_size()), 0)
+    check.raise(("%s %d is below %d, the smallest frame that holds the headers, a sequence number and a "
+      .. "latency probe"):format(what, size, self:min_size()))
   end
   if size > self:max_size() then
-    error(("%s %d is above the MTU: port %d takes frames up to %d bytes (MTU %d)"):format(what, size,
-      self.tx.id, self:max_size(), self:max_size() - 18 - (self.vlan and 4 or 0)), 0)
+    check.raise(("%s %d is above the MTU: port %d takes frames up to %d bytes (MTU %d)"):format(what, size,
+      self.tx.id, self:max_size(), self:max_size() - 18 - (self.vlan and 4 or 0)))
   end
   return size
 end

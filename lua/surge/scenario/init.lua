@@ -199,7 +199,8 @@ end
 -- refused as a value of `option`.
 function M.check_size(s, size, option)
   local ok, e = pcall(s.check_size, s, size, "frame size")
-  if not ok then M.refuse(option, "%s", (tostring(e):gsub("^frame size ", ""))) end
+  -- (raised at the caller's line when called from Lua: that goes too)
+  if not ok then M.refuse(option, "%s", (tostring(e):gsub("^[^\n:]+:%d+: ", ""):gsub("^frame size ", ""))) end
   return size
 end
 
