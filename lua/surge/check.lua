@@ -14,6 +14,7 @@
 -- Numbers are never NaN; they are finite unless a bound is inf. Every value
 -- that crosses into C through a fixed-width integer is range-checked here,
 -- never wrapped or clamped by the FFI conversion.
+local bit = require "bit"
 local ffi = require "ffi"
 require "surge.cdef"
 
@@ -78,8 +79,8 @@ function M.is_bytes(v)
   return type(v) == "cdata" and (ffi.istype(u8p, v) or ffi.istype(u8v, v) or M.byte_array(v)) and v ~= nil
 end
 M.u8p, M.u8v = u8p, u8v
--- what code generated with test_source's pointer tests needs in scope
-M.POINTER_PRELUDE = "local istype, u8p, u8v, byte_array = require('ffi').istype, "
+-- what code generated with test_source's tests needs in scope
+M.GEN_PRELUDE = "local band = require('bit').band; local istype, u8p, u8v, byte_array = require('ffi').istype, "
   .. "require('surge.check').u8p, require('surge.check').u8v, require('surge.check').byte_array"
 
 local function is_burst(v)
@@ -233,9 +234,16 @@ function M.test_source(var, spec)
   if #kinds ~= 1 or c.allow["nil"] then error("surge.check: test_source takes one type, not '" .. spec .. "'", 2) end
   local k, e = kinds[1], nil
   if k == "pointer" then
-    -- M.is_bytes inline; the generated code starts with M.POINTER_PRELUDE
+    -- M.is_bytes inline; the generated code starts with M.GEN_PRELUDE
     e = ("type(%s) == \"cdata\" and (istype(u8p, %s) or istype(u8v, %s) or byte_array(%s)) and %s ~= nil"):format(
       var, var, var, var, var)
+  elseif k == "integer" and c.lo == 0 and not c.lo_open and c.hi >= 1 and c.hi < 2 ^ 31
+      and bit.band(c.hi, c.hi + 1) == 0 then
+    -- 0..2^n-1 (a header field): one masked compare. tobit turns 1.5, NaN,
+    -- the infinities and anything outside the field into another value, and
+    -- the setter's own store converts v the same way: one conversion in a
+    -- trace, the check costs a compare
+    e = ("type(%s) == \"number\" and band(%s, %s) == %s"):format(var, var, lit(c.hi), var)
   elseif k == "number" or k == "integer" then
     local lo, hi = c.lo, c.hi
     if c.finite or k == "integer" then   -- NaN and the infinities fail a finite bound
@@ -268,7 +276,7 @@ function M.hot(fn, name, params)
     fails[i] = spec
   end
   local list = table.concat(args, ", ")
-  local src = { "local fn, fail, floor, MT = ...", "local type, getmetatable = type, getmetatable", M.POINTER_PRELUDE }
+  local src = { "local fn, fail, floor, MT = ...", "local type, getmetatable = type, getmetatable", M.GEN_PRELUDE }
   for i, pr in ipairs(params) do
     if type(pr[2]) == "table" then src[#src + 1] = ("local MT%d = MT[%d]"):format(i, i) end
   end

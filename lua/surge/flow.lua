@@ -122,7 +122,7 @@ local ffi = require "ffi"
 local band, bor, bxor, lshift, rshift, bswap = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift, bit.bswap
 local floor, type = math.floor, type
 local cast, u16p, i32p = ffi.cast, ffi.typeof("uint16_t *"), ffi.typeof("int32_t *")
-]] .. arg.POINTER_PRELUDE .. "\n"
+]] .. arg.GEN_PRELUDE .. "\n"
 
 -- Host-order 16-bit words (surge.size's length fields and checksums, whose
 -- sums are kept in host order): one 16-bit load or store, swapped.
