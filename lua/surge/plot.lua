@@ -12,9 +12,32 @@ local json = require "surge.json"
 local M = {}
 
 local function fail(msg) error(msg, 0) end        -- about the file or gnuplot: one line
--- about the arguments: at the caller's line when a script or the REPL called
--- surge.plot (plain from the command line, where no script frame exists)
-local function misuse(msg) require("surge.check").raise(msg) end
+-- about the arguments (the output's name, a results file that cannot be
+-- read): at the caller's line when a script or the REPL called surge.plot;
+-- from the command line (M.main) a usage error, exit 2 like core/cli.c's
+local cli = false
+local function misuse(msg)
+  if cli then error(setmetatable({ msg = msg }, require("surge.args").OptionError), 0) end
+  require("surge.check").raise(msg)
+end
+
+-- The text of results file `file`. One check for every file that cannot be
+-- read: missing, unreadable, or a directory (which io.open opens on Linux;
+-- its read fails with "Is a directory").
+local function read_text(file)
+  local f, err = io.open(file, "r")
+  local text
+  if f then
+    text, err = f:read("*a")
+    f:close()
+  end
+  if not text then
+    err = tostring(err)
+    if err:sub(1, #file + 2) == file .. ": " then err = err:sub(#file + 3) end  -- io.open's "FILE: why"
+    misuse(("surge plot: cannot read '%s': %s"):format(file, err))
+  end
+  return text
+end
 
 -- os.execute gives 0 (Lua 5.1) or true (5.2 compatibility) on success
 local function sh(cmd)
@@ -281,10 +304,7 @@ function M.plot(file, out)
   out = out or (file:gsub("%.json$", "") .. ".svg")
   local png = out:match("%.png$") ~= nil
   if not png and not out:match("%.svg$") then misuse(("surge plot: -o %s: the output must end in .svg or .png"):format(out)) end
-  local f, err = io.open(file, "r")
-  if not f then fail("surge plot: " .. tostring(err)) end
-  local text = f:read("*a") or ""
-  f:close()
+  local text = read_text(file)
   if text:match("^%s*$") then fail(("surge plot: %s: empty file"):format(file)) end
   -- what surge writes for --output run.csv: the rate series only
   if text:match("^t,interval_s,") or (file:match("%.csv$") and not text:match("^%s*[{%[]")) then
@@ -328,7 +348,10 @@ function M.main(file, argv)
   -- core/cli.c checked the arguments (exit 2): only -o/--output OUT pairs
   local out
   for i = 2, #argv, 2 do out = argv[i] end
-  local path, charts = M.plot(file, out)
+  cli = true
+  local ok, path, charts = pcall(M.plot, file, out)
+  cli = false
+  if not ok then error(path, 0) end
   local titles = {}
   for _, c in ipairs(charts) do titles[#titles + 1] = ("%s (%d points)"):format(c.title, c.points) end
   print(("surge: wrote %s: %s"):format(path, table.concat(titles, "; ")))

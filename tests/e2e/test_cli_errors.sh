@@ -54,6 +54,40 @@ refused "script option without its value" "option --count needs a value" one-lin
 refused "--count not a multiple of --clones" "--count 1001 is not a multiple of --clones 4" one-line -- \
   run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --count 1001 --clones 4
 
+echo "# scenario options the scenario reads itself: exit 2, the exact line, no traffic"
+# list options split in one place (an empty item or a repeat is refused;
+# load-latency's rates may repeat), and a trial must send a frame
+NULL=(--no-huge -q --vdev net_null0,no-rx=1)
+TAIL="a trial must send 1 or more (give a higher rate or a longer trial)"
+while IFS='|' read -r opts msg; do
+  msg=${msg//TAIL/$TAIL}
+  # shellcheck disable=SC2086  # opts: several words
+  run_surge 30 run "${NULL[@]}" $opts
+  check "$opts: exit 2 and the line" "2 $msg" "$RC $(printf '%s\n' "$ERR" | head -1)"
+  check "$opts: one line on stderr" 1 "$(printf '%s\n' "$ERR" | grep -c .)"
+  check "$opts: no traffic, no output" "" "$OUT"
+done <<'EOF'
+rfc2544 --tests throughput,,latency|rfc2544: --tests: empty item in 'throughput,,latency'
+rfc2544 --tests throughput,|rfc2544: --tests: empty item in 'throughput,'
+rfc2544 --sizes 64,,128|rfc2544: --sizes: empty item in '64,,128'
+rfc2544 --tests throughput,latency,throughput|rfc2544: --tests: test 'throughput' given twice in 'throughput,latency,throughput'
+rfc2544 --sizes 64,128,64|rfc2544: --sizes: size 64 given twice in '64,128,64'
+flood --sizes 64,64|flood: --sizes: size 64 given twice in '64,64'
+load-latency --rates 10kpps,,20kpps|load-latency: --rates: empty item in '10kpps,,20kpps'
+qos --classes ef:46:1kpps,be:0:1kpps,ef:10:1kpps|qos: --classes: class 'ef' given twice in 'ef:46:1kpps,be:0:1kpps,ef:10:1kpps'
+flood --rate 0.5pps --trial 0.1|flood: 0.5 pps (--rate) for 0.1 s (--trial) is 0.05 frames: TAIL
+flood --sizes imix --rate 10pps --trial 0.5|flood: 0.8333 pps (the 1518-byte frames' share of --rate) for 0.5 s (--trial) is 0.417 frames: TAIL
+load-latency --rates 10kpps,0.5pps|load-latency: 0.5 pps (--rates) for 1 s (--trial) is 0.5 frames: TAIL
+qos --classes ef:46:1pps,be:0:1kpps --trial 0.5|qos: 1 pps (class 'ef' of --classes) for 0.5 s (--trial) is 0.5 frames: TAIL
+rfc2544 --sizes 64 --max-rate 1kpps --trial 0.1|rfc2544: 7.813 pps (64 bytes, the lowest rate the throughput search can try from --max-rate, --min-rate, --resolution and --max-trials) for 0.1 s (--trial) is 0.781 frames: TAIL
+EOF
+
+echo "# plot given a directory (io.open opens one, its read fails): one line, exit 2 like a missing file"
+mkdir "$TMP/results.d"
+run_surge 10 plot "$TMP/results.d"
+check "plot DIR: exit 2, one line saying it is a directory" \
+  "2 surge plot: cannot read '$TMP/results.d': Is a directory" "$RC $ERR"
+
 echo "# more tasks than worker lcores (loopback.lua needs 2 workers, --lcores 0-1 has 1)"
 run_surge 60 run --no-huge --stats-interval 0 --lcores 0-1 --vdev net_null0,no-rx=1 "$EXAMPLES/loopback.lua" --count 1000
 check_user_error "too few lcores"

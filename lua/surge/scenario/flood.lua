@@ -35,6 +35,15 @@ function M.run(opts)
   end
   avg = avg / total
   local rate = opts.rate ~= "" and scenario.pps(opts.rate, avg, s:line_pps(avg), "--rate") or nil
+  -- every size sends in the trial: its share of --rate (or of line rate,
+  -- the most an unpaced flood reaches, where the port reports it)
+  local top = rate or s:line_pps(avg)
+  if top > 0 then
+    for _, c in ipairs(classes) do
+      scenario.check_frames(top * c.share / total, opts.trial, #classes == 1 and (rate and "--rate" or "line rate")
+        or ("the %d-byte frames' share of %s"):format(c.size, rate and "--rate" or "line rate"), "--trial")
+    end
+  end
   local mac = s:resolve()
   scenario.progress("flood: tx port %d -> rx port %d via %s, %d flow(s) x %d size(s), %s", s.tx.id, s.rx.id, mac,
     opts.flows, #classes, rate and ("%g pps"):format(rate) or "as fast as possible")

@@ -173,24 +173,61 @@ local function given(v)
   return type(v) == "string" and "'" .. v .. "'" or check.show(v)
 end
 
--- "64,128,imix" style lists of frame sizes (or a number, or a list from Lua);
--- option: the option they came from ("--sizes").
-function M.sizes(text, option)
-  option = option or "--sizes"
-  local out = {}
-  if type(text) == "number" then text = { text } end
-  if type(text) == "table" then
-    for _, n in ipairs(text) do out[#out + 1] = n end
-  elseif type(text) == "string" then
-    for w in text:gmatch("[^,%s]+") do out[#out + 1] = tonumber(w) or w end
+-- The items of list option `option`: "64,128,imix" (comma-separated,
+-- spaces around an item ignored), a table of items from Lua, or one number.
+-- o.parse(item) -> value, when given, checks and converts each item. An
+-- empty item ("64,,128", a comma at either end) is refused naming the
+-- option; text with no item at all ("", ",") is an empty list, which the
+-- caller refuses in its own words ("no frame sizes given"). o.unique: an
+-- item whose value (or o.unique(value), its key) an earlier item had is
+-- refused ("size 64 given twice in '64,128,64'"); o.what names an item
+-- ("size"), o.expected what the option takes (for a value of another type).
+-- Every list option of every scenario goes through here.
+function M.items(v, option, o)
+  o = o or {}
+  if type(v) == "number" then v = { v } end
+  local raw = {}
+  if type(v) == "table" then
+    for _, x in ipairs(v) do raw[#raw + 1] = x end
+  elseif type(v) == "string" then
+    if v:find("[^,%s]") then
+      for w in (v .. ","):gmatch("([^,]*),") do
+        w = w:match("^%s*(.-)%s*$")
+        if w == "" then M.refuse(option, "empty item in '%s'", v) end
+        raw[#raw + 1] = w
+      end
+    end
   else
-    M.refuse(option, "expected frame sizes (\"64,512\"), got %s", check.show(text))
+    M.refuse(option, "expected %s, got %s", o.expected or "a comma-separated list", check.show(v))
   end
-  for _, n in ipairs(out) do
-    if type(n) ~= "number" or n ~= math.floor(n) or n < 1 or n > 65535 then
-      M.refuse(option, "%s is not a frame size in bytes", given(n))
+  local out, seen = {}, {}
+  for i, w in ipairs(raw) do
+    if o.parse then out[i] = o.parse(w) else out[i] = w end
+    if o.unique then
+      local key = out[i]
+      if o.unique ~= true then key = o.unique(key) end
+      if key ~= nil and seen[key] then
+        M.refuse(option, "%s%s given twice%s", o.what and o.what .. " " or "", given(key),
+          type(v) == "string" and (" in '%s'"):format(v) or "")
+      end
+      if key ~= nil then seen[key] = true end
     end
   end
+  return out
+end
+
+-- "64,128,imix" style lists of frame sizes (or a number, or a list from Lua),
+-- each size once; option: the option they came from ("--sizes").
+function M.sizes(text, option)
+  option = option or "--sizes"
+  local out = M.items(text, option, { what = "size", unique = true, expected = "frame sizes (\"64,512\")",
+    parse = function(w)
+      local n = type(w) == "string" and tonumber(w) or w
+      if type(n) ~= "number" or n ~= math.floor(n) or n < 1 or n > 65535 then
+        M.refuse(option, "%s is not a frame size in bytes", given(n))
+      end
+      return n
+    end })
   if #out == 0 then M.refuse(option, "no frame sizes given") end
   return out
 end
@@ -235,6 +272,20 @@ function M.pps(text, size, line_pps, option, zero_ok)
       size)
   end
   return rate
+end
+
+-- A trial at `rate` pps for `seconds` s must send at least one frame: with
+-- fewer, the paced sender sends none (or overruns the trial waiting for its
+-- first slot), and a trial that sends nothing measures nothing (its loss
+-- reads 0 %). Every rate and trial time a scenario plans is checked here,
+-- before any traffic; rate_from, trial_from: the options they come from,
+-- for the one line that names them ("0.5 pps (--rate) for 0.1 s (--trial)").
+function M.check_frames(rate, seconds, rate_from, trial_from)
+  local n = rate * seconds
+  if n < 1 - 1e-9 then
+    M.refuse(nil, "%.4g pps (%s) for %.4g s (%s) is %.3g frames: a trial must send 1 or more "
+      .. "(give a higher rate or a longer trial)", rate, rate_from, seconds, trial_from, n)
+  end
 end
 
 -- Progress: one plain line per trial (to stdout, flushed so pipes see it);

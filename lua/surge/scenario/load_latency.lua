@@ -32,15 +32,13 @@ function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
   local s = scenario.session(opts)
   scenario.check_size(s, opts.size, "--size")
-  local rates = {}
-  local list = type(opts.rates) == "table" and opts.rates or {}
-  if type(opts.rates) ~= "table" then
-    for w in tostring(opts.rates):gmatch("[^,%s]+") do list[#list + 1] = w end
-  end
-  for _, w in ipairs(list) do
-    rates[#rates + 1] = scenario.pps(w, opts.size, s:line_pps(opts.size), "--rates")
-  end
+  -- a rate may come back in the list (10kpps,1mpps,10kpps: does latency
+  -- recover after an overload?): each is its own point, in order
+  local line = s:line_pps(opts.size)
+  local rates = scenario.items(opts.rates, "--rates", { what = "rate", expected = "rates (\"10kpps,50kpps\")",
+    parse = function(w) return scenario.pps(w, opts.size, line, "--rates") end })
   if #rates == 0 then scenario.refuse("--rates", "no rate given") end
+  for _, rate in ipairs(rates) do scenario.check_frames(rate, opts.trial, "--rates", "--trial") end
   local mac = s:resolve()
   scenario.progress("load-latency: tx port %d -> rx port %d via %s, %d-byte frames", s.tx.id, s.rx.id, mac, opts.size)
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }

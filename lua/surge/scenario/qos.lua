@@ -17,17 +17,21 @@ function M.options(p)
   p:option("--probes", "latency probes per second per class", 500, "number >0")
 end
 
+-- NAME:DSCP:RATE,... (or a list of them from Lua): each name once (they
+-- name the result rows); two classes may share a DSCP (one class of service
+-- of the DUT, told apart by their flows).
 function M.parse_classes(text, size, line)
-  local out, total = {}, 0
-  for w in tostring(text):gmatch("[^,%s]+") do
-    local name, dscp, rate = w:match("^([%w_%-]+):(%d+):(.+)$")
-    dscp = tonumber(dscp)
-    if not name or dscp > 63 then
-      scenario.refuse("--classes", "'%s' is not NAME:DSCP:RATE with DSCP 0..63", w)
-    end
-    out[#out + 1] = { name = name, dscp = dscp, rate = scenario.pps(rate, size, line, "--classes") }
-    total = total + out[#out].rate
-  end
+  local out = scenario.items(text, "--classes", { what = "class", unique = function(c) return c.name end,
+    expected = "classes (\"ef:46:10kpps,be:0:40kpps\")", parse = function(w)
+      local name, dscp, rate = tostring(w):match("^([%w_%-]+):(%d+):(.+)$")
+      dscp = tonumber(dscp)
+      if not name or dscp > 63 then
+        scenario.refuse("--classes", "'%s' is not NAME:DSCP:RATE with DSCP 0..63", tostring(w))
+      end
+      return { name = name, dscp = dscp, rate = scenario.pps(rate, size, line, "--classes") }
+    end })
+  local total = 0
+  for _, c in ipairs(out) do total = total + c.rate end
   if #out < 2 then scenario.refuse("--classes", "give two or more classes (NAME:DSCP:RATE,...)") end
   if line and line > 0 and total > line * (1 + 1e-9) then
     scenario.refuse("--classes", "the classes add up to %.0f pps, more than line rate (%.0f pps for %d-byte frames)",
@@ -42,6 +46,9 @@ function M.run(opts)
   scenario.check_size(s, opts.size, "--size")
   local cls = M.parse_classes(opts.classes, opts.size, s:line_pps(opts.size))
   scenario.check_flows(M.name, opts.flows, #cls, "classes")
+  for _, c in ipairs(cls) do
+    scenario.check_frames(c.rate, opts.trial, ("class '%s' of --classes"):format(c.name), "--trial")
+  end
   local total, classes = 0, {}
   for _, c in ipairs(cls) do total = total + c.rate end
   for k, c in ipairs(cls) do

@@ -35,7 +35,23 @@ function M.options(p)
   p:flag("--confirm", "after the search, a trial at T (must pass) and one at 1.2 T")
 end
 
-local function want(list, name) return (("," .. list .. ","):find("," .. name .. ",", 1, true)) ~= nil end
+local TESTS = { throughput = true, latency = true, loss = true, b2b = true }
+
+-- --tests as a set ({ throughput = true, ... }), each test named once.
+local function tests(v)
+  local set, n = {}, 0
+  for _, w in ipairs(scenario.items(v, "--tests", { what = "test", unique = true,
+      expected = "a list like \"throughput,latency\"", parse = function(w)
+        if not TESTS[w] then
+          scenario.refuse("--tests", "unknown test '%s' (throughput, latency, loss, b2b)", tostring(w))
+        end
+        return w
+      end })) do
+    set[w], n = true, n + 1
+  end
+  if n == 0 then scenario.refuse("--tests", "no test given (throughput, latency, loss, b2b)") end
+  return set, n
+end
 
 local function fmt_rate(pps) return ("%.4g kpps"):format(pps / 1e3) end
 
@@ -51,9 +67,22 @@ local function flat_rows(results)
   end
 end
 
+-- The lowest rates the tests can offer from hi (every trial of the
+-- throughput search failing; the last step of the frame loss curve), found
+-- by running the searches themselves without traffic.
+local function lowest(lo, hi, opts)
+  local search_low, loss_low = hi, hi
+  search.throughput{ lo = lo, hi = hi, resolution = hi * opts.resolution / 100, max_trials = opts.max_trials,
+    tolerance = opts.tolerance, trial = function(rate) search_low = math.min(search_low, rate) return math.huge end }
+  search.loss_curve{ hi = hi, step_pct = opts.loss_step,
+    trial = function(rate) loss_low = math.min(loss_low, rate) return 100 end }
+  return search_low, loss_low
+end
+
 -- Every rate of the run, per frame size, checked before any traffic:
 -- { [size] = { hi = --max-rate, lo = --min-rate, line = line rate } }.
-local function rates(s, opts, sizes)
+-- Each trial the tests plan sends a frame (scenario.check_frames).
+local function rates(s, opts, sizes, want)
   local out = {}
   for _, size in ipairs(sizes) do
     local line = s:line_pps(size)
@@ -63,6 +92,21 @@ local function rates(s, opts, sizes)
       scenario.refuse("--min-rate", "%s (%g pps at %d bytes) is not below --max-rate %s (%g pps)",
         tostring(opts.min_rate), lo, size, tostring(opts.max_rate), hi)
     end
+    local search_low, loss_low = lowest(lo, hi, opts)
+    local function from(rate, what) return ("%d bytes, %s"):format(size, rate < hi and what or "--max-rate") end
+    if want.throughput then
+      scenario.check_frames(search_low, opts.trial, from(search_low, "the lowest rate the throughput search can "
+        .. "try from --max-rate, --min-rate, --resolution and --max-trials"), "--trial")
+    end
+    if want.loss then
+      scenario.check_frames(loss_low, opts.trial, from(loss_low, "the frame loss test's last step, --loss-step "
+        .. "of --max-rate"), "--trial")
+    end
+    if want.latency then   -- at the throughput found, or at --max-rate without a search
+      local l = want.throughput and search_low or hi
+      scenario.check_frames(l, opts.latency_trial, from(l, "the lowest throughput the search can find"),
+        "--latency-trial")
+    end
     out[size] = { hi = hi, lo = lo, line = line }
   end
   return out
@@ -71,21 +115,10 @@ end
 function M.run(opts)
   opts = scenario.defaults("rfc2544", M, opts)
   local sizes = scenario.sizes(opts.sizes)
-  if type(opts.tests) ~= "string" then
-    scenario.refuse("--tests", "expected a list like \"throughput,latency\", got %s", require("surge.check").show(opts.tests))
-  end
-  opts.tests = opts.tests:gsub("%s", "")
-  local ntests = 0
-  for w in opts.tests:gmatch("[^,]+") do
-    if not want("throughput,latency,loss,b2b", w) then
-      scenario.refuse("--tests", "unknown test '%s' (throughput, latency, loss, b2b)", w)
-    end
-    ntests = ntests + 1
-  end
-  if ntests == 0 then scenario.refuse("--tests", "no test given (throughput, latency, loss, b2b)") end
+  local want, ntests = tests(opts.tests)
   local s = scenario.session(opts)
   for _, size in ipairs(sizes) do scenario.check_size(s, size, "--sizes") end
-  local rate = rates(s, opts, sizes)
+  local rate = rates(s, opts, sizes, want)
   local mac = s:resolve()
   scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s via %s%s", s.tx.id, s.rx.id, s.src, s.dst, mac,
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
@@ -108,7 +141,7 @@ function M.run(opts)
       return s:trial(t)
     end
     local T = hi
-    if want(opts.tests, "throughput") then
+    if want.throughput then
       local n = 0
       local found = search.throughput{ lo = lo, hi = hi, resolution = hi * opts.resolution / 100,
         max_trials = opts.max_trials, tolerance = opts.tolerance, trial = function(rate)
@@ -139,7 +172,7 @@ function M.run(opts)
       end
       scenario.step()
     end
-    if want(opts.tests, "latency") and T > 0 then
+    if want.latency and T > 0 then
       local every = math.max(1, math.floor(T / opts.probes))
       local t = trial(T, "the latency trial", { duration = opts.latency_trial, probe_every = every })
       local l = t.classes[1].latency
@@ -147,8 +180,8 @@ function M.run(opts)
                     p99_ns = l.p99_ns, max_ns = l.max_ns, loss_pct = t.loss_pct }
       scenario.progress("  %5d B  latency at %s: %s", size, fmt_rate(T), surge.latency.format(l))
     end
-    if want(opts.tests, "latency") then scenario.step() end
-    if want(opts.tests, "loss") then
+    if want.latency then scenario.step() end
+    if want.loss then
       r.loss = search.loss_curve{ hi = hi, step_pct = opts.loss_step, trial = function(rate)
         local t = trial(rate, "a frame loss trial")
         scenario.progress("  %5d B  frame loss at %s: %.3f %%", size, fmt_rate(rate), t.loss_pct)
@@ -156,7 +189,7 @@ function M.run(opts)
       end }
       scenario.step()
     end
-    if want(opts.tests, "b2b") then
+    if want.b2b then
       local b = search.back_to_back{ lo = 1, hi = opts.b2b_max, max_trials = opts.b2b_trials,
         resolution = math.max(1, math.floor(opts.b2b_max / 1000)), trial = function(n)
           local t = s:trial{ size = size, count = n, settle = opts.settle, flows = opts.flows,
