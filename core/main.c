@@ -12,16 +12,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "repl.h"
 #include "runtime.h"
 
+/* Before EAL there is no monitor thread: a stop during the options
+ * pre-pass arms a timer instead. Code the pre-pass's hook cannot end (it
+ * catches the stop's error and goes on, it loops in an error handler or in
+ * a finalizer when its VM closes) is ended when it fires: exit 3, as the
+ * watchdog ends a run. Nothing is set up yet, so nothing needs cleaning. */
+static void
+on_prepass_timeout(int sig)
+{
+	static const char msg[] = "surge: error: the script's top level or configure() still runs "
+		"--stop-grace after the stop: it goes on after the stop's error (a pcall, an error "
+		"handler or a finalizer that loops?); exiting\n";
+	ssize_t rc;
+
+	(void)sig;
+	rc = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)rc;
+	_exit(EXIT_WATCHDOG);
+}
+
+static void
+prepass_watchdog_arm(void)
+{
+	double g = rt()->opts.stop_grace > 0 ? rt()->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
+	struct itimerval t = { .it_value = { .tv_sec = (time_t)g,
+					     .tv_usec = (suseconds_t)((g - (double)(time_t)g) * 1e6) } };
+
+	signal(SIGALRM, on_prepass_timeout);
+	setitimer(ITIMER_REAL, &t, NULL);
+}
+
 static void
 on_signal(int sig)
 {
-	if (rt() != NULL)
+	if (rt() != NULL) {
 		rt()->signal = sig;   /* the results file says how the run ended */
+		if (rt()->prepass)
+			prepass_watchdog_arm();
+	}
 	surge_stop();     /* a second signal takes the default action (SA_RESETHAND) */
 }
 
@@ -126,9 +160,14 @@ main(int argc, char **argv)
 	/* the script's options are checked before EAL starts: a bad one exits 2
 	 * (a scenario's, named rather than a file, when the scenario parses them) */
 	install_signals();
-	if (o.cmd == CMD_RUN && !scenario &&
-	    ((rc = master_options(o.script, o.script_argc, o.script_argv)) != 0 ||
-	     rt()->exit_status >= 0 || rt()->stop)) {
+	rt()->prepass = 1;
+	if (rt()->stop)                /* a signal came before this line */
+		prepass_watchdog_arm();
+	rc = o.cmd == CMD_RUN && !scenario ? master_options(o.script, o.script_argc, o.script_argv) : 0;
+	rt()->prepass = 0;
+	/* it returned: nothing of it is stuck (a stop now ends the run's way) */
+	setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
+	if (o.cmd == CMD_RUN && !scenario && (rc != 0 || rt()->exit_status >= 0 || rt()->stop)) {
 		/* os.exit(N) at the script's top level, or a signal while it ran */
 		rc = rt_exit_status(rc);
 		rt_destroy();

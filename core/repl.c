@@ -52,6 +52,7 @@ struct repl_state {
 	int eval_fd;                  /* the client whose request runs, -1 = the terminal's */
 	uint64_t eval_checked_ms;     /* when eval_hook last looked at that client */
 	const char *eval_why;         /* why eval_hook ended the code, NULL = it did not */
+	uint64_t eval_why_ms;         /* when it first said so */
 	struct sigaction old_int;
 	char *line;                   /* a finished line from libedit */
 	int line_state;               /* 0 none, 1 line, 2 end of input */
@@ -125,9 +126,34 @@ eval_hook(lua_State *L, lua_Debug *ar)
 			s->eval_why = "interrupted (the client left)";
 	}
 	if (s->eval_why != NULL) {
+		uint64_t now = now_ms();
+		double grace = rt()->opts.stop_grace > 0 ? rt()->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
+
+		/* code that catches the interrupt and goes on holds the prompt and
+		 * every client for ever: after the grace period the run stops, and
+		 * the watchdog ends what still runs then (exit 3) */
+		if (s->eval_why_ms == 0)
+			s->eval_why_ms = now;
+		else if (surge_running() && now - s->eval_why_ms > (uint64_t)(grace * 1000)) {
+			fprintf(stderr, "surge: error: the command goes on %.1f s after it was %s (a pcall "
+				"around its loop?): stopping the run\n", (double)(now - s->eval_why_ms) / 1000,
+				s->eval_why);
+			surge_stop();
+		}
 		lua_pushstring(L, s->eval_why);   /* no position: where a loop was is no news */
 		lua_error(L);
 	}
+}
+
+/* The watchdog's: the process ends without repl_free, the socket must not
+ * stay behind (a later --control on the path would find a dead socket). */
+void
+repl_forget_socket(void)
+{
+	const struct runtime *r = rt();
+
+	if (r != NULL && r->repl != NULL && r->repl->ctl.lfd >= 0)
+		unlink(r->repl->ctl.path);
 }
 
 int
@@ -412,6 +438,7 @@ l_evaluating(lua_State *L)
 	if (lua_toboolean(L, 1)) {
 		s->L = L;
 		s->eval_why = NULL;
+		s->eval_why_ms = 0;
 		s->eval_intr = 0;
 		s->eval_fd = lua_isnoneornil(L, 2) ? -1 : control_fd(&s->ctl, (int)luaL_checkinteger(L, 2));
 		s->eval_checked_ms = 0;

@@ -66,6 +66,7 @@ struct lcore_slot {
 	uint64_t last_poll_tsc;       /* end of the previous rx poll */
 	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
 	uint64_t stop_seen_tsc;       /* first time this lcore saw a stop without a run-wide one */
+	uint64_t refused_tsc;        /* its last call refused with "run stopped" (stop.c) */
 	struct vm_mem mem;            /* the VM running on this lcore */
 } __rte_cache_aligned;
 
@@ -188,7 +189,7 @@ struct runtime {
 	volatile int master_active;   /* master's Lua code runs (not the final join) */
 	volatile uint64_t master_seen_tsc; /* master was last inside surge_task_poll */
 	volatile uint64_t master_refused_tsc; /* master's last call refused with "run stopped" */
-	uint64_t prepass_stop_ms;     /* the options pre-pass first saw the stop (task.c) */
+	volatile int prepass;         /* the options pre-pass runs (before EAL, no monitor) */
 	int vdev_lock_fd[SURGE_MAX_DEVS]; /* flocks on --vdev tx_pcap= files (pcap_write.c) */
 	int nvdev_lock;
 	pthread_t monitor;            /* stop.c: duration and watchdog */
@@ -364,6 +365,7 @@ void repl_register(struct lua_State *L);
 void repl_free(void);
 /* code typed at the prompt (or a client's) runs now: 1, 2 once interrupted */
 int repl_evaluating(void);
+void repl_forget_socket(void);   /* the watchdog's exit: remove the --control socket */
 
 #define EXIT_WATCHDOG 3   /* stuck code was ended after the stop's grace period */
 

@@ -80,6 +80,7 @@ run_stop_expired(void)
 		r->master_seen_tsc = now;
 	if (now - t < grace_cycles(RAISE_AFTER))
 		return 0;
+	r->lcore[id].refused_tsc = now;
 	if (id == rte_get_main_lcore())
 		r->master_refused_tsc = now;
 	return rt_error(-ESHUTDOWN, "run stopped");
@@ -132,9 +133,14 @@ watchdog_fire(uint64_t now, int master_stuck)
 	RTE_LCORE_FOREACH_WORKER(id) {
 		if (__atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE) != TASK_RUNNING)
 			continue;
-		fprintf(stderr, "surge: error: task '%s' (lcore %u) still runs %.1f s after the run "
-			"stopped: its loop calls neither surge.running() nor surge; ending the run\n",
-			r->lcore[id].fn, id, since);
+		if (r->lcore[id].refused_tsc > r->stop_tsc)
+			fprintf(stderr, "surge: error: task '%s' (lcore %u) still runs %.1f s after the run "
+				"stopped: it goes on after its calls into surge raised \"run stopped\" (a pcall "
+				"around them?); ending the run\n", r->lcore[id].fn, id, since);
+		else
+			fprintf(stderr, "surge: error: task '%s' (lcore %u) still runs %.1f s after the run "
+				"stopped: its loop calls neither surge.running() nor surge; ending the run\n",
+				r->lcore[id].fn, id, since);
 	}
 	if (master_stuck != MASTER_ENDS && repl_evaluating() == 2)
 		fprintf(stderr, "surge: error: %s still runs %.1f s after the run stopped: it goes on "
@@ -152,6 +158,7 @@ watchdog_fire(uint64_t now, int master_stuck)
 	stats_summary();
 	pcap_close_all_abandoned(master_stuck);
 	fprintf(stderr, "surge: pool check skipped: the stuck code still holds its mbufs\n");
+	repl_forget_socket();
 	fflush(stdout);
 	fflush(stderr);
 	eal_forget();

@@ -67,13 +67,12 @@ local burst_t = ffi.typeof("struct surge_burst")
 -- buffer (ffi.new("uint8_t[?]", n), ffi.new("uint8_t[64]")), never any other
 -- cdata: a setter adds byte offsets to it, so 42LL or an int[4] would write
 -- anywhere. The first two tests are the hot path (a trace keeps them as one
--- type guard); a fixed-size array goes by its element type: array + 0 is a
--- pointer to it (pcall: arithmetic on a struct raises).
+-- type guard); a fixed-size array goes by its type's name (arithmetic on it
+-- would run a struct's own __add, which may return anything).
 local u8p, u8v = ffi.typeof("uint8_t *"), ffi.typeof("uint8_t[?]")
-local function plus0(v) return v + 0 end
 function M.byte_array(v)
-  local ok, q = pcall(plus0, v)
-  return ok and ffi.istype(u8p, q)
+  local name = tostring(ffi.typeof(v))
+  return name:match("^ctype<unsigned char %[%d+%]>$") ~= nil or name:match("^ctype<char %[%d+%]>$") ~= nil
 end
 function M.is_bytes(v)
   return type(v) == "cdata" and (ffi.istype(u8p, v) or ffi.istype(u8v, v) or M.byte_array(v)) and v ~= nil

@@ -88,6 +88,33 @@ check_match "master pcall: says why" \
 check_match "master pcall: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
 check_no_crash "master pcall"
 
+echo "# a task catching 'run stopped' with pcall: the watchdog says so; a launch after the stop ends master"
+run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 --lcores '(0-1)@(0-1)' $DEV \
+  "$SCRIPTS/stop_task_pcall.lua"
+check "task pcall: exit 3" 3 "$RC"
+check_match "task pcall: says why" \
+  "^surge: error: task 'spin' \\(lcore 1\\) still runs 1\\.[0-9] s after the run stopped: it goes on after its calls into surge raised" "$ERR"
+run_surge 60 run --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)' $DEV "$SCRIPTS/stop_task_pcall.lua" --mode late
+check "launch after the stop: exit 0 (run stopped ends master)" 0 "$RC"
+check_nomatch "launch after the stop: refused, master went no further" "launched after the stop" "$OUT"
+
+echo "# a client's command catching its interrupt after the client left: the run stops, exit 3, socket removed"
+SOCK=$TMP/ctl.sock
+sleep 30 | timeout -k 5 40 "$SURGE" repl --no-huge --stop-grace 1 --control "$SOCK" $DEV >"$TMP/cl.out" 2>"$TMP/cl.err" &
+RPID=$!
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+timeout 2 "$SURGE" attach "$SOCK" -e 'while true do pcall(function() while true do end end) end' >/dev/null 2>&1
+T0=$(date +%s)
+SPID=$(pgrep -P "$RPID" -x surge)
+for _ in $(seq 150); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+check_true "client pcall loop: surge ends within 8 s of the client leaving" "took $(( $(date +%s) - T0 )) s" \
+  [ "$(( $(date +%s) - T0 ))" -le 8 ]
+kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null
+check_match "client pcall loop: says why" \
+  "^surge: error: the command goes on [0-9.]+ s after it was interrupted \\(the client left\\)" "$(cat "$TMP/cl.err")"
+check_match "client pcall loop: the watchdog ended it" "still runs" "$(cat "$TMP/cl.err")"
+check_true "client pcall loop: the socket is removed" "$SOCK exists" [ ! -e "$SOCK" ]
+
 echo "# a command typed at the prompt catching its interrupt: SIGTERM ends surge repl (watchdog, exit 3)"
 SPIN='local function f() local x = 0 for i = 1, 1e12 do x = x + 1 end end while true do pcall(f) end'
 (echo "$SPIN"; sleep 20) | timeout -k 5 30 "$SURGE" repl --no-huge --stop-grace 1 $DEV >"$TMP/rs.out" 2>"$TMP/rs.err" &
@@ -110,18 +137,35 @@ RC=${PIPESTATUS[1]}
 check "repl --duration 1: exit 0" 0 "$RC"
 check_match "repl --duration 1: summary printed" '^surge: summary over 1\.[0-9]+ s$' "$(cat "$TMP/rd.out")"
 
-echo "# the script's top level catching the stop with pcall: exit 3 after the grace period"
-printf 'local surge = require "surge"\nlocal function f() local x = 0 for i = 1, 1e12 do x = x + 1 end end\nwhile true do pcall(f) end\nfunction master() end\n' >"$TMP/pre.lua"
-timeout -k 5 30 "$SURGE" run --no-huge --stop-grace 1 "$TMP/pre.lua" >"$TMP/pre.out" 2>"$TMP/pre.err" &
+echo "# before EAL, code the pre-pass's hook cannot end: exit 3 after the grace period"
+printf 'local surge = require "surge"\nlocal function f() local x = 0 for i = 1, 1e12 do x = x + 1 end end\nwhile true do pcall(f) end\nfunction master() end\n' >"$TMP/pre_pcall.lua"
+# an error handler that loops (hooks do not run in it), a finalizer that loops as the VM closes
+printf 'local surge = require "surge"\nxpcall(function() while true do end end, function() while true do end end)\nfunction master() end\n' >"$TMP/pre_handler.lua"
+printf 'local p = newproxy(true)\ngetmetatable(p).__gc = function() while true do end end\nrawset(_G, "keep", p)\nfunction master() end\n' >"$TMP/pre_gc.lua"
+for s in pre_pcall pre_handler pre_gc; do
+  timeout -k 5 30 "$SURGE" run --no-huge --stop-grace 1 "$TMP/$s.lua" >"$TMP/pre.out" 2>"$TMP/pre.err" &
+  PPID_=$!
+  sleep 1.5
+  kill -INT "$(pgrep -P "$PPID_" | head -1)"
+  wait "$PPID_"
+  RC=$?
+  check "$s: exit 3" 3 "$RC"
+  check_match "$s: says why" \
+    "^surge: error: the script's top level or configure\\(\\) still runs --stop-grace after the stop" "$(cat "$TMP/pre.err")"
+done
+
+echo "# master's VM closing with a finalizer that loops: SIGINT, watchdog, exit 3"
+printf 'function master()\n  local p = newproxy(true)\n  getmetatable(p).__gc = function() while true do end end\n  rawset(_G, "keep", p)\n  print("master done")\nend\n' >"$TMP/gc.lua"
+timeout -k 5 30 "$SURGE" run --no-huge --stop-grace 1 $DEV "$TMP/gc.lua" >"$TMP/gc.out" 2>"$TMP/gc.err" &
 PPID_=$!
-sleep 1.5
+wait_for_text "$TMP/gc.out" 'master done' 20 "$PPID_"
+sleep 0.5
 kill -INT "$(pgrep -P "$PPID_" | head -1)"
 wait "$PPID_"
 RC=$?
-check "top-level pcall loop: exit 3" 3 "$RC"
-check_match "top-level pcall loop: says why" \
-  "^surge: error: the script's top level or configure\\(\\) still runs 1\.[0-9] s after the stop: it goes on after the stop's error" \
-  "$(cat "$TMP/pre.err")"
+check "master finalizer loop: exit 3" 3 "$RC"
+check_match "master finalizer loop: names master" '^surge: error: master\(\) still runs 1\.[0-9] s after the run stopped' \
+  "$(cat "$TMP/gc.err")"
 
 for call in wait poll; do
   echo "# surge.$call() in a task is an error at the task's line"

@@ -81,6 +81,41 @@ function T.setters_refuse_bad_pointers()
   assert(hdr[0] == 0x12 and hdr[1] == 0x34)
 end
 
+-- Readers, decode and the checksum helpers check their pointer and length
+-- as the setters do (a NULL read segfaulted; decode read past its buffer).
+function T.readers_decode_and_checksums_refuse_bad_bytes()
+  local P, NULL = surge.proto, ffi.cast("uint8_t *", nil)
+  local null = "p: expected a pointer, got a NULL unsigned char *"
+  errors(at("surge.proto.udp.sport: " .. null), function() P.udp.sport(NULL) end)
+  errors(at("surge.proto.ip4.src: " .. null), function() P.ip4.src(NULL) end)
+  errors(at("surge.proto.tcp.seq: " .. null), function() P.tcp.seq(NULL) end)
+  errors(at("surge.proto.vxlan.vni: " .. null), function() P.vxlan.vni(NULL) end)
+  errors(at("surge.proto.eth.mac_text: " .. null), function() P.eth.mac_text(NULL) end)
+  errors(at("surge.proto.checksum.sum: " .. null), function() P.checksum.sum(NULL, 100) end)
+  errors(at("surge.proto.checksum.update16: c: expected a pointer, got a NULL unsigned char *", 1),
+    function() P.checksum.update16(NULL, 1, 2, true) end)
+  errors(at("surge.proto.decode: data (a string or a packet's bytes): expected a pointer, got a NULL unsigned char *", 1),
+    function() P.decode(NULL, 64) end)
+  errors(at("surge.proto.decode: len (at most the string's length): expected an integer in 0..3, got 1000000000", 1),
+    function() P.decode("abc", 1e9) end)
+  errors(at("surge.proto.decode: len (at most the buffer's size): expected an integer in 0..4, got 100000", 1),
+    function() P.decode(ffi.new("uint8_t[4]"), 100000) end)
+  errors(at("surge.proto.decode: len: expected an integer in 0..2147483647, got nil", 1),
+    function() P.decode(ffi.cast("uint8_t *", ffi.new("uint8_t[4]"))) end)
+  -- a struct whose __add returns a byte pointer is not a byte buffer
+  local buf = ffi.new("uint8_t[64]")
+  ffi.cdef("struct hm_test { int x; };")
+  local S = ffi.metatype("struct hm_test", { __add = function() return ffi.cast("uint8_t *", buf) end })
+  errors(at("surge.proto.udp.set_sport: p: expected a pointer, got cdata<struct hm_test>", 1),
+    function() P.udp.set_sport(S(), 1) end)
+  -- what is right still reads
+  local t = P.udp{}
+  local f = ffi.new("uint8_t[?]", t.size)
+  ffi.copy(f, t.bytes, t.size)
+  assert(P.udp.sport(f + t.l4) == 1024 and P.decode(f, t.size) == P.decode(t.bytes))
+  assert(P.checksum.sum(f + t.l3, 20) == 0xffff)
+end
+
 -- Values are range-checked, never wrapped: the packet keeps its bytes.
 function T.setters_refuse_values_outside_the_field()
   local t = surge.proto.udp{}

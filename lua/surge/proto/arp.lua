@@ -117,4 +117,6 @@ function M.decode(p, len)
     ip4.addr_text(stack.get32(p + 14)), eth.mac_text(p + 18), ip4.addr_text(stack.get32(p + 24))), nil, 28
 end
 
+stack.readers(M, "arp", { "spa", "tpa" })
+
 return M

@@ -95,4 +95,15 @@ function M.set32(p, at, ck, v, zero_means_none)
 end
 
 M.uint8p = ffi.typeof("uint8_t *")
+-- The public helpers check their arguments (a NULL or non-byte p, a length
+-- or word outside its range) at the user's line: one generator, as for the
+-- setters (surge.check.hot).
+do
+  local check = require "surge.check"
+  M.sum = check.hot(M.sum, "surge.proto.checksum.sum",
+    { { "p", "pointer" }, { "len", "integer 0..2147483647" }, { "acc", "integer? 0..4294967295" } })
+  M.update16 = check.hot(M.update16, "surge.proto.checksum.update16", { { "c", "pointer" },
+    { "old", "integer 0..65535" }, { "new", "integer 0..65535" }, { "zero_means_none", "boolean?" } })
+end
+
 return M

@@ -20,15 +20,29 @@ local function next_kind(info)
   return nil
 end
 
+-- data and len as decode and hex take them: a string (len up to its
+-- length, all of it by default), a uint8_t[N] buffer (len up to N), or a
+-- pointer with len. Returns the bytes as a const uint8_t * and len.
+local function bytes(data, len, fn)
+  local check = require "surge.check"
+  if type(data) == "string" then
+    check.expect(len, "integer? 0.." .. #data, fn, "len (at most the string's length)")
+    return ffi.cast("const uint8_t *", data), len or #data
+  end
+  check.expect(data, "pointer", fn, "data (a string or a packet's bytes)")
+  local size = ffi.sizeof(data)   -- an array's size; a pointer's is its own
+  if ffi.istype("uint8_t *", data) or size == nil then
+    check.expect(len, "integer 0..2147483647", fn, "len")
+  else
+    check.expect(len, "integer? 0.." .. size, fn, "len (at most the buffer's size)")
+  end
+  return ffi.cast("const uint8_t *", data), len or size
+end
+
 -- data: a string, or a uint8_t * with len. Returns one line of text.
 function M.decode(data, len)
   local p
-  if type(data) == "string" then
-    len = len or #data
-    p = ffi.cast("const uint8_t *", data)
-  else
-    p = ffi.cast("const uint8_t *", data)
-  end
+  p, len = bytes(data, len, "surge.proto.decode")
   local parts, off, kind, ctx = {}, 0, "eth", {}
   while kind and off < len do
     local ok, mod = pcall(require, "surge.proto." .. kind)
@@ -45,8 +59,8 @@ end
 
 -- Hex dump, 16 bytes a line.
 function M.hex(data, len)
-  local p = ffi.cast("const uint8_t *", data)
-  len = len or #data
+  local p
+  p, len = bytes(data, len, "surge.proto.hex")
   local out = {}
   for row = 0, len - 1, 16 do
     local b = {}

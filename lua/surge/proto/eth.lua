@@ -21,6 +21,7 @@ function M.mac(s, what, level)
 end
 
 function M.mac_text(p)
+  require("surge.check").expect(p, "pointer", "surge.proto.eth.mac_text", "p")
   return ("%02x:%02x:%02x:%02x:%02x:%02x"):format(p[0], p[1], p[2], p[3], p[4], p[5])
 end
 

@@ -82,4 +82,6 @@ function M.decode(p, len, ctx)
   return text, { ethertype = proto }, hlen
 end
 
+stack.readers(M, "gre", { "key" })
+
 return M

@@ -122,4 +122,6 @@ function M.decode(p, len, ctx)
   return M.describe("icmp", M.type_names, p, cs.sum(p, n) == 0xffff and "ok" or "BAD"), nil, n
 end
 
+stack.readers(M, "icmp", { "id", "seq" })
+
 return M

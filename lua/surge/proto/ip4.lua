@@ -110,4 +110,6 @@ function M.decode(p, len)
                                            v4 = true, payload = stack.get16(p + 2) - ihl } }, ihl
 end
 
+stack.readers(M, "ip4", { "src", "dst" })
+
 return M

@@ -74,6 +74,11 @@ end
 -- 16 bytes (a string or a uint8_t *) -> canonical text (RFC 5952: lower
 -- case, no leading zeros, the longest run of two or more zero groups as "::").
 function M.addr_text(b)
+  if type(b) == "string" then
+    if #b < 16 then require("surge.check").raise(("surge.proto.ip6.addr_text: b: expected 16 bytes, got %d"):format(#b)) end
+  else
+    require("surge.check").expect(b, "pointer", "surge.proto.ip6.addr_text", "b")
+  end
   local p = type(b) == "string" and ffi.cast("const uint8_t *", b) or b
   local g, best, bestlen, run, runlen = {}, 0, 0, 0, 0
   for k = 1, 8 do
@@ -186,5 +191,7 @@ function M.decode(p, len)
   return text, { ipproto = nh, ip = { pseudo_sum = function(pr, l) return M.pseudo_sum(asum, pr, l) end,
                                       v4 = false, payload = plen - (off - 40) } }, off
 end
+
+stack.readers(M, "ip6", { "src", "dst" })
 
 return M

@@ -60,4 +60,6 @@ function M.decode(p, len)
   return text, v == 4 and { kind = "ip4" } or v == 6 and { kind = "ip6" } or nil, 4
 end
 
+stack.readers(M, "mpls", { "label" })
+
 return M

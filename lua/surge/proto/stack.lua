@@ -142,4 +142,18 @@ function M.setters(mod, name, specs)
   end
 end
 
+-- The field readers of `mod` (udp.sport(p), ...) check their pointer the
+-- same way: a NULL or a non-byte cdata is refused at the user's line
+-- instead of being read. Called at the end of the module, its readers
+-- defined.
+function M.readers(mod, name, list)
+  local check = require "surge.check"
+  mod._raw = mod._raw or {}
+  for _, field in ipairs(list) do
+    local raw = mod._raw[field] or mod[field]
+    mod._raw[field] = raw
+    mod[field] = check.hot(raw, ("surge.proto.%s.%s"):format(name, field), { { "p", "pointer" } })
+  end
+end
+
 return M

@@ -146,4 +146,6 @@ function M.decode(p, len, ctx)
   return text, nil, math.min(hlen, len)
 end
 
+stack.readers(M, "tcp", { "sport", "dport", "seq", "ack" })
+
 return M

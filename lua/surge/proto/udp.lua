@@ -75,4 +75,6 @@ function M.decode(p, len, ctx)
          { udpport = dport }, 8
 end
 
+stack.readers(M, "udp", { "sport", "dport" })
+
 return M

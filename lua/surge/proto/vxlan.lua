@@ -61,4 +61,6 @@ function M.decode(p, len)
   return text, { kind = "eth" }, 8
 end
 
+stack.readers(M, "vxlan", { "vni" })
+
 return M
