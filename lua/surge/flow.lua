@@ -285,8 +285,8 @@ local function parse_spec(f, s)
     if kind == "random" then
       if lo > hi then fail("%s: random = { %s, %s }: low is above high", f.name, tostring(r[1]), tostring(r[2])) end
       local seed = s.seed or 1
-      if type(seed) ~= "number" or seed ~= math.floor(seed) then
-        fail("%s: seed = %s must be an integer", f.name, tostring(seed))
+      if type(seed) ~= "number" or seed ~= math.floor(seed) or seed < 0 or seed > 2 ^ 32 - 1 then
+        fail("%s: seed = %s must be an integer in 0..4294967295", f.name, tostring(seed))
       end
       return { kind = "random", lo = lo, span = hi - lo + 1, seed = seed, count = math.huge }
     end
@@ -303,6 +303,8 @@ local function parse_spec(f, s)
   local l = s[kind]
   if type(l) ~= "table" then fail("%s: %s needs a table of values", f.name, kind) end
   if #l == 0 then fail("%s: %s is empty", f.name, kind) end
+  -- a nil in the middle ({ 1, nil, 3 }) would silently end the list
+  if table.maxn(l) ~= #l then fail("%s: %s has a hole (a nil value) before its end", f.name, kind) end
   local vals = {}
   for i, v in ipairs(l) do vals[i] = value(f, v) end
   return { kind = "list", values = vals, count = #vals }

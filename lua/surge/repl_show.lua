@@ -14,7 +14,7 @@ end
 
 local function num(v)
   if v == math.floor(v) and math.abs(v) < 2^53 then return ("%d"):format(v) end
-  return ("%.6g"):format(v)
+  return ("%.14g"):format(v)   -- what Lua's own print shows
 end
 
 local function mpps(pps) return ("%.3f Mpps"):format(pps / 1e6) end

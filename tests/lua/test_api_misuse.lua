@@ -116,6 +116,16 @@ function T.readers_decode_and_checksums_refuse_bad_bytes()
   assert(P.checksum.sum(f + t.l3, 20) == 0xffff)
 end
 
+function T.flow_specs_refuse_holes_and_bad_seeds()
+  local t = surge.proto.udp{}
+  errors(at("surge.flow: udp.sport: list has a hole (a nil value) before its end", 1),
+    function() surge.flow{ template = t, fields = { ["udp.sport"] = { list = { 1, nil, 3 } } } } end)
+  errors(at("surge.flow: udp.sport: seed = -1 must be an integer in 0..4294967295", 1),
+    function() surge.flow{ template = t, fields = { ["udp.sport"] = { random = { 1, 9 }, seed = -1 } } } end)
+  errors(at("surge.flow: udp.sport: seed = 9.007199254741e+15 must be an integer in 0..4294967295", 1),
+    function() surge.flow{ template = t, fields = { ["udp.sport"] = { random = { 1, 9 }, seed = 2 ^ 53 } } } end)
+end
+
 -- Values are range-checked, never wrapped: the packet keeps its bytes.
 function T.setters_refuse_values_outside_the_field()
   local t = surge.proto.udp{}

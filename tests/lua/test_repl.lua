@@ -98,6 +98,7 @@ function T.printers()
   assert(show.format({ c }) == "{ { c = {...} } }", show.format({ c }))
   assert(show.format({ { 1, { 2, { 3 } } } }) == "{ { 1, {...} } }")
   assert(show.format({ [{}] = 1 }) == "{ [{...}] = 1 }", show.format({ [{}] = 1 }))
+  assert(show.format(1 / 3) == tostring(1 / 3) and show.format(2 ^ 53 + 2) == tostring(2 ^ 53 + 2), show.format(1 / 3))
   assert(show.format(surge.port(1)):match("^port 1: .*null.*, 1 txq 1 rxq, TX 0 packets"))
   assert(show.format(surge.handles.txq(1, 0)) == "txq(1,0): unused, 0 packets, 0 drops")
 end
