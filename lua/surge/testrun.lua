@@ -14,6 +14,15 @@ function M.errors(pattern, f, ...)
   return err
 end
 
+-- For test files: the pattern of exactly "FILE:LINE: msg", FILE:LINE the
+-- caller's line (plus `next`, 1 when the call that fails is on the next
+-- line): an error raised at the user's line, with nothing around it.
+function M.at(msg, next)
+  local info = debug.getinfo(2, "Sl")
+  local where = info.short_src .. ":" .. (info.currentline + (next or 0)) .. ": "
+  return "^" .. (where .. msg):gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0") .. "$"
+end
+
 local function default_files()
   local dir = package.path:match("([^;]*)/lua/%?%.lua;")
   local files = {}

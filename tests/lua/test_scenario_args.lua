@@ -10,14 +10,7 @@ local errors = require("surge.testrun").errors
 
 local T = {}
 
-local THIS = debug.getinfo(1, "S").short_src
-
--- The pattern of exactly "THIS:LINE: msg", LINE the caller's line (plus
--- `next`, 1 when the call that fails is on the next line).
-local function at(msg, next)
-  local line = debug.getinfo(2, "l").currentline + (next or 0)
-  return "^" .. (THIS .. ":" .. line .. ": " .. msg):gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0") .. "$"
-end
+local at = require("surge.testrun").at
 
 -- A user scenario's name in the messages, as scenario.defaults sets it.
 local function mine()
