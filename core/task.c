@@ -134,10 +134,6 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		return rt_error(-EPERM, "surge.launch() is for master(); tasks cannot start tasks");
 	if (strlen(fn) >= SURGE_NAME_MAX)
 		return rt_error(-EINVAL, "task function name too long: %s", fn);
-	/* a task started after the stop would run past it: the launch is a call
-	 * into surge like any other, "run stopped" (a normal end for master) */
-	if (!surge_running())
-		return rt_error(-ESHUTDOWN, "run stopped");
 	RTE_LCORE_FOREACH_WORKER(id) {
 		struct lcore_slot *s = &r->lcore[id];
 
