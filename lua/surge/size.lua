@@ -466,12 +466,11 @@ function Size:frames(n, f)
   return out
 end
 
--- The sizes of the first `packets` packets (default: those applied since the
--- last reset) as a sorted list of { size, count }.
--- (a function made once: a closure made in the call would stop a trace
--- that reaches it, as a hot loop's end does)
+-- (made once: a closure made in each call would stop a trace reaching it)
 local function by_size(a, b) return a[1] < b[1] end
 
+-- The sizes of the first `packets` packets (default: those applied since the
+-- last reset) as a sorted list of { size, count }.
 function Size:histogram(packets)
   packets = packets or self.applied
   local full, rem = math.floor(packets / self.n), packets % self.n
