@@ -40,7 +40,7 @@ on_prepass_timeout(int sig)
 static void
 prepass_watchdog_arm(void)
 {
-	double g = rt()->opts.stop_grace > 0 ? rt()->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
+	double g = rt_stop_grace();
 	struct itimerval t = { .it_value = { .tv_sec = (time_t)g,
 					     .tv_usec = (suseconds_t)((g - (double)(time_t)g) * 1e6) } };
 

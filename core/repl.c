@@ -127,7 +127,7 @@ eval_hook(lua_State *L, lua_Debug *ar)
 	}
 	if (s->eval_why != NULL) {
 		uint64_t now = now_ms();
-		double grace = rt()->opts.stop_grace > 0 ? rt()->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
+		double grace = rt_stop_grace();
 
 		/* code that catches the interrupt and goes on holds the prompt and
 		 * every client for ever: after the grace period the run stops, and

@@ -188,7 +188,6 @@ struct runtime {
 	int launched;                 /* some task was launched */
 	volatile int master_active;   /* master's Lua code runs (not the final join) */
 	volatile uint64_t master_seen_tsc; /* master was last inside surge_task_poll */
-	volatile uint64_t master_refused_tsc; /* master's last call refused with "run stopped" */
 	volatile int prepass;         /* the options pre-pass runs (before EAL, no monitor) */
 	int vdev_lock_fd[SURGE_MAX_DEVS]; /* flocks on --vdev tx_pcap= files (pcap_write.c) */
 	int nvdev_lock;
@@ -368,6 +367,7 @@ int repl_evaluating(void);
 void repl_forget_socket(void);   /* the watchdog's exit: remove the --control socket */
 
 #define EXIT_WATCHDOG 3   /* stuck code was ended after the stop's grace period */
+double rt_stop_grace(void);   /* stop.c: --stop-grace in seconds */
 
 /* stats.c */
 void stats_tick(int force);

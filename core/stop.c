@@ -45,13 +45,19 @@
 
 enum { MASTER_ENDS, MASTER_SILENT, MASTER_IGNORES };   /* what the watchdog sees of master */
 
+/* --stop-grace in seconds (its default before the options are read) */
+double
+rt_stop_grace(void)
+{
+	const struct runtime *r = rt();
+
+	return r != NULL && r->opts.stop_grace > 0 ? r->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
+}
+
 static uint64_t
 grace_cycles(double fraction)
 {
-	struct runtime *r = rt();
-	double g = r->opts.stop_grace > 0 ? r->opts.stop_grace : SURGE_STOP_GRACE_DEFAULT;
-
-	return (uint64_t)(g * fraction * (double)rt_hz());
+	return (uint64_t)(rt_stop_grace() * fraction * (double)rt_hz());
 }
 
 /* Called when surge_running() is false: 0 while the stop is young, else
@@ -81,8 +87,6 @@ run_stop_expired(void)
 	if (now - t < grace_cycles(RAISE_AFTER))
 		return 0;
 	r->lcore[id].refused_tsc = now;
-	if (id == rte_get_main_lcore())
-		r->master_refused_tsc = now;
 	return rt_error(-ESHUTDOWN, "run stopped");
 }
 
@@ -113,8 +117,6 @@ surge_run_check(void)
 	return run_stop_expired();
 }
 
-/* Names what is still running long after the stop, reports what it can and
- * ends the process: nothing else can end a loop that never calls surge. */
 /* What master runs, for the watchdog's line: code typed at the prompt (or
  * sent by a client) or master() itself. */
 static const char *
@@ -123,6 +125,19 @@ master_what(void)
 	return repl_evaluating() ? "the command typed at the prompt" : "master()";
 }
 
+/* Why code still runs, for the watchdog's line. */
+static const char *
+stuck_why(int refused, int interrupted)
+{
+	if (interrupted)
+		return "it goes on after being interrupted (a pcall around its loop?)";
+	if (refused)
+		return "it goes on after its calls into surge raised \"run stopped\" (a pcall around them?)";
+	return "its loop calls neither surge.running() nor surge";
+}
+
+/* Names what is still running long after the stop, reports what it can and
+ * ends the process: nothing else can end a loop that never calls surge. */
 static void
 watchdog_fire(uint64_t now, int master_stuck)
 {
@@ -133,26 +148,14 @@ watchdog_fire(uint64_t now, int master_stuck)
 	RTE_LCORE_FOREACH_WORKER(id) {
 		if (__atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE) != TASK_RUNNING)
 			continue;
-		if (r->lcore[id].refused_tsc > r->stop_tsc)
-			fprintf(stderr, "surge: error: task '%s' (lcore %u) still runs %.1f s after the run "
-				"stopped: it goes on after its calls into surge raised \"run stopped\" (a pcall "
-				"around them?); ending the run\n", r->lcore[id].fn, id, since);
-		else
-			fprintf(stderr, "surge: error: task '%s' (lcore %u) still runs %.1f s after the run "
-				"stopped: its loop calls neither surge.running() nor surge; ending the run\n",
-				r->lcore[id].fn, id, since);
+		fprintf(stderr, "surge: error: task '%s' (lcore %u) still runs %.1f s after the run "
+			"stopped: %s; ending the run\n", r->lcore[id].fn, id, since,
+			stuck_why(r->lcore[id].refused_tsc > r->stop_tsc, 0));
 	}
-	if (master_stuck != MASTER_ENDS && repl_evaluating() == 2)
-		fprintf(stderr, "surge: error: %s still runs %.1f s after the run stopped: it goes on "
-			"after being interrupted (a pcall around its loop?); ending the run\n", master_what(),
-			since);
-	else if (master_stuck == MASTER_SILENT)
-		fprintf(stderr, "surge: error: %s still runs %.1f s after the run stopped: its "
-			"loop calls neither surge.running() nor surge; ending the run\n", master_what(), since);
-	else if (master_stuck == MASTER_IGNORES)
-		fprintf(stderr, "surge: error: %s still runs %.1f s after the run stopped: it goes on "
-			"after its calls into surge raised \"run stopped\" (a pcall around them?); ending "
-			"the run\n", master_what(), since);
+	if (master_stuck != MASTER_ENDS)
+		fprintf(stderr, "surge: error: %s still runs %.1f s after the run stopped: %s; ending the "
+			"run\n", master_what(), since, stuck_why(master_stuck == MASTER_IGNORES,
+							      repl_evaluating() == 2));
 	fflush(stderr);
 	r->end_tsc = now;
 	stats_summary();
@@ -190,7 +193,7 @@ monitor_tick(void)
 		master_stuck = MASTER_SILENT;
 	/* still refused a whole grace period after the stop: a refusal ends a
 	 * loop at once unless the code catches it and calls again */
-	else if (r->master_active && r->master_refused_tsc >= stop_at + grace_cycles(1.0))
+	else if (r->master_active && r->lcore[rte_get_main_lcore()].refused_tsc >= stop_at + grace_cycles(1.0))
 		master_stuck = MASTER_IGNORES;
 	if (stuck_tasks > 0 || master_stuck)
 		watchdog_fire(now, master_stuck);

@@ -123,6 +123,14 @@ end
 function M.get16(p) return p[0] * 256 + p[1] end
 function M.get32(p) return ((p[0] * 256 + p[1]) * 256 + p[2]) * 256 + p[3] end
 
+-- mod[fn] checked by surge.check.hot; the unchecked function in mod._raw
+local function checked(mod, name, fn, params)
+  mod._raw = mod._raw or {}
+  local raw = mod._raw[fn] or mod[fn]
+  mod._raw[fn] = raw
+  mod[fn] = require("surge.check").hot(raw, ("surge.proto.%s.%s"):format(name, fn), params)
+end
+
 -- The hot-loop setters of module `mod` (surge.proto.NAME), checked: each
 -- mod[SETTER] named in specs (SETTER = "integer LO..HI", or { PARAM, SPEC }
 -- where the value's name is not v) is replaced by a wrapper that refuses a
@@ -131,14 +139,10 @@ function M.get32(p) return ((p[0] * 256 + p[1]) * 256 + p[2]) * 256 + p[3] end
 -- written (surge.check.hot). The unchecked functions stay in mod._raw for
 -- modules that share them (icmp6 uses icmp's, qinq vlan's).
 function M.setters(mod, name, specs)
-  local check = require "surge.check"
-  mod._raw = mod._raw or {}
   for setter, spec in pairs(specs) do
     local param = "v"
     if type(spec) == "table" then param, spec = spec[1], spec[2] end
-    local raw = mod._raw[setter] or mod[setter]
-    mod._raw[setter] = raw
-    mod[setter] = check.hot(raw, ("surge.proto.%s.%s"):format(name, setter), { { "p", "pointer" }, { param, spec } })
+    checked(mod, name, setter, { { "p", "pointer" }, { param, spec } })
   end
 end
 
@@ -147,13 +151,7 @@ end
 -- instead of being read. Called at the end of the module, its readers
 -- defined.
 function M.readers(mod, name, list)
-  local check = require "surge.check"
-  mod._raw = mod._raw or {}
-  for _, field in ipairs(list) do
-    local raw = mod._raw[field] or mod[field]
-    mod._raw[field] = raw
-    mod[field] = check.hot(raw, ("surge.proto.%s.%s"):format(name, field), { { "p", "pointer" } })
-  end
+  for _, field in ipairs(list) do checked(mod, name, field, { { "p", "pointer" } }) end
 end
 
 return M
