@@ -4,7 +4,8 @@
 --
 -- master() opens the port and starts tx() on a free lcore; tx() fills a pool
 -- with one template frame and, per burst, rewrites only the UDP source port
--- (when --flows > 1), keeping the UDP checksum valid incrementally.
+-- (when --flows > 1, with surge.flow), keeping the UDP checksum valid
+-- incrementally.
 local surge = require "surge"
 local udp = surge.proto.udp
 
@@ -49,26 +50,32 @@ function master(args)
   return 0
 end
 
+-- The flows: surge.flow compiles the source port's sequence into the loop
+-- that rewrites it in every packet of a burst, checksum kept valid
+-- (docs/flows.md); nil for one flow, where the template is sent as it is.
+local function flows(t, args)
+  if args.flows == 1 then return nil end
+  return surge.flow{ template = t,
+    fields = { { "udp.sport", { range = { args.sport, args.sport + args.flows - 1 } } } } }
+end
+
+local function template(args)
+  return udp{ src = args.src, dst = args.dst, sport = args.sport, dport = args.dport, size = args.size }
+end
+
 function tx(q, args)
-  local t = udp{ src = args.src, dst = args.dst, sport = args.sport, dport = args.dport, size = args.size }
+  local t = template(args)
   local pool = surge.pool{ template = t }
   local burst = pool:burst(args.burst)
-  local l4, flows, base, clones = t.l4, args.flows, args.sport, args.clones
-  local set_sport = udp.set_sport
+  local f, clones = flows(t, args), args.clones
   -- count is in packets on the wire; each allocated packet goes out `clones` times
   local left = args.count > 0 and args.count / clones or -1
-  local flow, sent = 0, 0
+  local sent = 0
   while surge.running() and left ~= 0 do
     local want = burst.cap
     if left > 0 and left < want then want = left end
     local n = burst:alloc(want)
-    if flows > 1 then
-      for i = 0, n - 1 do
-        set_sport(burst.data[i] + l4, base + flow)
-        flow = flow + 1
-        if flow == flows then flow = 0 end
-      end
-    end
+    if f then f:apply(burst) end
     sent = sent + q:send(burst, clones)
     if left > 0 then left = left - n end
   end
@@ -77,14 +84,7 @@ end
 
 -- `surge show examples/udp-flood.lua --flows 3` prints the first packets.
 function show(args)
-  local t = udp{ src = args.src, dst = args.dst, sport = args.sport, dport = args.dport, size = args.size }
-  local frames = {}
-  local ffi = require "ffi"
-  local buf = ffi.new("uint8_t[?]", t.size)
-  for k = 0, 7 do
-    ffi.copy(buf, t.bytes, t.size)
-    udp.set_sport(buf + t.l4, args.sport + k % args.flows)
-    frames[#frames + 1] = ffi.string(buf, t.size)
-  end
-  return frames
+  local t = template(args)
+  local f = flows(t, args)
+  return f and f:frames(8) or { t.bytes }
 end

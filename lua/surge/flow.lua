@@ -119,7 +119,7 @@ M._gen = G
 G.prelude = [[
 local bit = require "bit"
 local ffi = require "ffi"
-local band, bor, bxor, lshift, rshift, bswap = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift, bit.bswap
+local band, bor, bxor, lshift, rshift, bswap, tobit = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift, bit.bswap, bit.tobit
 local floor, type = math.floor, type
 local cast, u16p, i32p = ffi.cast, ffi.typeof("uint16_t *"), ffi.typeof("int32_t *")
 ]] .. arg.GEN_PRELUDE .. "\n"
@@ -153,18 +153,26 @@ function G.finish(lines, checksums, acc, indent, raw)
         lines[#lines + 1] = indent .. "  if hc ~= 0 then"
         inner = indent .. "    "
       end
-      lines[#lines + 1] = inner .. ("local s = 65535 - hc + %s"):format(a)
-      lines[#lines + 1] = inner .. "s = band(s, 65535) + rshift(s, 16); s = band(s, 65535) + rshift(s, 16)"
-      lines[#lines + 1] = inner .. "local r = 65535 - s"
-      -- a computed 0 is sent as 65535, without a branch: 0 - 1 has every
-      -- bit set, anything else shifts to 0
-      if c.zero_none then lines[#lines + 1] = inner .. "r = bor(r, rshift(r - 1, 16))" end
+      -- HC' = ~fold(fold(S)) for S = ~HC + the changes (RFC 1624 eqn. 3),
+      -- every step under a bit op: plain 32-bit adds in the trace, no
+      -- overflow guards. Where 0 means "no checksum" a computed 0 goes out
+      -- as 65535: HC' = ~(S mod 65535) = ~(fold(fold(S) + 1) - 1), without
+      -- a branch (checksum.lua's adjust shows why; the accumulators stay far
+      -- below 2^31, so the first fold leaves at most 0x1fffd)
+      lines[#lines + 1] = inner .. ("local s = bxor(hc, 65535) + %s"):format(a)
+      if c.zero_none then
+        lines[#lines + 1] = inner .. "s = band(s, 65535) + rshift(s, 16) + 1"
+        lines[#lines + 1] = inner .. "local r = bxor(band(s, 65535) + rshift(s, 16) - 1, 65535)"
+      else
+        lines[#lines + 1] = inner .. "s = band(s, 65535) + rshift(s, 16); s = band(s, 65535) + rshift(s, 16)"
+        lines[#lines + 1] = inner .. "local r = bxor(s, 65535)"
+      end
       lines[#lines + 1] = inner .. write16(c.at, "r")
       for j = idx + 1, #checksums do
         local outer = checksums[j]
         local par = M._covers(outer, c.at, 2)
         if par and acc[outer] then
-          lines[#lines + 1] = inner .. G.add_term(acc[outer], "65535 - hc + r", par)
+          lines[#lines + 1] = inner .. G.add_term(acc[outer], "bxor(hc, 65535) + r", par)
         elseif par then
           error("surge.flow: internal: outer checksum without accumulator", 0)
         end
@@ -176,11 +184,14 @@ function G.finish(lines, checksums, acc, indent, raw)
 end
 
 -- acc = acc + term, where term is a sum of 16-bit words at parity par
--- (1: the words sit at odd positions: add them byte-swapped).
+-- (1: the words sit at odd positions: add them byte-swapped). Under tobit:
+-- the sums are far from 2^31, and a value the trace must keep exact (an
+-- accumulator is live at the zero-checksum guard) would otherwise be an
+-- overflow-checked add next to the plain one the folds use.
 function G.add_term(a, term, par)
-  if par == 0 then return ("%s = %s + %s"):format(a, a, term) end
+  if par == 0 then return ("%s = tobit(%s + %s)"):format(a, a, term) end
   return ("do local w = %s; w = band(w, 65535) + rshift(w, 16); w = band(w, 65535) + rshift(w, 16); " ..
-          "%s = %s + bor(rshift(w, 8), lshift(band(w, 255), 8)) end"):format(term, a, a)
+          "%s = tobit(%s + bor(rshift(w, 8), lshift(band(w, 255), 8))) end"):format(term, a, a)
 end
 
 -- Every checksum that some change may touch needs an accumulator, and so do
@@ -359,11 +370,46 @@ end
 -------------------------------------------------------------------------------
 -- Compilation.
 
--- Code for one packet at p: values, writes, checksums, advance. Returns a
--- list of lines. State variables: d<j> (digits), x<j> (random state), n (zip).
+-- The counted fields (more than one value, not random) and which counters
+-- move with the packet index i: in a product only the first (it varies
+-- fastest; the others move when it wraps), in a zip all of them and n.
+local function counters(fields, combine)
+  local cnt, moves = {}, {}
+  for j, f in ipairs(fields) do if f.spec.count > 1 and f.spec.count < math.huge then cnt[#cnt + 1] = j end end
+  if combine == "product" then
+    if cnt[1] then moves["d" .. cnt[1]] = true end
+  elseif #cnt > 0 then
+    for _, j in ipairs(cnt) do moves["d" .. j] = true end
+    moves.n = true
+  end
+  return cnt, moves
+end
+
+-- Code for one packet at p, the i-th of its burst: values, writes,
+-- checksums, advance. Returns a list of lines. State variables: d<j>
+-- (digits), x<j> (random state), n (zip).
+--
+-- A counter that moves with every packet is kept as its value at i = 0 of
+-- the burst (d), the packet's value being k = d + i; a wrap, rare, sets d
+-- back so that the next packet's k is 0. Why: in a LuaJIT trace a variable
+-- carried from one iteration to the next is a double (counters kept as
+-- "d = d + 1" cost float adds, compares and conversions on every packet),
+-- while the loop index is an integer and tobit(d), invariant between wraps,
+-- is computed once a burst. So k, the field values and the compares stay
+-- in integer registers. A counter of more than 2^31 values skips the tobit.
 local function body(fields, plan, combine, count)
   local L = {}
   local function emit(s) L[#L + 1] = "    " .. s end
+  local cnt, moves = counters(fields, combine)
+  local function int(var, n) return n - 1 <= 2147483647 and ("tobit(%s)"):format(var) or var end
+  for j, f in ipairs(fields) do
+    local s = f.spec
+    if s.kind == "range" or s.kind == "list" then
+      local d = "d" .. j
+      emit(("local k%d = %s%s"):format(j, int(d, s.count), moves[d] and " + i" or ""))
+    end
+  end
+  if moves.n then emit(("local kn = %s + i"):format(int("n", count))) end
   local touched, cover = {}, {}
   for j, f in ipairs(fields) do
     cover[j] = {}
@@ -377,13 +423,22 @@ local function body(fields, plan, combine, count)
   for j, f in ipairs(fields) do
     local s, v = f.spec, "v" .. j
     emit(("-- %s: %s"):format(f.name, s.kind))
+    -- each field in its own block: its old and new words are dead by the
+    -- checksum's zero test, so the trace need not keep them for that exit
+    emit("do")
     if s.kind == "fixed" then
       emit(("local %s = %s"):format(v, num(s.value)))
+    elseif s.kind == "range" and f.bytes <= 4 then
+      -- as an int32 bit pattern (what the stores and bswap take): integer
+      -- adds in the trace, even for values above 2^31 (addresses)
+      local from = bit.tobit(s.from)
+      if s.step == 1 then emit(("local %s = tobit(%d + k%d)"):format(v, from, j))
+      else emit(("local %s = tobit(%d + k%d * %s)"):format(v, from, j, num(s.step))) end
     elseif s.kind == "range" then
-      if s.step == 1 then emit(("local %s = %s + d%d"):format(v, num(s.from), j))
-      else emit(("local %s = %s + d%d * %s"):format(v, num(s.from), j, num(s.step))) end
+      if s.step == 1 then emit(("local %s = %s + k%d"):format(v, num(s.from), j))
+      else emit(("local %s = %s + k%d * %s"):format(v, num(s.from), j, num(s.step))) end
     elseif s.kind == "list" then
-      emit(("local %s = A%d[d%d]"):format(v, j, j))
+      emit(("local %s = A%d[k%d]"):format(v, j, j))
     elseif s.kind == "random" then
       local x = "x" .. j
       local step = ("%s = bxor(%s, lshift(%s, 13)); %s = bxor(%s, rshift(%s, 17)); %s = bxor(%s, lshift(%s, 5))")
@@ -406,18 +461,18 @@ local function body(fields, plan, combine, count)
     local r16, w16, n16 = G.raw16, G.wraw16, G.net16
     if f.bytes == 1 then
       emit(("local o%d = p[%d]; p[%d] = %s"):format(j, o, o, v))
-      emit(("local %s = 65535 - o%d + %s"):format(e, j, v))                   -- as the first byte of a word
+      emit(("local %s = tobit(65535 - o%d + %s)"):format(e, j, v))            -- as the first byte of a word
       f.low_term = ("65535 - o%d * 256 + %s * 256"):format(j, v)              -- as the second byte
     elseif f.bytes == 2 and f.mask then
       emit(("local o%d = %s"):format(j, r16(o)))
       emit(("local n%d = %s"):format(j, n16(("bor(band(%s, %d), lshift(%s, %d))"):format(
         n16("o" .. j), bit.band(bit.bnot(f.mask), 0xffff), v, f.shift))))
       emit(w16(o, "n" .. j))
-      emit(("local %s = 65535 - o%d + n%d"):format(e, j, j))
+      emit(("local %s = tobit(65535 - o%d + n%d)"):format(e, j, j))
     elseif f.bytes == 2 then
       emit(("local o%d, n%d = %s, %s"):format(j, j, r16(o), n16(v)))
       emit(w16(o, "n" .. j))
-      emit(("local %s = 65535 - o%d + n%d"):format(e, j, j))
+      emit(("local %s = tobit(65535 - o%d + n%d)"):format(e, j, j))
     elseif f.bytes == 4 then
       -- one 32-bit load and store; its halves are the two raw words
       emit(("local o%d = cast(i32p, p + %d)[0]"):format(j, o))
@@ -428,7 +483,7 @@ local function body(fields, plan, combine, count)
         emit(("local n%d = bswap(%s)"):format(j, v))
       end
       emit(("cast(i32p, p + %d)[0] = n%d"):format(o, j))
-      emit(("local %s = 131070 - band(o%d, 65535) - rshift(o%d, 16) + band(n%d, 65535) + rshift(n%d, 16)")
+      emit(("local %s = tobit(131070 - band(o%d, 65535) - rshift(o%d, 16) + band(n%d, 65535) + rshift(n%d, 16))")
         :format(e, j, j, j, j))
     else -- 6 bytes
       emit(("local o%da, o%db, o%dc = %s, %s, %s"):format(j, j, j, r16(o), r16(o + 2), r16(o + 4)))
@@ -439,24 +494,26 @@ local function body(fields, plan, combine, count)
       emit(("n%da = %s"):format(j, n16("n" .. j .. "a")))
       emit(w16(o, ("n%da"):format(j)) .. "; " .. w16(o + 2, ("n%db"):format(j)) .. "; " ..
            w16(o + 4, ("n%dc"):format(j)))
-      emit(("local %s = 196605 - o%da - o%db - o%dc + n%da + n%db + n%dc"):format(e, j, j, j, j, j, j))
+      emit(("local %s = tobit(196605 - o%da - o%db - o%dc + n%da + n%db + n%dc)"):format(e, j, j, j, j, j, j))
     end
     for _, cv in ipairs(cover[j]) do
       if f.bytes == 1 and cv.par == 1 then
-        emit(("%s = %s + %s"):format(acc[cv.c], acc[cv.c], f.low_term))
+        emit(("%s = tobit(%s + %s)"):format(acc[cv.c], acc[cv.c], f.low_term))
       else
         emit(G.add_term(acc[cv.c], e, cv.par))
       end
     end
+    emit("end")
   end
   G.finish(L, plan.checksums, acc, "    ", true)
-  -- advance
-  local cnt = {}
-  for j, f in ipairs(fields) do if f.spec.count > 1 and f.spec.count < math.huge then cnt[#cnt + 1] = j end end
-  if combine == "product" then
+  -- advance: a wrap sets d so that the next packet (i + 1) gets k = 0
+  if combine == "product" and #cnt > 0 then
+    local j1 = cnt[1]
+    emit(("if k%d == %s then"):format(j1, num(fields[j1].spec.count - 1)))
+    emit(("  d%d = -1 - i"):format(j1))
     local close = {}
-    for k, j in ipairs(cnt) do
-      local pad = ("  "):rep(k - 1)
+    for k = 2, #cnt do
+      local j, pad = cnt[k], ("  "):rep(k - 1)
       emit(pad .. ("d%d = d%d + 1"):format(j, j))
       if k < #cnt then
         emit(pad .. ("if d%d == %s then"):format(j, num(fields[j].spec.count)))
@@ -467,19 +524,17 @@ local function body(fields, plan, combine, count)
       end
     end
     for k = #close, 1, -1 do emit(close[k]) end
+    emit("end")
   elseif #cnt > 0 then
     for _, j in ipairs(cnt) do
-      if fields[j].spec.count == count then
-        emit(("d%d = d%d + 1"):format(j, j))
-      else
-        emit(("d%d = d%d + 1; if d%d == %s then d%d = 0 end"):format(j, j, j, num(fields[j].spec.count), j))
+      if fields[j].spec.count ~= count then   -- one as long as the period wraps with n below
+        emit(("if k%d == %s then d%d = -1 - i end"):format(j, num(fields[j].spec.count - 1), j))
       end
     end
     -- one counter for the period: at its end every field starts again
-    emit("n = n + 1")
-    local resets = {}
-    for _, j in ipairs(cnt) do resets[#resets + 1] = ("d%d = 0"):format(j) end
-    emit(("if n == %s then n = 0; %s end"):format(num(count), table.concat(resets, "; ")))
+    local resets = { "n = -1 - i" }
+    for _, j in ipairs(cnt) do resets[#resets + 1] = ("d%d = -1 - i"):format(j) end
+    emit(("if kn == %s then %s end"):format(num(count - 1), table.concat(resets, "; ")))
   end
   return L
 end
@@ -515,8 +570,15 @@ local function compile(fields, plan, combine, count)
   if #state > 0 then
     src[#src + 1] = ("local %s = %s"):format(snames, inits)
   end
+  local _, moves = counters(fields, combine)
   local load_state = #state > 0 and ("    local %s = %s"):format(names, snames) or ""
-  local save_state = #state > 0 and ("    %s = %s"):format(snames, names) or ""
+  -- the counters that move with i are kept as their value at i = 0 (see body)
+  local function save(after)
+    if #state == 0 then return "" end
+    local out = {}
+    for i, v in ipairs(state) do out[i] = moves[v] and ("%s + %s"):format(v, after) or v end
+    return ("    %s = %s"):format(snames, table.concat(out, ", "))
+  end
   src[#src + 1] = "local function reset()"
   if #state > 0 then src[#src + 1] = ("  %s = %s"):format(snames, inits) end
   src[#src + 1] = "end"
@@ -535,7 +597,7 @@ local function compile(fields, plan, combine, count)
   src[#src + 1] = "    local p = burst.data[i]"
   src[#src + 1] = b
   src[#src + 1] = "  end"
-  src[#src + 1] = save_state
+  src[#src + 1] = save("n_")
   src[#src + 1] = "  end"
   src[#src + 1] = "  return n_"
   src[#src + 1] = "end"
@@ -544,9 +606,10 @@ local function compile(fields, plan, combine, count)
   src[#src + 1] = "  do"
   src[#src + 1] = load_state
   src[#src + 1] = "  do"
+  src[#src + 1] = "    local i = 0"
   src[#src + 1] = b
   src[#src + 1] = "  end"
-  src[#src + 1] = save_state
+  src[#src + 1] = save("1")
   src[#src + 1] = "  end"
   src[#src + 1] = "  return p"
   src[#src + 1] = "end"
@@ -557,7 +620,13 @@ local function compile(fields, plan, combine, count)
   local arrays = {}
   for j, f in ipairs(fields) do
     if f.spec.kind == "list" then
-      arrays[j] = ffi.new("double[?]", #f.spec.values, f.spec.values)
+      -- up to 4 bytes as int32 bit patterns (an integer load in the trace)
+      local vals = f.spec.values
+      if f.bytes <= 4 then
+        vals = {}
+        for i, x in ipairs(f.spec.values) do vals[i] = bit.tobit(x) end
+      end
+      arrays[j] = ffi.new(f.bytes <= 4 and "int32_t[?]" or "double[?]", #vals, vals)
     end
   end
   local fns = chunk(arrays, function(p, self)

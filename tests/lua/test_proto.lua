@@ -72,6 +72,62 @@ function T.set_src_keeps_ip_checksum_valid()
   end
 end
 
+-- The incremental setters write exactly what a checksum computed from
+-- scratch over the new bytes is (RFC 1071), not merely an equivalent ones'
+-- complement value: UDP never 0 (0 means "none": a computed 0 goes out as
+-- 0xffff), TCP 0..0xfffe. Random headers, 16- and 32-bit fields, and the
+-- edge values chosen so that the new checksum is exactly 0 (UDP: 0xffff).
+function T.incremental_checksums_equal_recomputed_ones()
+  local buf = ffi.new("uint8_t[20]")
+  local function scratch(ck, zero_means_none)    -- over 20 bytes, the checksum at ck excluded
+    local s = 0
+    for i = 0, 19, 2 do if i ~= ck then s = s + buf[i] * 256 + buf[i + 1] end end
+    while s > 0xffff do s = bit.band(s, 0xffff) + bit.rshift(s, 16) end
+    local c = bit.band(bit.bnot(s), 0xffff)
+    if zero_means_none and c == 0 then c = 0xffff end
+    return c, s
+  end
+  local function put(ck, c) buf[ck], buf[ck + 1] = bit.rshift(c, 8), bit.band(c, 0xff) end
+  local tcp = surge.proto.tcp
+  math.randomseed(11)
+  local zeros = { udp = 0, tcp = 0 }
+  for n = 1, 20000 do
+    for i = 0, 19 do buf[i] = n % 97 == 0 and 0xff or math.random(0, 255) end
+    -- UDP (checksum at 6): source port; every 7th time the port that makes the new sum 0xffff
+    local v = math.random(0, 65535)
+    if n % 7 == 0 then
+      buf[0], buf[1] = 0, 0
+      local _, rest = scratch(6, true)
+      v = bit.band(bit.bnot(rest), 0xffff)      -- rest + v = 0xffff: the computed checksum is 0
+    end
+    put(6, (scratch(6, true)))
+    udp.set_sport(buf, v)
+    local want = scratch(6, true)
+    if buf[6] * 256 + buf[7] ~= want then
+      error(("udp sport %d: checksum %04x, recomputed %04x"):format(v, buf[6] * 256 + buf[7], want))
+    end
+    if want == 0xffff then zeros.udp = zeros.udp + 1 end
+    -- TCP (checksum at 16): a 16-bit and a 32-bit field
+    local seq = math.random(0, 2 ^ 32 - 1)
+    if n % 7 == 0 then
+      buf[4], buf[5], buf[6], buf[7] = 0, 0, 0, 0
+      local _, rest = scratch(16)
+      seq = bit.band(bit.bnot(rest), 0xffff)     -- the low word alone brings the sum to 0xffff
+    end
+    put(16, (scratch(16)))
+    tcp.set_seq(buf, seq)
+    want = scratch(16)
+    if buf[16] * 256 + buf[17] ~= want then
+      error(("tcp seq %d: checksum %04x, recomputed %04x"):format(seq, buf[16] * 256 + buf[17], want))
+    end
+    if want == 0 then zeros.tcp = zeros.tcp + 1 end
+    tcp.set_window(buf, v)
+    want = scratch(16)
+    assert(buf[16] * 256 + buf[17] == want, "tcp window")
+  end
+  assert(zeros.udp > 100 and zeros.tcp > 100, ("edge cases reached: udp %d, tcp %d"):format(zeros.udp, zeros.tcp))
+end
+
 local function fails(opts, pattern)
   local ok, err = pcall(function() local t = udp(opts); return t end)
   assert(not ok, "expected an error")

@@ -52,34 +52,45 @@ M.uint16p = ffi.typeof("uint16_t *")
 local function net16(v) return rshift(bswap(v), 16) end
 M.net16 = net16
 
--- Folds `delta` into the checksum word w[ck]: HC' = ~(~HC + delta), where
--- delta adds ~m + m' (0xffff - old + new) for every covered word that
--- changed, old and new as loaded. Up to four words at once fit the two
--- folds. zero_means_none as in update16; a computed 0 then becomes 0xffff
--- without a branch (0 - 1 has all bits set, anything else shifts to 0).
-function M.adjust(w, ck, delta, zero_means_none)
+-- Folds the change of up to two covered words (o1 to n1, o2 to n2, all as
+-- loaded) into the checksum word w[ck]: HC' = ~(~HC + ~m + m') for each
+-- word (RFC 1624, eqn. 3). Five 16-bit terms fit the two folds. Takes the
+-- words rather than a precomputed delta on purpose: no arithmetic result is
+-- then live in a trace snapshot (the guard on hc is the last exit), so the
+-- JIT computes the sum in plain 32-bit adds under the fold's bit ops and
+-- keeps no overflow-checked copy of it. A one-word change passes 0xffff, 0
+-- for the second word, which folds away as a constant.
+--
+-- zero_means_none as in update16: 0 is never written, a computed 0 goes out
+-- as 0xffff. That is HC' = 0xffff - (S mod 0xffff) for the sum S, and
+-- S mod 0xffff = fold(fold(S) + 1) - 1 (the first fold is at most 0x10003,
+-- so the second is exact: 0..0xfffe), hence HC' = ~(fold(fold(S) + 1) - 1):
+-- 1..0xffff, no branch, and every step under a bit op (no overflow guard,
+-- as a negation would need). Otherwise (TCP) HC' is
+-- ~fold(fold(S)), 0..0xfffe, as a checksum computed from scratch gives.
+local function adjust(w, ck, o1, n1, o2, n2, zero_means_none)
   local hc = w[ck]
   if zero_means_none and hc == 0 then return end
-  local s = bxor(hc, 0xffff) + delta
-  s = band(s, 0xffff) + rshift(s, 16)
-  s = band(s, 0xffff) + rshift(s, 16)
-  local r = bxor(s, 0xffff)
-  if zero_means_none then r = bor(r, rshift(r - 1, 16)) end
-  w[ck] = r
+  local s = bxor(hc, 0xffff) + bxor(o1, 0xffff) + n1 + bxor(o2, 0xffff) + n2
+  if zero_means_none then
+    s = band(s, 0xffff) + rshift(s, 16) + 1
+    w[ck] = bxor(band(s, 0xffff) + rshift(s, 16) - 1, 0xffff)
+  else
+    s = band(s, 0xffff) + rshift(s, 16)
+    s = band(s, 0xffff) + rshift(s, 16)
+    w[ck] = bxor(s, 0xffff)
+  end
 end
 
 -- Sets the 16-bit field at byte offset `at` of p (uint8_t *; `at` and `ck`
 -- even, so the words line up with the ones the checksum adds) to host value
--- v and adjusts the checksum at byte offset `ck`. Returns the delta, for a
--- second checksum over the same word (an L4 pseudo header).
+-- v and adjusts the checksum at byte offset `ck`.
 function M.set16(p, at, ck, v, zero_means_none)
   local w = ffi.cast(M.uint16p, p)
   local i = rshift(at, 1)
   local old, new = w[i], net16(v)
   w[i] = new
-  local d = 0xffff - old + new
-  M.adjust(w, rshift(ck, 1), d, zero_means_none)
-  return d
+  adjust(w, rshift(ck, 1), old, new, 0xffff, 0, zero_means_none)
 end
 
 -- The same for a 32-bit field (two words); v is 0..2^32-1.
@@ -89,9 +100,7 @@ function M.set32(p, at, ck, v, zero_means_none)
   local oh, ol = w[i], w[i + 1]
   local nh, nl = net16(rshift(v, 16)), net16(band(v, 0xffff))
   w[i], w[i + 1] = nh, nl
-  local d = 0x1fffe - oh - ol + nh + nl
-  M.adjust(w, rshift(ck, 1), d, zero_means_none)
-  return d
+  adjust(w, rshift(ck, 1), oh, nh, ol, nl, zero_means_none)
 end
 
 M.uint8p = ffi.typeof("uint8_t *")
