@@ -232,24 +232,28 @@ local function compile(sz, t)
   local acc = G.accumulators(plan.checksums, touched, "c")
   local B = {}
   local function emit(s) B[#B + 1] = "      " .. s end
+  -- Rewritten whether or not the size changed: with oL == L every term is
+  -- 65535, ones' complement zero, and the checksums keep their bytes (none
+  -- holds 0xffff, which only a "no checksum" rule writes, and that rule
+  -- maps the sum back to it). A test for oL ~= L would be a branch the
+  -- trace cannot predict, its side exit taken for about half the packets
+  -- of a random mix. The sums under tobit, as in surge.flow.
   if #lens > 0 then
     local first = lens[1]
     emit(("local oL = %s + %d"):format(G.read16(first.at), first.sub))
-    emit("if oL ~= L then")
-    emit("  local dl = 65535 - oL + L")
+    emit("local dl = tobit(65535 - oL + L)")
     for _, lf in ipairs(lens) do
-      emit("  " .. G.write16(lf.at, ("(L - %d)"):format(lf.sub)))
+      emit(G.write16(lf.at, ("(L - %d)"):format(lf.sub)))
     end
     for _, c in ipairs(plan.checksums) do
       if acc[c] then
         local parts = {}
         if terms[c].nlen then parts[#parts + 1] = terms[c].nlen == 1 and "dl" or ("%d * dl"):format(terms[c].nlen) end
         if terms[c].sums then parts[#parts + 1] = ("65535 - %s[oL] + %s[L]"):format(terms[c].sums, terms[c].sums) end
-        emit(("  local %s = %s"):format(acc[c], #parts > 0 and table.concat(parts, " + ") or "0"))
+        emit(("local %s = tobit(%s)"):format(acc[c], #parts > 0 and table.concat(parts, " + ") or "0"))
       end
     end
-    G.finish(B, plan.checksums, acc, "        ")
-    emit("end")
+    G.finish(B, plan.checksums, acc, "      ")
   end
   local rewrite = table.concat(B, "\n")
   local src = G.prelude .. [[
@@ -261,19 +265,21 @@ local s_k = 0
 local function apply(self, burst)
   local n_ = burst.n
   -- burst.data[i] and burst.len[i] each time: a local holding burst.data
-  -- is a cdata reference the trace cannot always sink (one allocation a burst)
-  local k = s_k
+  -- is a cdata reference the trace cannot always sink (one allocation a burst).
+  -- The position as its value at the burst's first packet plus the loop
+  -- index, as surge.flow keeps its counters: integer code in the trace.
+  local k0 = s_k
   for i = 0, n_ - 1 do
+    local k = tobit(k0) + i
     local L = T[k]
-    k = k + 1
-    if k == N then k = 0 end
+    if k == %d then k0 = -1 - i end
     burst.len[i] = L
     do
       local p = burst.data[i]
 %s
     end
   end
-  s_k = k
+  s_k = k0 + n_
   return n_
 end
 local function next1(self, p)
@@ -287,7 +293,7 @@ local function next1(self, p)
   return L
 end
 return { apply = apply, next = next1, get = function() return s_k end, set = function(k) s_k = k end }
-]]):format(rewrite, arg.test_source("p", "pointer"), rewrite)
+]]):format(sz.n - 1, rewrite, arg.test_source("p", "pointer"), rewrite)
   local chunk, err = loadstring(src, "=surge.size")
   if not chunk then error("surge.size: internal: generated code does not load: " .. err .. "\n" .. src, 0) end
   local fns = chunk(sz._t, sz.n, sums, function(p) arg.expect(p, "pointer", "size:next", "p") end)
