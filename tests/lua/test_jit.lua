@@ -66,12 +66,35 @@ end
 -- after: functions the example calls once, after its hot loop (imix's size
 -- histogram): a loop there may start a trace (it can share a hot counter
 -- with the hot loop) that aborts; that is the run's end, not its steady state.
+-- The loop body (after LOOP) of a looping trace: its double-typed
+-- instructions, as "OP" names. The generated per-packet loops of surge.flow
+-- and surge.size are integer code: a double there is a counter or a sum that
+-- the trace keeps as a float (adds, compares, conversions on every packet).
+local irnames = require("jit.vmdef").irnames
+local IRT_NUM = 14                      -- LuaJIT's IR type number for a double
+local function float_ops(tr)
+  local info = jutil.traceinfo(tr)
+  if not info or info.linktype ~= "loop" then return nil end
+  local out, looped = {}, false
+  for ins = 1, info.nins do
+    local _, ot = jutil.traceir(tr, ins)
+    local op = irnames:sub(6 * bit.rshift(ot, 8) + 1, 6 * bit.rshift(ot, 8) + 6):gsub(" ", "")
+    if op == "LOOP" then looped = true
+    elseif looped and bit.band(ot, 31) == IRT_NUM then out[#out + 1] = op end
+  end
+  return out
+end
+
 local function steady(name, path, run, count, after)
   local ex = load_example(root .. path)
   local tsc = surge.tsc
-  local times, n, aborts = {}, 0, {}
+  local times, n, aborts, generated = {}, 0, {}, {}
   local function on_exit() n = n + 1; times[n] = tsc() end
   local function on_trace(what, tr, func, pc, otr, oex)
+    if what == "stop" then
+      local src = tostring(jutil.funcinfo(func, pc).source)
+      if src == "=surge.flow" or src == "=surge.size" then generated[#generated + 1] = { tr = tr, src = src } end
+    end
     local fi = what == "abort" and jutil.funcinfo(func, pc)
     -- an abort here, in the harness, is the loop's trace running past the
     -- run's end (the hot loop returned): the end of the run, not its steady state
@@ -101,6 +124,16 @@ local function steady(name, path, run, count, after)
   local allowed = 4 + math.floor(count / 2 / 100000)
   assert(late <= allowed, ("%s: %d trace exits in the steady state (second half of %d packets; %d allowed)")
     :format(name, late, count, allowed))
+  local loops = 0
+  for _, g in ipairs(generated) do
+    local ops = float_ops(g.tr)
+    if ops then
+      loops = loops + 1
+      assert(#ops == 0, ("%s: the loop of %s (trace %d) does float work per packet: %s")
+        :format(name, g.src:sub(2), g.tr, table.concat(ops, " ")))
+    end
+  end
+  return loops
 end
 
 -- No allocation in the hot loops: with the collector stopped, 5M packets
@@ -135,28 +168,31 @@ function T.hot_loops_do_not_allocate()
 end
 
 function T.flood_flows_steady_state()
-  steady("udp-flood --flows 256", "/examples/udp-flood.lua", function(ex, n)
+  local loops = steady("udp-flood --flows 256", "/examples/udp-flood.lua", function(ex, n)
     return ex.tx(port():txq(0), args{ flows = 256, count = n })
   end, 6400000)
+  assert(loops >= 1, "udp-flood --flows 256: no looping trace in surge.flow's code")
 end
 
 function T.flows_1m_steady_state()
   local a = { size = 60, flows_src = 65536, flows_port = 16, flows_dst = 1, zip = false, burst = 32,
               src = "10.0.0.1", dst = "10.1.0.1", sport = 1024, dport = 5000 }
   -- two full cycles of the source address warm up every wrap of the counters
-  steady("flows.lua 1M", "/examples/flows.lua", function(ex, n)
+  local loops = steady("flows.lua 1M", "/examples/flows.lua", function(ex, n)
     a.count = n
     return ex.tx(port():txq(0), a)
   end, 2621440)
+  assert(loops >= 1, "flows.lua 1M: no looping trace in surge.flow's code")
 end
 
 function T.imix_steady_state()
   local a = { sizes = "imix", max = 1514, flows = 16, burst = 32, src = "10.0.0.1", dst = "10.0.0.2",
               sport = 1024, dport = 5000 }
-  steady("imix.lua --flows 16", "/examples/imix.lua", function(ex, n)
+  local loops = steady("imix.lua --flows 16", "/examples/imix.lua", function(ex, n)
     a.count = n
     return ex.tx(port():txq(0), a).sent
   end, 2400000, { [require("surge.size").new({ { 64, 1 } }).histogram] = true })
+  assert(loops >= 2, "imix.lua --flows 16: not both loops (surge.flow's, surge.size's) compiled")
 end
 
 function T.flows_cycle_evenly()
