@@ -19,6 +19,16 @@ end
 
 local function mpps(pps) return ("%.3f Mpps"):format(pps / 1e6) end
 
+-- A string as Lua source, every control byte escaped: %q leaves bytes like
+-- ESC raw, and a packet's bytes printed at the prompt would drive the
+-- terminal. Bytes from 128 up stay as they are (UTF-8 text).
+local named = { ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t", ['"'] = '\\"', ["\\"] = "\\\\" }
+local function quoted(v)
+  return '"' .. v:gsub('[%c"\\]', function(c)
+    return named[c] or ("\\%03d"):format(c:byte())
+  end) .. '"'
+end
+
 local function port_text(id)
   local surge = require "surge"
   local p = surge.handles.port(id)
@@ -103,7 +113,7 @@ end
 -- The text of one value; depth: how many levels of plain tables to open.
 function M.format(v, depth)
   local t = type(v)
-  if t == "string" then return ("%q"):format(v) end
+  if t == "string" then return quoted(v) end
   if t == "number" then return num(v) end
   if t == "function" then
     local i = debug.getinfo(v, "S")
@@ -114,7 +124,9 @@ function M.format(v, depth)
     return tostring(v)
   end
   if t ~= "table" then return tostring(v) end
-  local mt = getmetatable(v)
+  -- the real metatable: a __metatable field hides it from getmetatable,
+  -- not from tostring
+  local mt = debug.getmetatable(v)
   if mt == M.Task then return v:text() end
   if mt and mt.__handle then
     local h = mt.__handle(v)
@@ -126,7 +138,15 @@ function M.format(v, depth)
   end
   if type(v.bytes) == "string" and type(v.layers) == "table" then return template_text(v) end
   if type(v.frames) == "function" and type(v.describe) == "function" then return flow_text(v) end
-  if mt and mt.__tostring then return tostring(v) end
+  if mt and mt.__tostring then
+    -- one that fails is the line's error; one that gives no string too
+    -- (LuaJIT's tostring passes it on: a table would print as a number)
+    local text = tostring(v)
+    if type(text) ~= "string" then
+      error(("its __tostring gave %s, not a string"):format(text == nil and "nil" or "a " .. type(text)), 0)
+    end
+    return text
+  end
   -- no levels left to open (a table inside a table shown at depth 1, a
   -- table as a key): its place only, so cycles end here too
   if (depth or 2) < 1 then return "{...}" end

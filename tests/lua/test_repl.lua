@@ -44,6 +44,7 @@ function T.broken_values_are_one_error_line()
     ['setmetatable({}, {__index = function() error("idx") end})'] = "^error: prompt:1: idx\n$",
     ['error(setmetatable({}, {__tostring = function() error("b") end}))'] = "its __tostring failed: prompt:1: b",
     ['error(setmetatable({}, {__tostring = function() return nil end}))'] = "its __tostring gave nil",
+    ['setmetatable({}, {__tostring = function() return 42 end})'] = "^error: its __tostring gave a number, not a string\n$",
     ['{ [setmetatable({}, {__tostring = function() error("k") end})] = 1 }'] = "^error: prompt:1: k\n$",
   } do
     local ok, status, text = pcall(repl.eval, st, line)
@@ -101,6 +102,15 @@ function T.printers()
   assert(show.format(1 / 3) == tostring(1 / 3) and show.format(2 ^ 53 + 2) == tostring(2 ^ 53 + 2), show.format(1 / 3))
   assert(show.format(surge.port(1)):match("^port 1: .*null.*, 1 txq 1 rxq, TX 0 packets"))
   assert(show.format(surge.handles.txq(1, 0)) == "txq(1,0): unused, 0 packets, 0 drops")
+  -- control bytes escaped (a packet's bytes must not drive the terminal), text as Lua writes it
+  assert(show.format("a\0b\27[2J\n\t\"q\"\\\127\1" .. "2é") == [["a\000b\027[2J\n\t\"q\"\\\127\0012é"]],
+    show.format("a\0b\27[2J\n\t\"q\"\\\127\1" .. "2é"))
+  assert(loadstring("return " .. show.format("x\0\1\0012\255"))() == "x\0\1\0012\255", "the text reads back as the string")
+  -- __tostring: used through a __metatable lock; one that gives no string is an error
+  local locked = setmetatable({}, { __tostring = function() return "locked one" end, __metatable = "no" })
+  assert(show.format(locked) == "locked one", show.format(locked))
+  local ok, err = pcall(show.format, setmetatable({ a = 1 }, { __tostring = function() return 42 end }))
+  assert(not ok and err == "its __tostring gave a number, not a string", tostring(err))
 end
 
 function T.typed_functions_pack_and_refuse_upvalues()
