@@ -26,7 +26,7 @@
 -- frame loses or gains are accounted from a table of partial sums).
 local ffi = require "ffi"
 local bit = require "bit"
-local flow = require "surge.flow"
+local gen = require "surge.flow_gen"
 local arg = require "surge.check"
 
 local M = {}
@@ -180,8 +180,8 @@ end
 -- The generated per-packet code: L (new size), p (packet); reads the old size
 -- from the first length field.
 local function compile(sz, t)
-  local plan = flow._plan(t, "surge.size")
-  local G = flow._gen
+  local plan = gen.plan(t, "surge.size")
+  local G = gen.G
   local lens = {}
   for _, l in ipairs(plan.layers) do
     local lf = LENGTH_FIELDS[l.name]
@@ -204,7 +204,7 @@ local function compile(sz, t)
     terms[c] = {}
     local nlen = 0
     for _, lf in ipairs(lens) do
-      local par = flow._covers(c, lf.at, 2)
+      local par = gen.covers(c, lf.at, 2)
       if par then
         if par ~= 0 then fail("internal: length field at an odd position") end
         nlen = nlen + 1
@@ -337,7 +337,7 @@ local function build(spec, opts)
   end
   local hdr = 0
   if opts.template ~= nil then
-    local plan = flow._plan(opts.template, "surge.size")
+    local plan = gen.plan(opts.template, "surge.size")
     hdr = plan.hdr
     if hdr > min then min = hdr end
   end
@@ -388,7 +388,7 @@ end
 -- Grows t to the largest size (zero payload), rewrites its lengths and
 -- checksums, binds it; errors at level 0.
 function bind(self, t)
-  local plan = flow._plan(t, "surge.size")
+  local plan = gen.plan(t, "surge.size")
   if self.min < plan.hdr then
     fail("size %d bytes is below the template's %d bytes of headers", self.min, plan.hdr)
   end
