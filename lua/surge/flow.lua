@@ -20,11 +20,12 @@
 --   { seq = { v1, v2, ... } }              the same: an explicit sequence, in order
 -- Values are numbers, IPv4 addresses ("10.0.0.1") or MAC addresses.
 --
--- The definition is compiled into Lua source (flow:source() shows it): each
--- packet reads the old value of every field, writes the new one and keeps
--- every checksum covering it valid with one RFC 1624 update per checksum and
--- packet. No table lookups, closures or allocation per packet: the loop in
--- apply() compiles to a LuaJIT trace.
+-- The definition is compiled into Lua source by surge.flow_gen
+-- (flow:source() shows it): each packet reads the old value of every field,
+-- writes the new one and keeps every checksum covering it valid with one
+-- RFC 1624 update per checksum and packet. No table lookups, closures or
+-- allocation per packet: the loop in apply() compiles to one LuaJIT trace of
+-- integer code.
 local ffi = require "ffi"
 local bit = require "bit"
 local arg = require "surge.check"
