@@ -193,34 +193,38 @@ end
 -- The counted fields (more than one value, not random) and which counters
 -- move with the packet index i: in a product only the first (it varies
 -- fastest; the others move when it wraps), in a zip all of them and n.
-local function counters(fields, combine)
-  local cnt, moves = {}, {}
+local function counters(fields, combine, count)
+  local cnt, moves = {}, {}        -- moves: variable -> how many values it takes
   for j, f in ipairs(fields) do if f.spec.count > 1 and f.spec.count < math.huge then cnt[#cnt + 1] = j end end
   if combine == "product" then
-    if cnt[1] then moves["d" .. cnt[1]] = true end
+    if cnt[1] then moves["d" .. cnt[1]] = fields[cnt[1]].spec.count end
   elseif #cnt > 0 then
-    for _, j in ipairs(cnt) do moves["d" .. j] = true end
-    moves.n = true
+    for _, j in ipairs(cnt) do moves["d" .. j] = fields[j].spec.count end
+    moves.n = count
   end
   return cnt, moves
 end
 
 -- Code for one packet at p, the i-th of its burst: values, writes,
--- checksums, advance. Returns a list of lines. State variables: d<j>
--- (digits), x<j> (random state), n (zip).
+-- checksums. Returns a list of lines. State variables: d<j> (digits), x<j>
+-- (random state), n (zip).
 --
 -- A counter that moves with every packet is kept as its value at i = 0 of
--- the burst (d), the packet's value being k = d + i; a wrap, rare, sets d
--- back so that the next packet's k is 0. Why: in a LuaJIT trace a variable
--- carried from one iteration to the next is a double (counters kept as
--- "d = d + 1" cost float adds, compares and conversions on every packet),
--- while the loop index is an integer and tobit(d), invariant between wraps,
--- is computed once a burst. So k, the field values and the compares stay
--- in integer registers. A counter of more than 2^31 values skips the tobit.
+-- the burst (d), the packet's value being k = d + i, and the loop runs only
+-- up to the packet where the next counter wraps (apply: `last`); the wrap
+-- (advance) sets d back so that the next packet's k is 0, and the loop goes
+-- on from there. Why: in a LuaJIT trace a variable carried from one
+-- iteration to the next is a double (counters kept as "d = d + 1" cost
+-- float adds, compares and conversions on every packet), while the loop
+-- index is an integer and tobit(d) is invariant inside the loop. And a
+-- wrap tested inside the loop is a branch the trace may record on its rare
+-- side (when the trace is recorded in a wrapping iteration, the common path
+-- becomes the side exit). So the loop body holds integer code and no test
+-- of the counters. A counter of more than 2^31 values skips the tobit.
 local function body(fields, plan, combine, count)
   local L = {}
   local function emit(s) L[#L + 1] = "    " .. s end
-  local cnt, moves = counters(fields, combine)
+  local _, moves = counters(fields, combine, count)
   local function int(var, n) return n - 1 <= 2147483647 and ("tobit(%s)"):format(var) or var end
   for j, f in ipairs(fields) do
     local s = f.spec
@@ -326,11 +330,37 @@ local function body(fields, plan, combine, count)
     emit("end")
   end
   G.finish(L, plan.checksums, acc, "    ", true)
-  -- advance: a wrap sets d so that the next packet (i + 1) gets k = 0
+  return L
+end
+
+-- The last packet of the loop that starts at i0: the burst's last, or the
+-- one where a moving counter takes its last value (its k is d + i).
+local function run_end(fields, combine, count)
+  local L = { "local last = n_ - 1" }
+  local _, moves = counters(fields, combine, count)
+  local vars = {}
+  for v in pairs(moves) do vars[#vars + 1] = v end
+  table.sort(vars)
+  for _, v in ipairs(vars) do
+    if moves[v] < math.huge then
+      local top = num(moves[v] - 1)
+      L[#L + 1] = ("if %s - %s < last then last = %s - %s end"):format(top, v, top, v)
+    end
+  end
+  return L
+end
+
+-- The wraps after packet `at`: a counter at its last value goes back so that
+-- packet at + 1 gets 0; in a product the next counter moves (an odometer),
+-- in a zip the period counter n restarts every field.
+local function advance(fields, combine, count)
+  local L = {}
+  local function emit(s) L[#L + 1] = s end
+  local cnt = counters(fields, combine, count)
   if combine == "product" and #cnt > 0 then
     local j1 = cnt[1]
-    emit(("if k%d == %s then"):format(j1, num(fields[j1].spec.count - 1)))
-    emit(("  d%d = -1 - i"):format(j1))
+    emit(("if d%d + at == %s then"):format(j1, num(fields[j1].spec.count - 1)))
+    emit(("  d%d = -1 - at"):format(j1))
     local close = {}
     for k = 2, #cnt do
       local j, pad = cnt[k], ("  "):rep(k - 1)
@@ -348,13 +378,14 @@ local function body(fields, plan, combine, count)
   elseif #cnt > 0 then
     for _, j in ipairs(cnt) do
       if fields[j].spec.count ~= count then   -- one as long as the period wraps with n below
-        emit(("if k%d == %s then d%d = -1 - i end"):format(j, num(fields[j].spec.count - 1), j))
+        emit(("if d%d + at == %s then d%d = -1 - at end"):format(j, num(fields[j].spec.count - 1), j))
       end
     end
-    -- one counter for the period: at its end every field starts again
-    local resets = { "n = -1 - i" }
-    for _, j in ipairs(cnt) do resets[#resets + 1] = ("d%d = -1 - i"):format(j) end
-    emit(("if kn == %s then %s end"):format(num(count - 1), table.concat(resets, "; ")))
+    if count < math.huge then
+      local resets = { "n = -1 - at" }
+      for _, j in ipairs(cnt) do resets[#resets + 1] = ("d%d = -1 - at"):format(j) end
+      emit(("if n + at == %s then %s end"):format(num(count - 1), table.concat(resets, "; ")))
+    end
   end
   return L
 end
@@ -390,7 +421,9 @@ function M.compile(fields, plan, combine, count)
   if #state > 0 then
     src[#src + 1] = ("local %s = %s"):format(snames, inits)
   end
-  local _, moves = counters(fields, combine)
+  local _, moves = counters(fields, combine, count)
+  local function lines(list, indent) return indent .. table.concat(list, "\n" .. indent) end
+  local adv = advance(fields, combine, count)
   local load_state = #state > 0 and ("    local %s = %s"):format(names, snames) or ""
   -- the counters that move with i are kept as their value at i = 0 (see body)
   local function save(after)
@@ -413,9 +446,18 @@ function M.compile(fields, plan, combine, count)
   -- allocation a burst
   src[#src + 1] = "  do"
   src[#src + 1] = load_state
-  src[#src + 1] = "  for i = 0, n_ - 1 do"
+  src[#src + 1] = "  local i0 = 0"
+  src[#src + 1] = "  while i0 < n_ do"
+  src[#src + 1] = lines(run_end(fields, combine, count), "    ")
+  src[#src + 1] = "  for i = i0, last do"
   src[#src + 1] = "    local p = burst.data[i]"
   src[#src + 1] = b
+  src[#src + 1] = "  end"
+  if #adv > 0 then
+    src[#src + 1] = "    local at = last"
+    src[#src + 1] = lines(adv, "    ")
+  end
+  src[#src + 1] = "    i0 = last + 1"
   src[#src + 1] = "  end"
   src[#src + 1] = save("n_")
   src[#src + 1] = "  end"
@@ -429,6 +471,10 @@ function M.compile(fields, plan, combine, count)
   src[#src + 1] = "    local i = 0"
   src[#src + 1] = b
   src[#src + 1] = "  end"
+  if #adv > 0 then
+    src[#src + 1] = "    local at = 0"
+    src[#src + 1] = lines(adv, "    ")
+  end
   src[#src + 1] = save("1")
   src[#src + 1] = "  end"
   src[#src + 1] = "  return p"

@@ -267,17 +267,23 @@ local function apply(self, burst)
   -- burst.data[i] and burst.len[i] each time: a local holding burst.data
   -- is a cdata reference the trace cannot always sink (one allocation a burst).
   -- The position as its value at the burst's first packet plus the loop
-  -- index, as surge.flow keeps its counters: integer code in the trace.
+  -- index, and the loop only up to the table's end, the wrap after it: as
+  -- surge.flow keeps its counters (integer code, no test in the loop).
   local k0 = s_k
-  for i = 0, n_ - 1 do
-    local k = tobit(k0) + i
-    local L = T[k]
-    if k == %d then k0 = -1 - i end
-    burst.len[i] = L
-    do
-      local p = burst.data[i]
+  local i0 = 0
+  while i0 < n_ do
+    local last = n_ - 1
+    if %d - k0 < last then last = %d - k0 end
+    for i = i0, last do
+      local L = T[tobit(k0) + i]
+      burst.len[i] = L
+      do
+        local p = burst.data[i]
 %s
+      end
     end
+    if k0 + last == %d then k0 = -1 - last end
+    i0 = last + 1
   end
   s_k = k0 + n_
   return n_
@@ -293,7 +299,7 @@ local function next1(self, p)
   return L
 end
 return { apply = apply, next = next1, get = function() return s_k end, set = function(k) s_k = k end }
-]]):format(sz.n - 1, rewrite, arg.test_source("p", "pointer"), rewrite)
+]]):format(sz.n - 1, sz.n - 1, rewrite, sz.n - 1, arg.test_source("p", "pointer"), rewrite)
   local chunk, err = loadstring(src, "=surge.size")
   if not chunk then error("surge.size: internal: generated code does not load: " .. err .. "\n" .. src, 0) end
   local fns = chunk(sz._t, sz.n, sums, function(p) arg.expect(p, "pointer", "size:next", "p") end)
