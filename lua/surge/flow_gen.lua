@@ -424,6 +424,11 @@ function M.compile(fields, plan, combine, count)
   local _, moves = counters(fields, combine, count)
   local function lines(list, indent) return indent .. table.concat(list, "\n" .. indent) end
   local adv = advance(fields, combine, count)
+  -- the wraps after packet `at` (the source of an index), "" with no counter
+  local function wraps_after(at)
+    if #adv == 0 then return "" end
+    return ("    local at = %s\n%s"):format(at, lines(adv, "    "))
+  end
   local load_state = #state > 0 and ("    local %s = %s"):format(names, snames) or ""
   -- the counters that move with i are kept as their value at i = 0 (see body)
   local function save(after)
@@ -453,10 +458,7 @@ function M.compile(fields, plan, combine, count)
   src[#src + 1] = "    local p = burst.data[i]"
   src[#src + 1] = b
   src[#src + 1] = "  end"
-  if #adv > 0 then
-    src[#src + 1] = "    local at = last"
-    src[#src + 1] = lines(adv, "    ")
-  end
+  src[#src + 1] = wraps_after("last")
   src[#src + 1] = "    i0 = last + 1"
   src[#src + 1] = "  end"
   src[#src + 1] = save("n_")
@@ -471,10 +473,7 @@ function M.compile(fields, plan, combine, count)
   src[#src + 1] = "    local i = 0"
   src[#src + 1] = b
   src[#src + 1] = "  end"
-  if #adv > 0 then
-    src[#src + 1] = "    local at = 0"
-    src[#src + 1] = lines(adv, "    ")
-  end
+  src[#src + 1] = wraps_after("0")
   src[#src + 1] = save("1")
   src[#src + 1] = "  end"
   src[#src + 1] = "  return p"
