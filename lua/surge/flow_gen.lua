@@ -221,19 +221,17 @@ end
 -- side (when the trace is recorded in a wrapping iteration, the common path
 -- becomes the side exit). So the loop body holds integer code and no test
 -- of the counters. A counter of more than 2^31 values skips the tobit.
-local function body(fields, plan, combine, count)
+local function body(fields, plan, moves)
   local L = {}
   local function emit(s) L[#L + 1] = "    " .. s end
-  local _, moves = counters(fields, combine, count)
-  local function int(var, n) return n - 1 <= 2147483647 and ("tobit(%s)"):format(var) or var end
   for j, f in ipairs(fields) do
     local s = f.spec
     if s.kind == "range" or s.kind == "list" then
       local d = "d" .. j
-      emit(("local k%d = %s%s"):format(j, int(d, s.count), moves[d] and " + i" or ""))
+      local int = s.count - 1 <= 2147483647 and ("tobit(%s)"):format(d) or d
+      emit(("local k%d = %s%s"):format(j, int, moves[d] and " + i" or ""))
     end
   end
-  if moves.n then emit(("local kn = %s + i"):format(int("n", count))) end
   local touched, cover = {}, {}
   for j, f in ipairs(fields) do
     cover[j] = {}
@@ -335,9 +333,8 @@ end
 
 -- The last packet of the loop that starts at i0: the burst's last, or the
 -- one where a moving counter takes its last value (its k is d + i).
-local function run_end(fields, combine, count)
+local function run_end(moves)
   local L = { "local last = n_ - 1" }
-  local _, moves = counters(fields, combine, count)
   local vars = {}
   for v in pairs(moves) do vars[#vars + 1] = v end
   table.sort(vars)
@@ -353,10 +350,9 @@ end
 -- The wraps after packet `at`: a counter at its last value goes back so that
 -- packet at + 1 gets 0; in a product the next counter moves (an odometer),
 -- in a zip the period counter n restarts every field.
-local function advance(fields, combine, count)
+local function advance(fields, combine, count, cnt)
   local L = {}
   local function emit(s) L[#L + 1] = s end
-  local cnt = counters(fields, combine, count)
   if combine == "product" and #cnt > 0 then
     local j1 = cnt[1]
     emit(("if d%d + at == %s then"):format(j1, num(fields[j1].spec.count - 1)))
@@ -417,13 +413,13 @@ function M.compile(fields, plan, combine, count)
   for j, f in ipairs(fields) do
     if f.spec.kind == "list" then src[#src + 1] = ("local A%d = A[%d]"):format(j, j) end
   end
-  local b = table.concat(body(fields, plan, combine, count), "\n")
+  local cnt, moves = counters(fields, combine, count)
+  local b = table.concat(body(fields, plan, moves), "\n")
   if #state > 0 then
     src[#src + 1] = ("local %s = %s"):format(snames, inits)
   end
-  local _, moves = counters(fields, combine, count)
   local function lines(list, indent) return indent .. table.concat(list, "\n" .. indent) end
-  local adv = advance(fields, combine, count)
+  local adv = advance(fields, combine, count, cnt)
   -- the wraps after packet `at` (the source of an index), "" with no counter
   local function wraps_after(at)
     if #adv == 0 then return "" end
@@ -453,7 +449,7 @@ function M.compile(fields, plan, combine, count)
   src[#src + 1] = load_state
   src[#src + 1] = "  local i0 = 0"
   src[#src + 1] = "  while i0 < n_ do"
-  src[#src + 1] = lines(run_end(fields, combine, count), "    ")
+  src[#src + 1] = lines(run_end(moves), "    ")
   src[#src + 1] = "  for i = i0, last do"
   src[#src + 1] = "    local p = burst.data[i]"
   src[#src + 1] = b

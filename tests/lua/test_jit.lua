@@ -56,6 +56,25 @@ function T.flood_loop_compiles()
   assert(#stopped > 0, "no trace completed in udp-flood.lua; aborts: " .. table.concat(aborted, "; "))
 end
 
+-- The loop body (after LOOP) of a looping trace: its double-typed
+-- instructions, as "OP" names. The generated per-packet loops of surge.flow
+-- and surge.size are integer code: a double there is a counter or a sum that
+-- the trace keeps as a float (adds, compares, conversions on every packet).
+local vmdef = require "jit.vmdef"
+local IRT_NUM = 14                      -- LuaJIT's IR type number for a double
+local function float_ops(tr)
+  local info = jutil.traceinfo(tr)
+  if not info or info.linktype ~= "loop" then return nil end
+  local out, looped = {}, false
+  for ins = 1, info.nins do
+    local _, ot = jutil.traceir(tr, ins)
+    local op = vmdef.irnames:sub(6 * bit.rshift(ot, 8) + 1, 6 * bit.rshift(ot, 8) + 6):gsub(" ", "")
+    if op == "LOOP" then looped = true
+    elseif looped and bit.band(ot, 31) == IRT_NUM then out[#out + 1] = op end
+  end
+  return out
+end
+
 -- The steady state of a hot loop: in the second half of a run (the first
 -- half compiles the loop and the side traces of its rare branches: LuaJIT
 -- compiles one after an exit was taken 10 times), compiled code may be left
@@ -66,25 +85,6 @@ end
 -- after: functions the example calls once, after its hot loop (imix's size
 -- histogram): a loop there may start a trace (it can share a hot counter
 -- with the hot loop) that aborts; that is the run's end, not its steady state.
--- The loop body (after LOOP) of a looping trace: its double-typed
--- instructions, as "OP" names. The generated per-packet loops of surge.flow
--- and surge.size are integer code: a double there is a counter or a sum that
--- the trace keeps as a float (adds, compares, conversions on every packet).
-local irnames = require("jit.vmdef").irnames
-local IRT_NUM = 14                      -- LuaJIT's IR type number for a double
-local function float_ops(tr)
-  local info = jutil.traceinfo(tr)
-  if not info or info.linktype ~= "loop" then return nil end
-  local out, looped = {}, false
-  for ins = 1, info.nins do
-    local _, ot = jutil.traceir(tr, ins)
-    local op = irnames:sub(6 * bit.rshift(ot, 8) + 1, 6 * bit.rshift(ot, 8) + 6):gsub(" ", "")
-    if op == "LOOP" then looped = true
-    elseif looped and bit.band(ot, 31) == IRT_NUM then out[#out + 1] = op end
-  end
-  return out
-end
-
 local function steady(name, path, run, count, after)
   local ex = load_example(root .. path)
   local tsc = surge.tsc
@@ -98,7 +98,7 @@ local function steady(name, path, run, count, after)
     local fi = what == "abort" and jutil.funcinfo(func, pc)
     -- an abort here, in the harness, is the loop's trace running past the
     -- run's end (the hot loop returned): the end of the run, not its steady state
-    local why = fi and (require("jit.vmdef").traceerr[otr] or tostring(otr))
+    local why = fi and (vmdef.traceerr[otr] or tostring(otr))
     -- the generated code's outer loop (one pass a burst, one more per
     -- counter wrap) holds the hot loop: LuaJIT declines it as a root trace
     -- ("inner loop in root trace") when a rare path, not yet compiled, runs
