@@ -39,6 +39,10 @@ t.expect(r"surge> ")
 t.type("twice(21)\r")
 t.expect(r"\n42\n")
 check("a multi-line function continues and then runs", True)
+t.type('"a" .. string.char(27, 0) .. "[2Jb"\r')
+m = t.expect(r"\n(\"a[^\n]*)\n")
+check("a string's control bytes are shown escaped, not sent to the terminal",
+      m.group(1).strip() == '"a\\027\\000[2Jb"', repr(m.group(1)))
 
 t.type("surge.po\t\t")
 m = t.expect(r"surge\.pool\s+surge\.port")
