@@ -43,7 +43,7 @@ test_eal_start(struct surge_opts *o, const char *name, const char *const *vdevs,
 	o->nvdev = n;
 	if (rt_create(o) != 0)
 		return -1;
-	if ((rc = eal_start(o, name)) == 0)
+	if ((rc = boot_start(o, name)) == 0)
 		return 0;
 	fprintf(stderr, "%s: EAL did not start: %s\n", name, surge_last_error());
 	if (rc == -EINVAL)

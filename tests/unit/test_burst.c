@@ -28,7 +28,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
-#include "runtime.h"
+#include "run.h"
 #include "check.h"
 
 static struct surge_opts opts;

@@ -4,7 +4,7 @@
  * CLOCK_MONOTONIC_RAW at EAL start-up, returned by surge_tsc_hz(), and
  * checked again at exit.
  *
- * Proves: after eal_start the stored Hz agrees within 20 ppm with a second,
+ * Proves: after boot_start the stored Hz agrees within 20 ppm with a second,
  * independent measurement over ~1 s (DPDK's own rte_get_tsc_hz() is rounded
  * to 10 MHz: 0.15 % off on a 2596.13 MHz host); surge_tsc_hz() returns that
  * stored value; the exit check computes the drift over the whole run and
@@ -24,7 +24,7 @@
 #include <cmocka.h>
 #include <rte_cycles.h>
 
-#include "runtime.h"
+#include "run.h"
 #include "check.h"
 
 static struct surge_opts opts;

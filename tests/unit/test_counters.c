@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <rte_lcore.h>
 
-#include "runtime.h"
+#include "run.h"
 #include "check.h"
 
 static int

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "runtime.h"
+#include "run.h"
 
 static char dir[64];
 static char meminfo[128], mounts[128];

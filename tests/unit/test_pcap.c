@@ -32,7 +32,7 @@
 #include <pcap/pcap.h>
 #include <rte_cycles.h>
 
-#include "runtime.h"
+#include "run.h"
 #include "check.h"
 
 static struct surge_opts opts;
@@ -74,7 +74,7 @@ group_setup(void **state)
 	opts.quiet = 1;
 	if (rt_create(&opts) != 0)
 		return -1;
-	if ((rc = eal_start(&opts, "test_pcap")) != 0) {
+	if ((rc = boot_start(&opts, "test_pcap")) != 0) {
 		fprintf(stderr, "test_pcap: EAL did not start: %s\n", surge_last_error());
 		if (rc == -EINVAL)
 			return -1;

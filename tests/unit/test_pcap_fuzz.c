@@ -28,7 +28,7 @@
 
 #include <cmocka.h>
 
-#include "runtime.h"
+#include "run.h"
 #include "check.h"
 
 #define SEEDS_MAX 32
@@ -117,7 +117,7 @@ group_setup(void **state)
 	opts.quiet = 1;
 	if (rt_create(&opts) != 0)
 		return -1;
-	if (eal_start(&opts, "test_pcap_fuzz") != 0) {
+	if (boot_start(&opts, "test_pcap_fuzz") != 0) {
 		fprintf(stderr, "test_pcap_fuzz: EAL did not start: %s\n", surge_last_error());
 		exit(77);
 	}

@@ -29,7 +29,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
-#include "runtime.h"
+#include "run.h"
 #include "check.h"
 
 #define HZ 1e9
@@ -366,7 +366,7 @@ need_eal(void)
 		assert_int_equal(surge_idle_set(&p), -EINVAL);
 		assert_error_mentions("not on an lcore");
 		assert_int_equal(surge_idle_get(&p), -EINVAL);
-		rc = eal_start(&opts, "test_rate");
+		rc = boot_start(&opts, "test_rate");
 
 		if ((eal_up = rc == 0 ? 1 : -1) < 0)
 			fprintf(stderr, "test_rate: EAL did not start: %s\n", surge_last_error());

@@ -28,7 +28,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "runtime.h"
+#include "run.h"
 #include "check.h"
 
 static struct surge_opts opts;

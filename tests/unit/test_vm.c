@@ -22,7 +22,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "runtime.h"
+#include "run.h"
 
 static struct surge_opts opts;
 

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * base.h - the bottom layer: the run context and what every layer above
+ * needs of it (errors, the clock, the run's state, which lcore slot is
+ * mine, claiming and publishing). Calls nothing above it.
+ */
+#ifndef SURGE_BASE_H
+#define SURGE_BASE_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include <rte_lcore.h>
+
+#include "state.h"
+
+/* context.c: the single run context, set once by main() before any lcore
+ * starts and cleared after they all stopped; its contents follow the
+ * one-writer rule of state.h. Read through rt(), inline: the hot path asks
+ * for it on every call. */
+extern struct runtime *rt_current;
+static inline struct runtime *
+rt(void)
+{
+	return rt_current;
+}
+int rt_create(const struct surge_opts *opts);
+void rt_destroy(void);
+int rt_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The lcore slot of the calling thread: its lcore, or the main lcore's for
+ * a thread that is no lcore (main before EAL starts, the monitor, DPDK's
+ * telemetry thread). The one answer every module uses. */
+static inline unsigned
+lcore_self(void)
+{
+	unsigned id = rte_lcore_id();
+
+	return id < RTE_MAX_LCORE ? id : rte_get_main_lcore();
+}
+
+/* True on a thread EAL made an lcore (only those have an idle policy). */
+static inline int
+lcore_is_eal(void)
+{
+	return rte_lcore_id() < RTE_MAX_LCORE;
+}
+
+/* clock.c: the run's one TSC frequency (see docs/architecture.md "Clock") */
+uint64_t tsc_measure_hz(struct tsc_pair *first);
+void rt_tsc_calibrate(void);
+void rt_tsc_check(void);
+uint64_t rt_hz(void);            /* the calibrated TSC Hz (after EAL start-up) */
+
+/* run_state.c: is the run on, how old is its stop, how does it exit. */
+
+/* The one test of "is the run on" for an lcore: no run-wide stop and no
+ * one asked this task alone to end (surge_running() is this for the
+ * caller's lcore). */
+static inline int
+rt_live(const struct runtime *r, unsigned lcore)
+{
+	if (r == NULL || __atomic_load_n(&r->stop, __ATOMIC_RELAXED))
+		return 0;
+	return lcore >= RTE_MAX_LCORE || !__atomic_load_n(&r->lcore[lcore].stop_req, __ATOMIC_RELAXED);
+}
+/* Called when the run is not on: 0 while the stop is young, else
+ * -ESHUTDOWN with "run stopped" as the lcore's error. */
+int run_stop_expired(void);
+uint32_t run_stop_left_us(void);  /* until calls raise "run stopped" (0 = they do) */
+double rt_stop_grace(void);       /* --stop-grace in seconds */
+uint64_t rt_grace_cycles(double fraction);   /* that fraction of it, in TSC cycles */
+int rt_exit_status(int rc);       /* an error's rc, else what os.exit asked for */
+#define EXIT_WATCHDOG 3           /* stuck code was ended after the stop's grace period */
+/* --duration: the TSC at which the run ends, 0 when none is due yet */
+uint64_t run_deadline(const struct runtime *r);
+/* Sleeps ns in slices of at most 10 ms, ending early once the run is not
+ * on; each slice calls `tick` (NULL: none), e.g. to say master is alive. */
+void sleep_sliced(uint64_t ns, void (*tick)(void));
+void sleep_ns(uint64_t ns);       /* one plain sleep */
+
+/* claim.c: one owner per object (a queue, a pcap file), and the registries
+ * (pools, latency receivers, pcap files, counter names). */
+
+/* Claims `*owner` (-1 = free) for lcore `me`: 0 when it is now, or already
+ * was, me's; else -EBUSY with the owner in *holder. */
+static inline int
+owner_claim(volatile int32_t *owner, int32_t me, int32_t *holder)
+{
+	int32_t none = -1;
+
+	if (__atomic_load_n(owner, __ATOMIC_ACQUIRE) == me ||
+	    __atomic_compare_exchange_n(owner, &none, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	if (holder != NULL)
+		*holder = none;
+	return -EBUSY;
+}
+/* Registries are appended under one lock and read without it: an entry is
+ * filled in first, then published by raising the count (release); readers
+ * load the count (acquire) and read entries below it. */
+void registry_lock(void);
+void registry_unlock(void);
+static inline void
+registry_publish(int *count, int n)
+{
+	__atomic_store_n(count, n, __ATOMIC_RELEASE);
+}
+static inline int
+registry_count(const int *count)
+{
+	return __atomic_load_n(count, __ATOMIC_ACQUIRE);
+}
+
+#endif /* SURGE_BASE_H */

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * counters.c - custom counters and gauges of scripts (surge.counter/gauge).
+ *
+ * A name is registered once, under the runtime's lock, and gets an id that
+ * every lcore shares. Each lcore then writes only its own cell of that id in
+ * its own cache-aligned counter_slot, so the hot path is a plain load and
+ * store with no atomic and no shared cache line; the main lcore (and the
+ * telemetry thread) sum the cells when they read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_lcore.h>
+
+#include "control.h"
+
+int
+surge_counter_new(const char *name, int kind)
+{
+	struct runtime *r = rt();
+	int id = -1, n;
+
+	if (name == NULL || name[0] == '\0' || strlen(name) >= SURGE_NAME_MAX)
+		return rt_error(-EINVAL, "counter name must be 1..%d characters", SURGE_NAME_MAX - 1);
+	if (kind != SURGE_COUNTER && kind != SURGE_GAUGE)
+		return rt_error(-EINVAL, "counter kind %d unknown", kind);
+	registry_lock();
+	n = r->ncounters;
+	for (int i = 0; i < n; i++)
+		if (strcmp(r->counter_names[i].name, name) == 0)
+			id = i;
+	if (id < 0 && n < SURGE_COUNTER_MAX) {
+		snprintf(r->counter_names[n].name, SURGE_NAME_MAX, "%s", name);
+		r->counter_names[n].kind = (uint8_t)kind;
+		registry_publish(&r->ncounters, n + 1);
+		id = n;
+	}
+	registry_unlock();
+	if (id < 0)
+		return rt_error(-ENOSPC, "too many counters and gauges (at most %d)", SURGE_COUNTER_MAX);
+	if (r->counter_names[id].kind != kind)
+		return rt_error(-EEXIST, "'%s' is already a %s", name,
+				r->counter_names[id].kind == SURGE_GAUGE ? "gauge" : "counter");
+	return id;
+}
+
+static struct counter_slot *
+my_cells(int id, int kind)
+{
+	struct runtime *r = rt();
+	struct counter_slot *s;
+
+	if (id < 0 || id >= registry_count(&r->ncounters) ||
+	    r->counter_names[id].kind != kind) {
+		rt_error(-EINVAL, "no %s %d", kind == SURGE_GAUGE ? "gauge" : "counter", id);
+		return NULL;
+	}
+	s = &r->counters[lcore_self()];
+	s->used |= 1ULL << id;     /* only this lcore writes its own mask */
+	return s;
+}
+
+uint64_t *
+surge_counter_cell(int id)
+{
+	struct counter_slot *s = my_cells(id, SURGE_COUNTER);
+
+	return s != NULL ? &s->count[id] : NULL;
+}
+
+double *
+surge_gauge_cell(int id)
+{
+	struct counter_slot *s = my_cells(id, SURGE_GAUGE);
+
+	return s != NULL ? &s->gauge[id] : NULL;
+}
+
+int
+surge_counter_count(void)
+{
+	return registry_count(&rt()->ncounters);
+}
+
+int
+surge_counter_get(int id, struct surge_counter_info *out)
+{
+	struct runtime *r = rt();
+
+	if (id < 0 || id >= surge_counter_count())
+		return rt_error(-EINVAL, "no counter %d", id);
+	memset(out, 0, sizeof(*out));
+	memcpy(out->name, r->counter_names[id].name, SURGE_NAME_MAX);
+	out->kind = r->counter_names[id].kind;
+	for (unsigned lc = 0; lc < RTE_MAX_LCORE; lc++) {
+		const struct counter_slot *s = &r->counters[lc];
+
+		if (!(__atomic_load_n(&s->used, __ATOMIC_RELAXED) & (1ULL << id)))
+			continue;
+		out->lcores++;
+		out->total += __atomic_load_n(&s->count[id], __ATOMIC_RELAXED);
+		out->value += s->gauge[id];
+	}
+	if (out->kind == SURGE_COUNTER)
+		out->value = (double)out->total;
+	return 0;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * dataplane.h - the per-packet layer: pools, bursts, send and receive, the
+ * pacer and the driver hand-off, idle waits, RX interrupts, latency probes
+ * and receivers, checksum offload. Calls only base.
+ */
+#ifndef SURGE_DATAPLANE_H
+#define SURGE_DATAPLANE_H
+
+#include <stdint.h>
+
+#include "base.h"
+
+struct rte_mbuf;
+
+/* Bytes a frame adds on the wire besides len: for L1 rates FCS 4 +
+ * preamble 7 + SFD 1 + IFG 12, for L2 rates the FCS. */
+#define WIRE_L1_OVERHEAD 24
+#define WIRE_L2_OVERHEAD 4
+
+/* pool.c */
+struct pool_state *pool_get(int id);
+int pools_check_and_free(void);   /* at exit: the pools that are not full, then frees them */
+
+/* The hot path's checks, inline: an FFI entry reads rt() and its lcore id
+ * once and hands them down (a call per check is measurable on a template
+ * send: docs/performance.md). */
+
+/* Pool `id` of runtime r, or NULL when there is none (pool_get's check). */
+static inline struct pool_state *
+pool_at(struct runtime *r, int id)
+{
+	if (r == NULL || id < 0 || id >= registry_count(&r->npools) || r->pool[id].mp == NULL)
+		return NULL;
+	return &r->pool[id];
+}
+
+/* burst.c: every entry point taking a burst from Lua calls this first, so
+ * no count or pool id in it is trusted: 0, or -EINVAL with the reason */
+int burst_check(const struct surge_burst *b);
+int burst_frame_len_ok(const struct surge_burst *b, uint32_t i);   /* b checked, i < n */
+
+/* pacer.c: the per-packet schedule of a rated TX queue */
+double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);
+int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
+uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
+		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
+int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
+void rate_req_publish(struct rate_req *req, const struct surge_rate *r, double bps_limit);
+double link_bps(uint16_t port);   /* the link's speed in bit/s, 0 when unknown */
+
+/* handoff.c: hands n pointers to the driver, retrying while it takes them */
+uint32_t push_all(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
+		  int stamp);
+
+/* rxintr.c */
+int rx_intr_capable(const char *driver);
+int rx_intr_wait(uint16_t port, uint16_t q);
+void rx_intr_forget(uint16_t port, uint16_t q);
+
+/* offload.c */
+uint64_t offload_csum_pick(uint64_t capa);
+void offload_csum_prepare(struct rte_mbuf *m, struct pool_state *p, uint64_t csum);
+
+/* probe.c: the probe field every mbuf carries (where to stamp at TX) */
+int probe_field_register(void);
+void probes_stamp(struct rte_mbuf **m, uint32_t n);
+void probe_unmark(const struct pool_state *p, struct rte_mbuf *m);
+void probe_clear(struct rte_mbuf *m);
+
+/* latency.c: the receivers */
+void latency_free_all(void);
+
+/* idle.c */
+void idle_task_begin(void);
+void idle_task_end(void);
+void idle_wait_until(uint64_t target, uint64_t period);
+void idle_before_poll(uint16_t port, uint16_t q);
+void idle_for_latency(void);
+void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
+
+#endif /* SURGE_DATAPLANE_H */

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * latency.c - latency receivers: probes (probe.c marks and stamps them)
+ * matched on receive into a histogram with loss, duplicate and reorder
+ * counts. The timestamps are the TSC's, so sender and receiver must share
+ * the clock (one process, like a loopback or reflector setup).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <netinet/in.h>
+
+#include "hist.h"
+#include "dataplane.h"
+#include "probe.h"
+
+#define WINDOW 65536              /* sequence numbers remembered for dups */
+
+struct latency {
+	struct hist h;
+	uint64_t top;                 /* highest sequence seen + 1 */
+	uint64_t unique, dup, reordered;
+	uint64_t seen[WINDOW / 64];   /* bit s % WINDOW: s was seen */
+};
+
+
+int
+surge_latency_new(void)
+{
+	struct runtime *r = rt();
+	struct latency *l = calloc(1, sizeof(*l));
+	int id;
+
+	if (l == NULL)
+		return rt_error(-ENOMEM, "out of memory for a latency histogram");
+	hist_init(&l->h);
+	registry_lock();
+	id = r->nlat;
+	if (id < SURGE_LATENCY_MAX) {
+		r->lat[id] = l;
+		registry_publish(&r->nlat, id + 1);
+	}
+	registry_unlock();
+	if (id >= SURGE_LATENCY_MAX) {
+		free(l);
+		return rt_error(-ENOSPC, "too many latency receivers (at most %d)", SURGE_LATENCY_MAX);
+	}
+	idle_for_latency();
+	return id;
+}
+
+static struct latency *
+get(int id)
+{
+	struct runtime *r = rt();
+
+	if (r == NULL || id < 0 || id >= registry_count(&r->nlat))
+		return NULL;
+	return r->lat[id];
+}
+
+static void
+track(struct latency *l, uint64_t s)
+{
+	uint64_t *word = &l->seen[(s % WINDOW) / 64], bit = 1ULL << (s % 64);
+
+	if (s >= l->top) {
+		/* forget what falls out of the window as the top moves up */
+		uint64_t from = l->top + WINDOW <= s ? s - WINDOW + 1 : l->top;
+
+		for (uint64_t k = from; k <= s; k++)
+			l->seen[(k % WINDOW) / 64] &= ~(1ULL << (k % 64));
+		l->top = s + 1;
+		*word |= bit;
+		l->unique++;
+	} else if (l->top - s > WINDOW) {
+		l->reordered++;            /* too old to tell a duplicate: late */
+		l->unique++;
+	} else if (*word & bit) {
+		l->dup++;
+	} else {
+		*word |= bit;
+		l->unique++;
+		l->reordered++;
+	}
+}
+
+int
+surge_latency_add(int id, uint64_t ns, uint32_t seq)
+{
+	struct latency *l = get(id);
+
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	track(l, seq);
+	hist_add(&l->h, ns);
+	return 0;
+}
+
+int
+surge_latency_scan(int id, const struct surge_burst *b, uint16_t off)
+{
+	return surge_latency_scan_samples(id, b, off, NULL, 0);
+}
+
+int
+surge_latency_scan_samples(int id, const struct surge_burst *b, uint16_t off,
+			   struct surge_latency_sample *out, uint32_t max)
+{
+	struct latency *l = get(id);
+	double ns_per_cycle = 1e9 / (double)rt_hz();
+	int found = 0, rc = burst_check(b);
+
+	if (rc != 0)
+		return rc;
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	for (uint32_t i = 0; i < b->n; i++) {
+		uint32_t magic, seq;
+		uint64_t sent;
+
+		if (off + PROBE_LEN > b->len[i])
+			continue;
+		memcpy(&magic, b->data[i] + off, 4);
+		if (magic != PROBE_MAGIC)
+			continue;
+		memcpy(&seq, b->data[i] + off + 4, 4);
+		memcpy(&sent, b->data[i] + off + 8, 8);
+		if (sent == 0)
+			continue;               /* never stamped: not a real departure */
+		uint64_t dups = l->dup;
+		/* the TSCs of two CPUs may differ by a few cycles: a probe
+		 * "received before it was sent" took no measurable time */
+		uint64_t ns = sent < b->tsc ? (uint64_t)((double)(b->tsc - sent) * ns_per_cycle) : 0;
+
+		track(l, seq);
+		if (l->dup == dups)
+			hist_add(&l->h, ns);
+		if (out != NULL && (uint32_t)found < max) {
+			out[found].ns = ns;
+			out[found].seq = seq;
+			out[found].duplicate = l->dup != dups;
+		}
+		found++;
+	}
+	return found;
+}
+
+int
+surge_latency_buckets(int id, struct surge_hist_bucket *out, uint32_t max)
+{
+	struct latency *l = get(id);
+	uint32_t n = 0;
+
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+		if (l->h.bucket[i] == 0)
+			continue;
+		if (out != NULL && n < max) {
+			out[n].low_ns = hist_bucket_low(i);
+			out[n].high_ns = hist_bucket_high(i);
+			out[n].count = l->h.bucket[i];
+		}
+		n++;
+	}
+	return (int)n;
+}
+
+double
+surge_latency_percentile(int id, double q)
+{
+	struct latency *l = get(id);
+
+	return l != NULL ? hist_percentile(&l->h, q) : -1;
+}
+
+int
+surge_latency_get(int id, struct surge_latency *out)
+{
+	struct latency *l = get(id);
+
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	memset(out, 0, sizeof(*out));
+	out->probes = l->unique;
+	out->lost = l->top - l->unique;
+	out->duplicated = l->dup;
+	out->reordered = l->reordered;
+	if (l->h.count == 0)
+		return 0;
+	out->min_ns = (double)l->h.min;
+	out->mean_ns = hist_mean(&l->h);
+	out->p50_ns = hist_percentile(&l->h, 50);
+	out->p90_ns = hist_percentile(&l->h, 90);
+	out->p99_ns = hist_percentile(&l->h, 99);
+	out->p999_ns = hist_percentile(&l->h, 99.9);
+	out->max_ns = (double)l->h.max;
+	return 0;
+}
+
+void
+latency_free_all(void)
+{
+	struct runtime *r = rt();
+
+	for (int i = 0; i < r->nlat; i++) {
+		free(r->lat[i]);
+		r->lat[i] = NULL;
+	}
+	r->nlat = 0;
+}
+
+int
+surge_latency_count(void)
+{
+	return rt() != NULL ? registry_count(&rt()->nlat) : 0;
+}

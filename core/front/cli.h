@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * cli.h - surge's own command line, parsed before DPDK is touched (no DPDK
+ * header needed: tests/unit/test_cli.c tests it alone).
+ */
+#ifndef SURGE_CLI_H
+#define SURGE_CLI_H
+
+#include <stddef.h>
+
+#include "opts.h"
+
+/* Parses argv; returns 0, or -EINVAL with a one-line message in err. */
+int cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen);
+/* Parses "5", "2.5s", "100ms", "1m" into seconds; -EINVAL when malformed. */
+int cli_parse_seconds(const char *s, double *out);
+/* Parses "512M", "2G", "1048576" into bytes; -EINVAL when malformed. */
+int cli_parse_bytes(const char *s, unsigned long long *out);
+
+void cli_usage(const char *prog);
+
+#endif /* SURGE_CLI_H */

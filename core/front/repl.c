@@ -1,0 +1,682 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * repl.c - the terminal and the control socket, served between polls.
+ *
+ * The prompt runs in the master VM (lua/surge/repl.lua); this file gives it
+ * one call, read(prompt, ms), that waits at most `ms` for the next thing to
+ * do: a line typed at the terminal, a request from an attached client, a
+ * Ctrl-C, or nothing (so the caller can reap tasks and print what they
+ * reported). libedit is driven through its callback interface, one
+ * character at a time when poll() says one is there, so the master never
+ * blocks inside the editor and typed code never runs anywhere but here.
+ * Without a terminal, stdin is read as plain lines and nothing is echoed.
+ *
+ * Code typed at the prompt or sent by a client runs with a count hook
+ * (eval_hook) that ends it when a Ctrl-C came, when the run stopped
+ * (SIGTERM, SIGHUP, --duration, surge.stop()) or when the client that sent
+ * it left: the one way typed code is interrupted, so a loop typed anywhere
+ * never outlives the run or wedges the instance.
+ */
+#define _GNU_SOURCE    /* POLLRDHUP */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <editline/readline.h>
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "front.h"
+
+#define INBUF_MAX 65536
+#define EVAL_HOOK_COUNT 1000   /* instructions between two looks of eval_hook */
+#define CLIENT_CHECK_MS 50     /* how often eval_hook asks whether the client left */
+
+struct repl_state {
+	struct control ctl;
+	lua_State *L;                 /* the master VM, for completion */
+	int completer;                /* registry ref of the Lua completer, LUA_NOREF = none */
+	int started;                  /* a prompt session is open */
+	int tty;                      /* stdin and stdout are a terminal: libedit */
+	int editing;                  /* libedit shows the prompt and takes keys */
+	int touched;                  /* a key came since the prompt was shown */
+	volatile sig_atomic_t evaluating; /* typed code is running in the master VM */
+	volatile sig_atomic_t eval_intr;  /* Ctrl-C arrived while it ran */
+	volatile sig_atomic_t intr;   /* Ctrl-C arrived at the prompt */
+	int eval_fd;                  /* the client whose request runs, -1 = the terminal's */
+	uint64_t eval_checked_ms;     /* when eval_hook last looked at that client */
+	const char *eval_why;         /* why eval_hook ended the code, NULL = it did not */
+	uint64_t eval_why_ms;         /* when it first said so */
+	struct sigaction old_int;
+	char *line;                   /* a finished line from libedit */
+	int line_state;               /* 0 none, 1 line, 2 end of input */
+	char *history;                /* history file, NULL = none */
+	char inbuf[INBUF_MAX];        /* not a terminal: bytes up to the next newline */
+	size_t inlen;
+	int in_eof;
+	char **cands;                 /* completion candidates of the current Tab */
+	int ncands, cand_next;
+};
+
+static struct repl_state *
+state(void)
+{
+	struct runtime *r = rt();
+
+	if (r->repl == NULL) {
+		r->repl = calloc(1, sizeof(*r->repl));
+		if (r->repl != NULL) {
+			control_init(&r->repl->ctl);
+			r->repl->completer = LUA_NOREF;
+			r->repl->eval_fd = -1;
+		}
+	}
+	return r->repl;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The client of the running request closed its side (it was killed, or
+ * detached): asked at most every CLIENT_CHECK_MS, a poll() being a syscall. */
+static int
+client_left(struct repl_state *s)
+{
+	struct pollfd p = { .fd = s->eval_fd, .events = POLLRDHUP };
+	uint64_t now;
+
+	if (s->eval_fd < 0 || (now = now_ms()) - s->eval_checked_ms < CLIENT_CHECK_MS)
+		return 0;
+	s->eval_checked_ms = now;
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/* Every EVAL_HOOK_COUNT instructions of interpreted code while typed code
+ * runs (compiled code calls no hooks: typed code runs interpreted). The
+ * reason stays until the evaluation ends, so code that catches the error
+ * with pcall and loops on is ended again. A run stop is acted on when calls
+ * into surge would raise "run stopped" (run/monitor.c), giving a typed
+ * `while surge.running()` loop the same time to end by itself. */
+static void
+eval_hook(lua_State *L, lua_Debug *ar)
+{
+	struct repl_state *s = rt()->repl;
+
+	(void)ar;
+	if (s == NULL || !s->evaluating)
+		return;
+	if (s->eval_why == NULL) {
+		if (s->eval_intr)
+			s->eval_why = "interrupted (Ctrl-C)";
+		else if (!surge_running() && surge_run_check() != 0)
+			s->eval_why = "interrupted (the run stopped)";
+		else if (client_left(s))
+			s->eval_why = "interrupted (the client left)";
+	}
+	if (s->eval_why != NULL) {
+		uint64_t now = now_ms();
+		double grace = rt_stop_grace();
+
+		/* code that catches the interrupt and goes on holds the prompt and
+		 * every client for ever: after the grace period the run stops, and
+		 * the watchdog ends what still runs then (exit 3) */
+		if (s->eval_why_ms == 0)
+			s->eval_why_ms = now;
+		else if (surge_running() && now - s->eval_why_ms > (uint64_t)(grace * 1000)) {
+			fprintf(stderr, "surge: error: the command goes on %.1f s after it was %s (a pcall "
+				"around its loop?): stopping the run\n", (double)(now - s->eval_why_ms) / 1000,
+				s->eval_why);
+			surge_stop();
+		}
+		lua_pushstring(L, s->eval_why);   /* no position: where a loop was is no news */
+		lua_error(L);
+	}
+}
+
+/* The watchdog's: the process ends without repl_free, the socket must not
+ * stay behind (a later --control on the path would find a dead socket). */
+static void
+repl_forget_socket(void)
+{
+	const struct runtime *r = rt();
+
+	if (r != NULL && r->repl != NULL && r->repl->ctl.lfd >= 0)
+		unlink(r->repl->ctl.path);
+}
+
+static int
+repl_evaluating(void)
+{
+	const struct runtime *r = rt();
+
+	if (r == NULL || r->repl == NULL || !r->repl->evaluating)
+		return 0;
+	return r->repl->eval_why != NULL ? 2 : 1;
+}
+
+static void
+on_intr(int sig)
+{
+	struct runtime *r = rt();
+
+	(void)sig;
+	if (r == NULL || r->repl == NULL)
+		return;
+	/* a flag is all a signal handler sets: eval_hook acts on it */
+	if (r->repl->evaluating)
+		r->repl->eval_intr = 1;
+	else
+		r->repl->intr = 1;
+}
+
+static void
+on_line(char *line)
+{
+	struct repl_state *s = rt()->repl;
+
+	free(s->line);
+	s->line = line;
+	s->line_state = line != NULL ? 1 : 2;
+	s->editing = 0;
+	rl_callback_handler_remove();
+}
+
+/* libedit's key reader: one character (UTF-8 decoded) from the terminal,
+ * noting that the line was touched, which Ctrl-C needs to know (libedit's
+ * rl_end is not kept up to date in callback mode). */
+static int
+key_getc(FILE *f)
+{
+	unsigned char b;
+	int c, more;
+
+	if (read(fileno(f), &b, 1) != 1)
+		return -1;
+	rt()->repl->touched = 1;
+	if (b < 0x80)
+		return b;
+	more = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0;
+	c = b & (0x3f >> more);
+	while (more-- > 0 && read(fileno(f), &b, 1) == 1)
+		c = (c << 6) | (b & 0x3f);
+	return c;
+}
+
+/* ---- completion: libedit asks, the Lua completer answers ---------------- */
+
+static void
+free_cands(struct repl_state *s)
+{
+	for (int i = s->cand_next; i < s->ncands; i++)
+		free(s->cands[i]);
+	free(s->cands);
+	s->cands = NULL;
+	s->ncands = s->cand_next = 0;
+}
+
+static char *
+next_cand(const char *text, int st)
+{
+	struct repl_state *s = rt()->repl;
+
+	if (st == 0) {
+		lua_State *L = s->L;
+
+		free_cands(s);
+		lua_rawgeti(L, LUA_REGISTRYINDEX, s->completer);
+		lua_pushstring(L, text);
+		if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+			int n = (int)lua_objlen(L, -1);
+
+			s->cands = calloc((size_t)n + 1, sizeof(char *));
+			for (int i = 1; s->cands != NULL && i <= n; i++) {
+				lua_rawgeti(L, -1, i);
+				if (lua_isstring(L, -1))
+					s->cands[s->ncands++] = strdup(lua_tostring(L, -1));
+				lua_pop(L, 1);
+			}
+		}
+		lua_pop(L, 1);
+	}
+	if (s->cand_next >= s->ncands)
+		return NULL;
+	return s->cands[s->cand_next++];   /* libedit frees it */
+}
+
+static char **
+complete(const char *text, int start, int end)
+{
+	(void)start;
+	(void)end;
+	rl_attempted_completion_over = 1;   /* never fall back to file names */
+	if (rt()->repl->completer == LUA_NOREF)
+		return NULL;
+	return rl_completion_matches(text, next_cand);
+}
+
+/* ---- the Lua module ------------------------------------------------------ */
+
+static int
+l_options(lua_State *L)
+{
+	const struct surge_opts *o = &rt()->opts;
+
+	lua_createtable(L, 0, 3);
+	lua_pushboolean(L, o->interactive);
+	lua_setfield(L, -2, "interactive");
+	if (o->control != NULL) {
+		lua_pushstring(L, o->control);
+		lua_setfield(L, -2, "control");
+	}
+	lua_pushboolean(L, o->cmd == CMD_REPL);
+	lua_setfield(L, -2, "repl");
+	return 1;
+}
+
+/* start([history_path]) -> is_tty: opens the prompt session. */
+static int
+l_start(lua_State *L)
+{
+	struct repl_state *s = state();
+	const char *hist = luaL_optstring(L, 1, NULL);
+	struct sigaction sa;
+
+	if (s == NULL)
+		return luaL_error(L, "out of memory for the prompt");
+	if (s->started)
+		return luaL_error(L, "a prompt is already open");
+	s->L = L;
+	s->started = 1;
+	s->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	rt()->interactive = 1;
+	rt()->at_prompt = 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_intr;    /* no SA_RESTART: poll() wakes up */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &s->old_int);
+	if (s->tty) {
+		rl_readline_name = "surge";
+		rl_catch_signals = 0;        /* Ctrl-C is ours: it cancels the line */
+		rl_getc_function = key_getc;
+		rl_attempted_completion_function = complete;
+		rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,+-*/%^#[]~";
+		rl_completion_append_character = '\0';
+		rl_initialize();
+		using_history();
+		stifle_history(1000);
+		if (hist != NULL && (s->history = strdup(hist)) != NULL)
+			read_history(s->history);
+	}
+	lua_pushboolean(L, s->tty);
+	return 1;
+}
+
+static void
+stop_editing(struct repl_state *s)
+{
+	if (s->editing) {
+		rl_callback_handler_remove();
+		s->editing = 0;
+	}
+}
+
+static int
+l_stop(lua_State *L)
+{
+	struct repl_state *s = rt()->repl;
+
+	(void)L;
+	if (s == NULL || !s->started)
+		return 0;
+	if (s->editing)
+		fputs("\n", stdout);   /* leaving mid-line (SIGTERM, --duration): end it */
+	stop_editing(s);
+	if (s->tty && s->history != NULL)
+		write_history(s->history);
+	sigaction(SIGINT, &s->old_int, NULL);
+	s->started = 0;
+	rt()->at_prompt = 0;
+	return 0;
+}
+
+static int
+l_set_completer(lua_State *L)
+{
+	struct repl_state *s = state();
+
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	if (s == NULL)
+		return luaL_error(L, "out of memory for the prompt");
+	luaL_unref(L, LUA_REGISTRYINDEX, s->completer);
+	lua_pushvalue(L, 1);
+	s->completer = luaL_ref(L, LUA_REGISTRYINDEX);
+	return 0;
+}
+
+static int
+l_listen(lua_State *L)
+{
+	struct repl_state *s = state();
+	char err[256];
+
+	if (s == NULL)
+		return luaL_error(L, "out of memory for the control socket");
+	if (control_listen(&s->ctl, luaL_checkstring(L, 1), err, sizeof(err)) != 0) {
+		lua_pushnil(L);
+		lua_pushstring(L, err);
+		return 2;
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int
+l_reply(lua_State *L)
+{
+	struct repl_state *s = rt()->repl;
+	size_t len;
+	const char *st = luaL_checkstring(L, 2), *text = luaL_checklstring(L, 3, &len);
+
+	if (s != NULL)
+		control_reply(&s->ctl, (int)luaL_checkinteger(L, 1), st[0], text, len);
+	return 0;
+}
+
+static int
+l_history_add(lua_State *L)
+{
+	struct repl_state *s = rt()->repl;
+
+	if (s != NULL && s->tty)
+		add_history(luaL_checkstring(L, 1));
+	return 0;
+}
+
+/* Prints text while the prompt may be on screen, then draws it again. */
+static int
+l_notify(lua_State *L)
+{
+	struct repl_state *s = rt()->repl;
+	const char *text = luaL_checkstring(L, 1);
+
+	if (s != NULL && s->editing) {
+		fputs("\r\033[K", stdout);
+		fputs(text, stdout);
+		fflush(stdout);
+		rl_forced_update_display();
+	} else {
+		fputs(text, stdout);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/*
+ * evaluating(true [, client]): typed code (of that client, or the
+ * terminal's) starts running; eval_hook watches it from now on.
+ * evaluating(false) -> why | nil: it ended; why it was interrupted, if it was.
+ */
+static int
+l_evaluating(lua_State *L)
+{
+	struct repl_state *s = state();
+
+	if (s == NULL)
+		return luaL_error(L, "out of memory for the prompt");
+	if (lua_toboolean(L, 1)) {
+		s->L = L;
+		s->eval_why = NULL;
+		s->eval_why_ms = 0;
+		s->eval_intr = 0;
+		s->eval_fd = lua_isnoneornil(L, 2) ? -1 : control_fd(&s->ctl, (int)luaL_checkinteger(L, 2));
+		s->eval_checked_ms = 0;
+		lua_sethook(L, eval_hook, LUA_MASKCOUNT, EVAL_HOOK_COUNT);
+		s->evaluating = 1;
+		return 0;
+	}
+	s->evaluating = 0;
+	lua_sethook(L, NULL, 0, 0);
+	s->eval_fd = -1;
+	if (s->eval_why == NULL)
+		return 0;
+	lua_pushstring(L, s->eval_why);
+	s->eval_why = NULL;
+	return 1;
+}
+
+static int
+l_quiet(lua_State *L)
+{
+	rt()->at_prompt = lua_toboolean(L, 1);
+	return 0;
+}
+
+/* key(ms) -> true when a key (or Ctrl-C) came within ms; the key is eaten. */
+static int
+l_key(lua_State *L)
+{
+	struct repl_state *s = rt()->repl;
+	int ms = (int)luaL_checkinteger(L, 1), hit = 0;
+	struct termios old, raw;
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	int tty = s != NULL && s->tty && tcgetattr(STDIN_FILENO, &old) == 0;
+
+	if (s != NULL)
+		stop_editing(s);
+	if (tty) {
+		raw = old;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	}
+	if (poll(tty ? &p : NULL, tty ? 1 : 0, ms) > 0 && (p.revents & POLLIN)) {
+		char c;
+
+		hit = read(STDIN_FILENO, &c, 1) == 1;
+	}
+	if (s != NULL && s->intr) {
+		s->intr = 0;
+		hit = 1;
+	}
+	if (tty)
+		tcsetattr(STDIN_FILENO, TCSANOW, &old);
+	lua_pushboolean(L, hit);
+	return 1;
+}
+
+/* Not a terminal: the next whole line of stdin, if one is buffered. */
+static int
+take_plain_line(struct repl_state *s, lua_State *L)
+{
+	char *nl = memchr(s->inbuf, '\n', s->inlen);
+	size_t n;
+
+	if (nl == NULL && !(s->in_eof && s->inlen > 0) && s->inlen < sizeof(s->inbuf))
+		return 0;
+	n = nl != NULL ? (size_t)(nl - s->inbuf) : s->inlen;
+	lua_pushliteral(L, "line");
+	lua_pushlstring(L, s->inbuf, n);
+	n = nl != NULL ? n + 1 : n;
+	memmove(s->inbuf, s->inbuf + n, s->inlen - n);
+	s->inlen -= n;
+	return 2;
+}
+
+static void
+read_plain(struct repl_state *s)
+{
+	ssize_t r = read(STDIN_FILENO, s->inbuf + s->inlen, sizeof(s->inbuf) - s->inlen);
+
+	if (r > 0)
+		s->inlen += (size_t)r;
+	else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+		s->in_eof = 1;
+}
+
+/*
+ * read(prompt|nil, ms): the next event, at most ms from now.
+ *   "line", text | "eof" | "intr", had_text | "request", client, text | "timeout"
+ * With prompt nil only the control socket is served (surge run --control).
+ */
+static int
+l_read(lua_State *L)
+{
+	struct repl_state *s = state();
+	const char *prompt = luaL_optstring(L, 1, NULL);
+	uint64_t until = now_ms() + (uint64_t)luaL_optinteger(L, 2, 100);
+	int term = prompt != NULL && s != NULL && s->started;
+
+	if (s == NULL)
+		return luaL_error(L, "out of memory for the prompt");
+	for (;;) {
+		struct pollfd p[CONTROL_MAX_CLIENTS + 2];
+		int n = 0, k, client, had;
+		char *req = NULL;
+		size_t len;
+		uint64_t now;
+
+		if (s->intr) {
+			s->intr = 0;
+			had = s->editing && s->touched;
+			if (s->editing) {
+				rl_replace_line("", 0);
+				fputs("^C\n", stdout);
+				fflush(stdout);
+				stop_editing(s);
+			}
+			lua_pushliteral(L, "intr");
+			lua_pushboolean(L, had);
+			return 2;
+		}
+		if (s->line_state != 0) {
+			int st = s->line_state;
+
+			s->line_state = 0;
+			if (st == 2) {
+				if (s->tty)
+					fputs("\n", stdout);
+				lua_pushliteral(L, "eof");
+				return 1;
+			}
+			lua_pushliteral(L, "line");
+			lua_pushstring(L, s->line);
+			free(s->line);
+			s->line = NULL;
+			return 2;
+		}
+		if (term && !s->tty) {
+			if ((k = take_plain_line(s, L)) != 0)
+				return k;
+			if (s->in_eof) {
+				lua_pushliteral(L, "eof");
+				return 1;
+			}
+		}
+		if (term && s->tty && !s->editing) {
+			rl_callback_handler_install(prompt, on_line);
+			s->editing = 1;
+			s->touched = 0;
+		}
+		if (term)
+			p[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		n += control_pollfds(&s->ctl, p + n, CONTROL_MAX_CLIENTS + 2 - n);
+		now = now_ms();
+		/* a timeout of 0 still looks: surge.poll() serves clients so */
+		k = poll(p, (nfds_t)n, now >= until ? 0 : (int)(until - now));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (term && k > 0 && p[0].revents != 0) {
+			if (s->tty)
+				rl_callback_read_char();
+			else
+				read_plain(s);
+		}
+		/* also without news: a request may wait in a buffer behind another */
+		if (k >= 0 && control_next(&s->ctl, p + term, n - term, &client, &req, &len)) {
+			lua_pushliteral(L, "request");
+			lua_pushinteger(L, client);
+			lua_pushlstring(L, req, len);
+			free(req);
+			return 3;
+		}
+		if (k == 0 && now_ms() >= until) {
+			lua_pushliteral(L, "timeout");
+			return 1;
+		}
+	}
+}
+
+static int
+l_unlisten(lua_State *L)
+{
+	(void)L;
+	if (rt()->repl != NULL)
+		control_close(&rt()->repl->ctl);
+	return 0;
+}
+
+static int
+open_replio(lua_State *L)
+{
+	static const luaL_Reg fns[] = {
+		{ "options", l_options }, { "start", l_start }, { "stop", l_stop },
+		{ "set_completer", l_set_completer }, { "listen", l_listen }, { "unlisten", l_unlisten },
+		{ "reply", l_reply }, { "history_add", l_history_add }, { "notify", l_notify },
+		{ "quiet", l_quiet }, { "key", l_key }, { "read", l_read },
+		{ "evaluating", l_evaluating }, { NULL, NULL },
+	};
+
+	lua_newtable(L);
+	luaL_register(L, NULL, fns);
+	return 1;
+}
+
+static void
+repl_register(lua_State *L)
+{
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "preload");
+	lua_pushcfunction(L, open_replio);
+	lua_setfield(L, -2, "surge.replio");
+	lua_pop(L, 2);
+}
+
+static void
+repl_free(void)
+{
+	struct repl_state *s = rt()->repl;
+
+	if (s == NULL)
+		return;
+	if (s->started)
+		l_stop(s->L);
+	control_close(&s->ctl);
+	free_cands(s);
+	free(s->line);
+	free(s->history);
+	free(s);
+	rt()->repl = NULL;
+	rt()->interactive = 0;
+}
+
+/* What a run asks of the prompt (run/run.h): its module in master's VM,
+ * undoing what a session left, whether typed code runs (for the
+ * watchdog's line), the socket to remove when the watchdog ends the run. */
+const struct run_hooks repl_hooks = {
+	.master_vm_open = repl_register,
+	.master_vm_close = repl_free,
+	.evaluating = repl_evaluating,
+	.watchdog_exit = repl_forget_socket,
+};

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * report.h - what a run tells: queue totals, the stats line and summary,
+ * the results series, run metadata, DPDK telemetry. Reads control, io and
+ * below; writes only its own state.
+ */
+#ifndef SURGE_REPORT_H
+#define SURGE_REPORT_H
+
+#include <stdint.h>
+
+#include "control.h"
+#include "io.h"
+
+/* totals.c: one walk over a port's queues */
+struct queue_totals {
+	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes, drops, unsent;
+};
+void queue_totals(uint16_t port, struct queue_totals *t);
+
+/* series.c: samples when due (force: now); the stats line's clock */
+void series_tick(uint64_t now, int force);
+void series_record_now(void);    /* a row now (master): before a port closes */
+
+/* stats.c */
+void stats_tick(int force);
+void stats_summary(void);
+
+/* telemetry.c */
+int telemetry_register(void);
+
+#endif /* SURGE_REPORT_H */

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * boot.c - the one composition root: what a run brings up, in order, and
+ * takes down in reverse.
+ *
+ * Up: the writers' locks on net_pcap's tx_pcap= files, EAL (with its
+ * hugepage and device fallbacks, eal.c), the run's clock, the probe field,
+ * DPDK telemetry's /surge commands, the virtual default port, and the
+ * callbacks lower layers notify upper ones through. Then master() runs
+ * with the monitor watching. Down: every task stopped and joined (in
+ * master.c), the summary, the ports closed (draining what is still
+ * queued), the pcap files closed, every pool proved full again, EAL
+ * cleaned up. A leak or a failed task is a failed run.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "run.h"
+
+static const struct run_hooks no_hooks;
+
+void
+run_hooks_set(const struct run_hooks *h)
+{
+	rt()->hooks = h;
+}
+
+const struct run_hooks *
+run_hooks(void)
+{
+	return rt() != NULL && rt()->hooks != NULL ? rt()->hooks : &no_hooks;
+}
+
+/* A net_pcap device truncates its tx_pcap= file when it starts: take the
+ * writers' flock first, so two runs (or a run and a pcap writer) never
+ * write one file. */
+static int
+lock_tx_pcaps(const struct surge_opts *o)
+{
+	struct runtime *r = rt();
+
+	for (int i = 0; i < o->nvdev; i++) {
+		const char *at = strstr(o->vdev[i], "tx_pcap=");
+		char path[PATH_MAX];
+		int rc;
+
+		if (at == NULL || r->nvdev_lock >= SURGE_MAX_DEVS)
+			continue;
+		snprintf(path, sizeof(path), "%.*s", (int)strcspn(at + 8, ","), at + 8);
+		if ((rc = pcap_lock_path(path, &r->vdev_lock_fd[r->nvdev_lock])) != 0) {
+			char why[SURGE_ERR_MAX];
+
+			snprintf(why, sizeof(why), "%s", surge_last_error());
+			return rt_error(rc, "--vdev %s: %s", o->vdev[i], why);
+		}
+		r->nvdev_lock++;
+	}
+	return 0;
+}
+
+int
+boot_start(const struct surge_opts *o, const char *prog)
+{
+	int rc;
+
+	if ((rc = lock_tx_pcaps(o)) != 0 || (rc = eal_start(o, prog)) != 0)
+		return rc;
+	rt_tsc_calibrate();     /* before any lcore paces or stamps */
+	if ((rc = probe_field_register()) != 0)
+		return rc;
+	if (telemetry_register() == 0 && o->cmd == CMD_RUN)
+		rt_info("telemetry: /var/run/dpdk/%s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s, then /surge/info)",
+			rt()->file_prefix, rt()->file_prefix);
+	if ((rc = eal_default_port(o)) != 0)
+		return rc;
+	rt()->port_closing = series_record_now;
+	return 0;
+}
+
+void
+boot_abandon(void)
+{
+	if (rt()->eal_up)
+		eal_stop();      /* started, then a device failed: no runtime folder left */
+}
+
+int
+boot_run(const struct surge_opts *o)
+{
+	int rc;
+
+	if (o->cmd == CMD_DEVICES) {
+		port_print_devices();
+		return 0;
+	}
+	/* the monitor: --duration, stats lines, the watchdog (a typed command
+	 * that ignores the stop is stopped as master() is) */
+	if ((o->cmd == CMD_RUN || o->cmd == CMD_REPL) && monitor_start() != 0) {
+		fprintf(stderr, "surge: %s\n", surge_last_error());
+		rc = 1;
+	} else {
+		rc = master_run(o->script, o->script_argc, o->script_argv);
+	}
+	monitor_stop();
+	stats_summary();
+	return rc;
+}
+
+int
+boot_finish(int rc)
+{
+	if (ports_close_all() > 0 && rc == 0)
+		rc = 1;
+	if (pcap_close_all() > 0 && rc == 0)
+		rc = 1;
+	if (pools_check_and_free() > 0 && rc == 0)
+		rc = 1;
+	latency_free_all();
+	eal_stop();
+	return rc;
+}

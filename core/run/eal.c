@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * eal.c - start DPDK's EAL from surge options.
+ *
+ * Two decisions happen here so that `surge run flood.lua` works on a machine
+ * with no NIC and no hugepages: without free, mounted hugepages surge adds
+ * --no-huge itself, and with no device named and none found it probes the
+ * virtual sink net_null0 (no-rx=1). Each says so in one line.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_pci.h>
+
+#include "run.h"
+
+#define EAL_ARGV_MAX 128
+#define HUGE_MIN_MB 256            /* enough for the default pools and rings */
+#define NO_HUGE_MEM_MB "1024"
+#define VIRTUAL_DEFAULT "net_null0,no-rx=1"
+
+/* Free hugepage memory in MB that DPDK can use: free pages of the default
+ * size, and only when a hugetlbfs is mounted. Paths are parameters so the
+ * unit tests can feed their own files. */
+long
+eal_hugepages_free_mb(const char *meminfo, const char *mounts)
+{
+	char line[512];
+	long free_pages = -1, page_kb = -1;
+	int mounted = 0;
+	FILE *f = fopen(mounts, "r");
+
+	if (f != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strstr(line, " hugetlbfs ") != NULL)
+				mounted = 1;
+		fclose(f);
+	}
+	f = fopen(meminfo, "r");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		sscanf(line, "HugePages_Free: %ld", &free_pages);
+		sscanf(line, "Hugepagesize: %ld kB", &page_kb);
+	}
+	fclose(f);
+	if (!mounted || free_pages < 0 || page_kb < 0)
+		return 0;
+	return free_pages * page_kb / 1024;
+}
+
+/* True when some PCI device is bound to a driver DPDK can use: a userspace
+ * I/O driver, or a bifurcated one (mlx4/mlx5) that DPDK drives beside the
+ * kernel. Scanning PCI otherwise only makes DPDK complain about the
+ * machine's own kernel NICs. */
+static int
+pci_nic_available(void)
+{
+	static const char *const drivers[] = { "vfio-pci", "uio_pci_generic", "igb_uio",
+					       "mlx5_core", "mlx4_core" };
+	char path[128];
+
+	for (size_t i = 0; i < RTE_DIM(drivers); i++) {
+		DIR *d;
+		struct dirent *e;
+		int found = 0;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s", drivers[i]);
+		if ((d = opendir(path)) == NULL)
+			continue;
+		while (!found && (e = readdir(d)) != NULL)
+			found = strchr(e->d_name, ':') != NULL;   /* a PCI address */
+		closedir(d);
+		if (found)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+push(char **argv, int *argc, const char *s)
+{
+	if (*argc >= EAL_ARGV_MAX - 1)
+		return rt_error(-E2BIG, "too many EAL arguments");
+	argv[(*argc)++] = strdup(s);
+	argv[*argc] = NULL;
+	return argv[*argc - 1] == NULL ? -ENOMEM : 0;
+}
+
+static int
+push_split(char **argv, int *argc, const char *s)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int rc = 0;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, " \t", &save); tok != NULL && rc == 0;
+	     tok = strtok_r(NULL, " \t", &save))
+		rc = push(argv, argc, tok);
+	free(copy);
+	return rc;
+}
+
+/* EAL options surge cannot honour: a secondary process waits forever for a
+ * primary that surge's private (--in-memory or per-process) runtime never
+ * provides, and surge owns the ports it uses. */
+static int
+refuse_eal_options(const char *eal)
+{
+	static const struct { const char *opt, *why; } refused[] = {
+		{ "--proc-type", "surge always runs as its own primary process (a secondary would wait "
+				 "forever for a primary)" },
+	};
+
+	if (eal == NULL)
+		return 0;
+	for (size_t i = 0; i < RTE_DIM(refused); i++) {
+		const char *at = strstr(eal, refused[i].opt);
+
+		if (at == NULL)
+			continue;
+		/* --proc-type=primary changes nothing: allow it */
+		if ((strncmp(at, "--proc-type=primary", 19) == 0 ||
+			       strncmp(at, "--proc-type primary", 19) == 0))
+			continue;
+		return rt_error(-EINVAL, "--eal: %s is not supported: %s", refused[i].opt, refused[i].why);
+	}
+	return 0;
+}
+
+static int
+build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
+{
+	char prefix[64];
+	int rc = 0, no_huge = o->no_huge;
+
+	if ((rc = refuse_eal_options(o->eal)) != 0)
+		return rc;
+	if (!no_huge && o->eal != NULL && strstr(o->eal, "--no-huge") != NULL)
+		no_huge = 1;
+	if (!no_huge) {
+		long mb = eal_hugepages_free_mb("/proc/meminfo", "/proc/mounts");
+
+		if (mb < HUGE_MIN_MB) {
+			fprintf(stderr, "surge: %ld MB of hugepages free (need %d): running with --no-huge\n",
+				mb, HUGE_MIN_MB);
+			no_huge = 1;
+		}
+	}
+	rc |= push(argv, argc, prog);
+	rc |= push(argv, argc, "--log-level=warning");
+	rc |= push(argv, argc, "--log-level=lib.telemetry:error");
+	/* Every run has its own prefix, so its telemetry socket is
+	 * /var/run/dpdk/PREFIX/dpdk_telemetry.v2 (--in-memory alone would put
+	 * every surge on the shared default "rte"). */
+	const char *user = o->eal != NULL ? strstr(o->eal, "--file-prefix") : NULL;
+
+	if (user != NULL)      /* one given in --eal wins, as EAL takes the last */
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(user + 14, " \t"), user + 14);
+	else if (o->file_prefix != NULL)
+		snprintf(prefix, sizeof(prefix), "%s", o->file_prefix);
+	else
+		snprintf(prefix, sizeof(prefix), "surge-%d", (int)getpid());
+	snprintf(rt()->file_prefix, sizeof(rt()->file_prefix), "%s", prefix);
+	if (no_huge) {
+		/* --no-huge implies legacy memory, which --in-memory refuses; with
+		 * no shared config and a per-process prefix nothing is left behind */
+		rc |= push(argv, argc, "--no-huge");
+		rc |= push(argv, argc, "-m");
+		rc |= push(argv, argc, NO_HUGE_MEM_MB);
+		rc |= push(argv, argc, "--no-shconf");
+	} else {
+		rc |= push(argv, argc, "--in-memory");   /* no files left behind */
+	}
+	rc |= push(argv, argc, "--file-prefix");
+	rc |= push(argv, argc, prefix);
+	if (o->lcores != NULL) {
+		rc |= push(argv, argc, "--lcores");
+		rc |= push(argv, argc, o->lcores);
+	}
+	for (int i = 0; i < o->nvdev; i++) {
+		rc |= push(argv, argc, "--vdev");
+		rc |= push(argv, argc, o->vdev[i]);
+	}
+	for (int i = 0; i < o->npci; i++) {
+		rc |= push(argv, argc, "-a");
+		rc |= push(argv, argc, o->pci[i]);
+	}
+	if (o->nvdev == 0 && o->npci == 0 && !pci_nic_available()) {
+		rc |= push(argv, argc, "--vdev");
+		rc |= push(argv, argc, VIRTUAL_DEFAULT);
+		rt_info("no device given and no NIC bound to DPDK: using the virtual sink %s", VIRTUAL_DEFAULT);
+	}
+	if (o->npci == 0 && (o->nvdev > 0 || !pci_nic_available()))
+		rc |= push(argv, argc, "--no-pci");
+	if (o->eal != NULL)
+		rc |= push_split(argv, argc, o->eal);
+	return rc != 0 ? -ENOMEM : 0;
+}
+
+/* The notices EAL prints on healthy machines; --quiet drops them. Anything
+ * else EAL says (real warnings) is always shown. */
+static int
+harmless_notice(const char *line)
+{
+	static const char *const notices[] = {
+		"No free ", "No available ",            /* "... 1048576 kB hugepages reported on node 0" */
+		"Detected CPU lcores", "Detected NUMA nodes", "Detected static linkage",
+		"Selected IOVA mode", "Multi-process socket", "VFIO support initialized",
+	};
+
+	if (strncmp(line, "EAL: ", 5) != 0)
+		return 0;
+	for (size_t i = 0; i < RTE_DIM(notices); i++)
+		if (strncmp(line + 5, notices[i], strlen(notices[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static void remove_runtime_dir(const char *dir);
+static int check_probed(const struct surge_opts *o);
+
+/* rte_eal_init prints its whole usage text on a bad argument. Its output
+ * goes to a temporary file instead: replayed as it was when start-up works,
+ * boiled down to its first complaint when it fails. */
+struct capture {
+	FILE *tmp;
+	int saved_out, saved_err;
+};
+
+static void
+capture_begin(struct capture *c)
+{
+	fflush(stdout);
+	fflush(stderr);
+	c->tmp = tmpfile();
+	c->saved_out = c->saved_err = -1;
+	if (c->tmp == NULL)
+		return;
+	c->saved_out = dup(STDOUT_FILENO);
+	c->saved_err = dup(STDERR_FILENO);
+	dup2(fileno(c->tmp), STDOUT_FILENO);
+	dup2(fileno(c->tmp), STDERR_FILENO);
+}
+
+/* Restores the streams; on failure copies EAL's first complaint to `why`. */
+static void
+capture_end(struct capture *c, int failed, char *why, size_t whylen)
+{
+	char line[512];
+
+	why[0] = '\0';
+	if (c->tmp == NULL)
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(c->saved_out, STDOUT_FILENO);
+	dup2(c->saved_err, STDERR_FILENO);
+	close(c->saved_out);
+	close(c->saved_err);
+	rewind(c->tmp);
+	while (fgets(line, sizeof(line), c->tmp) != NULL) {
+		if (!failed) {
+			if (!(rt()->opts.quiet && harmless_notice(line)))
+				fputs(line, stderr);
+		} else if (why[0] == '\0' && strncmp(line, "EAL: ", 5) == 0 &&
+			   strstr(line, "FATAL") == NULL) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(why, whylen, "%.200s", line + 5);
+		}
+	}
+	fclose(c->tmp);
+}
+
+int
+eal_start(const struct surge_opts *o, const char *prog)
+{
+	char *argv[EAL_ARGV_MAX] = { NULL };
+	char prefix_dir[PATH_MAX] = "";
+	int argc = 0, rc;
+
+	rc = build_argv(o, prog, argv, &argc);
+	for (int i = 0; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--file-prefix") == 0 && strncmp(argv[i + 1], "surge-", 6) == 0)
+			snprintf(prefix_dir, sizeof(prefix_dir), "/var/run/dpdk/%s", argv[i + 1]);
+	if (rc == 0) {
+		/* rte_eal_init may reorder argv; we own the strings either way */
+		char *copy[EAL_ARGV_MAX];
+		struct capture cap;
+		char why[256];
+
+		memcpy(copy, argv, sizeof(copy));
+		capture_begin(&cap);
+		rc = rte_eal_init(argc, copy);
+		capture_end(&cap, rc < 0, why, sizeof(why));
+		if (rc < 0) {
+			rc = rt_error(-rte_errno, "DPDK start-up failed: %s (check --vdev, --pci, --lcores, --eal)",
+				      why[0] ? why : rte_strerror(rte_errno));
+			if (prefix_dir[0] != '\0')
+				remove_runtime_dir(prefix_dir);   /* a failed start leaves it behind */
+		} else {
+			rc = 0;
+		}
+	}
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	if (rc == -ENOMEM && strcmp(surge_last_error(), "no error") == 0)
+		rc = rt_error(-ENOMEM, "out of memory for the EAL arguments");
+	if (rc != 0)
+		return rc;
+	rt()->eal_up = 1;
+	return check_probed(o);
+}
+
+/* No device named and none found: the virtual sink, said in one line. */
+int
+eal_default_port(const struct surge_opts *o)
+{
+	int rc;
+
+	if (rte_eth_dev_count_avail() != 0 || o->nvdev != 0 || o->npci != 0)
+		return 0;
+	rc = rte_dev_probe(VIRTUAL_DEFAULT);
+	if (rc < 0)
+		return rt_error(rc, "no port found and the virtual default %s failed: %s",
+				VIRTUAL_DEFAULT, rte_strerror(-rc));
+	rt_info("no port found: using the virtual sink %s", VIRTUAL_DEFAULT);
+	return 0;
+}
+
+/* EAL starts even when a device named with --vdev or --pci fails to probe
+ * (it only warns): such a run would go on without the port the user asked
+ * for. Each named device must have become a port. */
+static int
+check_probed(const struct surge_opts *o)
+{
+	uint16_t port;
+
+	for (int i = 0; i < o->nvdev; i++) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->vdev[i], ","), o->vdev[i]);
+		if (rte_eth_dev_get_port_by_name(name, &port) != 0)
+			return rt_error(-ENODEV, "--vdev %s: the device failed to start (its driver's "
+					"reason is printed above)", o->vdev[i]);
+	}
+	for (int i = 0; i < o->npci; i++) {
+		struct rte_pci_addr want, got;
+		int found = 0;
+
+		if (rte_pci_addr_parse(o->pci[i], &want) != 0)
+			return rt_error(-EINVAL, "--pci %s: not a PCI address (like 0000:01:00.0)", o->pci[i]);
+		RTE_ETH_FOREACH_DEV(port) {
+			struct rte_eth_dev_info info;
+
+			if (rte_eth_dev_info_get(port, &info) == 0 && info.device != NULL &&
+			    rte_pci_addr_parse(rte_dev_name(info.device), &got) == 0 &&
+			    rte_pci_addr_cmp(&want, &got) == 0)
+				found = 1;
+		}
+		if (!found)
+			return rt_error(-ENODEV, "--pci %s: no port came up for this device (not bound to "
+					"a DPDK driver, or its driver failed; see above)", o->pci[i]);
+	}
+	return 0;
+}
+
+/* Without --in-memory EAL keeps a runtime folder (sockets, no config files
+ * with --no-shconf) under /var/run/dpdk/PREFIX; ours is per process, so it
+ * goes with the process. */
+static void
+remove_runtime_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* The runtime folder EAL made for this process, when it is surge's own to
+ * remove: a surge-PID prefix, or a name given with surge's --file-prefix
+ * (one given in --eal is the user's own). The one rule for the normal exit
+ * and the watchdog's. */
+void
+eal_own_runtime_dir(char *dir, size_t len)
+{
+	const char *rd = rte_eal_get_runtime_dir();
+	const struct surge_opts *o = &rt()->opts;
+	int ours = rd != NULL && (strstr(rd, "/surge-") != NULL ||
+				  (o->file_prefix != NULL && (o->eal == NULL || strstr(o->eal, "--file-prefix") == NULL)));
+
+	snprintf(dir, len, "%s", ours ? rd : "");
+}
+
+void
+eal_forget(void)
+{
+	char dir[PATH_MAX];
+
+	eal_own_runtime_dir(dir, sizeof(dir));
+	if (dir[0] != '\0')
+		remove_runtime_dir(dir);
+}
+
+void
+eal_stop(void)
+{
+	char dir[PATH_MAX];
+
+	eal_own_runtime_dir(dir, sizeof(dir));
+	rt_tsc_check();
+	rte_eal_cleanup();
+	if (dir[0] != '\0')
+		remove_runtime_dir(dir);
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * master.c - master's VM on the main lcore: the options pre-pass before
+ * EAL, master() itself (or surge test/show/plot/repl/scenarios), and how
+ * long its task polling may sleep.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <luajit.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+
+#include "run.h"
+
+/* The options pre-pass runs the script's top level and configure() before
+ * EAL starts, where no watchdog looks: a loop there would ignore SIGINT.
+ * That VM runs interpreted (compiled code calls no hooks; the pre-pass does
+ * no real work) with a count hook that ends such a loop once a stop came.
+ * Code the hook cannot end (it catches the error and goes on, it loops in
+ * an error handler or a finalizer, where hooks do not run) is ended by
+ * front/signals.c's pre-EAL watchdog. */
+static void
+prepass_hook(lua_State *L, lua_Debug *ar)
+{
+	lua_Debug where;
+
+	(void)ar;
+	if (surge_running())
+		return;
+	/* the script's line the loop was on: the running function's */
+	/* lua_error, not luaL_error: that would prefix the caller's position */
+	if (lua_getstack(L, 0, &where) && lua_getinfo(L, "Sl", &where) && where.currentline > 0)
+		lua_pushfstring(L, "%s:%d: stopped while the script's top level or configure() ran",
+				where.short_src, where.currentline);
+	else
+		lua_pushstring(L, "stopped while the script's top level or configure() ran");
+	lua_error(L);
+}
+
+static int
+master_call(const char *cmd, const char *script, int argc, char **argv)
+{
+	struct runtime *r = rt();
+	unsigned me = lcore_self();
+	lua_State *L = vm_new(script, &r->lcore[me].mem);
+	int rc;
+
+	if (L == NULL) {
+		fprintf(stderr, "surge: out of memory for the master LuaJIT VM\n");
+		return 1;
+	}
+	if (strcmp(cmd, "options") == 0) {
+		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+		lua_sethook(L, prepass_hook, LUA_MASKCOUNT, 10000);
+	}
+	/* script options go to Lua as the global `arg`, as the luajit CLI does */
+	lua_createtable(L, argc, 1);
+	for (int i = 0; i < argc; i++) {
+		lua_pushstring(L, argv[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_pushstring(L, script != NULL ? script : "");
+	lua_rawseti(L, -2, 0);
+	lua_setglobal(L, "arg");
+	if (run_hooks()->master_vm_open != NULL)
+		run_hooks()->master_vm_open(L);   /* the prompt's module (front/repl.c) */
+	{
+		char packets[16];
+		const char *args[3] = { cmd, script != NULL ? script : "", packets };
+
+		snprintf(packets, sizeof(packets), "%d", r->opts.packets);
+		r->master_seen_tsc = rte_rdtsc();
+		r->master_active = 1;
+		if (vm_call_entry(L, "surge.master", 3, args, 1) != 0) {
+			fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
+			rc = 1;
+		} else {
+			rc = (int)lua_tointeger(L, -1);
+		}
+		r->master_active = 0;
+		if (r->lcore[me].mem.over)
+			fprintf(stderr, "  the master VM used its whole memory budget of %llu MB (--vm-memory)\n",
+				r->opts.vm_memory >> 20);
+	}
+	if (tasks_stop_and_wait() > 0 && rc == 0)
+		rc = 1;
+	if (run_hooks()->master_vm_close != NULL)
+		run_hooks()->master_vm_close();
+	/* the summary covers the whole run, up to the last task joined (or to
+	 * where the results file ended it, surge_run_end) */
+	surge_run_end();
+	/* finalizers run in lua_close: a loop there is master's, for the watchdog */
+	r->master_seen_tsc = rte_rdtsc();
+	r->master_active = 1;
+	lua_close(L);
+	r->master_active = 0;
+	return rc;
+}
+
+int
+scenario_check(const char *name)
+{
+	lua_State *L = vm_new(NULL, &rt()->lcore[rte_get_main_lcore()].mem);
+	const char *args[1] = { name };
+	int rc = 2;
+
+	if (L == NULL) {
+		fprintf(stderr, "surge: out of memory for a LuaJIT VM\n");
+		return 1;
+	}
+	if (vm_call_entry(L, "surge.scenario.check", 1, args, 1) != 0)
+		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
+	else if (lua_isnil(L, -1))
+		rc = 0;
+	else
+		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
+	lua_close(L);
+	return rc;
+}
+
+int
+master_run(const char *script, int argc, char **argv)
+{
+	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot",
+				       [CMD_REPL] = "repl", [CMD_SCENARIOS] = "scenarios" };
+	enum surge_cmd c = rt()->opts.cmd;
+
+	return master_call(c < sizeof(names) / sizeof(names[0]) && names[c] ? names[c] : "run",
+			   script, argc, argv);
+}
+
+/* Before EAL starts: loads the script and parses its options in a VM of its
+ * own, so a bad script option exits 2 at once (master.lua "options"). */
+int
+master_options(const char *script, int argc, char **argv)
+{
+	return master_call("options", script, argc, argv);
+}
+
+/* How long master's task polling may sleep: until the next thing due (the
+ * caller's deadline, the next stats line, the end of --duration), at most
+ * MASTER_NAP_MAX_US so that a task's end or a stop is seen promptly. A
+ * wake-up a millisecond cost ~1.5 % of a core here; one per 10 ms, ~0.15 %. */
+#define MASTER_NAP_MAX_US 10000
+#define MASTER_NAP_MIN_US 100
+
+uint32_t
+master_nap_us(uint64_t until)
+{
+	struct runtime *r = rt();
+	uint64_t now = rte_rdtsc(), due = until, hz = rt_hz();
+	double us;
+
+	if (run_deadline(r) != 0)
+		due = RTE_MIN(due, run_deadline(r));
+	if (r->start_tsc != 0 && !r->opts.quiet && r->opts.stats_interval > 0)
+		due = RTE_MIN(due, (r->last_print_tsc ? r->last_print_tsc : r->start_tsc) +
+			      (uint64_t)(r->opts.stats_interval * (double)hz));
+	us = due > now ? (double)(due - now) * 1e6 / (double)hz : 0;
+	return (uint32_t)RTE_MAX(RTE_MIN(us, (double)MASTER_NAP_MAX_US), (double)MASTER_NAP_MIN_US);
+}
+

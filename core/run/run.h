@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * run.h - the top of the core: boot and finish (the one composition root),
+ * EAL, the Lua VMs and their tasks, the monitor and its watchdog. The front
+ * end (front/) calls in here and registers the hooks below.
+ */
+#ifndef SURGE_RUN_H
+#define SURGE_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report.h"
+
+struct lua_State;
+
+/* What the front end does at points of a run the core cannot know about
+ * (the prompt and the --control socket live above the core): set once with
+ * run_hooks_set() before the run starts; every hook may be NULL. */
+struct run_hooks {
+	void (*master_vm_open)(struct lua_State *L);  /* master's VM is made: add modules */
+	void (*master_vm_close)(void);                 /* master returned: undo what it left */
+	int (*evaluating)(void);      /* code typed at the prompt runs: 1, 2 once interrupted */
+	void (*watchdog_exit)(void);  /* the watchdog ends the process: remove what it owns */
+};
+void run_hooks_set(const struct run_hooks *h);
+const struct run_hooks *run_hooks(void);
+
+/* boot.c: start-up and tear-down, in one place */
+int boot_start(const struct surge_opts *o, const char *prog);  /* EAL and all it brings */
+int boot_run(const struct surge_opts *o);  /* master() (or `devices`) with the monitor */
+int boot_finish(int rc);         /* closes, checks the pools, EAL down; the exit status */
+void boot_abandon(void);         /* failed start-up: undo what came up */
+
+/* eal.c */
+int eal_start(const struct surge_opts *opts, const char *prog);
+int eal_default_port(const struct surge_opts *o);   /* none found: the virtual sink */
+void eal_stop(void);
+void eal_forget(void);           /* the watchdog's exit: remove surge's own runtime folder */
+long eal_hugepages_free_mb(const char *meminfo, const char *mounts);   /* for the unit tests */
+/* the runtime folder surge made and must remove, "" when it is not surge's */
+void eal_own_runtime_dir(char *dir, size_t len);
+
+/* vm.c */
+struct lua_State *vm_new(const char *script, struct vm_mem *mem);
+int script_read(const char *path, char **text, size_t *len);
+/* require(module).main(args...): nret results, or the error on top (-1) */
+int vm_call_entry(struct lua_State *L, const char *module, int nargs, const char **args, int nret);
+
+/* task.c */
+int tasks_stop_and_wait(void);
+int tasks_running(void);         /* counts, and reaps finished ones (main lcore) */
+
+/* master.c */
+int master_run(const char *script, int argc, char **argv);
+int master_options(const char *script, int argc, char **argv);
+/* 0 when `name` is a scenario; else prints why (with the known ones) and returns 2 */
+int scenario_check(const char *name);
+uint32_t master_nap_us(uint64_t until);
+
+/* monitor.c: --duration, the stats lines and the watchdog (a plain thread) */
+int monitor_start(void);
+void monitor_stop(void);
+
+#endif /* SURGE_RUN_H */

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * vm.c - making a LuaJIT VM: its memory budget, its module path and the
+ * script text it runs.
+ *
+ * Each VM allocates through vm_alloc, which counts its bytes and refuses
+ * past the --vm-memory budget. LuaJIT then raises "not enough memory" at the
+ * allocation, from interpreted and from JIT-compiled code alike, so a loop
+ * that allocates without bound ends as an ordinary Lua error of its task
+ * (or of master) and the run ends normally. (On x86-64 this needs LuaJIT
+ * built with GC64, as Debian's is: non-GC64 builds refuse lua_newstate with a
+ * custom allocator; tests/unit/test_vm.c proves it works here.)
+ *
+ * The script is read once by main() (it may be a pipe: `surge run <(cmd)`
+ * or `-` for standard input) and every VM loads that text, from
+ * package.loaded["surge.script"].
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "run.h"
+
+#ifndef SURGE_LUA_DIR
+#define SURGE_LUA_DIR "lua"
+#endif
+#ifndef SURGE_GEN_DIR
+#define SURGE_GEN_DIR "lua"
+#endif
+
+#define VM_RESERVE (32u << 20)      /* granted once past the budget: the error handler, cleanup */
+#define SCRIPT_MAX (64u << 20)
+
+static void *
+vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct vm_mem *m = ud;
+	size_t old = ptr != NULL ? osize : 0;
+	void *p;
+
+	if (nsize == 0) {
+		free(ptr);
+		m->used -= old;
+		return NULL;
+	}
+	if (nsize > old && m->used - old + nsize > m->limit + (m->over ? VM_RESERVE : 0)) {
+		/* the first refusal raises the error; the reserve lets the VM
+		 * unwind, report and close its resources */
+		m->over = 1;
+		return NULL;
+	}
+	p = realloc(ptr, nsize);
+	if (p != NULL)
+		m->used = m->used - old + nsize;
+	return p;
+}
+
+/* Where surge's Lua library is: an installed binary (PREFIX/bin/surge) finds
+ * it next to itself in PREFIX/share/surge/lua, wherever PREFIX was moved to;
+ * a binary in its build tree uses the source tree and the generated cdefs.
+ * Writes the two folders into lua and gen. */
+static void
+lua_dirs(char *lua, char *gen, size_t len)
+{
+	char exe[PATH_MAX], probe[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	snprintf(lua, len, "%s", SURGE_LUA_DIR);
+	snprintf(gen, len, "%s", SURGE_GEN_DIR);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) == NULL)
+		return;
+	*slash = '\0';                       /* PREFIX/bin */
+	snprintf(probe, sizeof(probe), "%s/../share/surge/lua/surge/cdef.lua", exe);
+	if (access(probe, R_OK) != 0)
+		return;
+	if (snprintf(lua, len, "%s/../share/surge/lua", exe) >= (int)len) {
+		snprintf(lua, len, "%s", SURGE_LUA_DIR);   /* too long a path: keep the build's */
+		return;
+	}
+	snprintf(gen, len, "%s", lua);
+}
+
+/* The user's folders ($SURGE_PATH, then each --path; ':'-separated lists) as
+ * package.path entries into paths, and as a ';'-separated list into list.
+ * A list longer than the buffers is cut at a whole folder. */
+static void
+user_folders(char *paths, size_t plen, char *list, size_t llen)
+{
+	const char *srcs[SURGE_MAX_DEVS + 1];
+	size_t used = 0, lused = 0;
+	int ns = 0;
+
+	paths[0] = list[0] = '\0';
+	srcs[ns++] = getenv("SURGE_PATH");
+	for (int i = 0; i < rt()->opts.npath; i++)
+		srcs[ns++] = rt()->opts.path[i];
+	for (int i = 0; i < ns; i++) {
+		const char *l = srcs[i];
+
+		while (l != NULL && *l != '\0') {
+			const char *end = strchr(l, ':');
+			int n = end != NULL ? (int)(end - l) : (int)strlen(l);
+
+			if (n > 0 && used + 2 * (size_t)n + 32 < plen && lused + (size_t)n + 2 < llen) {
+				used += (size_t)snprintf(paths + used, plen - used, "%.*s/?.lua;%.*s/?/init.lua;",
+							 n, l, n, l);
+				lused += (size_t)snprintf(list + lused, llen - lused, "%.*s;", n, l);
+			}
+			l = end != NULL ? end + 1 : NULL;
+		}
+	}
+}
+
+/* package.path: $SURGE_LUA_PATH, surge's library (installed or source tree),
+ * the generated cdefs, the user folders, the script's own folder so scripts
+ * can require their neighbours, then LuaJIT's default path (its jit.* tools:
+ * jit.dump, jit.v). package.surge_dirs lists the user folders for scenario
+ * look-up by name. */
+static void
+set_path(lua_State *L, const char *script)
+{
+	const char *env = getenv("SURGE_LUA_PATH");
+	char dir[1024] = ".", lua[PATH_MAX], gen[PATH_MAX], paths[4096], list[4096];
+	const char *slash = script != NULL ? strrchr(script, '/') : NULL;
+
+	lua_dirs(lua, gen, sizeof(lua));
+	if (slash != NULL)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "path");     /* LuaJIT's own: jit.dump, jit.v, jit.p */
+	user_folders(paths, sizeof(paths), list, sizeof(list));
+	lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua;%s/?.lua;%s%s/?.lua;%s",
+			env != NULL ? env : "", env != NULL ? ";" : "", lua, lua, gen, paths, dir,
+			lua_tostring(L, -1));
+	lua_setfield(L, -3, "path");
+	lua_pushstring(L, list);
+	lua_setfield(L, -3, "surge_dirs");
+	lua_pop(L, 2);
+}
+
+/* package.loaded["surge.script"] = { name = "@path", text = "..." } */
+static void
+set_script(lua_State *L, const char *script)
+{
+	struct runtime *r = rt();
+
+	if (r == NULL || r->script_text == NULL)
+		return;
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "loaded");
+	lua_createtable(L, 0, 2);
+	lua_pushlstring(L, r->script_text, r->script_len);
+	lua_setfield(L, -2, "text");
+	lua_pushfstring(L, "@%s", strcmp(script, "-") == 0 ? "stdin" : script);
+	lua_setfield(L, -2, "name");
+	lua_setfield(L, -2, "surge.script");
+	lua_pop(L, 2);
+}
+
+lua_State *
+vm_new(const char *script, struct vm_mem *mem)
+{
+	struct runtime *r = rt();
+	lua_State *L;
+
+	mem->used = 0;
+	mem->over = 0;
+	mem->limit = r != NULL && r->opts.vm_memory > 0 ? (size_t)r->opts.vm_memory
+							: (size_t)SURGE_VM_MEMORY_DEFAULT;
+	L = lua_newstate(vm_alloc, mem);
+	if (L == NULL)
+		return NULL;
+	luaL_openlibs(L);
+	set_path(L, script);
+	if (script != NULL)
+		set_script(L, script);
+	return L;
+}
+
+/* Reads the whole script once: a file, a pipe (<(cmd)) or "-" (stdin). */
+int
+script_read(const char *path, char **text, size_t *len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	size_t cap = 1 << 16, n = 0;
+	char *buf;
+	int e = 0;
+
+	if (f == NULL)
+		return -errno;
+	buf = malloc(cap);
+	while (buf != NULL) {
+		size_t got;
+
+		if (n == cap) {
+			char *b2 = cap >= SCRIPT_MAX ? NULL : realloc(buf, cap * 2);
+
+			if (b2 == NULL) {
+				e = cap >= SCRIPT_MAX ? EFBIG : ENOMEM;
+				break;
+			}
+			buf = b2;
+			cap *= 2;
+		}
+		errno = 0;
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0) {
+			if (ferror(f))
+				e = errno != 0 ? errno : EIO;   /* EISDIR for a folder */
+			break;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	if (buf == NULL)
+		return -ENOMEM;
+	if (e != 0) {
+		free(buf);
+		return -e;
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/* Calls require(module).main(...) with string arguments; on return the top
+ * holds `nret` results, or the error text when it returns non-zero. */
+int
+vm_call_entry(lua_State *L, const char *module, int nargs, const char **args, int nret)
+{
+	lua_getglobal(L, "require");
+	lua_pushstring(L, module);
+	if (lua_pcall(L, 1, 1, 0) != 0)
+		return -1;
+	lua_getfield(L, -1, "main");
+	lua_remove(L, -2);
+	for (int i = 0; i < nargs; i++)
+		lua_pushstring(L, args[i]);
+	return lua_pcall(L, nargs, nret, 0) != 0 ? -1 : 0;
+}
+

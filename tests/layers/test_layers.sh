@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# test_layers.sh - the core's folders are layers (docs/architecture.md):
+# a file includes only headers of its own folder, of the folders below it
+# and the ABI (core/include), and calls only functions defined there.
+#
+# The order comes from the one place that defines it, the surge_layer()
+# lines of CMakeLists.txt ("surge_layer(report BELOW control io ...").
+#   1. every #include "..." of core/LAYER/* is checked against it;
+#   2. every symbol a layer's objects need (nm -u) must not be defined by
+#      a layer above (an upward call through surge.h compiles, so the
+#      objects are checked too);
+#   3. the checks themselves are shown to fail: an upward #include added
+#      to a copy of a base file is reported, and the compiler refuses it
+#      with base's include path, as the build does.
+# Usage: test_layers.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=${1:-$SURGE_SRC}
+build=${2:-}
+fail=0
+
+# layer -> the layers it may use (itself and everything below it)
+declare -A below
+while read -r name rest; do
+  below[$name]=$rest
+done < <(sed -n 's/^surge_layer(\([a-z]*\)\( BELOW \([a-z ]*\)\)\? SOURCES.*/\1 \3/p' "$src/CMakeLists.txt")
+[ ${#below[@]} -ge 6 ] || { echo "test_layers: found only ${#below[@]} layers in CMakeLists.txt"; exit 1; }
+
+allowed() {  # allowed LAYER: LAYER and every layer below it, transitively
+  local seen=" $1 " todo=$1 l b
+  while [ -n "$todo" ]; do
+    set -- $todo; l=$1; shift; todo="$*"
+    for b in ${below[$l]}; do
+      case "$seen" in *" $b "*) ;; *) seen="$seen$b "; todo="$todo $b";; esac
+    done
+  done
+  echo "$seen"
+}
+
+# where a header lives: its layer, "abi" or "generated"
+header_layer() {
+  local h=$1 l
+  [ -f "$core/include/$h" ] && { echo abi; return; }
+  case "$h" in surge_git.h|surge_abi_table.h) echo generated; return;; esac
+  for l in "${!below[@]}"; do [ -f "$core/$l/$h" ] && { echo "$l"; return; }; done
+  echo unknown
+}
+
+check_includes() {  # check_includes CORE_DIR: prints one line per upward include
+  local core=$1 bad=0 f layer ok inc hl line
+  for layer in "${!below[@]}"; do
+    ok=$(allowed "$layer")
+    for f in "$core/$layer"/*.[ch]; do
+      while IFS=: read -r line inc; do
+        inc=${inc#*\"}; inc=${inc%%\"*}
+        hl=$(core=$core header_layer "$inc")
+        case "$hl" in
+          abi|generated) ;;
+          unknown) echo "${f#$core/}:$line: includes \"$inc\", which no layer of core/ has"; bad=1;;
+          *) case "$ok" in *" $hl "*) ;; *)
+               echo "${f#$core/}:$line: includes \"$inc\" of layer $hl, which is not below $layer"; bad=1;;
+             esac;;
+        esac
+      done < <(grep -n '^#include "' "$f" || true)
+    done
+  done
+  return $bad
+}
+
+# 1. the tree as it is
+core=$src/core
+if ! out=$(check_includes "$core"); then
+  echo "$out"; echo "FAIL: upward #include"; fail=1
+fi
+# every folder of core/ is a layer (a new folder must be placed in the order)
+for d in "$src"/core/*/; do
+  d=$(basename "$d")
+  [ "$d" = include ] || [ -n "${below[$d]+x}" ] || { echo "FAIL: core/$d is not a layer in CMakeLists.txt"; fail=1; }
+done
+
+# 2. the objects: what each layer needs must not be defined above it
+if [ -n "$build" ] && [ -d "$build/CMakeFiles" ]; then
+  declare -A owner
+  for layer in "${!below[@]}"; do
+    for o in "$build/CMakeFiles/surge_$layer.dir/core/$layer"/*.o; do
+      [ -f "$o" ] || continue
+      while read -r sym; do owner[$sym]=$layer; done < <(nm --defined-only -g "$o" | awk '{print $3}')
+    done
+  done
+  [ ${#owner[@]} -gt 100 ] || { echo "FAIL: found only ${#owner[@]} symbols in $build"; fail=1; }
+  for layer in "${!below[@]}"; do
+    ok=$(allowed "$layer")
+    for o in "$build/CMakeFiles/surge_$layer.dir/core/$layer"/*.o; do
+      [ -f "$o" ] || continue
+      while read -r sym; do
+        l=${owner[$sym]:-}
+        [ -z "$l" ] && continue          # DPDK, LuaJIT, libc
+        case "$ok" in *" $l "*) ;; *)
+          echo "FAIL: core/$layer/$(basename "$o" .o): calls $sym of layer $l, which is not below $layer"; fail=1;;
+        esac
+      done < <(nm -u "$o" | awk '{print $2}')
+    done
+  done
+else
+  echo "test_layers: no build folder given: symbol check skipped"
+fi
+
+# 3. the checks fail on a deliberate upward include
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cp -r "$src/core" "$tmp/core"
+sed -i '0,/^#include "base.h"/s//#include "base.h"\n#include "report.h"/' "$tmp/core/base/clock.c"
+if out=$(check_includes "$tmp/core"); then
+  echo "FAIL: an upward #include \"report.h\" in core/base/clock.c was not reported"; fail=1
+elif ! grep -q 'base/clock.c:[0-9]*: includes "report.h" of layer report, which is not below base' <<<"$out"; then
+  echo "FAIL: the report does not name the upward include: $out"; fail=1
+fi
+# ... and the build refuses it: base's objects see only core/base and core/include
+if command -v pkg-config >/dev/null && pkg-config --exists libdpdk luajit; then
+  if cc -fsyntax-only $(pkg-config --cflags libdpdk luajit) -I"$tmp/core/base" -I"$src/core/include" \
+       "$tmp/core/base/clock.c" 2>"$tmp/cc.err"; then
+    echo "FAIL: base/clock.c with an upward include compiled with base's include path"; fail=1
+  elif ! grep -q 'report.h' "$tmp/cc.err"; then
+    echo "FAIL: the compiler failed for another reason:"; cat "$tmp/cc.err"; fail=1
+  fi
+  # the unchanged file compiles with the same flags (the check above is not vacuous)
+  cc -fsyntax-only $(pkg-config --cflags libdpdk luajit) -I"$src/core/base" -I"$src/core/include" \
+     "$src/core/base/clock.c" || { echo "FAIL: base/clock.c does not compile on base's include path"; fail=1; }
+fi
+
+if [ $fail = 0 ]; then
+  echo "layers: ${#below[@]} layers, every #include and call goes to its own layer or below"
+  echo "1 passed, 0 failed"
+else
+  echo "0 passed, 1 failed"
+fi
+exit $fail
