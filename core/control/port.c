@@ -56,7 +56,7 @@ wait_link(uint16_t port, uint32_t timeout_ms)
 			return 0;
 		if (waited >= timeout_ms || !surge_running())
 			break;
-		usleep(10 * 1000);
+		sleep_ns(10 * 1000000ull);
 		waited += 10;
 	}
 	return timeout_ms ? rt_error(-ETIMEDOUT, "port %u: link still down after %u ms", port, timeout_ms) : 0;

@@ -28,26 +28,6 @@ offload_csum_pick(uint64_t capa)
 	return capa & CSUM_OFFLOADS;
 }
 
-int
-surge_pool_layout(int pool, uint16_t l2_len, uint16_t l3_len, uint8_t ip_version, uint8_t l4_proto)
-{
-	struct pool_state *p = pool_get(pool);
-
-	if (p == NULL)
-		return rt_error(-EINVAL, "no pool %d", pool);
-	if ((ip_version != 0 && ip_version != 4 && ip_version != 6) ||
-	    (l4_proto != 0 && l4_proto != IPPROTO_UDP && l4_proto != IPPROTO_TCP) ||
-	    (ip_version == 4 && l3_len < sizeof(struct rte_ipv4_hdr)) ||
-	    (ip_version == 6 && l3_len < sizeof(struct rte_ipv6_hdr)))
-		return rt_error(-EINVAL, "pool %d: layout ip%u/%u with l3_len %u is not one surge offloads",
-				pool, ip_version, l4_proto, l3_len);
-	p->l2_len = l2_len;
-	p->l3_len = l3_len;
-	p->ip_version = ip_version;
-	p->l4_proto = l4_proto;
-	return 0;
-}
-
 void
 offload_csum_prepare(struct rte_mbuf *m, struct pool_state *p, uint64_t csum)
 {

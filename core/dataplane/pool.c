@@ -15,6 +15,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -223,3 +224,26 @@ pools_check_and_free(void)
 	}
 	return leaks;
 }
+
+/* The template's layout (header lengths, protocols), for checksum offload
+ * (offload.c). */
+int
+surge_pool_layout(int pool, uint16_t l2_len, uint16_t l3_len, uint8_t ip_version, uint8_t l4_proto)
+{
+	struct pool_state *p = pool_get(pool);
+
+	if (p == NULL)
+		return rt_error(-EINVAL, "no pool %d", pool);
+	if ((ip_version != 0 && ip_version != 4 && ip_version != 6) ||
+	    (l4_proto != 0 && l4_proto != IPPROTO_UDP && l4_proto != IPPROTO_TCP) ||
+	    (ip_version == 4 && l3_len < sizeof(struct rte_ipv4_hdr)) ||
+	    (ip_version == 6 && l3_len < sizeof(struct rte_ipv6_hdr)))
+		return rt_error(-EINVAL, "pool %d: layout ip%u/%u with l3_len %u is not one surge offloads",
+				pool, ip_version, l4_proto, l3_len);
+	p->l2_len = l2_len;
+	p->l3_len = l3_len;
+	p->ip_version = ip_version;
+	p->l4_proto = l4_proto;
+	return 0;
+}
+

@@ -65,12 +65,12 @@ options_prepass(const struct surge_opts *o, int scenario)
 
 	signals_install();
 	rt()->prepass = 1;
-	if (rt()->stop)                /* a signal came before this line */
+	if (!surge_running())          /* a signal came before this line */
 		prepass_watchdog_arm();
 	rc = o->cmd == CMD_RUN && !scenario ? master_options(o->script, o->script_argc, o->script_argv) : 0;
 	rt()->prepass = 0;
 	prepass_watchdog_disarm();     /* it returned: nothing of it is stuck */
-	if (o->cmd == CMD_RUN && !scenario && (rc != 0 || rt()->exit_status >= 0 || rt()->stop))
+	if (o->cmd == CMD_RUN && !scenario && (rc != 0 || rt()->exit_status >= 0 || !surge_running()))
 		return rt_exit_status(rc);   /* os.exit(N) at the top level, or a signal while it ran */
 	return -1;
 }

@@ -185,7 +185,7 @@ surge_task_poll(uint32_t wait_ms)
 			stats_tick(0);       /* surge test: no monitor thread */
 		if (n == 0 || rte_rdtsc() >= until)
 			break;
-		rte_delay_us_sleep(master_nap_us(until));
+		sleep_ns((uint64_t)master_nap_us(until) * 1000);
 	}
 	return n;
 }

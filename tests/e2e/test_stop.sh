@@ -30,6 +30,15 @@ check_true "spin task: ends within 5 s" "took $SECS s" lt "$SECS" 5
 check_no_crash "spin task"
 check_no_runtime_dir "spin task" "$SURGE_PID"
 
+echo "# the watchdog's exit removes a runtime folder named with --file-prefix, as a normal exit does"
+prefix=surge_wd_$$
+run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 --lcores '(0-1)@(0-1)' \
+  --file-prefix "$prefix" "$SCRIPTS/stop_spin_task.lua"
+check "spin task, --file-prefix: exit 3 (watchdog)" 3 "$RC"
+check "spin task, --file-prefix: /var/run/dpdk/$prefix removed" "absent" \
+  "$([ -e "/var/run/dpdk/$prefix" ] && echo present || echo absent)"
+rm -rf "/var/run/dpdk/$prefix"
+
 echo "# tasks sending/receiving in loops without surge.running(): 'run stopped' ends them, exit 0"
 run_surge 60 run --no-huge --stats-interval 0 --duration 1 --lcores '(0-2)@(0-1)' $DEV \
   "$SCRIPTS/stop_tight_send.lua"
