@@ -67,7 +67,9 @@ ref_pair(double *tsc, uint64_t *ns)
 	for (int i = 0; i < 64; i++) {
 		uint64_t a = rte_rdtsc_precise(), n = mono_raw_ns(), b = rte_rdtsc_precise();
 
-		if (b - a < best) {
+		/* the first try always counts: the outputs are set whatever the
+		 * reads (a b - a of UINT64_MAX would otherwise leave them unset) */
+		if (i == 0 || b - a < best) {
 			best = b - a;
 			*tsc = ((double)a + (double)b) / 2;
 			*ns = n;
