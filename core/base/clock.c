@@ -19,8 +19,8 @@ surge_tsc(void)
 }
 
 /* One clock for the run. DPDK's rte_get_tsc_hz() rounds its calibration to
- * 10 MHz (2.600 GHz where the kernel measured 2596.130 MHz: every paced rate
- * 0.15 % low), so surge measures the TSC itself against CLOCK_MONOTONIC_RAW
+ * 10 MHz (every paced rate off by that rounding: docs/performance.md
+ * "Precision"), so surge measures the TSC itself against CLOCK_MONOTONIC_RAW
  * (the kernel's unslewed clock) and stores the result in runtime.tsc_hz;
  * pacing, stats, latency and surge.tsc_hz() all read that one value. */
 #define CAL_WINDOWS 3

@@ -67,7 +67,7 @@ struct lcore_slot {
 	uint64_t last_poll_tsc;       /* end of the previous rx poll */
 	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
 	uint64_t stop_seen_tsc;       /* first time this lcore saw a stop without a run-wide one */
-	uint64_t refused_tsc;        /* its last call refused with "run stopped" (stop.c) */
+	uint64_t refused_tsc;        /* its last call refused with "run stopped" (run_state.c) */
 	struct vm_mem mem;            /* the VM running on this lcore */
 } __rte_cache_aligned;
 
@@ -132,7 +132,7 @@ struct queue_slot {
 	struct pacer pc;              /* tx: owner only */
 	struct rate_req req;          /* tx: any lcore, seqlock */
 	int8_t intr;                  /* rx: 1 in the owner's epoll, -1 no interrupt, 0 untried */
-	uint8_t stalled;              /* tx: the driver took nothing for STALL_MS (rate.c) */
+	uint8_t stalled;              /* tx: the driver took nothing for STALL_MS (dataplane/handoff.c) */
 } __rte_cache_aligned;
 
 struct port_state {
@@ -192,7 +192,7 @@ struct runtime {
 	volatile int prepass;         /* the options pre-pass runs (before EAL, no monitor) */
 	int vdev_lock_fd[SURGE_MAX_DEVS]; /* flocks on --vdev tx_pcap= files (pcap_write.c) */
 	int nvdev_lock;
-	pthread_t monitor;            /* stop.c: duration and watchdog */
+	pthread_t monitor;            /* run/monitor.c: duration and watchdog */
 	int monitor_up;
 	volatile int monitor_quit;
 	uint64_t last_print_tsc;
@@ -216,9 +216,9 @@ struct runtime {
 	int ncounters;
 	struct series series;         /* series.c */
 	volatile int signal;          /* the signal that stopped the run */
-	char file_prefix[64];         /* eal.c: EAL's --file-prefix */
+	char file_prefix[64];         /* run/eal.c: EAL's --file-prefix */
 	char json_stdout[32];         /* --output -: /dev/fd/N, the real stdout */
-	/* live control (repl.c, control.c): main lcore only */
+	/* live control (front/repl.c, front/socket.c): main lcore only */
 	int interactive;              /* a prompt is open: a failed task does not stop the run */
 	int at_prompt;                /* no periodic stats lines while someone types */
 	struct repl_state *repl;

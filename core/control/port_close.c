@@ -110,7 +110,7 @@ port_quiesce(uint16_t port, struct port_state *ps)
 
 /* Queue slots of a closed port stay allocated (and ps->txq/rxq point at
  * them until the port opens again) until every port closes at exit: a task
- * between claim()'s look at `opened` and its look at a slot (burst.c) then
+ * between claim()'s look at `opened` and its look at a slot (dataplane/burst.h) then
  * reads a slot master took, never freed memory. Master alone opens and
  * closes ports, so the list needs no lock of its own. */
 struct retired_slots {

@@ -9,9 +9,10 @@
  * departure time - Linux pktgen's hybrid - so each gap keeps its length
  * where the core is free. With `batch` set it sleeps as an idle poller
  * does once deeply idle, at least DEEP_IDLE_FACTOR x max_sleep_us (1 ms by
- * default): packets leave in small batches at a fraction of the CPU (each
- * wake-up costs ~25 us of CPU on these VMs, so the wake rate is the cost),
- * the average rate still exact, the shape not. A poller does not know when
+ * default): packets leave in small batches at a fraction of the CPU (in a
+ * VM a wake-up costs tens of microseconds of CPU, so the wake rate is the
+ * cost: docs/performance.md "Idle policies"), the average rate still exact,
+ * the shape not. A poller does not know when
  * packets will come: after each light poll (less than half a burst) its
  * next poll is preceded by a sleep step_us longer, up to max_sleep_us, and a
  * busy poll resets it to zero (the testpmd --max-sleep-us proposal; Snabb's
@@ -42,7 +43,7 @@
 #define MAX_OVERSLEEP_NS 100000    /* later than this is a preemption, not timer lateness */
 #define MAX_SLEEP_LIMIT_US 1000000
 #define DEEP_IDLE_POLLS 1000       /* empty polls at max_sleep_us (~0.5 s) before sleeping deeper */
-#define DEEP_IDLE_FACTOR 2         /* ... sleeps this many times max_sleep_us: ~2.7 % -> ~1.4 % of a core */
+#define DEEP_IDLE_FACTOR 2         /* ... sleeps this many times max_sleep_us: half the wake-ups */
 
 static struct lcore_slot *
 me(void)
@@ -232,8 +233,8 @@ idle_before_poll(uint16_t port, uint16_t q)
 	else if (intr < 0)
 		/* no interrupt: after a long idle spell (no packet for ~0.5 s)
 		 * each wake-up is made to count twice as long */
-		sleep_ns((uint64_t)s->sleep_us * 1000 *
-			 (s->empty_polls >= DEEP_IDLE_POLLS ? DEEP_IDLE_FACTOR : 1));
+		sleep_sliced((uint64_t)s->sleep_us * 1000 *
+			     (s->empty_polls >= DEEP_IDLE_POLLS ? DEEP_IDLE_FACTOR : 1), NULL);
 	s->sleeps++;
 	s->last_poll_tsc = rte_rdtsc();
 	end_wait(s, s->last_poll_tsc - now);

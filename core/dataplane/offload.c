@@ -38,7 +38,7 @@ offload_csum_prepare(struct rte_mbuf *m, struct pool_state *p, uint64_t csum)
 		     (p->l4_proto == IPPROTO_TCP && (csum & RTE_ETH_TX_OFFLOAD_TCP_CKSUM));
 
 	/* the raw template path clears the flags at alloc only in pools that
-	 * ever had them set (burst.c) */
+	 * ever had them set (send.c) */
 	if (unlikely(!p->offloaded))
 		p->offloaded = 1;
 	if (p->l2_len + p->l3_len + (p->l4_proto == IPPROTO_TCP ? 20 : 8) > m->data_len)

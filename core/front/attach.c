@@ -2,7 +2,7 @@
  *
  * attach.c - `surge attach PATH [-e CODE]`: the prompt of another surge.
  *
- * A plain client of the control socket (control.c): no EAL, no VM. Each
+ * A plain client of the control socket (socket.c): no EAL, no VM. Each
  * line goes to the running instance, which evaluates it in its master VM
  * and sends back what to print. With -e, one request and its reply, the exit
  * code saying whether it worked (for shell scripts and CI).

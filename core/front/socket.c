@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * control.c - the UNIX socket `surge attach` talks to.
+ * socket.c - the --control UNIX socket `surge attach` talks to.
  *
  * Everything is non-blocking and served from the master's loop between
  * polls: a slow, silent or vanished client costs the run nothing. A request

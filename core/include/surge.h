@@ -63,7 +63,7 @@ enum surge_idle_mode {
 /* A batch of packets as Lua sees it. C keeps the mbuf pointers; Lua writes
  * packet bytes through data[i] and frame lengths through len[i], and C
  * applies the lengths when the burst is sent. Fields marked "read-only in
- * Lua" are named ro_NAME in Lua's cdef (core/gen_cdef.cmake) and read as
+ * Lua" are named ro_NAME in Lua's cdef (cmake/gen_cdef.cmake) and read as
  * burst.NAME through pool.lua, which refuses assignments to them. */
 struct surge_burst {
 	uint32_t n;                       /* read-only in Lua: packets currently held */

@@ -164,7 +164,7 @@ stats_tick(int force)
 }
 
 /* One line per paced tx queue: how it handled falling behind, and how
- * often it did (issue 8: the choice and the late packets, per queue). */
+ * often it did (the catch-up choice and the late packets, per queue). */
 static void
 print_paced(uint16_t port)
 {

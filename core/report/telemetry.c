@@ -3,7 +3,7 @@
  * telemetry.c - /surge/... commands on DPDK's telemetry socket.
  *
  * Every DPDK process serves /var/run/dpdk/PREFIX/dpdk_telemetry.v2; surge
- * gives each run its own PREFIX (eal.c) and adds its own commands there, so
+ * gives each run its own PREFIX (run/eal.c) and adds its own commands there, so
  * `dpdk-telemetry.py -f PREFIX` and any collector that speaks DPDK telemetry
  * read a running surge with no new protocol. The callbacks run on DPDK's
  * telemetry thread and only read: the same per-lcore and per-queue slots the

@@ -144,8 +144,9 @@ master_options(const char *script, int argc, char **argv)
 
 /* How long master's task polling may sleep: until the next thing due (the
  * caller's deadline, the next stats line, the end of --duration), at most
- * MASTER_NAP_MAX_US so that a task's end or a stop is seen promptly. A
- * wake-up a millisecond cost ~1.5 % of a core here; one per 10 ms, ~0.15 %. */
+ * MASTER_NAP_MAX_US so that a task's end or a stop is seen promptly; a
+ * shorter nap would wake master more often than anything needs
+ * (docs/performance.md "Idle CPU"). */
 #define MASTER_NAP_MAX_US 10000
 #define MASTER_NAP_MIN_US 100
 

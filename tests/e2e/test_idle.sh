@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_idle.sh - the idle policy (surge.idle, core/idle.c) saves CPU without
+# test_idle.sh - the idle policy (surge.idle, core/dataplane/idle.c) saves CPU without
 # losing packets, and the idle % surge prints is right.
 #   (a) an RX task polling an idle net_ring port: under the default "sleep"
 #       policy its thread (rte-worker-1) uses < 5 % of a core, measured from

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_latency.sh - latency probes (surge.latency, core/latency.c).
+# test_latency.sh - latency probes (surge.latency, core/dataplane/probe.c, latency.c).
 #   (a) examples/latency.lua on the virtual default (it adds a net_ring
 #       loopback itself): exit 0, "lost 0 dup 0 reordered 0", one probe per
 #       100 packets sent (the first packet is one: ceil(sent / 100)), every

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_results.sh - `surge run --output FILE` (lua/surge/results.lua,
-# core/series.c, core/counters.c): JSON files of several kinds of run are
+# core/report/series.c, core/control/counters.c): JSON files of several kinds of run are
 # valid against docs/results.schema.json and their numbers agree with each
 # other, with the text summary and with the driver's own counters
 # (results/check_results.py); CSV reads back with python's csv module; a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_telemetry.sh - DPDK telemetry (core/telemetry.c): the stock client
+# test_telemetry.sh - DPDK telemetry (core/report/telemetry.c): the stock client
 # dpdk-telemetry.py reads /surge/... commands from a running surge at the
 # socket of the documented prefix (--file-prefix NAME ->
 # /var/run/dpdk/NAME/dpdk_telemetry.v2), and the values move between two

@@ -61,7 +61,7 @@ function T.table_covers_every_declared_field()
       if field then
         field = field:gsub("^ro_", "")
         assert(have["struct " .. name .. "." .. field],
-          ("struct %s.%s is not in surge_abi_fields (core/runtime.c)"):format(name, field))
+          ("struct %s.%s is not in surge_abi_fields (core/base/abi.c, generated from surge.h)"):format(name, field))
       end
     end
   end

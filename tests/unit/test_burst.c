@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_burst.c - ports, template pools and the hot path (port.c, pool.c,
- * burst.c) on a real EAL with two virtual ports: net_ring0, its own loopback
+ * test_burst.c - ports, template pools and the hot path (control/port.c,
+ * dataplane/pool.c, burst.c, send.c, recv.c) on a real EAL with two virtual ports: net_ring0, its own loopback
  * (what it sends, it receives), and net_null0 (a sink that frees).
  *
  * Proves: ports open once with the asked queues and clone mode; every mbuf

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_cli.c - surge's own command line (core/cli.c), no DPDK involved.
+ * test_cli.c - surge's own command line (core/front/cli.c), no DPDK involved.
  *
  * Proves that every surge option is parsed into struct surge_opts in both the
  * "--opt value" and "--opt=value" forms, that everything after the script (or

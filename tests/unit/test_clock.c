@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_clock.c - the run's one TSC rate (runtime.c): measured against
+ * test_clock.c - the run's one TSC rate (core/base/clock.c): measured against
  * CLOCK_MONOTONIC_RAW at EAL start-up, returned by surge_tsc_hz(), and
  * checked again at exit.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_counters.c - custom counters and gauges (core/counters.c), without
+ * test_counters.c - custom counters and gauges (core/control/counters.c), without
  * EAL: each "lcore" (the per-thread lcore id, set by hand here) writes its
  * own cell on its own cache line, the sum covers exactly the lcores that
  * wrote, names map to one id, and bad names, kinds and overflow are errors.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * test_eal.c - the hugepage probe behind surge's automatic --no-huge
- * (eal_hugepages_free_mb in core/eal.c), fed fake /proc files.
+ * (eal_hugepages_free_mb in core/run/eal.c), fed fake /proc files.
  *
  * Proves: free pages of a mounted hugetlbfs count (2 MB and 1 GB pages), an
  * unmounted hugetlbfs, missing files and a meminfo without hugepage lines

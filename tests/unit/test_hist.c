@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_hist.c - the log-linear latency histogram (core/hist.c). No DPDK.
+ * test_hist.c - the log-linear latency histogram (core/base/hist.c). No DPDK.
  *
  * Proves: hist_index, hist_bucket_low and hist_bucket_high agree for every
  * value below 2^20, around every power of two and for random 64-bit values

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_pcap.c - pcap writing and replay (core/pcap.c) on temporary files.
+ * test_pcap.c - pcap writing and replay (core/io/) on temporary files.
  *
  * Proves: a writer stores every packet of a burst (sizes 14..9000 bytes)
  * with burst.tsc turned into wall-clock time, in nano- or microseconds, cut

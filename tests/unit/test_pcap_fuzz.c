@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * test_pcap_fuzz.c - a bounded, deterministic fuzzer for the pcap reader
- * (core/pcap_read.c), the one part of surge that parses untrusted bytes.
+ * (core/io/pcap_read.c), the one part of surge that parses untrusted bytes.
  *
  * Each round takes a seed of tests/fuzz/pcap/, mutates it (bit flips,
  * boundary values written over header fields, truncation, duplicated or

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_rate.c - rate parsing and pacing (core/rate.c), idle policy (idle.c).
+ * test_rate.c - rate parsing and pacing (core/control/rate.c, core/dataplane/pacer.c), idle policy (idle.c).
  *
  * Proves: surge_rate_parse reads pps, L1/L2 bit rates and link percent
  * (any case, a space allowed before the unit) and refuses empty, non-numeric,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_vm.c - Lua VMs (core/vm.c): the memory budget and the script text.
+ * test_vm.c - Lua VMs (core/run/vm.c): the memory budget and the script text.
  *
  * Proves that Debian's LuaJIT (GC64 on x86-64) accepts surge's allocator,
  * that a JIT-compiled loop that allocates without bound gets "not enough
