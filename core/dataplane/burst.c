@@ -171,8 +171,9 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 	return got;
 }
 
-int
-surge_burst_refcnt(const struct surge_burst *b, uint32_t i)
+/* A burst from Lua and an index into it: 0 when both may be used. */
+static int
+burst_index_ok(const struct surge_burst *b, uint32_t i)
 {
 	int rc = burst_check(b);
 
@@ -180,7 +181,15 @@ surge_burst_refcnt(const struct surge_burst *b, uint32_t i)
 		return rc;
 	if (i >= b->n)
 		return rt_error(-EINVAL, "burst index %u out of range (n = %u)", i, b->n);
-	return rte_mbuf_refcnt_read((struct rte_mbuf *)b->mbuf[i]);
+	return 0;
+}
+
+int
+surge_burst_refcnt(const struct surge_burst *b, uint32_t i)
+{
+	int rc = burst_index_ok(b, i);
+
+	return rc != 0 ? rc : rte_mbuf_refcnt_read((struct rte_mbuf *)b->mbuf[i]);
 }
 
 /* len[i] is the script's to set: whatever reads a frame's bytes (a send,
@@ -205,11 +214,7 @@ burst_frame_len_ok(const struct surge_burst *b, uint32_t i)
 int
 surge_burst_frame_ok(const struct surge_burst *b, uint32_t i)
 {
-	int rc = burst_check(b);
+	int rc = burst_index_ok(b, i);
 
-	if (rc != 0)
-		return rc;
-	if (i >= b->n)
-		return rt_error(-EINVAL, "burst index %u out of range (n = %u)", i, b->n);
-	return burst_frame_len_ok(b, i);
+	return rc != 0 ? rc : burst_frame_len_ok(b, i);
 }

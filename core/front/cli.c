@@ -185,30 +185,6 @@ opt_path(struct surge_opts *o, const char *v, char *err, size_t errlen)
 }
 
 static int
-opt_lcores(struct surge_opts *o, const char *v, char *err, size_t errlen)
-{
-	(void)err, (void)errlen;
-	o->lcores = v;
-	return 0;
-}
-
-static int
-opt_eal(struct surge_opts *o, const char *v, char *err, size_t errlen)
-{
-	(void)err, (void)errlen;
-	o->eal = v;
-	return 0;
-}
-
-static int
-opt_control(struct surge_opts *o, const char *v, char *err, size_t errlen)
-{
-	(void)err, (void)errlen;
-	o->control = v;
-	return 0;
-}
-
-static int
 opt_output(struct surge_opts *o, const char *v, char *err, size_t errlen)
 {
 	size_t l = strlen(v);
@@ -274,35 +250,36 @@ opt_stats_interval(struct surge_opts *o, const char *v, char *err, size_t errlen
 	return 0;
 }
 
-/* The options before the script: a flag sets an int, an option with a
- * value ("--opt V" or "--opt=V") calls its handler. `only` limits one to
- * some commands (elsewhere it is unknown); `missing` is the error for an
- * empty value. */
+/* The options before the script: a flag sets an int, a text option keeps
+ * its value ("--opt V" or "--opt=V"), any other option's value goes to its
+ * handler. `only` limits one to some commands (elsewhere it is unknown);
+ * `missing` is the error for an empty value. */
 #define ALL_CMDS 0u
 #define ONLY(c) (1u << (c))
 static const struct option {
 	const char *name, *alias;
 	size_t flag;            /* offsetof the int a flag sets, 0 = takes a value */
+	size_t text;            /* offsetof the const char * a text option sets */
 	int (*set)(struct surge_opts *o, const char *v, char *err, size_t errlen);
 	unsigned only;
 	const char *missing;
 } options[] = {
-	{ "--no-huge", NULL, offsetof(struct surge_opts, no_huge), NULL, ALL_CMDS, NULL },
-	{ "-i", NULL, offsetof(struct surge_opts, interactive), NULL, ONLY(CMD_RUN), NULL },
-	{ "--quiet", "-q", offsetof(struct surge_opts, quiet), NULL, ALL_CMDS, NULL },
-	{ "--control", NULL, 0, opt_control, ONLY(CMD_RUN) | ONLY(CMD_REPL), "option --control needs a socket path" },
-	{ "--vdev", NULL, 0, opt_vdev, ALL_CMDS, NULL },
-	{ "--pci", NULL, 0, opt_pci, ALL_CMDS, NULL },
-	{ "--lcores", NULL, 0, opt_lcores, ALL_CMDS, NULL },
-	{ "--eal", NULL, 0, opt_eal, ALL_CMDS, NULL },
-	{ "--duration", NULL, 0, opt_duration, ALL_CMDS, NULL },
-	{ "--stats-interval", NULL, 0, opt_stats_interval, ALL_CMDS, NULL },
-	{ "--packets", NULL, 0, opt_packets, ALL_CMDS, NULL },
-	{ "--output", NULL, 0, opt_output, ALL_CMDS, NULL },
-	{ "--file-prefix", NULL, 0, opt_file_prefix, ALL_CMDS, NULL },
-	{ "--path", NULL, 0, opt_path, ALL_CMDS, NULL },
-	{ "--vm-memory", NULL, 0, opt_vm_memory, ALL_CMDS, NULL },
-	{ "--stop-grace", NULL, 0, opt_stop_grace, ALL_CMDS, NULL },
+	{ "--no-huge", NULL, offsetof(struct surge_opts, no_huge), 0, NULL, ALL_CMDS, NULL },
+	{ "-i", NULL, offsetof(struct surge_opts, interactive), 0, NULL, ONLY(CMD_RUN), NULL },
+	{ "--quiet", "-q", offsetof(struct surge_opts, quiet), 0, NULL, ALL_CMDS, NULL },
+	{ "--control", NULL, 0, offsetof(struct surge_opts, control), NULL, ONLY(CMD_RUN) | ONLY(CMD_REPL), "option --control needs a socket path" },
+	{ "--vdev", NULL, 0, 0, opt_vdev, ALL_CMDS, NULL },
+	{ "--pci", NULL, 0, 0, opt_pci, ALL_CMDS, NULL },
+	{ "--lcores", NULL, 0, offsetof(struct surge_opts, lcores), NULL, ALL_CMDS, NULL },
+	{ "--eal", NULL, 0, offsetof(struct surge_opts, eal), NULL, ALL_CMDS, NULL },
+	{ "--duration", NULL, 0, 0, opt_duration, ALL_CMDS, NULL },
+	{ "--stats-interval", NULL, 0, 0, opt_stats_interval, ALL_CMDS, NULL },
+	{ "--packets", NULL, 0, 0, opt_packets, ALL_CMDS, NULL },
+	{ "--output", NULL, 0, 0, opt_output, ALL_CMDS, NULL },
+	{ "--file-prefix", NULL, 0, 0, opt_file_prefix, ALL_CMDS, NULL },
+	{ "--path", NULL, 0, 0, opt_path, ALL_CMDS, NULL },
+	{ "--vm-memory", NULL, 0, 0, opt_vm_memory, ALL_CMDS, NULL },
+	{ "--stop-grace", NULL, 0, 0, opt_stop_grace, ALL_CMDS, NULL },
 };
 
 /* The option `a` names (a flag only without "=value"), or NULL. */
@@ -397,7 +374,9 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		if (v == NULL || *v == '\0')
 			return op->missing != NULL ? fail(err, errlen, "%s%s", op->missing, "")
 						   : fail(err, errlen, "option %s needs a value%s", op->name, "");
-		if ((rc = op->set(o, v, err, errlen)) != 0)
+		if (op->text)
+			*(const char **)((char *)o + op->text) = v;
+		else if ((rc = op->set(o, v, err, errlen)) != 0)
 			return rc;
 	}
 	return parse_operands(argc, argv, i, o, err, errlen);
