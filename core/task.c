@@ -93,7 +93,7 @@ task_main(void *arg)
 	idle_task_begin();
 	if (L == NULL) {
 		text = dup_text("out of memory for a LuaJIT VM", 29, &len);
-	} else if (call_entry(L, "surge.task", 3, args, 2) != 0) {
+	} else if (call_entry(L, "surge.vm.task", 3, args, 2) != 0) {
 		const char *e = lua_tolstring(L, -1, &len);
 
 		text = dup_text(e ? e : "unknown error", e ? len : 13, &len);
@@ -355,7 +355,7 @@ master_call(const char *cmd, const char *script, int argc, char **argv)
 		snprintf(packets, sizeof(packets), "%d", r->opts.packets);
 		r->master_seen_tsc = rte_rdtsc();
 		r->master_active = 1;
-		if (call_entry(L, "surge.master", 3, args, 1) != 0) {
+		if (call_entry(L, "surge.vm.master", 3, args, 1) != 0) {
 			fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
 			rc = 1;
 		} else {

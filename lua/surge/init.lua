@@ -12,7 +12,7 @@
 --   end
 local ffi = require "ffi"
 local core = require "surge.core"
-local serial = require "surge.serial"
+local serial = require "surge.vm.serial"
 local port = require "surge.port"
 local pool = require "surge.pool"
 local arg = require "surge.check"
@@ -30,11 +30,11 @@ local surge = {
   counter = require("surge.counter").counter,   -- surge.counter(name):add(n)
   gauge = require("surge.counter").gauge,       -- surge.gauge(name):set(v)
   results = require "surge.results",  -- results.add(name, tbl), collect(), write(file)
-  progress = require "surge.progress", -- surge.progress(done, total, label)
+  progress = require "surge.results.progress", -- surge.progress(done, total, label)
 }
 
 -- surge.plot(file [, out]): charts of a results file (gnuplot), as `surge plot`.
-function surge.plot(file, out) return require("surge.plot").plot(file, out) end
+function surge.plot(file, out) return require("surge.results.plot").plot(file, out) end
 
 local launched = {}   -- tasks started by this master, in launch order
 
@@ -245,7 +245,7 @@ local function wait(id, timeout)
     -- `run -i`: the prompt, at master's first wait (for all tasks or one),
     -- with the tasks running; leaving stops them unless the user said
     -- exit("wait"); then the wait goes on as usual
-    if require("surge.repl").session() == "stop" then require("surge.repl_helpers").stop() end
+    if require("surge.repl").session() == "stop" then require("surge.repl.helpers").stop() end
   end
   local deadline = timeout and (tonumber(C.surge_tsc()) + timeout * hz) or nil
   if id ~= nil then

@@ -302,12 +302,12 @@ end
 local steps
 function M.steps(total, label)
   steps = { done = 0, total = total, label = label }
-  require("surge.progress")(0, total, label)
+  require("surge.results.progress")(0, total, label)
 end
 function M.step()
   if not steps then return end
   steps.done = steps.done + 1
-  require("surge.progress")(steps.done, steps.total, steps.label)
+  require("surge.results.progress")(steps.done, steps.total, steps.label)
   if steps.done >= steps.total then steps = nil end
 end
 
@@ -358,7 +358,7 @@ function M.partial(res, finish)
   partial = { res = res, finish = finish }
 end
 
--- For the prompt (surge/repl.lua), whose commands a Ctrl-C interrupts: the
+-- For the prompt (surge/repl/init.lua), whose commands a Ctrl-C interrupts: the
 -- table the last scenario registered with M.partial, completed and marked
 -- partial (stopped = why), or nil; it is forgotten either way. take_partial()
 -- before a command forgets one left by a scenario that ran to its end.

@@ -1,4 +1,4 @@
--- progress.lua - progress with an ETA for runs that know where they end.
+-- results/progress.lua - progress with an ETA for runs that know where they end.
 --
 --   surge.progress(done, total, "packets")   -- draw now (rate-limited)
 --   surge.progress.watch("packets", total, function() return q:stats().packets end)

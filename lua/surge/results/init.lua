@@ -1,4 +1,4 @@
--- results.lua - the run's results as one data structure, and its files.
+-- results/init.lua (surge.results) - the run's results as one data structure, and its files.
 --
 --   surge.results.add("rfc2544", tbl)   -- a scenario hands over its table
 --   surge.results.collect()             -- -> the results table (docs/results.md)
@@ -12,7 +12,7 @@
 local ffi = require "ffi"
 local arg = require "surge.check"
 local core = require "surge.core"
-local json = require "surge.json"
+local json = require "surge.results.json"
 local counter = require "surge.counter"
 
 local C, check = core.C, core.check

@@ -1,4 +1,4 @@
--- repl.lua - the prompt: read, evaluate in the master VM, print.
+-- repl/init.lua (surge.repl) - the prompt: read, evaluate in the master VM, print.
 --
 -- `surge repl` opens it after loading the script's functions; `surge run -i`
 -- opens it from surge.wait() with the tasks running; `--control PATH` serves
@@ -8,9 +8,9 @@
 -- for more lines. Errors print one line and the session goes on.
 local surge = require "surge"
 local replio = require "surge.replio"
-local show = require "surge.repl_show"
-local helpers = require "surge.repl_helpers"
-local trace = require "surge.trace"
+local show = require "surge.repl.show"
+local helpers = require "surge.repl.helpers"
+local trace = require "surge.vm.trace"
 local M = {}
 
 local LEAVE = {}                 -- raised by exit()
