@@ -346,4 +346,18 @@ function M.session()
   return leave_mode or "stop"
 end
 
+-- `run -i`: the prompt opens at master's first wait (for all tasks or one),
+-- with the tasks running; leaving stops them unless the user said
+-- exit("wait"); then the wait goes on as usual.
+local opened = false
+local function at_wait()
+  if opened or not replio.options().interactive then return end
+  opened = true
+  if M.session() == "stop" then helpers.stop() end
+end
+
+-- Master's waits (surge.wait, poll, sleep) reach the prompt through this
+-- hook: the task code sits below the prompt and never requires it.
+require("surge.tasks").set_prompt{ serving = M.serving, serve = M.serve, at_wait = at_wait }
+
 return M

@@ -81,8 +81,17 @@ local function readable(path)
   return false
 end
 
+-- With -i or --control the prompt serves master's waits: loading it sets
+-- its hook in surge.tasks.
+local function load_prompt()
+  local replio = package.preload["surge.replio"] and require("surge.replio")
+  local o = replio and replio.options()
+  if o and (o.interactive or o.control) then require "surge.repl" end
+end
+
 local function run(script)
   local surge = require "surge"
+  load_prompt()
   -- a real run (EAL is up unless only --help was asked): it gets a results file
   local help = false
   for _, a in ipairs(arg) do if a == "--help" or a == "-h" then help = true end end
