@@ -12,8 +12,6 @@
 --   end
 local ffi = require "ffi"
 local core = require "surge.core"
-local port = require "surge.port"
-local pool = require "surge.pool"
 local check = require "surge.check"
 local tasks = require "surge.tasks"
 
@@ -22,8 +20,8 @@ local surge = {
   version = ffi.string(C.surge_version()),
   proto = require "surge.proto",
   latency = require "surge.latency",
-  port = port.open,
-  pool = pool.new,
+  port = require("surge.port").open,
+  pool = require("surge.pool").new,
   flow = require "surge.flow",      -- surge.flow{ template, fields, combine }
   size = require "surge.size",      -- surge.size(spec): fixed, uniform, weighted, "imix"
   pcap = require "surge.pcap",      -- pcap.writer(path), pcap.reader(path, { loop, timing })

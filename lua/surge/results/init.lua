@@ -12,10 +12,10 @@
 local ffi = require "ffi"
 local check = require "surge.check"
 local core = require "surge.core"
+local C, rc_check = core.C, core.check
 local json = require "surge.results.json"
 local counter = require "surge.counter"
 
-local C, rc_check = core.C, core.check
 local M = { SCHEMA_VERSION = 1 }
 
 local L1_OVERHEAD, FCS = 24, 4      -- as core/stats.c: preamble+SFD+IFG+FCS, FCS

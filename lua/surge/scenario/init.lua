@@ -23,11 +23,14 @@ local function user_dirs()
   return dirs
 end
 
+-- Whether path names a file that can be read (master.lua asks it too: a
+-- script name that is no such file is a scenario's).
 local function readable(path)
   local f = io.open(path, "r")
   if f then f:close() return true end
   return false
 end
+M.readable = readable
 
 -- The module name of scenario `name`, or nil.
 function M.find(name)

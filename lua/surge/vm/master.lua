@@ -75,12 +75,6 @@ local function list_scenarios()
   return 0
 end
 
-local function readable(path)
-  local f = io.open(path, "r")
-  if f then f:close() return true end
-  return false
-end
-
 -- With -i or --control the prompt serves master's waits: loading it sets
 -- its hook in surge.tasks.
 local function load_prompt()
@@ -98,7 +92,9 @@ local function run(script)
   surge.results.armed = not help
   -- main() read the script once (a file or a pipe); a name it did not read
   -- is a scenario
-  if not package.loaded["surge.script"] and not readable(script) then return run_scenario(script) end
+  if not package.loaded["surge.script"] and not require("surge.scenario").readable(script) then
+    return run_scenario(script)
+  end
   local opts = load_script(script)
   if opts == nil then return 0 end          -- --help was printed
   surge.results.run_started(script, opts)
