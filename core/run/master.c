@@ -76,7 +76,7 @@ master_call(const char *cmd, const char *script, int argc, char **argv)
 		snprintf(packets, sizeof(packets), "%d", r->opts.packets);
 		r->master_seen_tsc = rte_rdtsc();
 		r->master_active = 1;
-		if (vm_call_entry(L, "surge.master", 3, args, 1) != 0) {
+		if (vm_call_entry(L, "surge.vm.master", 3, args, 1) != 0) {
 			fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
 			rc = 1;
 		} else {

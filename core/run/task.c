@@ -75,7 +75,7 @@ task_main(void *arg)
 	idle_task_begin();
 	if (L == NULL) {
 		text = dup_text("out of memory for a LuaJIT VM", 29, &len);
-	} else if (vm_call_entry(L, "surge.task", 3, args, 2) != 0) {
+	} else if (vm_call_entry(L, "surge.vm.task", 3, args, 2) != 0) {
 		const char *e = lua_tolstring(L, -1, &len);
 
 		text = dup_text(e ? e : "unknown error", e ? len : 13, &len);

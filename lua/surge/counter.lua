@@ -11,10 +11,10 @@
 -- same counter in every task. They show in the stats lines, the summary,
 -- --output and the /surge/counters telemetry command.
 local ffi = require "ffi"
-local arg = require "surge.check"
+local check = require "surge.check"
 local core = require "surge.core"
 
-local C, check = core.C, core.check
+local C, rc_check = core.C, core.check
 local M = {}
 
 local Counter = {}
@@ -26,13 +26,13 @@ Gauge.__handle = function(g) return ("gauge '%s'"):format(g.name) end
 
 local function name_of(name, what)
   if type(name) ~= "string" or name == "" or #name > 63 or name:find("[^%w_%-%.]") then
-    arg.raise(("surge.%s: name %s must be 1..63 characters of letters, digits, _ - ."):format(what, tostring(name)))
+    check.raise(("surge.%s: name %s must be 1..63 characters of letters, digits, _ - ."):format(what, tostring(name)))
   end
   return name
 end
 
 function M.counter(name)
-  local id = check(C.surge_counter_new(name_of(name, "counter"), C.SURGE_COUNTER), 2)
+  local id = rc_check(C.surge_counter_new(name_of(name, "counter"), C.SURGE_COUNTER), 2)
   return setmetatable({ id = id, name = name, cell = false }, Counter)
 end
 
@@ -40,7 +40,7 @@ end
 -- (master printing a value) is not counted among the writers. add and set
 -- are hot paths: their checks (self, and n an integer in 0..2^53, v a
 -- finite number) are compiled in by surge.check.hot.
-Counter.add = arg.hot(function(self, n)
+Counter.add = check.hot(function(self, n)
   local cell = self.cell
   if not cell then cell = C.surge_counter_cell(self.id); self.cell = cell end
   cell[0] = cell[0] + (n or 1)
@@ -48,25 +48,25 @@ end, "counter:add", { { "self", Counter }, { "n", "integer? 0..9007199254740992"
 
 local info = ffi.new("struct surge_counter_info")
 function Counter:value()
-  arg.self(self, Counter, "counter:value")
-  check(C.surge_counter_get(self.id, info), 2)
+  check.self(self, Counter, "counter:value")
+  rc_check(C.surge_counter_get(self.id, info), 2)
   return tonumber(info.total)
 end
 
 function M.gauge(name)
-  local id = check(C.surge_counter_new(name_of(name, "gauge"), C.SURGE_GAUGE), 2)
+  local id = rc_check(C.surge_counter_new(name_of(name, "gauge"), C.SURGE_GAUGE), 2)
   return setmetatable({ id = id, name = name, cell = false }, Gauge)
 end
 
-Gauge.set = arg.hot(function(self, v)
+Gauge.set = check.hot(function(self, v)
   local cell = self.cell
   if not cell then cell = C.surge_gauge_cell(self.id); self.cell = cell end
   cell[0] = v
 end, "gauge:set", { { "self", Gauge }, { "v", "number" } })
 
 function Gauge:value()
-  arg.self(self, Gauge, "gauge:value")
-  check(C.surge_counter_get(self.id, info), 2)
+  check.self(self, Gauge, "gauge:value")
+  rc_check(C.surge_counter_get(self.id, info), 2)
   return info.value
 end
 
@@ -74,7 +74,7 @@ end
 function M.all()
   local out = {}
   for i = 0, C.surge_counter_count() - 1 do
-    check(C.surge_counter_get(i, info), 2)
+    rc_check(C.surge_counter_get(i, info), 2)
     out[#out + 1] = { name = ffi.string(info.name), kind = info.kind == C.SURGE_GAUGE and "gauge" or "counter",
                       value = info.kind == C.SURGE_GAUGE and info.value or tonumber(info.total),
                       lcores = info.lcores }

@@ -20,7 +20,7 @@
 --   { seq = { v1, v2, ... } }              the same: an explicit sequence, in order
 -- Values are numbers, IPv4 addresses ("10.0.0.1") or MAC addresses.
 --
--- The definition is compiled into Lua source by surge.flow_gen
+-- The definition is compiled into Lua source by surge.gen.flow
 -- (flow:source() shows it): each packet reads the old value of every field,
 -- writes the new one and keeps every checksum covering it valid with one
 -- RFC 1624 update per checksum and packet. No table lookups, closures or
@@ -28,8 +28,8 @@
 -- integer code.
 local ffi = require "ffi"
 local bit = require "bit"
-local arg = require "surge.check"
-local gen = require "surge.flow_gen"
+local check = require "surge.check"
+local generator = require "surge.gen.flow"
 
 local M = {}
 
@@ -219,7 +219,7 @@ local function build(def)
   end
   local t = def.template
   if t == nil then fail("template = T missing (a template from surge.proto)") end
-  local ok, plan = pcall(gen.plan, t)
+  local ok, plan = pcall(generator.plan, t)
   if not ok then error(plan, 0) end
   local combine = def.combine or "product"
   if combine ~= "product" and combine ~= "zip" then
@@ -281,13 +281,13 @@ local function build(def)
       elseif f.spec.count > period then period = f.spec.count end
     end
   end
-  local fns, text = gen.compile(fields, plan, combine, period)
+  local fns, text = generator.compile(fields, plan, combine, period)
   local self = setmetatable({ template = t, fields = fields, combine = combine, _count = count,
                               _fns = fns, _source = text, plan = plan }, Flow)
   -- the generated functions are the methods: flow:apply(burst), flow:next(p)
   local apply = fns.apply
   self.apply = function(f, burst)     -- made once per flow; the JIT inlines it
-    arg.burst(burst, "flow:apply")
+    check.burst(burst, "flow:apply")
     return apply(f, burst)
   end
   self.next = fns.next
@@ -296,12 +296,12 @@ end
 
 function M.new(def)
   local ok, f = pcall(build, def)
-  if not ok then arg.raise(f) end
+  if not ok then check.raise(f) end
   return f
 end
 setmetatable(M, { __call = function(_, def)
   local ok, f = pcall(build, def)
-  if not ok then arg.raise(f) end
+  if not ok then check.raise(f) end
   return f
 end })
 
@@ -317,13 +317,13 @@ function Flow:source() return self._source end
 -- The state (where the sequence is) as a plain table, and back.
 function Flow:state() return self._fns.get() end
 function Flow:restore(s)
-  arg.self(self, Flow, "flow:restore")
-  arg.expect(s, "table", "flow:restore", "state")
+  check.self(self, Flow, "flow:restore")
+  check.expect(s, "table", "flow:restore", "state")
   local specs = self._fns.state_specs
   if #s ~= #specs then
-    arg.raise(("flow:restore: state: expected the %d values flow:state() gave, got %d"):format(#specs, #s))
+    check.raise(("flow:restore: state: expected the %d values flow:state() gave, got %d"):format(#specs, #s))
   end
-  for i, spec in ipairs(specs) do arg.expect(s[i], spec, "flow:restore", ("state[%d]"):format(i)) end
+  for i, spec in ipairs(specs) do check.expect(s[i], spec, "flow:restore", ("state[%d]"):format(i)) end
   self._fns.set(s)
 end
 

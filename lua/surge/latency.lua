@@ -22,32 +22,32 @@
 -- one process (loopback, reflector), as in examples/latency.lua.
 local ffi = require "ffi"
 local core = require "surge.core"
-local arg = require "surge.check"
+local check = require "surge.check"
 
-local C, check = core.C, core.check
+local C, rc_check = core.C, core.check
 local M = {}
 
 local Marker = {}
 Marker.__index = Marker
 
 local function offset(o, fn)
-  return arg.expect(o, "integer 1..65000", fn, "offset (of 16 free payload bytes)")
+  return check.expect(o, "integer 1..65000", fn, "offset (of 16 free payload bytes)")
 end
 
 -- opts.offset: where the 16 probe bytes go; opts.every: one probe per N packets.
 function M.marker(opts)
-  opts = arg.options(opts, { offset = 1, every = 1 }, "surge.latency.marker")
-  local every = arg.field(opts, "every", "integer? 1..4294967295", "surge.latency.marker", 1)
+  opts = check.options(opts, { offset = 1, every = 1 }, "surge.latency.marker")
+  local every = check.field(opts, "every", "integer? 1..4294967295", "surge.latency.marker", 1)
   return setmetatable({ offset = offset(opts.offset, "surge.latency.marker"), every = every, left = 0, seq = 0 }, Marker)
 end
 
 -- Marks the burst's packets that are due to be probes; returns how many.
 function Marker:mark(burst)
-  arg.self(self, Marker, "marker:mark")
-  arg.burst(burst, "marker:mark")
+  check.self(self, Marker, "marker:mark")
+  check.burst(burst, "marker:mark")
   local n, i, marked = burst.n, self.left, 0
   while i < n do
-    if C.surge_probe_mark(burst, i, self.offset, self.seq) < 0 then arg.raise(core.last_error()) end
+    if C.surge_probe_mark(burst, i, self.offset, self.seq) < 0 then check.raise(core.last_error()) end
     self.seq = self.seq + 1
     marked = marked + 1
     i = i + self.every
@@ -60,25 +60,25 @@ local Receiver = {}
 Receiver.__index = Receiver
 
 function M.receiver(opts)
-  opts = arg.options(opts, { offset = 1 }, "surge.latency.receiver")
+  opts = check.options(opts, { offset = 1 }, "surge.latency.receiver")
   local off = offset(opts.offset, "surge.latency.receiver")
-  return setmetatable({ id = check(C.surge_latency_new(), 2), offset = off }, Receiver)
+  return setmetatable({ id = rc_check(C.surge_latency_new(), 2), offset = off }, Receiver)
 end
 
 -- Matches the probes in a received burst; returns how many it found. With
 -- a function set by each(), calls it for every probe: fn(ns, seq, duplicate).
 function Receiver:scan(burst)
-  arg.self(self, Receiver, "receiver:scan")
-  arg.burst(burst, "receiver:scan")
+  check.self(self, Receiver, "receiver:scan")
+  check.burst(burst, "receiver:scan")
   local fn = self.fn
   if fn == nil then
     local rc = C.surge_latency_scan(self.id, burst, self.offset)
-    if rc < 0 then arg.raise(core.last_error()) end
+    if rc < 0 then check.raise(core.last_error()) end
     return rc
   end
   local buf = self.buf
   local rc = C.surge_latency_scan_samples(self.id, burst, self.offset, buf, C.SURGE_BURST_MAX)
-  if rc < 0 then arg.raise(core.last_error()) end
+  if rc < 0 then check.raise(core.last_error()) end
   for i = 0, rc - 1 do fn(tonumber(buf[i].ns), tonumber(buf[i].seq), buf[i].duplicate == 1) end
   return rc
 end
@@ -87,7 +87,7 @@ end
 -- each(nil) stops. Duplicates are passed too (flagged), the histogram skips them.
 function Receiver:each(fn)
   if fn ~= nil and type(fn) ~= "function" then
-    arg.raise("latency receiver: each(fn) takes a function (or nil)")
+    check.raise("latency receiver: each(fn) takes a function (or nil)")
   end
   self.fn = fn
   if fn and not self.buf then self.buf = ffi.new("struct surge_latency_sample[?]", C.SURGE_BURST_MAX) end
@@ -97,9 +97,9 @@ end
 -- The histogram's non-empty buckets, ascending: { low_ns, high_ns, count }
 -- (bounds inclusive; a bucket is at most 1/32 of its values wide).
 function Receiver:buckets()
-  local n = check(C.surge_latency_buckets(self.id, nil, 0), 2)
+  local n = rc_check(C.surge_latency_buckets(self.id, nil, 0), 2)
   local arr = ffi.new("struct surge_hist_bucket[?]", math.max(n, 1))
-  n = math.min(n, check(C.surge_latency_buckets(self.id, arr, n), 2))
+  n = math.min(n, rc_check(C.surge_latency_buckets(self.id, arr, n), 2))
   local out = {}
   for i = 0, n - 1 do
     out[i + 1] = { low_ns = tonumber(arr[i].low_ns), high_ns = tonumber(arr[i].high_ns),
@@ -110,22 +110,22 @@ end
 
 -- Adds one sample by hand (ns, sequence number): for tests and custom probes.
 function Receiver:add(ns, seq)
-  arg.self(self, Receiver, "receiver:add")
-  arg.expect(ns, "number 0..1e15", "receiver:add", "ns")
-  arg.expect(seq, "integer 0..4294967295", "receiver:add", "seq")
-  check(C.surge_latency_add(self.id, ns, seq), 2)
+  check.self(self, Receiver, "receiver:add")
+  check.expect(ns, "number 0..1e15", "receiver:add", "ns")
+  check.expect(seq, "integer 0..4294967295", "receiver:add", "seq")
+  rc_check(C.surge_latency_add(self.id, ns, seq), 2)
 end
 
 function Receiver:percentile(q)
-  arg.self(self, Receiver, "receiver:percentile")
-  arg.expect(q, "number 0..100", "receiver:percentile", "q")
+  check.self(self, Receiver, "receiver:percentile")
+  check.expect(q, "number 0..100", "receiver:percentile", "q")
   return C.surge_latency_percentile(self.id, q)
 end
 
 function Receiver:summary()
-  arg.self(self, Receiver, "receiver:summary")
+  check.self(self, Receiver, "receiver:summary")
   local s = ffi.new("struct surge_latency")
-  check(C.surge_latency_get(self.id, s), 2)
+  rc_check(C.surge_latency_get(self.id, s), 2)
   return { probes = tonumber(s.probes), lost = tonumber(s.lost), duplicated = tonumber(s.duplicated),
            reordered = tonumber(s.reordered), min_ns = s.min_ns, mean_ns = s.mean_ns,
            p50_ns = s.p50_ns, p90_ns = s.p90_ns, p99_ns = s.p99_ns, p999_ns = s.p999_ns,
@@ -137,12 +137,12 @@ end
 -- with Value the bucket's upper bound in ns (the last row: the exact max).
 -- Returns the rows written.
 function Receiver:save(path)
-  if type(path) ~= "string" or path == "" then arg.raise("receiver:save: expected a file name") end
+  if type(path) ~= "string" or path == "" then check.raise("receiver:save: expected a file name") end
   local b = self:buckets()
   local total = 0
   for _, r in ipairs(b) do total = total + r.count end
   local f, err = io.open(path, "w")
-  if not f then arg.raise("receiver:save: " .. tostring(err)) end
+  if not f then check.raise("receiver:save: " .. tostring(err)) end
   f:write("Value,Percentile,TotalCount,1/(1-Percentile)\n")
   local acc, max = 0, self:summary().max_ns
   for i, r in ipairs(b) do
@@ -157,12 +157,12 @@ end
 
 -- One line: "probes 100000 lost 0 dup 0 reordered 0 | min 1.2 mean 3.4 p50 ... us"
 function M.format(s)
-  arg.expect(s, "table", "surge.latency.format", "summary")
+  check.expect(s, "table", "surge.latency.format", "summary")
   for _, k in ipairs({ "probes", "lost", "duplicated", "reordered" }) do
-    arg.expect(s[k], "integer >=0", "surge.latency.format", "summary." .. k)
+    check.expect(s[k], "integer >=0", "surge.latency.format", "summary." .. k)
   end
   for _, k in ipairs({ "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns" }) do
-    arg.expect(s[k], "number", "surge.latency.format", "summary." .. k)
+    check.expect(s[k], "number", "surge.latency.format", "summary." .. k)
   end
   return ("probes %d lost %d dup %d reordered %d | latency us: min %.2f mean %.2f p50 %.2f "
     .. "p90 %.2f p99 %.2f p99.9 %.2f max %.2f"):format(s.probes, s.lost, s.duplicated,

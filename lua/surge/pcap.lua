@@ -21,9 +21,9 @@
 -- at a time uses each. What a script leaves open is closed when the run ends.
 local ffi = require "ffi"
 local core = require "surge.core"
-local arg = require "surge.check"
+local check = require "surge.check"
 
-local C, check = core.C, core.check
+local C, rc_check = core.C, core.check
 local M = {}
 
 local EAGAIN = 11
@@ -42,12 +42,12 @@ function M.wrap_reader(id, path) return setmetatable({ id = id, path = path or "
 M.handles = { pcap_writer = M.wrap_writer, pcap_reader = M.wrap_reader }
 
 local function options(opts, known, what)
-  return arg.options(opts, known, what)
+  return check.options(opts, known, what)
 end
 
 local function info_of(id, level)
   local i = ffi.new("struct surge_pcap_info")
-  check(C.surge_pcap_info(id, i), level + 1)
+  rc_check(C.surge_pcap_info(id, i), level + 1)
   return {
     records = tonumber(i.records), bytes = tonumber(i.bytes), next = tonumber(i.next),
     duration = tonumber(i.duration_ns) / 1e9, speed = i.speed, loops = i.loops, pass = i.pass,
@@ -61,11 +61,11 @@ end
 -- opts.snaplen: bytes kept of each packet (default 65535); opts.nano = true
 -- for nanosecond timestamps (default microseconds).
 function M.writer(path, opts)
-  arg.expect(path, "string", "surge.pcap.writer", "path")
-  if path == "" then arg.raise("surge.pcap.writer: path: expected a file name, got \"\"") end
+  check.expect(path, "string", "surge.pcap.writer", "path")
+  if path == "" then check.raise("surge.pcap.writer: path: expected a file name, got \"\"") end
   opts = options(opts, { snaplen = 1, nano = 1 }, "surge.pcap.writer")
-  local snaplen = arg.field(opts, "snaplen", "integer? 0..262144", "surge.pcap.writer", 0)
-  arg.expect(opts.nano, "boolean?", "surge.pcap.writer", "nano")
+  local snaplen = check.field(opts, "snaplen", "integer? 0..262144", "surge.pcap.writer", 0)
+  check.expect(opts.nano, "boolean?", "surge.pcap.writer", "nano")
   local id = C.surge_pcap_open_write(path, snaplen, opts.nano and 1 or 0)
   if id < 0 then error(core.last_error(), 0) end   -- about the file, not the script: one line
   return M.wrap_writer(id, path)
@@ -75,27 +75,27 @@ end
 -- Received bursts carry their receive time in b.tsc; a burst with b.tsc == 0
 -- is stamped now. Set b.tsc yourself for made-up times (surge.tsc() units).
 function Writer:write(burst)
-  arg.self(self, Writer, "writer:write")
-  arg.burst(burst, "writer:write")
+  check.self(self, Writer, "writer:write")
+  check.burst(burst, "writer:write")
   local rc = C.surge_pcap_write(self.id, burst)
-  if rc < 0 then check(rc) end
+  if rc < 0 then rc_check(rc) end
   return rc
 end
 
-function Writer:count() arg.self(self, Writer, "writer:count") return info_of(self.id, 2).records end
-function Writer:info() arg.self(self, Writer, "writer:info") local i = info_of(self.id, 2) return i end
+function Writer:count() check.self(self, Writer, "writer:count") return info_of(self.id, 2).records end
+function Writer:info() check.self(self, Writer, "writer:info") local i = info_of(self.id, 2) return i end
 
 -- Flushes and closes the file; returns the packets written.
 function Writer:close()
-  arg.self(self, Writer, "writer:close")
-  return tonumber(check(C.surge_pcap_close(self.id), 2))
+  check.self(self, Writer, "writer:close")
+  return tonumber(rc_check(C.surge_pcap_close(self.id), 2))
 end
 
 -- Reader ------------------------------------------------------------------
 
 local function tx_queue(q, fn)
   if getmetatable(q) ~= require("surge.port").TxQueue then
-    arg.raise(("%s: q: expected a tx queue (port:txq(i)), got %s"):format(fn, arg.show(q)))
+    check.raise(("%s: q: expected a tx queue (port:txq(i)), got %s"):format(fn, check.show(q)))
   end
 end
 
@@ -105,13 +105,13 @@ local function parse_timing(t, level)
   local scale
   if type(t) == "number" then scale = t
   elseif type(t) == "table" then
-    arg.options(t, { scale = 1 }, "surge.pcap: timing")
+    check.options(t, { scale = 1 }, "surge.pcap: timing")
     scale = t.scale
   elseif type(t) == "string" then scale = tonumber(t:match("^scale=(.+)$") or t:match("^x(.+)$") or "")
   end
   if type(scale) ~= "number" or not (scale > 0 and scale <= 1e9) then
-    arg.raise(("surge.pcap: timing: expected \"fast\", \"original\", { scale = X } or \"scale=X\" with X in 0<..1e9, got %s")
-      :format(arg.show(t)))
+    check.raise(("surge.pcap: timing: expected \"fast\", \"original\", { scale = X } or \"scale=X\" with X in 0<..1e9, got %s")
+      :format(check.show(t)))
   end
   return scale
 end
@@ -119,25 +119,25 @@ end
 local function parse_loop(l, level)
   if l == nil or l == false then return 1 end
   if l == true then return 0 end   -- C's 0: forever (a number is passes: 0 or -1 is refused)
-  return arg.expect(l, "integer 1..4294967295", "surge.pcap", "loop (passes, or true for forever)")
+  return check.expect(l, "integer 1..4294967295", "surge.pcap", "loop (passes, or true for forever)")
 end
 
 -- Sets how fills walk the file: loop and timing as for surge.pcap.reader.
 function Reader:replay(opts)
-  arg.self(self, Reader, "reader:replay")
+  check.self(self, Reader, "reader:replay")
   opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader")
-  check(C.surge_pcap_replay(self.id, parse_loop(opts.loop, 2), parse_timing(opts.timing, 2)), 2)
+  rc_check(C.surge_pcap_replay(self.id, parse_loop(opts.loop, 2), parse_timing(opts.timing, 2)), 2)
   return self
 end
 
 function M.reader(path, opts)
-  arg.expect(path, "string", "surge.pcap.reader", "path")
-  if path == "" then arg.raise("surge.pcap.reader: path: expected a file name, got \"\"") end
+  check.expect(path, "string", "surge.pcap.reader", "path")
+  if path == "" then check.raise("surge.pcap.reader: path: expected a file name, got \"\"") end
   opts = options(opts, { loop = 1, timing = 1 }, "surge.pcap.reader")
   local loops, speed = parse_loop(opts.loop, 2), parse_timing(opts.timing, 2)
   local id = C.surge_pcap_open_read(path)
   if id < 0 then error(core.last_error(), 0) end   -- about the file, not the script: one line
-  check(C.surge_pcap_replay(id, loops, speed), 2)
+  rc_check(C.surge_pcap_replay(id, loops, speed), 2)
   return M.wrap_reader(id, path)
 end
 
@@ -146,44 +146,44 @@ end
 -- returns the count, 0 once the last pass is done. An empty pool is waited
 -- for while the run goes on.
 function Reader:fill(burst, max)
-  arg.self(self, Reader, "reader:fill")
-  arg.burst(burst, "reader:fill")
-  if max ~= nil then arg.number(max, 0, burst.ro_cap, true, "reader:fill", "max (at most the burst's capacity)") end
+  check.self(self, Reader, "reader:fill")
+  check.burst(burst, "reader:fill")
+  if max ~= nil then check.number(max, 0, burst.ro_cap, true, "reader:fill", "max (at most the burst's capacity)") end
   local rc = C.surge_pcap_fill(self.id, burst, max or 0)
   if rc >= 0 then return rc end
   while rc == -EAGAIN do
     if C.surge_running() == 0 then return 0 end
     rc = C.surge_pcap_fill(self.id, burst, max or 0)
   end
-  if rc < 0 then check(rc) end
+  if rc < 0 then rc_check(rc) end
   return rc
 end
 
-function Reader:count() arg.self(self, Reader, "reader:count") return info_of(self.id, 2).records end
-function Reader:info() arg.self(self, Reader, "reader:info") local i = info_of(self.id, 2) return i end
+function Reader:count() check.self(self, Reader, "reader:count") return info_of(self.id, 2).records end
+function Reader:info() check.self(self, Reader, "reader:info") local i = info_of(self.id, 2) return i end
 
 -- Starts again at the first record, first pass.
 function Reader:rewind()
-  arg.self(self, Reader, "reader:rewind")
-  check(C.surge_pcap_rewind(self.id), 2)
+  check.self(self, Reader, "reader:rewind")
+  rc_check(C.surge_pcap_rewind(self.id), 2)
   return self
 end
 
 -- Frees the records; returns how many there were.
 function Reader:close()
-  arg.self(self, Reader, "reader:close")
-  return tonumber(check(C.surge_pcap_close(self.id), 2))
+  check.self(self, Reader, "reader:close")
+  return tonumber(rc_check(C.surge_pcap_close(self.id), 2))
 end
 
 -- Paces tx queue q for this reader's timing: the gaps the fills write
 -- (original or scaled timing), or unpaced for "fast".
 function Reader:pace(q)
-  arg.self(self, Reader, "reader:pace")
+  check.self(self, Reader, "reader:pace")
   tx_queue(q, "reader:pace")
   if info_of(self.id, 2).speed > 0 then
     M.pace_gaps(q, 3)
   else
-    check(C.surge_txq_set_rate(q.port, q.id, ffi.new("struct surge_rate")), 2)
+    rc_check(C.surge_txq_set_rate(q.port, q.id, ffi.new("struct surge_rate")), 2)
     q.gap = nil
   end
   return q
@@ -196,7 +196,7 @@ function M.pace_gaps(q, level)
   local r = ffi.new("struct surge_rate")
   r.pattern = C.SURGE_PACE_GAPS
   r.unit = C.SURGE_RATE_PPS
-  check(C.surge_txq_set_rate(q.port, q.id, r), level or 2)
+  rc_check(C.surge_txq_set_rate(q.port, q.id, r), level or 2)
   q.gap = nil          -- a Lua gap function would overwrite gap_ns at send
   return q
 end

@@ -6,9 +6,9 @@
 --   burst.data[i], burst.len[i]    -- bytes and length of packet i (0-based)
 local ffi = require "ffi"
 local core = require "surge.core"
-local arg = require "surge.check"
+local check = require "surge.check"
 
-local C, check = core.C, core.check
+local C, rc_check = core.C, core.check
 local M = {}
 
 local Pool = {}
@@ -26,7 +26,7 @@ local function set_layout(id, t)
   for i, l in ipairs(t.layers or {}) do
     if l.name == "ip4" or l.name == "ip6" then
       local nxt = t.layers[i + 1]
-      check(C.surge_pool_layout(id, l.off, l.len, l.name == "ip4" and 4 or 6,
+      rc_check(C.surge_pool_layout(id, l.off, l.len, l.name == "ip4" and 4 or 6,
                                 nxt and l4_protos[nxt.name] or 0), 3)
       return
     end
@@ -39,26 +39,26 @@ local known = { size = 1, cache = 1, data_room = 1, template = 1, shared = 1, so
 -- function(buf, len) called once per mbuf to write its bytes (opts.size gives
 -- the length); opts.shared = true for a pool several lcores free into.
 function M.new(opts)
-  opts = arg.options(opts, known, "surge.pool")
-  arg.expect(opts.size, "integer? 0..16777216", "surge.pool", "size")
-  arg.expect(opts.cache, "integer? 0..512", "surge.pool", "cache")   -- DPDK's RTE_MEMPOOL_CACHE_MAX_SIZE
-  arg.expect(opts.data_room, "integer? 0..65535", "surge.pool", "data_room")
-  arg.expect(opts.socket, "integer? -1..1023", "surge.pool", "socket")
-  arg.expect(opts.shared, "boolean?", "surge.pool", "shared")
-  arg.expect(opts.template, "string|table|function?", "surge.pool", "template")
+  opts = check.options(opts, known, "surge.pool")
+  check.expect(opts.size, "integer? 0..16777216", "surge.pool", "size")
+  check.expect(opts.cache, "integer? 0..512", "surge.pool", "cache")   -- DPDK's RTE_MEMPOOL_CACHE_MAX_SIZE
+  check.expect(opts.data_room, "integer? 0..65535", "surge.pool", "data_room")
+  check.expect(opts.socket, "integer? -1..1023", "surge.pool", "socket")
+  check.expect(opts.shared, "boolean?", "surge.pool", "shared")
+  check.expect(opts.template, "string|table|function?", "surge.pool", "template")
   if type(opts.template) == "string" and #opts.template > 65535 then
-    arg.raise(("surge.pool: template of %d bytes: at most 65535"):format(#opts.template))
+    check.raise(("surge.pool: template of %d bytes: at most 65535"):format(#opts.template))
   end
   if type(opts.template) == "table" then
     local t = opts.template
-    arg.expect(t.bytes, "string", "surge.pool", "template.bytes (a template from surge.proto)")
+    check.expect(t.bytes, "string", "surge.pool", "template.bytes (a template from surge.proto)")
     if t.size ~= nil and t.size ~= #t.bytes then
-      arg.raise(("surge.pool: template.size = %s, but template.bytes holds %d bytes"):format(arg.show(t.size), #t.bytes))
+      check.raise(("surge.pool: template.size = %s, but template.bytes holds %d bytes"):format(check.show(t.size), #t.bytes))
     end
   end
   local tb = type(opts.template) == "table" and opts.template.bytes or opts.template
   if type(tb) == "string" and #tb < 14 then   -- as fill = LENGTH: a frame holds an Ethernet header
-    arg.raise(("surge.pool: template of %d bytes: a frame holds at least the 14-byte Ethernet header"):format(#tb))
+    check.raise(("surge.pool: template of %d bytes: a frame holds at least the 14-byte Ethernet header"):format(#tb))
   end
   local conf = ffi.new("struct surge_pool_conf")
   conf.size = opts.size or 0
@@ -67,34 +67,34 @@ function M.new(opts)
   conf.socket = opts.socket or -1
   -- a pool made in a task belongs to that lcore: SP/SC ring, no atomics
   conf.single_owner = (C.surge_is_main() == 0 and not opts.shared) and 1 or 0
-  local id = check(C.surge_pool_create(conf), 2)
+  local id = rc_check(C.surge_pool_create(conf), 2)
   local self = setmetatable({ id = id }, Pool)
   local t = opts.template
   if type(t) == "table" then
-    arg.expect(t.bytes, "string", "surge.pool", "template.bytes (a template from surge.proto)")
+    check.expect(t.bytes, "string", "surge.pool", "template.bytes (a template from surge.proto)")
     set_layout(id, t)
     t = t.bytes
   end
   if type(t) == "string" then
-    check(C.surge_pool_fill(id, t, #t), 2)
+    rc_check(C.surge_pool_fill(id, t, #t), 2)
   elseif type(t) == "function" then
-    local len = opts.fill or arg.raise("surge.pool: a template function needs fill = LENGTH")
+    local len = opts.fill or check.raise("surge.pool: a template function needs fill = LENGTH")
     local info = self:info()
-    arg.number(len, 14, info.data_room, true, "surge.pool", "fill (up to the data room)")
+    check.number(len, 14, info.data_room, true, "surge.pool", "fill (up to the data room)")
     local ptrs = ffi.new("uint8_t *[?]", info.size)
-    local n = check(C.surge_pool_data(id, ptrs, info.size), 2)
+    local n = rc_check(C.surge_pool_data(id, ptrs, info.size), 2)
     for i = 0, n - 1 do t(ptrs[i], len, i) end
-    check(C.surge_pool_fill(id, nil, len), 2)   -- nil bytes: set the length only
+    rc_check(C.surge_pool_fill(id, nil, len), 2)   -- nil bytes: set the length only
   elseif opts.fill ~= nil then
-    arg.raise("surge.pool: fill = LENGTH goes with a template function")
+    check.raise("surge.pool: fill = LENGTH goes with a template function")
   end
   return self
 end
 
 function Pool:info()
-  arg.self(self, Pool, "pool:info")
+  check.self(self, Pool, "pool:info")
   local i = ffi.new("struct surge_pool_info")
-  check(C.surge_pool_info(self.id, i), 2)
+  rc_check(C.surge_pool_info(self.id, i), 2)
   return { name = ffi.string(i.name), size = i.size, avail = i.avail,
            alloc_fail = tonumber(i.alloc_fail), data_room = i.data_room,
            template_len = i.tmpl_len, socket = i.socket, single_owner = i.single_owner == 1,
@@ -103,14 +103,14 @@ end
 
 -- A burst of capacity n drawing from pool id (-1: receive only).
 function M.burst(pool, n)
-  arg.expect(n, "integer 1..256", "pool:burst", "n")
+  check.expect(n, "integer 1..256", "pool:burst", "n")
   local b = C.surge_burst_new(pool, n)
-  if b == nil then arg.raise(core.last_error()) end
+  if b == nil then check.raise(core.last_error()) end
   return ffi.gc(b, C.surge_burst_destroy)
 end
 
 function Pool:burst(n)
-  arg.self(self, Pool, "pool:burst")
+  check.self(self, Pool, "pool:burst")
   local b = M.burst(self.id, n or 32)
   return b
 end
@@ -134,37 +134,37 @@ local function index(b, k)
 end
 
 local function newindex(_, k)
-  if read_only[k] then arg.raise(("burst.%s is read-only (surge manages it)"):format(tostring(k))) end
-  arg.raise(("burst has no field %s"):format(arg.show(k)))
+  if read_only[k] then check.raise(("burst.%s is read-only (surge manages it)"):format(tostring(k))) end
+  check.raise(("burst has no field %s"):format(check.show(k)))
 end
 
 -- Fills the burst with up to n (default: its capacity) template packets and
 -- returns how many it got: fewer when the pool runs dry.
 function Burst:alloc(n)
-  arg.burst(self, "burst:alloc")
+  check.burst(self, "burst:alloc")
   local cap = self.ro_cap
-  if n ~= nil then arg.number(n, 0, cap, true, "burst:alloc", "n (at most the burst's capacity)") end
+  if n ~= nil then check.number(n, 0, cap, true, "burst:alloc", "n (at most the burst's capacity)") end
   local got = C.surge_burst_alloc(self, n or cap)
   if got == 0 then core.check_run() end     -- an empty pool, or a stopped run
   return got
 end
 
 function Burst:free()
-  arg.burst(self, "burst:free")
+  check.burst(self, "burst:free")
   C.surge_burst_free(self)
 end
 
 function Burst:refcnt(i)
-  arg.burst(self, "burst:refcnt")
-  arg.expect(i, "integer 0..255", "burst:refcnt", "i")
-  local n = check(C.surge_burst_refcnt(self, i), 2)
+  check.burst(self, "burst:refcnt")
+  check.expect(i, "integer 0..255", "burst:refcnt", "i")
+  local n = rc_check(C.surge_burst_refcnt(self, i), 2)
   return n
 end
 
 function Burst:bytes(i)
-  arg.burst(self, "burst:bytes")
-  arg.number(i, 0, self.ro_n - 1, true, "burst:bytes", "i (a packet the burst holds)")
-  check(C.surge_burst_frame_ok(self, i), 2)
+  check.burst(self, "burst:bytes")
+  check.number(i, 0, self.ro_n - 1, true, "burst:bytes", "i (a packet the burst holds)")
+  rc_check(C.surge_burst_frame_ok(self, i), 2)
   return ffi.string(self.ro_data[i], self.len[i])
 end
 

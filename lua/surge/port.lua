@@ -6,10 +6,10 @@
 local ffi = require "ffi"
 local bit = require "bit"
 local core = require "surge.core"
-local arg = require "surge.check"
+local check = require "surge.check"
 
 local rate = require "surge.rate"
-local C, check = core.C, core.check
+local C, rc_check = core.C, core.check
 local M = {}
 
 local Port, TxQueue, RxQueue = {}, {}, {}
@@ -22,11 +22,11 @@ Port.__tostring = function(p) return ("port %d"):format(p.id) end
 local function wrap(id) return setmetatable({ id = id }, Port) end
 
 function M.txq(port, id)
-  arg.expect(id, "integer 0..1023", "port:txq", "i")
+  check.expect(id, "integer 0..1023", "port:txq", "i")
   return setmetatable({ port = port, id = id }, TxQueue)
 end
 function M.rxq(port, id)
-  arg.expect(id, "integer 0..1023", "port:rxq", "i")
+  check.expect(id, "integer 0..1023", "port:rxq", "i")
   return setmetatable({ port = port, id = id }, RxQueue)
 end
 M.wrap = wrap
@@ -39,28 +39,28 @@ local known = { rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, lin
 -- clones (tx queues may send clones; turns MBUF_FAST_FREE off), link_timeout (s),
 -- mtu (frames longer than MTU + 22 bytes are refused; default the port's MTU).
 function M.open(id, opts)
-  arg.expect(id, "integer|string 0..65535", "surge.port", "id (a port number or device name)")
-  opts = arg.options(opts, known, "surge.port")
-  if type(id) == "string" then id = check(C.surge_port_find(id), 2) end
+  check.expect(id, "integer|string 0..65535", "surge.port", "id (a port number or device name)")
+  opts = check.options(opts, known, "surge.port")
+  if type(id) == "string" then id = rc_check(C.surge_port_find(id), 2) end
   local f = "surge.port"
   local conf = ffi.new("struct surge_port_conf")
-  conf.rxq = arg.field(opts, "rxq", "integer? 0..1024", f, 1)
-  conf.txq = arg.field(opts, "txq", "integer? 0..1024", f, 1)
-  conf.rxd = arg.field(opts, "rxd", "integer? 0..65535", f, 0)
-  conf.txd = arg.field(opts, "txd", "integer? 0..65535", f, 0)
-  conf.promisc = arg.field(opts, "promisc", "boolean?", f, true) and 1 or 0
-  conf.clones = arg.field(opts, "clones", "boolean?", f, false) and 1 or 0
-  conf.mtu = arg.field(opts, "mtu", "integer? 0..65535", f, 0)
-  conf.csum_offload = arg.field(opts, "checksum_offload", "boolean?", f, true) and 1 or 0
-  conf.link_timeout_ms = math.floor(arg.field(opts, "link_timeout", "number? 0..3600", f, 2) * 1000)
-  check(C.surge_port_open(id, conf), 2)
+  conf.rxq = check.field(opts, "rxq", "integer? 0..1024", f, 1)
+  conf.txq = check.field(opts, "txq", "integer? 0..1024", f, 1)
+  conf.rxd = check.field(opts, "rxd", "integer? 0..65535", f, 0)
+  conf.txd = check.field(opts, "txd", "integer? 0..65535", f, 0)
+  conf.promisc = check.field(opts, "promisc", "boolean?", f, true) and 1 or 0
+  conf.clones = check.field(opts, "clones", "boolean?", f, false) and 1 or 0
+  conf.mtu = check.field(opts, "mtu", "integer? 0..65535", f, 0)
+  conf.csum_offload = check.field(opts, "checksum_offload", "boolean?", f, true) and 1 or 0
+  conf.link_timeout_ms = math.floor(check.field(opts, "link_timeout", "number? 0..3600", f, 2) * 1000)
+  rc_check(C.surge_port_open(id, conf), 2)
   return wrap(id)
 end
 
 function M.count() return C.surge_port_count() end
 
-function Port:txq(i) arg.self(self, Port, "port:txq") return M.txq(self.id, i or 0) end
-function Port:rxq(i) arg.self(self, Port, "port:rxq") return M.rxq(self.id, i or 0) end
+function Port:txq(i) check.self(self, Port, "port:txq") return M.txq(self.id, i or 0) end
+function Port:rxq(i) check.self(self, Port, "port:rxq") return M.rxq(self.id, i or 0) end
 
 -- Closes the port (master, while other ports keep running); refused while a
 -- running task uses one of its queues. Its rx pool must be full again. The
@@ -69,18 +69,18 @@ function Port:rxq(i) arg.self(self, Port, "port:rxq") return M.rxq(self.id, i or
 -- device too (a vdev from surge.vdev or --vdev; surge.vdev adds it again).
 -- Returns the port's number, or nil after a remove.
 function Port:close(opts)
-  arg.self(self, Port, "port:close")
-  opts = arg.options(opts, { remove = 1 }, "port:close")
-  local remove = arg.field(opts, "remove", "boolean?", "port:close", false)
-  local id = check(C.surge_port_close(self.id, remove and 1 or 0), 2)
+  check.self(self, Port, "port:close")
+  opts = check.options(opts, { remove = 1 }, "port:close")
+  local remove = check.field(opts, "remove", "boolean?", "port:close", false)
+  local id = rc_check(C.surge_port_close(self.id, remove and 1 or 0), 2)
   if remove then return nil end
   return id
 end
 
 function Port:info()
-  arg.self(self, Port, "port:info")
+  check.self(self, Port, "port:info")
   local pi = ffi.new("struct surge_port_info")
-  check(C.surge_port_info(self.id, pi), 2)
+  rc_check(C.surge_port_info(self.id, pi), 2)
   local mac = {}
   for i = 0, 5 do mac[#mac + 1] = ("%02x"):format(pi.mac[i]) end
   return {
@@ -97,9 +97,9 @@ end
 
 -- Driver counters plus surge's own per-queue totals.
 function Port:stats()
-  arg.self(self, Port, "port:stats")
+  check.self(self, Port, "port:stats")
   local s = ffi.new("struct surge_port_stats")
-  check(C.surge_port_stats(self.id, s), 2)
+  rc_check(C.surge_port_stats(self.id, s), 2)
   local r = {
     ipackets = tonumber(s.ipackets), opackets = tonumber(s.opackets),
     ibytes = tonumber(s.ibytes), obytes = tonumber(s.obytes), imissed = tonumber(s.imissed),
@@ -109,14 +109,14 @@ function Port:stats()
   local info = self:info()
   local q = ffi.new("struct surge_queue_stats")
   for i = 0, info.txq - 1 do
-    check(C.surge_txq_stats(self.id, i, q), 2)
+    rc_check(C.surge_txq_stats(self.id, i, q), 2)
     r.tx_packets = r.tx_packets + tonumber(q.packets)
     r.tx_bytes = r.tx_bytes + tonumber(q.bytes)
     r.tx_drops = r.tx_drops + tonumber(q.drops)
     r.tx_unsent = r.tx_unsent + tonumber(q.unsent)
   end
   for i = 0, info.rxq - 1 do
-    check(C.surge_rxq_stats(self.id, i, q), 2)
+    rc_check(C.surge_rxq_stats(self.id, i, q), 2)
     r.rx_packets = r.rx_packets + tonumber(q.packets)
     r.rx_bytes = r.rx_bytes + tonumber(q.bytes)
   end
@@ -125,7 +125,7 @@ end
 
 local function qstats(fn, q)
   local s = ffi.new("struct surge_queue_stats")
-  check(fn(q.port, q.id, s), 3)
+  rc_check(fn(q.port, q.id, s), 3)
   return { packets = tonumber(s.packets), bytes = tonumber(s.bytes), drops = tonumber(s.drops),
            unsent = tonumber(s.unsent), bursts = tonumber(s.bursts), lcore = s.lcore }
 end
@@ -134,40 +134,40 @@ end
 -- outside the loop) sends each packet N times with one refcount add.
 -- Returns the packets handed to the driver; the burst is empty afterwards.
 function TxQueue:send(burst, clones)
-  arg.self(self, TxQueue, "txq:send")
-  arg.burst(burst, "txq:send")
+  check.self(self, TxQueue, "txq:send")
+  check.burst(burst, "txq:send")
   if clones ~= nil then
     if type(clones) == "table" then clones = clones.clones end
-    arg.number(clones, 1, 1024, true, "txq:send", "clones")
+    check.number(clones, 1, 1024, true, "txq:send", "clones")
   end
   local gap = self.gap
   if gap then
     for i = 0, burst.ro_n - 1 do
-      burst.gap_ns[i] = arg.number(gap(), 0, 4294967295, false, "txq:send", "the gap function's result (ns)")
+      burst.gap_ns[i] = check.number(gap(), 0, 4294967295, false, "txq:send", "the gap function's result (ns)")
     end
   end
   local rc = C.surge_tx_send(self.port, self.id, burst, clones or 1)
-  if rc < 0 then check(rc) end
+  if rc < 0 then rc_check(rc) end
   return rc
 end
 
-function TxQueue:stats() arg.self(self, TxQueue, "txq:stats") local s = qstats(C.surge_txq_stats, self) return s end
+function TxQueue:stats() check.self(self, TxQueue, "txq:stats") local s = qstats(C.surge_txq_stats, self) return s end
 
 -- Paces the queue (see surge/rate.lua for specs); takes effect at its next
 -- send, also when called from master while a task is sending.
 function TxQueue:set_rate(spec)
-  arg.self(self, TxQueue, "txq:set_rate")
+  check.self(self, TxQueue, "txq:set_rate")
   local r, gap = rate.build(spec, 2)
-  check(C.surge_txq_set_rate(self.port, self.id, r), 2)
+  rc_check(C.surge_txq_set_rate(self.port, self.id, r), 2)
   self.gap = gap
   return self
 end
 
 -- What the queue achieved since its rate was set.
 function TxQueue:rate_stats()
-  arg.self(self, TxQueue, "txq:rate_stats")
+  check.self(self, TxQueue, "txq:rate_stats")
   local s = ffi.new("struct surge_rate_stats")
-  check(C.surge_txq_rate_stats(self.port, self.id, s), 2)
+  rc_check(C.surge_txq_rate_stats(self.port, self.id, s), 2)
   return { packets = tonumber(s.packets), bytes = tonumber(s.bytes), seconds = s.seconds,
            pps = s.pps, l1_bps = s.l1_bps, target_pps = s.target_pps, late = tonumber(s.late),
            skipped_s = s.skipped_s, unsent = tonumber(s.unsent),
@@ -176,13 +176,13 @@ end
 
 -- Receives into the burst (its old packets are freed first); returns the count.
 function RxQueue:recv(burst)
-  arg.self(self, RxQueue, "rxq:recv")
-  arg.burst(burst, "rxq:recv")
+  check.self(self, RxQueue, "rxq:recv")
+  check.burst(burst, "rxq:recv")
   local rc = C.surge_rx_recv(self.port, self.id, burst)
-  if rc < 0 then check(rc) end
+  if rc < 0 then rc_check(rc) end
   return rc
 end
 
-function RxQueue:stats() arg.self(self, RxQueue, "rxq:stats") local s = qstats(C.surge_rxq_stats, self) return s end
+function RxQueue:stats() check.self(self, RxQueue, "rxq:stats") local s = qstats(C.surge_rxq_stats, self) return s end
 
 return M

@@ -13,7 +13,7 @@
 --   q:set_rate(nil) or q:set_rate(0)          -- unpaced
 local ffi = require "ffi"
 local core = require "surge.core"
-local arg = require "surge.check"
+local check = require "surge.check"
 
 local C = core.C
 local M = {}
@@ -28,13 +28,13 @@ M.catchup_names = { [0] = "burst", "skip" }
 local function set_catchup(r, spec)
   if spec.catchup ~= nil then
     local c = catchups[spec.catchup]
-    if not c then arg.raise(("rate: catchup '%s' unknown (burst, skip)"):format(tostring(spec.catchup))) end
+    if not c then check.raise(("rate: catchup '%s' unknown (burst, skip)"):format(tostring(spec.catchup))) end
     r.catchup = c
   end
   local ml = spec.max_late_us
   if ml ~= nil then
     if type(ml) ~= "number" or ml < 0 or ml > 1e7 or ml ~= math.floor(ml) then
-      arg.raise(("rate: max_late_us = %s: microseconds, 0..10000000"):format(tostring(ml)))
+      check.raise(("rate: max_late_us = %s: microseconds, 0..10000000"):format(tostring(ml)))
     end
     r.max_late_us = ml
   end
@@ -44,11 +44,11 @@ end
 local function parse_value(text, what, level)
   local r = ffi.new("struct surge_rate")
   if type(text) == "number" then
-    arg.expect(text, "number >=0", "rate", what)
+    check.expect(text, "number >=0", "rate", what)
     text = ("%.17gpps"):format(text)
   end
-  if type(text) ~= "string" then arg.raise(("%s must be a string like \"1mpps\", got %s"):format(what, arg.show(text))) end
-  if C.surge_rate_parse(text, r) < 0 then arg.raise(core.last_error()) end
+  if type(text) ~= "string" then check.raise(("%s must be a string like \"1mpps\", got %s"):format(what, check.show(text))) end
+  if C.surge_rate_parse(text, r) < 0 then check.raise(core.last_error()) end
   return r
 end
 
@@ -57,10 +57,10 @@ function M.build(spec, level)
   level = (level or 1) + 1
   if spec == nil or spec == 0 or spec == false then return ffi.new("struct surge_rate") end
   if type(spec) ~= "table" then spec = { rate = spec } end
-  arg.options(spec, keys, "rate")
-  arg.expect(spec.hw, "boolean?", "rate", "hw")
+  check.options(spec, keys, "rate")
+  check.expect(spec.hw, "boolean?", "rate", "hw")
   if spec.gap ~= nil then
-    arg.expect(spec.gap, "function", "rate", "gap (a function returning nanoseconds)")
+    check.expect(spec.gap, "function", "rate", "gap (a function returning nanoseconds)")
     local r = ffi.new("struct surge_rate")
     r.pattern = C.SURGE_PACE_GAPS
     r.unit = C.SURGE_RATE_PPS
@@ -68,7 +68,7 @@ function M.build(spec, level)
   end
   local pattern = spec.pattern or "constant"
   local p = patterns[pattern]
-  if not p then arg.raise(("rate: unknown pattern '%s' (constant, poisson, onoff, ramp)"):format(tostring(pattern))) end
+  if not p then check.raise(("rate: unknown pattern '%s' (constant, poisson, onoff, ramp)"):format(tostring(pattern))) end
   local r
   if spec.rate == nil and pattern == "onoff" then
     r = ffi.new("struct surge_rate")
@@ -79,14 +79,14 @@ function M.build(spec, level)
   r.pattern = p
   r.hw = spec.hw and 1 or 0
   if pattern == "poisson" then
-    r.seed = arg.expect(spec.seed, "integer? 0..9007199254740992", "rate", "seed") or 0
+    r.seed = check.expect(spec.seed, "integer? 0..9007199254740992", "rate", "seed") or 0
   elseif pattern == "onoff" then
-    r.on_pkts = arg.expect(spec.on, "integer 1..4294967295", "rate", "on (packets per on period)")
-    r.off_s = arg.expect(spec.off, "number 0..31536000", "rate", "off (seconds of silence)")
+    r.on_pkts = check.expect(spec.on, "integer 1..4294967295", "rate", "on (packets per on period)")
+    r.off_s = check.expect(spec.off, "number 0..31536000", "rate", "off (seconds of silence)")
   elseif pattern == "ramp" then
     local to = parse_value(spec.to, "rate: ramp's to", level)
-    if to.unit ~= r.unit then arg.raise("rate: ramp's rate and to must use the same unit") end
-    arg.expect(spec.over, "number >0", "rate", "over (seconds)")
+    if to.unit ~= r.unit then check.raise("rate: ramp's rate and to must use the same unit") end
+    check.expect(spec.over, "number >0", "rate", "over (seconds)")
     r.ramp_to, r.ramp_s = to.value, spec.over
   end
   return set_catchup(r, spec)

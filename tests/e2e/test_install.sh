@@ -57,7 +57,7 @@ check "cpack -G DEB: exit 0" 0 "$?"
 DEB=$(ls "$TMP"/pkg/surge_*.deb 2>/dev/null | head -1)
 check "cpack: a .deb" yes "$([ -f "$DEB" ] && echo yes || echo no)"
 LIST=$(dpkg -c "$DEB" | awk '{print $6}')
-for f in ./usr/bin/surge ./usr/share/surge/lua/surge/cdef.lua ./usr/share/surge/lua/surge/results.lua \
+for f in ./usr/bin/surge ./usr/share/surge/lua/surge/cdef.lua ./usr/share/surge/lua/surge/results/init.lua \
   ./usr/share/surge/examples/udp-flood.lua ./usr/share/surge/results.schema.json; do
   check "deb holds $f" 1 "$(printf '%s\n' "$LIST" | grep -cx -- "$f")"
 done

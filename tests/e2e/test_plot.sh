@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_plot.sh - `surge plot FILE.json` (lua/surge/plot.lua, gnuplot): the
+# test_plot.sh - `surge plot FILE.json` (lua/surge/results/plot.lua, gnuplot): the
 # SVG of a flood run holds the port's rate chart with TX and RX series of
 # one point per interval in the file; a latency run adds the receiver's CDF
 # with one step per histogram bucket; RFC 2544 and load-latency scenario

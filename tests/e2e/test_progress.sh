@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_progress.sh - progress with an ETA (lua/surge/progress.lua): on a
+# test_progress.sh - progress with an ETA (lua/surge/results/progress.lua): on a
 # terminal (a pseudo-terminal from python's pty module) one stderr line is
 # rewritten in place ("\r" + erase), its percentage only grows, and it ends
 # at 100 % with a newline; piped, it is plain "progress: ..." lines ending

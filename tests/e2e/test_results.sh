@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_results.sh - `surge run --output FILE` (lua/surge/results.lua,
+# test_results.sh - `surge run --output FILE` (lua/surge/results/init.lua,
 # core/report/series.c, core/control/counters.c): JSON files of several kinds of run are
 # valid against docs/results.schema.json and their numbers agree with each
 # other, with the text summary and with the driver's own counters

@@ -4,11 +4,11 @@
 -- into the packet, or a position inside lua/surge/ or generated code.
 local ffi = require "ffi"
 local surge = require "surge"
-local errors = require("surge.testrun").errors
+local errors = require("surge.vm.testrun").errors
 
 local T = {}
 
-local at = require("surge.testrun").at
+local at = require("surge.vm.testrun").at
 
 local function frame(t)
   local buf = ffi.new("uint8_t[?]", t.size)

@@ -19,7 +19,7 @@ local PREFIX = ("%s/surge-test-pcap-%d-"):format(os.getenv("TMPDIR") or "/tmp",
   math.floor(tonumber(surge.tsc()) % 1e9))
 local function tmp(name) return PREFIX .. name end
 
-local errors = require("surge.testrun").errors
+local errors = require("surge.vm.testrun").errors
 
 local function esc(s) return (s:gsub("%p", "%%%0")) end
 
@@ -269,7 +269,7 @@ function T.bad_options()
 end
 
 function T.handles_cross_to_tasks()
-  local serial = require "surge.serial"
+  local serial = require "surge.vm.serial"
   local path = make_file(tmp("h.pcap"))
   local r = pcap.reader(path)
   local w = pcap.writer(tmp("h2.pcap"))

@@ -6,7 +6,7 @@ local ffi = require "ffi"
 
 local T = {}
 
-local errors = require("surge.testrun").errors
+local errors = require("surge.vm.testrun").errors
 
 local function port_id(name)
   local id = ffi.C.surge_port_find(name)

@@ -17,7 +17,7 @@ local function null_port()
   return null
 end
 
-local errors = require("surge.testrun").errors
+local errors = require("surge.vm.testrun").errors
 
 function T.port_info()
   local info = ring_port():info()

@@ -3,11 +3,11 @@
 -- names, surge.results collects / writes / reads back, and surge.plot (what
 -- the REPL calls) draws a file written here.
 local surge = require "surge"
-local json = require "surge.json"
+local json = require "surge.results.json"
 
 local T = {}
 
-local raises = require("surge.testrun").errors
+local raises = require("surge.vm.testrun").errors
 
 function T.json_roundtrip()
   local v = { s = "quote \" back \\ nl \n tab \t ctl \1 é", n = { 0, -1, 2^53 - 1, 0.1, 1e-300, -2.5e17 },

@@ -6,11 +6,11 @@
 -- given a directory: one line saying so, at the caller's line.
 local surge = require "surge"
 local scenario = require "surge.scenario"
-local errors = require("surge.testrun").errors
+local errors = require("surge.vm.testrun").errors
 
 local T = {}
 
-local at = require("surge.testrun").at
+local at = require("surge.vm.testrun").at
 
 -- A user scenario's name in the messages, as scenario.defaults sets it.
 local function mine()

@@ -131,8 +131,8 @@ function M.run(spec)
   local txq = spec.ifaces[spec.tx_iface].txq
   local classes = spec.classes
   local bursts, tags, marks = {}, {}, {}
-  -- at low rates, small bursts: RX is polled between sends, so a burst's
-  -- pacing wait (about 20 us here) bounds how late a reply is seen
+  -- at low rates, small bursts (about 20 us of traffic each): RX is polled
+  -- between sends, so a burst's pacing wait bounds how late a reply is seen
   local per_burst = spec.burst or (spec.rate and math.max(1, math.min(32, math.floor(spec.rate * 20e-6))) or 32)
   surge.idle{ mode = "pause" }
   for k, c in ipairs(classes) do
@@ -248,8 +248,9 @@ end
 -- Answers ARP/NDP on every iface until the run stops or `seconds` pass.
 -- While nothing arrives it sleeps longer after each empty round, up to
 -- RESPOND_NAP_MAX (an answer may take that long: ARP and NDP wait seconds),
--- so an idle responder wakes ~100 times a second (~0.3 % of a core here;
--- a 1 ms nap cost ~3 %); a packet brings the naps back to nothing.
+-- so an idle responder wakes ~100 times a second instead of holding a core
+-- (what that costs: docs/performance.md, "Idle policies"); a packet brings
+-- the naps back to nothing.
 local RESPOND_NAP_MIN, RESPOND_NAP_MAX = 0.0002, 0.01
 function M.respond(spec)
   local rx = M.rx{ ifaces = spec.ifaces, ctrl_pool = spec.ctrl_pool, total_flows = 1, sport0 = 1, dport = 0 }

@@ -53,7 +53,7 @@ function M.run(opts)
   scenario.step()
   local res = { scenario = M.name, flows = opts.flows, seconds = t.seconds, sent = t.sent, received = t.received,
                 lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, tx_pps = t.tx_pps,
-                forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = require("surge.json").array() }
+                forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = require("surge.results.json").array() }
   for k, c in ipairs(t.classes) do
     res.sizes[k] = { size = classes[k].size, sent = c.sent, received = c.received, lost = c.lost,
                      loss_pct = c.loss_pct, reordered = c.reordered }

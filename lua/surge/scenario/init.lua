@@ -23,11 +23,14 @@ local function user_dirs()
   return dirs
 end
 
+-- Whether path names a file that can be read (master.lua asks it too: a
+-- script name that is no such file is a scenario's).
 local function readable(path)
   local f = io.open(path, "r")
   if f then f:close() return true end
   return false
 end
+M.readable = readable
 
 -- The module name of scenario `name`, or nil.
 function M.find(name)
@@ -302,12 +305,12 @@ end
 local steps
 function M.steps(total, label)
   steps = { done = 0, total = total, label = label }
-  require("surge.progress")(0, total, label)
+  require("surge.results.progress")(0, total, label)
 end
 function M.step()
   if not steps then return end
   steps.done = steps.done + 1
-  require("surge.progress")(steps.done, steps.total, steps.label)
+  require("surge.results.progress")(steps.done, steps.total, steps.label)
   if steps.done >= steps.total then steps = nil end
 end
 
@@ -358,7 +361,7 @@ function M.partial(res, finish)
   partial = { res = res, finish = finish }
 end
 
--- For the prompt (surge/repl.lua), whose commands a Ctrl-C interrupts: the
+-- For the prompt (surge/repl/init.lua), whose commands a Ctrl-C interrupts: the
 -- table the last scenario registered with M.partial, completed and marked
 -- partial (stopped = why), or nil; it is forgotten either way. take_partial()
 -- before a command forgets one left by a scenario that ran to its end.

@@ -43,7 +43,7 @@ function M.run(opts)
   scenario.progress("load-latency: tx port %d -> rx port %d via %s, %d-byte frames", s.tx.id, s.rx.id, mac, opts.size)
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   -- a list even when a stop comes before the first point (JSON [], not {})
-  local res = { scenario = M.name, size = opts.size, points = require("surge.json").array() }
+  local res = { scenario = M.name, size = opts.size, points = require("surge.results.json").array() }
   scenario.partial(res, flat_rows)
   scenario.steps(#rates, "load-latency")
   for _, rate in ipairs(rates) do

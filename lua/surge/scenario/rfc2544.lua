@@ -127,7 +127,7 @@ function M.run(opts)
   s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local results = { scenario = "rfc2544", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
                     dst_mac = mac, rx_gateway_mac = s.rx_gateway_mac, trial_s = opts.trial,
-                    tolerance_pct = opts.tolerance, sizes = require("surge.json").array() }
+                    tolerance_pct = opts.tolerance, sizes = require("surge.results.json").array() }
   scenario.partial(results, flat_rows)
   scenario.steps(#sizes * ntests, "rfc2544")
   for _, size in ipairs(sizes) do

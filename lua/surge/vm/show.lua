@@ -1,4 +1,4 @@
--- show.lua - turn what a script's show(args) returns into frames to print.
+-- vm/show.lua - turn what a script's show(args) returns into frames to print.
 --
 -- show(args) may return a frame string, a template ({ bytes = ... }), a flow
 -- (anything with a :frames(n) method returning a list of strings), or a

@@ -1,4 +1,4 @@
--- repl_show.lua - how values print at the prompt.
+-- repl/show.lua - how values print at the prompt.
 --
 -- Plain values print as Lua would write them; surge's objects print what a
 -- person wants to know about them: a port its driver, link and counters, a
@@ -79,7 +79,7 @@ local function flow_text(f)
   return f:describe() .. (first and ("\n  first: " .. decode(first)) or "")
 end
 
--- Task handles of the prompt (repl_helpers.lua) carry their own text.
+-- Task handles of the prompt (repl/helpers.lua) carry their own text.
 M.Task = {}
 
 local function table_text(t, depth, seen)

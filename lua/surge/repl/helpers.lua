@@ -1,4 +1,4 @@
--- repl_helpers.lua - the functions the prompt offers besides surge.*.
+-- repl/helpers.lua - the functions the prompt offers besides surge.*.
 --
 --   tasks()                 the tasks: lcore, function, state, packets, rate, idle %
 --   launch(f_or_name, ...)  start a task: a script function by name, or a function typed here
@@ -10,7 +10,7 @@
 --   exit(["wait"])          leave the prompt: stop the tasks, or with "wait" let them finish
 -- Everything runs in the master VM, between polls of the tasks.
 local surge = require "surge"
-local show = require "surge.repl_show"
+local show = require "surge.repl.show"
 local replio = require "surge.replio"
 local M = {}
 
@@ -100,7 +100,7 @@ function M.launch(env, f, ...)
     name = "?"
     for k, v in pairs(env) do if v == f then name = k end end
   end
-  local packed = require("surge.repl_task").pack(f, name, env)
+  local packed = require("surge.repl.task").pack(f, name, env)
   return handle(entry(surge.launch("=" .. name, packed, ...)))
 end
 
@@ -171,7 +171,7 @@ end
 
 function M.show(out, what, n)
   local decode = require "surge.proto.decode"
-  for i, f in ipairs(require("surge.show").frames(what, n or 4)) do
+  for i, f in ipairs(require("surge.vm.show").frames(what, n or 4)) do
     out(("packet %d, %d bytes: %s\n%s\n"):format(i, #f, decode.decode(f), decode.hex(f)))
   end
 end

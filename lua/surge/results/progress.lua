@@ -1,4 +1,4 @@
--- progress.lua - progress with an ETA for runs that know where they end.
+-- results/progress.lua - progress with an ETA for runs that know where they end.
 --
 --   surge.progress(done, total, "packets")   -- draw now (rate-limited)
 --   surge.progress.watch("packets", total, function() return q:stats().packets end)
@@ -9,7 +9,7 @@
 -- done reaches total. --quiet silences it; a total of 0 draws nothing. done
 -- and total are counts: numbers in 0..2^53 (anything else is an error).
 local ffi = require "ffi"
-local arg = require "surge.check"
+local check = require "surge.check"
 local core = require "surge.core"
 
 local C = core.C
@@ -64,9 +64,9 @@ local COUNT = "number 0..9007199254740992"
 
 -- Registers fn() -> done for surge.wait()/surge.poll() to call.
 function M.watch(label, total, fn)
-  arg.expect(label, "string?", "surge.progress.watch", "label")
-  arg.expect(total, COUNT, "surge.progress.watch", "total")
-  arg.expect(fn, "function", "surge.progress.watch", "fn")
+  check.expect(label, "string?", "surge.progress.watch", "label")
+  check.expect(total, COUNT, "surge.progress.watch", "total")
+  check.expect(fn, "function", "surge.progress.watch", "fn")
   M.watching = { label = label, total = total, fn = fn }
 end
 
@@ -83,8 +83,8 @@ function M.poll(final)
 end
 
 return setmetatable(M, { __call = function(_, done, total, label)
-  arg.expect(done, COUNT, "surge.progress", "done")
-  arg.expect(total, COUNT, "surge.progress", "total")
-  arg.expect(label, "string?", "surge.progress", "label")
+  check.expect(done, COUNT, "surge.progress", "done")
+  check.expect(total, COUNT, "surge.progress", "total")
+  check.expect(label, "string?", "surge.progress", "label")
   update(done, total, label, false)
 end })

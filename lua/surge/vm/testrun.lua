@@ -1,4 +1,4 @@
--- testrun.lua - `surge test [FILE...]`: Lua tests inside the real binary.
+-- vm/testrun.lua - `surge test [FILE...]`: Lua tests inside the real binary.
 --
 -- A test file returns a table of name = function pairs. Each runs in the
 -- main VM with ffi.C resolving the symbols surge ships. The last line is

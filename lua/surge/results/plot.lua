@@ -1,4 +1,4 @@
--- plot.lua - `surge plot FILE.json [-o OUT.svg|png]`: charts of a results file.
+-- results/plot.lua - `surge plot FILE.json [-o OUT.svg|png]`: charts of a results file.
 --
 -- Draws with gnuplot (Debian gnuplot-nox), one chart under the other:
 --   * the rate over time per port (TX and RX, Mpps), one point per interval
@@ -7,7 +7,7 @@
 --     RFC 2544 throughput and latency per frame size, a load-latency curve,
 --     or any table with a `plot` description.
 -- Needs no EAL; the REPL calls surge.plot(file [, out]) the same way.
-local json = require "surge.json"
+local json = require "surge.results.json"
 
 local M = {}
 

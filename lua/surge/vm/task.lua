@@ -1,4 +1,4 @@
--- task.lua - entry point of a task's VM (called by core/task.c).
+-- vm/task.lua - entry point of a task's VM (called by core/task.c).
 --
 -- Loads the script like master did, then calls the named function with the
 -- decoded arguments. A name "MODULE:FUNCTION" (a module task, used by
@@ -14,22 +14,22 @@ function M.main(script, fn, args)
   local core = require "surge.core"
   local ok, res = xpcall(function()
     local surge = require "surge"
-    local serial = require "surge.serial"
+    local serial = require "surge.vm.serial"
     lcore = surge.lcore()
     local a
     local mod, name = fn:match("^([^:]+):([%w_]+)$")
     if mod then                           -- a module task: no script
-      require("surge.strict").enable()
+      require("surge.vm.strict").enable()
       f = require(mod)[name]
     elseif script ~= "" then              -- `surge repl` may have no script
       local chunk, err = core.load_script(script)
       if not chunk then error(err, 0) end
-      require("surge.strict").enable()
+      require("surge.vm.strict").enable()
       chunk()
     end
     a = serial.decode(args, surge.handles)
     if fn:sub(1, 1) == "=" then           -- typed at the prompt: its bytecode comes first
-      f = require("surge.repl_task").load(a[1])
+      f = require("surge.repl.task").load(a[1])
       a = { n = a.n - 1, unpack(a, 2, a.n) }
     elseif not mod then
       f = rawget(_G, fn)
@@ -42,17 +42,17 @@ function M.main(script, fn, args)
     if not eok then
       -- the return statement is gone from the stack: point at the function
       local info = debug.getinfo(f, "S")
-      error(require("surge.trace").full(("%s:%d: %s"):format(info.short_src, info.linedefined, text)), 0)
+      error(require("surge.vm.trace").full(("%s:%d: %s"):format(info.short_src, info.linedefined, text)), 0)
     end
     return text
   end, function(e)
     if e == core.STOPPED then return e end
-    local trace = require "surge.trace"
+    local trace = require "surge.vm.trace"
     return trace.report(trace.message(e))
   end)
   if not ok and res == core.STOPPED then
     -- the run stopped and the task's loop ran on: a normal end, no results
-    return true, require("surge.serial").encode({}, 0)
+    return true, require("surge.vm.serial").encode({}, 0)
   end
   if not ok then
     -- first line: file:line: message (task 'fn', lcore N); then the traceback

@@ -1,4 +1,4 @@
--- json.lua - JSON encode/decode for results files (RFC 8259).
+-- results/json.lua - JSON encode/decode for results files (RFC 8259).
 --
 --   json.encode(v [, indent])  tables with keys 1..n are arrays, other tables
 --                              objects (keys sorted, so output is stable);

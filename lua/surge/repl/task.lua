@@ -1,4 +1,4 @@
--- repl_task.lua - functions typed at the prompt, run as tasks.
+-- repl/task.lua - functions typed at the prompt, run as tasks.
 --
 -- A task runs in a fresh VM that loads the script, so a function typed at
 -- the prompt has to travel: pack() turns it, and every other function typed

@@ -1,4 +1,4 @@
--- repl.lua - the prompt: read, evaluate in the master VM, print.
+-- repl/init.lua (surge.repl) - the prompt: read, evaluate in the master VM, print.
 --
 -- `surge repl` opens it after loading the script's functions; `surge run -i`
 -- opens it from surge.wait() with the tasks running; `--control PATH` serves
@@ -8,9 +8,9 @@
 -- for more lines. Errors print one line and the session goes on.
 local surge = require "surge"
 local replio = require "surge.replio"
-local show = require "surge.repl_show"
-local helpers = require "surge.repl_helpers"
-local trace = require "surge.trace"
+local show = require "surge.repl.show"
+local helpers = require "surge.repl.helpers"
+local trace = require "surge.vm.trace"
 local M = {}
 
 local LEAVE = {}                 -- raised by exit()
@@ -345,5 +345,19 @@ function M.session()
   tty = false
   return leave_mode or "stop"
 end
+
+-- `run -i`: the prompt opens at master's first wait (for all tasks or one),
+-- with the tasks running; leaving stops them unless the user said
+-- exit("wait"); then the wait goes on as usual.
+local opened = false
+local function at_wait()
+  if opened or not replio.options().interactive then return end
+  opened = true
+  if M.session() == "stop" then helpers.stop() end
+end
+
+-- Master's waits (surge.wait, poll, sleep) reach the prompt through this
+-- hook: the task code sits below the prompt and never requires it.
+require("surge.tasks").set_prompt{ serving = M.serving, serve = M.serve, at_wait = at_wait }
 
 return M

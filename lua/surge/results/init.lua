@@ -1,4 +1,4 @@
--- results.lua - the run's results as one data structure, and its files.
+-- results/init.lua (surge.results) - the run's results as one data structure, and its files.
 --
 --   surge.results.add("rfc2544", tbl)   -- a scenario hands over its table
 --   surge.results.collect()             -- -> the results table (docs/results.md)
@@ -10,12 +10,12 @@
 -- metadata and scenario tables, and writes JSON (docs/results.schema.json)
 -- or CSV. `surge plot` reads the JSON back; telemetry reads the same C slots.
 local ffi = require "ffi"
-local arg = require "surge.check"
+local check = require "surge.check"
 local core = require "surge.core"
-local json = require "surge.json"
+local C, rc_check = core.C, core.check
+local json = require "surge.results.json"
 local counter = require "surge.counter"
 
-local C, check = core.C, core.check
 local M = { SCHEMA_VERSION = 1 }
 
 local L1_OVERHEAD, FCS = 24, 4      -- as core/stats.c: preamble+SFD+IFG+FCS, FCS
@@ -36,10 +36,10 @@ local function unsendable(v, path, open, depth)
     local kt = type(k)
     if kt ~= "string" and kt ~= "number" then
       open[v] = nil
-      return ("%s: key %s: keys must be strings or numbers"):format(path, arg.show(k))
+      return ("%s: key %s: keys must be strings or numbers"):format(path, check.show(k))
     end
     local sub = kt == "string" and k:match("^[%a_][%w_]*$") and (path .. "." .. k)
-      or ("%s[%s]"):format(path, arg.show(k))
+      or ("%s[%s]"):format(path, check.show(k))
     local why = unsendable(x, sub, open, depth + 1)
     if why then open[v] = nil return why end
   end
@@ -49,10 +49,10 @@ end
 
 -- A scenario's (or script's) own results, kept under results.scenarios[name].
 function M.add(name, tbl)
-  if type(name) ~= "string" or name == "" then arg.raise("surge.results.add: name must be a non-empty string") end
-  if type(tbl) ~= "table" then arg.raise("surge.results.add: the results must be a table") end
+  if type(name) ~= "string" or name == "" then check.raise("surge.results.add: name must be a non-empty string") end
+  if type(tbl) ~= "table" then check.raise("surge.results.add: the results must be a table") end
   local why = unsendable(tbl, name, {}, 0)
-  if why then arg.raise("surge.results.add: " .. why) end
+  if why then check.raise("surge.results.add: " .. why) end
   state.scenarios[name] = tbl
 end
 
@@ -135,7 +135,7 @@ local function read_rows()
   local row = ffi.new("struct surge_sample")
   local groups, order = {}, {}
   for i = 0, n - 1 do
-    check(C.surge_series_get(i, row), 2)
+    rc_check(C.surge_series_get(i, row), 2)
     local key = ("%d/%d/%d"):format(row.kind, row.port, row.id)
     local g = groups[key]
     if not g then
@@ -279,10 +279,10 @@ local function build_latency()
   local out = json.array()
   local l = ffi.new("struct surge_latency")
   for id = 0, C.surge_latency_count() - 1 do
-    check(C.surge_latency_get(id, l), 2)
-    local n = check(C.surge_latency_buckets(id, nil, 0), 2)
+    rc_check(C.surge_latency_get(id, l), 2)
+    local n = rc_check(C.surge_latency_buckets(id, nil, 0), 2)
     local arr = ffi.new("struct surge_hist_bucket[?]", n + 1)
-    n = math.min(n, check(C.surge_latency_buckets(id, arr, n), 2))
+    n = math.min(n, rc_check(C.surge_latency_buckets(id, arr, n), 2))
     local b = { low_ns = json.array(), high_ns = json.array(), count = json.array() }
     for k = 0, n - 1 do
       b.low_ns[k + 1], b.high_ns[k + 1], b.count[k + 1] = tonumber(arr[k].low_ns), tonumber(arr[k].high_ns),
@@ -343,18 +343,18 @@ end
 
 -- Writes res (default: collect()) to path: .csv as CSV, anything else JSON.
 function M.write(path, res)
-  if type(path) ~= "string" or path == "" then arg.raise("surge.results.write: expected a file name") end
-  arg.expect(res, "table?", "surge.results.write", "res")
+  if type(path) ~= "string" or path == "" then check.raise("surge.results.write: expected a file name") end
+  check.expect(res, "table?", "surge.results.write", "res")
   res = res or M.collect()
   local why = unsendable(res, "res", {}, 0)
-  if why then arg.raise("surge.results.write: " .. why) end
+  if why then check.raise("surge.results.write: " .. why) end
   local csv = path:match("%.csv$")
   if csv and (type(res.series) ~= "table" or type(res.series.ports) ~= "table") then
-    arg.raise("surge.results.write: res: a CSV file needs a results table (surge.results.collect()) with series.ports")
+    check.raise("surge.results.write: res: a CSV file needs a results table (surge.results.collect()) with series.ports")
   end
   local text = csv and M.csv(res) or (json.encode(res, 1) .. "\n")
   local f, err = io.open(path, "w")
-  if not f then arg.raise("surge.results.write: " .. tostring(err)) end
+  if not f then check.raise("surge.results.write: " .. tostring(err)) end
   f:write(text)
   f:close()
   return res

@@ -1,4 +1,4 @@
--- master.lua - entry point of the main VM (called by core/task.c).
+-- vm/master.lua - entry point of the main VM (called by core/task.c).
 --
 -- `surge run`: load the script, let it declare options (configure), parse
 -- them, call master(args) and wait for its tasks (`surge repl`: open the
@@ -15,7 +15,7 @@ local function report(e)
     return e.msg
   end
   if getmetatable(e) == require("surge.args").OptionError then return e end   -- exits 2
-  local trace = require "surge.trace"
+  local trace = require "surge.vm.trace"
   local msg = trace.message(e)
   if msg == "not enough memory" then return msg .. " (master, lcore " .. surge.lcore() .. ")" end
   -- errors raised with a position (file:line:) get the script's part of the
@@ -28,7 +28,7 @@ end
 local function load_script(script)
   local chunk, err = core.load_script(script)
   if not chunk then error(err, 0) end
-  require("surge.strict").enable()
+  require("surge.vm.strict").enable()
   chunk()
   local parser = require("surge.args").new(script)
   local configure = rawget(_G, "configure")
@@ -44,7 +44,7 @@ local function show(script, count)
   if type(fn) ~= "function" then
     error(("%s: no function show(args) to say which packets it sends"):format(script), 0)
   end
-  local frames = require("surge.show").frames(fn(opts), count)
+  local frames = require("surge.vm.show").frames(fn(opts), count)
   local decode = require "surge.proto.decode"
   for i, f in ipairs(frames) do
     print(("packet %d, %d bytes: %s"):format(i, #f, decode.decode(f)))
@@ -75,21 +75,26 @@ local function list_scenarios()
   return 0
 end
 
-local function readable(path)
-  local f = io.open(path, "r")
-  if f then f:close() return true end
-  return false
+-- With -i or --control the prompt serves master's waits: loading it sets
+-- its hook in surge.tasks.
+local function load_prompt()
+  local replio = package.preload["surge.replio"] and require("surge.replio")
+  local o = replio and replio.options()
+  if o and (o.interactive or o.control) then require "surge.repl" end
 end
 
 local function run(script)
   local surge = require "surge"
+  load_prompt()
   -- a real run (EAL is up unless only --help was asked): it gets a results file
   local help = false
   for _, a in ipairs(arg) do if a == "--help" or a == "-h" then help = true end end
   surge.results.armed = not help
   -- main() read the script once (a file or a pipe); a name it did not read
   -- is a scenario
-  if not package.loaded["surge.script"] and not readable(script) then return run_scenario(script) end
+  if not package.loaded["surge.script"] and not require("surge.scenario").readable(script) then
+    return run_scenario(script)
+  end
   local opts = load_script(script)
   if opts == nil then return 0 end          -- --help was printed
   surge.results.run_started(script, opts)
@@ -132,7 +137,7 @@ local function repl(script)
     surge.results.run_started(script, opts)
   end
   require("surge.repl").session()
-  require("surge.repl_helpers").stop()
+  require("surge.repl.helpers").stop()
   surge._wait_all()
   return 0
 end
@@ -154,9 +159,9 @@ end
 function M.main(cmd, script, packets)
   if cmd == "options" then return options(script) end
   local ok, rc = xpcall(function()
-    if cmd == "test" then return require("surge.testrun").main(arg) end
+    if cmd == "test" then return require("surge.vm.testrun").main(arg) end
     if cmd == "show" then return show(script, tonumber(packets)) end
-    if cmd == "plot" then return require("surge.plot").main(script, arg) end
+    if cmd == "plot" then return require("surge.results.plot").main(script, arg) end
     if cmd == "repl" then return repl(script) end
     if cmd == "scenarios" then return list_scenarios() end
     return run(script)
