@@ -96,6 +96,7 @@ end
 -- A mistake in configure() is an OptionError (surge exits 2 before EAL
 -- starts), one line at the declaring line, with no path inside surge.
 local THIS = debug.getinfo(1, "S").short_src
+local THIS_PAT = THIS:gsub("%p", "%%%0")   -- the path as a pattern (it may hold "-")
 local function refused(decl, pattern)
   local p = args.new("x.lua")
   local ok, e = pcall(decl, p)
@@ -103,7 +104,7 @@ local function refused(decl, pattern)
   assert(getmetatable(e) == args.OptionError, "an OptionError (surge exits 2): " .. tostring(e))
   e = tostring(e)
   assert(not e:find("\n") and not e:find("/lua/surge/", 1, true), "one line, no surge path: " .. e)
-  assert(e:find(THIS .. ":%d+: ") == 1, "at the declaring line (this file's): " .. e)
+  assert(e:find(THIS_PAT .. ":%d+: ") == 1, "at the declaring line (this file's): " .. e)
   assert(e:match(pattern), ("error '%s' does not match '%s'"):format(e, pattern))
   return e
 end

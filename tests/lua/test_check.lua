@@ -7,6 +7,7 @@ local check = require "surge.check"
 local T = {}
 
 local THIS = debug.getinfo(1, "S").short_src
+local THIS_PAT = THIS:gsub("%p", "%%%0")   -- the path as a pattern (it may hold "-")
 
 -- Returns the error of fn(...), which must fail.
 local function err(fn, ...)
@@ -99,7 +100,7 @@ function T.burst_fields_read_only()
   -- len[] is the script's: whatever reads the frame checks it against the
   -- mbuf first (bytes here; send and pcap writers in their own tests)
   b.len[1] = 65535
-  assert(err(b.bytes, b, 1):find(THIS .. ":%d+: packet 1 of the burst has length 65535, outside 14%.%.%d+"))
+  assert(err(b.bytes, b, 1):find(THIS_PAT .. ":%d+: packet 1 of the burst has length 65535, outside 14%.%.%d+"))
   b.len[1] = 13
   assert(err(b.bytes, b, 1):match("packet 1 of the burst has length 13, outside 14"))
   b.len[1] = 60
