@@ -44,6 +44,27 @@ new_slots(uint16_t n, int socket)
 	return q;
 }
 
+/* The last step of a close (port_close.c), and the first of an open: every
+ * mbuf of the rx pool is back, then it goes. A pool with
+ * mbufs out (in another port's ring, in a task's burst) is a leak: it is
+ * kept, since freeing it would let those mbufs come back to freed memory,
+ * and checked again when the port opens again or surge exits. */
+int
+rx_pool_settle(uint16_t port, struct port_state *ps)
+{
+	unsigned avail;
+
+	if (ps->rx_pool == NULL)
+		return 0;
+	avail = rte_mempool_avail_count(ps->rx_pool);
+	if (avail != ps->rx_pool->size)
+		return rt_error(-EBUSY, "port %u rx pool: %u of %u mbufs not returned", port,
+				ps->rx_pool->size - avail, ps->rx_pool->size);
+	rte_mempool_free(ps->rx_pool);
+	ps->rx_pool = NULL;
+	return 0;
+}
+
 static int
 wait_link(uint16_t port, uint32_t timeout_ms)
 {

@@ -143,7 +143,7 @@ slots_free_retired(struct runtime *r)
 }
 
 /* Step 2: DPDK closes the port (and releases its port id); surge retires
- * the queue slots. The rx pool stays for step 3. */
+ * the queue slots. The rx pool stays for step 3 (rx_pool_settle, port.c). */
 static void
 port_release(uint16_t port, struct port_state *ps)
 {
@@ -162,26 +162,6 @@ port_release(uint16_t port, struct port_state *ps)
 	if (r->prev_tx != NULL)   /* a port opened again starts its interval rates from 0 */
 		r->prev_tx[port] = r->prev_txb[port] = r->prev_rx[port] = r->prev_rxb[port] = 0;
 	pthread_mutex_unlock(&r->stats_lock);
-}
-
-/* Step 3: every mbuf of the rx pool is back, then it goes. A pool with
- * mbufs out (in another port's ring, in a task's burst) is a leak: it is
- * kept, since freeing it would let those mbufs come back to freed memory,
- * and checked again when the port opens again or surge exits. */
-int
-rx_pool_settle(uint16_t port, struct port_state *ps)
-{
-	unsigned avail;
-
-	if (ps->rx_pool == NULL)
-		return 0;
-	avail = rte_mempool_avail_count(ps->rx_pool);
-	if (avail != ps->rx_pool->size)
-		return rt_error(-EBUSY, "port %u rx pool: %u of %u mbufs not returned", port,
-				ps->rx_pool->size - avail, ps->rx_pool->size);
-	rte_mempool_free(ps->rx_pool);
-	ps->rx_pool = NULL;
-	return 0;
 }
 
 /* Returns the number of leaking pools. */

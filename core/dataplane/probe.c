@@ -18,7 +18,7 @@
 #include <rte_mbuf_dyn.h>
 #include <netinet/in.h>
 
-#include "dataplane.h"
+#include "burst.h"
 #include "probe.h"
 
 /* Per mbuf: where its probe is and which L4 checksum covers it, so every
@@ -141,7 +141,7 @@ surge_probe_mark(struct surge_burst *b, uint32_t i, uint16_t off, uint32_t seq)
 	struct rte_mbuf *m;
 	struct probe_field *pf;
 	const struct pool_state *p;
-	int rc = burst_check(b);
+	int rc = burst_ok(rt(), b);
 
 	if (rc != 0)
 		return rc;

@@ -19,20 +19,6 @@
 
 #include "run.h"
 
-static const struct run_hooks no_hooks;
-
-void
-run_hooks_set(const struct run_hooks *h)
-{
-	rt()->hooks = h;
-}
-
-const struct run_hooks *
-run_hooks(void)
-{
-	return rt() != NULL && rt()->hooks != NULL ? rt()->hooks : &no_hooks;
-}
-
 /* A net_pcap device truncates its tx_pcap= file when it starts: take the
  * writers' flock first, so two runs (or a run and a pcap writer) never
  * write one file. */

@@ -23,8 +23,9 @@ struct run_hooks {
 	int (*evaluating)(void);      /* code typed at the prompt runs: 1, 2 once interrupted */
 	void (*watchdog_exit)(void);  /* the watchdog ends the process: remove what it owns */
 };
+/* hooks.c */
 void run_hooks_set(const struct run_hooks *h);
-const struct run_hooks *run_hooks(void);
+const struct run_hooks *run_hooks(void);   /* never NULL: no hooks are empty ones */
 
 /* boot.c: start-up and tear-down, in one place */
 int boot_start(const struct surge_opts *o, const char *prog);  /* EAL and all it brings */
@@ -56,7 +57,6 @@ int master_run(const char *script, int argc, char **argv);
 int master_options(const char *script, int argc, char **argv);
 /* 0 when `name` is a scenario; else prints why (with the known ones) and returns 2 */
 int scenario_check(const char *name);
-uint32_t master_nap_us(uint64_t until);
 
 /* monitor.c: --duration, the stats lines and the watchdog (a plain thread) */
 int monitor_start(void);

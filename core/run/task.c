@@ -166,6 +166,31 @@ tasks_running(void)
 	return n;
 }
 
+/* How long master's task polling may sleep: until the next thing due (the
+ * caller's deadline, the next stats line, the end of --duration), at most
+ * MASTER_NAP_MAX_US so that a task's end or a stop is seen promptly; a
+ * shorter nap would wake master more often than anything needs
+ * (docs/performance.md "Idle CPU"). */
+#define MASTER_NAP_MAX_US 10000
+#define MASTER_NAP_MIN_US 100
+
+static uint32_t
+master_nap_us(uint64_t until)
+{
+	struct runtime *r = rt();
+	uint64_t now = rte_rdtsc(), due = until, hz = rt_hz();
+	double us;
+
+	if (run_deadline(r) != 0)
+		due = RTE_MIN(due, run_deadline(r));
+	if (r->start_tsc != 0 && !r->opts.quiet && r->opts.stats_interval > 0)
+		due = RTE_MIN(due, (r->last_print_tsc ? r->last_print_tsc : r->start_tsc) +
+			      (uint64_t)(r->opts.stats_interval * (double)hz));
+	us = due > now ? (double)(due - now) * 1e6 / (double)hz : 0;
+	return (uint32_t)RTE_MAX(RTE_MIN(us, (double)MASTER_NAP_MAX_US), (double)MASTER_NAP_MIN_US);
+}
+
+
 int
 surge_task_poll(uint32_t wait_ms)
 {
