@@ -31,7 +31,7 @@ function M.check(rc)
   return rc
 end
 
--- Raises M.STOPPED when the run stopped a while ago (see core/stop.c).
+-- Raises M.STOPPED when the run stopped a while ago (see core/base/run_state.c).
 function M.check_run()
   if C.surge_running() == 0 and C.surge_run_check() ~= 0 then error(M.STOPPED, 0) end
 end
@@ -51,7 +51,7 @@ end
 -- os.exit(status) anywhere (master, a task, the prompt, the top level) ends
 -- the run as surge.stop() does and then the process with that status: the
 -- summary, the pool check and the pcap writers' flush still happen, which
--- a real exit from inside a VM would skip (core/runtime.c surge_exit).
+-- a real exit from inside a VM would skip (core/base/run_state.c surge_exit).
 -- The calling code unwinds as on "run stopped".
 os.exit = function(status)
   C.surge_exit(M.exit_status(status, "os.exit: status"))

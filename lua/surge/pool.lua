@@ -20,7 +20,7 @@ M.Pool = Pool   -- the metatable of pool handles (surge.size checks its pool opt
 function M.wrap(id) return setmetatable({ id = id }, Pool) end
 
 -- Tells C where the template's first IP and L4 headers are, so ports with
--- checksum offload can compute them (core/offload.c).
+-- checksum offload can compute them (core/dataplane/offload.c).
 local l4_protos = { udp = 17, tcp = 6 }
 local function set_layout(id, t)
   for i, l in ipairs(t.layers or {}) do

@@ -17,7 +17,7 @@ local counters = require "surge.dut.counters"
 local C = core.C
 local M = {}
 
-local PROBE_MAGIC = 0x50475253           -- core/latency.c's, as read on little-endian
+local PROBE_MAGIC = 0x50475253           -- core/dataplane/probe.h's, as read on little-endian
 local u32p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint64_t *")
 
 -- Receiving side shared by trials and replays: polls every iface, counts

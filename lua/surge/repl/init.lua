@@ -140,7 +140,7 @@ local function eval_line(st, line, client)
   end
   st.buf = nil
   setfenv(fn, env)
-  -- interpreted, so that the evaluation hook (core/repl.c) can end a loop
+  -- interpreted, so that the evaluation hook (core/front/repl.c) can end a loop
   -- typed here; a typed function launched as a task is compiled as usual
   jit.off(fn, true)
   local before = {}

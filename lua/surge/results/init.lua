@@ -5,7 +5,7 @@
 --   surge.results.write("out.json")     -- or .csv; what --output FILE does
 --
 -- The C core samples cumulative counters at each stats-line tick
--- (core/series.c); this module turns consecutive samples into interval
+-- (core/report/series.c); this module turns consecutive samples into interval
 -- rates, adds the summary, rate figures, latency histograms, counters,
 -- metadata and scenario tables, and writes JSON (docs/results.schema.json)
 -- or CSV. `surge plot` reads the JSON back; telemetry reads the same C slots.
@@ -18,7 +18,7 @@ local counter = require "surge.counter"
 
 local M = { SCHEMA_VERSION = 1 }
 
-local L1_OVERHEAD, FCS = 24, 4      -- as core/stats.c: preamble+SFD+IFG+FCS, FCS
+local L1_OVERHEAD, FCS = 24, 4      -- as core/dataplane/dataplane.h: preamble+SFD+IFG+FCS, FCS
 
 local state = { scenarios = {}, tasks = {}, options = nil, start_time = nil, script = nil }
 

@@ -14,7 +14,7 @@ local M = {}
 local function fail(msg) error(msg, 0) end        -- about the file or gnuplot: one line
 -- about the arguments (the output's name, a results file that cannot be
 -- read): at the caller's line when a script or the REPL called surge.plot;
--- from the command line (M.main) a usage error, exit 2 like core/cli.c's
+-- from the command line (M.main) a usage error, exit 2 like core/front/cli.c's
 local cli = false
 local function misuse(msg)
   if cli then error(setmetatable({ msg = msg }, require("surge.args").OptionError), 0) end
@@ -345,7 +345,7 @@ end
 
 -- `surge plot FILE.json [-o OUT]`
 function M.main(file, argv)
-  -- core/cli.c checked the arguments (exit 2): only -o/--output OUT pairs
+  -- core/front/cli.c checked the arguments (exit 2): only -o/--output OUT pairs
   local out
   for i = 2, #argv, 2 do out = argv[i] end
   cli = true

@@ -1,4 +1,4 @@
--- check.lua - `surge run NAME`: is NAME a scenario? Called by core/main.c
+-- check.lua - `surge run NAME`: is NAME a scenario? Called by core/run/master.c
 -- before EAL starts, so a typo costs no start-up. Returns nil, or the message.
 local M = {}
 

@@ -1,4 +1,4 @@
--- vm/master.lua - entry point of the main VM (called by core/task.c).
+-- vm/master.lua - entry point of the main VM (called by core/run/master.c).
 --
 -- `surge run`: load the script, let it declare options (configure), parse
 -- them, call master(args) and wait for its tasks (`surge repl`: open the
@@ -115,7 +115,7 @@ local function run(script)
   surge._wait_all()                         -- tasks master did not wait for
   -- a number or a boolean master returns is the exit status; a table
   -- (master ending `return surge.wait()`) says nothing about it
-  -- and os.exit's status (from any VM) wins over it (core/runtime.c)
+  -- and os.exit's status (from any VM) wins over it (core/base/run_state.c)
   if core.C.surge_exit_status() >= 0 or (type(rc) ~= "number" and type(rc) ~= "boolean") then return 0 end
   -- (the return statement's line is gone once master returned: its function's)
   local def = debug.getinfo(master, "S")
@@ -150,7 +150,7 @@ local function options(script)
     io.stderr:write(tostring(e), "\n")
     return 2
   end
-  -- a signal while the top level ran (a loop there, core/task.c): the run
+  -- a signal while the top level ran (a loop there, core/run/master.c): the run
   -- ends before it starts, saying where the script was
   if not ok and e ~= core.STOPPED and core.C.surge_running() == 0 then io.stderr:write(tostring(e), "\n") end
   return 0

@@ -1,4 +1,4 @@
--- vm/task.lua - entry point of a task's VM (called by core/task.c).
+-- vm/task.lua - entry point of a task's VM (called by core/run/task.c).
 --
 -- Loads the script like master did, then calls the named function with the
 -- decoded arguments. A name "MODULE:FUNCTION" (a module task, used by
