@@ -3,8 +3,9 @@
  * front.h - the front end, linked into the executable and not into the
  * core: the command line (cli.c), signals (signals.c), the prompt's
  * plumbing: the control socket (socket.c), the terminal and the Lua module
- * that serves both (repl.c), the client (attach.c). Not part of the FFI ABI: the master VM reaches it through the
- * Lua C API module "surge.replio".
+ * that serves both (repl.c), the client (attach.c). Not part of the FFI
+ * ABI: the master VM reaches it through the Lua C API module
+ * "surge.replio".
  *
  * Wire format, both ways: ASCII decimal LENGTH, '\n', then LENGTH bytes.
  * A request's first byte says what it is: 'e' evaluate a line (lines that
@@ -64,7 +65,6 @@ char *control_frame_recv(int fd, size_t *len);
 
 /* attach.c: `surge attach PATH [-e CODE]`, no EAL; returns the exit code */
 int attach_main(const char *path, const char *code);
-
 
 /* signals.c: SIGINT, SIGTERM, SIGHUP take the one stop path */
 void signals_install(void);
