@@ -203,7 +203,8 @@ struct runtime {
 	struct retired_slots *retired; /* port_close.c: queue slots of closed ports, kept to exit */
 	struct pool_state pool[SURGE_POOL_MAX];
 	int npools;
-	rte_spinlock_t registry_lock; /* pools, latency receivers, pcap files, counter names: registered from any lcore */
+	/* pools, latency receivers, pcap files, counter names register from any lcore */
+	rte_spinlock_t registry_lock;
 	pthread_mutex_t stats_lock;   /* the stats line's state and the results series: the
 				       * monitor thread samples, master reads and records */
 	struct latency *lat[SURGE_LATENCY_MAX];
