@@ -5,13 +5,14 @@
  * A poller that has backed off to its longest sleep (idle.c) would still
  * wake max_sleep_us apart, ~2000 times a second, each wake-up costing CPU
  * time (in a VM much of it: docs/performance.md "Idle CPU"). Where the port
- * offers RX queue interrupts it blocks in epoll on the queue's event instead, until a packet arrives or a slice of
- * RX_INTR_SLICE_MS passes (so a stop, or the script's own timers, are seen
- * promptly): the DPDK power library's approach (l3fwd-power). Ports are
- * configured with intr_conf.rxq on the drivers known to take it without
- * failing their start (net_tap, net_memif); elsewhere the adaptive sleep
- * stays. The queue's event joins the owning thread's epoll on first use and
- * leaves it when the task releases the queue.
+ * offers RX queue interrupts it blocks in epoll on the queue's event
+ * instead, until a packet arrives or a slice of RX_INTR_SLICE_MS passes (so
+ * a stop, or the script's own timers, are seen promptly): the DPDK power
+ * library's approach (l3fwd-power). Ports are configured with intr_conf.rxq
+ * on the drivers known to take it without failing their start (net_tap,
+ * net_memif); elsewhere the adaptive sleep stays. The queue's event joins
+ * the owning thread's epoll on first use and leaves it when the task
+ * releases the queue.
  */
 #include <errno.h>
 #include <string.h>
