@@ -3,7 +3,8 @@
  * boot.c - the one composition root: what a run brings up, in order, and
  * takes down in reverse.
  *
- * Up: the writers' locks on net_pcap's tx_pcap= files, EAL (with its
+ * Up: the runtime folders of killed surge runs swept (eal.c), the
+ * writers' locks on net_pcap's tx_pcap= files, EAL (with its
  * hugepage and device fallbacks, eal.c), the run's clock, the probe field,
  * DPDK telemetry's /surge commands, the virtual default port, and the
  * callbacks lower layers notify upper ones through. Then master() runs
@@ -51,6 +52,8 @@ boot_start(const struct surge_opts *o, const char *prog)
 {
 	int rc;
 
+	/* killed runs (SIGKILL) left their runtime folders: silently swept */
+	(void)eal_sweep_dead_runs(NULL);
 	if ((rc = lock_tx_pcaps(o)) != 0 || (rc = eal_start(o, prog)) != 0)
 		return rc;
 	rt_tsc_calibrate();     /* before any lcore paces or stamps */

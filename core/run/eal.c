@@ -9,10 +9,15 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <rte_bus.h>
@@ -433,4 +438,142 @@ eal_stop(void)
 	rte_eal_cleanup();
 	if (dir[0] != '\0')
 		remove_runtime_dir(dir);
+}
+
+/* The runtime folders of earlier surge runs that were killed (SIGKILL, a
+ * crash): no exit path of theirs removed them. Removed at start-up, and only
+ * those that are surely surge's and surely dead:
+ *   - a real folder (not a symlink) named exactly surge-N, N a pid as
+ *     "%d" writes it, not this process's, owned by this user;
+ *   - no process N (kill(N, 0) fails with ESRCH);
+ *   - only what EAL puts there (plain files or sockets with EAL's names),
+ *     and no socket in it still answers (a live process in another pid
+ *     namespace, or one that reused the pid, keeps its folder).
+ * Anything else is left alone; a failure only leaves a folder behind. */
+static int
+eal_entry_name(const char *n)
+{
+	static const char *const exact[] = { "dpdk_telemetry.v2", "dpdk_telemetry.v1", "telemetry",
+					     "mp_socket", "config", "hugepage_info" };
+	static const char *const prefix[] = { "dpdk_telemetry.v2:", "mp_socket_", "fbarray_" };
+
+	for (size_t i = 0; i < RTE_DIM(exact); i++)
+		if (strcmp(n, exact[i]) == 0)
+			return 1;
+	for (size_t i = 0; i < RTE_DIM(prefix); i++)
+		if (strncmp(n, prefix[i], strlen(prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* True when a process listens on the unix socket at path (or the path is
+ * too long to try: then it counts as live). */
+static int
+socket_answers(const char *path)
+{
+	static const int types[] = { SOCK_SEQPACKET, SOCK_STREAM, SOCK_DGRAM };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return 1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	for (size_t i = 0; i < RTE_DIM(types); i++) {
+		int fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), ok;
+
+		if (fd < 0)
+			continue;
+		ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN;
+		close(fd);
+		if (ok)
+			return 1;
+	}
+	return 0;
+}
+
+/* Removes base/name when it holds only EAL's dead leftovers; 1 when removed. */
+static int
+sweep_one(int basefd, const char *base, const char *name)
+{
+	struct stat st, dst;
+	struct dirent *e;
+	char path[PATH_MAX];
+	int fd, ok = 1, removed = 0;
+	DIR *d;
+
+	if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid())
+		return 0;
+	fd = openat(basefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &dst) != 0 || dst.st_dev != st.st_dev || dst.st_ino != st.st_ino ||
+	    (d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	/* first look: everything in it must be EAL's and dead */
+	while (ok && (e = readdir(d)) != NULL) {
+		struct stat est;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		ok = eal_entry_name(e->d_name) && fstatat(fd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     (S_ISREG(est.st_mode) || S_ISSOCK(est.st_mode));
+		if (ok && S_ISSOCK(est.st_mode))
+			ok = snprintf(path, sizeof(path), "%s/%s/%s", base, name, e->d_name) <
+				     (int)sizeof(path) && !socket_answers(path);
+	}
+	if (ok) {
+		rewinddir(d);
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(fd, e->d_name, 0);
+		removed = unlinkat(basefd, name, AT_REMOVEDIR) == 0;
+	}
+	closedir(d);
+	return removed;
+}
+
+int
+eal_sweep_dead_runs(const char *base)
+{
+	char dflt[PATH_MAX];
+	struct dirent *e;
+	int fd, n = 0;
+	DIR *d;
+
+	if (base == NULL) {   /* where EAL puts its runtime folders */
+		const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+		snprintf(dflt, sizeof(dflt), "%s/dpdk",
+			 getuid() == 0 ? "/var/run" : xdg != NULL ? xdg : "/tmp");
+		base = dflt;
+	}
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char want[32];
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "surge-", 6) != 0 || e->d_name[6] < '0' || e->d_name[6] > '9')
+			continue;
+		errno = 0;
+		pid = strtol(e->d_name + 6, &end, 10);
+		if (errno != 0 || *end != '\0' || pid <= 0 || pid > INT_MAX || pid == (long)getpid())
+			continue;
+		snprintf(want, sizeof(want), "surge-%ld", pid);   /* no leading zeros, no sign */
+		if (strcmp(want, e->d_name) != 0)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		n += sweep_one(fd, base, e->d_name);
+	}
+	closedir(d);
+	return n;
 }

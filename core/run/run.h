@@ -41,6 +41,9 @@ void eal_forget(void);           /* the watchdog's exit: remove surge's own runt
 long eal_hugepages_free_mb(const char *meminfo, const char *mounts);   /* for the unit tests */
 /* the runtime folder surge made and must remove, "" when it is not surge's */
 void eal_own_runtime_dir(char *dir, size_t len);
+/* removes the runtime folders (surge-PID) of earlier runs that were killed;
+ * base NULL: EAL's (/var/run/dpdk for root). How many it removed. */
+int eal_sweep_dead_runs(const char *base);
 
 /* vm.c */
 struct lua_State *vm_new(const char *script, struct vm_mem *mem);

@@ -6,8 +6,13 @@
  * Proves: free pages of a mounted hugetlbfs count (2 MB and 1 GB pages), an
  * unmounted hugetlbfs, missing files and a meminfo without hugepage lines
  * all count as 0 MB, so surge falls back to --no-huge instead of failing.
+ * The start-up sweep (eal_sweep_dead_runs) removes a dead run's surge-PID
+ * folder holding EAL's files, and nothing else: not a live pid's, not this
+ * process's, not other names, not a symlink, not a folder with a file EAL
+ * does not make or a socket that still answers.
  * No EAL is started.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -158,6 +166,114 @@ test_no_hugepage_lines(void **state)
 	assert_int_equal(eal_hugepages_free_mb(meminfo, mounts), 0);
 }
 
+/* snprintf that fails the test on truncation (the paths here are short) */
+static void __attribute__((format(printf, 3, 4)))
+fmt(char *buf, size_t len, const char *f, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(buf, len, f, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < len);
+}
+
+/* base/name as a folder holding the given entries (NULL-ended). */
+static void
+make_run_dir(const char *base, const char *name, const char *const *files)
+{
+	char path[PATH_MAX];
+
+	fmt(path, sizeof(path), "%s/%s", base, name);
+	assert_int_equal(mkdir(path, 0700), 0);
+	for (; files != NULL && *files != NULL; files++) {
+		fmt(path, sizeof(path), "%s/%s/%s", base, name, *files);
+		write_file(path, "");
+	}
+}
+
+static int
+exists(const char *base, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	fmt(path, sizeof(path), "%s/%s", base, name);
+	return lstat(path, &st) == 0;
+}
+
+static void
+test_sweep(void **state)
+{
+	static const char *const eal_files[] = { "dpdk_telemetry.v2", NULL };
+	static const char *const odd_files[] = { "dpdk_telemetry.v2", "notes.txt", NULL };
+	char base[PATH_MAX], live[32], self[32], path[PATH_MAX], target[PATH_MAX];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd;
+
+	(void)state;
+	fmt(base, sizeof(base), "%s/dpdk", dir);
+	assert_int_equal(mkdir(base, 0700), 0);
+	/* pid_max is at most 4194304: these pids do not exist */
+	make_run_dir(base, "surge-99999901", eal_files);        /* dead, EAL's files: removed */
+	make_run_dir(base, "surge-99999902", NULL);             /* dead, empty: removed */
+	make_run_dir(base, "surge-99999903", odd_files);        /* a file EAL does not make */
+	make_run_dir(base, "notsurge-99999904", eal_files);
+	make_run_dir(base, "surge-99999905x", eal_files);
+	make_run_dir(base, "surge-099999906", eal_files);       /* not how a pid is written */
+	make_run_dir(base, "rte", eal_files);
+	fmt(live, sizeof(live), "surge-%d", (int)getppid());
+	make_run_dir(base, live, eal_files);                    /* a live process's */
+	fmt(self, sizeof(self), "surge-%d", (int)getpid());
+	make_run_dir(base, self, eal_files);                    /* this process's */
+	/* a symlink named like a dead run's, to a folder of EAL's files */
+	make_run_dir(dir, "elsewhere", eal_files);
+	fmt(target, sizeof(target), "%s/elsewhere", dir);
+	fmt(path, sizeof(path), "%s/surge-99999907", base);
+	assert_int_equal(symlink(target, path), 0);
+	/* a dead pid's folder whose telemetry socket still answers */
+	make_run_dir(base, "surge-99999908", NULL);
+	fmt(sa.sun_path, sizeof(sa.sun_path), "%s/surge-99999908/dpdk_telemetry.v2", base);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	/* one whose socket is gone (bound, then closed): removed */
+	make_run_dir(base, "surge-99999909", NULL);
+	{
+		struct sockaddr_un sb = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+		fmt(sb.sun_path, sizeof(sb.sun_path), "%s/surge-99999909/dpdk_telemetry.v2", base);
+		assert_int_equal(bind(fd, (struct sockaddr *)&sb, sizeof(sb)), 0);
+		assert_int_equal(listen(fd, 1), 0);
+		close(fd);
+	}
+
+	assert_int_equal(eal_sweep_dead_runs(base), 3);
+	assert_false(exists(base, "surge-99999901"));
+	assert_false(exists(base, "surge-99999902"));
+	assert_false(exists(base, "surge-99999909"));
+	assert_true(exists(base, "surge-99999903"));
+	assert_true(exists(base, "notsurge-99999904"));
+	assert_true(exists(base, "surge-99999905x"));
+	assert_true(exists(base, "surge-099999906"));
+	assert_true(exists(base, "rte"));
+	assert_true(exists(base, live));
+	assert_true(exists(base, self));
+	assert_true(exists(base, "surge-99999907"));
+	assert_true(exists(dir, "elsewhere/dpdk_telemetry.v2"));
+	assert_true(exists(base, "surge-99999908/dpdk_telemetry.v2"));
+	/* a second sweep finds nothing more; a missing base is no error */
+	assert_int_equal(eal_sweep_dead_runs(base), 0);
+	fmt(path, sizeof(path), "%s/nowhere", dir);
+	assert_int_equal(eal_sweep_dead_runs(path), 0);
+	close(lfd);
+	fmt(path, sizeof(path), "rm -rf '%s' '%s'", base, target);
+	assert_int_equal(system(path), 0);
+}
+
 int
 main(void)
 {
@@ -167,6 +283,7 @@ main(void)
 		cmocka_unit_test(test_not_mounted),
 		cmocka_unit_test(test_missing_files),
 		cmocka_unit_test(test_no_hugepage_lines),
+		cmocka_unit_test(test_sweep),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
