@@ -37,10 +37,13 @@ void boot_abandon(void);         /* failed start-up: undo what came up */
 int eal_start(const struct surge_opts *opts, const char *prog);
 int eal_default_port(const struct surge_opts *o);   /* none found: the virtual sink */
 void eal_stop(void);
-void eal_forget(void);           /* the watchdog's exit: remove surge's own runtime folder */
 long eal_hugepages_free_mb(const char *meminfo, const char *mounts);   /* for the unit tests */
+
+/* run_dir.c */
+void eal_forget(void);           /* the watchdog's exit: remove surge's own runtime folder */
 /* the runtime folder surge made and must remove, "" when it is not surge's */
 void eal_own_runtime_dir(char *dir, size_t len);
+void eal_remove_runtime_dir(const char *dir);
 /* removes the runtime folders (surge-PID) of earlier runs that were killed;
  * base NULL: EAL's (/var/run/dpdk for root). How many it removed. */
 int eal_sweep_dead_runs(const char *base);
