@@ -39,6 +39,8 @@ int eal_default_port(const struct surge_opts *o);   /* none found: the virtual s
 void eal_stop(void);
 void eal_forget(void);           /* the watchdog's exit: remove surge's own runtime folder */
 long eal_hugepages_free_mb(const char *meminfo, const char *mounts);   /* for the unit tests */
+/* the CPUs the process could run on before EAL pinned it: "0-3,6" */
+void eal_startup_cpus(char *buf, size_t len);
 /* the runtime folder surge made and must remove, "" when it is not surge's */
 void eal_own_runtime_dir(char *dir, size_t len);
 
@@ -51,6 +53,8 @@ int vm_call_entry(struct lua_State *L, const char *module, int nargs, const char
 /* task.c */
 int tasks_stop_and_wait(void);
 int tasks_running(void);         /* counts, and reaps finished ones (main lcore) */
+/* the "(give more with --lcores ...)" of a launch with no free lcore */
+void task_lcore_hint(char *buf, size_t len, unsigned lcores, unsigned max, const char *cpus);
 
 /* master.c */
 int master_run(const char *script, int argc, char **argv);
