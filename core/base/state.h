@@ -218,6 +218,7 @@ struct runtime {
 	struct series series;         /* series.c */
 	volatile int signal;          /* the signal that stopped the run */
 	char file_prefix[64];         /* run/eal.c: EAL's --file-prefix */
+	char startup_cpus[256];       /* run/eal.c: the CPUs it could run on before EAL, "0-3,6" */
 	char json_stdout[32];         /* --output -: /dev/fd/N, the real stdout */
 	/* live control (front/repl.c, front/socket.c): main lcore only */
 	int interactive;              /* a prompt is open: a failed task does not stop the run */

@@ -7,9 +7,11 @@
  * --no-huge itself, and with no device named and none found it probes the
  * virtual sink net_null0 (no-rx=1). Each says so in one line.
  */
+#define _GNU_SOURCE       /* sched_getaffinity, CPU_ISSET */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +284,56 @@ capture_end(struct capture *c, int failed, char *why, size_t whylen)
 	fclose(c->tmp);
 }
 
+/* "0-3,8,10-11", as Linux writes Cpus_allowed_list and --lcores reads a
+ * CPU set; cut short (never mid-number) when buf is too small. */
+static void
+cpu_list_format(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		int last = c;
+		char item[32];
+		size_t n;
+
+		if (!CPU_ISSET(c, set))
+			continue;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+			last++;
+		n = last > c ? (size_t)snprintf(item, sizeof(item), "%s%d-%d", at ? "," : "", c, last)
+			     : (size_t)snprintf(item, sizeof(item), "%s%d", at ? "," : "", c);
+		if (at + n >= len)
+			break;
+		memcpy(buf + at, item, n + 1);
+		at += n;
+		c = last;
+	}
+}
+
+/* The CPUs this process may run on, as it started, into the run context:
+ * EAL pins the main thread to lcore 0's CPUs, so it is read before
+ * rte_eal_init (the "no free lcore" hint names them). */
+static void
+startup_cpus_read(void)
+{
+	char *buf = rt()->startup_cpus;
+	size_t len = sizeof(rt()->startup_cpus);
+	cpu_set_t set;
+	long online;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+		cpu_list_format(&set, buf, len);
+		return;
+	}
+	online = sysconf(_SC_NPROCESSORS_ONLN);
+	if (online > 1)
+		snprintf(buf, len, "0-%ld", online - 1);
+	else
+		snprintf(buf, len, "0");
+}
+
 int
 eal_start(const struct surge_opts *o, const char *prog)
 {
@@ -300,6 +352,7 @@ eal_start(const struct surge_opts *o, const char *prog)
 		char why[256];
 
 		memcpy(copy, argv, sizeof(copy));
+		startup_cpus_read();
 		capture_begin(&cap);
 		rc = rte_eal_init(argc, copy);
 		capture_end(&cap, rc < 0, why, sizeof(why));

@@ -57,6 +57,8 @@ int vm_call_entry(struct lua_State *L, const char *module, int nargs, const char
 /* task.c */
 int tasks_stop_and_wait(void);
 int tasks_running(void);         /* counts, and reaps finished ones (main lcore) */
+/* the "(give more with --lcores ...)" of a launch with no free lcore */
+void task_lcore_hint(char *buf, size_t len, unsigned lcores, unsigned max, const char *cpus);
 
 /* master.c */
 int master_run(const char *script, int argc, char **argv);

@@ -105,11 +105,27 @@ task_main(void *arg)
 	return 0;
 }
 
+/* What to do when every worker lcore is busy, in parentheses: one lcore
+ * more than the `lcores` there are now, on the CPUs this process may run on
+ * (`cpus`, a --lcores CPU set), or, with `max` (RTE_MAX_LCORE) there
+ * already, that no more can be given. Pure, for the unit tests. */
+void
+task_lcore_hint(char *buf, size_t len, unsigned lcores, unsigned max, const char *cpus)
+{
+	if (lcores >= max)
+		snprintf(buf, len, "(and no more lcores can be given: %u is the most DPDK allows, "
+			 "RTE_MAX_LCORE; stop a task first)", max);
+	else
+		snprintf(buf, len, "(give more with --lcores, e.g. --lcores '(0-%u)@(%s)')",
+			 lcores, cpus != NULL && cpus[0] != '\0' ? cpus : "0");
+}
+
 int
 surge_task_launch(const char *fn, const char *args, size_t len)
 {
 	struct runtime *r = rt();
 	unsigned id, workers = 0;
+	char hint[320];
 
 	if (!surge_is_main())
 		return rt_error(-EPERM, "surge.launch() is for master(); tasks cannot start tasks");
@@ -140,9 +156,9 @@ surge_task_launch(const char *fn, const char *args, size_t len)
 		}
 		return (int)id;
 	}
-	return rt_error(-EBUSY, "no free lcore for task '%s': all %u worker lcores are busy "
-			"(give more with --lcores, e.g. --lcores '(0-%u)@(0-%u)')",
-			fn, workers, workers + 1, rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 0);
+	task_lcore_hint(hint, sizeof(hint), rte_lcore_count(), RTE_MAX_LCORE, r->startup_cpus);
+	return rt_error(-EBUSY, "no free lcore for task '%s': all %u worker lcores are busy %s",
+			fn, workers, hint);
 }
 
 /* Counts running tasks and reaps finished ones so their lcore can be reused

@@ -116,7 +116,10 @@ function Parser:help()
   out[#out + 1] = "\noptions:"
   for _, o in ipairs(self.list) do
     local left = o.kind == "flag" and o.name or (o.name .. " " .. o.kind:upper())
-    local def = (o.kind ~= "flag" and o.default ~= nil) and (" (default " .. tostring(o.default) .. ")") or ""
+    -- no default (nil) and the empty string alike show none: "" is how an
+    -- option says "not given", and its help says what that does
+    local def = (o.kind ~= "flag" and o.default ~= nil and o.default ~= "")
+      and (" (default " .. tostring(o.default) .. ")") or ""
     out[#out + 1] = ("  %-24s %s%s"):format(left, o.help, def)
   end
   out[#out + 1] = ("  %-24s %s"):format("--help", "this text")

@@ -123,4 +123,15 @@ done
 check_match "SCRIPT --help shows defaults" '--size INTEGER.*\(default 60\)' "$OUT"
 check_nomatch "SCRIPT --help starts no DPDK (no EAL or summary lines)" '^EAL:|summary|virtual sink' "$OUT
 $ERR"
+
+echo "# SCENARIO --help: an option with no default (\"\") shows no (default ...) part"
+run_surge 30 run flood --help
+check "SCENARIO --help exits 0" 0 "$RC"
+check "SCENARIO --help: --rate, no default: the exact line" \
+  "  --rate STRING            total offered rate (empty: as fast as surge can)" \
+  "$(printf '%s\n' "$OUT" | grep -- '^  --rate ')"
+check "SCENARIO --help: --trial, a default: the exact line" \
+  "  --trial NUMBER           seconds of flooding (default 2)" \
+  "$(printf '%s\n' "$OUT" | grep -- '^  --trial ')"
+check "SCENARIO --help: no empty (default ) anywhere" "" "$(printf '%s\n' "$OUT" | grep -F '(default )')"
 finish

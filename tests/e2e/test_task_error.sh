@@ -82,4 +82,25 @@ check_nomatch "long path: the traceback keeps the script's frames whole" '^\s*\.
 run_surge 60 run --no-huge -q "$LONG/syntax_error.lua"
 check_true "long path: syntax error names the whole path" "$(first_err)" \
   grep -q "^$LONG/syntax_error\.lua:[0-9]*:" <<<"$(first_err)"
+
+echo "# (g) more tasks than worker lcores: the hint names an lcore count DPDK takes, on CPUs there are"
+S=$SCRIPTS/many_tasks.lua
+L=$(line_of many_tasks.lua LAUNCH_LINE)
+CPUS=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)   # what surge may run on too
+CPU0=${CPUS%%[-,]*}
+MAX_LCORE=$(for d in $(pkg-config --cflags-only-I libdpdk 2>/dev/null | sed 's/-I//g'); do
+  sed -n 's/^#define RTE_MAX_LCORE \([0-9]*\).*/\1/p' "$d/rte_build_config.h" 2>/dev/null; done | head -1)
+MAX_LCORE=${MAX_LCORE:-128}
+# 6 lcores all on one CPU: one more is 7 (ids 0-6), on the CPUs the process has, not 0-5
+run_surge 60 run --no-huge -q --stats-interval 0 --lcores "(0-5)@$CPU0" "$S"
+check_user_error "6 lcores busy"
+BUSY="$S:$L: no free lcore for task 'spin': all"
+check "6 lcores busy: stderr line 1 suggests 7 lcores on CPUs $CPUS" \
+  "$BUSY 5 worker lcores are busy (give more with --lcores, e.g. --lcores '(0-6)@($CPUS)')" "$(first_err)"
+# as many lcores as DPDK allows (ids 0-$((MAX_LCORE - 1)) on one CPU): no suggestion past it
+run_surge 120 run --no-huge -q --stats-interval 0 --lcores "(0-$((MAX_LCORE - 1)))@$CPU0" "$S"
+check_user_error "$MAX_LCORE lcores busy"
+check "$MAX_LCORE lcores busy: stderr line 1 says no more can be given" \
+  "$BUSY $((MAX_LCORE - 1)) worker lcores are busy (and no more lcores can be given:\
+ $MAX_LCORE is the most DPDK allows, RTE_MAX_LCORE; stop a task first)" "$(first_err)"
 finish

@@ -79,6 +79,19 @@ function T.help_lists_options()
   local text = p:help()
   assert(text:match("%-%-size INTEGER%s+frame size %(default 60%)"), text)
   assert(text:match("%-%-verbose%s+chatty"), text)
+  -- the exact lines: a default shown; none (nil) and the empty string show no "(default ...)"
+  p:option("--count", "packets to send", nil, "integer >=0")
+  p:option("--pcap", "file to write (empty: none)", "")
+  text = p:help()
+  local lines = {}
+  for l in text:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  local function line(name)
+    for _, l in ipairs(lines) do if l:find("  " .. name .. " ", 1, true) == 1 then return l end end
+  end
+  assert(line("--size") == "  --size INTEGER           frame size (default 60)", line("--size"))
+  assert(line("--dst") == "  --dst STRING             destination (default 10.0.0.2)", line("--dst"))
+  assert(line("--count") == "  --count INTEGER          packets to send", line("--count"))
+  assert(line("--pcap") == "  --pcap STRING            file to write (empty: none)", line("--pcap"))
   local out = {}
   local real = print
   print = function(s) out[#out + 1] = s end -- luacheck: ignore
