@@ -5,7 +5,9 @@
 # with one step per histogram bucket; RFC 2544 and load-latency scenario
 # tables get their charts; -o OUT.png gives a PNG; no EAL is started; a
 # missing gnuplot, a missing file and a file that is not results each give
-# one clear line.
+# one clear line; a hostile results file (a newline and a gnuplot command in
+# any string that is drawn) is drawn and runs nothing; the temporary folder
+# is made in $TMPDIR and removed.
 . "$(dirname "$0")/lib.sh"
 need_cmd gnuplot
 need_cmd python3
@@ -107,6 +109,69 @@ done <<'EOF'
 "scenarios": {"mine": {"rows": [{"a": 1}], "plot": {"x": "a", "y": [3]}}}|scenarios.mine.plot.y[1] is not a field name or a list of them
 "scenarios": [1]|scenarios is not an object
 EOF
+# a hostile results file: a results file is data, so a string in it (scenario
+# name, plot title / xlabel / ylabel, a field name on an axis or in a key)
+# with a newline and a gnuplot command after it is drawn with the newline as
+# a space and runs nothing: no system(), no `set output` elsewhere. One field
+# at a time (gnuplot stops at its first error, which would hide the next).
+hostile() {  # hostile FIELD PAYLOAD OUT.json: the flood run's file plus one table
+  python3 - "$TMP/flood.json" "$3" "$1" "$2" "$SURGE_SRC/docs/results.schema.json" <<'PY'
+import json, sys
+import jsonschema
+src, dst, field, bad = sys.argv[1:5]
+r = json.load(open(src))
+name = bad if field == "name" else "mine"
+x = bad if field == "x" else "load"
+y = bad if field == "y" else "p99_ns"
+plot = {"x": x, "y": [y]}
+for k in ("title", "xlabel", "ylabel"):
+    if field == k:
+        plot[k] = bad
+r["scenarios"] = {name: {"rows": [{x: v, y: 10 * v} for v in (1, 2, 3)], "plot": plot}}
+jsonschema.validate(r, json.load(open(sys.argv[5])))
+json.dump(r, open(dst, "w"))
+PY
+}
+for field in name title xlabel ylabel x y; do
+  for how in system output; do
+    mark="$TMP/pwned_${field}_$how"
+    case $how in
+      system) bad="$field"$'\n'"system(\"touch $mark\")"$'\n#' ;;
+      output) bad="$field'"$'\r\n'"unset multiplot; set output \"$mark\""$'\n'"plot 1"$'\n#' ;;
+    esac
+    hostile "$field" "$bad" "$TMP/hostile.json" || { check "hostile $field ($how): file made" 0 1; continue; }
+    rm -f "$TMP/hostile.svg"
+    run_surge 30 plot "$TMP/hostile.json" -o "$TMP/hostile.svg"
+    check "hostile $field ($how): exit 0, nothing on stderr" "0 " "$RC $ERR"
+    check "hostile $field ($how): no gnuplot command ran (no $mark)" no "$([ -e "$mark" ] && echo yes || echo no)"
+    check "hostile $field ($how): the SVG drawn, the port's series and the table's" "TX	$N
+RX	$N
+$([ "$field" = y ] && printf '%s' "${bad//[$'\r\n']/ }" || echo p99_ns)	3" \
+      "$($SERIES "$TMP/hostile.svg")"
+    check "hostile $field ($how): one line on stdout" 1 "$(printf '%s\n' "$OUT" | wc -l)"
+  done
+done
+# the title as drawn: the newline is a space, the text otherwise as it reads
+hostile title $'two\nlines' "$TMP/hostile.json"
+run_surge 30 plot "$TMP/hostile.json" -o "$TMP/hostile.svg"
+check "hostile title: drawn on one line, the newline a space" 1 "$(grep -c '<text>two lines</text>' "$TMP/hostile.svg")"
+check "hostile title: said on one line" "surge: wrote $TMP/hostile.svg: port 0: rate over time ($N points); two lines (3 points)" "$OUT"
+# an output name with a control character: refused (it would be another file)
+run_surge 10 plot "$TMP/flood.json" -o "$TMP/a"$'\n'"b.svg"
+check "output name with a newline: exit 2, one line" "2 1" "$RC $(printf '%s\n' "$ERR" | wc -l)"
+check_match "output name with a newline: says so" "the output's name has a control character" "$ERR"
+
+# the temporary folder: made by mkdtemp in $TMPDIR, gone afterwards; a
+# TMPDIR where none can be made gives one line
+mkdir "$TMP/tmpd"
+TMPDIR=$TMP/tmpd run_surge 30 plot "$TMP/flood.json" -o "$TMP/tmpd.svg"
+check "TMPDIR: exit 0, the SVG drawn" "0 yes" "$RC $([ -s "$TMP/tmpd.svg" ] && echo yes || echo no)"
+check "TMPDIR: nothing left behind in it" "" "$(ls -A "$TMP/tmpd")"
+TMPDIR=$TMP/no-such-dir run_surge 30 plot "$TMP/flood.json" -o "$TMP/nodir.svg"
+check "TMPDIR missing: exit 1, one line" \
+  "1 surge plot: cannot make a temporary folder: $TMP/no-such-dir/surge-plot.XXXXXX: No such file or directory" "$RC $ERR"
+check "TMPDIR missing: nothing drawn" no "$([ -e "$TMP/nodir.svg" ] && echo yes || echo no)"
+
 ERR=$(timeout 10 env PATH=/nonexistent-r11 "$SURGE" plot "$TMP/lat.json" 2>&1)
 check "no gnuplot: exit 1" 1 "$?"
 check "no gnuplot: one line naming the package" "surge plot: gnuplot not found: install the Debian package gnuplot-nox" "$ERR"

@@ -49,7 +49,35 @@ local function have_gnuplot()
   return sh("command -v gnuplot >/dev/null 2>&1")
 end
 
-local function quote(s) return "'" .. tostring(s):gsub("'", "''") .. "'" end
+-- A results file is data: every string that reaches the gnuplot script (a
+-- title, a label, a field name, a file name) goes through quote(), and
+-- nothing else from the file does but numbers (docs/guarantees.md). Inside a
+-- gnuplot single-quoted string only '' is special (no backquote, no @macro,
+-- no backslash escape), but a newline or CR ends the command line, so the
+-- control bytes (< 0x20 and 0x7f) become spaces: text drawn as it reads.
+local function clean(s) return (tostring(s):gsub("%c", " ")) end
+local function quote(s) return "'" .. clean(s):gsub("'", "''") .. "'" end
+-- a shell word, for the commands run through os.execute
+local function shquote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- A fresh private folder for the data files and the script, made in one
+-- step by mkdtemp(3) (mode 0700; no name another user could take first).
+local ffi = require "ffi"
+for _, decl in ipairs({ "char *mkdtemp(char *template);", "char *strerror(int errnum);" }) do
+  pcall(ffi.cdef, decl)
+end
+local function temp_folder()
+  local base = os.getenv("TMPDIR")
+  if not base or base == "" then base = "/tmp" end
+  local function cannot(why) fail("surge plot: cannot make a temporary folder: " .. why) end
+  if base:find("%c") then cannot("TMPDIR has a control character") end
+  local template = base:gsub("/+$", "") .. "/surge-plot.XXXXXX"
+  local buf = ffi.new("char[?]", #template + 1, template)
+  if ffi.C.mkdtemp(buf) == nil then
+    cannot(("%s: %s"):format(template, ffi.string(ffi.C.strerror(ffi.errno()))))
+  end
+  return ffi.string(buf)
+end
 
 -- A data file of rows of numbers, written to the run's temporary folder.
 local function data_file(dir, name, rows)
@@ -82,8 +110,8 @@ local function rate_charts(res, dir, charts)
     local f = data_file(dir, "port" .. p, by_port[p])
     charts[#charts + 1] = {
       title = ("port %d: rate over time"):format(p), xlabel = "time (s)", ylabel = "Mpps",
-      plots = { { file = f, using = "1:2", with = "linespoints", title = "TX" },
-                { file = f, using = "1:3", with = "linespoints", title = "RX" } },
+      plots = { { file = f, column = 2, with = "linespoints", title = "TX" },
+                { file = f, column = 3, with = "linespoints", title = "RX" } },
       points = #by_port[p],
     }
   end
@@ -107,7 +135,7 @@ local function latency_charts(res, dir, charts)
         xrange = ("[%.0f:%.0f]"):format(lo, hi), xformat = "%.0f",
         title = ("latency receiver %d: CDF (%d probes, p50 %.0f ns, p99 %.0f ns)"):format(l.id, l.probes, l.p50_ns, l.p99_ns),
         xlabel = "latency (ns)", ylabel = "fraction of probes", logx = true, yrange = "[0:1.02]",
-        plots = { { file = f, using = "1:2", with = "steps", title = ("receiver %d"):format(l.id) } },
+        plots = { { file = f, column = 2, with = "steps", title = ("receiver %d"):format(l.id) } },
         points = #rows,
       }
     end
@@ -163,7 +191,7 @@ local function scenario_charts(res, dir, charts)
             local used
             for _, r in ipairs(rows) do local _, n = field(r, y); used = used or n end
             if used then
-              plots[#plots + 1] = { file = f, using = ("1:%d"):format(j + 1), with = "linespoints", title = used }
+              plots[#plots + 1] = { file = f, column = j + 1, with = "linespoints", title = used }
             end
           end
           if #plots > 0 then
@@ -274,6 +302,7 @@ local function script_text(charts, out, png)
   s[#s + 1] = "set datafile missing 'nan'"
   s[#s + 1] = ("set multiplot layout %d,1"):format(#charts)
   for _, c in ipairs(charts) do
+    -- numbers and the constants above; every string through quote()
     s[#s + 1] = "set title " .. quote(c.title) .. " noenhanced"
     s[#s + 1] = "set xlabel " .. quote(c.xlabel or "")
     s[#s + 1] = "set ylabel " .. quote(c.ylabel or "")
@@ -284,7 +313,8 @@ local function script_text(charts, out, png)
     s[#s + 1] = "set format x " .. quote(c.xformat or "% h")
     local parts = {}
     for _, p in ipairs(c.plots) do
-      parts[#parts + 1] = ("%s using %s with %s title %s noenhanced"):format(quote(p.file), p.using, p.with, quote(p.title))
+      parts[#parts + 1] = ("%s using 1:%d with %s title %s noenhanced"):format(
+        quote(p.file), p.column, p.with, quote(p.title))
     end
     s[#s + 1] = "plot " .. table.concat(parts, ", ")
   end
@@ -303,7 +333,12 @@ function M.plot(file, out)
   end
   out = out or (file:gsub("%.json$", "") .. ".svg")
   local png = out:match("%.png$") ~= nil
-  if not png and not out:match("%.svg$") then misuse(("surge plot: -o %s: the output must end in .svg or .png"):format(out)) end
+  if not png and not out:match("%.svg$") then
+    misuse(("surge plot: -o %s: the output must end in .svg or .png"):format(clean(out)))
+  end
+  if out:find("%c") then
+    misuse(("surge plot: -o %s: the output's name has a control character"):format(clean(out)))
+  end
   local text = read_text(file)
   if text:match("^%s*$") then fail(("surge plot: %s: empty file"):format(file)) end
   -- what surge writes for --output run.csv: the rate series only
@@ -317,29 +352,33 @@ function M.plot(file, out)
     fail(("surge plot: %s is not a surge results file (no \"schema\": \"surge-results\")"):format(file))
   end
   local why = shape(res)
-  if why then fail(("surge plot: %s: not as surge writes it: %s"):format(file, why)) end
+  if why then fail(("surge plot: %s: not as surge writes it: %s"):format(file, clean(why))) end
   if not have_gnuplot() then fail("surge plot: gnuplot not found: install the Debian package gnuplot-nox") end
-  local dir = os.tmpname()
-  os.remove(dir)
-  assert(sh("mkdir -p " .. quote(dir)), "surge plot: cannot make a temporary folder")
-  local charts = {}
-  rate_charts(res, dir, charts)
-  latency_charts(res, dir, charts)
-  scenario_charts(res, dir, charts)
-  if #charts == 0 then
-    os.execute("rm -rf " .. quote(dir))
-    fail(("surge plot: %s has nothing to draw (no series, latency or scenario rows)"):format(file))
+  local dir = temp_folder()
+  -- the folder goes whatever happens in between (an error included)
+  local done, ok, etext, charts = pcall(function()
+    local drawn = {}
+    rate_charts(res, dir, drawn)
+    latency_charts(res, dir, drawn)
+    scenario_charts(res, dir, drawn)
+    if #drawn == 0 then
+      fail(("surge plot: %s has nothing to draw (no series, latency or scenario rows)"):format(file))
+    end
+    local gp = dir .. "/plot.gp"
+    local g = assert(io.open(gp, "w"))
+    g:write(script_text(drawn, out, png))
+    g:close()
+    local ran = sh(("gnuplot %s 2>%s"):format(shquote(gp), shquote(dir .. "/err")))
+    local e = io.open(dir .. "/err")
+    local text = e and e:read("*a") or ""
+    if e then e:close() end
+    return ran, text, drawn
+  end)
+  os.execute("rm -rf " .. shquote(dir))
+  if not done then error(ok, 0) end
+  if not ok then
+    fail(("surge plot: gnuplot failed: %s"):format(clean(etext:match("[^\n]*%S[^\n]*") or "?")))
   end
-  local gp = dir .. "/plot.gp"
-  local g = assert(io.open(gp, "w"))
-  g:write(script_text(charts, out, png))
-  g:close()
-  local ok = sh(("gnuplot %s 2>%s"):format(quote(gp), quote(dir .. "/err")))
-  local e = io.open(dir .. "/err")
-  local etext = e and e:read("*a") or ""
-  if e then e:close() end
-  os.execute("rm -rf " .. quote(dir))
-  if not ok then fail(("surge plot: gnuplot failed: %s"):format(etext:match("[^\n]*%S[^\n]*") or "?")) end
   return out, charts
 end
 
@@ -353,7 +392,7 @@ function M.main(file, argv)
   cli = false
   if not ok then error(path, 0) end
   local titles = {}
-  for _, c in ipairs(charts) do titles[#titles + 1] = ("%s (%d points)"):format(c.title, c.points) end
+  for _, c in ipairs(charts) do titles[#titles + 1] = ("%s (%d points)"):format(clean(c.title), c.points) end
   print(("surge: wrote %s: %s"):format(path, table.concat(titles, "; ")))
   return 0
 end
