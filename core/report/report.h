@@ -28,5 +28,6 @@ void stats_summary(void);
 
 /* telemetry.c */
 int telemetry_register(void);
+void telemetry_close(void);  /* tear-down begins: /surge commands answer -EINVAL */
 
 #endif /* SURGE_REPORT_H */

@@ -12,9 +12,19 @@
  * DPDK 22.11 nests only arrays in a dict, so replies are flat dicts with
  * keys like tx0_packets; rates are integers (pps, bit/s, ns), percentages
  * integers, gauges strings ("%g").
+ *
+ * DPDK 22.11 cannot unregister a command, and its telemetry threads live
+ * until the process exits: a client may ask while the run tears down
+ * (ports closed, latency receivers and pools freed, EAL cleaned up, the run
+ * context freed). So every command runs behind one gate that outlives the
+ * run context: a static mutex and an open flag. telemetry_close() (the first
+ * step of the tear-down) shuts it while holding the mutex, so it waits for a
+ * command in progress; after it every command answers -EINVAL and reads
+ * nothing of the run.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,6 +35,9 @@
 #include <rte_telemetry.h>
 
 #include "report.h"
+
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+static int gate_open;          /* under gate: the run's state may be read */
 
 static void
 put(struct rte_tel_data *d, const char *prefix, int idx, const char *name, uint64_t v)
@@ -200,6 +213,33 @@ cmd_counters(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* Each command behind the gate (telemetry_cb has no user data: one
+ * wrapper per command). */
+#define GATED(fn) \
+	static int \
+	gated_##fn(const char *cmd, const char *params, struct rte_tel_data *d) \
+	{ \
+		int rc = -EINVAL; \
+		pthread_mutex_lock(&gate); \
+		if (gate_open && rt_current != NULL) \
+			rc = fn(cmd, params, d); \
+		pthread_mutex_unlock(&gate); \
+		return rc; \
+	}
+GATED(cmd_info)
+GATED(cmd_tasks)
+GATED(cmd_queues)
+GATED(cmd_latency)
+GATED(cmd_counters)
+
+void
+telemetry_close(void)
+{
+	pthread_mutex_lock(&gate);
+	gate_open = 0;
+	pthread_mutex_unlock(&gate);
+}
+
 int
 telemetry_register(void)
 {
@@ -208,14 +248,17 @@ telemetry_register(void)
 		telemetry_cb fn;
 		const char *help;
 	} cmds[] = {
-		{ "/surge/info", cmd_info, "surge version, pid, TSC Hz, running tasks. No parameters" },
-		{ "/surge/tasks", cmd_tasks, "tasks per lcore: function, state, busy/idle cycles, idle %. No parameters" },
-		{ "/surge/queues", cmd_queues, "surge's per-queue counters and pacer rates. Parameters: port id" },
-		{ "/surge/latency", cmd_latency, "latency receivers (no parameter) or one summary. Parameters: receiver id" },
-		{ "/surge/counters", cmd_counters, "the scripts' custom counters and gauges. No parameters" },
+		{ "/surge/info", gated_cmd_info, "surge version, pid, TSC Hz, running tasks. No parameters" },
+		{ "/surge/tasks", gated_cmd_tasks, "tasks per lcore: function, state, busy/idle cycles, idle %. No parameters" },
+		{ "/surge/queues", gated_cmd_queues, "surge's per-queue counters and pacer rates. Parameters: port id" },
+		{ "/surge/latency", gated_cmd_latency, "latency receivers (no parameter) or one summary. Parameters: receiver id" },
+		{ "/surge/counters", gated_cmd_counters, "the scripts' custom counters and gauges. No parameters" },
 	};
 	int rc = 0;
 
+	pthread_mutex_lock(&gate);
+	gate_open = 1;
+	pthread_mutex_unlock(&gate);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		rc |= rte_telemetry_register_cmd(cmds[i].name, cmds[i].fn, cmds[i].help);
 	return rc != 0 ? -EINVAL : 0;

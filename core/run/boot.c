@@ -9,7 +9,8 @@
  * DPDK telemetry's /surge commands, the virtual default port, and the
  * callbacks lower layers notify upper ones through. Then master() runs
  * with the monitor watching. Down: every task stopped and joined (in
- * master.c), the summary, the ports closed (draining what is still
+ * master.c), the summary, the /surge telemetry commands shut (they answer
+ * -EINVAL from then on: DPDK cannot unregister them), the ports closed (draining what is still
  * queued), the pcap files closed, every pool proved full again, EAL
  * cleaned up. A leak or a failed task is a failed run.
  */
@@ -71,6 +72,7 @@ boot_start(const struct surge_opts *o, const char *prog)
 void
 boot_abandon(void)
 {
+	telemetry_close();
 	if (rt()->eal_up)
 		eal_stop();      /* started, then a device failed: no runtime folder left */
 }
@@ -100,6 +102,9 @@ boot_run(const struct surge_opts *o)
 int
 boot_finish(int rc)
 {
+	/* before anything is freed: DPDK's telemetry thread may be inside a
+	 * /surge command (it waits for it) and asks on until the process ends */
+	telemetry_close();
 	if (ports_close_all() > 0 && rc == 0)
 		rc = 1;
 	if (pcap_close_all() > 0 && rc == 0)

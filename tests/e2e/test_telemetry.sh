@@ -71,4 +71,69 @@ ethdev >= surge True" "$CMP"
 wait "$TPID"
 check "run ends with exit 0" 0 "$?"
 check "the prefix's folder is gone after the run" absent "$([ -e "/var/run/dpdk/$PREFIX" ] && echo present || echo absent)"
+
+# hammer SOCK PID: three connections ask /surge/... in a loop, reconnecting,
+# until surge (PID) is gone; prints how many replies came
+cat >"$TMP/hammer.py" <<'PY'
+import os, socket, sys, threading, time
+sock, pid = sys.argv[1], int(sys.argv[2])
+cmds = [b"/surge/info", b"/surge/tasks", b"/surge/queues,0", b"/surge/latency,0",
+        b"/surge/latency", b"/surge/counters"]
+replies = [0]
+def alive():
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+def worker():
+    deadline = time.time() + 20
+    while alive() and time.time() < deadline:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.connect(sock)
+            s.recv(16384)
+            while True:
+                for c in cmds:
+                    s.send(c)
+                    if not s.recv(16384):
+                        raise OSError
+                    replies[0] += 1
+        except OSError:
+            time.sleep(0.001)
+ts = [threading.Thread(target=worker) for _ in range(3)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(replies[0])
+PY
+RUNS=6
+GOOD=0
+TALKED=0
+for i in $(seq 1 $RUNS); do
+  P=surge-r11tex-$$-$i
+  timeout -k 5 30 "$SURGE" run --no-huge --file-prefix "$P" --vdev net_ring_live$i --lcores '(0-1)@(0-1)' \
+    --duration 1 "$E2E_DIR/results/live.lua" >"$TMP/end.out" 2>&1 &
+  SPID=$!
+  python3 "$TMP/hammer.py" "/var/run/dpdk/$P/dpdk_telemetry.v2" "$SPID" >"$TMP/hammer.out" 2>&1 &
+  HPID=$!
+  wait "$SPID"
+  RC=$?
+  wait "$HPID"
+  OUT=$(cat "$TMP/end.out")
+  N=$(cat "$TMP/hammer.out")
+  case $N in *[!0-9]* | "") N=0 ;; esac
+  [ "$N" -gt 0 ] && TALKED=$((TALKED + 1))
+  if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -q '^surge: summary over' &&
+     printf '%s\n' "$OUT" | grep -Eq '^surge: pool [0-9]+: ([0-9]+) of \1 mbufs back, no leak$' &&
+     ! printf '%s\n' "$OUT" | grep -Eq "$CRASH_RE"; then
+    GOOD=$((GOOD + 1))
+  else
+    echo "--- run $i: exit $RC, $N replies:"; printf '%s\n' "$OUT" | tail -8
+  fi
+  rm -rf "/var/run/dpdk/$P"
+done
+check "runs ending under telemetry clients: exit 0, summary, every pool full" "$RUNS" "$GOOD"
+check "the clients were answered in every run" "$RUNS" "$TALKED"
 finish
