@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <editline/readline.h>
@@ -130,9 +131,17 @@ attach_main(const char *path, const char *code)
 		read_history(hist);
 	}
 	while ((line = readline(more ? "   >> " : "surge> ")) != NULL) {
+		struct termios cooked;
+		int held;
+
 		if (line[0] != '\0')
 			add_history(line);
+		/* a Ctrl-D typed while the request runs is kept for the next
+		 * readline (on an empty line it detaches), not lost (front.h) */
+		held = tty_hold_eof(STDIN_FILENO, &cooked);
 		r = ask(fd, 'e', line, &len);
+		if (held)
+			tty_release_eof(STDIN_FILENO, &cooked);
 		free(line);
 		if (r == NULL) {
 			fprintf(stderr, "surge: attach %s: the instance closed the connection\n", path);

@@ -66,6 +66,20 @@ char *control_frame_recv(int fd, size_t *len);
 /* attach.c: `surge attach PATH [-e CODE]`, no EAL; returns the exit code */
 int attach_main(const char *path, const char *code);
 
+/*
+ * repl.c: a Ctrl-D typed while no editor reads the terminal (a command
+ * runs) is kept for the editor. In canonical mode the line discipline takes
+ * VEOF as "end of file" and stores it as a NUL byte, which the editor later
+ * reads as Ctrl-@: the Ctrl-D was lost and the session never ended. While
+ * held, VEOF is off, so the 0x04 byte waits in the input queue as type-ahead
+ * and the editor sees it (Ctrl-D on an empty line leaves, as in a shell).
+ * hold saves the settings in *saved and returns 1 when it changed them;
+ * release puts them back (before the editor reads them again).
+ */
+struct termios;
+int tty_hold_eof(int fd, struct termios *saved);
+void tty_release_eof(int fd, const struct termios *saved);
+
 /* signals.c: SIGINT, SIGTERM, SIGHUP take the one stop path */
 void signals_install(void);
 void prepass_watchdog_arm(void);

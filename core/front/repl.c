@@ -55,6 +55,8 @@ struct repl_state {
 	struct sigaction old_int;
 	char *line;                   /* a finished line from libedit */
 	int line_state;               /* 0 none, 1 line, 2 end of input */
+	int eof_held;                 /* VEOF is off while no editor reads (tty_hold_eof) */
+	struct termios cooked;        /* the terminal's settings before that */
 	char *history;                /* history file, NULL = none */
 	char inbuf[INBUF_MAX];        /* not a terminal: bytes up to the next newline */
 	size_t inlen;
@@ -86,6 +88,42 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+tty_hold_eof(int fd, struct termios *saved)
+{
+	struct termios t;
+
+	if (tcgetattr(fd, saved) != 0 || !(saved->c_lflag & ICANON))
+		return 0;
+	t = *saved;
+	t.c_cc[VEOF] = _POSIX_VDISABLE;
+	return tcsetattr(fd, TCSANOW, &t) == 0;   /* TCSANOW: what is typed stays */
+}
+
+void
+tty_release_eof(int fd, const struct termios *saved)
+{
+	tcsetattr(fd, TCSANOW, saved);
+}
+
+/* The editor stopped reading the terminal (a line came, Ctrl-C, watch()):
+ * from now until it reads again, a Ctrl-D is kept as a key for it. */
+static void
+hold_eof(struct repl_state *s)
+{
+	if (s->tty && s->started && !s->eof_held)
+		s->eof_held = tty_hold_eof(STDIN_FILENO, &s->cooked);
+}
+
+static void
+release_eof(struct repl_state *s)
+{
+	if (s->eof_held) {
+		tty_release_eof(STDIN_FILENO, &s->cooked);
+		s->eof_held = 0;
+	}
 }
 
 /* The client of the running request closed its side (it was killed, or
@@ -151,8 +189,12 @@ repl_forget_socket(void)
 {
 	const struct runtime *r = rt();
 
-	if (r != NULL && r->repl != NULL && r->repl->ctl.lfd >= 0)
+	if (r == NULL || r->repl == NULL)
+		return;
+	if (r->repl->ctl.lfd >= 0)
 		unlink(r->repl->ctl.path);
+	if (r->repl->eof_held)   /* the shell gets its Ctrl-D back */
+		tcsetattr(STDIN_FILENO, TCSANOW, &r->repl->cooked);
 }
 
 static int
@@ -189,7 +231,8 @@ on_line(char *line)
 	s->line = line;
 	s->line_state = line != NULL ? 1 : 2;
 	s->editing = 0;
-	rl_callback_handler_remove();
+	rl_callback_handler_remove();   /* (libedit puts the terminal back in cooked mode) */
+	hold_eof(s);                    /* the line runs now: a Ctrl-D typed meanwhile is kept */
 }
 
 /* libedit's key reader: one character (UTF-8 decoded) from the terminal,
@@ -328,6 +371,7 @@ stop_editing(struct repl_state *s)
 	if (s->editing) {
 		rl_callback_handler_remove();
 		s->editing = 0;
+		hold_eof(s);
 	}
 }
 
@@ -342,6 +386,7 @@ l_stop(lua_State *L)
 	if (s->editing)
 		fputs("\n", stdout);   /* leaving mid-line (SIGTERM, --duration): end it */
 	stop_editing(s);
+	release_eof(s);
 	if (s->tty && s->history != NULL)
 		write_history(s->history);
 	sigaction(SIGINT, &s->old_int, NULL);
@@ -585,6 +630,7 @@ l_read(lua_State *L)
 			}
 		}
 		if (term && s->tty && !s->editing) {
+			release_eof(s);   /* libedit takes the settings it finds as the cooked ones */
 			rl_callback_handler_install(prompt, on_line);
 			s->editing = 1;
 			s->touched = 0;

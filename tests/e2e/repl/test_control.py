@@ -217,6 +217,27 @@ t.type("\x04")
 check("surge attach: prompt, multi-line, errors, Ctrl-D detaches", t.close() == 0)
 check("the run goes on after the client detached", run.poll() is None)
 
+# Ctrl-D typed while the client's request runs: kept for after it (the
+# request finishes, then the Ctrl-D on the empty prompt detaches), never
+# lost (it was: the client sat at its prompt for ever) nor a wedge
+t = Term([SURGE, "attach", ctl], env)
+t.expect(r"surge> ")
+t.type("surge.sleep(1.5) return 'slept'\r")
+time.sleep(0.4)
+t0 = time.monotonic()
+t.type("\x04")
+try:
+    t.expect(r'"slept"\n', timeout=10)
+    rc = t.close(timeout=8)
+except AssertionError as e:
+    rc = "hung: %s" % str(e)[-300:]
+check("attach: Ctrl-D while the request runs: it finishes, then the client leaves (exit 0, < 6 s)",
+      rc == 0 and time.monotonic() - t0 < 6, "rc=%s" % rc)
+r = attach("1 + 1")
+check("attach: after that Ctrl-D the instance serves other clients", r.returncode == 0 and r.stdout.strip() == "2",
+      repr((r.returncode, r.stdout, r.stderr)))
+check("attach: after that Ctrl-D the run goes on", run.poll() is None)
+
 r = attach("surge.stop()")
 rc = run.wait(timeout=30)
 out.seek(0)

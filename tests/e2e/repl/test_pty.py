@@ -182,6 +182,55 @@ check("SIGTERM during a typed loop at a terminal: exit 0, summary, pools full, n
       and re.search(r"pool \d+: (\d+) of \1 mbufs back, no leak", t.screen) is not None
       and "still runs" not in t.screen, "rc=%s %s" % (rc, t.screen[-600:]))
 
+# --- Ctrl-D while a command runs ---------------------------------------------
+# The terminal is in cooked mode while a command runs; there Ctrl-D was the
+# line discipline's end of file, turned into a NUL byte libedit took as
+# Ctrl-@: the Ctrl-D was lost and the session never ended. Now it waits as
+# a key: the command finishes, then the Ctrl-D on the empty prompt leaves
+# the normal way (summary, pool check, exit 0), as in a shell.
+import time
+for what, cmd in (("surge.sleep", "surge.sleep(1.5)"),
+                  ("a loop calling surge", "for i = 1, 15 do surge.sleep(0.1) end"),
+                  ("surge.wait() for a task", 'w = launch("tx", q, "100kpps", 150000); surge.wait(w.id)')):
+    t = Term(BASE + [FLOOD], env)
+    t.expect(r"surge> ")
+    # a task runs beside the command (the one it waits for, in the last case)
+    t.type('q = surge.port(0):txq(0)' + ('' if "launch" in cmd else '; a = launch("tx", q, "100kpps")') + '\r')
+    t.expect(r"surge> ")
+    t.type(cmd + "\r")
+    time.sleep(0.4)
+    t0 = time.monotonic()
+    t.type("\x04")
+    try:
+        rc = t.close(timeout=10)
+    except AssertionError as e:
+        rc = "hung"
+    took = time.monotonic() - t0
+    check("Ctrl-D during %s: the command ends, then the session (exit 0, 0.8 s < %.1f s < 8 s)" % (what, took),
+          rc == 0 and 0.8 < took < 8, "rc=%s %s" % (rc, t.screen[-600:]))
+    check("Ctrl-D during %s: the summary is printed" % what,
+          re.search(r"summary over .* s\n\s*port 0\s+TX \d+ packets", t.screen) is not None, t.screen[-600:])
+    check("Ctrl-D during %s: every pool is full again" % what,
+          re.search(r"pool \d+: (\d+) of \1 mbufs back, no leak", t.screen) is not None, t.screen[-600:])
+
+# run -i: Ctrl-D while a typed command runs ends the prompt after it; master
+# goes on from its wait as after any Ctrl-D
+t = Term([SURGE, "run", "-i", "--no-huge", "--lcores", "(0-1)@(0-1)", FLOOD], env)
+t.expect(r"surge> ")
+t.type("surge.sleep(1.5)\r")
+time.sleep(0.4)
+t0 = time.monotonic()
+t.type("\x04")
+try:
+    t.expect(r"master: wait returned", timeout=10)
+    rc = t.close(timeout=10)
+except AssertionError as e:
+    rc = "hung"
+check("run -i: Ctrl-D while a command runs: the prompt ends after it, exit 0, summary, pools full",
+      rc == 0 and time.monotonic() - t0 < 10 and "summary over" in t.screen
+      and re.search(r"pool \d+: (\d+) of \1 mbufs back, no leak", t.screen) is not None,
+      "rc=%s %s" % (rc, t.screen[-600:]))
+
 # --- surge run -i: the prompt opens at surge.wait() -------------------------
 t = Term([SURGE, "run", "-i", "--no-huge", "--lcores", "(0-1)@(0-1)", FLOOD], env)
 t.expect(r"surge> ")
