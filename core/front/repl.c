@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,7 +34,18 @@
 
 #include "front.h"
 
-#define INBUF_MAX 65536
+/* The longest line the prompt takes (bytes), as long as a control request may
+ * be: a longer one is refused whole with one error line, never cut. */
+#define LINE_MAX_BYTES CONTROL_MAX_FRAME
+/* libedit (3.1-20221030 and others) writes rl_line_buffer[rl_end] = '\0'
+ * after every key through a pointer it set once, in rl_initialize, to a
+ * buffer of 1 KiB that it reallocates (and so frees) as the line grows: a
+ * line of a few thousand characters wrote past the heap block (malloc():
+ * invalid next size). rl_line_buffer points at this reservation instead,
+ * address space only until written, far larger than a line can get between
+ * two looks at its length (LINE_MAX_BYTES, checked after every key). */
+#define LINEBUF_RESERVE ((size_t)64 << 20)
+#define INBUF_START 65536
 #define EVAL_HOOK_COUNT 1000   /* instructions between two looks of eval_hook */
 #define CLIENT_CHECK_MS 50     /* how often eval_hook asks whether the client left */
 
@@ -58,8 +70,11 @@ struct repl_state {
 	int eof_held;                 /* VEOF is off while no editor reads (tty_hold_eof) */
 	struct termios cooked;        /* the terminal's settings before that */
 	char *history;                /* history file, NULL = none */
-	char inbuf[INBUF_MAX];        /* not a terminal: bytes up to the next newline */
-	size_t inlen;
+	int discard;                  /* a line over LINE_MAX_BYTES: skip to its newline */
+	unsigned char pend[4096];     /* keys read while skipping, after its newline */
+	size_t pendlen, pendoff;
+	char *inbuf;                  /* not a terminal: bytes up to the next newline */
+	size_t inlen, incap;
 	int in_eof;
 	char **cands;                 /* completion candidates of the current Tab */
 	int ncands, cand_next;
@@ -222,12 +237,49 @@ on_intr(int sig)
 		r->repl->intr = 1;
 }
 
+/* One line at the prompt says a line was too long; nothing of it runs. */
+static void
+refuse_line(void)
+{
+	printf("error: the line is longer than the %u bytes a line may have: not run\n", LINE_MAX_BYTES);
+	fflush(stdout);
+}
+
+/* rl_line_buffer's reservation (LINEBUF_RESERVE), kept for the process:
+ * libedit holds on to the pointer. */
+static char *linebuf;
+
+static int
+own_line_buffer(void)
+{
+	if (linebuf == NULL) {
+		void *m = mmap(NULL, LINEBUF_RESERVE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (m == MAP_FAILED)
+			return -1;
+		linebuf = m;
+	}
+	rl_line_buffer = linebuf;
+	return 0;
+}
+
 static void
 on_line(char *line)
 {
 	struct repl_state *s = rt()->repl;
 
 	free(s->line);
+	if (line != NULL && strlen(line) > LINE_MAX_BYTES) {
+		refuse_line();
+		free(line);
+		line = NULL;
+		s->line = NULL;
+		s->line_state = 0;
+		s->editing = 0;
+		rl_callback_handler_remove();
+		return;
+	}
 	s->line = line;
 	s->line_state = line != NULL ? 1 : 2;
 	s->editing = 0;
@@ -239,21 +291,68 @@ on_line(char *line)
  * noting that the line was touched, which Ctrl-C needs to know (libedit's
  * rl_end is not kept up to date in callback mode). */
 static int
+key_byte(struct repl_state *s, FILE *f, unsigned char *b)
+{
+	if (s->pendoff < s->pendlen) {
+		*b = s->pend[s->pendoff++];
+		return 1;
+	}
+	return read(fileno(f), b, 1) == 1;
+}
+
+static int
 key_getc(FILE *f)
 {
+	struct repl_state *s = rt()->repl;
 	unsigned char b;
 	int c, more;
 
-	if (read(fileno(f), &b, 1) != 1)
+	if (!key_byte(s, f, &b))
 		return -1;
-	rt()->repl->touched = 1;
+	s->touched = 1;
 	if (b < 0x80)
 		return b;
 	more = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0;
 	c = b & (0x3f >> more);
-	while (more-- > 0 && read(fileno(f), &b, 1) == 1)
+	while (more-- > 0 && key_byte(s, f, &b))
 		c = (c << 6) | (b & 0x3f);
 	return c;
+}
+
+/* One key to libedit; a line grown past LINE_MAX_BYTES is refused there and
+ * then, and what is left of it (a paste goes on) is skipped to its end. */
+static void
+feed_editor(struct repl_state *s)
+{
+	own_line_buffer();
+	rl_callback_read_char();
+	if (s->editing && rl_end > (int)LINE_MAX_BYTES) {
+		fputs("\n", stdout);
+		refuse_line();
+		rl_callback_handler_remove();
+		s->editing = 0;
+		s->discard = 1;
+	}
+}
+
+/* Skipping the rest of a refused line: the keys up to its Enter. */
+static void
+skip_keys(struct repl_state *s)
+{
+	unsigned char buf[sizeof(s->pend)];
+	ssize_t r = read(STDIN_FILENO, buf, sizeof(buf));
+
+	if (r == 0)
+		s->discard = 0;   /* the terminal closed: libedit says end of input */
+	for (ssize_t i = 0; i < r; i++) {
+		if (buf[i] == '\r' || buf[i] == '\n') {
+			memcpy(s->pend, buf + i + 1, (size_t)(r - i - 1));
+			s->pendlen = (size_t)(r - i - 1);
+			s->pendoff = 0;
+			s->discard = 0;
+			return;
+		}
+	}
 }
 
 /* ---- completion: libedit asks, the Lua completer answers ---------------- */
@@ -356,6 +455,8 @@ l_start(lua_State *L)
 		rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,+-*/%^#[]~";
 		rl_completion_append_character = '\0';
 		rl_initialize();
+		if (own_line_buffer() != 0)
+			return luaL_error(L, "out of memory for the prompt");
 		using_history();
 		stifle_history(1000);
 		if (hist != NULL && (s->history = strdup(hist)) != NULL)
@@ -541,29 +642,56 @@ l_key(lua_State *L)
 	return 1;
 }
 
-/* Not a terminal: the next whole line of stdin, if one is buffered. */
+/* Not a terminal: the next whole line of stdin, if one is buffered. A line
+ * longer than LINE_MAX_BYTES is refused (one error line) and skipped to its
+ * newline: never cut into lines that would run as other code. */
 static int
 take_plain_line(struct repl_state *s, lua_State *L)
 {
-	char *nl = memchr(s->inbuf, '\n', s->inlen);
-	size_t n;
+	for (;;) {
+		char *nl = s->inlen > 0 ? memchr(s->inbuf, '\n', s->inlen) : NULL;
+		size_t n = nl != NULL ? (size_t)(nl - s->inbuf) : s->inlen, drop = nl != NULL ? n + 1 : n;
 
-	if (nl == NULL && !(s->in_eof && s->inlen > 0) && s->inlen < sizeof(s->inbuf))
-		return 0;
-	n = nl != NULL ? (size_t)(nl - s->inbuf) : s->inlen;
-	lua_pushliteral(L, "line");
-	lua_pushlstring(L, s->inbuf, n);
-	n = nl != NULL ? n + 1 : n;
-	memmove(s->inbuf, s->inbuf + n, s->inlen - n);
-	s->inlen -= n;
-	return 2;
+		if (nl == NULL && !(s->in_eof && s->inlen > 0)) {
+			if (s->discard || s->inlen > LINE_MAX_BYTES) {
+				if (!s->discard)
+					refuse_line();
+				s->discard = 1;
+				s->inlen = 0;
+			}
+			return 0;
+		}
+		if (!s->discard && n <= LINE_MAX_BYTES) {
+			lua_pushliteral(L, "line");
+			lua_pushlstring(L, s->inbuf, n);
+		} else if (!s->discard)
+			refuse_line();
+		memmove(s->inbuf, s->inbuf + drop, s->inlen - drop);
+		s->inlen -= drop;
+		if (!s->discard && n <= LINE_MAX_BYTES)
+			return 2;
+		s->discard = 0;
+	}
 }
 
 static void
 read_plain(struct repl_state *s)
 {
-	ssize_t r = read(STDIN_FILENO, s->inbuf + s->inlen, sizeof(s->inbuf) - s->inlen);
+	ssize_t r;
 
+	if (s->incap - s->inlen < INBUF_START / 4) {
+		size_t cap = s->incap != 0 ? s->incap * 2 : INBUF_START;
+		char *b = realloc(s->inbuf, cap);
+
+		if (b == NULL) {
+			fputs("surge: error: out of memory for the line read from stdin\n", stderr);
+			s->in_eof = 1;
+			return;
+		}
+		s->inbuf = b;
+		s->incap = cap;
+	}
+	r = read(STDIN_FILENO, s->inbuf + s->inlen, s->incap - s->inlen);
 	if (r > 0)
 		s->inlen += (size_t)r;
 	else if (r == 0 || (errno != EINTR && errno != EAGAIN))
@@ -629,11 +757,15 @@ l_read(lua_State *L)
 				return 1;
 			}
 		}
-		if (term && s->tty && !s->editing) {
+		if (term && s->tty && !s->editing && !s->discard) {
 			release_eof(s);   /* libedit takes the settings it finds as the cooked ones */
 			rl_callback_handler_install(prompt, on_line);
 			s->editing = 1;
 			s->touched = 0;
+		}
+		if (term && s->tty && s->editing && s->pendoff < s->pendlen) {
+			feed_editor(s);   /* keys after a skipped line, read already */
+			continue;
 		}
 		if (term)
 			p[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
@@ -644,8 +776,10 @@ l_read(lua_State *L)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (term && k > 0 && p[0].revents != 0) {
-			if (s->tty)
-				rl_callback_read_char();
+			if (s->tty && s->discard)
+				skip_keys(s);
+			else if (s->tty)
+				feed_editor(s);
 			else
 				read_plain(s);
 		}
@@ -712,6 +846,7 @@ repl_free(void)
 	free_cands(s);
 	free(s->line);
 	free(s->history);
+	free(s->inbuf);
 	free(s);
 	rt()->repl = NULL;
 	rt()->interactive = 0;

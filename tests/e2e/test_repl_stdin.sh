@@ -163,4 +163,24 @@ s = d["scenarios"]
 print(d["status"], " ".join(sorted(s)), sum(v["sent"] for v in s.values()))
 PY
 )"
+# long lines: 70 000 and 100 000 characters run whole (never cut at 64 KiB);
+# one over 1 MiB is refused with one line and nothing of it runs
+python3 - "$TMP/long.lua" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write('p = surge.port(0)\n')
+    f.write('x = "' + "a" * 70000 + '"\nprint("len", #x)\n')
+    f.write('x = "' + "a" * 100000 + '"\nprint("len", #x)\n')
+    f.write('y = 1; z = "' + "b" * (1 << 20) + '"\nprint("after", y, z)\n')
+PY
+run_surge 60 repl --no-huge --stats-interval 0 < "$TMP/long.lua"
+check "long lines: exit 0" 0 "$RC"
+check_match "a 70000-character line runs whole" $'^len\t70000$' "$OUT"
+check_match "a 100000-character line runs whole" $'^len\t100000$' "$OUT"
+check "a line over 1 MiB: one error line naming the limit" 1 \
+  "$(grep -c '^error: the line is longer than the 1048576 bytes a line may have: not run$' <<<"$OUT")"
+check_match "a line over 1 MiB: nothing of it ran, the session went on" $'^after\tnil\tnil$' "$OUT"
+check_match "long lines: the summary" '^surge: summary over' "$OUT"
+check_no_crash "long lines"
+
 finish

@@ -242,5 +242,25 @@ t.expect(r"master: wait returned")
 rc = t.close()
 check("run -i: exit() stops the tasks and master goes on from wait()", rc == 0, "rc=%s" % rc)
 
+# --- long lines: typed (pasted) whole, or refused whole over the limit -------
+def paste(t, text):
+    for i in range(0, len(text), 4096):
+        os.write(t.fd, text[i:i + 4096].encode())
+        t.drain(0.005)
+
+t = Term(BASE, env)
+t.expect(r"surge> ")
+t.type("p = surge.port(0)\r")
+t.expect(r"surge> ")
+paste(t, 'x = "' + "a" * 20000 + '"\r')
+t.expect(r"surge> ", 120)
+t.type("print(#x)\r")
+m = t.expect(r"\n(\d+)\n", 60)
+check("a 20000-character line typed at the prompt runs whole", m.group(1) == "20000", m.group(0))
+t.type("\x04")
+rc = t.close()
+check("long lines: Ctrl-D leaves with exit 0 and the summary, no abort",
+      rc == 0 and "summary over" in t.screen and "malloc()" not in t.screen, "rc=%s %s" % (rc, t.screen[-300:]))
+
 print("all checks passed" if fails == 0 else "%d check(s) failed" % fails)
 sys.exit(1 if fails else 0)
