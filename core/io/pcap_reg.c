@@ -310,17 +310,16 @@ pcap_close_all_abandoned(int master_stuck)
 
 	for (int i = 0; i < n; i++) {
 		struct pcap_file *f = r->pcap[i];
-		int32_t none = -1, main = (int32_t)rte_get_main_lcore();
+		int32_t holder = -1, main = (int32_t)rte_get_main_lcore();
 
 		if (f == NULL || !f->open || !f->writer)
 			continue;
 		/* master that is not stuck waits inside surge: its files are still */
 		if ((!master_stuck && __atomic_load_n(&f->owner, __ATOMIC_ACQUIRE) == main) ||
-		    __atomic_compare_exchange_n(&f->owner, &none, (int32_t)RTE_MAX_LCORE, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		    owner_claim(&f->owner, (int32_t)RTE_MAX_LCORE, &holder) == 0)
 			close_left_open(f);
 		else
 			fprintf(stderr, "surge: pcap writer '%s' is held by stuck lcore %d: not closed\n",
-				f->name, none);
+				f->name, holder);
 	}
 }

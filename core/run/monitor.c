@@ -106,11 +106,11 @@ static void
 monitor_tick(void)
 {
 	struct runtime *r = rt();
-	uint64_t now = rte_rdtsc(), stop_at, seen;
+	uint64_t now = rte_rdtsc(), end = run_deadline(r), stop_at, seen;
 	int stuck_tasks = 0, master_stuck;
 	unsigned id;
 
-	if (run_deadline(r) != 0 && surge_running() && now >= run_deadline(r))
+	if (end != 0 && surge_running() && now >= end)
 		surge_stop();
 	stats_tick(0);
 	stop_at = __atomic_load_n(&r->stop_tsc, __ATOMIC_RELAXED);

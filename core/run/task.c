@@ -194,11 +194,11 @@ static uint32_t
 master_nap_us(uint64_t until)
 {
 	struct runtime *r = rt();
-	uint64_t now = rte_rdtsc(), due = until, hz = rt_hz();
+	uint64_t now = rte_rdtsc(), due = until, hz = rt_hz(), end = run_deadline(r);
 	double us;
 
-	if (run_deadline(r) != 0)
-		due = RTE_MIN(due, run_deadline(r));
+	if (end != 0)
+		due = RTE_MIN(due, end);
 	if (r->start_tsc != 0 && !r->opts.quiet && r->opts.stats_interval > 0)
 		due = RTE_MIN(due, (r->last_print_tsc ? r->last_print_tsc : r->start_tsc) +
 			      (uint64_t)(r->opts.stats_interval * (double)hz));
@@ -218,9 +218,11 @@ surge_task_poll(uint32_t wait_ms)
 		return rt_error(-EPERM, "surge.wait() and surge.poll() are for master(): a task cannot "
 				"wait for tasks");
 	for (;;) {
+		uint64_t end = run_deadline(r);
+
 		r->master_seen_tsc = rte_rdtsc();
 		n = tasks_running();
-		if (run_deadline(r) != 0 && rte_rdtsc() >= run_deadline(r))
+		if (end != 0 && rte_rdtsc() >= end)
 			surge_stop();
 		if (!r->monitor_up && !r->at_prompt)
 			stats_tick(0);       /* surge test: no monitor thread */
