@@ -35,7 +35,7 @@ struct surge_opts {
 	int interactive;          /* run -i: the prompt opens at surge.wait() */
 	const char *control;      /* run/repl --control PATH; attach: the socket */
 	const char *eval;         /* attach -e CODE */
-	unsigned long long vm_memory; /* bytes each Lua VM may allocate */
+	unsigned long long vm_memory; /* bytes each Lua VM may allocate, 0 = vm_budget_default() */
 	double stop_grace;        /* seconds from a stop to the watchdog */
 	const char *script;       /* run: the script; test: NULL */
 	int script_argc;          /* what follows the script (or test files) */

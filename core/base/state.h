@@ -41,7 +41,15 @@ enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 struct vm_mem {
 	size_t used;
 	size_t limit;
-	int over;                     /* refused once: the reserve is granted */
+	size_t granted;               /* drawn from the VMs' shared budget (vm_budget.c) */
+	int over;                     /* refused once, VM_OVER_*: the reserve is granted */
+};
+enum { VM_OVER_OWN = 1, VM_OVER_SHARED = 2 };
+
+/* What all VMs together may allocate (run/vm_budget.c). */
+struct vm_total {
+	uint64_t limit;               /* 0 = not sized yet; UINT64_MAX = nothing says */
+	uint64_t used;                /* atomic: the VMs' granted chunks */
 };
 
 struct lcore_slot {
@@ -180,6 +188,7 @@ struct runtime {
 	int eal_up;                   /* EAL started: lcores and ports exist */
 	struct surge_opts opts;
 	const char *script_text;      /* the script, read once: every VM loads this text */
+	struct vm_total vm_total;
 	size_t script_len;
 	uint64_t tsc_hz;              /* measured by rt_tsc_calibrate(): the run's only Hz */
 	struct tsc_pair tsc_ref;      /* the calibration's first pair, for the check at exit */

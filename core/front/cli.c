@@ -341,7 +341,7 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 	o->packets = 4;
 	o->argc = argc;
 	o->argv = argv;
-	o->vm_memory = SURGE_VM_MEMORY_DEFAULT;
+	o->vm_memory = 0;           /* vm_budget_default(): 1G, less where memory is short */
 	o->stop_grace = SURGE_STOP_GRACE_DEFAULT;
 	if (argc < 2)
 		return fail(err, errlen, "missing command (try 'surge --help')%s%s", "", "");
@@ -413,7 +413,8 @@ cli_usage(const char *prog)
 	       "  --duration TIME     stop after TIME (10, 2.5s, 500ms)\n"
 	       "  --stats-interval T  seconds between stats lines (0 = none, default 1)\n"
 	       "  --quiet, -q         no periodic stats, progress, info lines or EAL notices\n"
-	       "  --vm-memory SIZE    memory each Lua VM may allocate (default 1G, e.g. 512M)\n"
+	       "  --vm-memory SIZE    memory each Lua VM may allocate (default 1G, or 3/4 of the\n"
+	       "                      memory the cgroup / machine has left when that is less)\n"
 	       "  --stop-grace TIME   after a stop, how long tasks may take to end before the\n"
 	       "                      watchdog ends the run (default 2s)\n"
 	       "  --output FILE       write the results: FILE.json, FILE.csv, - (JSON on stdout)\n"

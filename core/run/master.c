@@ -82,9 +82,12 @@ master_call(const char *cmd, const char *script, int argc, char **argv)
 			rc = (int)lua_tointeger(L, -1);
 		}
 		r->master_active = 0;
-		if (r->lcore[me].mem.over)
-			fprintf(stderr, "  the master VM used its whole memory budget of %llu MB (--vm-memory)\n",
-				r->opts.vm_memory >> 20);
+		if (r->lcore[me].mem.over) {
+			char hint[200];
+
+			vm_budget_hint(&r->lcore[me].mem, hint, sizeof(hint));
+			fprintf(stderr, "  %s\n", hint);
+		}
 	}
 	if (tasks_stop_and_wait() > 0 && rc == 0)
 		rc = 1;

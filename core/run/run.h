@@ -54,6 +54,16 @@ int script_read(const char *path, char **text, size_t *len);
 /* require(module).main(args...): nret results, or the error on top (-1) */
 int vm_call_entry(struct lua_State *L, const char *module, int nargs, const char **args, int nret);
 
+/* vm_budget.c: the VMs' shared budget, sized from the cgroup / MemAvailable */
+uint64_t vm_budget_limit(void);
+size_t vm_budget_default(void);          /* a VM's budget without --vm-memory */
+int vm_budget_take(struct vm_mem *m, size_t need);
+void vm_budget_give(struct vm_mem *m);
+void vm_budget_hint(const struct vm_mem *m, char *buf, size_t len);
+/* limit less usage of the memory cgroups named in self_cgroup (text of
+ * /proc/self/cgroup) under root, UINT64_MAX when none limits */
+uint64_t vm_budget_cgroup_room(const char *root, const char *self_cgroup);
+
 /* task.c */
 int tasks_stop_and_wait(void);
 int tasks_running(void);         /* counts, and reaps finished ones (main lcore) */

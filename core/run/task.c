@@ -40,15 +40,17 @@ dup_text(const char *s, size_t len, size_t *out_len)
 /* A VM that hit its budget says which one and how to raise it, after the
  * first line ("not enough memory (task 'tx', lcore 1)"). */
 static char *
-with_memory_hint(char *text, size_t *len)
+with_memory_hint(char *text, size_t *len, const struct vm_mem *m)
 {
-	char hint[160], *t;
+	char hint[200], *t;
 	size_t first, hl;
 
 	if (text == NULL)
 		return NULL;
-	hl = (size_t)snprintf(hint, sizeof(hint), "\n  the VM used its whole memory budget of %llu MB "
-			      "(--vm-memory)", rt()->opts.vm_memory >> 20);
+	hint[0] = '\n';
+	hint[1] = hint[2] = ' ';
+	vm_budget_hint(m, hint + 3, sizeof(hint) - 3);
+	hl = strlen(hint);
 	first = strcspn(text, "\n");
 	if ((t = malloc(*len + hl + 1)) == NULL)
 		return text;
@@ -80,14 +82,14 @@ task_main(void *arg)
 
 		text = dup_text(e ? e : "unknown error", e ? len : 13, &len);
 		if (s->mem.over)
-			text = with_memory_hint(text, &len);
+			text = with_memory_hint(text, &len, &s->mem);
 	} else {
 		const char *t = lua_tolstring(L, -1, &len);
 
 		failed = !lua_toboolean(L, -2);
 		text = dup_text(t ? t : "", t ? len : 0, &len);
 		if (failed && s->mem.over)
-			text = with_memory_hint(text, &len);
+			text = with_memory_hint(text, &len, &s->mem);
 	}
 	/* closing the VM runs the finalisers that return bursts to their
 	 * pools, on this lcore, before main may look at the pools */

@@ -37,28 +37,39 @@
 
 #define VM_RESERVE (32u << 20)      /* granted once past the budget: the error handler, cleanup */
 #define SCRIPT_MAX (64u << 20)
+#define VM_GIVE_SLACK (8u << 20)  /* freed past this below its grant: a VM gives chunks back */
 
 static void *
 vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct vm_mem *m = ud;
-	size_t old = ptr != NULL ? osize : 0;
+	size_t old = ptr != NULL ? osize : 0, after;
 	void *p;
 
 	if (nsize == 0) {
 		free(ptr);
 		m->used -= old;
+		if (m->used == 0 || m->granted > m->used + VM_GIVE_SLACK)
+			vm_budget_give(m);
 		return NULL;
 	}
-	if (nsize > old && m->used - old + nsize > m->limit + (m->over ? VM_RESERVE : 0)) {
+	after = m->used - old + nsize;
+	if (nsize > old) {
 		/* the first refusal raises the error; the reserve lets the VM
 		 * unwind, report and close its resources */
-		m->over = 1;
-		return NULL;
+		if (after > m->limit + (m->over ? VM_RESERVE : 0)) {
+			m->over = m->over ? m->over : VM_OVER_OWN;
+			return NULL;
+		}
+		if (after > m->granted && !m->over && vm_budget_take(m, after) != 0) {
+			m->over = VM_OVER_SHARED;
+			m->limit = m->used;      /* from now on: only the reserve */
+			return NULL;
+		}
 	}
 	p = realloc(ptr, nsize);
 	if (p != NULL)
-		m->used = m->used - old + nsize;
+		m->used = after;
 	return p;
 }
 
@@ -176,8 +187,8 @@ vm_new(const char *script, struct vm_mem *mem)
 
 	mem->used = 0;
 	mem->over = 0;
-	mem->limit = r != NULL && r->opts.vm_memory > 0 ? (size_t)r->opts.vm_memory
-							: (size_t)SURGE_VM_MEMORY_DEFAULT;
+	mem->granted = 0;
+	mem->limit = r != NULL && r->opts.vm_memory > 0 ? (size_t)r->opts.vm_memory : vm_budget_default();
 	L = lua_newstate(vm_alloc, mem);
 	if (L == NULL)
 		return NULL;

@@ -205,6 +205,44 @@ for where in task master; do
   check_pools "oom in $where"
 done
 
+# In a 512 MiB memory cgroup the default budget follows the cgroup, not 1 GiB
+# per VM: the allocating task ends with surge's error, not the kernel's
+# OOM kill (exit 137, no summary). Issue 23.4.
+mem_cgroup() {  # mem_cgroup BYTES: prints a new memory cgroup's procs file, or nothing
+  local d
+  if [ -w /sys/fs/cgroup/memory ]; then
+    d=/sys/fs/cgroup/memory/surge-test-$$
+    mkdir "$d" 2>/dev/null && echo "$1" >"$d/memory.limit_in_bytes" && echo 0 >"$d/memory.swappiness" 2>/dev/null
+  elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+    d=/sys/fs/cgroup/surge-test-$$
+    mkdir "$d" 2>/dev/null && echo "$1" >"$d/memory.max" && echo 0 >"$d/memory.swap.max" 2>/dev/null
+  fi
+  [ -n "$d" ] && [ -f "$d/cgroup.procs" ] && echo "$d/cgroup.procs"
+}
+# (Not under AddressSanitizer: its shadow memory and redzones are memory no
+# budget inside the process sees.)
+if ldd "$SURGE" | grep -q libasan; then CG=; else CG=$(mem_cgroup $((512 << 20)) || true); fi
+if [ -z "$CG" ]; then
+  echo "ok   oom in a cgroup: SKIPPED (AddressSanitizer build, or no memory cgroup can be made here)"
+else
+  printf '#!/bin/bash\necho $$ >%s\nexec %q "$@"\n' "$CG" "$SURGE" >"$TMP/in_cgroup"
+  chmod +x "$TMP/in_cgroup"
+  for where in task master; do
+    echo "# a $where that allocates without bound in a 512 MiB cgroup, default --vm-memory"
+    SURGE=$TMP/in_cgroup run_surge 120 run --no-huge --stats-interval 0 --lcores '(0-2)@(0-1)' $DEV \
+      "$SCRIPTS/oom.lua" --where "$where"
+    check "oom in a cgroup ($where): exit 1, not killed" 1 "$RC"
+    if [ "$where" = task ]; then want="not enough memory (task 'hog', lcore [12])"; else want="not enough memory (master, lcore 0)"; fi
+    check_match "oom in a cgroup ($where): first line" "^$(printf '%s' "$want" | sed 's/[()]/\\&/g')\$" "$(first_err)"
+    check_match "oom in a cgroup ($where): names the shared budget" \
+      'the VMs together used the [0-9]+ MB this process may give them' "$ERR"
+    check_match "oom in a cgroup ($where): summary printed" '^surge: summary over' "$OUT"
+    check_pools "oom in a cgroup ($where)"
+  done
+  rmdir "$(dirname "$CG")" 2>/dev/null || true
+fi
+
 # signal SIG: master-only sleep loop writing a pcap; SIG once it runs
 for sig in INT TERM HUP; do
   echo "# SIG$sig stops a master that loops on surge.sleep; its pcap writer is flushed"

@@ -6,7 +6,9 @@
  * that a JIT-compiled loop that allocates without bound gets "not enough
  * memory" at the budget (not an OOM kill), that the VM still runs code and
  * closes afterwards with every byte given back, and that a script read
- * once from a pipe reaches the VM as package.loaded["surge.script"].
+ * once from a pipe reaches the VM as package.loaded["surge.script"], and
+ * that the VMs together stay inside the shared budget sized from the
+ * memory cgroup (v1, v2, hybrid; every ancestor) or MemAvailable.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -124,6 +127,93 @@ test_script_from_a_pipe(void **state)
 	free(got);
 }
 
+/* Two VMs with 32 MB each but 40 MB between them: the second one gets
+ * "not enough memory" at the shared budget, and every chunk goes back when
+ * both close. */
+static void
+test_shared_budget(void **state)
+{
+	struct vm_mem a, b;
+	lua_State *La, *Lb;
+	char hint[200];
+
+	(void)state;
+	rt()->vm_total.limit = 40u << 20;
+	La = vm_new(NULL, &a);
+	Lb = vm_new(NULL, &b);
+	assert_int_equal(run(La, "keep = {} for i = 1, 25 do keep[i] = string.rep('a', 1048576) .. i end"), 0);
+	assert_int_equal(run(Lb, "local t = {} for i = 1, 1e9 do t[i] = string.rep('b', 1048576) .. i end"),
+			 LUA_ERRMEM);
+	assert_int_equal(b.over, VM_OVER_SHARED);
+	assert_int_equal(a.over, 0);
+	assert_true(rt()->vm_total.used <= (40u << 20));
+	vm_budget_hint(&b, hint, sizeof(hint));
+	assert_non_null(strstr(hint, "the VMs together used the 40 MB"));
+	vm_budget_hint(&a, hint, sizeof(hint));
+	assert_non_null(strstr(hint, "budget of 32 MB (--vm-memory)"));
+	lua_close(Lb);
+	lua_close(La);
+	assert_true(a.granted == 0 && b.granted == 0);
+	assert_true(rt()->vm_total.used == 0);
+	rt()->vm_total.limit = 0;
+}
+
+static void
+put(const char *root, const char *rel, const char *file, const char *text)
+{
+	char path[512], cmd[600];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s%s'", root, rel);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s%s/%s", root, rel, file);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+/* limit less usage, the smallest up the tree; "no limit" in either version
+ * counts as none; a /proc/self/cgroup that names no memory cgroup: none */
+static void
+test_cgroup_room(void **state)
+{
+	char root[] = "/tmp/surge-cg-XXXXXX", cmd[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	/* v1: the job's own group is unlimited, its parent has 512M, 100M used */
+	put(root, "/memory/lab", "memory.limit_in_bytes", "536870912\n");
+	put(root, "/memory/lab", "memory.usage_in_bytes", "104857600\n");
+	put(root, "/memory/lab/job", "memory.limit_in_bytes", "9223372036854771712\n");
+	put(root, "/memory/lab/job", "memory.usage_in_bytes", "104857600\n");
+	put(root, "/memory", "memory.limit_in_bytes", "9223372036854771712\n");
+	assert_true(vm_budget_cgroup_room(root, "5:memory:/lab/job\n0::/\n") == (412ull << 20));
+	/* controllers mounted together: the mount is named after both */
+	put(root, "/cpu,memory/j", "memory.limit_in_bytes", "209715200\n");
+	put(root, "/cpu,memory/j", "memory.usage_in_bytes", "0\n");
+	assert_true(vm_budget_cgroup_room(root, "4:cpu,memory:/j\n") == (200ull << 20));
+	/* v2 (pure): memory.max "max" in the leaf, 256M in the parent */
+	put(root, "/svc", "memory.max", "268435456\n");
+	put(root, "/svc", "memory.current", "1048576\n");
+	put(root, "/svc/run", "memory.max", "max\n");
+	put(root, "/svc/run", "memory.current", "1048576\n");
+	assert_true(vm_budget_cgroup_room(root, "0::/svc/run\n") == (255ull << 20));
+	/* v2 in a hybrid set-up: under root/unified */
+	put(root, "/unified/box", "memory.max", "134217728\n");
+	put(root, "/unified/box", "memory.current", "0\n");
+	assert_true(vm_budget_cgroup_room(root, "1:name=systemd:/\n0::/box\n") == (128ull << 20));
+	/* usage above the limit: no room at all */
+	put(root, "/tight", "memory.max", "1048576\n");
+	put(root, "/tight", "memory.current", "2097152\n");
+	assert_true(vm_budget_cgroup_room(root, "0::/tight\n") == 0);
+	/* nothing limits */
+	assert_true(vm_budget_cgroup_room(root, "3:pids:/x\n") == UINT64_MAX);
+	assert_true(vm_budget_cgroup_room(root, "") == UINT64_MAX);
+	assert_true(vm_budget_cgroup_room(root, "garbage without colons") == UINT64_MAX);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -131,6 +221,8 @@ main(void)
 		cmocka_unit_test(test_budget_stops_a_jit_loop),
 		cmocka_unit_test(test_strings_and_cdata_count),
 		cmocka_unit_test(test_script_from_a_pipe),
+		cmocka_unit_test(test_shared_budget),
+		cmocka_unit_test(test_cgroup_room),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
