@@ -31,6 +31,18 @@
 #define NO_HUGE_MEM_MB "1024"
 #define VIRTUAL_DEFAULT "net_null0,no-rx=1"
 
+/* The ports a run gets when it names none and no NIC is bound to DPDK: a
+ * sink; `surge test` gets the ones its Lua tests are written for (port 0 a
+ * loopback ring, port 1 the sink), as ctest runs them. */
+static const char *const *
+default_vdevs(enum surge_cmd cmd)
+{
+	static const char *const run[] = { VIRTUAL_DEFAULT, NULL };
+	static const char *const test[] = { "net_ring0", VIRTUAL_DEFAULT, NULL };
+
+	return cmd == CMD_TEST ? test : run;
+}
+
 /* Free hugepage memory in MB that DPDK can use: free pages of the default
  * size, and only when a hugetlbfs is mounted. Paths are parameters so the
  * unit tests can feed their own files. */
@@ -200,9 +212,17 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 		rc |= push(argv, argc, o->pci[i]);
 	}
 	if (o->nvdev == 0 && o->npci == 0 && !pci_nic_available()) {
-		rc |= push(argv, argc, "--vdev");
-		rc |= push(argv, argc, VIRTUAL_DEFAULT);
-		rt_info("no device given and no NIC bound to DPDK: using the virtual sink %s", VIRTUAL_DEFAULT);
+		const char *const *d = default_vdevs(o->cmd);
+
+		for (int i = 0; d[i] != NULL; i++) {
+			rc |= push(argv, argc, "--vdev");
+			rc |= push(argv, argc, d[i]);
+		}
+		if (o->cmd == CMD_TEST)
+			rt_info("no device given and no NIC bound to DPDK: port 0 is the loopback %s, "
+				"port 1 the sink %s", d[0], d[1]);
+		else
+			rt_info("no device given and no NIC bound to DPDK: using the virtual sink %s", d[0]);
 	}
 	if (o->npci == 0 && (o->nvdev > 0 || !pci_nic_available()))
 		rc |= push(argv, argc, "--no-pci");
@@ -383,11 +403,13 @@ eal_default_port(const struct surge_opts *o)
 
 	if (rte_eth_dev_count_avail() != 0 || o->nvdev != 0 || o->npci != 0)
 		return 0;
-	rc = rte_dev_probe(VIRTUAL_DEFAULT);
-	if (rc < 0)
-		return rt_error(rc, "no port found and the virtual default %s failed: %s",
-				VIRTUAL_DEFAULT, rte_strerror(-rc));
-	rt_info("no port found: using the virtual sink %s", VIRTUAL_DEFAULT);
+	for (const char *const *d = default_vdevs(o->cmd); *d != NULL; d++) {
+		rc = rte_dev_probe(*d);
+		if (rc < 0)
+			return rt_error(rc, "no port found and the virtual default %s failed: %s",
+					*d, rte_strerror(-rc));
+		rt_info("no port found: using the virtual device %s", *d);
+	}
 	return 0;
 }
 
