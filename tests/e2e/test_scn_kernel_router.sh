@@ -9,29 +9,19 @@
 # The kernel forwards whatever surge's af_packet sender can offer on this
 # machine (the sender and the forwarding share the CPU), so the DUT gets a
 # forwarding limit of its own: an iptables hashlimit in its FORWARD chain
-# drops IPv4 above 50 kpps. What the search finds is the kernel's.
+# drops IPv4 above 50 kpps. What the search finds is the kernel's. The set-up
+# is scripts/lab-router's, as docs/scenarios.md shows it.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd ip
 need_cmd iptables-legacy
 
 P=scr$$
-NS=${P}n
-on_exit "ip netns del $NS"
-ip netns add "$NS" 2>/dev/null || skip "cannot create a network namespace"
-ip link add ${P}a0 type veth peer name ${P}a1 || skip "cannot create veth pairs"
-on_exit "ip link del ${P}a0"
-ip link add ${P}b0 type veth peer name ${P}b1 || skip "cannot create veth pairs"
-on_exit "ip link del ${P}b0"
-ip link set ${P}a1 netns "$NS"
-ip link set ${P}b1 netns "$NS"
-for i in ${P}a0 ${P}b0; do sysctl -qw net.ipv6.conf.$i.disable_ipv6=1; ip link set $i up; done
-ip netns exec "$NS" sh -c "ip link set ${P}a1 up && ip link set ${P}b1 up &&
-  ip addr add 10.0.0.1/24 dev ${P}a1 && ip addr add 10.1.0.1/24 dev ${P}b1 &&
-  ip addr add 2001:db8:a::1/64 dev ${P}a1 nodad && ip addr add 2001:db8:b::1/64 dev ${P}b1 nodad &&
-  sysctl -qw net.ipv4.ip_forward=1 && sysctl -qw net.ipv6.conf.all.forwarding=1" || skip "cannot set up the router namespace"
-ip netns exec "$NS" iptables-legacy -A FORWARD -m hashlimit --hashlimit-name ${P} \
-  --hashlimit-above 50000/sec --hashlimit-burst 2000 -j DROP || skip "no iptables hashlimit in this kernel"
+NS=${P}dut
+# the set-up docs/scenarios.md gives users, so the two cannot drift
+on_exit "$SURGE_SRC/scripts/lab-router down --prefix $P >/dev/null"
+"$SURGE_SRC/scripts/lab-router" up --prefix "$P" --limit 50000 ||
+  skip "cannot set up the router (netns, veths, iptables hashlimit)"
 DEVS=(--vdev "net_af_packet0,iface=${P}a0" --vdev "net_af_packet1,iface=${P}b0")
 B0_MAC=$(cat /sys/class/net/${P}b0/address)
 b1_tx() { ip netns exec "$NS" cat /sys/class/net/${P}b1/statistics/tx_packets; }
