@@ -61,6 +61,30 @@ local function mtu_for(len)
   return len > 1514 and len - 14 or nil
 end
 
+-- One row per size for a mix of a few sizes; a range of many sizes (60-1514
+-- has 1455) in 10 rows of equal width, so the table stays readable.
+local ROWS_MAX = 16
+local function size_rows(hist)
+  local rows = {}
+  if #hist <= ROWS_MAX then
+    for _, e in ipairs(hist) do rows[#rows + 1] = { tostring(e[1]), e[2] } end
+    return rows
+  end
+  local lo, hi = hist[1][1], hist[#hist][1]
+  local width = math.ceil((hi - lo + 1) / 10)
+  for _, e in ipairs(hist) do
+    local k = math.floor((e[1] - lo) / width) + 1
+    if not rows[k] then
+      local a = lo + (k - 1) * width
+      rows[k] = { ("%d-%d"):format(a, math.min(hi, a + width - 1)), 0 }
+    end
+    rows[k][2] = rows[k][2] + e[2]
+  end
+  local out = {}
+  for k = 1, 10 do if rows[k] then out[#out + 1] = rows[k] end end
+  return out
+end
+
 function master(args)
   local ok, sz, t = pcall(setup, args)
   if not ok then error((tostring(sz):gsub("^[^\n]-:%d+: ", "")), 0) end
@@ -72,10 +96,10 @@ function master(args)
   local r = surge.wait()[1]
   if r == nil then return 1 end
   local bytes = 0
+  for _, e in ipairs(r.hist) do bytes = bytes + e[1] * e[2] end
   print(("imix.lua: %d packets sent by size (bytes without FCS):"):format(r.sent))
-  for _, e in ipairs(r.hist) do
-    bytes = bytes + e[1] * e[2]
-    print(("  %5d bytes  %10d packets  %6.2f %%"):format(e[1], e[2], r.sent > 0 and 100 * e[2] / r.sent or 0))
+  for _, row in ipairs(size_rows(r.hist)) do
+    print(("  %11s bytes  %10d packets  %6.2f %%"):format(row[1], row[2], r.sent > 0 and 100 * row[2] / r.sent or 0))
   end
   local counted = port:stats().tx_bytes - before.tx_bytes
   print(("imix.lua: %d bytes by size, %d counted by the port"):format(bytes, counted))

@@ -14,7 +14,7 @@ function configure(p)
   p:option("--port", "loopback port; default: add a net_ring device", "")
   p:option("--rate", "load rate (probes included)", "1mpps")
   p:option("--every", "one probe per N packets", 100, "integer 1..4294967295")
-  p:option("--seconds", "how long to send", 3, "number 0..86400")
+  p:option("--seconds", "how long to send (0: --duration, or 3 s without one)", 0, "number 0..86400")
   p:option("--size", "frame size in bytes", 64, "integer 14..9600")
 end
 
@@ -34,7 +34,7 @@ function master(args)
   while surge.poll() > 0 do
     if rxq:recv(burst) > 0 then lat:scan(burst) end
   end
-  local sent = surge.wait(task)
+  local r = surge.wait(task)
   -- what is still in the ring after the sender stopped
   for _ = 1, 1000 do
     if rxq:recv(burst) == 0 then break end
@@ -42,7 +42,7 @@ function master(args)
   end
   burst:free()
   local s = lat:summary()
-  print(("latency: sent %d packets, %s"):format(sent, surge.latency.format(s)))
+  print(("latency: sent %d packets in %.2f s, %s"):format(r.sent, r.seconds, surge.latency.format(s)))
   return s.lost == 0 and 0 or 1
 end
 
@@ -51,12 +51,14 @@ function tx(q, args)
   local pool = surge.pool{ template = t, shared = true }   -- the receiver frees into it
   local burst = pool:burst(32)
   local probes = surge.latency.marker{ offset = PROBE_AT, every = args.every }
-  local stop_at = surge.tsc() + args.seconds * surge.tsc_hz()
+  local seconds = args.seconds > 0 and args.seconds or surge.duration() or 3
+  local t0 = surge.tsc()
+  local stop_at = t0 + seconds * surge.tsc_hz()
   local sent = 0
   while surge.running() and surge.tsc() < stop_at do
     burst:alloc()
     probes:mark(burst)
     sent = sent + q:send(burst)
   end
-  return sent
+  return { sent = sent, seconds = tonumber(surge.tsc() - t0) / surge.tsc_hz() }
 end

@@ -40,6 +40,12 @@ function surge.lcore() return C.surge_lcore_id() end
 function surge.is_master() return C.surge_is_main() ~= 0 end
 function surge.tsc() return C.surge_tsc() end
 function surge.tsc_hz() return tonumber(C.surge_tsc_hz()) end
+-- The run's --duration in seconds, nil without one: a script's own default
+-- length can give way to it.
+function surge.duration()
+  local d = C.surge_duration()
+  return d > 0 and d or nil
+end
 -- A TSC reading (surge.tsc(), burst.tsc) as CLOCK_MONOTONIC_RAW nanoseconds.
 local u64, i64 = ffi.typeof("uint64_t"), ffi.typeof("int64_t")
 function surge.tsc_ns(tsc)

@@ -92,6 +92,10 @@ check "uniform: every size 100..1400 twice" "1301 2 2 100 1400" \
      print d, min, max, lo, hi }')"
 check "uniform: every IPv4 and UDP checksum Good" 0 "$(printf '%s\n' "$F" | count_bad)"
 check "uniform: lengths coherent" 0 "$(printf '%s\n' "$F" | count_badlen)"
+check "uniform: 1301 sizes reported in 10 ranges, not 1301 lines" 10 \
+  "$(printf '%s\n' "$OUT" | grep -cE '^ +[0-9]+-[0-9]+ bytes +[0-9]+ packets')"
+check_match "uniform: the ranges cover 100..1400 (first 100-230, 2 x 131 frames)" '^ +100-230 bytes +262 packets' "$OUT"
+check_match "uniform: the last range ends at 1400 (122 sizes x 2)" '^ +1279-1400 bytes +244 packets' "$OUT"
 
 echo "# surge show"
 run_surge 60 show --packets 6 "$EXAMPLES/flows.lua" --flows-src 3 --flows-port 2

@@ -34,7 +34,7 @@ check "latency.lua: exit 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run
 LINE=$(printf '%s\n' "$OUT" | grep -m1 '^latency: sent')
 echo "     $LINE"
-SENT=$(printf '%s\n' "$LINE" | sed -nE 's/^latency: sent ([0-9]+) packets, .*/\1/p')
+SENT=$(printf '%s\n' "$LINE" | sed -nE 's/^latency: sent ([0-9]+) packets in [0-9.]+ s, .*/\1/p')
 lat_read '^latency: sent'
 check_match "latency.lua: lost 0 dup 0 reordered 0" 'lost 0 dup 0 reordered 0 \|' "$LINE"
 check_true "latency.lua: sent ${SENT:-?} packets (> 100000)" "${SENT:-none}" [ "${SENT:-0}" -gt 100000 ]
@@ -46,6 +46,13 @@ check "latency.lua: the loopback's summary TX == sent" "$SENT" "$(summary_count 
 check "latency.lua: the loopback's summary RX == TX" "$(summary_count "$OUT" "$RING" TX)" "$(summary_count "$OUT" "$RING" RX)"
 check_pools "latency.lua"
 check_no_crash "latency.lua"
+
+echo "# examples/latency.lua --duration 5: sends for the run's 5 s, not its own 3 s"
+run_surge 60 run --no-huge --stats-interval 0 --duration 5 "${DEV[@]}" "$EXAMPLES/latency.lua" --rate 100kpps
+check "latency.lua --duration 5: exit 0" 0 "$RC"
+SECS_SENT=$(printf '%s\n' "$OUT" | sed -n 's/^latency: sent [0-9]* packets in \([0-9.]*\) s,.*/\1/p')
+check_true "latency.lua --duration 5: the sender ran ${SECS_SENT:-?} s (4.5..5.5), not 3" "${SECS_SENT:-none}" \
+  awk -v s="${SECS_SENT:-0}" 'BEGIN { exit !(s >= 4.5 && s <= 5.5) }'
 
 # forward NAME MODE COUNT EXP_LOST EXP_REORD EXP_DUP EXP_DROPPED EXP_OUT
 forward() {
