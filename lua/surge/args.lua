@@ -110,8 +110,22 @@ function Parser:description(text)
   return self
 end
 
+-- The surge command the help is for (`surge show X --help` is not a run).
+local COMMANDS = { run = true, show = true, repl = true }
+local function command()
+  local ok, ffi = pcall(require, "ffi")
+  if not ok or not pcall(function() return ffi.C.surge_cmdline end) then return "run" end
+  for i = 1, 8 do
+    local a = ffi.C.surge_cmdline(i)
+    if a == nil then break end
+    local w = ffi.string(a)
+    if COMMANDS[w] then return w end
+  end
+  return "run"
+end
+
 function Parser:help()
-  local out = { ("usage: surge run [surge options] %s [options]"):format(self.script) }
+  local out = { ("usage: surge %s [surge options] %s [options]"):format(command(), self.script) }
   if self.text then out[#out + 1] = "\n" .. self.text end
   out[#out + 1] = "\noptions:"
   for _, o in ipairs(self.list) do

@@ -124,6 +124,10 @@ check_match "SCRIPT --help shows defaults" '--size INTEGER.*\(default 60\)' "$OU
 check_nomatch "SCRIPT --help starts no DPDK (no EAL or summary lines)" '^EAL:|summary|virtual sink' "$OUT
 $ERR"
 
+run_surge 30 show "$FLOOD" --help
+check "show SCRIPT --help exits 0" 0 "$RC"
+check_match "show SCRIPT --help: the usage line says show, not run" "^usage: surge show .*udp-flood\\.lua" "$OUT"
+
 echo "# SCENARIO --help: an option with no default (\"\") shows no (default ...) part"
 run_surge 30 run flood --help
 check "SCENARIO --help exits 0" 0 "$RC"
