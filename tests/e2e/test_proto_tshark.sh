@@ -78,6 +78,12 @@ e_vlan_ip6_tcp() { echo "$A|$B|0x8100|200|1|0x86dd|$S6|$D6|6|$((120 - 58))|$((12
 stack eth/vlan/ip6/tcp e_vlan_ip6_tcp eth.src eth.dst eth.type vlan.id vlan.priority vlan.etype ipv6.src ipv6.dst \
   ipv6.nxt ipv6.plen tcp.srcport tcp.dstport tcp.seq_raw tcp.ack_raw tcp.flags tcp.window_size_value tcp.checksum.status
 
+# a SYN made without size or payload: no TCP data, the frame's last 6 bytes
+# are Ethernet padding tshark sees outside the IP packet
+e_syn() { echo "$S4|$D4|40|$G|$((1000000 + 1000 * $1))|0x0002|0|$G|000000000000|60"; }
+stack tcp-syn e_syn ip.src ip.dst ip.len ip.checksum.status tcp.seq_raw tcp.flags tcp.len tcp.checksum.status \
+  eth.padding frame.len
+
 e_icmp() { echo "$A|$B|0x0800|$S4|$D4|1|$G|8|0|$((0x1234))|$((1 + $1))|$G"; }
 stack eth/ip4/icmp e_icmp eth.src eth.dst eth.type ip.src ip.dst ip.proto ip.checksum.status icmp.type icmp.code \
   icmp.ident icmp.seq icmp.checksum.status

@@ -32,7 +32,9 @@ local function pseudo6(s, ipoff, proto, len) return osum(s, ipoff + 9, ipoff + 4
 local function covers(s, off, len, acc) return osum(s, off + 1, off + len, acc) == 0xffff end
 local function ip4_ok(s, ipoff) return covers(s, ipoff, 20) end
 local function l4_ok(s, ipoff, l4off, proto, v6)
-  local len = #s - l4off
+  -- the L4 length from the IP header, not the frame: Ethernet padding after
+  -- the packet is not covered
+  local len = v6 and (be16(s, ipoff + 4) - (l4off - ipoff - 40)) or (be16(s, ipoff + 2) - (l4off - ipoff))
   local acc = v6 and pseudo6(s, ipoff, proto, len) or pseudo4(s, ipoff, proto, len)
   return covers(s, l4off, len, acc)
 end
@@ -238,6 +240,14 @@ function T.tcp_defaults_and_ip6()
   local s = t.bytes
   assert(t.size == 60 and be16(s, 34) == 1024 and be16(s, 36) == 80 and s:byte(48) == 0x02 and be16(s, 48) == 65535)
   assert(be32(s, 38) == 0 and be32(s, 42) == 0 and l4_ok(s, 14, 34, 6))
+  -- a SYN with no size or payload carries no data: IP length 40, 6 bytes of
+  -- zero Ethernet padding after it; asked for, data is there
+  assert(be16(s, 16) == 40 and t.trailer == 6 and s:sub(55, 60) == ("\0"):rep(6), "SYN: no data, padding")
+  local d = tcp{ size = 60 }
+  assert(be16(d.bytes, 16) == 46 and d.trailer == 0 and l4_ok(d.bytes, 14, 34, 6), "size given: 6 bytes of data")
+  d = tcp{ payload = "hello" }
+  assert(be16(d.bytes, 16) == 46 and d.trailer == 0, "payload given: data")
+  assert(require("surge.proto.decode").decode(s):match("tcp .* len 0 csum ok | padding 6 bytes$"))
   t = P.stack{ L.eth{}, L.vlan{ id = 9 }, L.ip6{}, L.tcp{ flags = "FA", seq = 2^32 - 1 }, size = 100, payload = "random" }
   s = t.bytes
   assert(t.l4 == 58 and s:byte(25) == 6 and s:byte(72) == 0x11 and be32(s, 62) == 2^32 - 1)

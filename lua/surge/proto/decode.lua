@@ -44,16 +44,23 @@ function M.decode(data, len)
   local p
   p, len = bytes(data, len, "surge.proto.decode")
   local parts, off, kind, ctx = {}, 0, "eth", {}
+  local ends = len     -- where the outermost IP packet ends: Ethernet padding after it
   while kind and off < len do
     local ok, mod = pcall(require, "surge.proto." .. kind)
     if not ok or not mod.decode then break end
     local text, info, hlen = mod.decode(p + off, len - off, ctx)
     parts[#parts + 1] = text
-    if info and info.ip then ctx.ip = info.ip end
+    if info and info.ip then
+      if not ctx.ip and info.ip.payload and off + (hlen or 0) + info.ip.payload < len then
+        ends = math.max(off + (hlen or 0) + info.ip.payload, 0)
+      end
+      ctx.ip = info.ip
+    end
     off = off + (hlen or len)
     kind = next_kind(info)
   end
-  if off < len then parts[#parts + 1] = ("data %d bytes"):format(len - off) end
+  if off < ends then parts[#parts + 1] = ("data %d bytes"):format(ends - off) end
+  if ends < len and off <= ends then parts[#parts + 1] = ("padding %d bytes"):format(len - ends) end
   return table.concat(parts, " | ")
 end
 

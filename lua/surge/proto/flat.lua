@@ -52,6 +52,9 @@ local function build(l4name, o, l4defaults, l4layer)
     local hdr = 0
     for _, l in ipairs(layers) do hdr = hdr + l.len end
     layers.size = math.max(60, hdr)
+    -- TCP without a size or payload carries no data (a SYN, an ACK): the
+    -- frame's minimum 60 bytes are Ethernet padding after the packet
+    if l4name == "tcp" and o.payload == nil then layers.trailer = layers.size - hdr end
   end
   layers.payload = o.payload
   return stack.build(layers)

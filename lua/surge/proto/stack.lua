@@ -6,6 +6,9 @@
 --   t.bytes, t.size      -- the frame (without FCS), checksums valid
 --   t.off.udp, t.l3, t.l4 -- offsets: first layer of each name, first L3, first L4
 --   t.layers[i]          -- { name, off, len } for every layer, in order
+--   t.trailer            -- bytes of Ethernet padding after the packet (spec.trailer, 0 by default):
+--                           zeros no IP length or checksum counts, so a 60-byte frame can carry
+--                           a 54-byte TCP/IPv4 packet with no data
 --
 -- A layer (made by a module's layer(opts)) is a table with:
 --   name        "ip4", "udp", ...
@@ -47,8 +50,8 @@ function M.build(spec, level)
     hdr = hdr + l.len
   end
   for k in pairs(spec) do
-    if type(k) ~= "number" and k ~= "size" and k ~= "payload" then
-      error(("surge.proto.stack: unknown field '%s' (size, payload)"):format(tostring(k)), level)
+    if type(k) ~= "number" and k ~= "size" and k ~= "payload" and k ~= "trailer" then
+      error(("surge.proto.stack: unknown field '%s' (size, payload, trailer)"):format(tostring(k)), level)
     end
   end
   local size = spec.size or math.max(60, hdr + (type(spec.payload) == "string" and #spec.payload or 0))
@@ -56,11 +59,17 @@ function M.build(spec, level)
     error(("surge.proto.stack: size = %s outside %d..%d bytes (the headers take %d)"):format(
       tostring(size), hdr, MAX_FRAME, hdr), level)
   end
+  local trailer = spec.trailer or 0
+  if type(trailer) ~= "number" or trailer ~= math.floor(trailer) or trailer < 0 or trailer > size - hdr then
+    error(("surge.proto.stack: trailer = %s outside 0..%d bytes (the size less the headers)"):format(
+      tostring(trailer), size - hdr), level)
+  end
   local buf = ffi.new("uint8_t[?]", size)
-  payload.fill(buf + hdr, size - hdr, spec.payload, level)
+  payload.fill(buf + hdr, size - trailer - hdr, spec.payload, level)
   local ctxs, off, ip = {}, 0, nil
   for i, l in ipairs(layers) do
-    local ctx = { size = size, off = off, index = i, layers = layers, next = layers[i + 1],
+    -- the layers see the packet; the trailer after it stays zeros
+    local ctx = { size = size - trailer, off = off, index = i, layers = layers, next = layers[i + 1],
                   prev = layers[i - 1], ip = ip }
     l.off = off
     ctxs[i] = ctx
@@ -76,7 +85,7 @@ function M.build(spec, level)
       if not ok then error((tostring(err):gsub("^[^\n:]+:%d+: ", "")), level) end
     end
   end
-  local t = { bytes = ffi.string(buf, size), size = size, layers = {}, off = {} }
+  local t = { bytes = ffi.string(buf, size), size = size, trailer = trailer, layers = {}, off = {} }
   for i, l in ipairs(layers) do
     t.layers[i] = { name = l.name, off = l.off, len = l.len }
     if t.off[l.name] == nil then t.off[l.name] = l.off end

@@ -52,6 +52,13 @@ local stacks = {
   ["eth/vlan/ip6/tcp"] = {
     layers = function() return { eth(), L.vlan{ id = 200, pcp = 1 }, ip6(), tcp(), size = 120, payload = "inc" } end,
     vary = function(p, i, t) P.tcp.set_seq(p + t.off.tcp, 1000000 + 1000 * i); P.tcp.set_sport(p + t.off.tcp, 1234 + i) end },
+  -- a flat TCP SYN with no size: 54 bytes of packet, 6 of Ethernet padding
+  ["tcp-syn"] = {
+    frame = function()
+      return P.tcp{ src_mac = MAC_A, dst_mac = MAC_B, src = "192.0.2.1", dst = "198.51.100.2", sport = 1234,
+                    dport = 80, seq = 1000000, flags = "S" }
+    end,
+    vary = function(p, i, t) P.tcp.set_seq(p + t.off.tcp, 1000000 + 1000 * i) end },
   ["eth/ip4/icmp"] = {
     layers = function() return { eth(), ip4(), L.icmp{ type = 8, code = 0, id = 0x1234, seq = 1 }, size = 98, payload = "inc" } end,
     vary = function(p, i, t) P.icmp.set_seq(p + t.off.icmp, 1 + i) end },
@@ -100,7 +107,7 @@ end
 local function template(args)
   local s = stacks[args.stack]
   if not s then error(("--stack %s: no such stack (see --help)"):format(args.stack), 0) end
-  return s, P.stack(s.layers())
+  return s, s.frame and s.frame() or P.stack(s.layers())
 end
 
 -- The frames as strings: the template with packet i's change applied.
