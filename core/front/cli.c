@@ -305,7 +305,7 @@ parse_operands(int argc, char **argv, int i, struct surge_opts *o, char *err, si
 {
 	if (o->cmd == CMD_PLOT) {
 		if (i >= argc)
-			return fail(err, errlen, "plot: missing FILE.json (usage: " PLOT_USAGE ")%s%s", "", "");
+			return fail(err, errlen, "missing FILE.json (usage: " PLOT_USAGE ")%s%s", "", "");
 		o->script = argv[i++];
 		/* plot's own arguments are known here: a wrong one is a command-line
 		 * error (exit 2) like any other */
@@ -313,7 +313,7 @@ parse_operands(int argc, char **argv, int i, struct surge_opts *o, char *err, si
 			int out = strcmp(argv[k], "-o") == 0 || strcmp(argv[k], "--output") == 0;
 
 			if (!out || k + 1 >= argc)
-				return fail(err, errlen, "plot: %s '%s' (usage: " PLOT_USAGE ")",
+				return fail(err, errlen, "%s '%s' (usage: " PLOT_USAGE ")",
 					    out ? "missing a file name after" : "unknown argument", argv[k]);
 		}
 	} else if (o->cmd == CMD_RUN || o->cmd == CMD_SHOW) {

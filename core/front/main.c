@@ -120,7 +120,8 @@ main(int argc, char **argv)
 	int rc, scenario;
 
 	if (cli_parse(argc, argv, &o, err, sizeof(err)) != 0) {
-		fprintf(stderr, "surge: %s\n", err);
+		/* every error of `surge plot` starts "surge plot:", also in Lua */
+		fprintf(stderr, "%s: %s\n", o.cmd == CMD_PLOT ? "surge plot" : "surge", err);
 		return 2;
 	}
 	if (o.cmd == CMD_HELP) {
@@ -141,7 +142,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (o.cmd == CMD_PLOT && access(o.script, R_OK) != 0) {
-		fprintf(stderr, "surge: cannot read '%s': %s\n", o.script, strerror(errno));
+		fprintf(stderr, "surge plot: cannot read '%s': %s\n", o.script, strerror(errno));
 		return 2;
 	}
 	if (rt_create(&o) != 0) {

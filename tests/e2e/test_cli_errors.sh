@@ -35,9 +35,9 @@ refused "bad --lcores" "--lcores" one-line -- run --no-huge --lcores zz "$FLOOD"
 refused "devices with an argument" "devices: unexpected argument 'extra'" one-line -- devices extra
 refused "scenarios with an argument" "scenarios: unexpected argument 'extra'" one-line -- scenarios extra
 refused "--version with an argument" "--version: unexpected argument 'extra'" one-line -- --version extra
-refused "plot without a file" "plot: missing FILE\.json \(usage: surge plot FILE\.json" one-line -- plot
-refused "plot --bogus" "plot: unknown argument '--bogus'" one-line -- plot "$TMP/r.json" --bogus
-refused "plot -o without a name" "plot: missing a file name after '-o'" one-line -- plot "$TMP/r.json" -o
+refused "plot without a file" "^surge plot: missing FILE\.json \(usage: surge plot FILE\.json" one-line -- plot
+refused "plot --bogus" "^surge plot: unknown argument '--bogus'" one-line -- plot "$TMP/r.json" --bogus
+refused "plot -o without a name" "^surge plot: missing a file name after '-o'" one-line -- plot "$TMP/r.json" -o
 for a in devices scenarios --version plot; do
   check "$a: a command-line error is exit 2" 2 "$("$SURGE" $a extra extra2 >/dev/null 2>&1; echo $?)"
 done

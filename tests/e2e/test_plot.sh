@@ -76,7 +76,7 @@ check "plot png: a PNG file" "PNG" "$(head -c 4 "$TMP/lat.png" | tail -c 3)"
 
 run_surge 10 plot "$TMP/none.json"
 check "missing file: exit 2" 2 "$RC"
-check_match "missing file: says so" "cannot read .*none.json.: No such file" "$ERR"
+check_match "missing file: says so, as surge plot" "^surge plot: cannot read .*none.json.: No such file" "$ERR"
 echo '{"a": 1}' >"$TMP/other.json"
 run_surge 10 plot "$TMP/other.json"
 check_match "not a results file: says so" "is not a surge results file" "$ERR"

@@ -367,7 +367,7 @@ test_results_options(void **state)
 	assert_int_equal(o.cmd, CMD_PLOT);
 	assert_string_equal(o.script, "r.json");
 	assert_int_equal(o.script_argc, 2);
-	assert_fails_naming("plot: missing", "plot");
+	assert_fails_naming("missing FILE.json", "plot");   /* main() prints it as "surge plot: ..." */
 }
 
 /* repl [SCRIPT [args]], run -i, --control, attach PATH [-e CODE] */
