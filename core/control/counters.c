@@ -9,6 +9,7 @@
  * telemetry thread) sum the cells when they read.
  */
 #include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -88,6 +89,7 @@ int
 surge_counter_get(int id, struct surge_counter_info *out)
 {
 	struct runtime *r = rt();
+	long double sum = 0;
 
 	if (id < 0 || id >= surge_counter_count())
 		return rt_error(-EINVAL, "no counter %d", id);
@@ -101,7 +103,18 @@ surge_counter_get(int id, struct surge_counter_info *out)
 			continue;
 		out->lcores++;
 		out->total += __atomic_load_n(&s->count[id], __ATOMIC_RELAXED);
-		out->value += s->gauge[id];
+		sum += s->gauge[id];
+	}
+	/* Each cell is a finite double (gauge:set refuses NaN and infinities),
+	 * but their sum may not be: summed in a long double (x87: 15-bit
+	 * exponent, so RTE_MAX_LCORE cells of DBL_MAX cannot overflow it), then
+	 * clamped to a finite double with a flag, so a reader (results file,
+	 * telemetry, stats line) never sees inf, which JSON cannot hold. */
+	if (sum > DBL_MAX || sum < -DBL_MAX) {
+		out->value = sum > 0 ? DBL_MAX : -DBL_MAX;
+		out->flags |= SURGE_COUNTER_SATURATED;
+	} else {
+		out->value = (double)sum;
 	}
 	if (out->kind == SURGE_COUNTER)
 		out->value = (double)out->total;

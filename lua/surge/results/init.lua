@@ -10,6 +10,7 @@
 -- metadata and scenario tables, and writes JSON (docs/results.schema.json)
 -- or CSV. `surge plot` reads the JSON back; telemetry reads the same C slots.
 local ffi = require "ffi"
+local bit = require "bit"
 local check = require "surge.check"
 local core = require "surge.core"
 local C, rc_check = core.C, core.check
@@ -145,7 +146,7 @@ local function read_rows()
       order[#order + 1] = g
     end
     g.rows[#g.rows + 1] = {
-      t = row.t, tick = row.tick, value = row.value,
+      t = row.t, tick = row.tick, value = row.value, flags = row.flags,
       tx_packets = tonumber(row.tx_packets), tx_bytes = tonumber(row.tx_bytes),
       rx_packets = tonumber(row.rx_packets), rx_bytes = tonumber(row.rx_bytes),
       drops = tonumber(row.drops), unsent = tonumber(row.unsent),
@@ -190,7 +191,8 @@ local function build_series(groups, lcore_idle_by_tick)
       local c = names[g.id + 1]
       for _, r in ipairs(g.rows) do
         counters[#counters + 1] = { t = r.t, name = c and c.name or tostring(g.id),
-                                    value = (c and c.kind == "gauge") and r.value or r.tx_packets }
+                                    value = (c and c.kind == "gauge") and r.value or r.tx_packets,
+                                    saturated = bit.band(r.flags, C.SURGE_COUNTER_SATURATED) ~= 0 or nil }
       end
     end
   end
