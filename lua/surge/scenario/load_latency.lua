@@ -52,9 +52,9 @@ function M.run(opts)
                        what = ("the trial at %g pps"):format(rate) }
     local l = t.classes[1].latency
     res.points[#res.points + 1] = { rate_pps = rate, tx_pps = t.tx_pps, sent = t.sent, received = t.received,
-      lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, latency = l }
-    scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%  %s", rate / 1e3, t.sent,
-      t.received, t.loss_pct, surge.latency.format(l))
+      lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, latency = l }
+    scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%  duplicated %d  %s", rate / 1e3,
+      t.sent, t.received, t.loss_pct, t.duplicated, surge.latency.format(l))
     scenario.step()
   end
   flat_rows(res)

@@ -151,7 +151,8 @@ function M.run(opts)
           scenario.progress("  %5d B  throughput trial %2d  offered %s  sent %d  received %d  loss %.3f %%%s",
             size, n, fmt_rate(rate), t.sent, t.received, t.loss_pct,
             short and ("  (surge sent only " .. fmt_rate(t.tx_pps) .. ")") or "")
-          return t.loss_pct, { sent = t.sent, received = t.received, tx_pps = t.tx_pps, reordered = t.reordered }
+          return t.loss_pct, { sent = t.sent, received = t.received, tx_pps = t.tx_pps, reordered = t.reordered,
+                               duplicated = t.duplicated }
         end }
       -- T is what the passing trial really sent: where surge could not offer
       -- the searched rate (its own limit, preemption, a DUT that pushes back
