@@ -37,7 +37,7 @@ run_surge 90 run --no-huge --stats-interval 0 --file-prefix "sgdup$$" --output "
 check "flood exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 20
 check_match "the summary table has a duplicated column" "size +sent +received +loss_% +reordered +duplicated" "$OUT"
-check_match "the progress line names the duplicates" "duplicated [1-9][0-9]*" "$OUT"
+check_match "the progress line names the duplicates" "loss [0-9.]+ %  duplicated [1-9][0-9]*" "$OUT"
 GOT=$(python3 - "$TMP/r.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["scenarios"]["flood"]

@@ -58,8 +58,8 @@ function M.run(opts)
     res.sizes[k] = { size = classes[k].size, sent = c.sent, received = c.received, lost = c.lost,
                      loss_pct = c.loss_pct, reordered = c.reordered, duplicated = c.duplicated }
   end
-  scenario.progress("  sent %d (%.4g kpps)  received %d  loss %.3f %%  duplicated %d", t.sent, t.tx_pps / 1e3,
-    t.received, t.loss_pct, t.duplicated)
+  scenario.progress("  sent %d (%.4g kpps)  received %d  loss %.3f %%%s", t.sent, t.tx_pps / 1e3,
+    t.received, t.loss_pct, scenario.dup_text(t.duplicated))
   return scenario.done(M.name, res)
 end
 

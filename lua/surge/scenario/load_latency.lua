@@ -53,8 +53,8 @@ function M.run(opts)
     local l = t.classes[1].latency
     res.points[#res.points + 1] = { rate_pps = rate, tx_pps = t.tx_pps, sent = t.sent, received = t.received,
       lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, latency = l }
-    scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%  duplicated %d  %s", rate / 1e3,
-      t.sent, t.received, t.loss_pct, t.duplicated, surge.latency.format(l))
+    scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%%s  %s", rate / 1e3,
+      t.sent, t.received, t.loss_pct, scenario.dup_text(t.duplicated), surge.latency.format(l))
     scenario.step()
   end
   flat_rows(res)

@@ -67,8 +67,8 @@ function M.run(opts)
                        tx_pps = t.seconds > 0 and c.sent / t.seconds or 0, sent = c.sent, received = c.received,
                        lost = c.lost, loss_pct = c.loss_pct, reordered = c.reordered, duplicated = c.duplicated,
                        latency = c.latency }
-    scenario.progress("  %-8s dscp %2d  sent %d  received %d  loss %.3f %%  duplicated %d  %s", cls[k].name,
-      cls[k].dscp, c.sent, c.received, c.loss_pct, c.duplicated, surge.latency.format(c.latency))
+    scenario.progress("  %-8s dscp %2d  sent %d  received %d  loss %.3f %%%s  %s", cls[k].name,
+      cls[k].dscp, c.sent, c.received, c.loss_pct, scenario.dup_text(c.duplicated), surge.latency.format(c.latency))
   end
   return scenario.done(M.name, res)
 end
