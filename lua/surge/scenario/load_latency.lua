@@ -65,11 +65,12 @@ function M.report(res)
   local rows = {}
   for _, p in ipairs(res.points) do
     local l = scenario.lat_cells(p.latency)
-    rows[#rows + 1] = { p.rate_pps, p.tx_pps, p.sent, p.received, p.loss_pct, l[1], l[2], l[3], l[4], l[5] }
+    rows[#rows + 1] = { p.rate_pps, p.tx_pps, p.sent, p.received, p.loss_pct, l[1], l[2], l[3], l[4], l[5],
+                        p.duplicated or 0 }
   end
   return ("load-latency results (%d-byte frames)\n"):format(res.size) .. scenario.table({ "offered_pps",
     "sent_pps", "sent", "received", "loss_%", "lat_min_us", "lat_avg_us", "lat_p50_us", "lat_p99_us",
-    "lat_max_us" }, rows)
+    "lat_max_us", "duplicated" }, rows)
 end
 
 return M
