@@ -7,6 +7,7 @@
 #ifndef SURGE_CONTROL_H
 #define SURGE_CONTROL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dataplane.h"
@@ -17,6 +18,12 @@ void queues_release(unsigned lcore);
 int port_open_default(uint16_t port);
 void port_print_devices(void);
 int rx_pool_settle(uint16_t port, struct port_state *ps);
+
+/* counters.c: the key a counter has on DPDK's telemetry socket, whose dict
+ * keys may hold only letters, digits and '_' (and '/'; DPDK 22.11
+ * telemetry_data.c valid_name): every other byte becomes '_'. Two names with
+ * the same key are refused at creation, so the key names one counter. */
+void counter_tel_key(const char *name, char *key, size_t len);
 
 /* port_close.c */
 int ports_close_all(void);

@@ -9,6 +9,7 @@
  * telemetry thread) sum the cells when they read.
  */
 #include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,21 +17,46 @@
 
 #include "control.h"
 
+void
+counter_tel_key(const char *name, char *key, size_t len)
+{
+	size_t i = 0;
+
+	for (; name[i] != '\0' && i + 1 < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		key[i] = (char)((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : '_');
+	}
+	if (len > 0)
+		key[i] = '\0';
+}
+
 int
 surge_counter_new(const char *name, int kind)
 {
 	struct runtime *r = rt();
-	int id = -1, n;
+	int id = -1, n, clash = -1;
+	char key[SURGE_NAME_MAX], other[SURGE_NAME_MAX];
 
 	if (name == NULL || name[0] == '\0' || strlen(name) >= SURGE_NAME_MAX)
 		return rt_error(-EINVAL, "counter name must be 1..%d characters", SURGE_NAME_MAX - 1);
 	if (kind != SURGE_COUNTER && kind != SURGE_GAUGE)
 		return rt_error(-EINVAL, "counter kind %d unknown", kind);
+	counter_tel_key(name, key, sizeof(key));
 	registry_lock();
 	n = r->ncounters;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (strcmp(r->counter_names[i].name, name) == 0)
 			id = i;
+		counter_tel_key(r->counter_names[i].name, other, sizeof(other));
+		if (strcmp(other, key) == 0)
+			clash = i;
+	}
+	if (id < 0 && clash >= 0) {
+		registry_unlock();
+		return rt_error(-EEXIST, "'%s' would read as '%s' on the telemetry socket, as '%s' does "
+				"(only letters, digits and _ stay)", name, key, r->counter_names[clash].name);
+	}
 	if (id < 0 && n < SURGE_COUNTER_MAX) {
 		snprintf(r->counter_names[n].name, SURGE_NAME_MAX, "%s", name);
 		r->counter_names[n].kind = (uint8_t)kind;
@@ -88,6 +114,7 @@ int
 surge_counter_get(int id, struct surge_counter_info *out)
 {
 	struct runtime *r = rt();
+	long double sum = 0;
 
 	if (id < 0 || id >= surge_counter_count())
 		return rt_error(-EINVAL, "no counter %d", id);
@@ -101,7 +128,18 @@ surge_counter_get(int id, struct surge_counter_info *out)
 			continue;
 		out->lcores++;
 		out->total += __atomic_load_n(&s->count[id], __ATOMIC_RELAXED);
-		out->value += s->gauge[id];
+		sum += s->gauge[id];
+	}
+	/* Each cell is a finite double (gauge:set refuses NaN and infinities),
+	 * but their sum may not be: summed in a long double (x87: 15-bit
+	 * exponent, so RTE_MAX_LCORE cells of DBL_MAX cannot overflow it), then
+	 * clamped to a finite double with a flag, so a reader (results file,
+	 * telemetry, stats line) never sees inf, which JSON cannot hold. */
+	if (sum > DBL_MAX || sum < -DBL_MAX) {
+		out->value = sum > 0 ? DBL_MAX : -DBL_MAX;
+		out->flags |= SURGE_COUNTER_SATURATED;
+	} else {
+		out->value = (double)sum;
 	}
 	if (out->kind == SURGE_COUNTER)
 		out->value = (double)out->total;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 
 #include <rte_dev.h>
 #include <rte_ethdev.h>
@@ -65,6 +66,52 @@ rx_pool_settle(uint16_t port, struct port_state *ps)
 	return 0;
 }
 
+/*
+ * The kernel's view of a port that is a kernel interface (af_packet, tap,
+ * af_xdp: dev_info.if_index names it): 1 up, 0 down, -1 no interface or no
+ * answer. Such PMDs may never update their link status (DPDK 22.11's
+ * af_packet says "up" from start to stop whatever the interface does), so
+ * the interface's operstate is read as well; "unknown" (a driver that does
+ * not report it) trusts the PMD.
+ */
+static int
+kernel_link_up(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	char name[IF_NAMESIZE], path[64], state[32] = "";
+	FILE *f;
+
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.if_index == 0)
+		return -1;
+	if (if_indextoname(info.if_index, name) == NULL)
+		return 0;              /* the interface is gone */
+	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", name);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(state, sizeof(state), f) == NULL)
+		state[0] = '\0';
+	fclose(f);
+	state[strcspn(state, "\n")] = '\0';
+	if (strcmp(state, "up") == 0 || strcmp(state, "unknown") == 0 || state[0] == '\0')
+		return state[0] == '\0' ? -1 : 1;
+	return 0;                      /* down, lowerlayerdown, dormant, notpresent, testing */
+}
+
+/* The one reading of a port's link (port:info(), the trials' link check,
+ * wait_link): the PMD's status, and for a kernel interface the kernel's. */
+static int
+port_link(uint16_t port, struct rte_eth_link *link)
+{
+	int rc;
+
+	memset(link, 0, sizeof(*link));
+	if ((rc = rte_eth_link_get_nowait(port, link)) != 0)
+		return rc;
+	if (link->link_status && kernel_link_up(port) == 0)
+		link->link_status = RTE_ETH_LINK_DOWN;
+	return 0;
+}
+
 static int
 wait_link(uint16_t port, uint32_t timeout_ms)
 {
@@ -72,8 +119,7 @@ wait_link(uint16_t port, uint32_t timeout_ms)
 	uint32_t waited = 0;
 
 	for (;;) {
-		memset(&link, 0, sizeof(link));
-		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
+		if (port_link(port, &link) == 0 && link.link_status)
 			return 0;
 		if (waited >= timeout_ms || !surge_running())
 			break;
@@ -254,8 +300,7 @@ surge_port_info(uint16_t port, struct surge_port_info *out)
 	snprintf(out->driver, sizeof(out->driver), "%s", info.driver_name);
 	if (rte_eth_macaddr_get(port, &mac) == 0)
 		memcpy(out->mac, mac.addr_bytes, 6);
-	memset(&link, 0, sizeof(link));
-	if (rte_eth_link_get_nowait(port, &link) == 0) {
+	if (port_link(port, &link) == 0) {
 		out->link_up = link.link_status;
 		out->link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
 	}

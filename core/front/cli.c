@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -430,4 +431,51 @@ cli_usage(const char *prog)
 	       "With no --vdev or --pci and no NIC bound to DPDK, surge uses the virtual\n"
 	       "sink net_null0 (no-rx=1). Without free hugepages it falls back to --no-huge.\n",
 	       prog);
+}
+
+/* One word of the command line is the --output file itself (dev and inode:
+ * a different spelling, a hard link or a symlink is the same file). */
+static int
+same_file(const struct stat *out, const char *path)
+{
+	struct stat st;
+
+	return path[0] != '\0' && stat(path, &st) == 0 && st.st_dev == out->st_dev && st.st_ino == out->st_ino;
+}
+
+int
+cli_output_clash(const struct surge_opts *o, char *err, size_t errlen)
+{
+	struct stat out;
+	char piece[4096];
+
+	if (o->output == NULL || strcmp(o->output, "-") == 0 || stat(o->output, &out) != 0 || !S_ISREG(out.st_mode))
+		return 0;              /* nothing there yet (or a device): nothing to lose */
+	if (o->script != NULL && strcmp(o->script, "-") != 0 && same_file(&out, o->script)) {
+		snprintf(err, errlen, "--output %s: is the script %s; refusing to overwrite it", o->output, o->script);
+		return -EEXIST;
+	}
+	/* every other word, and each piece of it after '=' or ',' (a --vdev's
+	 * rx_pcap=FILE, a script's --pcap=FILE): an input file named there */
+	for (int i = 1; i < o->argc; i++) {
+		const char *a = o->argv[i];
+
+		if (a == o->output || (o->output > a && o->output <= a + strlen(a)))
+			continue;      /* the --output value itself */
+		for (const char *p = a; *p != '\0';) {
+			size_t n = strcspn(p, ",=");
+
+			if (n < sizeof(piece)) {
+				memcpy(piece, p, n);
+				piece[n] = '\0';
+				if (same_file(&out, piece)) {
+					snprintf(err, errlen, "--output %s: is the input file %s (in '%s'); refusing to overwrite it",
+						 o->output, piece, a);
+					return -EEXIST;
+				}
+			}
+			p += n + (p[n] != '\0');
+		}
+	}
+	return 0;
 }

@@ -18,5 +18,9 @@ int cli_parse_seconds(const char *s, double *out);
 int cli_parse_bytes(const char *s, unsigned long long *out);
 
 void cli_usage(const char *prog);
+/* --output names a file that exists and is the script or a file named
+ * elsewhere on the command line (same device and inode): -EEXIST and a
+ * one-line message in err; 0 otherwise. */
+int cli_output_clash(const struct surge_opts *o, char *err, size_t errlen);
 
 #endif /* SURGE_CLI_H */

@@ -134,6 +134,10 @@ main(int argc, char **argv)
 	}
 	if (o.cmd == CMD_ATTACH)
 		return attach_main(o.control, o.eval);   /* a client: no EAL */
+	if ((o.cmd == CMD_RUN || o.cmd == CMD_REPL) && cli_output_clash(&o, err, sizeof(err)) != 0) {
+		fprintf(stderr, "surge: %s\n", err);   /* before anything is read or written */
+		return 2;
+	}
 	scenario = names_scenario(&o);
 	/* read once: a pipe (<(cmd), -) cannot be read again by each task */
 	if (o.script != NULL && !scenario && o.cmd != CMD_PLOT &&

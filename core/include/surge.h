@@ -397,6 +397,11 @@ enum surge_counter_kind {
 	SURGE_GAUGE = 1
 };
 
+/* surge_counter_info.flags */
+enum surge_counter_flag {
+	SURGE_COUNTER_SATURATED = 1    /* a gauge's sum beyond a double: value is +-DBL_MAX */
+};
+
 enum {
 	SURGE_COUNTER_MAX = 64
 };
@@ -404,10 +409,12 @@ enum {
 struct surge_counter_info {
 	char name[SURGE_NAME_MAX];
 	uint8_t kind;          /* enum surge_counter_kind */
-	uint8_t reserved[3];
+	uint8_t flags;         /* SURGE_COUNTER_SATURATED */
+	uint8_t reserved[2];
 	uint32_t lcores;       /* lcores that wrote it */
 	uint64_t total;        /* counter: sum over lcores */
-	double value;          /* gauge: sum over the lcores that set it; counter: total */
+	double value;          /* gauge: sum over the lcores that set it, exact to a
+				* long double, clamped (flags) past DBL_MAX; counter: total */
 };
 
 /* Returns the id of the counter or gauge called name (made on first use;
@@ -446,7 +453,8 @@ struct surge_sample {
 	uint16_t port;
 	uint16_t id;           /* queue, lcore or counter */
 	uint8_t kind;          /* enum surge_sample_kind */
-	uint8_t reserved[7];
+	uint8_t flags;         /* counters: surge_counter_info.flags */
+	uint8_t reserved[6];
 };
 
 /* Samples every opened port, queue, task lcore and counter now (main only). */

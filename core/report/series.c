@@ -110,6 +110,7 @@ record_rest(struct series *s, double t)
 		if (surge_counter_get(c, &ci) != 0)
 			continue;
 		v.value = ci.value;
+		v.flags = ci.flags;
 		v.tx_packets = ci.total;
 		rc |= add(s, t, SURGE_SAMPLE_COUNTER, 0, (uint16_t)c, &v);
 	}

@@ -87,7 +87,8 @@ print_counters(void)
 		if (surge_counter_get(i, &ci) != 0)
 			continue;
 		if (ci.kind == SURGE_GAUGE)
-			printf("%s %s %g", i ? "," : "       counters:", ci.name, ci.value);
+			printf("%s %s %g%s", i ? "," : "       counters:", ci.name, ci.value,
+			       ci.flags & SURGE_COUNTER_SATURATED ? " (saturated)" : "");
 		else
 			printf("%s %s %" PRIu64, i ? "," : "       counters:", ci.name, ci.total);
 	}

@@ -9,6 +9,8 @@
  * telemetry thread and only read: the same per-lcore and per-queue slots the
  * stats line and the results series read (one writer each, 64-bit loads).
  *
+ * Counter names map to keys DPDK accepts (control.h counter_tel_key).
+ *
  * DPDK 22.11 nests only arrays in a dict, so replies are flat dicts with
  * keys like tx0_packets; rates are integers (pps, bit/s, ns), percentages
  * integers, gauges strings ("%g").
@@ -199,15 +201,18 @@ cmd_counters(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (int i = 0; i < surge_counter_count(); i++) {
 		struct surge_counter_info ci;
-		char v[32];
+		char v[32], key[SURGE_NAME_MAX];
 
 		if (surge_counter_get(i, &ci) != 0)
 			continue;
+		/* DPDK refuses (drops) a key with '-' or '.': the mapped key,
+		 * unique since surge_counter_new refuses clashes */
+		counter_tel_key(ci.name, key, sizeof(key));
 		if (ci.kind == SURGE_COUNTER) {
-			rte_tel_data_add_dict_u64(d, ci.name, ci.total);
+			rte_tel_data_add_dict_u64(d, key, ci.total);
 		} else {
 			snprintf(v, sizeof(v), "%g", ci.value);
-			rte_tel_data_add_dict_string(d, ci.name, v);
+			rte_tel_data_add_dict_string(d, key, v);
 		}
 	}
 	return 0;

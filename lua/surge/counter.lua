@@ -11,6 +11,7 @@
 -- same counter in every task. They show in the stats lines, the summary,
 -- --output and the /surge/counters telemetry command.
 local ffi = require "ffi"
+local bit = require "bit"
 local check = require "surge.check"
 local core = require "surge.core"
 
@@ -70,14 +71,17 @@ function Gauge:value()
   return info.value
 end
 
--- Every counter and gauge: { { name, kind = "counter"|"gauge", value, lcores } }
+-- Every counter and gauge: { { name, kind = "counter"|"gauge", value, lcores
+-- [, saturated = true] } }; saturated: a gauge's sum went past a double's
+-- range and value is +-DBL_MAX (core/control/counters.c), never inf.
 function M.all()
   local out = {}
   for i = 0, C.surge_counter_count() - 1 do
     rc_check(C.surge_counter_get(i, info), 2)
     out[#out + 1] = { name = ffi.string(info.name), kind = info.kind == C.SURGE_GAUGE and "gauge" or "counter",
                       value = info.kind == C.SURGE_GAUGE and info.value or tonumber(info.total),
-                      lcores = info.lcores }
+                      lcores = info.lcores,
+                      saturated = bit.band(info.flags, C.SURGE_COUNTER_SATURATED) ~= 0 or nil }
   end
   return out
 end

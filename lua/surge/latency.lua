@@ -141,17 +141,16 @@ function Receiver:save(path)
   local b = self:buckets()
   local total = 0
   for _, r in ipairs(b) do total = total + r.count end
-  local f, err = io.open(path, "w")
-  if not f then check.raise("receiver:save: " .. tostring(err)) end
-  f:write("Value,Percentile,TotalCount,1/(1-Percentile)\n")
+  local rows = { "Value,Percentile,TotalCount,1/(1-Percentile)\n" }
   local acc, max = 0, self:summary().max_ns
   for i, r in ipairs(b) do
     acc = acc + r.count
     local p = acc / total
     local v = i == #b and math.min(r.high_ns, max) or r.high_ns
-    f:write(("%d,%.12f,%d,%s\n"):format(v, p, acc, p < 1 and ("%.2f"):format(1 / (1 - p)) or "Infinity"))
+    rows[#rows + 1] = ("%d,%.12f,%d,%s\n"):format(v, p, acc, p < 1 and ("%.2f"):format(1 / (1 - p)) or "Infinity")
   end
-  f:close()
+  local ok, err = require("surge.results.file").save(path, table.concat(rows))
+  if not ok then check.raise("receiver:save: " .. path .. ": " .. err) end
   return #b
 end
 

@@ -25,6 +25,29 @@ function T.json_roundtrip()
   assert(json.decode("null") == json.null)
 end
 
+-- Issue 23 item 12d: bytes that are not UTF-8 never reach the file as they
+-- are (JSON tools refuse them): each becomes U+FFFD, valid UTF-8 stays.
+function T.json_is_always_utf8()
+  local R = "\239\191\189"
+  local cases = {
+    { "plain", "plain" }, { "caf\195\169", "caf\195\169" }, { "\255\254", R .. R },
+    { "a\192\175b", "a" .. R .. R .. "b" },                  -- overlong '/'
+    { "\237\160\128", R .. R .. R },                       -- a surrogate
+    { "\244\144\128\128", R .. R .. R .. R },             -- above U+10FFFF
+    { "x\226\130", "x" .. R .. R },                         -- cut short
+    { "\240\159\152\128!", "\240\159\152\128!" },     -- 4 bytes, valid
+  }
+  for _, c in ipairs(cases) do
+    local got = json.utf8(c[1])
+    assert(got == c[2], ("%q -> %q, expected %q"):format(c[1], got, c[2]))
+    assert(json.decode(json.encode(c[1])) == c[2])
+  end
+  -- keys too, and two keys that differ only in bad bytes both stay
+  local back = json.decode(json.encode({ ["n\255"] = 1, ["n\254"] = 2 }))
+  local a, b = back["n" .. R], back["n" .. R .. "#2"]
+  assert(a and b and a + b == 3, json.encode(back))
+end
+
 function T.json_errors_name_the_byte()
   local v, err = json.decode('{"a": [1, 2,, 3]}')
   assert(v == nil and err:find("at byte 13"), err)

@@ -7,13 +7,16 @@
  * the first test file) is handed to the script untouched, and that each kind
  * of mistake returns -EINVAL with a message naming the offending text.
  */
+#define _GNU_SOURCE     /* mkdtemp, symlink */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -370,6 +373,54 @@ test_results_options(void **state)
 	assert_fails_naming("missing FILE.json", "plot");   /* main() prints it as "surge plot: ..." */
 }
 
+/* Issue 23 item 12f: --output that is the script or an input file named on
+ * the command line, by identity (a link or another spelling too), is refused;
+ * a new file, or an existing one named nowhere else, is not. */
+static void
+test_output_clash(void **state)
+{
+	char dir[] = "/tmp/surge-clash-XXXXXX", s[64], out[64], lnk[64], pc[64], other[64], arg[128];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(s, sizeof(s), "%s/s.lua", dir);
+	snprintf(out, sizeof(out), "%s/new.json", dir);
+	snprintf(lnk, sizeof(lnk), "%s/link.json", dir);
+	snprintf(pc, sizeof(pc), "%s/in.csv", dir);
+	snprintf(other, sizeof(other), "%s/old.json", dir);
+	assert_non_null(f = fopen(s, "w"));
+	fclose(f);
+	assert_non_null(f = fopen(pc, "w"));
+	fclose(f);
+	assert_non_null(f = fopen(other, "w"));
+	fclose(f);
+	assert_int_equal(symlink(s, lnk), 0);
+	assert_int_equal(PARSE("run", "--output", out, s), 0);
+	assert_int_equal(cli_output_clash(&o, err, sizeof(err)), 0);          /* not there yet */
+	assert_int_equal(PARSE("run", "--output", other, s), 0);
+	assert_int_equal(cli_output_clash(&o, err, sizeof(err)), 0);          /* there, named nowhere else */
+	assert_int_equal(PARSE("run", "--output", lnk, s), 0);
+	assert_int_equal(cli_output_clash(&o, err, sizeof(err)), -EEXIST);    /* a link to the script */
+	assert_non_null(strstr(err, "--output"));
+	assert_non_null(strstr(err, "is the script"));
+	snprintf(arg, sizeof(arg), "%s/./in.csv", dir);                       /* another spelling */
+	assert_int_equal(PARSE("run", "--output", pc, s, "--in", arg), 0);
+	assert_int_equal(cli_output_clash(&o, err, sizeof(err)), -EEXIST);    /* a script option's file */
+	assert_non_null(strstr(err, "is the input file"));
+	snprintf(arg, sizeof(arg), "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null", pc);
+	assert_int_equal(PARSE("run", "--vdev", arg, "--output", pc, s), 0);
+	assert_int_equal(cli_output_clash(&o, err, sizeof(err)), -EEXIST);    /* inside a --vdev */
+	snprintf(arg, sizeof(arg), "--output=%s", pc);
+	assert_int_equal(PARSE("run", arg, s), 0);
+	assert_int_equal(cli_output_clash(&o, err, sizeof(err)), 0);          /* only its own word */
+	unlink(s);
+	unlink(pc);
+	unlink(lnk);
+	unlink(other);
+	rmdir(dir);
+}
+
 /* repl [SCRIPT [args]], run -i, --control, attach PATH [-e CODE] */
 static void
 test_repl_attach(void **state)
@@ -418,6 +469,7 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_parse_seconds),
 		cmocka_unit_test(test_results_options),
+		cmocka_unit_test(test_output_clash),
 		cmocka_unit_test(test_repl_attach),
 		cmocka_unit_test(test_path_and_scenarios),
 	};

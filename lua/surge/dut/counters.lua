@@ -3,15 +3,23 @@
 -- Each test flow is a UDP source port (sport0 .. sport0 + flows - 1): a
 -- field routers keep. Each packet also carries a 16-bit per-flow sequence
 -- number in the first two payload bytes (the latency probe, when any, sits
--- right after it), so the receiver counts loss and reordering per flow, and
--- per class when classes use separate port ranges.
+-- right after it), so the receiver counts loss, reordering and duplicates
+-- per flow, and per class when classes use separate port ranges.
+--
+-- Received means unique: a frame whose flow and sequence number were
+-- already counted (a DUT or link that sends a frame twice) is a duplicate,
+-- counted apart, so loss = sent - received cannot be hidden by copies. Each
+-- flow remembers the last WINDOW sequence numbers it counted (a ring indexed
+-- by seq mod WINDOW): a frame behind the newest one by less than WINDOW is
+-- a duplicate when its slot holds its number, else a late (reordered)
+-- frame; one further behind cannot be told apart and counts as reordered.
 --
 --   local tag = counters.tagger{ l4 = t.l4, flows = 64, sport0 = 1024 }
 --   local n = tag:tag(burst)          -- before send: rotates flows, writes seqs
 --   tag:sent(burst_sent_count)        -- after send: counts the packets that left
 --   local rx = counters.receiver{ flows = 64, sport0 = 1024, dport = 3842 }
 --   rx:count(p, v)                    -- true when the parsed frame is test traffic
---   rx:flow(f) -> received, reordered
+--   rx:flow(f) -> received (unique), reordered, duplicated
 --
 -- Checksums stay valid (RFC 1624 updates), so a DUT that checks them forwards.
 local ffi = require "ffi"
@@ -21,7 +29,8 @@ local cs = require "surge.proto.checksum"
 local band, rshift = bit.band, bit.rshift
 local update16 = cs.update16
 -- MAX_FLOWS: the flows one receiver counts (a trial's classes together).
-local M = { SEQ_LEN = 2, MAX_FLOWS = 60000 }
+local M = { SEQ_LEN = 2, MAX_FLOWS = 60000, WINDOW = 128 }
+local WINDOW = M.WINDOW
 
 local Tagger = {}
 Tagger.__index = Tagger
@@ -88,10 +97,15 @@ function M.receiver(opts)
   local flows = int(opts.flows or 1, 1, M.MAX_FLOWS, "flows")
   local expect = ffi.new("int32_t[?]", flows)
   ffi.fill(expect, flows * 4, 0xff)      -- -1: nothing seen yet, the first packet sets it
+  -- slot j starts with a number that is not j mod WINDOW, so it matches no
+  -- sequence number until one is counted there
+  local seen = ffi.new("uint16_t[?]", flows * WINDOW)
+  for i = 0, flows * WINDOW - 1 do seen[i] = (i + 1) % WINDOW end
   return setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),
                         dport = int(opts.dport, 0, 65535, "dport"),
                         rx = ffi.new("double[?]", flows), reord = ffi.new("double[?]", flows),
-                        expect = expect, total = 0, reordered = 0 }, Receiver)
+                        dup = ffi.new("double[?]", flows), seen = seen,
+                        expect = expect, total = 0, reordered = 0, duplicated = 0 }, Receiver)
 end
 
 -- v: a parsed view (surge.dut.view) of the frame at p. Counts it when it is
@@ -103,32 +117,44 @@ function Receiver:count(p, v)
   local f = u[0] * 256 + u[1] - self.sport0
   if f < 0 or f >= self.flows then return false end
   local s = u[8] * 256 + u[9]
-  self.rx[f] = self.rx[f] + 1
-  self.total = self.total + 1
-  -- serial-number arithmetic on 16 bits: ahead (or equal) moves the
-  -- expectation on, behind means the packet came after a later one
+  -- serial-number arithmetic on 16 bits: at or ahead of the expectation is
+  -- new and moves it on; behind is a copy of a counted frame or a late one
   local e = self.expect[f]
   local d = e < 0 and 0 or band(s - e, 0xffff)
+  local slot = f * WINDOW + band(s, WINDOW - 1)
   if d < 0x8000 then
     self.expect[f] = band(s + 1, 0xffff)
+    self.seen[slot] = s
   else
+    local back = band(e - 1 - s, 0xffff)   -- 0: the newest frame again
+    if back < WINDOW then
+      if self.seen[slot] == s then
+        self.dup[f] = self.dup[f] + 1
+        self.duplicated = self.duplicated + 1
+        return true
+      end
+      self.seen[slot] = s
+    end
     self.reord[f] = self.reord[f] + 1
     self.reordered = self.reordered + 1
   end
+  self.rx[f] = self.rx[f] + 1
+  self.total = self.total + 1
   return true
 end
 
-function Receiver:flow(f) return self.rx[f], self.reord[f] end
+function Receiver:flow(f) return self.rx[f], self.reord[f], self.dup[f] end
 
 -- Sums flows [first, first + n) of a tagger and a receiver: a class.
 function M.class_totals(tagger, receiver, first, n)
-  local sent, recv, reord = 0, 0, 0
+  local sent, recv, reord, dup = 0, 0, 0, 0
   for f = first, first + n - 1 do
     sent = sent + tagger.tx[f]
     recv = recv + receiver.rx[f]
     reord = reord + receiver.reord[f]
+    dup = dup + receiver.dup[f]
   end
-  return sent, recv, reord
+  return sent, recv, reord, dup
 end
 
 return M

@@ -6,7 +6,7 @@
 --                          gateway = "10.0.0.1" }     -- next hop on the tx port
 --   s:resolve()                                      -- the gateway's MAC, by ARP (NDP for IPv6)
 --   local r = s:trial{ size = 64, rate = 100000, duration = 1 }
---   --> { sent, received, lost, loss_pct, reordered, tx_pps, seconds, classes = {...} }
+--   --> { sent, received, lost, loss_pct, reordered, duplicated, tx_pps, seconds, classes = {...} }
 --
 -- Trials run as module tasks on one worker lcore (surge.dut.trial): the
 -- task sends, receives every port and answers the DUT's ARP/NDP for `src`
@@ -191,9 +191,10 @@ end
 -- One trial. t: size (with FCS), rate (pps; nil = as fast as possible),
 -- duration (s) or count (packets), settle (s, default 0.5), flows (default 1),
 -- probe_every (0 = no latency probes), classes = { { size, tos, flows, share,
--- probe_every } } instead of one size. Returns sent, received, lost, loss_pct,
--- reordered, tx_pps, seconds, classes = { { sent, received, lost, loss_pct,
--- reordered, latency } }.
+-- probe_every } } instead of one size. Returns sent, received (unique
+-- frames), lost (sent - received), loss_pct, reordered, duplicated (copies of
+-- frames already received), tx_pps, seconds, classes = { { sent, received,
+-- lost, loss_pct, reordered, duplicated, latency } }.
 function Session:trial(t)
   local list = t.classes or { { size = t.size, tos = t.tos, flows = t.flows, share = 1,
                                 probe_every = t.probe_every } }

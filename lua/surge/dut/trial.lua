@@ -176,17 +176,20 @@ function M.run(spec)
   settle(rx, t1, spec, hz)
   check_link(what)
   for _, b in ipairs(bursts) do b:free() end
+  -- received: unique frames; a DUT's copies are duplicated, not received
   local res = { sent = sent, received = rx.counter.total, reordered = rx.counter.reordered,
+                duplicated = rx.counter.duplicated,
                 seconds = (t1 - t0) / hz, other = rx.other, answered = rx.responder.answered,
                 classes = {} }
   res.tx_pps = res.seconds > 0 and sent / res.seconds or 0
   for k, c in ipairs(classes) do
-    local recv, reord = 0, 0
+    local recv, reord, dup = 0, 0, 0
     for f = c.first, c.first + c.flows - 1 do
       recv = recv + rx.counter.rx[f]
       reord = reord + rx.counter.reord[f]
+      dup = dup + rx.counter.dup[f]
     end
-    local cr = { sent = tags[k].total, received = recv, reordered = reord }
+    local cr = { sent = tags[k].total, received = recv, reordered = reord, duplicated = dup }
     if rx.lat[k] then cr.latency = rx.lat[k]:summary() end
     res.classes[k] = cr
   end

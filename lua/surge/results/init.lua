@@ -10,10 +10,12 @@
 -- metadata and scenario tables, and writes JSON (docs/results.schema.json)
 -- or CSV. `surge plot` reads the JSON back; telemetry reads the same C slots.
 local ffi = require "ffi"
+local bit = require "bit"
 local check = require "surge.check"
 local core = require "surge.core"
 local C, rc_check = core.C, core.check
 local json = require "surge.results.json"
+local file = require "surge.results.file"
 local counter = require "surge.counter"
 
 local M = { SCHEMA_VERSION = 1 }
@@ -144,7 +146,7 @@ local function read_rows()
       order[#order + 1] = g
     end
     g.rows[#g.rows + 1] = {
-      t = row.t, tick = row.tick, value = row.value,
+      t = row.t, tick = row.tick, value = row.value, flags = row.flags,
       tx_packets = tonumber(row.tx_packets), tx_bytes = tonumber(row.tx_bytes),
       rx_packets = tonumber(row.rx_packets), rx_bytes = tonumber(row.rx_bytes),
       drops = tonumber(row.drops), unsent = tonumber(row.unsent),
@@ -189,7 +191,8 @@ local function build_series(groups, lcore_idle_by_tick)
       local c = names[g.id + 1]
       for _, r in ipairs(g.rows) do
         counters[#counters + 1] = { t = r.t, name = c and c.name or tostring(g.id),
-                                    value = (c and c.kind == "gauge") and r.value or r.tx_packets }
+                                    value = (c and c.kind == "gauge") and r.value or r.tx_packets,
+                                    saturated = bit.band(r.flags, C.SURGE_COUNTER_SATURATED) ~= 0 or nil }
       end
     end
   end
@@ -353,12 +356,13 @@ function M.write(path, res)
     check.raise("surge.results.write: res: a CSV file needs a results table (surge.results.collect()) with series.ports")
   end
   local text = csv and M.csv(res) or (json.encode(res, 1) .. "\n")
-  local f, err = io.open(path, "w")
-  if not f then check.raise("surge.results.write: " .. tostring(err)) end
-  f:write(text)
-  f:close()
+  local ok, err = M.save(path, text)
+  if not ok then check.raise("surge.results.write: " .. path .. ": " .. err) end
   return res
 end
+
+-- A results file is written all or nothing (surge.results.file).
+M.save = file.save
 
 -- master.lua's end of a run: every task stopped and joined, then the file.
 function M.finish(ok, rc_or_err)
@@ -374,7 +378,11 @@ function M.finish(ok, rc_or_err)
   if ok and C.surge_signal() ~= 0 then status = "interrupted" end
   local path = ffi.string(out)
   local wok, werr = pcall(M.write, path, M.collect(status, code, err))
-  if not wok then io.stderr:write("surge: --output ", path, ": ", tostring(werr), "\n") end
+  if not wok then
+    -- one line naming the option and the file: "surge: --output F: No space left on device"
+    werr = tostring(werr):gsub("^surge%.results%.write: ", ""):gsub("^" .. path:gsub("%p", "%%%0") .. ": ", "")
+    io.stderr:write("surge: --output ", path, ": ", werr, "\n")
+  end
   return wok
 end
 

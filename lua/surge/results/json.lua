@@ -4,7 +4,9 @@
 --                              objects (keys sorted, so output is stable);
 --                              json.array(t) marks a table (even empty) as an
 --                              array; NaN and infinities become null;
---                              json.null encodes null.
+--                              json.null encodes null; strings are
+--                              made valid UTF-8 (below), so any JSON tool
+--                              reads the file.
 --   json.decode(text)          -> value, or nil, "json: ... at byte N"
 --
 -- Results files are written once per run, so clarity wins over speed here.
@@ -18,8 +20,55 @@ function M.array(t) return setmetatable(t or {}, array_mt) end
 local escapes = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
                   ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
 
+-- Lua strings are bytes; JSON text is UTF-8 (RFC 8259 section 8.1). The one
+-- rule: a well-formed UTF-8 sequence (no overlong form, no surrogate, at most
+-- U+10FFFF) is kept as it is, and every other byte becomes U+FFFD, the
+-- replacement character (one per byte, so the length of the damage shows).
+local REPLACEMENT = "\239\191\189"
+local byte = string.byte
+
+-- The length of the well-formed sequence starting at s[i], or nil.
+local function utf8_len(s, i)
+  local c = byte(s, i)
+  local n, lo, hi                        -- continuation bytes, range of the 2nd byte
+  if c < 0x80 then return 1
+  elseif c >= 0xc2 and c <= 0xdf then n, lo, hi = 1, 0x80, 0xbf
+  elseif c == 0xe0 then n, lo, hi = 2, 0xa0, 0xbf     -- no overlong
+  elseif c == 0xed then n, lo, hi = 2, 0x80, 0x9f     -- no surrogates
+  elseif c >= 0xe1 and c <= 0xef then n, lo, hi = 2, 0x80, 0xbf
+  elseif c == 0xf0 then n, lo, hi = 3, 0x90, 0xbf     -- no overlong
+  elseif c >= 0xf1 and c <= 0xf3 then n, lo, hi = 3, 0x80, 0xbf
+  elseif c == 0xf4 then n, lo, hi = 3, 0x80, 0x8f     -- at most U+10FFFF
+  else return nil end
+  local b = byte(s, i + 1)
+  if not b or b < lo or b > hi then return nil end
+  for k = i + 2, i + n do
+    b = byte(s, k)
+    if not b or b < 0x80 or b > 0xbf then return nil end
+  end
+  return n + 1
+end
+
+function M.utf8(s)
+  if not s:find("[\128-\255]") then return s end
+  local out, i, n, start = {}, 1, #s, 1
+  while i <= n do
+    local l = utf8_len(s, i)
+    if l then
+      i = i + l
+    else
+      out[#out + 1] = s:sub(start, i - 1)
+      out[#out + 1] = REPLACEMENT
+      i = i + 1
+      start = i
+    end
+  end
+  out[#out + 1] = s:sub(start)
+  return table.concat(out)
+end
+
 local function quote(s)
-  return '"' .. s:gsub('[%c"\\]', function(c)
+  return '"' .. M.utf8(s):gsub('[%c"\\]', function(c)
     return escapes[c] or ("\\u%04x"):format(c:byte())
   end) .. '"'
 end
@@ -61,15 +110,25 @@ local function encode_table(t, out, indent, depth, seen)
     end
     out[#out + 1] = pad .. "]"
   else
-    local keys = {}
+    local keys, shown, taken = {}, {}, {}
     for k in pairs(t) do keys[#keys + 1] = tostring(k) end
     table.sort(keys)
     if #keys == 0 then out[#out + 1] = "{}"; seen[t] = nil; return end
+    -- keys go through the UTF-8 rule too; two that end up equal (they
+    -- differed only in invalid bytes) get #2, #3 so neither is lost
+    for _, k in ipairs(keys) do if M.utf8(k) == k then taken[k], shown[k] = true, k end end
+    for _, k in ipairs(keys) do
+      if not shown[k] then
+        local u, n = M.utf8(k), 1
+        while taken[u] do n = n + 1; u = ("%s#%d"):format(M.utf8(k), n) end
+        taken[u], shown[k] = true, u
+      end
+    end
     out[#out + 1] = "{" .. nl
     for i, k in ipairs(keys) do
       local v = t[k]
       if v == nil then v = t[tonumber(k)] end
-      out[#out + 1] = pad_in .. quote(k) .. (indent and ": " or ":")
+      out[#out + 1] = pad_in .. quote(shown[k]) .. (indent and ": " or ":")
       encode_value(v, out, indent, depth + 1, seen)
       out[#out + 1] = (i < #keys and "," or "") .. nl
     end

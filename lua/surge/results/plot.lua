@@ -12,6 +12,11 @@ local json = require "surge.results.json"
 local M = {}
 
 local function fail(msg) error(msg, 0) end        -- about the file or gnuplot: one line
+-- gnuplot's input in the temporary folder: a full disk is an error, not a cut chart
+local function save_or_fail(path, text)
+  local ok, err = require("surge.results.file").save(path, text)
+  if not ok then fail(("surge plot: %s: %s"):format(path, err)) end
+end
 -- about the arguments (the output's name, a results file that cannot be
 -- read): at the caller's line when a script or the REPL called surge.plot;
 -- from the command line (M.main) a usage error, exit 2 like core/front/cli.c's
@@ -82,13 +87,13 @@ end
 -- A data file of rows of numbers, written to the run's temporary folder.
 local function data_file(dir, name, rows)
   local path = dir .. "/" .. name .. ".dat"
-  local f = assert(io.open(path, "w"))
+  local lines = {}
   for _, r in ipairs(rows) do
     local cells = {}
     for i, v in ipairs(r) do cells[i] = ("%.17g"):format(v) end
-    f:write(table.concat(cells, " "), "\n")
+    lines[#lines + 1] = table.concat(cells, " ") .. "\n"
   end
-  f:close()
+  save_or_fail(path, table.concat(lines))
   return path
 end
 
@@ -365,9 +370,7 @@ function M.plot(file, out)
       fail(("surge plot: %s has nothing to draw (no series, latency or scenario rows)"):format(file))
     end
     local gp = dir .. "/plot.gp"
-    local g = assert(io.open(gp, "w"))
-    g:write(script_text(drawn, out, png))
-    g:close()
+    save_or_fail(gp, script_text(drawn, out, png))
     local ran = sh(("gnuplot %s 2>%s"):format(shquote(gp), shquote(dir .. "/err")))
     local e = io.open(dir .. "/err")
     local text = e and e:read("*a") or ""

@@ -52,23 +52,26 @@ function M.run(opts)
   local t = s:trial{ classes = classes, rate = rate, duration = opts.trial, settle = opts.settle, what = "the flood" }
   scenario.step()
   local res = { scenario = M.name, flows = opts.flows, seconds = t.seconds, sent = t.sent, received = t.received,
-                lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, tx_pps = t.tx_pps,
+                lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, tx_pps = t.tx_pps,
                 forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = require("surge.results.json").array() }
   for k, c in ipairs(t.classes) do
     res.sizes[k] = { size = classes[k].size, sent = c.sent, received = c.received, lost = c.lost,
-                     loss_pct = c.loss_pct, reordered = c.reordered }
+                     loss_pct = c.loss_pct, reordered = c.reordered, duplicated = c.duplicated }
   end
-  scenario.progress("  sent %d (%.4g kpps)  received %d  loss %.3f %%", t.sent, t.tx_pps / 1e3, t.received, t.loss_pct)
+  scenario.progress("  sent %d (%.4g kpps)  received %d  loss %.3f %%%s", t.sent, t.tx_pps / 1e3,
+    t.received, t.loss_pct, scenario.dup_text(t.duplicated))
   return scenario.done(M.name, res)
 end
 
 function M.report(res)
   local rows = {}
-  for _, c in ipairs(res.sizes) do rows[#rows + 1] = { c.size, c.sent, c.received, c.loss_pct, c.reordered } end
-  rows[#rows + 1] = { "all", res.sent, res.received, res.loss_pct, res.reordered }
+  for _, c in ipairs(res.sizes) do
+    rows[#rows + 1] = { c.size, c.sent, c.received, c.loss_pct, c.reordered, c.duplicated or 0 }
+  end
+  rows[#rows + 1] = { "all", res.sent, res.received, res.loss_pct, res.reordered, res.duplicated or 0 }
   return ("flood results: %d flows per size, %.2f s, sent %.4g kpps, forwarded %.4g kpps\n"):format(res.flows,
     res.seconds, res.tx_pps / 1e3, res.forwarded_pps / 1e3)
-    .. scenario.table({ "size", "sent", "received", "loss_%", "reordered" }, rows)
+    .. scenario.table({ "size", "sent", "received", "loss_%", "reordered", "duplicated" }, rows)
 end
 
 return M

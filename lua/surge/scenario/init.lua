@@ -293,6 +293,12 @@ end
 
 -- Progress: one plain line per trial (to stdout, flushed so pipes see it);
 -- --quiet silences them like every progress line (the result table stays).
+-- The progress lines' note of a DUT's copies ("  duplicated N"), there when
+-- it sent any: received counts unique frames, the copies are apart.
+function M.dup_text(n)
+  return (n or 0) > 0 and ("  duplicated %d"):format(n) or ""
+end
+
 function M.progress(fmt, ...)
   if require("surge.core").C.surge_quiet() ~= 0 then return end
   io.write(fmt:format(...), "\n")

@@ -52,9 +52,9 @@ function M.run(opts)
                        what = ("the trial at %g pps"):format(rate) }
     local l = t.classes[1].latency
     res.points[#res.points + 1] = { rate_pps = rate, tx_pps = t.tx_pps, sent = t.sent, received = t.received,
-      lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, latency = l }
-    scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%  %s", rate / 1e3, t.sent,
-      t.received, t.loss_pct, surge.latency.format(l))
+      lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, latency = l }
+    scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%%s  %s", rate / 1e3,
+      t.sent, t.received, t.loss_pct, scenario.dup_text(t.duplicated), surge.latency.format(l))
     scenario.step()
   end
   flat_rows(res)
@@ -65,11 +65,12 @@ function M.report(res)
   local rows = {}
   for _, p in ipairs(res.points) do
     local l = scenario.lat_cells(p.latency)
-    rows[#rows + 1] = { p.rate_pps, p.tx_pps, p.sent, p.received, p.loss_pct, l[1], l[2], l[3], l[4], l[5] }
+    rows[#rows + 1] = { p.rate_pps, p.tx_pps, p.sent, p.received, p.loss_pct, l[1], l[2], l[3], l[4], l[5],
+                        p.duplicated or 0 }
   end
   return ("load-latency results (%d-byte frames)\n"):format(res.size) .. scenario.table({ "offered_pps",
     "sent_pps", "sent", "received", "loss_%", "lat_min_us", "lat_avg_us", "lat_p50_us", "lat_p99_us",
-    "lat_max_us" }, rows)
+    "lat_max_us", "duplicated" }, rows)
 end
 
 return M

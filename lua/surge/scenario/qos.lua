@@ -65,9 +65,10 @@ function M.run(opts)
   for k, c in ipairs(t.classes) do
     res.classes[k] = { name = cls[k].name, dscp = cls[k].dscp, rate_pps = cls[k].rate,
                        tx_pps = t.seconds > 0 and c.sent / t.seconds or 0, sent = c.sent, received = c.received,
-                       lost = c.lost, loss_pct = c.loss_pct, reordered = c.reordered, latency = c.latency }
-    scenario.progress("  %-8s dscp %2d  sent %d  received %d  loss %.3f %%  %s", cls[k].name, cls[k].dscp, c.sent,
-      c.received, c.loss_pct, surge.latency.format(c.latency))
+                       lost = c.lost, loss_pct = c.loss_pct, reordered = c.reordered, duplicated = c.duplicated,
+                       latency = c.latency }
+    scenario.progress("  %-8s dscp %2d  sent %d  received %d  loss %.3f %%%s  %s", cls[k].name,
+      cls[k].dscp, c.sent, c.received, c.loss_pct, scenario.dup_text(c.duplicated), surge.latency.format(c.latency))
   end
   return scenario.done(M.name, res)
 end
@@ -77,10 +78,11 @@ function M.report(res)
   for _, c in ipairs(res.classes) do
     local l = scenario.lat_cells(c.latency)
     rows[#rows + 1] = { c.name, c.dscp, c.rate_pps, c.tx_pps, c.sent, c.received, c.loss_pct, c.reordered,
+                        c.duplicated or 0,
                         l[1], l[2], l[3], l[4], l[5] }
   end
   return ("qos results (%d-byte frames, %.2f s)\n"):format(res.size, res.seconds) .. scenario.table({ "class",
-    "dscp", "rate_pps", "sent_pps", "sent", "received", "loss_%", "reordered", "lat_min_us", "lat_avg_us",
+    "dscp", "rate_pps", "sent_pps", "sent", "received", "loss_%", "reordered", "duplicated", "lat_min_us", "lat_avg_us",
     "lat_p50_us", "lat_p99_us", "lat_max_us" }, rows)
 end
 

@@ -148,10 +148,11 @@ function M.run(opts)
           n = n + 1
           local t = trial(rate, ("throughput trial %d at %d bytes"):format(n, size))
           local short = t.tx_pps < rate * 0.95
-          scenario.progress("  %5d B  throughput trial %2d  offered %s  sent %d  received %d  loss %.3f %%%s",
-            size, n, fmt_rate(rate), t.sent, t.received, t.loss_pct,
+          scenario.progress("  %5d B  throughput trial %2d  offered %s  sent %d  received %d  loss %.3f %%%s%s",
+            size, n, fmt_rate(rate), t.sent, t.received, t.loss_pct, scenario.dup_text(t.duplicated),
             short and ("  (surge sent only " .. fmt_rate(t.tx_pps) .. ")") or "")
-          return t.loss_pct, { sent = t.sent, received = t.received, tx_pps = t.tx_pps, reordered = t.reordered }
+          return t.loss_pct, { sent = t.sent, received = t.received, tx_pps = t.tx_pps, reordered = t.reordered,
+                               duplicated = t.duplicated }
         end }
       -- T is what the passing trial really sent: where surge could not offer
       -- the searched rate (its own limit, preemption, a DUT that pushes back
@@ -165,8 +166,10 @@ function M.run(opts)
       if opts.confirm and T > 0 then
         local a = trial(T, "the confirmation trial at T")
         local b = trial(T * 1.2, "the trial at 1.2 T")
-        r.throughput.confirm = { at_T = { loss_pct = a.loss_pct, sent = a.sent, received = a.received },
-                                 at_1_2T = { loss_pct = b.loss_pct, sent = b.sent, received = b.received } }
+        r.throughput.confirm = { at_T = { loss_pct = a.loss_pct, sent = a.sent, received = a.received,
+                                          duplicated = a.duplicated },
+                                 at_1_2T = { loss_pct = b.loss_pct, sent = b.sent, received = b.received,
+                                             duplicated = b.duplicated } }
         scenario.progress("  %5d B  confirmation: at T loss %.3f %%, at 1.2 T loss %.3f %%", size, a.loss_pct,
           b.loss_pct)
       end
@@ -184,8 +187,9 @@ function M.run(opts)
     if want.loss then
       r.loss = search.loss_curve{ hi = hi, step_pct = opts.loss_step, trial = function(rate)
         local t = trial(rate, "a frame loss trial")
-        scenario.progress("  %5d B  frame loss at %s: %.3f %%", size, fmt_rate(rate), t.loss_pct)
-        return t.loss_pct, { sent = t.sent, received = t.received }
+        scenario.progress("  %5d B  frame loss at %s: %.3f %%%s", size, fmt_rate(rate), t.loss_pct,
+          scenario.dup_text(t.duplicated))
+        return t.loss_pct, { sent = t.sent, received = t.received, duplicated = t.duplicated }
       end }
       scenario.step()
     end
@@ -194,7 +198,7 @@ function M.run(opts)
         resolution = math.max(1, math.floor(opts.b2b_max / 1000)), trial = function(n)
           local t = s:trial{ size = size, count = n, settle = opts.settle, flows = opts.flows,
                              what = "a back-to-back trial" }
-          scenario.progress("  %5d B  back-to-back %d frames: lost %d", size, n, t.lost)
+          scenario.progress("  %5d B  back-to-back %d frames: lost %d%s", size, n, t.lost, scenario.dup_text(t.duplicated))
           return t.lost
         end }
       r.back_to_back = b
