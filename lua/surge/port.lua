@@ -12,8 +12,10 @@ local rate = require "surge.rate"
 local C, rc_check = core.C, core.check
 local M = {}
 
-local Port, TxQueue, RxQueue = {}, {}, {}
-Port.__index, TxQueue.__index, RxQueue.__index = Port, TxQueue, RxQueue
+local class = require "surge.class"
+-- gap: the per-packet gap function of a rate spec (set_rate); false: none
+local Port, TxQueue, RxQueue = class.new("port", { "id" }), class.new("txq", { "port", "id", "gap" }),
+  class.new("rxq", { "port", "id" })
 Port.__handle = function(p) return ("port(%d)"):format(p.id) end
 TxQueue.__handle = function(q) return ("txq(%d,%d)"):format(q.port, q.id) end
 RxQueue.__handle = function(q) return ("rxq(%d,%d)"):format(q.port, q.id) end
@@ -23,7 +25,7 @@ local function wrap(id) return setmetatable({ id = id }, Port) end
 
 function M.txq(port, id)
   check.expect(id, "integer 0..1023", "port:txq", "i")
-  return setmetatable({ port = port, id = id }, TxQueue)
+  return setmetatable({ port = port, id = id, gap = false }, TxQueue)
 end
 function M.rxq(port, id)
   check.expect(id, "integer 0..1023", "port:rxq", "i")
@@ -159,7 +161,7 @@ function TxQueue:set_rate(spec)
   check.self(self, TxQueue, "txq:set_rate")
   local r, gap = rate.build(spec, 2)
   rc_check(C.surge_txq_set_rate(self.port, self.id, r), 2)
-  self.gap = gap
+  self.gap = gap or false
   return self
 end
 
