@@ -23,7 +23,7 @@ local M = { DPORT = 3842, SPORT0 = 1024, FCS = 4, MAX_FLOWS = require("surge.dut
 M.STOPPED_DURING = "the run was stopped during "
 local Session = require("surge.class").new("dut session", { "tx", "rx", "src", "dst", "gateway", "rx_gateway",
   "dst_mac", "vlan", "dport", "resolve_timeout", "v6", "ifaces", "rx_iface", "rx_info", "tx_info", "ctrl_pool",
-  "rx_gateway_mac" })
+  "rx_gateway_mac", "replay_pool" })   -- replay_pool: scenario/replay.lua's, kept across passes
 
 local opened = {}          -- port id -> port, shared by every session of this run
 local ctrl_pool            -- control frames (ARP/NDP) and receive bursts
