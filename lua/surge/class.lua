@@ -41,6 +41,7 @@ function M.new(what, fields, cls)
   local known = {}
   for _, f in ipairs(fields or {}) do known[f] = true end
   cls.__index = cls
+  cls.__strict = what
   cls.__newindex = function(t, k, v)
     -- a declared field, or a method replaced on one handle (flow:apply)
     if known[k] or rawget(cls, k) ~= nil then rawset(t, k, v) return end
@@ -51,6 +52,20 @@ function M.new(what, fields, cls)
     M.unknown(what, k)
   end })
   return cls
+end
+
+-- v[k] for code that asks what a value is (the prompt showing a value,
+-- `surge show` reading what show(args) returned): on a strict handle a
+-- field it lacks reads nil there instead of raising; any other value is
+-- indexed as usual (its own __index may raise: that is its error).
+function M.get(v, k)
+  local mt = getmetatable(v)
+  if type(v) == "table" and type(mt) == "table" and rawget(mt, "__strict") then
+    local x = rawget(v, k)
+    if x == nil then x = rawget(mt, k) end
+    return x
+  end
+  return v[k]
 end
 
 return M

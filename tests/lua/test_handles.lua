@@ -94,4 +94,19 @@ function T.optional_fields_and_methods_keep_working()
   assert(rawget(Port, "stats"))
 end
 
+-- surge asking what a value is (the prompt showing it, `surge show` reading
+-- what show(args) returned) is not the script misspelling a field
+function T.showing_a_handle_does_not_raise()
+  local show, frames = require("surge.repl.show").format, require("surge.vm.show").frames
+  local f = surge.flow{ template = surge.proto.udp{}, fields = { ["udp.sport"] = { range = { 1, 3 } } } }
+  assert(show(f):find("udp.sport", 1, true), show(f))
+  assert(type(show(surge.size("imix"))) == "string")
+  assert(type(show(surge.latency.receiver{ offset = 42 })) == "string")
+  local sz = surge.size("imix")
+  sz:template(surge.proto.udp{})
+  assert(#frames(f, 2) == 2 and #frames(sz, 3) == 3)
+  -- a value's own raising __index is still its error
+  errors("idx", show, setmetatable({}, { __index = function() error("idx") end }))
+end
+
 return T
