@@ -231,6 +231,8 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
 	if (rc < 0)
 		return rt_error(rc, "port %u: descriptor counts %u/%u refused", port, rxd, txd);
+	ps->conf.rxd = rxd;   /* what the queues get: surge_port_conf reports it */
+	ps->conf.txd = txd;
 
 	snprintf(name, sizeof(name), "surge_rx%u", port);
 	ps->rx_pool = rte_pktmbuf_pool_create(name, conf->rxq * rxd + RX_POOL_EXTRA, 256, 0,
@@ -255,6 +257,26 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	if (conf->promisc && (rc = rte_eth_promiscuous_enable(port)) != 0 && rc != -ENOTSUP)
 		return rt_error(rc, "port %u: promiscuous mode: %s", port, rte_strerror(-rc));
 	return wait_link(port, conf->link_timeout_ms);
+}
+
+/* An open port's settings, so that surge.port() on it (the prompt, an
+ * attached client, a second call in a script) can hand back its handle when
+ * the options asked agree, and say which differ when not. Only the main
+ * lcore opens and closes ports, and only it asks. */
+int
+surge_port_conf(uint16_t port, struct surge_port_conf *out)
+{
+	struct port_state *ps;
+	int rc;
+
+	if ((rc = port_check(port)) != 0)
+		return rc;
+	ps = &rt()->port[port];
+	if (!ps->opened || !__atomic_load_n(&ps->started, __ATOMIC_ACQUIRE))
+		return 0;
+	*out = ps->conf;
+	out->mtu = ps->mtu;
+	return 1;
 }
 
 /* One past the highest port number: callers walk 0..n-1, and a port removed

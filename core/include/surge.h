@@ -298,6 +298,10 @@ int surge_task_stop(int task);
 /* --- ports and queues --------------------------------------------------- */
 int surge_port_count(void);
 int surge_port_open(uint16_t port, const struct surge_port_conf *conf);
+/* the settings an open (started) port runs with: rxd/txd the counts its
+ * queues got, mtu its MTU. Returns 1 (out filled), 0 when the port is not
+ * open, or -errno */
+int surge_port_conf(uint16_t port, struct surge_port_conf *out);
 int surge_port_info(uint16_t port, struct surge_port_info *out);
 int surge_port_stats(uint16_t port, struct surge_port_stats *out);
 int surge_port_find(const char *name);

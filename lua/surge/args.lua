@@ -16,8 +16,8 @@
 local check = require "surge.check"
 
 local M = {}
-local Parser = {}
-Parser.__index = Parser
+-- text: the usage text configure's p:text() set
+local Parser = require("surge.class").new("option parser", { "script", "word", "list", "by", "keys", "text" })
 
 local OptionError = { __tostring = function(e) return e.msg end }
 M.OptionError = OptionError

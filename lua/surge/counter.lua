@@ -18,11 +18,10 @@ local core = require "surge.core"
 local C, rc_check = core.C, core.check
 local M = {}
 
-local Counter = {}
-Counter.__index = Counter
+local class = require "surge.class"
+local Counter = class.new("counter", { "id", "name", "cell" })
 Counter.__handle = function(c) return ("counter '%s'"):format(c.name) end
-local Gauge = {}
-Gauge.__index = Gauge
+local Gauge = class.new("gauge", { "id", "name", "cell" })
 Gauge.__handle = function(g) return ("gauge '%s'"):format(g.name) end
 
 local function name_of(name, what)

@@ -197,8 +197,9 @@ end
 -------------------------------------------------------------------------------
 -- The flow object.
 
-local Flow = {}
-Flow.__index = Flow
+-- apply and next: the generated functions, set on each flow
+local Flow = require("surge.class").new("flow", { "template", "fields", "combine", "_count", "_fns", "_source",
+                                                  "plan", "apply", "next" })
 
 local def_keys = { template = 1, fields = 1, combine = 1 }
 

@@ -27,8 +27,8 @@ local check = require "surge.check"
 local C, rc_check = core.C, core.check
 local M = {}
 
-local Marker = {}
-Marker.__index = Marker
+local class = require "surge.class"
+local Marker = class.new("marker", { "offset", "every", "left", "seq" })
 
 local function offset(o, fn)
   return check.expect(o, "integer 1..65000", fn, "offset (of 16 free payload bytes)")
@@ -56,13 +56,13 @@ function Marker:mark(burst)
   return marked
 end
 
-local Receiver = {}
-Receiver.__index = Receiver
+-- fn, buf: what each(fn) set; false: none
+local Receiver = class.new("receiver", { "id", "offset", "fn", "buf" })
 
 function M.receiver(opts)
   opts = check.options(opts, { offset = 1 }, "surge.latency.receiver")
   local off = offset(opts.offset, "surge.latency.receiver")
-  return setmetatable({ id = rc_check(C.surge_latency_new(), 2), offset = off }, Receiver)
+  return setmetatable({ id = rc_check(C.surge_latency_new(), 2), offset = off, fn = false, buf = false }, Receiver)
 end
 
 -- Matches the probes in a received burst; returns how many it found. With
@@ -71,7 +71,7 @@ function Receiver:scan(burst)
   check.self(self, Receiver, "receiver:scan")
   check.burst(burst, "receiver:scan")
   local fn = self.fn
-  if fn == nil then
+  if not fn then
     local rc = C.surge_latency_scan(self.id, burst, self.offset)
     if rc < 0 then check.raise(core.last_error()) end
     return rc
@@ -89,7 +89,7 @@ function Receiver:each(fn)
   if fn ~= nil and type(fn) ~= "function" then
     check.raise("latency receiver: each(fn) takes a function (or nil)")
   end
-  self.fn = fn
+  self.fn = fn or false
   if fn and not self.buf then self.buf = ffi.new("struct surge_latency_sample[?]", C.SURGE_BURST_MAX) end
   return self
 end

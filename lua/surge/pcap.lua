@@ -28,8 +28,8 @@ local M = {}
 
 local EAGAIN = 11
 
-local Writer, Reader = {}, {}
-Writer.__index, Reader.__index = Writer, Reader
+local class = require "surge.class"
+local Writer, Reader = class.new("writer", { "id", "path" }), class.new("reader", { "id", "path" })
 Writer.__handle = function(w) return ("pcap_writer(%d,%q)"):format(w.id, w.path) end
 Reader.__handle = function(r) return ("pcap_reader(%d,%q)"):format(r.id, r.path) end
 Writer.__tostring = function(w) return ("pcap writer '%s'"):format(w.path) end

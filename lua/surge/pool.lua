@@ -11,8 +11,8 @@ local check = require "surge.check"
 local C, rc_check = core.C, core.check
 local M = {}
 
-local Pool = {}
-Pool.__index = Pool
+local class = require "surge.class"
+local Pool = class.new("pool", { "id" })
 Pool.__handle = function(p) return ("pool(%d)"):format(p.id) end
 
 M.Pool = Pool   -- the metatable of pool handles (surge.size checks its pool option)
@@ -117,7 +117,8 @@ end
 
 -- Bursts are cdata: packets' bytes and lengths are written in place, while
 -- n, cap, pool and mbuf (Lua names ro_*, see surge.h) only C changes.
-local Burst = {}
+-- methods only: a burst's fields are the struct's and the read-only ones below
+local Burst = class.new("burst")
 local void_ro = ffi.typeof("void *const *")
 local data_ro = ffi.typeof("uint8_t *const *")
 local read_only = { n = true, cap = true, pool = true, mbuf = true, data = true }
@@ -130,12 +131,12 @@ local function index(b, k)
   if k == "mbuf" then return ffi.cast(void_ro, b.ro_mbuf) end   -- elements read-only too
   -- the bytes behind data[i] are the script's, the pointers are not
   if k == "data" then return ffi.cast(data_ro, b.ro_data) end
-  return Burst[k]
+  return Burst[k]   -- a method, or "burst has no field" from the class
 end
 
 local function newindex(_, k)
   if read_only[k] then check.raise(("burst.%s is read-only (surge manages it)"):format(tostring(k))) end
-  check.raise(("burst has no field %s"):format(check.show(k)))
+  class.unknown("burst", k)
 end
 
 -- Fills the burst with up to n (default: its capacity) template packets and

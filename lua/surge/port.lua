@@ -12,8 +12,10 @@ local rate = require "surge.rate"
 local C, rc_check = core.C, core.check
 local M = {}
 
-local Port, TxQueue, RxQueue = {}, {}, {}
-Port.__index, TxQueue.__index, RxQueue.__index = Port, TxQueue, RxQueue
+local class = require "surge.class"
+-- gap: the per-packet gap function of a rate spec (set_rate); false: none
+local Port, TxQueue, RxQueue = class.new("port", { "id" }), class.new("txq", { "port", "id", "gap" }),
+  class.new("rxq", { "port", "id" })
 Port.__handle = function(p) return ("port(%d)"):format(p.id) end
 TxQueue.__handle = function(q) return ("txq(%d,%d)"):format(q.port, q.id) end
 RxQueue.__handle = function(q) return ("rxq(%d,%d)"):format(q.port, q.id) end
@@ -23,7 +25,7 @@ local function wrap(id) return setmetatable({ id = id }, Port) end
 
 function M.txq(port, id)
   check.expect(id, "integer 0..1023", "port:txq", "i")
-  return setmetatable({ port = port, id = id }, TxQueue)
+  return setmetatable({ port = port, id = id, gap = false }, TxQueue)
 end
 function M.rxq(port, id)
   check.expect(id, "integer 0..1023", "port:rxq", "i")
@@ -35,9 +37,43 @@ M.TxQueue = TxQueue   -- for checks elsewhere (surge.pcap pacing)
 local known = { rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1, mtu = 1,
                 checksum_offload = 1 }
 
+-- The settings surge.port compares on a port already open: option name,
+-- field of struct surge_port_conf, how a value reads. rxd, txd and mtu given
+-- as 0 mean "the default", which agrees with any; link_timeout is how long
+-- the open waited, not a setting of the port.
+local bool = function(v) return v == 1 end
+local settings = {
+  { "rxq", "rxq" }, { "txq", "txq" }, { "rxd", "rxd", zero_any = true }, { "txd", "txd", zero_any = true },
+  { "promisc", "promisc", bool }, { "clones", "clones", bool }, { "mtu", "mtu", zero_any = true },
+  { "checksum_offload", "csum_offload", bool },
+}
+
+-- surge.port on a port that is open (the script's, from the prompt or an
+-- attached client, which run in master's VM but not its code): its handle
+-- when every option given agrees with how it runs, else an error naming
+-- each one that differs. The registry is C's, so this holds whichever VM
+-- or code path opened it.
+local function reopen(id, opts, cur)
+  local differ = {}
+  for _, s in ipairs(settings) do
+    local v = opts[s[1]]
+    if v ~= nil and not (s.zero_any and v == 0) then
+      local have = cur[s[2]]
+      if s[3] then have = s[3](have) else have = tonumber(have) end
+      if v ~= have then differ[#differ + 1] = ("%s = %s (asked %s)"):format(s[1], tostring(have), tostring(v)) end
+    end
+  end
+  if #differ > 0 then
+    check.raise(("surge.port: port %d is already open with other options: %s (surge.port(%d) with no options "
+      .. "gives its handle; close it first to open it with others)"):format(id, table.concat(differ, ", "), id))
+  end
+  return wrap(id)
+end
+
 -- Opens a port by number or device name; opts: rxq, txq, rxd, txd, promisc,
 -- clones (tx queues may send clones; turns MBUF_FAST_FREE off), link_timeout (s),
 -- mtu (frames longer than MTU + 22 bytes are refused; default the port's MTU).
+-- A port already open: its handle (see reopen).
 function M.open(id, opts)
   check.expect(id, "integer|string 0..65535", "surge.port", "id (a port number or device name)")
   opts = check.options(opts, known, "surge.port")
@@ -53,6 +89,10 @@ function M.open(id, opts)
   conf.mtu = check.field(opts, "mtu", "integer? 0..65535", f, 0)
   conf.csum_offload = check.field(opts, "checksum_offload", "boolean?", f, true) and 1 or 0
   conf.link_timeout_ms = math.floor(check.field(opts, "link_timeout", "number? 0..3600", f, 2) * 1000)
+  if C.surge_is_main() ~= 0 then   -- (a task is refused by the open, as ever)
+    local cur = ffi.new("struct surge_port_conf")
+    if rc_check(C.surge_port_conf(id, cur), 2) == 1 then return reopen(id, opts, cur) end
+  end
   rc_check(C.surge_port_open(id, conf), 2)
   return wrap(id)
 end
@@ -159,7 +199,7 @@ function TxQueue:set_rate(spec)
   check.self(self, TxQueue, "txq:set_rate")
   local r, gap = rate.build(spec, 2)
   rc_check(C.surge_txq_set_rate(self.port, self.id, r), 2)
-  self.gap = gap
+  self.gap = gap or false
   return self
 end
 

@@ -75,7 +75,7 @@ M 'constant' 'local b = burst(); b:alloc(); b.data[0] = b.data[0] + 2^31'
 M 'packet 1 of the burst has length 65535, outside 14\.\.' 'local b = burst(); b:alloc(); b.len[1] = 65535; b:bytes(1)'
 M 'packet 0 of the burst has length 60000' 'local b = burst(); b:alloc(); b.len[0] = 60000; pcap.writer(P):write(b)'
 M 'packet 2 of the burst has length 3, outside 14' 'local b = burst(); b:alloc(); b.len[2] = 3; pcap.writer(P):write(b)'
-M 'burst has no field "colour"' 'local b = burst(); b.colour = 1'
+M "burst has no field 'colour'" 'local b = burst(); b.colour = 1'
 M "burst:alloc: n .*expected an integer in 0..4, got 5" 'burst(4):alloc(5)'
 M "burst:alloc: n .*got -1" 'burst(4):alloc(-1)'
 M "burst:alloc: n .*got nan" 'burst(4):alloc(0/0)'
@@ -84,6 +84,20 @@ M 'pool:burst: n: expected an integer in 1..256, got 0' 'surge.pool{}:burst(0)'
 M 'pool:burst: n: expected an integer in 1..256, got 257' 'surge.pool{}:burst(257)'
 M 'pool:burst: n: expected an integer in 1..256, got "x"' 'surge.pool{}:burst("x")'
 M 'pool:burst: n: .*got 1099511627776' 'surge.pool{}:burst(2^40)'
+
+echo "# issue 23.1: a field a handle does not have, read or written, names itself and its type"
+FLOW='surge.flow{ template = surge.proto.udp{}, fields = { ["udp.sport"] = { range = { 1, 5 } } } }'
+for h in "port|port()" "txq|port():txq(0)" "rxq|port():rxq(0)" "pool|surge.pool{}" "burst|burst()" \
+         "writer|pcap.writer(P)" "reader|(function() $WRITE end)() or pcap.reader(P)" "flow|$FLOW" "size|surge.size('imix')" \
+         "marker|surge.latency.marker{ offset = 42 }" "receiver|surge.latency.receiver{ offset = 42 }" \
+         "counter|surge.counter('c')" "gauge|surge.gauge('g')" \
+         "dut tagger|require('surge.dut.counters').tagger{ l4 = 34 }"; do
+  M "${h%%|*} has no field 'lenght'" "local h = ${h#*|}; local x = h.lenght"
+  M "${h%%|*} has no field 'colour'" "local h = ${h#*|}; h.colour = 1"
+done
+T "burst has no field 'lenght'" 'local b = burst(); b:alloc(); for i = 0, b.n - 1 do b.lenght[i] = 60 end'
+T "txq has no field 'sned'" 'q:sned(burst())'
+M "dut session has no field 'nosuch'" 'local s = require("surge.dut").session{ tx = 0, resolve_timeout = 0 }; local x = s.nosuch'
 
 echo "# 12. wrong types and out-of-range numbers name the parameter"
 M 'surge.pool: opts: expected a table, got 42' 'surge.pool(42)'

@@ -83,6 +83,18 @@ run_surge 60 run --no-huge -q "$LONG/syntax_error.lua"
 check_true "long path: syntax error names the whole path" "$(first_err)" \
   grep -q "^$LONG/syntax_error\.lua:[0-9]*:" <<<"$(first_err)"
 
+echo "# (h) the traceback names every frame of the script, the task function and master too"
+S=$SCRIPTS/traceback_names.lua
+for where in task master; do
+  run_surge 60 run --no-huge -q --stats-interval 0 "$S" --in $where
+  check_user_error "error in $where"
+  TB=$(printf '%s\n' "$ERR" | sed -n '/^stack traceback:/,/^[^[:space:]]/p' | grep '^[[:space:]]')
+  ENTRY=$([ $where = task ] && echo tx || echo master)
+  WANT=$(for f in DEEP:innermost MIDDLE:middle OUTER:outer "$(tr a-z A-Z <<<"$ENTRY"):$ENTRY"; do
+    printf '\t%s:%s: in function '"'%s'"'\n' "$S" "$(line_of traceback_names.lua "${f%%:*}_LINE")" "${f#*:}"; done)
+  check "$where: the traceback is the script's 4 frames, each named" "$WANT" "$TB"
+done
+
 echo "# (g) more tasks than worker lcores: the hint names an lcore count DPDK takes, on CPUs there are"
 S=$SCRIPTS/many_tasks.lua
 L=$(line_of many_tasks.lua LAUNCH_LINE)

@@ -104,7 +104,7 @@ function T.burst_fields_read_only()
   b.len[1] = 13
   assert(err(b.bytes, b, 1):match("packet 1 of the burst has length 13, outside 14"))
   b.len[1] = 60
-  assert(err(function() b.colour = 1 end):match('burst has no field "colour"'))
+  assert(err(function() b.colour = 1 end):match("burst has no field 'colour'"))
   assert(b.n == 4 and b.cap == 4, "nothing changed")
   b.len[0], b.data[0][0], b.tsc, b.gap_ns[0] = 60, 0xff, 1, 5   -- these stay writable
   assert(err(b.alloc, b, 5):match("burst:alloc: n %(at most the burst's capacity%): expected an integer in 0%.%.4, got 5"))

@@ -31,7 +31,8 @@ function T.bad_ports_are_errors()
   errors("unknown option 'queues'", surge.port, 1, { queues = 2 })
   errors("expected an integer", surge.port, 1, { txq = -1 })
   ring_port()
-  errors("already open", surge.port, "net_ring0")
+  errors("already open with other options: clones = true %(asked false%)", surge.port, "net_ring0", { clones = false })
+  assert(surge.port("net_ring0").id == ring_port().id)   -- no options: the open port (tests/lua/test_port_reuse.lua)
 end
 
 function T.loopback_clones_and_counters()

@@ -32,8 +32,8 @@ local update16 = cs.update16
 local M = { SEQ_LEN = 2, MAX_FLOWS = 60000, WINDOW = 128 }
 local WINDOW = M.WINDOW
 
-local Tagger = {}
-Tagger.__index = Tagger
+local class = require "surge.class"
+local Tagger = class.new("dut tagger", { "l4", "flows", "sport0", "next", "seq", "tx", "last", "last_n", "total" })
 
 local function int(v, lo, hi, what)
   if type(v) ~= "number" or v ~= math.floor(v) or v < lo or v > hi then
@@ -89,8 +89,8 @@ end
 
 function Tagger:flow(f) return self.tx[f] end
 
-local Receiver = {}
-Receiver.__index = Receiver
+local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "rx", "reord", "expect", "total",
+                                             "reordered" })
 
 -- opts: flows, sport0, dport (the test traffic's destination port).
 function M.receiver(opts)

@@ -21,8 +21,9 @@ local M = { DPORT = 3842, SPORT0 = 1024, FCS = 4, MAX_FLOWS = require("surge.dut
 -- The start of the error a trial cut by a stop raises (Ctrl-C, SIGTERM,
 -- surge.stop(), --duration): scenario.main keeps the results so far then.
 M.STOPPED_DURING = "the run was stopped during "
-local Session = {}
-Session.__index = Session
+local Session = require("surge.class").new("dut session", { "tx", "rx", "src", "dst", "gateway", "rx_gateway",
+  "dst_mac", "vlan", "dport", "resolve_timeout", "v6", "ifaces", "rx_iface", "rx_info", "tx_info", "ctrl_pool",
+  "rx_gateway_mac", "replay_pool" })   -- replay_pool: scenario/replay.lua's, kept across passes
 
 local opened = {}          -- port id -> port, shared by every session of this run
 local ctrl_pool            -- control frames (ARP/NDP) and receive bursts

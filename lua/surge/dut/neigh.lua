@@ -20,8 +20,7 @@ local stack = require "surge.proto.stack"
 local view = require "surge.dut.view"
 
 local M = {}
-local N = {}
-N.__index = N
+local N = require("surge.class").new("dut responder", { "ifaces", "burst", "answered", "scratch", "rx_burst" })
 
 local BCAST = "\255\255\255\255\255\255"
 local ZERO_MAC = "\0\0\0\0\0\0"

@@ -22,8 +22,8 @@ local u32p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint64_t *")
 
 -- Receiving side shared by trials and replays: polls every iface, counts
 -- test traffic per flow, matches probes per class, answers ARP/NDP.
-local Rx = {}
-Rx.__index = Rx
+local Rx = require("surge.class").new("dut receiver side", { "ifaces", "n", "v", "burst", "responder", "counter",
+  "other", "other_bytes", "rx_iface", "hz", "lat", "classes", "class_of", "ns_per_cycle" })
 
 function M.rx(spec)
   local ctrl = spec.ctrl_pool

@@ -14,8 +14,7 @@ local show = require "surge.repl.show"
 local replio = require "surge.replio"
 local M = {}
 
-local Task = show.Task
-Task.__index = Task
+local Task = require("surge.class").new("task", { "id", "name" }, show.Task)
 
 local function entry(id)
   local found

@@ -6,6 +6,7 @@
 -- first packet decoded, a template its layers, a flow its fields, a task its
 -- lcore, state and rate.
 local ffi = require "ffi"
+local class = require "surge.class"
 local M = {}
 
 local function decode(bytes)
@@ -136,8 +137,9 @@ function M.format(v, depth)
     if h:match("^pool%(") then return pool_text(v) end
     return h
   end
-  if type(v.bytes) == "string" and type(v.layers) == "table" then return template_text(v) end
-  if type(v.frames) == "function" and type(v.describe) == "function" then return flow_text(v) end
+  local get = class.get   -- a strict handle's missing field is nil here, not an error
+  if type(get(v, "bytes")) == "string" and type(get(v, "layers")) == "table" then return template_text(v) end
+  if type(get(v, "frames")) == "function" and type(get(v, "describe")) == "function" then return flow_text(v) end
   if mt and mt.__tostring then
     -- one that fails is the line's error; one that gives no string too
     -- (LuaJIT's tostring passes it on: a table would print as a number)

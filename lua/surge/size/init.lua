@@ -40,8 +40,8 @@ local fail, whole, compile = distribution.fail, distribution.whole, generator.co
 -------------------------------------------------------------------------------
 -- The size object.
 
-local Size = {}
-Size.__index = Size
+local Size = require("surge.class").new("size", { "n", "_t", "list", "counts", "largest", "min", "what",
+                                                  "applied", "_bound", "_plain", "_fns", "_template" })
 
 local opt_keys = { min = 1, max = 1, pool = 1, template = 1 }
 

@@ -3,15 +3,16 @@
 -- show(args) may return a frame string, a template ({ bytes = ... }), a flow
 -- (anything with a :frames(n) method returning a list of strings), or a
 -- list of these (each contributes its frames in turn).
+local get = require("surge.class").get   -- asks what v is: a handle's missing field is nil
 local M = {}
 
 local function add(out, v, count)
   if #out >= count then return end
   if type(v) == "string" then
     out[#out + 1] = v
-  elseif type(v) == "table" and type(v.frames) == "function" then
+  elseif type(v) == "table" and type(get(v, "frames")) == "function" then
     for _, f in ipairs(v:frames(count - #out)) do out[#out + 1] = f end
-  elseif type(v) == "table" and type(v.bytes) == "string" then
+  elseif type(v) == "table" and type(get(v, "bytes")) == "string" then
     out[#out + 1] = v.bytes
   elseif type(v) == "table" and #v > 0 then
     for _, x in ipairs(v) do add(out, x, count) end

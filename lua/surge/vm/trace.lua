@@ -25,9 +25,8 @@ function M.full(text)
   end))
 end
 
-local function ours(line)
-  return line:find("/lua/surge/", 1, true) or line:find("%[C%]") or line:find("^%s*%(tail call%)")
-      or line:find("^%s*%.%.%.") or line:find("^%s*surge%.")
+local function ours(info)
+  return info.what == "C" or check.is_surge_source(info.source)
 end
 
 -- "file:line: " of the first script frame below the message handler (the
@@ -72,16 +71,59 @@ function M.message(e)
   return position() .. what
 end
 
--- Returns msg, followed by the traceback lines that are the script's own,
--- from the frame that raised down (surge's and C frames are left out).
+-- The name the script gave fn: a global ("tx", "master"), else a field of
+-- a module it loaded ("mylib.step"); nil for an anonymous function.
+local function script_name_of(fn)
+  for k, v in pairs(_G) do
+    if v == fn and type(k) == "string" then return k end
+  end
+  for mod, t in pairs(package.loaded) do
+    if type(t) == "table" and t ~= _G and type(mod) == "string" then
+      for k, v in pairs(t) do
+        if v == fn and type(k) == "string" then return mod .. "." .. k end
+      end
+    end
+  end
+  return nil
+end
+
+-- "in function 'NAME'" for a frame. LuaJIT names a frame by how its caller
+-- called it: the variable or field it was called through. That is the
+-- script's own name when the caller is the script's code; when the caller
+-- is surge's (the task or master wrapper calls the task function through a
+-- local `f`, a callback is called through an option's name) or C (pcall),
+-- the name the script itself gave the function is looked up instead.
+local function frame_name(info, caller)
+  if info.what == "main" then return "main chunk" end
+  local name = info.name
+  if caller == nil or ours(caller) or info.namewhat == "" then name = script_name_of(info.func) end
+  if name then return ("function '%s'"):format(name) end
+  return ("function <%s:%d>"):format(info.short_src, info.linedefined)
+end
+
+local HEAD, TAIL = 10, 11   -- a deep stack (runaway recursion) shows its ends, as LuaJIT's own
+
+-- Returns msg, followed by the traceback lines of the script's own frames,
+-- from the frame that raised down (surge's and C frames are left out),
+-- each with its function's name, the task function and master included.
 function M.report(msg)
   msg = M.full(tostring(msg))
-  local tb = M.full(debug.traceback("", 1))
-  local keep = {}
-  for line in tb:gmatch("[^\n]+") do
-    if line:find("^%s") and not ours(line) then keep[#keep + 1] = line end
+  local keep, level = {}, 2
+  local info = debug.getinfo(level, "nSlf")
+  while info do
+    local caller = debug.getinfo(level + 1, "nSlf")
+    if not ours(info) then
+      local at = info.currentline > 0 and ("%s:%d:"):format(info.short_src, info.currentline)
+        or info.short_src .. ":"
+      keep[#keep + 1] = M.full(("\t%s in %s"):format(at, frame_name(info, caller)))
+    end
+    level, info = level + 1, caller
   end
   if #keep == 0 then return msg end
+  if #keep > HEAD + TAIL + 1 then
+    local n = #keep
+    keep = { unpack(keep, 1, HEAD), "\t...", unpack(keep, n - TAIL + 1, n) }
+  end
   return msg .. "\nstack traceback:\n" .. table.concat(keep, "\n")
 end
 
