@@ -240,12 +240,13 @@ int
 control_next(struct control *c, const struct pollfd *p, int n, int *client, char **req, size_t *len)
 {
 	static const char bad[] = "not a surge request (expected LENGTH, a newline, then LENGTH bytes)";
+	int news = 0, found = 0;
 
 	for (int j = 0; j < n; j++) {
 		if (p[j].revents == 0)
 			continue;
 		if (p[j].fd == c->lfd) {
-			accept_all(c);
+			news = 1;
 			continue;
 		}
 		for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
@@ -259,10 +260,16 @@ control_next(struct control *c, const struct pollfd *p, int n, int *client, char
 
 		if (k->fd < 0)
 			continue;
+		if (found) {
+			if (k->eof && k->len == 0 && k->skip == 0)
+				drop(k);   /* gone with nothing left to serve: its slot is free */
+			continue;
+		}
 		rc = frame_take(k, req, len);
 		if (rc == 1) {
 			*client = k->id;
-			return 1;
+			found = 1;
+			continue;
 		}
 		if (rc == -2) {
 			char msg[160];
@@ -279,7 +286,12 @@ control_next(struct control *c, const struct pollfd *p, int n, int *client, char
 			drop(k);
 		}
 	}
-	return 0;
+	/* new clients are counted after those that left gave their slots
+	 * back: accepting first refused a client that came as another went
+	 * ("too many clients attached" with a slot about to be free) */
+	if (news)
+		accept_all(c);
+	return found;
 }
 
 int
