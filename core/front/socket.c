@@ -130,6 +130,30 @@ drop(struct control_client *k)
 	k->len = k->cap = 0;
 }
 
+/* Who may attach: this process's user and root, whatever the socket file's
+ * mode has become (the 0600 of control_listen is the first gate; a chmod, or
+ * a file system that ignores socket modes, must not open the master VM to
+ * other users: a client runs any Lua there). Others get one error reply. */
+static int
+peer_refused(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	char msg[160];
+	int known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && len == sizeof(cr), ml;
+
+	if (known && (cr.uid == geteuid() || cr.uid == 0))
+		return 0;
+	if (known)
+		ml = snprintf(msg, sizeof(msg), "uid %u may not attach: only uid %u (the instance's user) and root may",
+			      (unsigned)cr.uid, (unsigned)geteuid());
+	else
+		ml = snprintf(msg, sizeof(msg), "who is attaching cannot be told (SO_PEERCRED): refused");
+	control_frame_send(fd, 'e', msg, (size_t)ml);
+	close(fd);
+	return 1;
+}
+
 static void
 accept_all(struct control *c)
 {
@@ -138,6 +162,8 @@ accept_all(struct control *c)
 	while ((fd = accept4(c->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		int i;
 
+		if (peer_refused(fd))
+			continue;
 		for (i = 0; i < CONTROL_MAX_CLIENTS && c->cl[i].fd >= 0; i++)
 			;
 		if (i == CONTROL_MAX_CLIENTS) {
