@@ -3,7 +3,9 @@
  * socket.c - the --control UNIX socket `surge attach` talks to.
  *
  * Everything is non-blocking and served from the master's loop between
- * polls: a slow, silent or vanished client costs the run nothing. A request
+ * polls: a silent or vanished client costs the run nothing, one that does
+ * not read its replies about a second per reply before it is dropped. Only
+ * the instance's user and root are served (peer_refused). A request
  * is evaluated whole, in the master VM; a client that sends something that is
  * not a frame gets one error reply and is disconnected. A request or a reply
  * larger than CONTROL_MAX_FRAME is refused with an error reply that says so
