@@ -43,12 +43,13 @@ dial(const char *path)
 }
 
 /* Sends kind+text; returns the reply (status in [0]) or NULL when the
- * instance went away. */
+ * instance went away. A send that fails still reads: an instance that
+ * refuses a client (socket.c, peer_refused) says why and closes, and that
+ * reply, not "closed the connection", is what the user must see. */
 static char *
 ask(int fd, char kind, const char *text, size_t *len)
 {
-	if (control_frame_send(fd, kind, text, strlen(text)) != 0)
-		return NULL;
+	control_frame_send(fd, kind, text, strlen(text));
 	return control_frame_recv(fd, len);
 }
 

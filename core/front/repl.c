@@ -17,7 +17,7 @@
  * it left: the one way typed code is interrupted, so a loop typed anywhere
  * never outlives the run or wedges the instance.
  */
-#define _GNU_SOURCE    /* POLLRDHUP */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -141,18 +141,21 @@ release_eof(struct repl_state *s)
 	}
 }
 
-/* The client of the running request closed its side (it was killed, or
- * detached): asked at most every CLIENT_CHECK_MS, a poll() being a syscall. */
+/* The client of the running request is gone (it was killed, or detached):
+ * asked at most every CLIENT_CHECK_MS, a poll() being a syscall. Gone is a
+ * hang-up (POLLHUP: the client's socket closed), not a half-close: a client
+ * that shut down only its sending side (POLLRDHUP, `shutdown(SHUT_WR)` after
+ * its last request) still reads the reply, and its command runs to the end. */
 static int
 client_left(struct repl_state *s)
 {
-	struct pollfd p = { .fd = s->eval_fd, .events = POLLRDHUP };
+	struct pollfd p = { .fd = s->eval_fd, .events = 0 };
 	uint64_t now;
 
 	if (s->eval_fd < 0 || (now = now_ms()) - s->eval_checked_ms < CLIENT_CHECK_MS)
 		return 0;
 	s->eval_checked_ms = now;
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
 }
 
 /* Every EVAL_HOOK_COUNT instructions of interpreted code while typed code

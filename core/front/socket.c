@@ -3,7 +3,9 @@
  * socket.c - the --control UNIX socket `surge attach` talks to.
  *
  * Everything is non-blocking and served from the master's loop between
- * polls: a slow, silent or vanished client costs the run nothing. A request
+ * polls: a silent or vanished client costs the run nothing, one that does
+ * not read its replies about a second per reply before it is dropped. Only
+ * the instance's user and root are served (peer_refused). A request
  * is evaluated whole, in the master VM; a client that sends something that is
  * not a frame gets one error reply and is disconnected. A request or a reply
  * larger than CONTROL_MAX_FRAME is refused with an error reply that says so
@@ -130,6 +132,30 @@ drop(struct control_client *k)
 	k->len = k->cap = 0;
 }
 
+/* Who may attach: this process's user and root, whatever the socket file's
+ * mode has become (the 0600 of control_listen is the first gate; a chmod, or
+ * a file system that ignores socket modes, must not open the master VM to
+ * other users: a client runs any Lua there). Others get one error reply. */
+static int
+peer_refused(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	char msg[160];
+	int known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && len == sizeof(cr), ml;
+
+	if (known && (cr.uid == geteuid() || cr.uid == 0))
+		return 0;
+	if (known)
+		ml = snprintf(msg, sizeof(msg), "uid %u may not attach: only uid %u (the instance's user) and root may",
+			      (unsigned)cr.uid, (unsigned)geteuid());
+	else
+		ml = snprintf(msg, sizeof(msg), "who is attaching cannot be told (SO_PEERCRED): refused");
+	control_frame_send(fd, 'e', msg, (size_t)ml);
+	close(fd);
+	return 1;
+}
+
 static void
 accept_all(struct control *c)
 {
@@ -138,6 +164,8 @@ accept_all(struct control *c)
 	while ((fd = accept4(c->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		int i;
 
+		if (peer_refused(fd))
+			continue;
 		for (i = 0; i < CONTROL_MAX_CLIENTS && c->cl[i].fd >= 0; i++)
 			;
 		if (i == CONTROL_MAX_CLIENTS) {
@@ -240,12 +268,13 @@ int
 control_next(struct control *c, const struct pollfd *p, int n, int *client, char **req, size_t *len)
 {
 	static const char bad[] = "not a surge request (expected LENGTH, a newline, then LENGTH bytes)";
+	int news = 0, found = 0;
 
 	for (int j = 0; j < n; j++) {
 		if (p[j].revents == 0)
 			continue;
 		if (p[j].fd == c->lfd) {
-			accept_all(c);
+			news = 1;
 			continue;
 		}
 		for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
@@ -259,10 +288,16 @@ control_next(struct control *c, const struct pollfd *p, int n, int *client, char
 
 		if (k->fd < 0)
 			continue;
+		if (found) {
+			if (k->eof && k->len == 0 && k->skip == 0)
+				drop(k);   /* gone with nothing left to serve: its slot is free */
+			continue;
+		}
 		rc = frame_take(k, req, len);
 		if (rc == 1) {
 			*client = k->id;
-			return 1;
+			found = 1;
+			continue;
 		}
 		if (rc == -2) {
 			char msg[160];
@@ -279,7 +314,12 @@ control_next(struct control *c, const struct pollfd *p, int n, int *client, char
 			drop(k);
 		}
 	}
-	return 0;
+	/* new clients are counted after those that left gave their slots
+	 * back: accepting first refused a client that came as another went
+	 * ("too many clients attached" with a slot about to be free) */
+	if (news)
+		accept_all(c);
+	return found;
 }
 
 int

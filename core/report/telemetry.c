@@ -58,6 +58,9 @@ param_int(const char *params, int max)
 
 	if (params == NULL || *params == '\0')
 		return -1;
+	/* decimal digits only: strtol alone took " 0", "+0" and "-0" as 0 */
+	if (*params < '0' || *params > '9')
+		return -2;
 	v = strtol(params, &end, 10);
 	return *end == '\0' && v >= 0 && v < max ? (int)v : -2;
 }

@@ -53,13 +53,31 @@ M.env = env
 -- and the run go on. This message handler turns any error value into one
 -- line and cannot fail itself (trace.message describes a broken
 -- __tostring, and the position it gives is the prompt's line).
+-- A message raised without a position (error(msg, 0) in a helper, LuaJIT's
+-- "stack overflow") gets the line of the innermost frame typed here, as every
+-- other error at the prompt has; an interrupt says why, not where (repl.c).
+local function located(text)
+  if text:match("^[^\n]-:%d+: ") or text:match("^interrupted %(") then return text end
+  for level = 3, 400 do
+    local info = debug.getinfo(level, "Sl")
+    if info == nil then break end
+    if info.source == "=prompt" and info.currentline > 0 then
+      return ("prompt:%d: %s"):format(info.currentline, text)
+    end
+  end
+  return text
+end
+
 local function describe(e)
   if e == LEAVE then return e end
   -- os.exit(N) typed here: the run ends (then surge exits N), no error
   local core = require("surge.core")
   if e == core.STOPPED and core.C.surge_exit_status() >= 0 then return LEAVE end
   local ok, text = pcall(trace.message, e)
-  if ok and type(text) == "string" then return text end
+  if ok and type(text) == "string" then
+    local ok2, where = pcall(located, text)
+    return ok2 and where or text
+  end
   return "error raised with a value that cannot be shown (a " .. type(e) .. ")"
 end
 
@@ -78,15 +96,28 @@ local evaluating = false
 -- The code a line runs. An expression is returned through a call, so that
 -- a call in it is not a tail call: its frame stays on the stack and errors
 -- raised at the caller's line (check.raise) say "prompt:1:".
+--
+-- Typed code is Lua source only: loadstring also takes LuaJIT bytecode, which
+-- LuaJIT does not verify (crafted bytecode corrupts memory), and a line or a
+-- client's request that began with byte 27 (ESC, bytecode's first byte) was
+-- loaded as such.
+local function source(text)
+  local fn, err = load(text, "=prompt", "t")
+  if not fn and err == "attempt to load chunk with wrong mode" then
+    err = "prompt:1: the line starts with byte 27, as LuaJIT bytecode does: only Lua source is run here"
+  end
+  return fn, err
+end
+
 local function compile(st, src)
   if not st.buf then
-    local fn = loadstring("return " .. src, "=prompt")
+    local fn = source("return " .. src)
     -- (the ")" on the line itself keeps error positions on line 1; after a
     -- newline it survives a trailing comment)
     local pass = "return (function(...) return ... end)("
-    if fn then return loadstring(pass .. src .. ")", "=prompt") or loadstring(pass .. src .. "\n)", "=prompt") or fn end
+    if fn then return source(pass .. src .. ")") or source(pass .. src .. "\n)") or fn end
   end
-  return loadstring(src, "=prompt")
+  return source(src)
 end
 
 -- Tasks a command started stop with it when it is interrupted (Ctrl-C, the
