@@ -172,6 +172,18 @@ put(const char *root, const char *rel, const char *file, const char *text)
 	fclose(f);
 }
 
+/* a cgroup folder with its limit and usage files, as version 1 or 2 names them */
+static void
+group(const char *root, const char *rel, int version, const char *limit, const char *usage)
+{
+	char l[32], u[32];
+
+	snprintf(l, sizeof(l), "%s\n", limit);
+	snprintf(u, sizeof(u), "%s\n", usage);
+	put(root, rel, version == 1 ? "memory.limit_in_bytes" : "memory.max", l);
+	put(root, rel, version == 1 ? "memory.usage_in_bytes" : "memory.current", u);
+}
+
 /* limit less usage, the smallest up the tree; "no limit" in either version
  * counts as none; a /proc/self/cgroup that names no memory cgroup: none */
 static void
@@ -182,29 +194,22 @@ test_cgroup_room(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(root));
 	/* v1: the job's own group is unlimited, its parent has 512M, 100M used */
-	put(root, "/memory/lab", "memory.limit_in_bytes", "536870912\n");
-	put(root, "/memory/lab", "memory.usage_in_bytes", "104857600\n");
-	put(root, "/memory/lab/job", "memory.limit_in_bytes", "9223372036854771712\n");
-	put(root, "/memory/lab/job", "memory.usage_in_bytes", "104857600\n");
-	put(root, "/memory", "memory.limit_in_bytes", "9223372036854771712\n");
+	group(root, "/memory/lab", 1, "536870912", "104857600");
+	group(root, "/memory/lab/job", 1, "9223372036854771712", "104857600");
+	group(root, "/memory", 1, "9223372036854771712", "0");
 	assert_true(vm_budget_cgroup_room(root, "5:memory:/lab/job\n0::/\n") == (412ull << 20));
 	/* controllers mounted together: the mount is named after both */
-	put(root, "/cpu,memory/j", "memory.limit_in_bytes", "209715200\n");
-	put(root, "/cpu,memory/j", "memory.usage_in_bytes", "0\n");
+	group(root, "/cpu,memory/j", 1, "209715200", "0");
 	assert_true(vm_budget_cgroup_room(root, "4:cpu,memory:/j\n") == (200ull << 20));
 	/* v2 (pure): memory.max "max" in the leaf, 256M in the parent */
-	put(root, "/svc", "memory.max", "268435456\n");
-	put(root, "/svc", "memory.current", "1048576\n");
-	put(root, "/svc/run", "memory.max", "max\n");
-	put(root, "/svc/run", "memory.current", "1048576\n");
+	group(root, "/svc", 2, "268435456", "1048576");
+	group(root, "/svc/run", 2, "max", "1048576");
 	assert_true(vm_budget_cgroup_room(root, "0::/svc/run\n") == (255ull << 20));
 	/* v2 in a hybrid set-up: under root/unified */
-	put(root, "/unified/box", "memory.max", "134217728\n");
-	put(root, "/unified/box", "memory.current", "0\n");
+	group(root, "/unified/box", 2, "134217728", "0");
 	assert_true(vm_budget_cgroup_room(root, "1:name=systemd:/\n0::/box\n") == (128ull << 20));
 	/* usage above the limit: no room at all */
-	put(root, "/tight", "memory.max", "1048576\n");
-	put(root, "/tight", "memory.current", "2097152\n");
+	group(root, "/tight", 2, "1048576", "2097152");
 	assert_true(vm_budget_cgroup_room(root, "0::/tight\n") == 0);
 	/* nothing limits */
 	assert_true(vm_budget_cgroup_room(root, "3:pids:/x\n") == UINT64_MAX);

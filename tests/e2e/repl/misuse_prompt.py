@@ -8,6 +8,7 @@ instance's run must end with its summary, every pool full and no crash text.
 import os, re, signal, socket, stat, subprocess, sys, tempfile, threading, time
 sys.path.insert(0, os.path.dirname(__file__))
 from pty_drive import Term
+from wire import frame, recv_frame
 
 SURGE = os.environ["SURGE"]
 SRC = os.environ["SURGE_SRC"]
@@ -104,26 +105,6 @@ def pty_rows():
 
 
 # ---------------------------------------------------------------- the control socket
-def frame(payload):
-    return str(len(payload)).encode() + b"\n" + payload
-
-
-def recv_frame(s):
-    head = b""
-    while not head.endswith(b"\n"):
-        c = s.recv(1)
-        if not c:
-            return None
-        head += c
-    n, body = int(head), b""
-    while len(body) < n:
-        c = s.recv(n - len(body))
-        if not c:
-            return None
-        body += c
-    return body
-
-
 def connect(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)               # blocking: waits for the backlog rather than EAGAIN

@@ -11,6 +11,7 @@ its summary, every pool full and the socket removed.
 import os, re, socket, stat, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(__file__))
 from pty_drive import Term
+from wire import frame, recv_frame
 
 SURGE = os.environ["SURGE"]
 FLOOD = os.path.join(os.environ["SURGE_SRC"], "tests/e2e/repl/flood.lua")
@@ -28,26 +29,6 @@ def check(name, cond, detail=""):
 
 def attach(code, timeout=15):
     return subprocess.run([SURGE, "attach", ctl, "-e", code], capture_output=True, text=True, timeout=timeout)
-
-
-def frame(payload):
-    return str(len(payload)).encode() + b"\n" + payload
-
-
-def recv_frame(s):
-    head = b""
-    while not head.endswith(b"\n"):
-        c = s.recv(1)
-        if not c:
-            return None
-        head += c
-    n, body = int(head), b""
-    while len(body) < n:
-        c = s.recv(n - len(body))
-        if not c:
-            return None
-        body += c
-    return body
 
 
 def connect():
