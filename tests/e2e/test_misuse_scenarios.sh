@@ -112,5 +112,40 @@ check_match "surge scenarios: a good user scenario" '^good +fine \[' "$(cat "$TM
 check_match "surge scenarios: a broken one, saying why" "^norun +cannot be used: .*norun.lua: scenario 'norun': run must be a function" \
   "$(cat "$TMP/out")"
 check_nomatch "surge scenarios: no folder listed" '^folder ' "$(cat "$TMP/out")"
+echo "# d. the prompt's loop survives typed code replacing any global or library field"
+# prompt LINE: `surge repl` with stdin not a terminal: LINE, then an
+# expression, an error and a helper; each must still work, the session end
+# normally (exit 0), LINE itself be no error.
+prompt() {
+  N=$((N + 1))
+  printf '%s\n6 * 7\nnosuch()\ntasks()\n"still" .. " here"\n' "$1" >"$TMP/typed.lua"
+  run_surge 30 repl --no-huge --stats-interval 0 <"$TMP/typed.lua"
+  local errs
+  errs=$(printf '%s\n' "$OUT" | grep -c '^error: ')
+  if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx '42' && [ "$errs" = 1 ] &&
+     printf '%s\n' "$OUT" | grep -qx "error: prompt:1: attempt to call global 'nosuch' (a nil value)" &&
+     printf '%s\n' "$OUT" | grep -qx 'no tasks' && printf '%s\n' "$OUT" | grep -qx '"still here"'; then
+    echo "ok   $N: prompt after: $1"
+  else
+    echo "FAIL $N: prompt after: $1: expected exit 0, 42, one error line, the helper's line and \"still here\"; got rc $RC:"
+    printf '%s\n' "$OUT" | tail -6; printf '%s\n' "$ERR" | grep -v '^EAL' | head -3
+    FAILS=$((FAILS + 1))
+  fi
+}
+for line in 'print = nil' 'tostring = 1' 'pcall = nil' 'xpcall = nil' 'error = nil' 'require = nil' \
+  'ipairs = nil' 'pairs = nil' 'type = nil' 'select = nil' 'unpack = nil' 'setmetatable = nil' \
+  'getmetatable = nil' 'rawget = nil' 'setfenv = nil' 'loadstring = nil' 'tonumber = nil' 'string = nil' \
+  'table = nil' 'io = nil' 'os = nil' 'jit = nil' 'package = nil' '_G = nil' \
+  '_G.tostring = 1' '_G.pcall = nil' '_G.xpcall = nil' '_G.require = nil' '_G.pairs = nil' '_G.ipairs = nil' \
+  '_G.select = nil' '_G.type = nil' '_G.string = nil' '_G.table = nil' 'rawset(_G, "tostring", nil)' \
+  'string.format = nil' 'string.rep = nil' 'string.gsub = nil' 'string.match = nil' 'string.sub = nil' \
+  'table.concat = nil' 'table.insert = nil' 'table.sort = nil' 'io.write = nil' 'math.floor = nil' \
+  'jit.off = nil' 'os.getenv = nil' '_G = nil; pcall(function() _G.tostring = 1 end)' \
+  'local G = _G; for k in pairs(G) do if k ~= "tasks" then G[k] = nil end end'; do
+  prompt "$line"
+done
+tostring_kept=$(printf 'tostring = 1\nreturn type(tostring)\n' | timeout 30 "$SURGE" repl --no-huge 2>/dev/null)
+check_match "the user's own replacement stays theirs" '^"number"$' "$tostring_kept"
+
 echo "$N rows"
 finish
