@@ -19,7 +19,7 @@ local function module_name(name) return (name:gsub("%-", "_")) end
 
 local function user_dirs()
   local dirs = {}
-  for d in (package.surge_dirs or ""):gmatch("[^;]+") do dirs[#dirs + 1] = d end
+  for _, d in ipairs(package.surge_dirs or {}) do dirs[#dirs + 1] = d end   -- a list: a folder may hold ';'
   return dirs
 end
 
@@ -68,8 +68,9 @@ end
 
 -- Loads scenario `name` once (a user's from its file, not through
 -- package.path, so the file find() saw is the one loaded) and checks it
--- against the contract. Returns the module, or nil and one line naming the
--- file (and line, where the fault has one).
+-- against the contract. Returns the module, or nil, one line naming the
+-- file (and line, where the fault has one) and what the file returned
+-- when it loaded.
 function M.load(name)
   local mod, file = M.find(name)
   if not mod then return nil, ("no script or scenario named '%s' (scenarios: %s; see surge scenarios)"):format(
@@ -88,13 +89,13 @@ function M.load(name)
   end
   if type(m) ~= "table" then
     return nil, ("%s must return a table { description, options, run, report }, got %s"):format(
-      loaded_from(file, name), check.show(m))
+      loaded_from(file, name), check.show(m)), m
   end
   for _, c in ipairs(contract) do
     local v, want = m[c[1]], c[2]
     if not (type(v) == want:gsub("%?$", "") or (want:sub(-1) == "?" and v == nil)) then
       return nil, ("%s: %s must be a %s (%s), got %s"):format(loaded_from(file, name), c[1], want:gsub("%?$", ""),
-        c[3], check.show(v))
+        c[3], check.show(v)), m
     end
   end
   package.loaded[mod] = m
@@ -102,7 +103,9 @@ function M.load(name)
 end
 
 -- Every scenario: { name, module, description, where }; one whose module
--- breaks the contract is listed with what is wrong.
+-- breaks the contract is listed with what is wrong (a module of those
+-- folders that is no scenario at all, a helper returning no table or one
+-- with neither run nor description, is not listed).
 function M.list()
   local out = {}
   for _, b in ipairs(M.builtin) do
@@ -115,9 +118,12 @@ function M.list()
     for f in p:lines() do
       local name = f:match("^([%w_%-]+)%.lua$")
       if name and M.find(name) and select(2, M.find(name)) == d .. "/" .. f then
-        local m, err = M.load(name)
-        out[#out + 1] = { name = name, module = name, where = d,
-                          description = m and m.description or ("cannot be used: " .. err) }
+        local m, err, got = M.load(name)
+        local helper = not m and got ~= nil and (type(got) ~= "table" or (got.run == nil and got.description == nil))
+        if not helper then
+          out[#out + 1] = { name = name, module = name, where = d,
+                            description = m and m.description or ("cannot be used: " .. err) }
+        end
       end
     end
     p:close()
