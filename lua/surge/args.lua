@@ -39,7 +39,7 @@ end
 -- ("x.lua: option --n: ..." for a script's).
 function M.new(script, scenario)
   return setmetatable({ script = script, word = scenario and "" or "option ", list = {}, by = {}, keys = {},
-                        text = nil }, Parser)
+                        checks = {}, text = nil }, Parser)
 end
 
 local function key(name)
@@ -112,7 +112,6 @@ end
 -- parse() refuses it as it refuses a malformed value (an OptionError
 -- after the script's or scenario's name: exit 2).
 function Parser:check(fn)
-  self.checks = self.checks or {}
   self.checks[#self.checks + 1] = fn
   return self
 end
@@ -195,7 +194,7 @@ function Parser:parse(argv)
     end
     i = i + 1
   end
-  for _, fn in ipairs(self.checks or {}) do
+  for _, fn in ipairs(self.checks) do
     local why = fn(r)
     if why then fail("%s: %s", self.script, why) end
   end
