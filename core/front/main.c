@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "front.h"
 
@@ -23,13 +24,24 @@ wants_help(const struct surge_opts *o)
 	return 0;
 }
 
-/* A word without '/' or ".lua" that is not a file names a scenario:
- * master.lua looks it up (surge.scenario.NAME, SURGE_PATH, --path). */
+/* How `surge run NAME` reads NAME, the one rule (docs/scenarios.md, "How
+ * NAME is found"): "-" is standard input; a path that exists and is not a
+ * folder (a file, the pipe of <(cmd)) is a script; else a word of letters,
+ * digits, '-' and '_' (what a module name may be) names a scenario, which
+ * master.lua looks up (surge.scenario.NAME, SURGE_PATH, --path); anything
+ * else is a script that cannot be read (exit 2, "Is a directory" for a
+ * folder). So a folder never hides a scenario, nor passes for a script. */
 static int
 names_scenario(const struct surge_opts *o)
 {
-	return o->cmd == CMD_RUN && strcmp(o->script, "-") != 0 && access(o->script, F_OK) != 0 &&
-	       strchr(o->script, '/') == NULL && strstr(o->script, ".lua") == NULL;
+	struct stat st;
+
+	if (o->cmd != CMD_RUN || strcmp(o->script, "-") == 0)
+		return 0;
+	if (stat(o->script, &st) == 0 && !S_ISDIR(st.st_mode))
+		return 0;
+	return o->script[0] != '\0' && strspn(o->script, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+							 "0123456789-_") == strlen(o->script);
 }
 
 /* The script's options, packets and plots need no DPDK: no EAL start-up. */
@@ -94,8 +106,8 @@ run(struct surge_opts *o, int scenario, const char *prog)
 	int rc;
 
 	run_hooks_set(&repl_hooks);
-	if (scenario && (rc = scenario_check(o->script)) != 0)
-		return rc;             /* an unknown name fails before EAL starts */
+	if (scenario && (rc = scenario_check(o->script, o->script_argc, o->script_argv)) != 0)
+		return rc;             /* a name, module or option error fails before EAL starts */
 	if (needs_no_eal(o))
 		return rt_exit_status(master_run(o->script, o->script_argc, o->script_argv));
 	if (o->output != NULL && strcmp(o->output, "-") == 0 && o->cmd == CMD_RUN && json_to_stdout() != 0)

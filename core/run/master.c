@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -104,24 +105,37 @@ master_call(const char *cmd, const char *script, int argc, char **argv)
 	return rc;
 }
 
+/* `surge run NAME [options]` before EAL starts: the name, the scenario's
+ * module (its contract) and its options, as far as they need no port
+ * (surge.scenario.check). Returns 0 to go on, else the exit status. */
 int
-scenario_check(const char *name)
+scenario_check(const char *name, int argc, char **argv)
 {
 	lua_State *L = vm_new(NULL, &rt()->lcore[rte_get_main_lcore()].mem);
-	const char *args[1] = { name };
+	const char **args = calloc((size_t)argc + 1, sizeof(*args));
 	int rc = 2;
 
-	if (L == NULL) {
+	if (L == NULL || args == NULL) {
 		fprintf(stderr, "surge: out of memory for a LuaJIT VM\n");
+		free(args);
+		if (L != NULL)
+			lua_close(L);
 		return 1;
 	}
-	if (vm_call_entry(L, "surge.scenario.check", 1, args, 1) != 0)
+	args[0] = name;
+	for (int i = 0; i < argc; i++)
+		args[i + 1] = argv[i];
+	if (vm_call_entry(L, "surge.scenario.check", argc + 1, args, 2) != 0) {
 		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
-	else if (lua_isnil(L, -1))
+	} else if (lua_isnil(L, -2)) {
 		rc = 0;
-	else
-		fprintf(stderr, "surge: %s\n", lua_tostring(L, -1));
+	} else {
+		/* the message names the scenario, its file or its option */
+		fprintf(stderr, "%s\n", lua_tostring(L, -2));
+		rc = (int)lua_tointeger(L, -1);
+	}
 	lua_close(L);
+	free(args);
 	return rc;
 }
 

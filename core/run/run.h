@@ -74,7 +74,7 @@ void task_lcore_hint(char *buf, size_t len, unsigned lcores, unsigned max, const
 int master_run(const char *script, int argc, char **argv);
 int master_options(const char *script, int argc, char **argv);
 /* 0 when `name` is a scenario; else prints why (with the known ones) and returns 2 */
-int scenario_check(const char *name);
+int scenario_check(const char *name, int argc, char **argv);
 
 /* monitor.c: --duration, the stats lines and the watchdog (a plain thread) */
 int monitor_start(void);

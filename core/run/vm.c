@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -102,17 +103,28 @@ lua_dirs(char *lua, char *gen, size_t len)
 	snprintf(gen, len, "%s", lua);
 }
 
-/* The user's folders ($SURGE_PATH, then each --path; ':'-separated lists) as
- * package.path entries into paths, and as a ';'-separated list into list.
- * A list longer than the buffers is cut at a whole folder. */
+/* Appends folder dir (n bytes) to the loader's list at the top of the
+ * stack: { dir = ..., init = 1 if DIR/NAME/init.lua counts }. */
 static void
-user_folders(char *paths, size_t plen, char *list, size_t llen)
+folder_add(lua_State *L, const char *dir, size_t n, int init)
+{
+	lua_createtable(L, 0, 2);
+	lua_pushlstring(L, dir, n);
+	lua_setfield(L, -2, "dir");
+	lua_pushboolean(L, init);
+	lua_setfield(L, -2, "init");
+	lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
+}
+
+/* The user's folders ($SURGE_PATH, then each --path; ':'-separated lists)
+ * into the loader's list at the top of the stack (-2) and the list of
+ * scenario folders (-1). */
+static void
+user_folders(lua_State *L)
 {
 	const char *srcs[SURGE_MAX_DEVS + 1];
-	size_t used = 0, lused = 0;
 	int ns = 0;
 
-	paths[0] = list[0] = '\0';
 	srcs[ns++] = getenv("SURGE_PATH");
 	for (int i = 0; i < rt()->opts.npath; i++)
 		srcs[ns++] = rt()->opts.path[i];
@@ -121,42 +133,144 @@ user_folders(char *paths, size_t plen, char *list, size_t llen)
 
 		while (l != NULL && *l != '\0') {
 			const char *end = strchr(l, ':');
-			int n = end != NULL ? (int)(end - l) : (int)strlen(l);
+			size_t n = end != NULL ? (size_t)(end - l) : strlen(l);
 
-			if (n > 0 && used + 2 * (size_t)n + 32 < plen && lused + (size_t)n + 2 < llen) {
-				used += (size_t)snprintf(paths + used, plen - used, "%.*s/?.lua;%.*s/?/init.lua;",
-							 n, l, n, l);
-				lused += (size_t)snprintf(list + lused, llen - lused, "%.*s;", n, l);
+			if (n > 0) {
+				lua_pushvalue(L, -2);
+				folder_add(L, l, n, 1);
+				lua_pop(L, 1);
+				lua_pushlstring(L, l, n);
+				lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
 			}
 			l = end != NULL ? end + 1 : NULL;
 		}
 	}
 }
 
-/* package.path: $SURGE_LUA_PATH, surge's library (installed or source tree),
- * the generated cdefs, the user folders, the script's own folder so scripts
- * can require their neighbours, then LuaJIT's default path (its jit.* tools:
- * jit.dump, jit.v). package.surge_dirs lists the user folders for scenario
- * look-up by name. */
+static int
+is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && access(path, R_OK) == 0;
+}
+
+/* package.loaders[2], before package.path's searcher: $SURGE_LUA_PATH's
+ * templates (upvalue 2, searched with package.searchpath, upvalue 3), then
+ * surge's library,
+ * the generated cdefs, the user's folders and the script's own folder, each
+ * a folder name joined to the module's path, never a path template: in a
+ * template ';' separates and '?' stands for the module, so an install
+ * prefix, a --path folder or a script's folder holding either could not be
+ * searched. Upvalue 1: the folder list (folder_add). Returns the loaded
+ * chunk, or the files it tried for require's message. */
+static int
+folder_loader(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	char rel[PATH_MAX], path[2 * PATH_MAX + 16];
+	size_t n = strlen(name);
+	int misses = 0;
+
+	if (n >= sizeof(rel)) {
+		lua_pushstring(L, "\n\tno file for a module name this long");
+		return 1;
+	}
+	for (size_t i = 0; i <= n; i++)
+		rel[i] = name[i] == '.' ? '/' : name[i];
+	if (!lua_isnil(L, lua_upvalueindex(2))) {
+		/* $SURGE_LUA_PATH first: the user's own templates */
+		lua_pushvalue(L, lua_upvalueindex(3));
+		lua_pushvalue(L, 1);
+		lua_pushvalue(L, lua_upvalueindex(2));
+		lua_call(L, 2, 2);
+		if (lua_isstring(L, -2)) {
+			snprintf(path, sizeof(path), "%s", lua_tostring(L, -2));
+			if (luaL_loadfile(L, path) != 0)
+				return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, path,
+						  lua_tostring(L, -1));
+			return 1;
+		}
+		lua_remove(L, -2);
+		misses++;
+	}
+	for (int i = 1;; i++) {
+		char dir[PATH_MAX];
+		int init;
+
+		lua_rawgeti(L, lua_upvalueindex(1), i);
+		if (lua_isnil(L, -1)) {
+			lua_pop(L, 1);
+			break;
+		}
+		lua_getfield(L, -1, "dir");
+		snprintf(dir, sizeof(dir), "%s", lua_tostring(L, -1));
+		lua_getfield(L, -2, "init");
+		init = lua_toboolean(L, -1);
+		lua_pop(L, 3);
+		for (int k = 0; k < 1 + init; k++) {
+			snprintf(path, sizeof(path), k == 0 ? "%s/%s.lua" : "%s/%s/init.lua", dir, rel);
+			if (!is_file(path)) {
+				lua_pushfstring(L, "\n\tno file '%s'", path);
+				misses++;
+				continue;
+			}
+			if (luaL_loadfile(L, path) != 0)
+				return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, path,
+						  lua_tostring(L, -1));
+			return 1;
+		}
+	}
+	lua_concat(L, misses);
+	return 1;
+}
+
+/* Where modules come from, in this order: $SURGE_LUA_PATH, surge's library
+ * (installed or source tree), the generated cdefs, the user folders, the
+ * script's own folder (scripts require their neighbours): folder_loader;
+ * then package.path, LuaJIT's default path (its jit.* tools: jit.dump,
+ * jit.v), after $SURGE_LUA_PATH as before. package.surge_dirs lists the user
+ * folders for scenario look-up by name; package.surge_lua is the library's
+ * folder. */
 static void
 set_path(lua_State *L, const char *script)
 {
 	const char *env = getenv("SURGE_LUA_PATH");
-	char dir[1024] = ".", lua[PATH_MAX], gen[PATH_MAX], paths[4096], list[4096];
+	char lua[PATH_MAX], gen[PATH_MAX];
 	const char *slash = script != NULL ? strrchr(script, '/') : NULL;
 
 	lua_dirs(lua, gen, sizeof(lua));
-	if (slash != NULL)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - script), script);
 	lua_getglobal(L, "package");
 	lua_getfield(L, -1, "path");     /* LuaJIT's own: jit.dump, jit.v, jit.p */
-	user_folders(paths, sizeof(paths), list, sizeof(list));
-	lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua;%s/?.lua;%s%s/?.lua;%s",
-			env != NULL ? env : "", env != NULL ? ";" : "", lua, lua, gen, paths, dir,
-			lua_tostring(L, -1));
+	lua_pushfstring(L, "%s%s%s", env != NULL ? env : "", env != NULL ? ";" : "", lua_tostring(L, -1));
 	lua_setfield(L, -3, "path");
-	lua_pushstring(L, list);
-	lua_setfield(L, -3, "surge_dirs");
+	lua_pop(L, 1);
+	lua_pushstring(L, lua);
+	lua_setfield(L, -2, "surge_lua");
+	lua_getfield(L, -1, "loaders");
+	lua_createtable(L, 8, 0);        /* the folder list */
+	folder_add(L, lua, strlen(lua), 1);
+	if (strcmp(gen, lua) != 0)      /* installed: the cdefs are in the library's folder */
+		folder_add(L, gen, strlen(gen), 0);
+	lua_createtable(L, 4, 0);        /* package.surge_dirs */
+	user_folders(L);
+	lua_setfield(L, -4, "surge_dirs");
+	if (slash != NULL)
+		folder_add(L, script, (size_t)(slash - script), 0);
+	else
+		folder_add(L, ".", 1, 0);
+	if (env != NULL)
+		lua_pushstring(L, env);
+	else
+		lua_pushnil(L);
+	lua_getfield(L, -4, "searchpath");
+	lua_pushcclosure(L, folder_loader, 3);
+	/* loaders: preload, [this], path, cpath, all-in-one */
+	for (int i = (int)lua_objlen(L, -2); i >= 2; i--) {
+		lua_rawgeti(L, -2, i);
+		lua_rawseti(L, -3, i + 1);
+	}
+	lua_rawseti(L, -2, 2);
 	lua_pop(L, 2);
 }
 

@@ -39,7 +39,7 @@ end
 -- ("x.lua: option --n: ..." for a script's).
 function M.new(script, scenario)
   return setmetatable({ script = script, word = scenario and "" or "option ", list = {}, by = {}, keys = {},
-                        text = nil }, Parser)
+                        checks = {}, text = nil }, Parser)
 end
 
 local function key(name)
@@ -103,6 +103,17 @@ end
 
 function Parser:flag(name, help)
   return add(self, name, help, false, "flag")
+end
+
+-- A check of the parsed options together (addresses of one family, ...)
+-- that needs nothing but their values, so it runs in parse(): before EAL
+-- for `surge run`. fn(opts) returns nil, or one line that names the
+-- options at fault as typed ("--src: '1.2.3' is not an IPv4 address");
+-- parse() refuses it as it refuses a malformed value (an OptionError
+-- after the script's or scenario's name: exit 2).
+function Parser:check(fn)
+  self.checks[#self.checks + 1] = fn
+  return self
 end
 
 function Parser:description(text)
@@ -196,6 +207,10 @@ function Parser:parse(argv)
       r[o.key] = convert(self, o, val)
     end
     i = i + 1
+  end
+  for _, fn in ipairs(self.checks) do
+    local why = fn(r)
+    if why then fail("%s: %s", self.script, why) end
   end
   return r
 end

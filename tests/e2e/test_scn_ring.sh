@@ -198,7 +198,7 @@ check_user_error "bad qos class"
 check_match "bad qos class: named" "qos: --classes: 'ef:99:1kpps' is not NAME:DSCP:RATE" "$ERR"
 run_surge 20 run "${RING[@]}" rfc2544 --src 10.0.0.300
 check_user_error "bad address"
-check_match "bad address: one line naming the option" "^surge.dut.session: src: '10.0.0.300' is not an IPv4 address$" "$ERR"
+check_match "bad address: one line naming the option" "^rfc2544: --src: '10.0.0.300' is not an IPv4 address$" "$ERR"
 run_surge 20 run "${RING[@]}" replay
 check_user_error "replay without a file"
 

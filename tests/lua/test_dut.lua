@@ -10,6 +10,14 @@ local neigh = require "surge.dut.neigh"
 
 local T = {}
 
+-- net_ring0 (port 0 of `surge test`): what we send comes back. Opened once
+-- for the tests that share it.
+local ring
+local function ring_port()
+  ring = ring or surge.port(0, { rxq = 1, txq = 1, clones = true })
+  return ring
+end
+
 local function bytes_of(s)
   local b = ffi.new("uint8_t[?]", #s)
   ffi.copy(b, s, #s)
@@ -155,7 +163,7 @@ end
 -- An ARP request for our address gets a reply with the right bytes; a
 -- neighbour solicitation gets an advertisement with a valid checksum.
 function T.responder_answers()
-  local port = surge.port(0, { rxq = 1, txq = 1, clones = true })   -- net_ring0: what we send comes back
+  local port = ring_port()
   local pool = surge.pool{ size = 255 }
   local n = neigh.new({ { rxq = port:rxq(0), txq = port:txq(0), mac = "02:00:00:00:00:0a", ip4 = "10.9.0.2",
                           ip6 = "2001:db8:9::2" } }, pool)
@@ -213,6 +221,66 @@ function T.responder_answers()
   while s > 0xffff do s = s % 65536 + math.floor(s / 65536) end
   assert(s == 0xffff, ("ICMPv6 checksum: sum %04x"):format(s))
   b:free()
+  local info = pool:info()
+  assert(info.avail == info.size, "pool full again")
+end
+
+-- An answer whose MAC is no host's (broadcast, zero, multicast: ARP's
+-- sender MAC, NDP's target link-layer option or, without one, the frame's
+-- source) is ignored, said once, and the wait goes on: a usable answer
+-- after it wins; with none, the timeout names the ignored one. Requests
+-- from such a MAC get no answer. (issue 23 item 13a)
+function T.resolve_ignores_macs_no_host_has()
+  local port = ring_port()
+  local pool = surge.pool{ size = 255 }
+  local n = neigh.new({ { rxq = port:rxq(0), txq = port:txq(0), mac = "02:00:00:00:00:0a", ip4 = "10.9.0.2",
+                          ip6 = "2001:db8:9::2" } }, pool)
+  local rxb = pool:burst(32)
+  n:set_rx_burst(rxb)
+  local b = pool:burst(1)
+  local function inject(bytes)
+    assert(b:alloc(1) == 1, "alloc")
+    ffi.copy(b.data[0], bytes, #bytes)
+    b.len[0] = #bytes
+    assert(port:txq(0):send(b) == 1, "sent")
+  end
+  local function reply(sha)
+    return surge.proto.arp{ op = "reply", sha = sha, spa = "10.9.0.1", tha = "02:00:00:00:00:0a",
+                            tpa = "10.9.0.2" }.bytes
+  end
+  for _, c in ipairs({ { "ff:ff:ff:ff:ff:ff", "broadcast" }, { "00:00:00:00:00:00", "zero" },
+                       { "01:00:5e:00:00:01", "multicast" }, { "33:33:00:00:00:01", "multicast" } }) do
+    inject(reply(c[1]))
+    local mac, err = n:resolve(1, "10.9.0.1", 0.3)
+    assert(mac == nil, c[1] .. " taken as the neighbour's MAC")
+    local want = ("no usable ARP reply from 10.9.0.1 within 0.3 s (the ARP reply for 10.9.0.1 carries the "
+      .. "%s MAC %s, ignored)"):format(c[2], c[1])
+    assert(tostring(err):find(want, 1, true), "got: " .. tostring(err))
+  end
+  -- an ignored answer, then a host's: the wait went on and the host's wins
+  inject(reply("ff:ff:ff:ff:ff:ff"))
+  inject(reply("02:00:00:00:00:bb"))
+  assert(n:resolve(1, "10.9.0.1", 2) == "02:00:00:00:00:bb", "the usable answer after the ignored one")
+  -- NDP: an advertisement whose target link-layer option is multicast
+  local ip6 = require "surge.proto.ip6"
+  local na = ffi.new("uint8_t[86]")
+  ffi.copy(na, hex("02000000000a 0200000000bb 86dd"), 14)
+  ip6.write(na + 14, ip6.addr("2001:db8:9::1"), ip6.addr("2001:db8:9::2"), 58, 32, 255)
+  na[54] = 136
+  ffi.copy(na + 62, ip6.addr("2001:db8:9::1"), 16)
+  na[78], na[79] = 2, 1
+  ffi.copy(na + 80, hex("333300000001"), 6)
+  inject(ffi.string(na, 86))
+  local mac, err = n:resolve(1, "2001:db8:9::1", 0.3)
+  assert(mac == nil and tostring(err):find("neighbour advertisement for 2001:db8:9::1 carries the multicast MAC "
+    .. "33:33:00:00:00:01, ignored", 1, true), "NDP: " .. tostring(mac) .. " " .. tostring(err))
+  -- a request from a broadcast sender MAC is not answered
+  local req = surge.proto.arp{ op = "request", sha = "ff:ff:ff:ff:ff:ff", spa = "10.9.0.1", tpa = "10.9.0.2" }
+  local p, len = bytes_of(req.bytes)
+  local v = view.new()
+  view.parse(v, p, len)
+  assert(n:handle(1, p, len, v) and n.answered == 0, "a request from ff:ff:ff:ff:ff:ff answered")
+  while port:rxq(0):recv(rxb) > 0 do rxb:free() end
   local info = pool:info()
   assert(info.avail == info.size, "pool full again")
 end

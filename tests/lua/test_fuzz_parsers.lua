@@ -12,7 +12,7 @@ local args = require "surge.args"
 
 local T = {}
 
-local root = package.path:match("([^;]*)/lua/%?%.lua;")
+local root = package.surge_lua:match("^(.*)/lua$")
 local SEED = tonumber(os.getenv("SURGE_FUZZ_SEED") or "") or 20261130
 local SECONDS = tonumber(os.getenv("SURGE_FUZZ_SECONDS") or "") or 4
 local ITERATIONS = 200000

@@ -6,7 +6,7 @@ local jutil = require "jit.util"
 
 local T = {}
 
-local root = package.path:match("([^;]*)/lua/%?%.lua;")
+local root = package.surge_lua:match("^(.*)/lua$")
 local src = root .. "/examples/udp-flood.lua"
 
 local function load_example(path)

@@ -51,6 +51,40 @@ M.open_port = open_port
 local known = { tx = 1, rx = 1, src = 1, dst = 1, gateway = 1, rx_gateway = 1, dst_mac = 1, vlan = 1, dport = 1,
                 resolve_timeout = 1, link_timeout = 1 }
 
+-- The one check of a session's addresses (src, dst, gateway, rx_gateway:
+-- IPv4 or IPv6 text, all of one family; dst_mac: a MAC), needing no port
+-- nor EAL. dut.session raises what it finds at the caller's line; a
+-- scenario's parser refuses it naming the command-line option
+-- (scenario.dut_options), before EAL starts. name(key) is what the message
+-- calls an option ("src", or "--src"). Returns nil, or the key at fault
+-- and one line saying why.
+function M.check_addresses(o, name)
+  name = name or function(k) return k end
+  local src, dst = o.src or "10.0.0.2", o.dst or "10.1.0.2"
+  for _, k in ipairs({ "src", "dst", "gateway", "rx_gateway", "dst_mac" }) do
+    local a = o[k]
+    if a ~= nil and type(a) ~= "string" then return k, ("%s: expected text, got %s"):format(name(k), check.show(a)) end
+  end
+  local v6 = src:find(":", 1, true) ~= nil
+  if v6 ~= (dst:find(":", 1, true) ~= nil) then
+    return "dst", ("%s %s and %s %s are not of one family"):format(name("src"), src, name("dst"), dst)
+  end
+  for _, k in ipairs({ "src", "dst", "gateway", "rx_gateway" }) do
+    local a = (k == "src" and src) or (k == "dst" and dst) or o[k]
+    if a ~= nil then
+      local six = a:find(":", 1, true) ~= nil
+      if not pcall(six and ip6.addr or ip4.addr, a, k, 1) then
+        return k, ("%s: '%s' is not an %s address"):format(name(k), a, six and "IPv6" or "IPv4")
+      end
+      if six ~= v6 then return k, ("%s %s is not of the family of %s %s"):format(name(k), a, name("src"), src) end
+    end
+  end
+  if o.dst_mac ~= nil and not pcall(eth.mac, o.dst_mac, "dst_mac", 1) then
+    return "dst_mac", ("%s: '%s' is not a MAC address (aa:bb:cc:dd:ee:ff)"):format(name("dst_mac"), o.dst_mac)
+  end
+  return nil
+end
+
 -- opts: tx, rx (port numbers or opened ports; rx defaults to tx), src (surge's
 -- address on tx), dst (the destination, surge's address on rx), gateway (the
 -- DUT's address to resolve on tx; none: dst_mac or the rx port's MAC),
@@ -67,6 +101,8 @@ function M.session(opts)
   check.field(opts, "dport", "integer? 0..65535", f)
   check.field(opts, "resolve_timeout", "number? 0..3600", f)
   check.field(opts, "link_timeout", "number? 0..3600", f)
+  local k, why = M.check_addresses(opts)
+  if k then check.raise(f .. ": " .. why) end
   local tx = open_port(opts.tx or 0, opts.link_timeout)
   local rx = open_port(opts.rx or opts.tx or 0, opts.link_timeout)
   local s = setmetatable({ tx = tx, rx = rx, src = opts.src or "10.0.0.2", dst = opts.dst or "10.1.0.2",
@@ -74,26 +110,6 @@ function M.session(opts)
                            vlan = opts.vlan,
                            dport = opts.dport or M.DPORT, resolve_timeout = opts.resolve_timeout or 2 }, Session)
   s.v6 = s.src:find(":", 1, true) ~= nil
-  if s.v6 ~= (s.dst:find(":", 1, true) ~= nil) then
-    check.raise(("surge.dut.session: src %s and dst %s are not of one family (--src, --dst)"):format(s.src, s.dst))
-  end
-  -- addresses checked now, naming the option, not when the first frame is built
-  for _, k in ipairs({ "src", "dst", "gateway", "rx_gateway" }) do
-    local a = s[k]
-    if a ~= nil then
-      local ok, e = pcall(a:find(":", 1, true) and ip6.addr or ip4.addr, a, "surge.dut.session: " .. k, 1)
-      if not ok then check.raise((tostring(e):gsub("^[^\n:]+:%d+: ", ""))) end
-    end
-  end
-  for _, k in ipairs({ "gateway", "rx_gateway" }) do
-    if s[k] and (s[k]:find(":", 1, true) ~= nil) ~= s.v6 then
-      check.raise(("surge.dut.session: %s %s is not of the family of src %s"):format(k, s[k], s.src))
-    end
-  end
-  if s.dst_mac then
-    local ok, e = pcall(eth.mac, s.dst_mac, "surge.dut.session: dst_mac", 1)
-    if not ok then check.raise((tostring(e):gsub("^[^\n:]+:%d+: ", ""))) end
-  end
   s.tx_info, s.rx_info = tx:info(), rx:info()
   local fam = s.v6 and "ip6" or "ip4"
   s.ifaces = { { rxq = tx:rxq(0), txq = tx:txq(0), mac = s.tx_info.mac, [fam] = s.src, vlan = s.vlan } }

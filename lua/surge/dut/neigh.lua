@@ -109,14 +109,17 @@ function N:handle(i, p, len, v)
   if et == view.ETH_ARP then
     local f = self.ifaces[i]
     local a = p + v.l3
-    if len >= v.l3 + 28 and f.ip4 and stack.get16(a + 6) == 1 and stack.get32(a + 24) == f.ip4 then
+    -- (a sender MAC that is no host's, eth.unicast_problem, gets no answer:
+    -- it would go to every host or none)
+    if len >= v.l3 + 28 and f.ip4 and stack.get16(a + 6) == 1 and stack.get32(a + 24) == f.ip4
+       and not eth.unicast_problem(a + 8) then
       local sha = ffi.string(a + 8, 6)
       if send(self, f, tci, write_arp, 2, sha, stack.get32(a + 14), sha) then self.answered = self.answered + 1 end
     end
     return true
   elseif et == view.ETH_IP6 and v.proto == 58 and v.l4 >= 0 and len >= v.l4 + 24 and p[v.l4] == 135 then
     local f = self.ifaces[i]
-    if f.ip6 and same16(p + v.l4 + 8, f.ip6) then
+    if f.ip6 and same16(p + v.l4 + 8, f.ip6) and not eth.unicast_problem(p + 6) then
       local src_ip = ffi.string(p + v.l3 + 8, 16)
       local src_mac = ffi.string(p + 6, 6)
       if send(self, f, tci, write_nd, 136, f.ip6, src_ip, src_mac) then self.answered = self.answered + 1 end
@@ -126,20 +129,20 @@ function N:handle(i, p, len, v)
   return false
 end
 
--- The MAC the frame at p answers for target (ARP reply / neighbour
--- advertisement), or nil.
+-- Where the frame at p answers for target (ARP reply / neighbour
+-- advertisement), the address of the MAC it gives (a pointer into p), or nil.
 local function answer_for(p, len, v, target4, target6)
   if target4 and v.ethertype == view.ETH_ARP and len >= v.l3 + 28 then
     local a = p + v.l3
-    if stack.get16(a + 6) == 2 and stack.get32(a + 14) == target4 then return eth.mac_text(a + 8) end
+    if stack.get16(a + 6) == 2 and stack.get32(a + 14) == target4 then return a + 8 end
   elseif target6 and v.ethertype == view.ETH_IP6 and v.proto == 58 and v.l4 >= 0 and len >= v.l4 + 24
          and p[v.l4] == 136 and same16(p + v.l4 + 8, target6) then
     local o = v.l4 + 24
     while o + 8 <= len and p[o + 1] > 0 do          -- options: type, length in 8-byte units
-      if p[o] == 2 then return eth.mac_text(p + o + 2) end
+      if p[o] == 2 then return p + o + 2 end
       o = o + p[o + 1] * 8
     end
-    return eth.mac_text(p + 6)                       -- no option: the sender's MAC
+    return p + 6                                     -- no option: the sender's MAC
   end
   return nil
 end
@@ -163,6 +166,7 @@ function N:resolve(i, addr, timeout)
   local hz = surge.tsc_hz()
   local now = tonumber(surge.tsc())
   local deadline, next_ask = now + timeout * hz, now
+  local ignored                                      -- the answer refused, said once
   while surge.running() do
     now = tonumber(surge.tsc())
     if now >= deadline then break end
@@ -179,8 +183,19 @@ function N:resolve(i, addr, timeout)
     for k = 0, n - 1 do
       local p, len = rx.data[k], rx.len[k]
       if view.parse(v, p, len) then
-        local mac = answer_for(p, len, v, t4, t6)
-        if mac then rx:free() return mac end
+        local at = answer_for(p, len, v, t4, t6)
+        local bad = at and eth.unicast_problem(at)
+        if at and not bad then
+          local mac = eth.mac_text(at)
+          rx:free()
+          return mac
+        elseif bad and not ignored then
+          -- said once; the wait goes on for an answer a host can be
+          ignored = ("%s for %s carries the %s MAC %s, ignored"):format(t4 and "ARP reply" or
+            "neighbour advertisement", addr, bad, eth.mac_text(at))
+          io.stderr:write(("port %s: %s\n"):format(f.txq.port, ignored))
+          io.stderr:flush()
+        end
         self:handle(i, p, len, v)
       end
     end
@@ -188,6 +203,10 @@ function N:resolve(i, addr, timeout)
   end
   rx:free()
   if not surge.running() then return nil, "stopped" end
+  if ignored then
+    return nil, ("port %s: no usable %s reply from %s within %g s (the %s)"):format(f.txq.port,
+      t4 and "ARP" or "neighbour advertisement", addr, timeout, ignored)
+  end
   return nil, ("port %s: no %s reply from %s within %g s (is the device under test up, and %s on "
     .. "its subnet?)"):format(f.txq.port, t4 and "ARP" or "neighbour advertisement", addr, timeout,
     t4 and ip4.addr_text(f.ip4) or ip6.addr_text(f.ip6))

@@ -25,6 +25,20 @@ function M.mac_text(p)
   return ("%02x:%02x:%02x:%02x:%02x:%02x"):format(p[0], p[1], p[2], p[3], p[4], p[5])
 end
 
+-- Whether the 6 bytes at p can be a host's own address: nil if so, else
+-- what they are ("broadcast", "multicast", "zero"). The one rule for every
+-- MAC surge learns from the wire (ARP replies, neighbour advertisements,
+-- the senders it answers): frames to such an address reach every host or
+-- none, never the neighbour alone.
+function M.unicast_problem(p)
+  if p[0] == 0 and p[1] == 0 and p[2] == 0 and p[3] == 0 and p[4] == 0 and p[5] == 0 then return "zero" end
+  if p[0] == 0xff and p[1] == 0xff and p[2] == 0xff and p[3] == 0xff and p[4] == 0xff and p[5] == 0xff then
+    return "broadcast"
+  end
+  if p[0] % 2 == 1 then return "multicast" end   -- the group bit
+  return nil
+end
+
 -- Writes the header at p (uint8_t *).
 function M.write(p, src, dst, ethertype)
   ffi.copy(p, dst, 6)

@@ -11,21 +11,49 @@ local replio = require "surge.replio"
 local show = require "surge.repl.show"
 local helpers = require "surge.repl.helpers"
 local trace = require "surge.vm.trace"
+local core = require "surge.core"
 local M = {}
 
+-- What the loop itself uses is taken now, as upvalues: typed code runs in
+-- `env` below, and whatever it replaces or deletes there (print, tostring,
+-- pcall, string, require, _G.x, string.format, ...) cannot reach the loop
+-- (docs/guarantees.md, "Scenarios, modules and the install refuse clearly").
+local tostring, select, type, pairs, ipairs, pcall, xpcall, error, unpack =
+  tostring, select, type, pairs, ipairs, pcall, xpcall, error, unpack
+local setmetatable, getmetatable, rawget, setfenv, loadstring, require =
+  setmetatable, getmetatable, rawget, setfenv, loadstring, require
+local concat, maxn, sort = table.concat, table.maxn, table.sort
+local jit_off, tonumber, io_write, io_flush, package = jit.off, tonumber, io.write, io.flush, package
+local surge_tasks, surge_collect, surge_running, surge_stop_task, surge_tsc_hz =
+  surge.tasks, surge.collect, surge.running, surge.stop_task, surge.tsc_hz
+
 local LEAVE = {}                 -- raised by exit()
-local sink = io.write            -- where print() and results go right now
+local sink = io_write            -- where print() and results go right now
 local leave_mode                 -- exit()'s argument
 
 local function out(s) sink(s) end
 
--- The prompt's globals: its own table, falling back to the script's.
-local env = setmetatable({}, { __index = function(_, k) return rawget(_G, k) end })
+-- The prompt's globals: its own table, falling back to the script's. Its
+-- _G is itself, and it has its own copies of the standard library tables,
+-- so typed code that assigns a global or a library field (`_G.tostring =
+-- 1`, `string.format = nil`) changes only the prompt's view: the real
+-- globals, which surge's modules and the script use, stay as they were.
+local real_G = _G
+local env = setmetatable({}, { __index = function(_, k) if k ~= "_G" then return rawget(real_G, k) end end })
+for _, lib in ipairs({ "string", "table", "math", "io", "os", "coroutine", "bit", "jit", "debug" }) do
+  local t = rawget(real_G, lib)
+  if type(t) == "table" then
+    local c = {}
+    for k, v in pairs(t) do c[k] = v end
+    env[lib] = c
+  end
+end
+env._G = env
 env.surge = surge
 env.print = function(...)
   local parts = {}
   for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
-  out(table.concat(parts, "\t") .. "\n")
+  out(concat(parts, "\t") .. "\n")
 end
 env.exit = function(mode)
   if mode ~= nil and mode ~= "wait" and mode ~= "stop" then
@@ -71,8 +99,7 @@ end
 local function describe(e)
   if e == LEAVE then return e end
   -- os.exit(N) typed here: the run ends (then surge exits N), no error
-  local core = require("surge.core")
-  if e == core.STOPPED and core.C.surge_exit_status() >= 0 then return LEAVE end
+    if e == core.STOPPED and core.C.surge_exit_status() >= 0 then return LEAVE end
   local ok, text = pcall(trace.message, e)
   if ok and type(text) == "string" then
     local ok2, where = pcall(located, text)
@@ -86,7 +113,7 @@ local function results_text(...)
   if n == 0 then return nil end
   local parts = {}
   for i = 1, n do parts[i] = show.format((select(i, ...)), 2) end
-  return table.concat(parts, "\t") .. "\n"
+  return concat(parts, "\t") .. "\n"
 end
 
 -- A line is being evaluated: master's waits in it (surge.sleep, poll) must
@@ -127,11 +154,11 @@ end
 -- it measured in the results, marked partial, as a stop does in M.main.
 local function abandon(before, why)
   local mine = {}
-  for _, t in ipairs(surge.tasks()) do
+  for _, t in ipairs(surge_tasks()) do
     if not before[t] and t.ok == nil then
       mine[#mine + 1] = t
       t.reported = true
-      if not t.stopping then pcall(surge.stop_task, t.id); t.stopping = true end
+      if not t.stopping then pcall(surge_stop_task, t.id); t.stopping = true end
     end
   end
   local scenario = package.loaded["surge.scenario"]
@@ -140,13 +167,13 @@ local function abandon(before, why)
     out(("stopped %d task(s) the command started\n"):format(#mine))
     -- their lcores are free again for the next command (a task that ignores
     -- the stop is left to the run's own stop and watchdog)
-    local C = require("surge.core").C
-    local deadline = tonumber(C.surge_tsc()) + 2 * surge.tsc_hz()
+    local C = core.C
+    local deadline = tonumber(C.surge_tsc()) + 2 * surge_tsc_hz()
     for _, t in ipairs(mine) do
       while t.ok == nil and tonumber(C.surge_tsc()) < deadline do
         -- the interrupt may have come between the command's own collect
         -- of this task and its keeping the result: then it is gone
-        local ok, done = pcall(surge.collect, t)
+        local ok, done = pcall(surge_collect, t)
         if not ok then t.ok, t.value = false, "interrupted" end
         if done == nil then C.surge_task_poll(10) end
       end
@@ -173,9 +200,9 @@ local function eval_line(st, line, client)
   setfenv(fn, env)
   -- interpreted, so that the evaluation hook (core/front/repl.c) can end a loop
   -- typed here; a typed function launched as a task is compiled as usual
-  jit.off(fn, true)
+  jit_off(fn, true)
   local before = {}
-  for _, t in ipairs(surge.tasks()) do before[t] = true end
+  for _, t in ipairs(surge_tasks()) do before[t] = true end
   local scenario = package.loaded["surge.scenario"]
   if type(scenario) == "table" and scenario.take_partial then scenario.take_partial() end
   -- the results are shown under the hook too: a __tostring may loop
@@ -183,7 +210,7 @@ local function eval_line(st, line, client)
   evaluating = true
   local res = { xpcall(fn, describe) }
   local ok, text = res[1], res[2]
-  if ok then ok, text = xpcall(results_text, describe, unpack(res, 2, table.maxn(res))) end
+  if ok then ok, text = xpcall(results_text, describe, unpack(res, 2, maxn(res))) end
   evaluating = false
   local why = replio.evaluating(false)
   if not ok and text == LEAVE then return "leave" end
@@ -199,9 +226,9 @@ function M.eval(st, line)
   local buf = {}
   sink = function(s) buf[#buf + 1] = s end
   local ok, status = pcall(eval_line, st, line)
-  sink = io.write
+  sink = io_write
   if not ok then error(status, 0) end
-  return status, table.concat(buf)
+  return status, concat(buf)
 end
 
 -- Names completing `text`: globals, or fields of the table (or handle) the
@@ -242,7 +269,7 @@ local function complete(text)
     for k in pairs(_G) do add(k, "") end
     for _, k in ipairs(keywords) do add(k, "") end
   end
-  table.sort(names)
+  sort(names)
   return names
 end
 -- For the terminal and the clients: a user's value met on the way (its
@@ -254,11 +281,11 @@ end
 
 -- Reaps finished tasks and says how they ended, once each.
 local function report_tasks(notify)
-  for _, t in ipairs(surge.tasks()) do
+  for _, t in ipairs(surge_tasks()) do
     -- a command interrupted between collecting a task and keeping its
     -- result (in surge.wait) lost it: say so rather than fail here
     local ok, done = true, nil
-    if t.ok == nil then ok, done = pcall(surge.collect, t) end
+    if t.ok == nil then ok, done = pcall(surge_collect, t) end
     if not ok then t.ok, t.value = false, "its result was lost: the command collecting it was interrupted" end
     if (not ok or done ~= nil) and not t.reported then
       t.reported = true
@@ -278,7 +305,7 @@ local clients = {}    -- id -> { buf } of each attached client
 local function serve_request(id, req)
   local kind, text = req:sub(1, 1), req:sub(2)
   if kind == "c" then
-    replio.reply(id, "o", table.concat(M.complete(text), "\n"))
+    replio.reply(id, "o", concat(M.complete(text), "\n"))
     return
   end
   if kind ~= "e" then
@@ -290,14 +317,14 @@ local function serve_request(id, req)
   local buf = {}
   sink, remote = function(s) buf[#buf + 1] = s end, true
   local status = eval_line(st, text, id)
-  sink, remote = io.write, false
-  local C = require("surge.core").C
+  sink, remote = io_write, false
+  local C = core.C
   if status == "leave" and C.surge_exit_status() >= 0 then
     buf[#buf + 1] = ("os.exit: the instance ends (exit status %d)\n"):format(C.surge_exit_status())
   elseif status == "leave" then
     buf[#buf + 1] = "exit() leaves the prompt on the instance's terminal; here, Ctrl-D detaches\n"
   end
-  replio.reply(id, status == "more" and "m" or status == "error" and "e" or "o", table.concat(buf))
+  replio.reply(id, status == "more" and "m" or status == "error" and "e" or "o", concat(buf))
 end
 
 -- For surge.wait() under --control without a prompt: serve clients while
@@ -315,7 +342,7 @@ M.listen = listen
 
 function M.serve(ms)
   listen()
-  local C = require("surge.core").C
+  local C = core.C
   local n = C.surge_task_poll(0)
   local ev, id, req = replio.read(nil, ms)
   if ev == "request" then serve_request(id, req) end
@@ -336,15 +363,15 @@ end
 
 -- The session; returns how the user left: "stop" (default) or "wait".
 function M.session()
-  local C = require("surge.core").C
+  local C = core.C
   listen()
   tty = replio.start(history_path())
   replio.set_completer(M.complete)
   local term, last_intr = {}, false
   if tty then out("surge " .. surge.version .. ": Lua prompt, help() lists the helpers, Ctrl-D leaves\n") end
-  local notify = function(s) if tty then replio.notify(s) else io.write(s) io.flush() end end
+  local notify = function(s) if tty then replio.notify(s) else io_write(s) io_flush() end end
   leave_mode = nil
-  while surge.running() do
+  while surge_running() do
     report_tasks(notify)
     C.surge_task_poll(0)
     local ev, a, b = replio.read(term.buf and "   >> " or "surge> ", 100)
@@ -352,7 +379,7 @@ function M.session()
       last_intr = false
       if tty and a:match("%S") then replio.history_add(a) end
       local status = eval_line(term, a)
-      io.flush()
+      io_flush()
       if status == "leave" then break end
     elseif ev == "eof" then
       break

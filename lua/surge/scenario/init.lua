@@ -19,32 +19,93 @@ local function module_name(name) return (name:gsub("%-", "_")) end
 
 local function user_dirs()
   local dirs = {}
-  for d in (package.surge_dirs or ""):gmatch("[^;]+") do dirs[#dirs + 1] = d end
+  for _, d in ipairs(package.surge_dirs or {}) do dirs[#dirs + 1] = d end   -- a list: a folder may hold ';'
   return dirs
 end
 
--- Whether path names a file that can be read (master.lua asks it too: a
--- script name that is no such file is a scenario's).
+-- Whether path names a file that can be read: a folder named NAME.lua in
+-- a scenario folder is none (fopen opens a folder; reading it fails).
 local function readable(path)
   local f = io.open(path, "r")
-  if f then f:close() return true end
-  return false
+  if not f then return false end
+  local _, err = f:read(1)          -- nil at the end of a file; nil and "Is a directory" for a folder
+  f:close()
+  return err == nil
 end
 M.readable = readable
 
--- The module name of scenario `name`, or nil.
+-- The module name of scenario `name` and, for a user's, its file; or nil.
 function M.find(name)
   if type(name) ~= "string" or not name:match("^[%w_%-]+$") then return nil end
   for _, b in ipairs(M.builtin) do
     if b == name or module_name(b) == name then return "surge.scenario." .. module_name(b) end
   end
   for _, d in ipairs(user_dirs()) do
-    if readable(d .. "/" .. name .. ".lua") then return name end
+    local file = d .. "/" .. name .. ".lua"
+    if readable(file) then return name, file end
   end
   return nil
 end
 
--- Every scenario: { name, module, description, where }.
+-- What a scenario module must be (docs/scenarios.md, "Write your own
+-- scenario"): checked once, when it is loaded, so a module that breaks it
+-- is one line at its file instead of an error inside surge.
+local contract = { { "description", "string", "one line for `surge scenarios`" },
+                   { "options", "function", "options(parser) declares its options" },
+                   { "run", "function", "run(opts) returns the results table" },
+                   { "report", "function?", "report(results) returns the text printed at the end" } }
+
+local function loaded_from(where, name)
+  return where and (where .. ": scenario '" .. name .. "'") or ("scenario '" .. name .. "'")
+end
+
+-- The message of an error raised while loading or checking a module: its
+-- first line (the position is the module's own; no traceback of surge's).
+local function first_line(e)
+  local ok, text = pcall(require("surge.vm.trace").message, e)
+  return (ok and type(text) == "string" and text or tostring(e)):match("^[^\n]*")
+end
+
+-- Loads scenario `name` once (a user's from its file, not through
+-- package.path, so the file find() saw is the one loaded) and checks it
+-- against the contract. Returns the module, or nil, one line naming the
+-- file (and line, where the fault has one) and what the file returned
+-- when it loaded.
+function M.load(name)
+  local mod, file = M.find(name)
+  if not mod then return nil, ("no script or scenario named '%s' (scenarios: %s; see surge scenarios)"):format(
+    tostring(name), M.names()) end
+  local m = package.loaded[mod]
+  if m == nil then
+    if file then
+      local chunk, err = loadfile(file)
+      if not chunk then return nil, err end                 -- "FILE:LINE: syntax error"
+      local ok, v = xpcall(chunk, first_line, mod)
+      if not ok then return nil, v end                      -- raised at its top level: "FILE:LINE: ..."
+      m = v
+    else
+      m = require(mod)
+    end
+  end
+  if type(m) ~= "table" then
+    return nil, ("%s must return a table { description, options, run, report }, got %s"):format(
+      loaded_from(file, name), check.show(m)), m
+  end
+  for _, c in ipairs(contract) do
+    local v, want = m[c[1]], c[2]
+    if not (type(v) == want:gsub("%?$", "") or (want:sub(-1) == "?" and v == nil)) then
+      return nil, ("%s: %s must be a %s (%s), got %s"):format(loaded_from(file, name), c[1], want:gsub("%?$", ""),
+        c[3], check.show(v)), m
+    end
+  end
+  package.loaded[mod] = m
+  return m
+end
+
+-- Every scenario: { name, module, description, where }; one whose module
+-- breaks the contract is listed with what is wrong (a module of those
+-- folders that is no scenario at all, a helper returning no table or one
+-- with neither run nor description, is not listed).
 function M.list()
   local out = {}
   for _, b in ipairs(M.builtin) do
@@ -56,10 +117,12 @@ function M.list()
     local p = io.popen("ls '" .. d:gsub("'", "") .. "' 2>/dev/null")
     for f in p:lines() do
       local name = f:match("^([%w_%-]+)%.lua$")
-      if name then
-        local ok, m = pcall(require, name)
-        if ok and type(m) == "table" and type(m.run) == "function" and type(m.description) == "string" then
-          out[#out + 1] = { name = name, module = name, description = m.description, where = d }
+      if name and M.find(name) and select(2, M.find(name)) == d .. "/" .. f then
+        local m, err, got = M.load(name)
+        local helper = not m and got ~= nil and (type(got) ~= "table" or (got.run == nil and got.description == nil))
+        if not helper then
+          out[#out + 1] = { name = name, module = name, where = d,
+                            description = m and m.description or ("cannot be used: " .. err) }
         end
       end
     end
@@ -83,6 +146,13 @@ function M.parser(name, mod)
   p:description(mod.description)
   mod.options(p)
   return p
+end
+
+-- Where a scenario's own function f is, for messages about what it did:
+-- "FILE:LINE" of its definition.
+local function where(f)
+  local i = debug.getinfo(f, "S")
+  return ("%s:%d"):format(i.short_src, i.linedefined)
 end
 
 -- The scenario running now (defaults() below, which every run() calls
@@ -140,6 +210,14 @@ function M.dut_options(p)
   p:option("--vlan", "VLAN id of the test traffic (0 = untagged)", 0, "integer 0..4095")
   p:option("--resolve-timeout", "seconds to wait for the gateway's ARP/NDP answer", 2, "number 0..3600")
   p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
+  -- the addresses need no port: refused when parsed, naming the option
+  -- (before EAL starts for `surge run NAME`), by the check dut.session makes
+  p:check(function(o)
+    local _, why = dut.check_addresses({ src = o.src, dst = o.dst, gateway = o.gateway ~= "" and o.gateway or nil,
+      rx_gateway = o.rx_gateway ~= "" and o.rx_gateway or nil, dst_mac = o.dst_mac ~= "" and o.dst_mac or nil },
+      function(k) return "--" .. k:gsub("_", "-") end)
+    return why
+  end)
 end
 
 -- --tx / --rx: a port number (text from the command line) that exists, or
@@ -392,8 +470,17 @@ function M.main(name, mod, argv)
   results_file.run_started(name, opts)
   partial = nil
   current.cli = true    -- what run() refuses is a command-line option: exit 2
-  local ok, results = pcall(mod.run, opts)
+  -- an error raised with no message or a plain table gets its position
+  -- here, where the stack still has it (surge's own errors pass as they are)
+  local ok, results = xpcall(mod.run, function(e)
+    if type(e) == "string" or (type(e) == "table" and getmetatable(e) ~= nil) then return e end
+    return require("surge.vm.trace").message(e)
+  end, opts)
   current.cli = false
+  if ok and type(results) ~= "table" then
+    error(("%s: %s: run(opts) returned %s, not the results table"):format(where(mod.run), name,
+      check.show(results)), 0)
+  end
   if not ok then
     local why = tostring(results)
     if results ~= require("surge.core").STOPPED and why:sub(1, #dut.STOPPED_DURING) ~= dut.STOPPED_DURING then
@@ -407,7 +494,14 @@ function M.main(name, mod, argv)
     results.partial, results.stopped = true, why
   end
   results_file.scenario_done(name, results) -- for --output and surge plot
-  if mod.report then print(mod.report(results)) end
+  if mod.report then
+    local text = mod.report(results)
+    if type(text) ~= "string" then
+      error(("%s: %s: report(results) returned %s, not the text to print"):format(where(mod.report), name,
+        check.show(text)), 0)
+    end
+    print(text)
+  end
   return results.ok == false and 1 or 0
 end
 

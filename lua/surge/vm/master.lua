@@ -56,12 +56,9 @@ end
 -- `surge run NAME` where NAME is not a file: a scenario by name.
 local function run_scenario(name)
   local scenario = require "surge.scenario"
-  local mod = scenario.find(name)
-  if not mod then
-    error(("surge: no script or scenario named '%s' (scenarios: %s; see surge scenarios)"):format(name,
-      scenario.names()), 0)
-  end
-  local rc = scenario.main(name, require(mod), arg)
+  local mod, err = scenario.load(name)
+  if not mod then error(err, 0) end
+  local rc = scenario.main(name, mod, arg)
   local surge = require "surge"
   if surge.is_master() then surge._wait_all() end   -- not after --help: no EAL
   return rc
@@ -91,8 +88,8 @@ local function run(script)
   for _, a in ipairs(arg) do if a == "--help" or a == "-h" then help = true end end
   surge.results.armed = not help
   -- main() read the script once (a file or a pipe); a name it did not read
-  -- is a scenario
-  if not package.loaded["surge.script"] and not require("surge.scenario").readable(script) then
+  -- is a scenario (core/front/main.c names_scenario: the one rule)
+  if not package.loaded["surge.script"] then
     return run_scenario(script)
   end
   local opts = load_script(script)

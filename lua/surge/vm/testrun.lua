@@ -24,7 +24,7 @@ function M.at(msg, next)
 end
 
 local function default_files()
-  local dir = package.path:match("([^;]*)/lua/%?%.lua;")
+  local dir = package.surge_lua:match("^(.*)/lua$")
   local files = {}
   local p = io.popen("ls " .. (dir or ".") .. "/tests/lua/*.lua 2>/dev/null")
   for f in p:lines() do files[#files + 1] = f end

@@ -1,0 +1,151 @@
+#!/bin/bash
+# test_misuse_scenarios.sh - scenarios, scenario modules and SCENARIO / script
+# names misused, table-driven (issue 23 item 13): every row is a `surge run`
+# command line, run in a folder of its own, that must end with the expected
+# exit status and whose first stderr line (EAL's notices aside) must match.
+# A row marked pre-EAL must also be refused before EAL starts: no EAL or
+# telemetry line at all. docs/guarantees.md ("Scenarios, modules and the
+# install refuse clearly") states what these rows prove.
+. "$(dirname "$0")/lib.sh"
+
+CWD=$TMP/cwd
+MODS=$TMP/mods
+mkdir -p "$CWD" "$MODS"
+# user scenario modules that break the contract, one fault each
+mod() { printf '%s\n' "$2" >"$MODS/$1.lua"; }
+mod norun    'return { description = "x", options = function(p) end }'
+mod number   'return 42'
+mod nodesc   'return { options = function(p) end, run = function(o) return {} end }'
+mod opttable 'return { description = "x", options = {}, run = function(o) return {} end }'
+mod badrep   'return { description = "x", options = function(p) end, run = function(o) return {} end, report = 5 }'
+mod retnum   $'return { description = "x", options = function(p) end,\n  run = function(o) return 5 end }'
+mod retnil   $'return { description = "x", options = function(p) end,\n  run = function(o) end }'
+mod reptab   $'return { description = "x", options = function(p) end, run = function(o) return {} end,\n  report = function(r) return {} end }'
+mod raises   $'return { description = "x", options = function(p) end,\n  run = function(o)\n    error("boom") end }'
+mod raisenil $'return { description = "x", options = function(p) end,\n  run = function(o)\n    error() end }'
+mod raisetab $'return { description = "x", options = function(p) end,\n  run = function(o)\n    error({ code = 7 }) end }'
+mod loaderr  $'local x = 1\nerror("at load")'
+mod syntax   $'return {\n  description = "x",'
+mod optraise $'return { description = "x", options = function(p)\n  error("in options") end, run = function(o) return {} end }'
+mod optbad   $'return { description = "x", options = function(p)\n  p:option("n", "no dashes") end, run = function(o) return {} end }'
+mod good     $'return { description = "fine", options = function(p) p:option("--n", "n", 1, "integer 1..5") end,\n  run = function(o) return { n = o.n } end, report = function(r) return "n=" .. r.n end }'
+# names: a folder named like a scenario, or like a script
+mkdir -p "$CWD/rfc2544" "$CWD/flood" "$CWD/dir.lua" "$MODS/folder.lua"
+printf 'function master() print("the file ran") end\n' >"$CWD/plain"
+
+N=0
+# row RC PRE-EAL(yes|no) REGEX ARGS...: `surge run --no-huge ARGS` in $CWD with
+# SURGE_PATH=$MODS; REGEX must match the first stderr line that is not EAL's
+# nor a notice of a healthy start-up ("" : there is none). EAL started when
+# the run said so (its telemetry socket, the default device, EAL's lines).
+row() {
+  local rc=$1 pre=$2 re=$3 first eal
+  shift 3
+  N=$((N + 1))
+  (cd "$CWD" && SURGE_PATH=$MODS run_surge 30 run --no-huge --duration 2 "$@"
+   printf '%s\n' "$RC" >"$TMP/rc"; printf '%s\n' "$ERR" >"$TMP/err"; printf '%s\n' "$OUT" >"$TMP/out")
+  RC=$(cat "$TMP/rc"); ERR=$(cat "$TMP/err"); OUT=$(cat "$TMP/out")
+  first=$(printf '%s\n' "$ERR" | grep -v '^EAL: \|^surge: telemetry: \|virtual sink\|^surge: pool .* no leak' |
+    grep . | head -1)
+  eal=$(printf '%s\n' "$ERR$OUT" | grep -c '^EAL: \|^surge: telemetry: \|virtual sink')
+  if [ "$RC" = "$rc" ] && { if [ -z "$re" ]; then [ -z "$first" ]; else printf '%s' "$first" | grep -Eq -- "$re"; fi; } &&
+     { [ "$pre" = no ] || [ "$eal" = 0 ]; }; then
+    echo "ok   $N: $* -> $rc: $first"
+  else
+    echo "FAIL $N: surge run $*: expected rc $rc, /$re/${pre/yes/, before EAL}; got rc $RC, $eal EAL line(s):"
+    printf '%s\n' "$ERR" | head -5
+    FAILS=$((FAILS + 1))
+  fi
+  check_nomatch "$N: no crash text" "$CRASH_RE" "$ERR" >/dev/null || FAILS=$((FAILS + 1))
+}
+
+echo "# b. a scenario's option errors name the option as typed, exit 2, before EAL where no port is needed"
+row 2 yes "^flood: --src: '10.0.0.300' is not an IPv4 address$"        flood --src 10.0.0.300
+row 2 yes "^flood: --dst: '10.1.0' is not an IPv4 address$"            flood --dst 10.1.0
+row 2 yes "^rfc2544: --gateway: 'router' is not an IPv4 address$"      rfc2544 --gateway router
+row 2 yes "^qos: --rx-gateway: '1.2.3' is not an IPv4 address$"         qos --rx-gateway 1.2.3
+row 2 yes "^load-latency: --src: '2001:db8::zz' is not an IPv6 address$" load-latency --src 2001:db8::zz --dst 2001:db8::1
+row 2 yes "^flood: --src 10.0.0.2 and --dst 2001:db8::1 are not of one family$" flood --dst 2001:db8::1
+row 2 yes "^flood: --gateway 2001:db8::1 is not of the family of --src 10.0.0.2$" flood --gateway 2001:db8::1
+row 2 yes "^flood: --dst-mac: 'zz:zz' is not a MAC address"             flood --dst-mac zz:zz
+row 2 yes "^replay: --src: '1.2.3.4.5' is not an IPv4 address$"     replay --src=1.2.3.4.5
+row 2 yes "^flood: --vlan: expected an integer in 0..4095, got '5000'$" flood --vlan 5000
+row 2 yes "^flood: unknown option '--src-ip'"                           flood --src-ip 10.0.0.1
+row 2 yes "^good: --n: expected an integer in 1..5, got '9'$"          good --n 9
+# what needs the ports is checked once they are open: still the option, exit 2
+row 2 no  "^flood: --tx: port 7 does not exist"                         flood --tx 7
+row 2 no  "^flood: --rate: 'fast' is not a rate"                        flood --rate fast
+
+echo "# c. a user scenario module that breaks the contract: one line at its file"
+row 1 yes "^$MODS/norun.lua: scenario 'norun': run must be a function \(run\(opts\) returns the results table\), got nil$" norun
+row 1 yes "^$MODS/number.lua: scenario 'number' must return a table \{ description, options, run, report \}, got 42$" number
+row 1 yes "^$MODS/nodesc.lua: scenario 'nodesc': description must be a string"  nodesc
+row 1 yes "^$MODS/opttable.lua: scenario 'opttable': options must be a function .*, got a table$" opttable
+row 1 yes "^$MODS/badrep.lua: scenario 'badrep': report must be a function .*, got 5$" badrep
+row 1 yes "^$MODS/loaderr.lua:2: at load$"                               loaderr
+row 1 yes "^$MODS/syntax.lua:3: unexpected symbol near '<eof>'$"       syntax
+row 1 yes "^$MODS/optraise.lua:2: in options$"                           optraise
+row 2 yes "^$MODS/optbad.lua:2: option name \"n\" must look like --name"  optbad
+row 1 no  "^$MODS/retnum.lua:2: retnum: run\(opts\) returned 5, not the results table$" retnum
+row 1 no  "^$MODS/retnil.lua:2: retnil: run\(opts\) returned nil, not the results table$" retnil
+row 1 no  "^$MODS/reptab.lua:2: reptab: report\(results\) returned a table, not the text to print$" reptab
+row 1 no  "^$MODS/raises.lua:3: boom$"                                   raises
+row 1 no  "^$MODS/raisenil.lua:3: error raised with no message \(nil\)$" raisenil
+row 1 no  "^$MODS/raisetab.lua:3: error raised with a table: \{ code = 7 \}$" raisetab
+row 0 no  ""                                                          good --n 3
+
+echo "# e. NAME: '-', an existing file other than a folder, else a scenario's word; a folder never hides one"
+row 2 yes "^flood: --src: '1' is not an IPv4 address$"                  flood --src 1      # ./flood is a folder
+row 0 yes ""                                                          rfc2544 --help     # ./rfc2544 is a folder
+row 2 yes "^surge: cannot read script './rfc2544': Is a directory$"    ./rfc2544
+row 2 yes "^surge: cannot read script 'dir.lua': Is a directory$"      dir.lua
+row 2 yes "^surge: cannot read script 'nosuch.lua': No such file or directory$" nosuch.lua
+row 2 yes "^surge: no script or scenario named 'nosuch' "              nosuch
+row 2 yes "^surge: no script or scenario named 'folder' "              folder             # $MODS/folder.lua is a folder
+row 0 no  ""                                                          plain              # a file wins over a name
+check_match "a file named like a word runs as the script" '^the file ran$' "$OUT"
+
+echo "# e. surge scenarios lists a broken module with what is wrong"
+(cd "$CWD" && SURGE_PATH=$MODS run_surge 30 scenarios; printf '%s\n' "$RC" >"$TMP/rc"; printf '%s\n' "$OUT" >"$TMP/out")
+check "surge scenarios: exit 0" 0 "$(cat "$TMP/rc")"
+check_match "surge scenarios: a good user scenario" '^good +fine \[' "$(cat "$TMP/out")"
+check_match "surge scenarios: a broken one, saying why" "^norun +cannot be used: .*norun.lua: scenario 'norun': run must be a function" \
+  "$(cat "$TMP/out")"
+check_nomatch "surge scenarios: no folder listed" '^folder ' "$(cat "$TMP/out")"
+echo "# d. the prompt's loop survives typed code replacing any global or library field"
+# prompt LINE: `surge repl` with stdin not a terminal: LINE, then an
+# expression, an error and a helper; each must still work, the session end
+# normally (exit 0), LINE itself be no error.
+prompt() {
+  N=$((N + 1))
+  printf '%s\n6 * 7\nnosuch()\ntasks()\n"still" .. " here"\n' "$1" >"$TMP/typed.lua"
+  run_surge 30 repl --no-huge --stats-interval 0 <"$TMP/typed.lua"
+  local errs
+  errs=$(printf '%s\n' "$OUT" | grep -c '^error: ')
+  if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx '42' && [ "$errs" = 1 ] &&
+     printf '%s\n' "$OUT" | grep -qx "error: prompt:1: attempt to call global 'nosuch' (a nil value)" &&
+     printf '%s\n' "$OUT" | grep -qx 'no tasks' && printf '%s\n' "$OUT" | grep -qx '"still here"'; then
+    echo "ok   $N: prompt after: $1"
+  else
+    echo "FAIL $N: prompt after: $1: expected exit 0, 42, one error line, the helper's line and \"still here\"; got rc $RC:"
+    printf '%s\n' "$OUT" | tail -6; printf '%s\n' "$ERR" | grep -v '^EAL' | head -3
+    FAILS=$((FAILS + 1))
+  fi
+}
+for line in 'print = nil' 'tostring = 1' 'pcall = nil' 'xpcall = nil' 'error = nil' 'require = nil' \
+  'ipairs = nil' 'pairs = nil' 'type = nil' 'select = nil' 'unpack = nil' 'setmetatable = nil' \
+  'getmetatable = nil' 'rawget = nil' 'setfenv = nil' 'loadstring = nil' 'tonumber = nil' 'string = nil' \
+  'table = nil' 'io = nil' 'os = nil' 'jit = nil' 'package = nil' '_G = nil' \
+  '_G.tostring = 1' '_G.pcall = nil' '_G.xpcall = nil' '_G.require = nil' '_G.pairs = nil' '_G.ipairs = nil' \
+  '_G.select = nil' '_G.type = nil' '_G.string = nil' '_G.table = nil' 'rawset(_G, "tostring", nil)' \
+  'string.format = nil' 'string.rep = nil' 'string.gsub = nil' 'string.match = nil' 'string.sub = nil' \
+  'table.concat = nil' 'table.insert = nil' 'table.sort = nil' 'io.write = nil' 'math.floor = nil' \
+  'jit.off = nil' 'os.getenv = nil' '_G = nil; pcall(function() _G.tostring = 1 end)' \
+  'local G = _G; for k in pairs(G) do if k ~= "tasks" then G[k] = nil end end'; do
+  prompt "$line"
+done
+tostring_kept=$(printf 'tostring = 1\nreturn type(tostring)\n' | timeout 30 "$SURGE" repl --no-huge 2>/dev/null)
+check_match "the user's own replacement stays theirs" '^"number"$' "$tostring_kept"
+
+echo "$N rows"
+finish
