@@ -35,7 +35,14 @@ doc() {
     (cd "$W" && timeout -k 5 180 bash -c "$cmd") >"$TMP/out" 2>&1
     got=$?
   else
-    (cd "$W" && exec timeout --preserve-status -k 5 -s INT "${run#int:}" bash -c "exec $cmd") >"$TMP/out" 2>&1
+    # one SIGINT to surge alone, as Ctrl-C gives the foreground process
+    (cd "$W" && exec bash -c "exec $cmd") >"$TMP/out" 2>&1 &
+    local pid=$! waited=0
+    sleep "${run#int:}"
+    kill -INT "$pid" 2>/dev/null
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid"
     got=$?
   fi
   if [ "$got" = "$rc" ] && grep -Eq -- "$re" "$TMP/out"; then
