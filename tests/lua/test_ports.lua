@@ -148,7 +148,7 @@ end
 
 -- surge.cpu_wait() is the time this thread waited for a CPU: with a busy
 -- process pinned to the CPU master runs on, half a second of spinning
--- waits a good part of it (CFS shares the CPU ~50/50); alone, next to none.
+-- waits a good part of it (CFS shares the CPU ~50/50); without it, less.
 function T.cpu_wait_counts_time_taken_by_others()
   local f = assert(io.open("/proc/thread-self/status"))
   local cpu = f:read("*a"):match("Cpus_allowed_list:%s*(%d+)")
@@ -158,12 +158,15 @@ function T.cpu_wait_counts_time_taken_by_others()
     while surge.tsc() < stop do end
     return surge.cpu_wait() - w0
   end
-  local alone = spin(0.3)
-  assert(alone >= 0 and alone < 0.15, "waited " .. alone .. " s with the CPU to itself")
+  -- "alone" is whatever else the machine runs (other tests, builds): the
+  -- busy process pinned beside it must add a clear share on top of that
+  local alone = spin(0.6)
+  assert(alone >= 0 and alone < 0.6, "waited " .. alone .. " s of 0.6 s")
   assert(os.execute(("taskset -c %s timeout 2 sh -c 'while :; do :; done' &"):format(cpu)) == 0)
   local shared = spin(0.6)
   os.execute("pkill -f \"sh -c while :; do :; done\" 2>/dev/null")
-  assert(shared > 0.1, ("waited %.3f s of 0.6 s beside a busy process on CPU %s"):format(shared, cpu))
+  assert(shared - alone > 0.05, ("waited %.3f s of 0.6 s beside a busy process on CPU %s, %.3f s without it"):format(
+    shared, cpu, alone))
 end
 
 return T
