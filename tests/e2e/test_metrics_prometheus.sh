@@ -42,7 +42,7 @@ kill "$BPID" 2>/dev/null
 
 # --- a run scraped by Prometheus ---------------------------------------------
 PPORT=$(free_port)
-"$SURGE" run --no-huge --metrics 0 --vdev net_ring_m0 --lcores '(0-1)@(0-1)' --duration 14 \
+"$SURGE" run --no-huge --metrics 0 --vdev net_ring_m0 --lcores '(0-1)@(0-1)' --duration 15 \
   --output "$TMP/run.json" "$SCRIPT" >"$TMP/run.out" 2>"$TMP/run.err" &
 SPID=$!
 on_exit "kill -KILL $SPID"
