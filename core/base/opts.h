@@ -35,6 +35,9 @@ struct surge_opts {
 	int interactive;          /* run -i: the prompt opens at surge.wait() */
 	const char *control;      /* run/repl --control PATH; attach: the socket */
 	const char *eval;         /* attach -e CODE */
+	const char *metrics;      /* run/repl --metrics [ADDR:]PORT as given, NULL = none */
+	char metrics_addr[48];    /* its numeric address (127.0.0.1 when none was given) */
+	int metrics_port;         /* its port, 0 = any free one */
 	unsigned long long vm_memory; /* bytes each Lua VM may allocate, 0 = vm_budget_default() */
 	double stop_grace;        /* seconds from a stop to the watchdog */
 	const char *script;       /* run: the script; test: NULL */

@@ -33,6 +33,7 @@ struct pool_state;
 struct pcap_file;
 struct repl_state;
 struct run_hooks;
+struct metrics_server;
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 
@@ -237,6 +238,7 @@ struct runtime {
 	 * records a results row, so the port's counts are kept up to its close) */
 	void (*port_closing)(void);
 	const struct run_hooks *hooks; /* run/hooks.c: what the front end registered */
+	struct metrics_server *metrics; /* report/metrics.c: --metrics, NULL = none */
 };
 
 #endif /* SURGE_STATE_H */

@@ -24,6 +24,10 @@ int rx_pool_settle(uint16_t port, struct port_state *ps);
  * telemetry_data.c valid_name): every other byte becomes '_'. Two names with
  * the same key are refused at creation, so the key names one counter. */
 void counter_tel_key(const char *name, char *key, size_t len);
+/* The sample's name on the metrics endpoint (report/metrics.c): counters
+ * surge_script_KEY_total, gauges surge_script_KEY; also refused at
+ * creation when another counter or gauge has it. */
+void counter_metric_name(const char *name, int kind, char *out, size_t len);
 
 /* port_close.c */
 int ports_close_all(void);

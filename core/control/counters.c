@@ -31,18 +31,29 @@ counter_tel_key(const char *name, char *key, size_t len)
 		key[i] = '\0';
 }
 
+void
+counter_metric_name(const char *name, int kind, char *out, size_t len)
+{
+	char key[SURGE_NAME_MAX];
+
+	counter_tel_key(name, key, sizeof(key));
+	snprintf(out, len, "surge_script_%s%s", key, kind == SURGE_COUNTER ? "_total" : "");
+}
+
 int
 surge_counter_new(const char *name, int kind)
 {
 	struct runtime *r = rt();
-	int id = -1, n, clash = -1;
+	int id = -1, n, clash = -1, mclash = -1;
 	char key[SURGE_NAME_MAX], other[SURGE_NAME_MAX];
+	char metric[SURGE_NAME_MAX + 32], mother[SURGE_NAME_MAX + 32];
 
 	if (name == NULL || name[0] == '\0' || strlen(name) >= SURGE_NAME_MAX)
 		return rt_error(-EINVAL, "counter name must be 1..%d characters", SURGE_NAME_MAX - 1);
 	if (kind != SURGE_COUNTER && kind != SURGE_GAUGE)
 		return rt_error(-EINVAL, "counter kind %d unknown", kind);
 	counter_tel_key(name, key, sizeof(key));
+	counter_metric_name(name, kind, metric, sizeof(metric));
 	registry_lock();
 	n = r->ncounters;
 	for (int i = 0; i < n; i++) {
@@ -51,11 +62,22 @@ surge_counter_new(const char *name, int kind)
 		counter_tel_key(r->counter_names[i].name, other, sizeof(other));
 		if (strcmp(other, key) == 0)
 			clash = i;
+		/* counter "a" is surge_script_a_total, so is gauge "a_total": two
+		 * samples of one name would void every scrape */
+		counter_metric_name(r->counter_names[i].name, r->counter_names[i].kind, mother, sizeof(mother));
+		if (strcmp(mother, metric) == 0)
+			mclash = i;
 	}
 	if (id < 0 && clash >= 0) {
 		registry_unlock();
 		return rt_error(-EEXIST, "'%s' would read as '%s' on the telemetry socket, as '%s' does "
 				"(only letters, digits and _ stay)", name, key, r->counter_names[clash].name);
+	}
+	if (id < 0 && mclash >= 0) {
+		registry_unlock();
+		return rt_error(-EEXIST, "'%s' would read as %s on the metrics endpoint, as %s '%s' does",
+				name, metric, r->counter_names[mclash].kind == SURGE_GAUGE ? "gauge" : "counter",
+				r->counter_names[mclash].name);
 	}
 	if (id < 0 && n < SURGE_COUNTER_MAX) {
 		snprintf(r->counter_names[n].name, SURGE_NAME_MAX, "%s", name);

@@ -70,6 +70,12 @@ void probe_clear(struct rte_mbuf *m);
 
 /* latency.c: the receivers */
 void latency_free_all(void);
+/* A copy of receiver id's histogram, for a reader on another thread (the
+ * metrics server): plain loads of fields the receiving lcore writes, so a
+ * copy taken while probes arrive may have a few more in some buckets than
+ * in count or sum. 0, or -EINVAL when there is no such receiver. */
+struct hist;
+int latency_hist_copy(int id, struct hist *out);
 
 /* idle.c */
 void idle_task_begin(void);

@@ -204,6 +204,17 @@ surge_latency_get(int id, struct surge_latency *out)
 	return 0;
 }
 
+int
+latency_hist_copy(int id, struct hist *out)
+{
+	struct latency *l = get(id);
+
+	if (l == NULL)
+		return -EINVAL;    /* no rt_error: the caller is no lcore */
+	memcpy(out, &l->h, sizeof(*out));
+	return 0;
+}
+
 void
 latency_free_all(void)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
 
 #include "cli.h"
 
@@ -251,6 +252,45 @@ opt_stats_interval(struct surge_opts *o, const char *v, char *err, size_t errlen
 	return 0;
 }
 
+/* --metrics [ADDR:]PORT: PORT, :PORT, 0.0.0.0:PORT, [::1]:PORT. The address
+ * is numeric (nothing to resolve before EAL, no surprise interface) and
+ * 127.0.0.1 unless given: the metrics are readable by anyone who can connect. */
+static int
+opt_metrics(struct surge_opts *o, const char *v, char *err, size_t errlen)
+{
+	const char *colon = strrchr(v, ':'), *port = colon != NULL ? colon + 1 : v;
+	size_t alen = colon != NULL ? (size_t)(colon - v) : 0;
+	const char *addr = v;
+	unsigned char bin[sizeof(struct in6_addr)];
+	char *end;
+	long p;
+
+	if (alen >= 2 && v[0] == '[' && v[alen - 1] == ']') {
+		addr++;
+		alen -= 2;
+	}
+	p = strtol(port, &end, 10);
+	if (*port < '0' || *port > '9' || *end != '\0' || p > 65535 || alen >= sizeof(o->metrics_addr))
+		goto bad;
+	if (alen == 0) {
+		snprintf(o->metrics_addr, sizeof(o->metrics_addr), "127.0.0.1");
+	} else {
+		memcpy(o->metrics_addr, addr, alen);
+		o->metrics_addr[alen] = '\0';
+		if (inet_pton(AF_INET, o->metrics_addr, bin) != 1 && inet_pton(AF_INET6, o->metrics_addr, bin) != 1)
+			goto bad;
+		/* an IPv6 address needs its brackets: "::1:9100" reads two ways */
+		if (strchr(o->metrics_addr, ':') != NULL && addr == v)
+			goto bad;
+	}
+	o->metrics = v;
+	o->metrics_port = (int)p;
+	return 0;
+bad:
+	return fail(err, errlen, "option --metrics: '%s' is not [ADDR:]PORT with a numeric address "
+		    "(try 9100, 127.0.0.1:9100, 0.0.0.0:9100, [::1]:9100)%s", v, "");
+}
+
 /* The options before the script: a flag sets an int, a text option keeps
  * its value ("--opt V" or "--opt=V"), any other option's value goes to its
  * handler. `only` limits one to some commands (elsewhere it is unknown);
@@ -270,6 +310,8 @@ static const struct option {
 	{ "--quiet", "-q", offsetof(struct surge_opts, quiet), 0, NULL, ALL_CMDS, NULL },
 	{ "--control", NULL, 0, offsetof(struct surge_opts, control), NULL, ONLY(CMD_RUN) | ONLY(CMD_REPL),
 	  "option --control needs a socket path" },
+	{ "--metrics", NULL, 0, 0, opt_metrics, ONLY(CMD_RUN) | ONLY(CMD_REPL),
+	  "option --metrics needs [ADDR:]PORT (try 9100, 127.0.0.1:9100)" },
 	{ "--vdev", NULL, 0, 0, opt_vdev, ALL_CMDS, NULL },
 	{ "--pci", NULL, 0, 0, opt_pci, ALL_CMDS, NULL },
 	{ "--lcores", NULL, 0, offsetof(struct surge_opts, lcores), NULL, ALL_CMDS, NULL },
@@ -423,6 +465,9 @@ cli_usage(const char *prog)
 	       "                      /var/run/dpdk/NAME/dpdk_telemetry.v2\n"
 	       "  -i                  run: open the prompt when master reaches surge.wait()\n"
 	       "  --control PATH      run, repl: serve `surge attach` on this UNIX socket\n"
+	       "  --metrics [ADDR:]PORT run, repl: serve Prometheus metrics at\n"
+	       "                      http://ADDR:PORT/metrics (ADDR default 127.0.0.1;\n"
+	       "                      see docs/metrics.md)\n"
 	       "  --packets N         show: how many packets to print (default 4)\n"
 	       "  --path DIR          also look for modules and scenarios in DIR (repeatable;\n"
 	       "                      SURGE_PATH=DIR:DIR does the same)\n"

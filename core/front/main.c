@@ -114,6 +114,10 @@ run(struct surge_opts *o, int scenario, const char *prog)
 		return 1;
 	if ((rc = options_prepass(o, scenario)) >= 0 || (rc = control_path_free(o)) != 0)
 		return rc;
+	if (boot_listen() != 0) {          /* --metrics: a bad address or a port in use */
+		fprintf(stderr, "surge: %s\n", surge_last_error());
+		return 2;
+	}
 	if (boot_start(o, prog) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());
 		boot_abandon();

@@ -30,4 +30,12 @@ void stats_summary(void);
 int telemetry_register(void);
 void telemetry_close(void);  /* tear-down begins: /surge commands answer -EINVAL */
 
+/* metrics.c: --metrics, Prometheus over HTTP (libmicrohttpd). start binds
+ * and serves 503 (before EAL: a bad address or a port in use is the
+ * option's error); open: EAL is up, scrapes read the run; stop: joined,
+ * nothing of the run is read after it. */
+int metrics_start(void);
+void metrics_open(void);
+void metrics_stop(void);
+
 #endif /* SURGE_REPORT_H */

@@ -3,13 +3,15 @@
  * boot.c - the one composition root: what a run brings up, in order, and
  * takes down in reverse.
  *
- * Up: the runtime folders of killed surge runs swept (eal.c), the
+ * Before EAL: the --metrics socket (boot_listen: a bad address or a port
+ * in use is refused like a bad option). Up: the runtime folders of killed surge runs swept (eal.c), the
  * writers' locks on net_pcap's tx_pcap= files, EAL (with its
  * hugepage and device fallbacks, eal.c), the run's clock, the probe field,
  * DPDK telemetry's /surge commands, the virtual default port, and the
- * callbacks lower layers notify upper ones through. Then master() runs
+ * callbacks lower layers notify upper ones through, then the metrics
+ * answer (503 before). Then master() runs
  * with the monitor watching. Down: every task stopped and joined (in
- * master.c), the summary, the /surge telemetry commands shut (they answer
+ * master.c), the summary, the metrics server joined, the /surge telemetry commands shut (they answer
  * -EINVAL from then on: DPDK cannot unregister them), the ports closed (draining what is still
  * queued), the pcap files closed, every pool proved full again, EAL
  * cleaned up. A leak or a failed task is a failed run.
@@ -49,6 +51,12 @@ lock_tx_pcaps(const struct surge_opts *o)
 }
 
 int
+boot_listen(void)
+{
+	return metrics_start();
+}
+
+int
 boot_start(const struct surge_opts *o, const char *prog)
 {
 	int rc;
@@ -66,12 +74,14 @@ boot_start(const struct surge_opts *o, const char *prog)
 	if ((rc = eal_default_port(o)) != 0)
 		return rc;
 	rt()->port_closing = series_record_now;
+	metrics_open();
 	return 0;
 }
 
 void
 boot_abandon(void)
 {
+	metrics_stop();
 	telemetry_close();
 	if (rt()->eal_up)
 		eal_stop();      /* started, then a device failed: no runtime folder left */
@@ -103,7 +113,9 @@ int
 boot_finish(int rc)
 {
 	/* before anything is freed: DPDK's telemetry thread may be inside a
-	 * /surge command (it waits for it) and asks on until the process ends */
+	 * /surge command (it waits for it) and asks on until the process ends;
+	 * the metrics thread is joined */
+	metrics_stop();
 	telemetry_close();
 	if (ports_close_all() > 0 && rc == 0)
 		rc = 1;

@@ -28,6 +28,7 @@ void run_hooks_set(const struct run_hooks *h);
 const struct run_hooks *run_hooks(void);   /* never NULL: no hooks are empty ones */
 
 /* boot.c: start-up and tear-down, in one place */
+int boot_listen(void);           /* before EAL: --metrics binds (an error is the option's, exit 2) */
 int boot_start(const struct surge_opts *o, const char *prog);  /* EAL and all it brings */
 int boot_run(const struct surge_opts *o);  /* master() (or `devices`) with the monitor */
 int boot_finish(int rc);         /* closes, checks the pools, EAL down; the exit status */

@@ -63,6 +63,7 @@ for f in ./usr/bin/surge ./usr/share/surge/lua/surge/cdef.lua ./usr/share/surge/
 done
 check "deb holds no tests" 0 "$(printf '%s\n' "$LIST" | grep -c 'tests/')"
 check_match "deb depends on DPDK and LuaJIT" 'librte-ethdev.*|libluajit' "$(dpkg-deb -f "$DEB" Depends)"
+check_match "deb depends on libmicrohttpd (--metrics), as dpkg-shlibdeps found" 'libmicrohttpd12' "$(dpkg-deb -f "$DEB" Depends)"
 if command -v apt-get >/dev/null; then
   check_match "apt resolves the .deb's dependencies here" '^Inst surge ' "$(apt-get -s install "$DEB" 2>&1)"
 fi

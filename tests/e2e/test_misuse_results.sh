@@ -94,6 +94,12 @@ echo "# 12e: counter names and DPDK telemetry's keys"
 case_ "a name whose telemetry key clashes is refused at creation" 1 \
   "case\\.lua:4: 'rx_drops' would read as 'rx_drops' on the telemetry socket, as 'rx-drops' does" '' \
   'surge.counter("rx-drops"); surge.counter("rx_drops")'
+case_ "a gauge whose metric name is a counter's is refused at creation" 1 \
+  "case\\.lua:4: 'a_total' would read as surge_script_a_total on the metrics endpoint, as counter 'a' does" '' \
+  'surge.counter("a"); surge.gauge("a_total")'
+case_ "a counter whose metric name is a gauge's is refused at creation" 1 \
+  "case\\.lua:4: 'a' would read as surge_script_a_total on the metrics endpoint, as gauge 'a_total' does" '' \
+  'surge.gauge("a_total"); surge.counter("a")'
 case_ "the same name twice is one counter, no clash" 0 '' \
   'json_is "$OUTF" "[c[\"value\"] for c in r[\"counters\"]] == [5]"' \
   'surge.counter("a.b"):add(2); surge.counter("a.b"):add(3)' --output "$OUTF"

@@ -453,6 +453,39 @@ test_repl_attach(void **state)
 	assert_fails_naming("unknown option '--control'", "test", "--control", "/tmp/s");
 }
 
+/* --metrics [ADDR:]PORT: numeric addresses only, 127.0.0.1 unless given;
+ * run and repl only; every refusal names the option */
+static void
+test_metrics(void **state)
+{
+	static const struct { char *spec; const char *addr; int port; } good[] = {
+		{ "9100", "127.0.0.1", 9100 }, { ":9100", "127.0.0.1", 9100 }, { "0", "127.0.0.1", 0 },
+		{ "0.0.0.0:65535", "0.0.0.0", 65535 }, { "10.1.2.3:80", "10.1.2.3", 80 },
+		{ "[::1]:9100", "::1", 9100 }, { "[::]:1", "::", 1 },
+	};
+	static char *const bad[] = {
+		"", "x", "9100x", "65536", "-1", "+80", " 80", "localhost:9100", "1.2.3:9100", "300.1.1.1:80",
+		"::1:9100", "[::1]", "[::1]:", "127.0.0.1:", "127.0.0.1", "[nope]:80", "1.2.3.4:99999999999999999999",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(PARSE("run", "--metrics", good[i].spec, "x.lua"), 0);
+		assert_string_equal(o.metrics, good[i].spec);
+		assert_string_equal(o.metrics_addr, good[i].addr);
+		assert_int_equal(o.metrics_port, good[i].port);
+	}
+	assert_int_equal(PARSE("repl", "--metrics=9100"), 0);
+	assert_int_equal(o.metrics_port, 9100);
+	assert_int_equal(PARSE("run", "x.lua"), 0);
+	assert_null(o.metrics);
+	for (size_t i = 1; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_fails_naming("option --metrics: '", "run", "--metrics", bad[i], "x.lua");
+	assert_fails_naming("option --metrics needs [ADDR:]PORT", "run", "--metrics");
+	assert_fails_naming("option --metrics needs [ADDR:]PORT", "run", "--metrics=", "x.lua");
+	assert_fails_naming("unknown option '--metrics'", "test", "--metrics", "9100");
+}
+
 int
 main(void)
 {
@@ -471,6 +504,7 @@ main(void)
 		cmocka_unit_test(test_results_options),
 		cmocka_unit_test(test_output_clash),
 		cmocka_unit_test(test_repl_attach),
+		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_path_and_scenarios),
 	};
 
