@@ -293,7 +293,7 @@ local function latency_charts(res, dir, charts)
   end
   if #curves == 0 then return end
   local x = axis("plain", "percentile", true, 1, math.max(nmax, 10))
-  x.ticks = { { 1, "0%" }, { 2, "50%" } }
+  x.ticks = { { 2, "50%" } }
   for k = 1, math.floor(math.log10(x.hi) + 0.5) do
     local p = 100 - 100 / 10 ^ k
     x.ticks[#x.ticks + 1] = { 10 ^ k, (("%.6f"):format(p):gsub("0+$", ""):gsub("%.$", "")) .. "%" }
@@ -566,15 +566,17 @@ local function chart_text(c, out, png, foot)
   s[#s + 1] = "set encoding utf8"
   s[#s + 1] = "set grid"
   s[#s + 1] = "set datafile missing 'nan'"
-  s[#s + 1] = ("set key outside right top vertical font ',%d'"):format(FONT)
+  -- the key under the x axis' label, above the footer: the plot keeps the
+  -- figure's whole width
+  s[#s + 1] = ("set key at screen 0.5, screen 0.245 center top horizontal maxrows 4 font ',%d'"):format(FONT)
   s[#s + 1] = ("set title %s font ',%d' noenhanced"):format(quote(c.title), FONT + 6)
   -- room under the plot for the key and the three footer lines
-  s[#s + 1] = "set bmargin at screen 0.25"
+  s[#s + 1] = "set bmargin at screen 0.36"
   s[#s + 1] = "set tmargin at screen 0.90"
   s[#s + 1] = "set lmargin 14"
   for i, line in ipairs(foot) do
     s[#s + 1] = ("set label %d %s at screen 0.01, screen %.3f left font ',%d' textcolor rgb '#444444' noenhanced"):format(
-      100 + i, quote(line), 0.02 + (#foot - i) * 0.035, FONT)
+      100 + i, quote(line), 0.015 + (#foot - i) * 0.03, FONT)
   end
   axis_lines(s, "x", c.x)
   axis_lines(s, "y", c.y)
@@ -589,7 +591,7 @@ local function chart_text(c, out, png, foot)
   end
   -- the events: a dashed line each (and its text, while there are few),
   -- explained in the key
-  local kinds = { set_rate = { dt = 2, color = "#b03030", key = "rate set (set_rate)" },
+  local kinds = { set_rate = { dt = 2, color = "#b03030", key = "rate set" },
                   trial_start = { dt = 3, color = "#3050b0", key = "trial start" },
                   trial_end = { dt = 4, color = "#7080b0", key = "trial end" } }
   local seen, nlabels = {}, 0
@@ -602,7 +604,7 @@ local function chart_text(c, out, png, foot)
         t, t, k.dt, k.color)
       if e.kind ~= "trial_end" and #c.events <= 24 then
         nlabels = nlabels + 1
-        local text = type(e.text) == "string" and e.text or e.kind
+        local text = type(e.label) == "string" and e.label or (type(e.text) == "string" and e.text) or e.kind
         s[#s + 1] = ("set label %s at %.17g, graph 0.98 rotate by 90 right offset 0.8,0 font ',%d' textcolor rgb '%s' noenhanced"):format(
           quote(cut(text, 48)), t, FONT, k.color)
       end
@@ -623,9 +625,9 @@ local function script_text(charts, png, foot)
   local s = {}
   if png then
     -- pngcairo's points at 72 dpi are px: the same sizes as the SVG
-    s[#s + 1] = ("set terminal pngcairo noenhanced size 1200,800 font 'Sans,%d'"):format(FONT)
+    s[#s + 1] = ("set terminal pngcairo noenhanced size 1200,900 font 'Sans,%d'"):format(FONT)
   else
-    s[#s + 1] = ("set terminal svg noenhanced size 1200,800 dynamic font 'Sans,%d' background rgb 'white'"):format(FONT)
+    s[#s + 1] = ("set terminal svg noenhanced size 1200,900 dynamic font 'Sans,%d' background rgb 'white'"):format(FONT)
   end
   for _, c in ipairs(charts) do s[#s + 1] = chart_text(c, c.file, png, foot) end
   return table.concat(s, "\n")
@@ -693,7 +695,7 @@ function M.plot(file, out)
     if e then e:close() end
     return ran, text, drawn
   end)
-  if not os.getenv("SURGE_PLOT_KEEP") then os.execute("rm -rf " .. shquote(dir)) end
+  os.execute("rm -rf " .. shquote(dir))
   if not done then error(ok, 0) end
   if not ok then
     fail(("surge plot: gnuplot failed: %s"):format(clean(etext:match("[^\n]*%S[^\n]*") or "?")))
