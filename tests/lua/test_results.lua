@@ -134,6 +134,30 @@ function T.collect_write_read_back()
   raises("expected a file name", surge.results.write, "")
 end
 
+-- events (surge plot's marks): a rate set from master is one, with its
+-- queue and rate; past MAX_EVENTS they are counted in one "dropped" event,
+-- never lost silently
+function T.events_recorded_and_counted()
+  local results = surge.results
+  local p = surge.port(0, { txq = 1 })
+  local before = #results.collect().events
+  p:txq(0):set_rate("2mpps")
+  local ev = results.collect().events
+  assert(#ev == before + 1, #ev)
+  local e = ev[#ev]
+  assert(e.kind == "set_rate" and e.port == 0 and e.queue == 0 and e.text == "port 0 queue 0: rate 2mpps", e.text)
+  assert(type(e.t) == "number" and e.t >= 0)
+  p:txq(0):set_rate(nil)
+  assert(results.collect().events[before + 2].text == "port 0 queue 0: rate unpaced")
+  local max = results.MAX_EVENTS
+  results.MAX_EVENTS = before + 3
+  for _ = 1, 5 do results.event("set_rate", "x") end
+  ev = results.collect().events
+  results.MAX_EVENTS = max
+  assert(#ev == before + 4, #ev)
+  assert(ev[#ev].kind == "dropped" and ev[#ev].count == 4, ev[#ev].kind)
+end
+
 function T.latency_save_hdr_csv()
   local r = surge.latency.receiver{ offset = 44 }
   for i = 1, 1000 do r:add(i * 100, i) end       -- 100 ns .. 100 us, evenly
