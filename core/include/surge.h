@@ -275,6 +275,9 @@ void surge_run_start(void);
  * task launch does not start it again; master.lua calls it before the
  * results file is written so both cover the same span. */
 void surge_run_end(void);
+/* Seconds on the run's clock (the results series' t: since master() or the
+ * first task started), 0 before it starts; stops at surge_run_end(). */
+double surge_run_elapsed(void);
 int surge_lcore_id(void);
 int surge_is_main(void);
 uint64_t surge_tsc(void);

@@ -279,6 +279,18 @@ surge_run_end(void)
 		r->end_tsc = rte_rdtsc();
 }
 
+double
+surge_run_elapsed(void)
+{
+	struct runtime *r = rt();
+	uint64_t now;
+
+	if (r == NULL || r->start_tsc == 0)
+		return 0.0;
+	now = r->end_tsc != 0 ? r->end_tsc : rte_rdtsc();
+	return now > r->start_tsc ? (double)(now - r->start_tsc) / (double)rt_hz() : 0.0;
+}
+
 int
 surge_task_stop(int task)
 {

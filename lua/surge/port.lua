@@ -200,6 +200,9 @@ function TxQueue:set_rate(spec)
   local r, gap = rate.build(spec, 2)
   rc_check(C.surge_txq_set_rate(self.port, self.id, r), 2)
   self.gap = gap or false
+  -- a mark on `surge plot`'s time axis (master and the prompt; see results.event)
+  require("surge.results").event("set_rate", ("port %d queue %d: rate %s"):format(self.port, self.id,
+    rate.describe(spec)), { port = self.port, queue = self.id })
   return self
 end
 

@@ -52,6 +52,19 @@ local function parse_value(text, what, level)
   return r
 end
 
+-- A built spec as a short text for the results' events ("2mpps", "%g pps",
+-- "poisson 1mpps", "unpaced"): what the caller gave, not re-derived.
+function M.describe(spec)
+  if spec == nil or spec == 0 or spec == false then return "unpaced" end
+  if type(spec) ~= "table" then spec = { rate = spec } end
+  local function one(v) return type(v) == "number" and ("%.6g pps"):format(v) or tostring(v) end
+  if spec.gap ~= nil and spec.rate == nil then return "gap function" end
+  local text = one(spec.rate)
+  if spec.pattern == "ramp" and spec.to ~= nil then text = ("%s to %s"):format(text, one(spec.to)) end
+  if spec.pattern and spec.pattern ~= "constant" then text = spec.pattern .. " " .. text end
+  return text
+end
+
 -- Returns a struct surge_rate (and the Lua gap function, if any) for spec.
 function M.build(spec, level)
   level = (level or 1) + 1

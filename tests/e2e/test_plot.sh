@@ -1,78 +1,208 @@
 #!/bin/bash
-# test_plot.sh - `surge plot FILE.json` (lua/surge/results/plot.lua, gnuplot): the
-# SVG of a flood run holds the port's rate chart with TX and RX series of
-# one point per interval in the file; a latency run adds the receiver's CDF
-# with one step per histogram bucket; RFC 2544 and load-latency scenario
-# tables get their charts; -o OUT.png gives a PNG; no EAL is started; a
-# missing gnuplot, a missing file and a file that is not results each give
-# one clear line; a hostile results file (a newline and a gnuplot command in
-# any string that is drawn) is drawn and runs nothing; the temporary folder
-# is made in $TMPDIR and removed.
+# test_plot.sh - `surge plot FILE.json` (lua/surge/results/plot.lua, gnuplot):
+# one report-ready figure per file (OUT-rate.svg, OUT-latency.svg, ...), each
+# read back as its reader sees it (tests/e2e/results/svg_report.py: the SVG's
+# texts): a title, axis labels with units, ticks in human units (Mpps, us,
+# no 1e+06), a key of human names (no raw JSON field names), the run's
+# metadata in a footer, no text under 14 px; a flood run's rate chart holds
+# each port's TX (offered) and RX (forwarded) on one chart with one point per
+# interval; a latency run adds the percentile spectrum (log 1/(1-p) axis,
+# one step per bucket); RFC 2544 and load-latency tables get their charts
+# (two units on two labelled axes, a log x for log-spaced loads); a rate set
+# at the prompt and a scenario's trials are recorded in the results file
+# (events, schema-valid) and marked on the rate chart; -o OUT.png gives
+# PNGs; docs/img's figures are what docs/img/make.sh draws now; no EAL is
+# started; a missing gnuplot, a missing file and a file that is not results
+# each give one clear line; a hostile results file (a newline and a gnuplot
+# command in any string that is drawn) is drawn and runs nothing; the
+# temporary folder is made in $TMPDIR and removed.
 . "$(dirname "$0")/lib.sh"
 need_cmd gnuplot
 need_cmd python3
 SERIES="python3 $E2E_DIR/results/svg_series.py"
+REPORT="python3 $E2E_DIR/results/svg_report.py"
 jq_py() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# the parts of a figure's report: report FILE.svg KEY... (title, key, ...)
+report() { local f=$1; shift; $REPORT "$f" | grep -E "^($(IFS='|'; echo "$*"))	"; }
+# every figure of a report: fonts of 14 px or more, no raw field names or
+# exponent ticks, the three footer lines of the run's metadata
+report_ready() {  # report_ready WHAT FILE.svg RESULTS.json
+  check "$1: no text under 14 px" yes "$($REPORT "$2" | awk -F'\t' '$1 == "smallest" { print ($2 >= 14 ? "yes" : $2) }')"
+  check "$1: no raw field names or 1e+06 ticks" none "$(report "$2" raw | cut -f2)"
+  check "$1: the run's metadata in the footer" "$(python3 - "$3" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["metadata"]
+print("footer\tsurge %s (%s) | started %s" % (m["surge_version"], m["git_commit"], m["start_time"]))
+print("footer\tcommand: %s" % " ".join(m["command_line"])[:30])
+d = m["devices"][0]
+print("footer\tports: port %d %s (%s" % (d["port"], d["name"], d["driver"]))
+PY
+)" "$(report "$2" footer | sed -E '1s/(started [^ ]*).*/\1/; 2s/^(footer	command: .{30}).*/\1/; 3s/^(footer	ports: port [0-9]+ [^ ]+ \([^,)]*).*/\1/')"
+}
 
 run_surge 30 run --no-huge -q --duration 1.2 --stats-interval 0.2 --output "$TMP/flood.json" "$EXAMPLES/udp-flood.lua"
 check "flood run: exit 0" 0 "$RC"
 N=$(jq_py "$TMP/flood.json" 'len(r["series"]["ports"])')
 run_surge 30 plot "$TMP/flood.json" -o "$TMP/flood.svg"
 check "plot flood: exit 0" 0 "$RC"
-check_match "plot flood: says what it drew" "wrote $TMP/flood.svg: port 0: rate over time \\($N points\\)" "$OUT"
-check "plot flood: chart title" 1 "$(grep -c '<text>port 0: rate over time</text>' "$TMP/flood.svg")"
-check "plot flood: TX and RX series, one point per interval ($N)" "TX	$N
-RX	$N" "$($SERIES "$TMP/flood.svg")"
+check "plot flood: says what it drew, one line per file" \
+  "surge: wrote $TMP/flood-rate.svg: Offered and forwarded load (TX and RX per port) ($N points)" "$OUT"
+check "plot flood: one file per chart (-o names the stem)" "flood-rate.svg" "$(cd "$TMP" && ls flood*.svg)"
+check "plot flood: title, axis labels with units, human names in the key" \
+  "title	Offered and forwarded load (TX and RX per port)
+ylabel	packet rate (packets/s)
+xlabel	time since start (s)
+key	port 0 TX (offered)
+key	port 0 RX (forwarded)" "$(report "$TMP/flood-rate.svg" title ylabel xlabel key)"
+check_match "plot flood: rate ticks in SI units (Mpps)" "^ticks y	0 [kMG]?pps, .*[0-9.]+ [kMG]pps$" "$(report "$TMP/flood-rate.svg" 'ticks y')"
+check_match "plot flood: time ticks in s" "^ticks x	0 s, .* s$" "$(report "$TMP/flood-rate.svg" 'ticks x')"
+report_ready "plot flood" "$TMP/flood-rate.svg" "$TMP/flood.json"
+check "plot flood: TX and RX series, one point per interval ($N)" "port 0 TX (offered)	$N
+port 0 RX (forwarded)	$N" "$($SERIES "$TMP/flood-rate.svg")"
 check "plot flood: no EAL (no runtime folder, no EAL lines)" "" "$(printf '%s\n' "$OUT$ERR" | grep -E 'EAL|telemetry')"
 
 run_surge 60 run --no-huge -q --lcores '(0-1)@(0-1)' --output "$TMP/lat.json" "$EXAMPLES/latency.lua" --seconds 1 --rate 100kpps
 check "latency run: exit 0" 0 "$RC"
 B=$(jq_py "$TMP/lat.json" 'len(r["latency"][0]["buckets"]["count"])')
+P=$(jq_py "$TMP/lat.json" 'r["latency"][0]["probes"]')
 PORT=$(jq_py "$TMP/lat.json" 'r["series"]["ports"][0]["port"]')
 NP=$(jq_py "$TMP/lat.json" 'len(r["series"]["ports"])')
 run_surge 30 plot "$TMP/lat.json"
-check "plot latency: default output next to the file" yes "$([ -s "$TMP/lat.svg" ] && echo yes || echo no)"
-check "plot latency: rate and CDF series ($NP intervals, $B buckets)" "TX	$NP
-RX	$NP
-receiver 0	$B" "$($SERIES "$TMP/lat.svg")"
-check "plot latency: CDF title" 1 "$(grep -c '<text>latency receiver 0: CDF (' "$TMP/lat.svg")"
-# the CDF's axis spans whole decades around the buckets: both ends labelled
-DECADES=$(python3 - "$TMP/lat.json" <<'PY'
-import json, math, sys
-h = json.load(open(sys.argv[1]))["latency"][0]["buckets"]["high_ns"]
-lo = 10 ** math.floor(math.log10(max(h[0], 1)))
-hi = max(10 ** math.ceil(math.log10(max(h[-1], 1))), 10 * lo)
-print(lo, hi)
-PY
-)
-check "plot latency: log-scale x axis labelled at $DECADES" "yes yes" \
-  "$(for d in $DECADES; do grep -Eq "> ?$d</(tspan|text)>" "$TMP/lat.svg" && printf yes || printf no; done | sed 's/yesyes/yes yes/')"
+check "plot latency: default output next to the file, one per chart" "lat-latency.svg lat-rate.svg" \
+  "$(cd "$TMP" && ls lat-*.svg | tr '\n' ' ' | sed 's/ $//')"
+check "plot latency: the rate of port $PORT ($NP intervals)" "port $PORT TX (offered)	$NP
+port $PORT RX (forwarded)	$NP" "$($SERIES "$TMP/lat-rate.svg" | grep "^port $PORT ")"
+# (the last bucket's level runs on to x = probes: no corner of its own)
+check_match "plot latency: the spectrum, one step per bucket ($B), named with its probes" \
+  "^receiver 0: $P probes, p99 [0-9.]+ [num]?s	$B$" "$($SERIES "$TMP/lat-latency.svg")"
+check "plot latency: title and axis labels" "title	Latency by percentile
+ylabel	latency (s)
+xlabel	percentile" "$(report "$TMP/lat-latency.svg" title ylabel xlabel)"
+# the percentile spectrum: x = 1/(1-p) on a log axis, a tick per nine up to
+# the probes' decade (p = 1 - 1/probes is the last one the probes resolve)
+NINES=$(python3 -c "import math; print(math.ceil(math.log10($P) - 1e-9))")
+check "plot latency: percentile ticks on the log 1/(1-p) axis, up to $NINES nines" \
+  "$(python3 -c "
+n = $NINES
+print('ticks x\t' + ', '.join(['50%'] + [('%.6f' % (100 - 100 / 10 ** k)).rstrip('0').rstrip('.') + '%' for k in range(1, n + 1)]))")" \
+  "$(report "$TMP/lat-latency.svg" 'ticks x')"
+check_match "plot latency: latency ticks in SI units (ns, us, ms)" "^ticks y	[0-9.]+ [num]?s(, [0-9.]+ [num]?s)+$" \
+  "$(report "$TMP/lat-latency.svg" 'ticks y')"
+report_ready "plot latency (spectrum)" "$TMP/lat-latency.svg" "$TMP/lat.json"
 
-# scenario tables, as RFC 2544 and a load-latency sweep hand them over
+# scenario tables, as RFC 2544 and a load-latency sweep hand them over: a
+# log-spaced load (10k .. 1M pps) on a log axis, an even one on a linear axis
 python3 - "$TMP/flood.json" "$TMP/scen.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 r["scenarios"] = {
-  "rfc2544": {"rows": [{"frame_size": s, "throughput_pct": 100 - i, "p50_ns": 1000 + 10 * i, "p99_ns": 3000 + 100 * i}
+  "rfc2544": {"rows": [{"frame_size": s, "throughput_pct": 100 - i, "throughput_mpps": 14.88 * 84 / (s + 20) * (100 - i) / 100,
+                        "p50_ns": 1000 + 10 * i, "p99_ns": 3000 + 100 * i}
                        for i, s in enumerate([64, 128, 256, 512, 1024, 1280, 1518])]},
-  "load_latency": {"rows": [{"load_pct": l, "p50_ns": 500 + l, "p99_ns": 900 + 5 * l} for l in (10, 30, 50, 70, 90)]},
+  "load_latency": {"rows": [{"load_pps": l, "p50_ns": 500 + l / 1e3, "p99_ns": 900 + 5 * l / 1e3}
+                            for l in (10e3, 30e3, 100e3, 300e3, 1e6)]},
+  "load_latency#2": {"rows": [{"load_pct": l, "p50_ns": 500 + l, "p99_ns": 900 + 5 * l} for l in (10, 30, 50, 70, 90)]},
 }
 json.dump(r, open(sys.argv[2], "w"))
 PY
 run_surge 30 plot "$TMP/scen.json" -o "$TMP/scen.svg"
 check "plot scenarios: exit 0" 0 "$RC"
-check "plot scenarios: chart titles" "3" \
-  "$(grep -cE '<text>(RFC 2544 throughput per frame size|RFC 2544 latency per frame size|load-latency curve)</text>' "$TMP/scen.svg")"
-check "plot scenarios: series and points (scenarios by name)" "TX	$N
-RX	$N
-p50_ns	5
-p99_ns	5
-throughput_pct	7
-p50_ns	7
-p99_ns	7" "$($SERIES "$TMP/scen.svg")"
+check "plot scenarios: a file per chart, titled" "scen-rate.svg: Offered and forwarded load (TX and RX per port)
+scen-load_latency-latency.svg: Latency against offered load
+scen-load_latency_2-latency.svg: Latency against offered load
+scen-rfc2544-throughput.svg: RFC 2544 throughput per frame size
+scen-rfc2544-latency.svg: RFC 2544 latency per frame size" "$(sed -E "s|^surge: wrote $TMP/||; s| \([0-9]+ points\)$||" <<<"$OUT")"
+check "plot scenarios: RFC 2544 throughput: % and Mpps on two labelled axes, the key saying which" \
+  "ylabel	throughput (% of line rate)
+y2label	throughput (packets/s)
+xlabel	frame size (bytes)
+key	throughput (left axis)
+key	throughput (right axis)
+ticks x	64 B, 128 B, 256 B, 512 B, 1024 B, 1518 B" \
+  "$(report "$TMP/scen-rfc2544-throughput.svg" ylabel y2label xlabel key 'ticks x')"
+check_match "plot scenarios: % ticks on the left, Mpps on the right" "^ticks y	0 %, .*100 %
+ticks y2	0 Mpps, .* Mpps$" "$(report "$TMP/scen-rfc2544-throughput.svg" 'ticks y' 'ticks y2')"
+check "plot scenarios: RFC 2544 latency: human names, us ticks" "ylabel	latency (s)
+key	p50 (median)
+key	p99" "$(report "$TMP/scen-rfc2544-latency.svg" ylabel key)"
+check_match "plot scenarios: RFC 2544 latency ticks in us" "^ticks y	0 us, .* us$" "$(report "$TMP/scen-rfc2544-latency.svg" 'ticks y')"
+check "plot scenarios: log-spaced loads on a log axis, a tick at each" "xlabel	offered load (packets/s)
+ticks x	10 kpps, 30 kpps, 100 kpps, 300 kpps, 1 Mpps" "$(report "$TMP/scen-load_latency-latency.svg" xlabel 'ticks x')"
+check_match "plot scenarios: evenly spaced loads on a linear axis" "^xlabel	offered load \(% of line rate\)
+ticks x	10 %, 20 %, .*90 %$" "$(report "$TMP/scen-load_latency_2-latency.svg" xlabel 'ticks x')"
+for f in rate load_latency-latency load_latency_2-latency rfc2544-throughput rfc2544-latency; do
+  report_ready "plot scenarios ($f)" "$TMP/scen-$f.svg" "$TMP/scen.json"
+done
+check "plot scenarios: series and points" "throughput (left axis)	7
+throughput (right axis)	7
+p50 (median)	7
+p99	7
+p50 (median)	5
+p99	5" "$(for f in rfc2544-throughput rfc2544-latency load_latency-latency; do $SERIES "$TMP/scen-$f.svg"; done)"
 
+# events: a rate set at the prompt and a scenario's trials are recorded in
+# the results file (schema-valid) and marked on the rate chart
+cat >"$TMP/ev.lua" <<'LUA'
+p = surge.port(0)
+launch("tx", p:txq(0), "50kpps")
+surge.sleep(0.4)
+p:txq(0):set_rate("100kpps")
+surge.sleep(0.4)
+stop()
+surge.wait()
+p:close()
+flood = require "surge.scenario.flood"
+a = flood.run{ tx = 0, sizes = "64", trial = 0.3, settle = 0.05 }
+LUA
+run_surge 60 repl --no-huge --stats-interval 0.2 --lcores '(0-1)@(0-1)' --vdev net_ring0 --output "$TMP/ev.json" \
+  "$E2E_DIR/repl/flood.lua" < "$TMP/ev.lua"
+check "events session: exit 0" 0 "$RC"
+check "events: in the results file, valid, in time order" "ok
+set_rate port 0 queue 0: rate 100kpps
+trial_start the learning trial: 64 B at 1 kpps
+trial_end the learning trial ends
+trial_start the flood: 64 B, unpaced
+trial_end the flood ends" "$(python3 - "$TMP/ev.json" "$SURGE_SRC/docs/results.schema.json" 2>&1 <<'PY'
+import json, sys
+import jsonschema
+d = json.load(open(sys.argv[1]))
+jsonschema.validate(d, json.load(open(sys.argv[2])))
+ts = [e["t"] for e in d["events"]]
+print("ok" if ts == sorted(ts) and ts[0] > 0 and ts[-1] <= d["metadata"]["duration_s"] else "not in order: %s" % ts)
+for e in d["events"]:
+    print(e["kind"], e["text"])
+PY
+)"
+run_surge 30 plot "$TMP/ev.json" -o "$TMP/ev.svg"
+check "events: marked on the rate chart, explained in the key" "mark	port 0 queue 0: rate 100kpps
+mark	64 B at 1 kpps
+mark	64 B, unpaced
+key	rate set: 1
+key	trial start: 2
+key	trial end: 2" "$(report "$TMP/ev-rate.svg" mark key | grep -v 'key	port ')"
+report_ready "events (rate chart)" "$TMP/ev-rate.svg" "$TMP/ev.json"
+
+# PNG: the same figures, 1200 x 900
 run_surge 30 plot "$TMP/lat.json" -o "$TMP/lat.png"
-check "plot png: a PNG file" "PNG" "$(head -c 4 "$TMP/lat.png" | tail -c 3)"
+check "plot png: exit 0, a PNG per chart" "0 lat-latency.png lat-rate.png" "$RC $(cd "$TMP" && ls lat-*.png | tr '\n' ' ' | sed 's/ $//')"
+for f in "$TMP"/lat-*.png; do
+  check "plot png: $(basename "$f"): a 1200 x 900 PNG" "PNG 1200 900" "$(python3 -c "
+import struct, sys
+b = open(sys.argv[1], 'rb').read(24)
+print(b[1:4].decode(), *struct.unpack('>II', b[16:24]))" "$f")"
+done
+
+# the figures in docs/results.md are what surge plot draws now: make.sh
+# draws them again; each has the same texts and series as the one committed
+MK=$(SURGE=$SURGE "$SURGE_SRC/docs/img/make.sh" "$TMP/img" 2>&1); MKRC=$?
+check "docs figures: make.sh ran" 0 "$MKRC"
+check "docs figures: the same files" "$(cd "$SURGE_SRC/docs/img" && ls *.svg)" "$(cd "$TMP/img" && ls *.svg)"
+for f in "$SURGE_SRC"/docs/img/*.svg; do
+  b=$(basename "$f")
+  check "docs figures: $b as committed (texts and series; rerun docs/img/make.sh)" \
+    "$($REPORT "$f"; $SERIES "$f")" "$($REPORT "$TMP/img/$b"; $SERIES "$TMP/img/$b")"
+  check "docs figures: $b is referenced in docs/results.md" 1 "$(grep -c "(img/$b)" "$SURGE_SRC/docs/results.md")"
+done
 
 run_surge 10 plot "$TMP/none.json"
 check "missing file: exit 2" 2 "$RC"
@@ -140,22 +270,37 @@ for field in name title xlabel ylabel x y; do
       output) bad="$field'"$'\r\n'"unset multiplot; set output \"$mark\""$'\n'"plot 1"$'\n#' ;;
     esac
     hostile "$field" "$bad" "$TMP/hostile.json" || { check "hostile $field ($how): file made" 0 1; continue; }
-    rm -f "$TMP/hostile.svg"
+    rm -f "$TMP"/hostile-*.svg
     run_surge 30 plot "$TMP/hostile.json" -o "$TMP/hostile.svg"
     check "hostile $field ($how): exit 0, nothing on stderr" "0 " "$RC $ERR"
     check "hostile $field ($how): no gnuplot command ran (no $mark)" no "$([ -e "$mark" ] && echo yes || echo no)"
-    check "hostile $field ($how): the SVG drawn, the port's series and the table's" "TX	$N
-RX	$N
-$([ "$field" = y ] && printf '%s' "${bad//[$'\r\n']/ }" || echo p99_ns)	3" \
-      "$($SERIES "$TMP/hostile.svg")"
-    check "hostile $field ($how): one line on stdout" 1 "$(printf '%s\n' "$OUT" | wc -l)"
+    # the y field's name as the key shows it: a control byte a space, _ a space
+    shown=${bad//[$'\r\n']/ }
+    check "hostile $field ($how): two files drawn, the port's series and the table's" "2 port 0 TX (offered)	$N
+port 0 RX (forwarded)	$N
+$([ "$field" = y ] && printf '%s' "${shown//_/ }" || echo p99)	3" \
+      "$(ls "$TMP"/hostile-*.svg | wc -l) $($SERIES "$TMP/hostile-rate.svg"; for f in "$TMP"/hostile-*.svg; do
+          [ "$f" = "$TMP/hostile-rate.svg" ] || $SERIES "$f"; done)"
+    check "hostile $field ($how): one line on stdout per file" 2 "$(printf '%s\n' "$OUT" | wc -l)"
   done
 done
 # the title as drawn: the newline is a space, the text otherwise as it reads
 hostile title $'two\nlines' "$TMP/hostile.json"
+rm -f "$TMP"/hostile-*.svg
 run_surge 30 plot "$TMP/hostile.json" -o "$TMP/hostile.svg"
-check "hostile title: drawn on one line, the newline a space" 1 "$(grep -c '<text>two lines</text>' "$TMP/hostile.svg")"
-check "hostile title: said on one line" "surge: wrote $TMP/hostile.svg: port 0: rate over time ($N points); two lines (3 points)" "$OUT"
+check "hostile title: drawn on one line, the newline a space" 1 "$(grep -c '<text>two lines</text>' "$TMP/hostile-mine.svg")"
+check "hostile title: said on one line" "surge: wrote $TMP/hostile-rate.svg: Offered and forwarded load (TX and RX per port) ($N points)
+surge: wrote $TMP/hostile-mine.svg: two lines (3 points)" "$OUT"
+# a scenario's name names its file: letters, digits and _ only, in -o's folder
+python3 - "$TMP/flood.json" "$TMP/hostile.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["scenarios"] = {"../../x y": {"rows": [{"load": v, "p99_ns": 10 * v} for v in (1, 2, 3)], "plot": {"x": "load", "y": ["p99_ns"]}}}
+json.dump(r, open(sys.argv[2], "w"))
+PY
+mkdir -p "$TMP/sub"
+run_surge 30 plot "$TMP/hostile.json" -o "$TMP/sub/h.svg"
+check "hostile name: the files stay in -o's folder" "0 h-______x_y.svg h-rate.svg" "$RC $(ls "$TMP/sub" | tr '\n' ' ' | sed 's/ $//')"
 # an output name with a control character: refused (it would be another file)
 run_surge 10 plot "$TMP/flood.json" -o "$TMP/a"$'\n'"b.svg"
 check "output name with a newline: exit 2, one line" "2 1" "$RC $(printf '%s\n' "$ERR" | wc -l)"
@@ -165,12 +310,12 @@ check_match "output name with a newline: says so" "the output's name has a contr
 # TMPDIR where none can be made gives one line
 mkdir "$TMP/tmpd"
 TMPDIR=$TMP/tmpd run_surge 30 plot "$TMP/flood.json" -o "$TMP/tmpd.svg"
-check "TMPDIR: exit 0, the SVG drawn" "0 yes" "$RC $([ -s "$TMP/tmpd.svg" ] && echo yes || echo no)"
+check "TMPDIR: exit 0, the SVG drawn" "0 yes" "$RC $([ -s "$TMP/tmpd-rate.svg" ] && echo yes || echo no)"
 check "TMPDIR: nothing left behind in it" "" "$(ls -A "$TMP/tmpd")"
 TMPDIR=$TMP/no-such-dir run_surge 30 plot "$TMP/flood.json" -o "$TMP/nodir.svg"
 check "TMPDIR missing: exit 1, one line" \
   "1 surge plot: cannot make a temporary folder: $TMP/no-such-dir/surge-plot.XXXXXX: No such file or directory" "$RC $ERR"
-check "TMPDIR missing: nothing drawn" no "$([ -e "$TMP/nodir.svg" ] && echo yes || echo no)"
+check "TMPDIR missing: nothing drawn" no "$([ -e "$TMP/nodir-rate.svg" ] && echo yes || echo no)"
 
 ERR=$(timeout 10 env PATH=/nonexistent-r11 "$SURGE" plot "$TMP/lat.json" 2>&1)
 check "no gnuplot: exit 1" 1 "$?"

@@ -134,6 +134,30 @@ function T.collect_write_read_back()
   raises("expected a file name", surge.results.write, "")
 end
 
+-- events (surge plot's marks): a rate set from master is one, with its
+-- queue and rate; past MAX_EVENTS they are counted in one "dropped" event,
+-- never lost silently
+function T.events_recorded_and_counted()
+  local results = surge.results
+  local p = surge.port(0, { txq = 1 })
+  local before = #results.collect().events
+  p:txq(0):set_rate("2mpps")
+  local ev = results.collect().events
+  assert(#ev == before + 1, #ev)
+  local e = ev[#ev]
+  assert(e.kind == "set_rate" and e.port == 0 and e.queue == 0 and e.text == "port 0 queue 0: rate 2mpps", e.text)
+  assert(type(e.t) == "number" and e.t >= 0)
+  p:txq(0):set_rate(nil)
+  assert(results.collect().events[before + 2].text == "port 0 queue 0: rate unpaced")
+  local max = results.MAX_EVENTS
+  results.MAX_EVENTS = before + 3
+  for _ = 1, 5 do results.event("set_rate", "x") end
+  ev = results.collect().events
+  results.MAX_EVENTS = max
+  assert(#ev == before + 4, #ev)
+  assert(ev[#ev].kind == "dropped" and ev[#ev].count == 4, ev[#ev].kind)
+end
+
 function T.latency_save_hdr_csv()
   local r = surge.latency.receiver{ offset = 44 }
   for i = 1, 1000 do r:add(i * 100, i) end       -- 100 ns .. 100 us, evenly
@@ -169,11 +193,14 @@ function T.plot_from_lua()
   f:write(json.encode(r))
   f:close()
   if os.execute("command -v gnuplot >/dev/null 2>&1") == 0 then
-    local out, charts = surge.plot(base .. ".json")
-    assert(out == base .. ".svg" and #charts == 1 and charts[1].points == 2)
-    local svg = assert(io.open(out)):read("*a")
-    assert(svg:find("<text>port 0: rate over time</text>", 1, true))
-    os.remove(out)
+    -- one file per chart, named after the output's stem
+    local files, charts = surge.plot(base .. ".json")
+    assert(#files == 1 and files[1] == base .. "-rate.svg" and #charts == 1, tostring(files[1]))
+    assert(charts[1].name == "rate" and charts[1].file == files[1] and charts[1].points == 2)
+    local svg = assert(io.open(files[1])):read("*a")
+    assert(svg:find("<text>Offered and forwarded load (TX and RX per port)</text>", 1, true))
+    assert(svg:find("<text>port 0 TX (offered)</text>", 1, true) and svg:find("<text>2 Mpps</text>", 1, true))
+    os.remove(files[1])
   end
   raises("must end in .svg or .png", surge.plot, base .. ".json", base .. ".pdf")
   os.remove(base .. ".json")

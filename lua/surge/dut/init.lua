@@ -13,6 +13,7 @@
 -- (tx port) and `dst` (rx port) while the trial runs.
 local surge = require "surge"
 local check = require "surge.check"
+local results = require "surge.results"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
@@ -228,12 +229,30 @@ function Session:trial(t)
   end
   local watch = { self.tx.id }
   if self.rx.id ~= self.tx.id then watch[2] = self.rx.id end
+  -- the trial's boundaries and its latency receivers' names, for the results
+  -- file (`surge plot` marks them): "64 B at 1.49 Mpps", "64 B, 1000 frames"
+  local sizes = {}
+  for k, c in ipairs(list) do sizes[k] = ("%d B"):format(c.size) end
+  local function pps(v)
+    return v >= 1e6 and ("%.4g Mpps"):format(v / 1e6) or v >= 1e3 and ("%.4g kpps"):format(v / 1e3) or ("%.4g pps"):format(v)
+  end
+  local label = table.concat(sizes, " + ")
+    .. (t.rate and " at " .. pps(t.rate) or t.count and (", %d frames"):format(t.count) or ", unpaced")
+  local what = t.what or "a trial"
+  results.event("trial_start", ("%s: %s"):format(what, label), { label = label })
   local id = surge.launch("surge.dut.trial:run", {
     ifaces = self.ifaces, ctrl_pool = self.ctrl_pool, tx_iface = 1, classes = classes,
     total_flows = first, sport0 = M.SPORT0, dport = self.dport, rate = t.rate, duration = t.duration,
     count = t.count, settle = t.settle, watch = watch, what = t.what, burst = t.burst })
   local ok, r = pcall(surge.wait, id)
+  results.event("trial_end", ("%s ends"):format(what), { label = label })
   if not ok then error(M.reason(r), 0) end
+  for k, c in ipairs(r.classes or {}) do
+    if c.latency_id then
+      results.latency_label(c.latency_id, #list > 1 and ("%s (class %d of %s)"):format(sizes[k], k, label) or label)
+      c.latency_id = nil
+    end
+  end
   if not surge.running() then
     -- Ctrl-C or --duration: a cut trial's counts mean nothing, stop the scenario
     error(M.STOPPED_DURING .. (t.what or "a trial"), 0)

@@ -190,7 +190,7 @@ function M.run(spec)
       dup = dup + rx.counter.dup[f]
     end
     local cr = { sent = tags[k].total, received = recv, reordered = reord, duplicated = dup }
-    if rx.lat[k] then cr.latency = rx.lat[k]:summary() end
+    if rx.lat[k] then cr.latency, cr.latency_id = rx.lat[k]:summary(), rx.lat[k].id end
     res.classes[k] = cr
   end
   rx:close()

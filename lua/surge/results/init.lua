@@ -22,7 +22,8 @@ local M = { SCHEMA_VERSION = 1 }
 
 local L1_OVERHEAD, FCS = 24, 4      -- as core/dataplane/dataplane.h: preamble+SFD+IFG+FCS, FCS
 
-local state = { scenarios = {}, tasks = {}, options = nil, start_time = nil, script = nil }
+local state = { scenarios = {}, tasks = {}, options = nil, start_time = nil, script = nil,
+                events = {}, dropped = 0, labels = {} }
 
 -- What a results file can hold: numbers, strings, booleans, json.null and
 -- tables of them with string or number keys, no cycles, at most 100 deep.
@@ -66,6 +67,26 @@ function M.scenario_done(name, tbl)
   local key, n = name, 1
   while state.scenarios[key] ~= nil do n = n + 1; key = ("%s#%d"):format(name, n) end
   state.scenarios[key] = tbl
+end
+
+-- Events on the run's clock (the series' t), which `surge plot` marks on the
+-- time axis: a queue's rate set from master or the prompt (port:txq():set_rate)
+-- and each trial's start and end (surge.dut's session:trial). One list in the
+-- master VM, so every caller is recorded the same way; a task's own
+-- set_rate is inside a trial (or its own business) and not recorded. At most
+-- MAX_EVENTS are kept: the ones past it are counted, not lost silently.
+M.MAX_EVENTS = 10000
+function M.event(kind, text, fields)
+  if C.surge_is_main() == 0 then return end
+  if #state.events >= M.MAX_EVENTS then state.dropped = state.dropped + 1 return end
+  local e = { t = C.surge_run_elapsed(), kind = kind, text = text }
+  for k, v in pairs(fields or {}) do e[k] = v end
+  state.events[#state.events + 1] = e
+end
+-- A latency receiver's name in the file (latency[].label): what it measured,
+-- e.g. the trial "64 B at 1.49 Mpps", so charts can tell receivers apart.
+function M.latency_label(id, text)
+  if C.surge_is_main() ~= 0 then state.labels[id] = text end
 end
 
 -- Called by surge.launch and master.lua, so the file can name things.
@@ -294,7 +315,17 @@ local function build_latency()
     out[#out + 1] = { id = id, probes = tonumber(l.probes), lost = tonumber(l.lost),
       duplicated = tonumber(l.duplicated), reordered = tonumber(l.reordered),
       min_ns = l.min_ns, mean_ns = l.mean_ns, p50_ns = l.p50_ns, p90_ns = l.p90_ns, p99_ns = l.p99_ns,
-      p999_ns = l.p999_ns, max_ns = l.max_ns, buckets = b }
+      p999_ns = l.p999_ns, max_ns = l.max_ns, buckets = b, label = state.labels[id] }
+  end
+  return out
+end
+
+local function events()
+  local out = json.array()
+  for i, e in ipairs(state.events) do out[i] = e end
+  if state.dropped > 0 then
+    out[#out + 1] = { t = C.surge_run_elapsed(), kind = "dropped", count = state.dropped,
+                      text = ("%d more events not recorded (at most %d)"):format(state.dropped, M.MAX_EVENTS) }
   end
   return out
 end
@@ -318,6 +349,7 @@ function M.collect(status, exit_code, err)
     latency = build_latency(),
     counters = counters,
     scenarios = state.scenarios,
+    events = events(),
   }
 end
 

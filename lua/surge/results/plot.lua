@@ -1,8 +1,13 @@
 -- results/plot.lua - `surge plot FILE.json [-o OUT.svg|png]`: charts of a results file.
 --
--- Draws with gnuplot (Debian gnuplot-nox), one chart under the other:
---   * the rate over time per port (TX and RX, Mpps), one point per interval
---   * the latency distribution per receiver: a CDF over a log time axis
+-- Draws with gnuplot (Debian gnuplot-nox) one report-ready figure per file
+-- (OUT-rate.svg, OUT-latency.svg, ...), each with a title, axes labelled
+-- with their units, ticks in human units, a key of human names and the
+-- run's metadata in a footer:
+--   * rate: every port's offered (TX) and forwarded (RX) packet rate over
+--     time, with the run's events (set_rate, trial boundaries) marked
+--   * latency: each receiver's percentile spectrum (x = percentile on a log
+--     1/(1-p) axis, as HdrHistogram plots), all on one pair of axes
 --   * each scenario table that carries a chart (see docs/results.md): the
 --     RFC 2544 throughput and latency per frame size, a load-latency curve,
 --     or any table with a `plot` description.
@@ -103,47 +108,207 @@ local function field(row, names)
   end
 end
 
--- Charts for the rate per port.
+-- Units. Every value is drawn in its base unit (s, pps, bit/s, %, B) and
+-- every axis is labelled "quantity (unit)" with ticks in human units: on a
+-- linear axis one SI prefix for the whole axis ("0.5 Mpps", "20 us"), on a
+-- log axis one tick per decade ("1 us", "10 us", "100 us"). A field's unit
+-- comes from its name's suffix (p99_ns, throughput_mpps, loss_pct): one rule
+-- for the charts surge ships and for a scenario's own `plot` table.
+local UNITS = {
+  time = { symbol = "s", si = true, quantity = "latency" },
+  seconds = { symbol = "s", si = true, quantity = "time since start" },
+  rate = { symbol = "pps", si = true, quantity = "packet rate", base = "packets/s" },
+  bits = { symbol = "bit/s", si = true, quantity = "bit rate" },
+  pct = { symbol = "%", si = false, quantity = "share" },
+  bytes = { symbol = "B", si = false, quantity = "frame size", base = "bytes" },
+  plain = { symbol = "", si = true, quantity = "value" },
+}
+local SUFFIXES = {   -- name suffix -> unit, factor to the base unit
+  { "_ns$", "time", 1e-9 }, { "_us$", "time", 1e-6 }, { "_ms$", "time", 1e-3 },
+  { "_mpps$", "rate", 1e6 }, { "_kpps$", "rate", 1e3 }, { "_pps$", "rate", 1 },
+  { "_gbps$", "bits", 1e9 }, { "_mbps$", "bits", 1e6 }, { "_bps$", "bits", 1 },
+  { "_pct$", "pct", 1 }, { "_bytes$", "bytes", 1 }, { "^frame_size$", "bytes", 1 }, { "^size$", "bytes", 1 },
+}
+-- human names of the fields surge writes; others: the name without its
+-- unit suffix, underscores as spaces ("rx_errors" -> "rx errors")
+local NAMES = {
+  throughput_pct = { "throughput", "% of line rate" }, rate_pct = { "throughput", "% of line rate" },
+  throughput_pps = { "throughput" }, throughput_mpps = { "throughput" },
+  loss_pct = { "frame loss" }, load_pct = { "offered load", "% of line rate" }, load_pps = { "offered load" },
+  rate_pps = { "offered load" }, load = { "offered load" }, frame_size = { "frame size" }, size = { "frame size" },
+  min_ns = { "min" }, mean_ns = { "mean" }, p50_ns = { "p50 (median)" }, latency_p50_ns = { "p50 (median)" },
+  p90_ns = { "p90" }, p99_ns = { "p99" }, latency_p99_ns = { "p99" }, p999_ns = { "p99.9" },
+  max_ns = { "max" }, latency_max_ns = { "max" },
+}
+local function field_info(name)
+  local unit, factor, stem = "plain", 1, name
+  for _, s in ipairs(SUFFIXES) do
+    if name:find(s[1]) then unit, factor = s[2], s[3]; stem = name:gsub(s[1], ""); break end
+  end
+  local known = NAMES[name]
+  local human = known and known[1] or (stem ~= "" and stem or name):gsub("_", " ")
+  return { name = human, unit = unit, factor = factor, note = known and known[2] }
+end
+
+local PREFIXES = { { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" }, { 1e-3, "m" },
+                   { 1e-6, "u" }, { 1e-9, "n" } }
+local function prefix_of(v)
+  v = math.abs(v)
+  if v == 0 or v ~= v then return 1, "" end
+  for _, p in ipairs(PREFIXES) do if v >= p[1] * 0.9995 then return p[1], p[2] end end
+  return PREFIXES[#PREFIXES][1], PREFIXES[#PREFIXES][2]
+end
+-- a value in a unit, as a human reads it: 1490000 pps -> "1.49 Mpps"
+local function human(v, unit)
+  local u = UNITS[unit] or UNITS.plain
+  if not u.si then return ("%.4g %s"):format(v, u.symbol) end
+  local f, p = prefix_of(v)
+  return (("%.3g %s%s"):format(v / f, p, u.symbol):gsub(" $", ""))
+end
+
+-- The x values' spacing: log-spaced (10, 100, 1000; 64, 128, 256, ... 1518)
+-- when their ratios vary less than their differences.
+local function log_spaced(xs)
+  if #xs < 3 then return false end
+  for _, x in ipairs(xs) do if x <= 0 then return false end end
+  if xs[#xs] / xs[1] < 8 then return false end
+  local function cv(f)
+    local v, sum, sq = {}, 0, 0
+    for i = 2, #xs do v[#v + 1] = f(xs[i - 1], xs[i]) end
+    for _, d in ipairs(v) do sum = sum + d end
+    local mean = sum / #v
+    for _, d in ipairs(v) do sq = sq + (d - mean) ^ 2 end
+    return mean ~= 0 and math.sqrt(sq / #v) / math.abs(mean) or math.huge
+  end
+  return cv(function(a, b) return math.log(b / a) end) < cv(function(a, b) return b - a end)
+end
+
+-- An axis: { unit, label, log, lo, hi (base units, of the data), ticks =
+-- { { value, text } } (explicit), factor (multiplies base units to drawn) }.
+-- Linear axes draw value * factor with the prefix in the tick format.
+local function axis(unit, label, log, lo, hi, at)
+  local a = { unit = unit, label = label, log = log, lo = lo, hi = hi, factor = 1 }
+  local u = UNITS[unit] or UNITS.plain
+  if log then
+    a.lo = 10 ^ math.floor(math.log10(lo) + 1e-9)
+    a.hi = 10 ^ math.ceil(math.log10(hi) - 1e-9)
+    if a.hi <= a.lo then a.hi = a.lo * 10 end
+    a.ticks = {}
+    if at and #at <= 12 then          -- few points: a tick at each (frame sizes, loads)
+      a.lo, a.hi = at[1] / 1.2, at[#at] * 1.2
+      local last
+      for _, v in ipairs(at) do    -- less than 0.12 decade from the last: its text would overlap
+        if not last or math.log10(v / last) >= 0.12 then a.ticks[#a.ticks + 1] = { v, human(v, unit) }; last = v end
+      end
+    else
+      for k = math.floor(math.log10(a.lo) + 0.5), math.floor(math.log10(a.hi) + 0.5) do
+        a.ticks[#a.ticks + 1] = { 10 ^ k, human(10 ^ k, unit) }
+      end
+    end
+  else
+    local f, p = 1, ""
+    if u.si then f, p = prefix_of(math.max(math.abs(lo), math.abs(hi))) end
+    a.factor = 1 / f
+    a.format = ("%%g %s%s"):format(p, u.symbol:gsub("%%", "%%%%")):gsub(" $", "")
+  end
+  return a
+end
+
+local function axis_label(unit, names, note)
+  local u = UNITS[unit] or UNITS.plain
+  local what = #names == 1 and names[1] or u.quantity
+  local in_ = note or u.base or u.symbol
+  return in_ ~= "" and ("%s (%s)"):format(what, in_) or what
+end
+
+local function range_of(rows, col, factor, lo, hi)
+  for _, r in ipairs(rows) do
+    local v = r[col]
+    if v == v then lo, hi = math.min(lo, v * factor), math.max(hi, v * factor) end
+  end
+  return lo, hi
+end
+
+-- The rate over time: every port's TX (offered) and RX (forwarded) on one
+-- chart, with the run's events (rate changes, trial boundaries) as marks.
 local function rate_charts(res, dir, charts)
   local by_port, order = {}, {}
   for _, r in ipairs(res.series and res.series.ports or {}) do
     if not by_port[r.port] then by_port[r.port] = {}; order[#order + 1] = r.port end
     local t = by_port[r.port]
-    t[#t + 1] = { r.t, r.tx_pps / 1e6, r.rx_pps / 1e6 }
+    t[#t + 1] = { r.t, r.tx_pps, r.rx_pps }
   end
+  if #order == 0 then return end
+  local series, hi, tmax, points = {}, 0, 0, 0
   for _, p in ipairs(order) do
-    local f = data_file(dir, "port" .. p, by_port[p])
-    charts[#charts + 1] = {
-      title = ("port %d: rate over time"):format(p), xlabel = "time (s)", ylabel = "Mpps",
-      plots = { { file = f, column = 2, with = "linespoints", title = "TX" },
-                { file = f, column = 3, with = "linespoints", title = "RX" } },
-      points = #by_port[p],
-    }
+    local rows = by_port[p]
+    local f = data_file(dir, "port" .. p, rows)
+    local _, h = range_of(rows, 2, 1, 0, 0)
+    local _, h2 = range_of(rows, 3, 1, 0, 0)
+    local _, t = range_of(rows, 1, 1, 0, 0)
+    hi, tmax, points = math.max(hi, h, h2), math.max(tmax, t), points + #rows
+    series[#series + 1] = { file = f, x = 1, y = 2, with = "linespoints", title = ("port %d TX (offered)"):format(p),
+                            points = #rows }
+    series[#series + 1] = { file = f, x = 1, y = 3, with = "linespoints", title = ("port %d RX (forwarded)"):format(p),
+                            points = #rows }
   end
+  local events = {}
+  for _, e in ipairs(type(res.events) == "table" and res.events or {}) do
+    if e.kind ~= "dropped" then events[#events + 1] = e; tmax = math.max(tmax, e.t) end
+  end
+  local x = axis("seconds", "time since start (s)", false, 0, tmax)
+  x.range = ("[0:%.17g]"):format(tmax > 0 and tmax * 1.02 or 1)
+  charts[#charts + 1] = {
+    name = "rate", title = "Offered and forwarded load (TX and RX per port)",
+    x = x, y = axis("rate", axis_label("rate", {}, nil), false, 0, hi),
+    series = series, events = events, points = points,
+  }
 end
 
+-- Latency as a percentile spectrum (HdrHistogram's view): x = percentile on
+-- a log 1/(1-p) scale (50 %, 90 %, 99 %, 99.9 % ...), y = latency, so the
+-- tail has as much room as the body. All receivers share one chart (several
+-- charts of at most 8 each share one pair of axes), each named by what it
+-- measured (latency[].label: the trial's frame size and rate).
+local PER_LATENCY_CHART = 8
 local function latency_charts(res, dir, charts)
+  local curves, ymin, ymax, nmax = {}, math.huge, 0, 1
   for _, l in ipairs(res.latency or {}) do
-    local b, rows, acc, total = l.buckets, {}, 0, 0
+    local b, total = l.buckets, 0
     for _, c in ipairs(b.count) do total = total + c end
     if total > 0 then
+      local rows, acc = {}, 0
       for i, c in ipairs(b.count) do
+        rows[#rows + 1] = { 1 / (1 - acc / total), math.max(b.high_ns[i], 1) }
         acc = acc + c
-        rows[#rows + 1] = { math.max(b.high_ns[i], 1), acc / total }
       end
-      local f = data_file(dir, "latency" .. l.id, rows)
-      -- whole decades, so a log axis always shows its powers of ten
-      local lo = 10 ^ math.floor(math.log10(rows[1][1]))
-      local hi = 10 ^ math.ceil(math.log10(rows[#rows][1]))
-      if hi <= lo then hi = lo * 10 end
-      charts[#charts + 1] = {
-        xrange = ("[%.0f:%.0f]"):format(lo, hi), xformat = "%.0f",
-        title = ("latency receiver %d: CDF (%d probes, p50 %.0f ns, p99 %.0f ns)"):format(l.id, l.probes, l.p50_ns, l.p99_ns),
-        xlabel = "latency (ns)", ylabel = "fraction of probes", logx = true, yrange = "[0:1.02]",
-        plots = { { file = f, column = 2, with = "steps", title = ("receiver %d"):format(l.id) } },
-        points = #rows,
-      }
+      rows[#rows + 1] = { math.max(total, rows[#rows][1]), rows[#rows][2] }
+      ymin, ymax = math.min(ymin, rows[1][2] * 1e-9), math.max(ymax, rows[#rows][2] * 1e-9)
+      nmax = math.max(nmax, total)
+      local name = type(l.label) == "string" and l.label or ("receiver %d"):format(l.id)
+      curves[#curves + 1] = { file = data_file(dir, "latency" .. #curves, rows), x = 1, y = 2, yfactor = 1e-9,
+        with = "steps", points = #rows,
+        title = ("%s: %d probes, p99 %s"):format(name, l.probes, human(l.p99_ns * 1e-9, "time")) }
     end
+  end
+  if #curves == 0 then return end
+  local x = axis("plain", "percentile", true, 1, math.max(nmax, 10))
+  x.ticks = { { 2, "50%" } }
+  for k = 1, math.floor(math.log10(x.hi) + 0.5) do
+    local p = 100 - 100 / 10 ^ k
+    x.ticks[#x.ticks + 1] = { 10 ^ k, (("%.6f"):format(p):gsub("0+$", ""):gsub("%.$", "")) .. "%" }
+  end
+  -- a log latency axis when the tail is far above the body
+  local y = axis("time", "latency (s)", ymax / ymin >= 50, ymax / ymin >= 50 and ymin or 0, ymax)
+  local nchart = math.ceil(#curves / PER_LATENCY_CHART)
+  for c = 1, nchart do
+    local part = {}
+    for i = (c - 1) * PER_LATENCY_CHART + 1, math.min(c * PER_LATENCY_CHART, #curves) do part[#part + 1] = curves[i] end
+    local points = 0
+    for _, s in ipairs(part) do points = points + s.points end
+    charts[#charts + 1] = { name = nchart > 1 and ("latency-%d"):format(c) or "latency",
+      title = "Latency by percentile" .. (nchart > 1 and (" (%d of %d)"):format(c, nchart) or ""),
+      x = x, y = y, series = part, points = points }
   end
 end
 
@@ -151,15 +316,14 @@ end
 -- give its own: tbl.plot = { title, x, y = { fields }, xlabel, ylabel, logx, logy }
 local known = {
   rfc2544 = {
-    { title = "RFC 2544 throughput per frame size", x = { "frame_size", "size" },
-      y = { { "throughput_pct", "rate_pct" }, { "throughput_mpps" } }, xlabel = "frame size (bytes)" },
-    { title = "RFC 2544 latency per frame size", x = { "frame_size", "size" },
-      y = { { "p50_ns", "latency_p50_ns" }, { "p99_ns", "latency_p99_ns" }, { "max_ns", "latency_max_ns" } },
-      xlabel = "frame size (bytes)", ylabel = "latency (ns)", logy = true },
+    { name = "throughput", title = "RFC 2544 throughput per frame size", x = { "frame_size", "size" },
+      y = { { "throughput_pct", "rate_pct" }, { "throughput_mpps", "throughput_pps" } } },
+    { name = "latency", title = "RFC 2544 latency per frame size", x = { "frame_size", "size" },
+      y = { { "p50_ns", "latency_p50_ns" }, { "p99_ns", "latency_p99_ns" }, { "max_ns", "latency_max_ns" } } },
   },
   load_latency = {
-    { title = "load-latency curve", x = { "load_pct", "load_pps", "rate_pps", "load" },
-      y = { { "p50_ns" }, { "p99_ns" }, { "p999_ns" } }, ylabel = "latency (ns)", logy = true },
+    { name = "latency", title = "Latency against offered load", x = { "load_pct", "load_pps", "rate_pps", "load" },
+      y = { { "p50_ns" }, { "p99_ns" }, { "p999_ns" } } },
   },
 }
 known["load-latency"] = known.load_latency
@@ -177,7 +341,7 @@ local function scenario_charts(res, dir, charts)
     if type(rows) == "table" and #rows > 0 and specs then
       for k, spec in ipairs(specs) do
         local xnames = type(spec.x) == "table" and spec.x or { spec.x }
-        local plots, data, xused = {}, {}, nil
+        local data, xused = {}, nil
         local ys = {}
         for _, y in ipairs(spec.y or {}) do ys[#ys + 1] = type(y) == "table" and y or { y } end
         for _, r in ipairs(rows) do
@@ -185,23 +349,62 @@ local function scenario_charts(res, dir, charts)
           if x then
             xused = xused or xn
             local line = { x }
-            for j, y in ipairs(ys) do line[j + 1] = field(r, y) or 0 / 0 end
+            for j, y in ipairs(ys) do
+              local v, n = field(r, y)
+              line[j + 1] = v and v * field_info(n).factor or 0 / 0
+            end
             data[#data + 1] = line
           end
         end
         table.sort(data, function(a, b) return a[1] < b[1] end)
-        if #data > 0 then
-          local f = data_file(dir, ("scenario_%s_%d"):format(name:gsub("[^%w]", "_"), k), data)
-          for j, y in ipairs(ys) do
-            local used
-            for _, r in ipairs(rows) do local _, n = field(r, y); used = used or n end
-            if used then
-              plots[#plots + 1] = { file = f, column = j + 1, with = "linespoints", title = used }
-            end
+        -- the y series by unit, in order: the first unit on the left axis,
+        -- the second on the right one, a third and more on further charts
+        local groups, by_unit = {}, {}
+        for j, y in ipairs(ys) do
+          local used
+          for _, r in ipairs(rows) do local _, n = field(r, y); used = used or n end
+          if used then
+            local fi = field_info(used)
+            local g = by_unit[fi.unit]
+            if not g then g = { unit = fi.unit, series = {}, names = {}, note = fi.note }; by_unit[fi.unit] = g; groups[#groups + 1] = g end
+            g.series[#g.series + 1] = { col = j + 1, title = fi.name }
+            g.names[#g.names + 1] = fi.name
           end
-          if #plots > 0 then
-            charts[#charts + 1] = { title = spec.title or name, xlabel = spec.xlabel or xused,
-              ylabel = spec.ylabel or "", logx = spec.logx, logy = spec.logy, plots = plots, points = #data }
+        end
+        if #data > 0 and #groups > 0 then
+          local f = data_file(dir, ("scenario_%s_%d"):format(name:gsub("[^%w]", "_"), k), data)
+          local xi = field_info(xused)
+          local xs = {}
+          for i, r in ipairs(data) do xs[i] = r[1] * xi.factor end
+          local logx = spec.logx
+          if logx == nil then logx = log_spaced(xs) end
+          logx = logx and xs[1] > 0
+          local x = axis(xi.unit, type(spec.xlabel) == "string" and spec.xlabel or axis_label(xi.unit, { xi.name }, xi.note),
+                         logx, xs[1], xs[#xs], xs)
+          local base = (type(spec.name) == "string" and spec.name) or (#specs > 1 and tostring(k)) or nil
+          for c = 1, #groups, 2 do
+            local chart = { title = type(spec.title) == "string" and spec.title or name, x = x, series = {},
+                            points = #data }
+            chart.name = name:gsub("[^%w]", "_") .. (base and "-" .. base or "") .. (c > 1 and ("-%d"):format((c + 1) / 2) or "")
+            for side = 0, 1 do
+              local g = groups[c + side]
+              if g then
+                local lo, hi = math.huge, -math.huge
+                for _, s in ipairs(g.series) do lo, hi = range_of(data, s.col, 1, lo, hi) end
+                if lo > hi then lo, hi = 0, 1 end
+                local logy = spec.logy and lo > 0
+                local label = side == 0 and type(spec.ylabel) == "string" and spec.ylabel
+                  or axis_label(g.unit, g.names, g.note)
+                local a = axis(g.unit, label, logy, logy and lo or math.min(lo, 0), hi)
+                chart[side == 0 and "y" or "y2"] = a
+                for _, s in ipairs(g.series) do
+                  chart.series[#chart.series + 1] = { file = f, x = 1, xfactor = xi.factor, y = s.col,
+                    with = "linespoints", axes = side == 1 and "x1y2" or nil, points = #data,
+                    title = s.title .. (groups[c + 1] and (side == 1 and " (right axis)" or " (left axis)") or "") }
+                end
+              end
+            end
+            charts[#charts + 1] = chart
           end
         end
       end
@@ -260,7 +463,18 @@ local function shape(res)
       if #b.high_ns < #b.count then return p .. ".buckets.high_ns is shorter than its count" end
       local total = 0
       for _, c in ipairs(b.count) do total = total + c end
+      if l.label ~= nil and type(l.label) ~= "string" then return p .. ".label is not a string" end
       if total > 0 then return numbers(l, p, { "id", "probes", "p50_ns", "p99_ns" }) end
+    end)
+    if why then return why end
+  end
+  if not absent(res.events) then
+    local why = list_of(res.events, "events", function(e, p)
+      if not is_object(e) then return p .. " is not an object" end
+      if type(e.t) ~= "number" then return p .. ".t is not a number" end
+      for _, k in ipairs({ "kind", "text", "label" }) do
+        if e[k] ~= nil and type(e[k]) ~= "string" then return ("%s.%s is not a string"):format(p, k) end
+      end
     end)
     if why then return why end
   end
@@ -293,42 +507,136 @@ local function shape(res)
   end
 end
 
-local function script_text(charts, out, png)
-  local h = 300 * #charts + 40
-  local s = {}
-  if png then
-    s[#s + 1] = ("set terminal pngcairo noenhanced size 1000,%d font 'Sans,10'"):format(h)
-  else
-    s[#s + 1] = ("set terminal svg noenhanced size 1000,%d dynamic font 'Sans,10' background rgb 'white'"):format(h)
+-- The run, in three footer lines under every chart: what surge wrote in
+-- `metadata` (untrusted text: it reaches the script through quote() alone).
+local function cut(s, n)
+  s = clean(s)
+  return #s > n and s:sub(1, n - 3) .. "..." or s
+end
+local function footer(res)
+  local m = is_object(res.metadata) and res.metadata or {}
+  local function str(v) return type(v) == "string" and v or nil end
+  local l1 = {}
+  l1[#l1 + 1] = "surge " .. (str(m.surge_version) or "?") .. (str(m.git_commit) and (" (" .. m.git_commit .. ")") or "")
+  if str(m.start_time) then l1[#l1 + 1] = "started " .. m.start_time end
+  if type(m.duration_s) == "number" then l1[#l1 + 1] = ("%.3g s"):format(m.duration_s) end
+  if str(m.hostname) then l1[#l1 + 1] = "host " .. m.hostname end
+  if str(res.status) then l1[#l1 + 1] = "status " .. res.status end
+  local cmd = {}
+  for _, a in ipairs(is_list(m.command_line) and m.command_line or {}) do
+    if type(a) == "string" then cmd[#cmd + 1] = a:find("[%s'\"]") and ("'" .. a .. "'") or a end
   end
-  s[#s + 1] = "set output " .. quote(out)
-  s[#s + 1] = "set grid"
-  s[#s + 1] = "set key outside right top"
-  s[#s + 1] = "set datafile missing 'nan'"
-  s[#s + 1] = ("set multiplot layout %d,1"):format(#charts)
-  for _, c in ipairs(charts) do
-    -- numbers and the constants above; every string through quote()
-    s[#s + 1] = "set title " .. quote(c.title) .. " noenhanced"
-    s[#s + 1] = "set xlabel " .. quote(c.xlabel or "")
-    s[#s + 1] = "set ylabel " .. quote(c.ylabel or "")
-    s[#s + 1] = c.logx and "set logscale x" or "unset logscale x"
-    s[#s + 1] = c.logy and "set logscale y" or "unset logscale y"
-    s[#s + 1] = "set yrange " .. (c.yrange or "[*:*]")
-    s[#s + 1] = "set xrange " .. (c.xrange or "[*:*]")
-    s[#s + 1] = "set format x " .. quote(c.xformat or "% h")
-    local parts = {}
-    for _, p in ipairs(c.plots) do
-      parts[#parts + 1] = ("%s using 1:%d with %s title %s noenhanced"):format(
-        quote(p.file), p.column, p.with, quote(p.title))
+  local ports = {}
+  for _, d in ipairs(is_list(m.devices) and m.devices or {}) do
+    if is_object(d) then
+      ports[#ports + 1] = ("port %s %s (%s%s)"):format(tostring(d.port), str(d.name) or "?", str(d.driver) or "?",
+        type(d.link_speed_mbps) == "number" and d.link_speed_mbps > 0 and (", " .. human(d.link_speed_mbps * 1e6, "bits")) or "")
     end
-    s[#s + 1] = "plot " .. table.concat(parts, ", ")
   end
-  s[#s + 1] = "unset multiplot"
+  -- a line is cut to what fits the figure's width at the footer's font
+  return { cut(table.concat(l1, " | "), 120),
+           cut("command: " .. (#cmd > 0 and table.concat(cmd, " ") or "?"), 120),
+           cut("ports: " .. (#ports > 0 and table.concat(ports, "; ") or "none recorded"), 120) }
+end
+
+local FONT = 14          -- px in the SVG: the smallest text on a chart (a report's body size)
+local function axis_lines(s, name, a)
+  s[#s + 1] = ("set %slabel %s"):format(name, quote(a.label))
+  if a.log then
+    s[#s + 1] = "set logscale " .. name
+    local t = {}
+    -- a tick's text is a format too: its % doubled
+    for _, tk in ipairs(a.ticks) do t[#t + 1] = ("%s %.17g"):format(quote(tk[2]:gsub("%%", "%%%%")), tk[1]) end
+    s[#s + 1] = ("set %stics (%s)"):format(name, table.concat(t, ", "))
+    s[#s + 1] = ("set %srange [%.17g:%.17g]"):format(name, a.lo, a.hi)
+  else
+    s[#s + 1] = ("set format %s %s"):format(name, quote(a.format))
+    s[#s + 1] = ("set %srange %s"):format(name, a.range or "[*:*]")
+    if name == "y" or name == "y2" then
+      if (a.lo or 0) >= 0 then s[#s + 1] = ("set %srange [0:*]"):format(name) end
+    end
+  end
+  if name == "y2" then s[#s + 1] = "set y2tics; set ytics nomirror" end
+end
+
+local function chart_text(c, out, png, foot)
+  local s = {}
+  s[#s + 1] = "reset"
+  s[#s + 1] = "set output " .. quote(out)
+  s[#s + 1] = "set encoding utf8"
+  s[#s + 1] = "set grid"
+  s[#s + 1] = "set datafile missing 'nan'"
+  -- the key under the x axis' label, above the footer: the plot keeps the
+  -- figure's whole width
+  s[#s + 1] = ("set key at screen 0.5, screen 0.245 center top horizontal maxrows 4 font ',%d'"):format(FONT)
+  s[#s + 1] = ("set title %s font ',%d' noenhanced"):format(quote(c.title), FONT + 6)
+  -- room under the plot for the key and the three footer lines
+  s[#s + 1] = "set bmargin at screen 0.36"
+  s[#s + 1] = "set tmargin at screen 0.90"
+  s[#s + 1] = "set lmargin 14"
+  for i, line in ipairs(foot) do
+    s[#s + 1] = ("set label %d %s at screen 0.01, screen %.3f left font ',%d' textcolor rgb '#444444' noenhanced"):format(
+      100 + i, quote(line), 0.015 + (#foot - i) * 0.03, FONT)
+  end
+  axis_lines(s, "x", c.x)
+  axis_lines(s, "y", c.y)
+  if c.y2 then axis_lines(s, "y2", c.y2) end
+  local parts = {}
+  for _, p in ipairs(c.series) do
+    local xf = (p.xfactor or 1) * c.x.factor
+    local y = p.axes == "x1y2" and c.y2 or c.y
+    local yf = (p.yfactor or 1) * y.factor
+    parts[#parts + 1] = ("%s using ($%d*%.17g):($%d*%.17g) with %s lw 2%s title %s noenhanced"):format(
+      quote(p.file), p.x, xf, p.y, yf, p.with, p.axes and (" axes " .. p.axes) or "", quote(p.title))
+  end
+  -- the events: a dashed line each (and its text, while there are few),
+  -- explained in the key
+  local kinds = { set_rate = { dt = 2, color = "#b03030", key = "rate set" },
+                  trial_start = { dt = 3, color = "#3050b0", key = "trial start" },
+                  trial_end = { dt = 4, color = "#7080b0", key = "trial end" } }
+  local seen, nlabels = {}, 0
+  for _, e in ipairs(c.events or {}) do
+    local k = kinds[e.kind]
+    if k then
+      local t = e.t * c.x.factor
+      seen[e.kind] = (seen[e.kind] or 0) + 1
+      s[#s + 1] = ("set arrow from %.17g, graph 0 to %.17g, graph 1 nohead dt %d lw 1.5 lc rgb '%s'"):format(
+        t, t, k.dt, k.color)
+      if e.kind ~= "trial_end" and #c.events <= 24 then
+        nlabels = nlabels + 1
+        local text = type(e.label) == "string" and e.label or (type(e.text) == "string" and e.text) or e.kind
+        s[#s + 1] = ("set label %s at %.17g, graph 0.98 rotate by 90 right offset 0.8,0 font ',%d' textcolor rgb '%s' noenhanced"):format(
+          quote(cut(text, 48)), t, FONT, k.color)
+      end
+    end
+  end
+  for _, kind in ipairs({ "set_rate", "trial_start", "trial_end" }) do
+    if seen[kind] then
+      local k = kinds[kind]
+      parts[#parts + 1] = ("keyentry with lines dt %d lw 1.5 lc rgb '%s' title %s"):format(k.dt, k.color,
+        quote(("%s: %d"):format(k.key, seen[kind])))
+    end
+  end
+  s[#s + 1] = "plot " .. table.concat(parts, ", ")
   return table.concat(s, "\n") .. "\n"
 end
 
--- Draws the charts of results file `file` into `out` (default: FILE.svg).
--- Returns out and the charts drawn ({ title, points }).
+local function script_text(charts, png, foot)
+  local s = {}
+  if png then
+    -- pngcairo's points at 72 dpi are px: the same sizes as the SVG
+    s[#s + 1] = ("set terminal pngcairo noenhanced size 1200,900 font 'Sans,%d'"):format(FONT)
+  else
+    s[#s + 1] = ("set terminal svg noenhanced size 1200,900 dynamic font 'Sans,%d' background rgb 'white'"):format(FONT)
+  end
+  for _, c in ipairs(charts) do s[#s + 1] = chart_text(c, c.file, png, foot) end
+  return table.concat(s, "\n")
+end
+
+-- Draws the charts of results file `file`, one file per chart: for `out` =
+-- STEM.svg (default: FILE.json -> FILE.svg) the files STEM-rate.svg,
+-- STEM-latency.svg, STEM-rfc2544-throughput.svg, ... (.png alike). Returns
+-- the files written and the charts ({ name, file, title, points }).
 function M.plot(file, out)
   if type(file) ~= "string" or file == "" then
     misuse("surge plot: give a results file (surge run --output FILE.json)")
@@ -344,6 +652,7 @@ function M.plot(file, out)
   if out:find("%c") then
     misuse(("surge plot: -o %s: the output's name has a control character"):format(clean(out)))
   end
+  local stem, ext = out:sub(1, -5), out:sub(-3)
   local text = read_text(file)
   if text:match("^%s*$") then fail(("surge plot: %s: empty file"):format(file)) end
   -- what surge writes for --output run.csv: the rate series only
@@ -369,8 +678,17 @@ function M.plot(file, out)
     if #drawn == 0 then
       fail(("surge plot: %s has nothing to draw (no series, latency or scenario rows)"):format(file))
     end
+    -- each chart its own file, named by the chart (letters, digits, _ and -
+    -- only: a scenario's name cannot point the file elsewhere)
+    local taken = {}
+    for _, c in ipairs(drawn) do
+      local name, n = c.name, 1
+      while taken[name] do n = n + 1; name = ("%s-%d"):format(c.name, n) end
+      taken[name] = true
+      c.name, c.file = name, ("%s-%s.%s"):format(stem, name, ext)
+    end
     local gp = dir .. "/plot.gp"
-    save_or_fail(gp, script_text(drawn, out, png))
+    save_or_fail(gp, script_text(drawn, png, footer(res)))
     local ran = sh(("gnuplot %s 2>%s"):format(shquote(gp), shquote(dir .. "/err")))
     local e = io.open(dir .. "/err")
     local text = e and e:read("*a") or ""
@@ -382,7 +700,9 @@ function M.plot(file, out)
   if not ok then
     fail(("surge plot: gnuplot failed: %s"):format(clean(etext:match("[^\n]*%S[^\n]*") or "?")))
   end
-  return out, charts
+  local files = {}
+  for i, c in ipairs(charts) do files[i] = c.file end
+  return files, charts
 end
 
 -- `surge plot FILE.json [-o OUT]`
@@ -391,12 +711,13 @@ function M.main(file, argv)
   local out
   for i = 2, #argv, 2 do out = argv[i] end
   cli = true
-  local ok, path, charts = pcall(M.plot, file, out)
+  local ok, files, charts = pcall(M.plot, file, out)
   cli = false
-  if not ok then error(path, 0) end
-  local titles = {}
-  for _, c in ipairs(charts) do titles[#titles + 1] = ("%s (%d points)"):format(clean(c.title), c.points) end
-  print(("surge: wrote %s: %s"):format(path, table.concat(titles, "; ")))
+  if not ok then error(files, 0) end
+  -- one line per file: what it shows
+  for _, c in ipairs(charts) do
+    print(("surge: wrote %s: %s (%d points)"):format(c.file, clean(c.title), c.points))
+  end
   return 0
 end
 

@@ -49,7 +49,7 @@ function M.run(opts)
   for _, rate in ipairs(rates) do
     local t = s:trial{ size = opts.size, rate = rate, duration = opts.trial, settle = opts.settle, flows = opts.flows,
                        probe_every = math.max(1, math.floor(rate / opts.probes)),
-                       what = ("the trial at %g pps"):format(rate) }
+                       what = ("the trial at %.0f pps"):format(rate) }
     local l = t.classes[1].latency
     res.points[#res.points + 1] = { rate_pps = rate, tx_pps = t.tx_pps, sent = t.sent, received = t.received,
       lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, latency = l }
