@@ -1,6 +1,7 @@
 -- udp-flood.lua - UDP/IPv4 flood from one TX task, optionally over many flows.
 --
 --   surge run examples/udp-flood.lua --size 64 --flows 256 --count 1000000
+--   surge run examples/udp-flood.lua --rate 100kpps     # paced: any rate spec (pps, bit/s, % of link)
 --
 -- master() opens the port and starts tx() on a free lcore; tx() fills a pool
 -- with one template frame and, per burst, rewrites only the UDP source port
@@ -17,6 +18,7 @@ function configure(p)
   p:option("--clones", "send each packet this many times (refcount clones)", 1, "integer 1..1024")
   p:option("--burst", "packets per burst (1..256)", 32, "integer 1..256")
   p:option("--queues", "TX queues, one task (lcore) each; --count is per queue", 1, "integer 1..64")
+  p:option("--rate", "rate per queue, e.g. 100kpps, 1gbit or 50% (default: as fast as the port takes)", "")
   p:option("--count", "send exactly this many packets, then stop (0 = no limit)", 0, "integer >=0")
   p:option("--src", "IPv4 source address", "10.0.0.1")
   p:option("--dst", "IPv4 destination address", "10.0.0.2")
@@ -34,6 +36,14 @@ function master(args)
   end
   local port = surge.port(tonumber(args.port) or args.port,
                           { txq = args.queues, rxq = 1, clones = args.clones > 1 })
+  -- set here, before the tasks send: a bad spec is one line naming --rate;
+  -- the prompt (surge attach) re-rates the same queues with q:set_rate
+  if args.rate ~= "" then
+    for q = 0, args.queues - 1 do
+      local ok, err = pcall(port:txq(q).set_rate, port:txq(q), args.rate)
+      if not ok then error(("--rate %s: %s"):format(args.rate, tostring(err):gsub("^[^\n]-:%d+: ", "")), 0) end
+    end
+  end
   for q = 0, args.queues - 1 do surge.launch("tx", port:txq(q), args) end
   if args.count > 0 then                    -- a line with an ETA on stderr
     local total = args.count * args.queues

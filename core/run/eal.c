@@ -126,6 +126,41 @@ push_split(char **argv, int *argc, const char *s)
 	return rc;
 }
 
+static void cpu_list_format(const cpu_set_t *set, char *buf, size_t len);
+
+/* `surge repl` with no lcore map of the user's: at least REPL_LCORES
+ * lcores (master, a sender, a receiver and one spare), floating over the
+ * CPUs this process may run on when there are fewer of them, so the
+ * prompt's common case (a TX and an RX task on a loopback) never meets
+ * "no free lcore" on a small machine. `cpus` is that CPU set as --lcores
+ * reads it, `ncpus` how many it holds. Writes the --lcores value, or ""
+ * when EAL's default (one lcore per CPU) already gives enough. */
+#define REPL_LCORES 4
+void
+eal_repl_lcores(char *buf, size_t len, const char *cpus, int ncpus)
+{
+	if (ncpus >= REPL_LCORES || cpus == NULL || cpus[0] == '\0')
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "(0-%d)@(%s)", REPL_LCORES - 1, cpus);
+}
+
+/* Whether --eal already maps lcores (-l, -c, --lcores): then it is theirs. */
+static int
+eal_maps_lcores(const char *eal)
+{
+	char *copy, *save = NULL, *tok;
+	int found = 0;
+
+	if (eal == NULL || (copy = strdup(eal)) == NULL)
+		return eal != NULL;      /* (out of memory: leave lcores to EAL) */
+	for (tok = strtok_r(copy, " \t", &save); tok != NULL && !found; tok = strtok_r(NULL, " \t", &save))
+		found = strncmp(tok, "-l", 2) == 0 || strncmp(tok, "-c", 2) == 0 ||   /* -l 0-3, -l0-3 */
+			strcmp(tok, "--lcores") == 0 || strncmp(tok, "--lcores=", 9) == 0;
+	free(copy);
+	return found;
+}
+
 /* EAL options surge cannot honour: a secondary process waits forever for a
  * primary that surge's private (--in-memory or per-process) runtime never
  * provides, and surge owns the ports it uses. */
@@ -202,6 +237,19 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 	if (o->lcores != NULL) {
 		rc |= push(argv, argc, "--lcores");
 		rc |= push(argv, argc, o->lcores);
+	} else if (o->cmd == CMD_REPL && !eal_maps_lcores(o->eal)) {
+		char cpus[256], map[300];
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+			cpu_list_format(&set, cpus, sizeof(cpus));
+			eal_repl_lcores(map, sizeof(map), cpus, CPU_COUNT(&set));
+			if (map[0] != '\0') {
+				rc |= push(argv, argc, "--lcores");
+				rc |= push(argv, argc, map);
+			}
+		}
 	}
 	for (int i = 0; i < o->nvdev; i++) {
 		rc |= push(argv, argc, "--vdev");

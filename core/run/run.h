@@ -39,6 +39,7 @@ int eal_start(const struct surge_opts *opts, const char *prog);
 int eal_default_port(const struct surge_opts *o);   /* none found: the virtual sink */
 void eal_stop(void);
 long eal_hugepages_free_mb(const char *meminfo, const char *mounts);   /* for the unit tests */
+void eal_repl_lcores(char *buf, size_t len, const char *cpus, int ncpus);   /* surge repl's default map */
 
 /* run_dir.c */
 void eal_forget(void);           /* the watchdog's exit: remove surge's own runtime folder */

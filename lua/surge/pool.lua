@@ -35,6 +35,14 @@ end
 
 local known = { size = 1, cache = 1, data_room = 1, template = 1, shared = 1, socket = 1, fill = 1 }
 
+-- What `shared` is when not given, in this VM: false in a task (its pool is
+-- its lcore's own: SP/SC ring, no atomics), true in a task that runs a
+-- function typed at the prompt (repl/task.lua sets it as it loads one):
+-- there a pool is often sent on a port that hands its mbufs to a receiver
+-- on another lcore (net_ring, memif), and the prompt is no place for that trap.
+local shared_default = false
+function M.share_by_default() shared_default = true end
+
 -- opts.template: a string of frame bytes, a template from surge.proto, or a
 -- function(buf, len) called once per mbuf to write its bytes (opts.size gives
 -- the length); opts.shared = true for a pool several lcores free into.
@@ -66,7 +74,9 @@ function M.new(opts)
   conf.data_room = opts.data_room or 0
   conf.socket = opts.socket or -1
   -- a pool made in a task belongs to that lcore: SP/SC ring, no atomics
-  conf.single_owner = (C.surge_is_main() == 0 and not opts.shared) and 1 or 0
+  local shared = opts.shared
+  if shared == nil then shared = shared_default end
+  conf.single_owner = (C.surge_is_main() == 0 and not shared) and 1 or 0
   local id = rc_check(C.surge_pool_create(conf), 2)
   local self = setmetatable({ id = id }, Pool)
   local t = opts.template

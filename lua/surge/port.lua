@@ -99,6 +99,17 @@ end
 
 function M.count() return C.surge_port_count() end
 
+-- The handles of the ports open now, from C's registry, for the prompt's
+-- views (tasks(), stats(), showing a port): unlike surge.port(N), which
+-- opens a port that is not, it never opens or touches one.
+function M.opened()
+  local out, cur = {}, ffi.new("struct surge_port_conf")
+  for id = 0, C.surge_port_count() - 1 do
+    if C.surge_port_conf(id, cur) == 1 then out[#out + 1] = wrap(id) end
+  end
+  return out
+end
+
 function Port:txq(i) check.self(self, Port, "port:txq") return M.txq(self.id, i or 0) end
 function Port:rxq(i) check.self(self, Port, "port:rxq") return M.rxq(self.id, i or 0) end
 

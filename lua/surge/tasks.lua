@@ -16,7 +16,8 @@ local M = {}
 local launched = {}   -- tasks started by this master, in launch order
 
 -- The prompt's hook: { serving = fn() -> bool, serve = fn(ms) -> running
--- tasks, at_wait = fn() (master's wait is about to begin) }, or nil.
+-- tasks, at_wait = fn() (master's wait is about to begin), launched =
+-- fn(entry) (a task was started: the prompt lists it until cleared) }, or nil.
 local prompt
 
 function M.set_prompt(hook)
@@ -85,7 +86,9 @@ function M.launch(fn, ...)
   local ok, text = pcall(serial.encode, { ... }, n)
   if not ok then check.raise("surge.launch(\"" .. fn .. "\"): " .. text) end
   local id = rc_check(C.surge_task_launch(fn, text, #text), 2)
-  launched[#launched + 1] = { id = id, fn = fn, started = tonumber(C.surge_tsc()) }
+  local entry = { id = id, fn = fn, started = tonumber(C.surge_tsc()) }
+  launched[#launched + 1] = entry
+  if prompt and prompt.launched then prompt.launched(entry) end
   results.task_started(id, fn)
   return id
 end

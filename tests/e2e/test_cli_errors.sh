@@ -53,6 +53,12 @@ refused "script option without its value" "option --count needs a value" one-lin
   run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --count
 refused "--count not a multiple of --clones" "--count 1001 is not a multiple of --clones 4" one-line -- \
   run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --count 1001 --clones 4
+# --rate is read on the port (a % needs its link speed): the one error line
+# names the option, after EAL started (so a summary follows)
+run_surge 60 run --no-huge -q --vdev net_null0,no-rx=1 "$FLOOD" --rate 3frob
+check_user_error "--rate 3frob"
+check_match "--rate 3frob: the error line names the option" "^--rate 3frob: rate '3frob': unknown unit 'frob'" "$ERR"
+check "--rate 3frob: one error line" 1 "$(printf '%s\n' "$ERR" | grep -c .)"
 
 echo "# scenario options the scenario reads itself: exit 2, the exact line, no traffic"
 # list options split in one place (an empty item or a repeat is refused;

@@ -60,9 +60,9 @@ timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0 --lcores '(0-1)@(0-1)'
 RUN=$!
 on_exit "kill $RUN"
 wait_for_text "$TMP/run.out" '^ready$' 20 "$RUN" && for _ in $(seq 50); do [ -S "$CTL" ] && break; sleep 0.1; done
-A1=$("$SURGE" attach "$CTL" -e 'return surge.handles.port(0):close()' 2>&1); R1=$?
+A1=$("$SURGE" attach "$CTL" -e 'return surge.port(0):close()' 2>&1); R1=$?
 check "attach -e: the idle ring port closes" "0/0" "$R1/$A1"
-A2=$("$SURGE" attach "$CTL" -e 'surge.handles.port(1):close()' 2>&1); R2=$?
+A2=$("$SURGE" attach "$CTL" -e 'surge.port(1):close()' 2>&1); R2=$?
 check "attach -e: refused on the busy port, exit 1" 1 "$R2"
 check_match "attach -e: the refusal names the task" "port 1 cannot close: its tx queue 0 is used by task 'tx' on lcore 1" "$A2"
 A3=$("$SURGE" attach "$CTL" -e 'return surge.port("net_ring0"):info().txq' 2>&1)

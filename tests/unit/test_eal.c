@@ -10,6 +10,8 @@
  * folder holding EAL's files, and nothing else: not a live pid's, not this
  * process's, not other names, not a symlink, not a folder with a file EAL
  * does not make or a socket that still answers.
+ * `surge repl`'s default lcore map (eal_repl_lcores): four lcores over the
+ * CPUs it may use when it has fewer, EAL's own default from four CPUs up.
  * No EAL is started.
  */
 #include <limits.h>
@@ -274,6 +276,22 @@ test_sweep(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+static void
+test_repl_lcores(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	eal_repl_lcores(buf, sizeof(buf), "0", 1);
+	assert_string_equal(buf, "(0-3)@(0)");
+	eal_repl_lcores(buf, sizeof(buf), "2,5-6", 3);
+	assert_string_equal(buf, "(0-3)@(2,5-6)");
+	eal_repl_lcores(buf, sizeof(buf), "0-3", 4);   /* one lcore per CPU is enough */
+	assert_string_equal(buf, "");
+	eal_repl_lcores(buf, sizeof(buf), "", 0);      /* affinity unknown: EAL's default */
+	assert_string_equal(buf, "");
+}
+
 int
 main(void)
 {
@@ -284,6 +302,7 @@ main(void)
 		cmocka_unit_test(test_missing_files),
 		cmocka_unit_test(test_no_hugepage_lines),
 		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_repl_lcores),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,6 +1,6 @@
 -- repl/helpers.lua - the functions the prompt offers besides surge.*.
 --
---   tasks()                 the tasks: lcore, function, state, packets, rate, idle %
+--   tasks(["clear"])        the session's tasks: lcore, function, state, own packets, drops, rate, idle %
 --   launch(f_or_name, ...)  start a task: a script function by name, or a function typed here
 --   stop([task])            stop one task (id or handle), or all of them
 --   stats()                 one line per open port: packets and rates
@@ -14,12 +14,40 @@ local show = require "surge.repl.show"
 local replio = require "surge.replio"
 local M = {}
 
-local Task = require("surge.class").new("task", { "id", "name" }, show.Task)
+local Task = require("surge.class").new("task", { "id", "name", "entry" }, show.Task)
+local ports = require "surge.port"
 
-local function entry(id)
-  local found
-  for _, t in ipairs(surge.tasks()) do if t.id == id then found = t end end
-  return found
+-- Every task this session started (the prompt's launch and the script's
+-- surge.launch alike), in launch order, with its state, until
+-- tasks("clear") drops the ended ones: surge.wait() collecting a task, or
+-- the prompt reporting it, leaves it here as done or failed. Each entry is
+-- surge.tasks()'s own (state and result are written there by collect),
+-- with `base`, the queue counters when it was launched.
+local session = {}
+
+-- Packets and drops of every queue of the open ports, with its owner:
+-- { ["0 tx 1"] = { lcore, packets, drops } } (never opens a port).
+local function queue_counts()
+  local out = {}
+  for _, port in ipairs(ports.opened()) do
+    local ok, info = pcall(port.info, port)
+    if ok then
+      for dir, n in pairs({ tx = info.txq, rx = info.rxq }) do
+        for i = 0, n - 1 do
+          local q = dir == "tx" and port:txq(i) or port:rxq(i)
+          local s = q:stats()
+          out[port.id .. " " .. dir .. " " .. i] = { lcore = s.lcore, packets = s.packets, drops = s.drops }
+        end
+      end
+    end
+  end
+  return out
+end
+
+-- surge.launch's hook (tasks.lua, through the prompt's set_prompt).
+function M.track(t)
+  t.base = queue_counts()
+  session[#session + 1] = t
 end
 
 local function state(t)
@@ -27,24 +55,19 @@ local function state(t)
   return t.ok and "done" or "failed"
 end
 
--- Packets moved by the queues each lcore owns (tx + rx), from surge's counters.
-local function per_lcore()
-  local out = {}
-  for p = 0, surge.ports() - 1 do
-    local port = surge.handles.port(p)
-    local ok, info = pcall(port.info, port)
-    if ok then
-      for i = 0, info.txq - 1 do
-        local s = port:txq(i):stats()
-        if s.lcore >= 0 then out[s.lcore] = (out[s.lcore] or 0) + s.packets end
-      end
-      for i = 0, info.rxq - 1 do
-        local s = port:rxq(i):stats()
-        if s.lcore >= 0 then out[s.lcore] = (out[s.lcore] or 0) + s.packets end
-      end
+-- A task's own counts: packets and drops of the queues its lcore owns now,
+-- less what those queues had counted when the task was launched (a queue
+-- keeps its counts over its life, across the tasks that used it).
+local function own(t, counts)
+  local packets, drops = 0, 0
+  for k, c in pairs(counts) do
+    if c.lcore == t.id then
+      local b = t.base and t.base[k]
+      packets = packets + c.packets - (b and b.packets or 0)
+      drops = drops + c.drops - (b and b.drops or 0)
     end
   end
-  return out
+  return packets, drops
 end
 
 -- Two samples `sec` apart (the tasks keep running meanwhile).
@@ -56,30 +79,60 @@ local function sample(fn, sec)
 end
 
 function Task:text()
-  local t = entry(self.id) or {}
-  local a, b, dt = sample(per_lcore, 0.1)
-  local pps = ((b[self.id] or 0) - (a[self.id] or 0)) / dt
-  local idle = t.ok == nil and ("%.0f%%"):format(surge.lcore_stats(self.id).idle_pct) or "-"
-  return ("task %d '%s': %s, %d packets, %.3f Mpps, idle %s"):format(self.id, self.name, state(t),
-    b[self.id] or 0, pps / 1e6, idle)
+  local t = self.entry
+  local a, b, dt = sample(queue_counts, 0.1)
+  local pa = own(t, a)
+  local pb, drops = own(t, b)
+  if t.ok ~= nil then
+    return ("task %d '%s': %s"):format(self.id, self.name, state(t))
+  end
+  return ("task %d '%s': %s, %d packets, %d drops, %.3f Mpps, idle %.0f%%"):format(self.id, self.name,
+    state(t), pb, drops, (pb - pa) / dt / 1e6, surge.lcore_stats(self.id).idle_pct)
 end
-function Task:stop() return M.stop(self.id) end
+function Task:stop() return M.stop(self) end
 -- Waits for the task to end and returns its first value (a failure raises).
-function Task:wait(timeout) return surge.wait(self.id, timeout) end
-function Task:state() return state(entry(self.id) or {}) end
+-- Collected here or elsewhere, the handle then says done or failed.
+function Task:wait(timeout)
+  local t = self.entry
+  if t.ok ~= nil then
+    if not t.ok then error(setmetatable({ msg = t.value }, surge.TaskFailure), 0) end
+    return t.value
+  end
+  return surge.wait(self.id, timeout)
+end
+function Task:state() return state(self.entry) end
 
-local function handle(t) return setmetatable({ id = t.id, name = t.fn:gsub("^=", "") }, Task) end
+local function handle(t) return setmetatable({ id = t.id, name = t.fn:gsub("^=", ""), entry = t }, Task) end
 
-function M.tasks(out)
+-- The entry surge.launch just added (launch order: the last one).
+local function launched()
   local list = surge.tasks()
-  if #list == 0 then out("no tasks\n") return end
-  local a, b, dt = sample(per_lcore, 0.2)
-  local lines = { ("%-5s %-14s %-9s %14s %10s %6s"):format("lcore", "function", "state", "packets", "Mpps", "idle") }
-  for _, t in ipairs(list) do
+  return list[#list]
+end
+
+-- tasks(): one line per task of the session; tasks("clear"): forget the
+-- ended ones (returns how many).
+function M.tasks(out, what)
+  if what ~= nil and what ~= "clear" then error("tasks: give nothing, or \"clear\" to drop the ended tasks", 0) end
+  if what == "clear" then
+    local keep, n = {}, 0
+    for _, t in ipairs(session) do
+      if t.ok == nil then keep[#keep + 1] = t else n = n + 1 end
+    end
+    session = keep
+    return n
+  end
+  if #session == 0 then out("no tasks\n") return end
+  local a, b, dt = sample(queue_counts, 0.2)
+  local row = "%-5s %-14s %-9s %14s %10s %10s %6s"
+  local lines = { row:format("lcore", "function", "state", "packets", "Mpps", "drops", "idle") }
+  for _, t in ipairs(session) do
     local running = t.ok == nil
-    lines[#lines + 1] = ("%-5d %-14s %-9s %14s %10s %6s"):format(t.id, t.fn:gsub("^=", ""), state(t),
-      running and tostring(b[t.id] or 0) or "-",
-      running and ("%.3f"):format(((b[t.id] or 0) - (a[t.id] or 0)) / dt / 1e6) or "-",
+    local pa = own(t, a)
+    local pb, drops = own(t, b)
+    lines[#lines + 1] = row:format(tostring(t.id), (t.fn:gsub("^=", "")), state(t),
+      running and tostring(pb) or "-", running and ("%.3f"):format((pb - pa) / dt / 1e6) or "-",
+      running and tostring(drops) or "-",
       running and ("%.0f%%"):format(surge.lcore_stats(t.id).idle_pct) or "-")
   end
   out(table.concat(lines, "\n") .. "\n")
@@ -90,7 +143,9 @@ function M.launch(env, f, ...)
   local name = f
   if type(f) == "string" then
     if rawget(_G, f) == nil and type(rawget(env, f)) == "function" then f = rawget(env, f) else
-      return handle(entry(surge.launch(f, ...))) end
+      surge.launch(f, ...)
+      return handle(launched())
+    end
   end
   if type(f) ~= "function" then
     error("launch: give a function or the name of one, e.g. launch(\"tx\", q) or launch(mytx, q)", 0)
@@ -100,15 +155,18 @@ function M.launch(env, f, ...)
     for k, v in pairs(env) do if v == f then name = k end end
   end
   local packed = require("surge.repl.task").pack(f, name, env)
-  return handle(entry(surge.launch("=" .. name, packed, ...)))
+  surge.launch("=" .. name, packed, ...)
+  return handle(launched())
 end
 
 -- stop(id or task): that one; stop(): every running task. Returns how many.
 function M.stop(which)
-  if type(which) == "table" then which = which.id end
+  -- a handle names its own task (its lcore may run a later one by now)
+  local only = type(which) == "table" and which.entry or nil
+  if only then which = only.id end
   local n = 0
   for _, t in ipairs(surge.tasks()) do
-    if t.ok == nil and not t.stopping and (which == nil or t.id == which) then
+    if t.ok == nil and not t.stopping and (which == nil or t.id == which) and (only == nil or t == only) then
       surge.stop_task(t.id)
       t.stopping = true
       n = n + 1
@@ -120,10 +178,9 @@ end
 
 local function port_counts()
   local out = {}
-  for p = 0, surge.ports() - 1 do
-    local port = surge.handles.port(p)
+  for _, port in ipairs(ports.opened()) do
     local ok, s = pcall(port.stats, port)
-    if ok then out[p] = s end
+    if ok then out[port.id] = s end
   end
   return out
 end
@@ -177,7 +234,8 @@ end
 
 M.help_text = [[
 helpers (besides everything in surge.*):
-  tasks()                  the tasks: lcore, function, state, packets, Mpps, idle %
+  tasks()                  the session's tasks: lcore, function, state, packets, drops, Mpps, idle %
+  tasks("clear")           forget the tasks that ended
   launch(f_or_name, ...)   start a task: launch("tx", q) or launch(f, q) for a function typed here
   stop([task])             stop one task (id or handle from launch), or all
   stats()                  packets and rates of every open port

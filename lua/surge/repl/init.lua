@@ -62,7 +62,7 @@ env.exit = function(mode)
   leave_mode = mode
   error(LEAVE, 0)
 end
-env.tasks = function() return helpers.tasks(out) end
+env.tasks = function(what) return helpers.tasks(out, what) end
 env.launch = function(f, ...) return helpers.launch(env, f, ...) end
 env.stop = helpers.stop
 env.stats = function() return helpers.stats(out) end
@@ -239,7 +239,10 @@ local function complete(text)
   local head, sep, last = text:match("^(.*)([%.:])([%w_]*)$")
   local names, seen = {}, {}
   local function add(k, prefix)
-    if type(k) == "string" and k:match("^[%a_][%w_]*$") and k:sub(1, #last) == last and not seen[k] then
+    -- names starting with "_" are internals (q:__handle, surge._wait_all):
+    -- offered only when the word typed starts with "_" itself (_G, _VERSION)
+    if type(k) == "string" and k:match("^[%a_][%w_]*$") and k:sub(1, #last) == last and not seen[k]
+      and (k:sub(1, 1) ~= "_" or last:sub(1, 1) == "_") then
       seen[k] = true
       names[#names + 1] = prefix .. k
     end
@@ -416,6 +419,7 @@ end
 
 -- Master's waits (surge.wait, poll, sleep) reach the prompt through this
 -- hook: the task code sits below the prompt and never requires it.
-require("surge.tasks").set_prompt{ serving = M.serving, serve = M.serve, at_wait = at_wait }
+require("surge.tasks").set_prompt{ serving = M.serving, serve = M.serve, at_wait = at_wait,
+                                   launched = helpers.track }
 
 return M

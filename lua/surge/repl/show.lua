@@ -31,8 +31,8 @@ local function quoted(v)
 end
 
 local function port_text(id)
-  local surge = require "surge"
-  local p = surge.handles.port(id)
+  -- (not surge.port(id): that would open a port that is closed)
+  local p = require("surge.port").wrap(id)
   local ok, info = pcall(p.info, p)
   if not ok then return ("port %d (not open)"):format(id) end
   local s = p:stats()

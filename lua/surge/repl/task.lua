@@ -7,7 +7,7 @@
 -- Upvalues do not cross VMs: a function that uses a local of the chunk it
 -- was typed in is refused with the name of that local (pass it as an
 -- argument instead). Globals typed at the prompt that are not functions stay
--- in the master VM.
+-- in the master VM. Pools such a task makes are shared by default.
 local M = {}
 
 local function upvalue(f)
@@ -34,6 +34,8 @@ end
 
 function M.load(p)
   local surge = require "surge"
+  -- its pools are shared unless it says shared = false (see pool.lua)
+  require("surge.pool").share_by_default()
   local env = setmetatable({ surge = surge }, { __index = _G })
   for k, code in pairs(p.helpers) do env[k] = setfenv(assert(loadstring(code, "=prompt")), env) end
   return setfenv(assert(loadstring(p.code, "=prompt")), env)

@@ -66,7 +66,7 @@ check("a second instance on the same path is refused before EAL starts (exit 2, 
 r = attach("tasks()")
 check("attach -e tasks(): master's sender is running", re.search(r"\n1\s+tx\s+running", r.stdout) is not None,
       r.stdout)
-r = attach('surge.handles.txq(0, 0):set_rate("2mpps")')
+r = attach('surge.port(0):txq(0):set_rate("2mpps")')
 check("attach -e re-rates a queue (the result is printed)", r.returncode == 0 and "txq(0,0)" in r.stdout, r.stdout)
 r = attach("surge.lcore()")
 check("code from the socket runs on the master lcore (0), not a worker", r.returncode == 0 and r.stdout.strip() == "0",
@@ -149,7 +149,7 @@ check("a reply over 1 MiB: exit 1 and an error that says so", r.returncode == 1 
 
 
 def sent():
-    r = attach("surge.handles.port(0):stats().tx_packets")
+    r = attach("surge.port(0):stats().tx_packets")
     return int(r.stdout) if r.returncode == 0 and r.stdout.strip().isdigit() else -1
 
 
