@@ -76,8 +76,9 @@ cp /tmp/out.pcap "$W/in.pcap"
 doc README.md 'build/surge run examples/replay.lua --file in.pcap --timing original' end 0 '^surge: summary over'
 doc README.md 'build/surge run --duration 10 --output run.json examples/latency.lua   # results file (.json/.csv)' \
   end 0 '^latency: sent [0-9]+ packets in (9\.9|10\.0)'
-doc README.md 'build/surge plot run.json                                 # run.svg: rate over time, latency CDF' \
-  end 0 '^surge: wrote run\.svg'
+doc README.md 'build/surge plot run.json                                 # run-rate.svg, run-latency.svg, ...: one figure per chart' \
+  end 0 '^surge: wrote .*run-rate\.svg'
+check_true "the figures are there: run-rate.svg, run-latency.svg" "$(ls "$W")" test -s "$W/run-rate.svg" -a -s "$W/run-latency.svg"
 doc README.md 'build/surge scenarios                                     # rfc2544, load-latency, flood, qos, replay' \
   end 0 'rfc2544'
 doc README.md 'build/surge run --vdev net_ring0 rfc2544 --sizes 64,512 --max-rate 50kpps   # a scenario by name' \
@@ -101,7 +102,7 @@ doc docs/scenarios.md 'SURGE_PATH=examples/scenarios surge run --vdev net_ring0 
 echo "# docs/results.md"
 doc docs/results.md 'surge run --duration 10 --output run.csv  examples/udp-flood.lua' end 0 '^surge: summary over'
 check_match "run.csv has a header and rows" '^[a-z_]+,' "$(head -1 "$W/run.csv" 2>/dev/null)"
-doc docs/results.md 'surge plot run.json -o run.png' end 0 '^surge: wrote run\.png'
-check_match "run.png is a PNG" "PNG image" "$(file "$W/run.png" 2>/dev/null)"
+doc docs/results.md 'mkdir -p fig && surge plot run.json -o fig/run.png   # -> fig/run-rate.png, fig/run-latency.png, ...' end 0 '^surge: wrote .*fig/run-rate\.png'
+check_match "fig/run-rate.png is a PNG" "PNG image" "$(file "$W/fig/run-rate.png" 2>/dev/null)"
 
 finish

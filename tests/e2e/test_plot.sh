@@ -320,4 +320,9 @@ check "TMPDIR missing: nothing drawn" no "$([ -e "$TMP/nodir-rate.svg" ] && echo
 ERR=$(timeout 10 env PATH=/nonexistent-r11 "$SURGE" plot "$TMP/lat.json" 2>&1)
 check "no gnuplot: exit 1" 1 "$?"
 check "no gnuplot: one line naming the package" "surge plot: gnuplot not found: install the Debian package gnuplot-nox" "$ERR"
+echo "# -o into a folder that does not exist: one line naming -o, exit 2, nothing drawn"
+ERR=$(timeout 30 "$SURGE" plot "$TMP/lat.json" -o "$TMP/nofolder/run.png" 2>&1)
+check "-o in a missing folder: exit 2" 2 "$?"
+check "-o in a missing folder: says which" "surge plot: -o $TMP/nofolder/run.png: no folder '$TMP/nofolder' (make it first)" "$ERR"
+
 finish

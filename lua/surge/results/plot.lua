@@ -653,6 +653,14 @@ function M.plot(file, out)
     misuse(("surge plot: -o %s: the output's name has a control character"):format(clean(out)))
   end
   local stem, ext = out:sub(1, -5), out:sub(-3)
+  -- the figures go next to -o's name: its folder must exist (as for any
+  -- output file, surge does not make folders)
+  local dir = out:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then
+    local probe = io.open(dir .. "/.", "r")
+    if not probe then misuse(("surge plot: -o %s: no folder '%s' (make it first)"):format(clean(out), clean(dir))) end
+    probe:close()
+  end
   local text = read_text(file)
   if text:match("^%s*$") then fail(("surge plot: %s: empty file"):format(file)) end
   -- what surge writes for --output run.csv: the rate series only
