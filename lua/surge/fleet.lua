@@ -1,17 +1,24 @@
 -- fleet.lua (surge.fleet) - one instance of several started as one.
 --
 --   local fleet = require "surge.fleet"
+--   function tx(q, start)
+--     local burst = ...                 -- everything slow first (pools, templates)
+--     fleet.sleep_until(start)          -- then wait for the common start time
+--     while surge.running() do ... end
+--   end
 --   function master(args)
---     fleet.wait_start()          -- serves --control until a controller arms a start time, then waits for it
---     surge.launch("tx", ...)     -- every instance launches at the same wall-clock moment
+--     local start = fleet.wait_start()  -- serves --control until a controller arms the start time
+--     surge.launch("tx", q, start)      -- the task is ready long before it
 --     surge.wait()
 --   end
 --
 -- The controller (python/surge/fleet.py) sends `require("surge.fleet").arm(T)`
 -- to every instance over its control socket (local, or forwarded by
 -- `ssh -L`): T is a common start time in Unix seconds (CLOCK_REALTIME), so
--- no protocol of our own crosses the network and the alignment is as good
--- as the hosts' clocks (docs/python.md, "Several instances as one").
+-- no protocol of our own crosses the network and the start lines up as well
+-- as the hosts' clocks do (docs/python.md, "Several instances as one").
+-- The tasks wait for T themselves, after their VM and pools are made: a
+-- task VM takes milliseconds to start, and not the same on every host.
 local ffi = require "ffi"
 local surge = require "surge"
 local check = require "surge.check"
@@ -33,19 +40,18 @@ function M.now()
 end
 
 -- The controller's call: the start time, Unix seconds. Returns how far ahead
--- it is here (negative: already past, wait_start returns at once).
+-- of this host's clock it is (the controller refuses a start already past).
 function M.arm(t)
   check.expect(t, "number 0..1e11", "surge.fleet.arm", "t (Unix seconds)")
   M.start = t
+  require("surge.results").add("fleet", { start = t, armed_lead_s = t - M.now() })
   return t - M.now()
 end
 
--- Waits (serving the control socket) until a start time is armed, then
--- until that time: sleeps to 2 ms before it, then spins, so the launch that
--- follows is on time to a few microseconds of this host's clock. Returns the
--- start time; records it and how late this host was in the results
--- (scenarios.fleet). Raises "run stopped" when the run stops first, and
--- after timeout_s (default: no limit) without a start time.
+-- Master: waits, serving the control socket, until a start time is armed;
+-- returns it at once (pass it to the tasks, which sleep_until it). Raises
+-- "run stopped" when the run stops first, and after timeout_s (default: no
+-- limit) without a start time.
 function M.wait_start(timeout_s)
   check.expect(timeout_s, "number? 0..1e9", "surge.fleet.wait_start", "timeout_s")
   local give_up = timeout_s and M.now() + timeout_s
@@ -56,14 +62,21 @@ function M.wait_start(timeout_s)
     end
     surge.sleep(0.002)
   end
-  while M.start - M.now() > 0.002 do
+  return M.start
+end
+
+-- Any VM: sleeps until 2 ms before t, then spins to t, so what follows runs
+-- on time to a few microseconds of this host's clock. Returns how late it
+-- woke, in seconds (0 or more; a t already past returns at once).
+function M.sleep_until(t)
+  check.expect(t, "number 0..1e11", "surge.fleet.sleep_until", "t (Unix seconds)")
+  while t - M.now() > 0.002 do
     if not surge.running() then error(require("surge.core").STOPPED, 0) end
-    surge.sleep(math.min(0.001, M.start - M.now() - 0.002))
+    surge.sleep(math.min(0.05, t - M.now() - 0.002))
   end
   local now = M.now()
-  while now < M.start do now = M.now() end
-  require("surge.results").add("fleet", { start = M.start, started = now, late_us = (now - M.start) * 1e6 })
-  return M.start
+  while now < t do now = M.now() end
+  return now - t
 end
 
 return M

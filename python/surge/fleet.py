@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -45,8 +46,13 @@ class Instance:
             return None
         with open(self.log, errors="replace") as f:
             lines = [ln.strip() for ln in f if ln.strip()]
+        # surge's error line is FILE:LINE: message (a script's or a task's error),
+        # or "surge: ..." naming what failed; the summary lines after it are not it
+        for ln in lines:
+            if re.match(r"^\S+:\d+: ", ln):
+                return ln
         for ln in reversed(lines):
-            if "error" in ln or ln.startswith("surge:") or "failed" in ln:
+            if ln.startswith("surge:") and re.search(r"error|fail|cannot|refused|invalid|unknown", ln):
                 return ln
         return lines[-1] if lines else None
 
@@ -270,17 +276,16 @@ def merge(parts: dict[str, dict[str, Any]], start_time: Optional[float] = None) 
             t = counters.setdefault(c["name"], {"name": c["name"], "kind": c["kind"], "value": 0, "lcores": 0})
             t["value"] += c["value"]
             t["lcores"] += c["lcores"]
-    starts = {}
+    leads = {}
     for name, r in parts.items():
         f = (r.get("scenarios") or {}).get("fleet")
-        if isinstance(f, dict) and "started" in f:
-            starts[name] = f["started"]
+        if isinstance(f, dict) and "armed_lead_s" in f:
+            leads[name] = f["armed_lead_s"]
     fleet: dict[str, Any] = {"instances": [{"name": n, "results": r} for n, r in parts.items()]}
     if start_time is not None:
         fleet["start"] = start_time
-    if starts:
-        fleet["started"] = starts
-        fleet["start_spread_us"] = (max(starts.values()) - min(starts.values())) * 1e6
+    if leads:
+        fleet["armed_lead_s"] = leads      # how far ahead of each host's clock the start time arrived
     meta = dict(first["metadata"])
     meta["command_line"] = ["surge-fleet"] + [f"{n}={' '.join(r['metadata'].get('command_line', []))}"
                                             for n, r in parts.items()]

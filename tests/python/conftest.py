@@ -28,7 +28,16 @@ class Instance:
                 ["timeout", "-k", "5", "200", SURGE, "run", "--no-huge", "--lcores", lcores, "--stats-interval", "0",
                  "--file-prefix", f"py-{name}-{os.getpid()}", "--control", self.sock, "--output", self.output, *args],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.client = surge.connect(self.sock, wait=30)
+        for _ in range(600):
+            if self.proc.poll() is not None:
+                raise AssertionError(f"surge ended before its socket answered:\n{self.text()}")
+            try:
+                self.client = surge.connect(self.sock)
+                break
+            except surge.ConnectionClosed:
+                time.sleep(0.05)
+        else:
+            raise AssertionError(f"no control socket after 30 s:\n{self.text()}")
 
     def text(self):
         with open(self.log, errors="replace") as f:

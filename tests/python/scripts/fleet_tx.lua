@@ -9,11 +9,21 @@ function configure(p)
   p:flag("--fleet", "wait for the fleet's common start time")
 end
 
-function tx(q, rate, fail_after)
+function tx(q, rate, fail_after, start)
   local pool = surge.pool{ template = surge.proto.udp{ size = 60 }, shared = true }
   local burst = pool:burst(32)
   q:set_rate(rate)
+  local fleet = require "surge.fleet"
+  if start then fleet.sleep_until(start) end
   local t0 = surge.tsc()
+  -- the wall-clock time of the first send (its first packet goes at once; the
+  -- pacer spreads the rest of the burst): the tests compare the instances'
+  -- (a gauge: in their results and on /surge/counters)
+  local first = surge.gauge("first_tx_unix")
+  burst:alloc(32)
+  local t_first = fleet.now()
+  q:send(burst)
+  first:set(t_first)
   while surge.running() do
     burst:alloc(32)
     q:send(burst)
@@ -35,7 +45,7 @@ function rx(q)
 end
 
 function master(args)
-  if args.fleet then require("surge.fleet").wait_start(120) end
-  surge.launch("tx", surge.port(0):txq(0), args.rate, args.fail_after)
+  local start = args.fleet and require("surge.fleet").wait_start(120) or nil
+  surge.launch("tx", surge.port(0):txq(0), args.rate, args.fail_after, start)
   surge.wait()
 end
