@@ -115,3 +115,17 @@ def test_instance_ends_during_call(instance):
     with pytest.raises(surge.SurgeError) as e:
         c.eval("surge.stop() while true do end")
     assert "interrupted" in str(e.value) or isinstance(e.value, surge.ConnectionClosed)
+
+
+def test_sizes_and_arguments(instance):
+    c = instance().client
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("string.rep('x', 2 ^ 21)")
+    assert "a reply may have" in str(e.value)
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("return '" + "x" * (1 << 21) + "'")
+    assert "more than the 1048576 surge takes" in str(e.value)
+    with pytest.raises(TypeError):
+        c.call("print", object())
+    assert c.eval("#" + surge.lua_literal("a\"b\\\n\x00é")) == 8     # bytes as Lua sees them
+    assert c.eval("1") == 1

@@ -113,6 +113,17 @@ def test_one_failing_instance_stops_the_other(tmp):
     assert insts[1].proc.returncode != 0
 
 
+def test_start_time_already_past(tmp):
+    i = Instance(tmp, "a", [SCRIPT, "--fleet"], lcores="(0-1)@(0-1)")
+    fleet = surge.Fleet([surge.Instance("a", i.sock, i.proc, i.log)])
+    fleet.connect()
+    with pytest.raises(surge.FleetError) as e:
+        fleet.start(margin_s=-0.5)
+    assert e.value.instance == "a" and "the start time arrived" in str(e.value) and "ms late" in str(e.value)
+    fleet.close()
+    assert i.proc.wait(15) is not None          # the failed start stopped it
+
+
 def test_start_without_instance(tmp):
     fleet = surge.Fleet([surge.Instance("x", os.path.join(tmp, "none.sock"))])
     with pytest.raises(surge.FleetError) as e:
