@@ -327,9 +327,12 @@ class Client:
 
     def stats(self) -> dict[str, Any]:
         """The running instance's counters now: ``ports`` (``port:stats()`` of each open
-        port), ``queues`` (each tx/rx queue's stats), ``counters`` (custom counters)."""
+        port, with ``port``), ``queues`` (each tx/rx queue's stats, with ``port``,
+        ``queue``, ``dir``) and ``counters`` (custom counters and gauges: ``name``,
+        ``kind``, ``value``, ``lcores``). Reading them changes nothing in the results."""
         return self.eval(
-            "(function() local ports, queues = json_array(), json_array() "
+            "(function() local A = require('surge.results.json').array "
+            "local ports, queues = A(), A() "
             "for p = 0, surge.ports() - 1 do local port = surge.handles.port(p) "
             "local ok, s = pcall(port.stats, port) if ok then s.port = p ports[#ports + 1] = s "
             "local info = port:info() "
@@ -337,10 +340,7 @@ class Client:
             "queues[#queues + 1] = q end "
             "for i = 0, info.rxq - 1 do local q = port:rxq(i):stats() q.port, q.queue, q.dir = p, i, 'rx' "
             "queues[#queues + 1] = q end end end "
-            "local res = surge.results.collect() "
-            "return { ports = ports, queues = queues, counters = res.counters, "
-            "elapsed_s = res.summary.duration_s } end)()".replace(
-                "json_array()", "require('surge.results.json').array()"))
+            "return { ports = ports, queues = queues, counters = A(require('surge.counter').all()) } end)()")
 
     def results(self, timeout: Optional[float] = None) -> dict[str, Any]:
         """The run's results so far (``surge.results.collect()``), the structure

@@ -57,6 +57,7 @@ def test_tasks_rates_stats(instance):
     s = c.stats()
     assert s["ports"][0]["tx_packets"] > 0
     assert any(q["dir"] == "tx" and q["packets"] > 0 for q in s["queues"])
+    assert [x["name"] for x in s["counters"]] == ["first_tx_unix"] and s["counters"][0]["kind"] == "gauge"
     rx = c.launch("rx", surge.Lua("surge.port(0):rxq(0)"))
     assert rx.name == "rx" and rx.state() == "running"
     assert rx.stop() == 1
