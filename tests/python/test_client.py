@@ -7,7 +7,7 @@ import time
 import pytest
 
 import surge
-from conftest import IDLE, SCRIPT
+from conftest import IDLE
 
 
 def test_eval_values(instance):
