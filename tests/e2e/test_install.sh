@@ -18,7 +18,8 @@ BUILD=$(cd "$(dirname "$SURGE")" && pwd)
 cmake --install "$BUILD" --prefix "$TMP/p" >"$TMP/install.log" 2>&1
 check "cmake --install: exit 0" 0 "$?"
 for f in bin/surge share/surge/lua/surge/init.lua share/surge/lua/surge/cdef.lua share/surge/lua/surge/proto/udp.lua \
-  share/surge/examples/udp-flood.lua share/surge/results.schema.json share/doc/surge/README.md; do
+  share/surge/examples/udp-flood.lua share/surge/results.schema.json share/doc/surge/README.md \
+  lib/python3/dist-packages/surge/__init__.py lib/python3/dist-packages/surge/fleet.py; do
   check "installed: $f" yes "$([ -e "$TMP/p/$f" ] && echo yes || echo no)"
 done
 
@@ -38,12 +39,15 @@ cd "$TMP/moved/share/surge"
 timeout 60 "$TMP/moved/bin/surge" run --no-huge --duration 1 examples/udp-flood.lua
 cd "$TMP/other"
 PATH="$TMP/moved/bin:\$PATH" timeout 60 surge run --no-huge -q --duration 1 --output r.json "$TMP/moved/share/surge/examples/udp-flood.lua"
+PYTHONPATH="$TMP/moved/lib/python3/dist-packages" python3 -c 'import surge; print("python", surge.__file__)'
 PATH="$TMP/moved/bin:\$PATH" surge --version
 SH
 OUT=$(hidden bash "$TMP/run.sh" 2>&1)
 ERR=
 check "installed surge runs with the trees hidden" 0 "$?"
 check_match "installed: udp-flood sent packets from share/surge" 'port 0  TX [1-9][0-9]* packets' "$OUT"
+check_match "installed: the Python package imports from lib/python3/dist-packages" \
+  "^python $TMP/moved/lib/python3/dist-packages/surge/__init__.py\$" "$OUT"
 check_match "installed: from another folder through PATH" '^surge [0-9.]+$' "$(printf '%s\n' "$OUT" | tail -1)"
 check "installed: the results file was written" ok \
   "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["status"])' "$TMP/other/r.json" 2>&1)"
@@ -58,7 +62,8 @@ DEB=$(ls "$TMP"/pkg/surge_*.deb 2>/dev/null | head -1)
 check "cpack: a .deb" yes "$([ -f "$DEB" ] && echo yes || echo no)"
 LIST=$(dpkg -c "$DEB" | awk '{print $6}')
 for f in ./usr/bin/surge ./usr/share/surge/lua/surge/cdef.lua ./usr/share/surge/lua/surge/results/init.lua \
-  ./usr/share/surge/examples/udp-flood.lua ./usr/share/surge/results.schema.json; do
+  ./usr/share/surge/examples/udp-flood.lua ./usr/share/surge/results.schema.json \
+  ./usr/lib/python3/dist-packages/surge/__init__.py ./usr/lib/python3/dist-packages/surge/client.py; do
   check "deb holds $f" 1 "$(printf '%s\n' "$LIST" | grep -cx -- "$f")"
 done
 check "deb holds no tests" 0 "$(printf '%s\n' "$LIST" | grep -c 'tests/')"

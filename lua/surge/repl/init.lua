@@ -304,6 +304,12 @@ local function report_tasks(notify)
 end
 
 local clients = {}    -- id -> { buf } of each attached client
+local requester       -- the client whose request is being evaluated
+
+-- The client whose request runs now (nil at the terminal): a client may
+-- send that client extra frames before its reply (the Python client's
+-- progress lines, python/surge/client.py).
+function M.requester() return requester end
 
 local function serve_request(id, req)
   local kind, text = req:sub(1, 1), req:sub(2)
@@ -318,9 +324,9 @@ local function serve_request(id, req)
   local st = clients[id] or {}
   clients[id] = st
   local buf = {}
-  sink, remote = function(s) buf[#buf + 1] = s end, true
+  sink, remote, requester = function(s) buf[#buf + 1] = s end, true, id
   local status = eval_line(st, text, id)
-  sink, remote = io_write, false
+  sink, remote, requester = io_write, false, nil
   local C = core.C
   if status == "leave" and C.surge_exit_status() >= 0 then
     buf[#buf + 1] = ("os.exit: the instance ends (exit status %d)\n"):format(C.surge_exit_status())

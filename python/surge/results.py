@@ -1,0 +1,206 @@
+"""surge's results files (``--output run.json``, docs/results.md) as Python objects,
+and as pandas DataFrames when pandas is installed (it is optional)."""
+from __future__ import annotations
+
+import csv
+import os
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional, Union
+
+__all__ = ["Results", "Histogram", "load", "ResultsError"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class ResultsError(ValueError):
+    """The file is not a surge results file; the message names the file and the field."""
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:  # pragma: no cover - depends on the machine
+        raise ImportError("the DataFrame loaders need pandas (Debian: python3-pandas; pip: pandas)") from None
+    return pandas
+
+
+@dataclass
+class Histogram:
+    """One latency receiver: its counts and its non-empty buckets (inclusive bounds, ns)."""
+    id: int
+    probes: int
+    lost: int
+    duplicated: int
+    reordered: int
+    stats: dict[str, float]
+    low_ns: list[float] = field(default_factory=list)
+    high_ns: list[float] = field(default_factory=list)
+    count: list[int] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.count)
+
+    def percentile(self, q: float) -> float:
+        """The q-th percentile (0..100) in ns: the upper bound of the bucket that
+        holds it, as surge reports ``p50_ns`` (HdrHistogram's convention)."""
+        if not 0 <= q <= 100:
+            raise ValueError(f"percentile: q must be in 0..100, got {q}")
+        total = self.total
+        if total == 0:
+            return float("nan")
+        want = max(1, -(-q * total // 100))   # ceil: the rank of the value
+        cum = 0
+        for c, hi in zip(self.count, self.high_ns):
+            cum += c
+            if cum >= want:
+                return float(hi)
+        return float(self.high_ns[-1])
+
+    def cdf(self) -> list[tuple[float, float]]:
+        """(upper bound ns, fraction of probes at or below it) per bucket."""
+        total, cum, out = self.total, 0, []
+        for c, hi in zip(self.count, self.high_ns):
+            cum += c
+            out.append((float(hi), cum / total))
+        return out
+
+    def dataframe(self) -> Any:
+        """The buckets as a DataFrame: low_ns, high_ns, count, cum_count, percentile."""
+        pd = _pandas()
+        df = pd.DataFrame({"low_ns": self.low_ns, "high_ns": self.high_ns, "count": self.count})
+        df["cum_count"] = df["count"].cumsum()
+        df["percentile"] = df["cum_count"] * 100.0 / max(1, self.total)
+        return df
+
+
+class Results:
+    """A results file: ``data`` is the JSON as Python data; the properties and the
+    ``*_df`` methods read its parts."""
+
+    def __init__(self, data: dict[str, Any], source: str = "<results>") -> None:
+        if not isinstance(data, dict) or data.get("schema") != "surge-results":
+            raise ResultsError(f"{source}: not a surge results file (no \"schema\": \"surge-results\")")
+        for key in ("series", "summary", "metadata"):
+            if not isinstance(data.get(key), dict):
+                raise ResultsError(f"{source}: not as surge writes it: {key} is not an object")
+        self.data, self.source = data, source
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def __repr__(self) -> str:
+        return f"<surge Results {self.source}: {self.status}, {len(self.data['summary'].get('ports', []))} ports>"
+
+    status = property(lambda self: self.data["status"], doc="ok, failed, interrupted or running")
+    error = property(lambda self: self.data.get("error"), doc="the error that ended the run, or None")
+    metadata = property(lambda self: self.data["metadata"])
+    summary = property(lambda self: self.data["summary"])
+    series = property(lambda self: self.data["series"])
+    scenarios = property(lambda self: self.data.get("scenarios") or {})
+    counters = property(lambda self: {c["name"]: c["value"] for c in self.data.get("counters") or []},
+                        doc="custom counters and gauges by name")
+
+    def tx_packets(self, port: Optional[int] = None) -> int:
+        """Packets sent, by one port or all."""
+        return sum(p["tx_packets"] for p in self.summary["ports"] if port is None or p["port"] == port)
+
+    def rx_packets(self, port: Optional[int] = None) -> int:
+        """Packets received, by one port or all."""
+        return sum(p["rx_packets"] for p in self.summary["ports"] if port is None or p["port"] == port)
+
+    def latency(self) -> list[Histogram]:
+        """The latency receivers, in creation order."""
+        out = []
+        for r in self.data.get("latency") or []:
+            b = r.get("buckets") or {}
+            out.append(Histogram(id=r["id"], probes=r["probes"], lost=r["lost"], duplicated=r["duplicated"],
+                                 reordered=r["reordered"],
+                                 stats={k: v for k, v in r.items() if k.endswith("_ns")},
+                                 low_ns=list(b.get("low_ns", [])), high_ns=list(b.get("high_ns", [])),
+                                 count=list(b.get("count", []))))
+        return out
+
+    # -- DataFrames -------------------------------------------------------------
+    def ports_df(self) -> Any:
+        """``series.ports``: one row per interval and port (t, port, tx_pps, ...)."""
+        return _pandas().DataFrame(self.series.get("ports") or [])
+
+    def queues_df(self) -> Any:
+        """``series.queues``: one row per interval and queue (port, queue, dir, pps, ...)."""
+        return _pandas().DataFrame(self.series.get("queues") or [])
+
+    def tasks_df(self) -> Any:
+        """``series.tasks``: one row per interval and task lcore (busy/idle cycles, idle %)."""
+        return _pandas().DataFrame(self.series.get("tasks") or [])
+
+    def counters_df(self) -> Any:
+        """``series.counters``: per sampling round and custom counter (t, name, value)."""
+        return _pandas().DataFrame(self.series.get("counters") or [])
+
+    def port_series(self, port: int, column: str = "tx_pps") -> Any:
+        """One column of one port over time, indexed by t (a pandas Series)."""
+        df = self.ports_df()
+        return df[df["port"] == port].set_index("t")[column].rename(f"port {port} {column}")
+
+    def queue_series(self, port: int, queue: int, dir: str = "tx", column: str = "pps") -> Any:
+        """One column of one queue over time, indexed by t."""
+        df = self.queues_df()
+        df = df[(df["port"] == port) & (df["queue"] == queue) & (df["dir"] == dir)]
+        return df.set_index("t")[column].rename(f"{dir}q({port},{queue}) {column}")
+
+    def summary_df(self) -> Any:
+        """``summary.ports`` without the nested ``device`` counters."""
+        rows = [{k: v for k, v in p.items() if k != "device"} for p in self.summary.get("ports") or []]
+        return _pandas().DataFrame(rows)
+
+    def latency_df(self) -> Any:
+        """One row per receiver: probes, lost, ... min_ns, p50_ns, p99_ns, max_ns."""
+        rows = [{k: v for k, v in r.items() if k != "buckets"} for r in self.data.get("latency") or []]
+        return _pandas().DataFrame(rows)
+
+    def scenario_df(self, name: str) -> Any:
+        """A scenario's table (``scenarios[name].rows``, or its per-size list ``sizes``)."""
+        sc = self.scenarios.get(name)
+        if sc is None:
+            raise KeyError(f"{self.source}: no scenario {name!r} (there are: {', '.join(self.scenarios) or 'none'})")
+        rows = sc.get("rows") if isinstance(sc, dict) else None
+        if rows is None and isinstance(sc, dict):
+            rows = sc.get("sizes")
+        if not isinstance(rows, list):
+            raise ResultsError(f"{self.source}: scenario {name!r} has no table (rows)")
+        return _pandas().json_normalize(rows)
+
+
+def load(path: PathLike) -> Results:
+    """Reads a ``--output`` file: JSON (everything) or CSV (the port series only,
+    put under ``series.ports``)."""
+    path = str(path)
+    if path.endswith(".csv"):
+        with open(path, newline="") as f:
+            rows = [{k: (float(v) if k not in ("port",) else int(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+        for r in rows:
+            for k in ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "drops", "unsent"):
+                r[k] = int(r[k])
+        data = {"schema": "surge-results", "schema_version": 1, "status": "ok", "metadata": {},
+                "series": {"ports": rows, "queues": [], "tasks": [], "counters": []}, "summary": {"ports": []}}
+        return Results(data, path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+    if not text.strip():
+        raise ResultsError(f"{path}: empty file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
+    return Results(data, path)
+
+
+def iter_files(paths: list[PathLike]) -> Iterator[Results]:
+    """Each file loaded in turn."""
+    for p in paths:
+        yield load(p)

@@ -1,0 +1,132 @@
+"""Every client call against a real surge (net_null, net_ring), and bad inputs."""
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import surge
+from conftest import IDLE
+
+
+def test_eval_values(instance):
+    c = instance().client
+    assert c.eval("1 + 1") == 2
+    assert c.eval("'x' .. 1") == "x1"
+    assert c.eval("{ 1, 2, { a = true } }") == [1, 2, {"a": True}]
+    assert c.eval("1, nil, 'z'") == (1, None, "z")
+    assert c.eval("local x = 3") is None
+    assert c.eval("surge.ports()") == 1
+    assert c.eval("surge.port(0)").startswith("port 0: net_null0 (net_null)")
+    assert c.eval_output("print('hello') return 5") == (5, "hello\n")
+    assert c.eval("x_from_python = 41") is None and c.eval("x_from_python + 1") == 42
+    assert "surge.ports" in c.complete("surge.po")
+    assert c.call("string.rep", "ab", 2) == "abab"
+
+
+def test_lua_errors(instance):
+    c = instance().client
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("1 + nil")
+    assert str(e.value) == "prompt:1: attempt to perform arithmetic on a nil value"
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("local a = 1\nlocal b = a + {}")
+    assert str(e.value).startswith("prompt:2: attempt to perform arithmetic")
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("function f(")
+    assert "prompt:1:" in str(e.value)
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("stop(99)")
+    assert str(e.value) == "prompt:1: stop: no running task 99"
+    assert c.eval("2") == 2       # the connection goes on after errors
+
+
+def test_tasks_rates_stats(instance):
+    c = instance().client
+    c.eval("require('surge.fleet').arm(0)")            # fleet_tx.lua without --fleet starts at once anyway
+    for _ in range(200):     # the task has set its own rate once it sends
+        if c.stats()["ports"][0]["tx_packets"] > 0:
+            break
+        time.sleep(0.05)
+    assert [t["fn"] for t in c.tasks()] == ["tx"] and c.tasks()[0]["state"] == "running"
+    line = c.set_rate(0, 0, "50kpps")
+    assert line.startswith("txq(0,0)")
+    time.sleep(0.5)
+    assert "rate 0.050 Mpps set" in c.eval("surge.port(0):txq(0)")
+    s = c.stats()
+    assert s["ports"][0]["tx_packets"] > 0
+    assert any(q["dir"] == "tx" and q["packets"] > 0 for q in s["queues"])
+    assert [x["name"] for x in s["counters"]] == ["first_tx_unix"] and s["counters"][0]["kind"] == "gauge"
+    rx = c.launch("rx", surge.Lua("surge.port(0):rxq(0)"))
+    assert rx.name == "rx" and rx.state() == "running"
+    assert rx.stop() == 1
+    assert rx.wait(5) == 0
+    assert rx.state() in ("done", "gone")     # gone: surge.wait collected it
+    r = c.results()
+    assert r["schema"] == "surge-results" and r["status"] == "running"
+    assert r["summary"]["ports"][0]["tx_packets"] > 0
+
+
+def test_scenario_with_progress(instance):
+    c = instance(args=("--vdev", "net_ring0", IDLE)).client
+    lines = []
+    res = c.scenario("load-latency", {"rates": "5kpps,10kpps", "trial": 0.3, "settle": 0.1}, progress=lines.append,
+                     timeout=120)
+    assert len(res["rows"]) == 2
+    assert any("%" in ln for ln in lines), lines          # the ETA line, as the CLI draws it
+    assert "load_latency" in c.results()["scenarios"] or "load-latency" in c.results()["scenarios"]
+    with pytest.raises(surge.SurgeError) as e:
+        c.scenario("no-such-scenario")
+    assert "unknown scenario" in str(e.value)
+
+
+def test_dead_socket(tmp):
+    with pytest.raises(surge.ConnectionClosed) as e:
+        surge.connect(os.path.join(tmp, "none.sock"))
+    assert "cannot connect to the control socket" in str(e.value)
+
+
+def test_stop_during_a_call(instance):
+    i = instance()
+    c = i.client
+    got = {}
+
+    def call():
+        try:
+            c.eval("while true do end", timeout=60)
+        except surge.SurgeError as e:
+            got["e"] = e
+    t = threading.Thread(target=call)
+    t.start()
+    time.sleep(0.5)
+    i.proc.send_signal(signal.SIGTERM)       # `timeout` passes it on to surge
+    t.join(30)
+    assert not t.is_alive()
+    assert isinstance(got.get("e"), surge.SurgeError)
+    assert "interrupted (the run stopped)" in str(got["e"]) or isinstance(got["e"], surge.ConnectionClosed)
+    with pytest.raises(surge.ConnectionClosed):
+        for _ in range(50):
+            c.eval("1")
+            time.sleep(0.1)
+
+
+def test_instance_ends_during_call(instance):
+    c = instance().client
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("surge.stop() while true do end")
+    assert "interrupted" in str(e.value) or isinstance(e.value, surge.ConnectionClosed)
+
+
+def test_sizes_and_arguments(instance):
+    c = instance().client
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("string.rep('x', 2 ^ 21)")
+    assert "a reply may have" in str(e.value)
+    with pytest.raises(surge.SurgeError) as e:
+        c.eval("return '" + "x" * (1 << 21) + "'")
+    assert "more than the 1048576 surge takes" in str(e.value)
+    with pytest.raises(TypeError):
+        c.call("print", object())
+    assert c.eval("#" + surge.lua_literal("a\"b\\\n\x00é")) == 8     # bytes as Lua sees them
+    assert c.eval("1") == 1
