@@ -199,8 +199,20 @@ local function scenario_charts(res, dir, charts)
               plots[#plots + 1] = { file = f, column = j + 1, with = "linespoints", title = used }
             end
           end
+          -- points surge could not offer (sender_limited rows) are named in
+          -- the title: there the curve shows surge's limit, not the DUT's
+          local limited = {}
+          for _, r in ipairs(rows) do
+            local x = field(r, xnames)
+            if x and r.sender_limited == true then limited[#limited + 1] = ("%g"):format(x) end
+          end
+          local title = spec.title or name
+          if #limited > 0 then
+            title = ("%s - surge did not send the offered rate at %s %s: there it shows surge's limit"):format(
+              title, xused, table.concat(limited, ", "))
+          end
           if #plots > 0 then
-            charts[#charts + 1] = { title = spec.title or name, xlabel = spec.xlabel or xused,
+            charts[#charts + 1] = { title = title, xlabel = spec.xlabel or xused,
               ylabel = spec.ylabel or "", logx = spec.logx, logy = spec.logy, plots = plots, points = #data }
           end
         end
