@@ -204,7 +204,7 @@ local function scenario_charts(res, dir, charts)
           local limited = {}
           for _, r in ipairs(rows) do
             local x = field(r, xnames)
-            if x and r.sender_limited == true then limited[#limited + 1] = ("%g"):format(x) end
+            if x and r.sender_limited == true then limited[#limited + 1] = ("%.10g"):format(x) end
           end
           local title = spec.title or name
           if #limited > 0 then

@@ -188,6 +188,7 @@ function M.run(opts)
       local t = trial(T, "the latency trial", { duration = opts.latency_trial, probe_every = every })
       local l = t.classes[1].latency
       r.latency = { rate_pps = T, probes = l.probes, min_ns = l.min_ns, mean_ns = l.mean_ns, p50_ns = l.p50_ns,
+                    p90_ns = l.p90_ns,
                     p99_ns = l.p99_ns, max_ns = l.max_ns, loss_pct = t.loss_pct, tx_pps = t.tx_pps,
                     sender_limited = t.sender_limited, rx_poll_ns = t.rx_poll_ns }
       scenario.progress("  %5d B  latency at %s: %s%s", size, fmt_rate(T), surge.latency.format(l),
