@@ -26,7 +26,7 @@ function master(args)
   local port = surge.port(id or args.port, { rxq = 1, txq = 1 })
   local q = port:txq(0)
   q:set_rate(args.rate)
-  local task = surge.launch("tx", q, args)
+  local task = surge.launch("tx", q, args, port:info().speed_mbps or 0)
   local lat = surge.latency.receiver{ offset = PROBE_AT }
   local burst = surge.pool{ size = 63 }:burst(64)
   local rxq = port:rxq(0)
@@ -46,19 +46,26 @@ function master(args)
   return s.lost == 0 and 0 or 1
 end
 
-function tx(q, args)
+function tx(q, args, link_mbps)
   local t = surge.proto.udp{ size = args.size }
   local pool = surge.pool{ template = t, shared = true }   -- the receiver frees into it
   local burst = pool:burst(32)
   local probes = surge.latency.marker{ offset = PROBE_AT, every = args.every }
   local seconds = args.seconds > 0 and args.seconds or surge.duration() or 3
+  -- D seconds at R pps are round(R * D) frames: a loop that sends until
+  -- the clock passes D sends one more (its last send waits for a departure
+  -- at D itself). A sender that fell behind stops 10 ms after D (fewer
+  -- sent); a rate without a count (a % of an unknown link) sends for D.
+  local pps = require("surge.rate").pps(args.rate, args.size, link_mbps * 1e6)
+  local left = pps and math.floor(pps * seconds + 0.5) or math.huge
   local t0 = surge.tsc()
-  local stop_at = t0 + seconds * surge.tsc_hz()
+  local stop_at = t0 + (seconds + (pps and 0.01 or 0)) * surge.tsc_hz()
   local sent = 0
-  while surge.running() and surge.tsc() < stop_at do
-    burst:alloc()
+  while surge.running() and left > 0 and surge.tsc() < stop_at do
+    burst:alloc(math.min(left, burst.cap))
     probes:mark(burst)
-    sent = sent + q:send(burst)
+    local s = q:send(burst)
+    sent, left = sent + s, left - s
   end
   return { sent = sent, seconds = tonumber(surge.tsc() - t0) / surge.tsc_hz() }
 end

@@ -27,6 +27,7 @@ struct surge_opts {
 	int quiet;
 	double duration;          /* seconds, 0 = until the script ends */
 	double stats_interval;    /* seconds between lines, 0 = none */
+	int stats_interval_set;   /* --stats-interval given: a scenario keeps it */
 	int packets;              /* show: how many packets to print */
 	const char *output;       /* --output FILE (.json, .csv, - for JSON on stdout) */
 	const char *file_prefix;  /* --file-prefix NAME, NULL = surge-PID */

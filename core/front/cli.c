@@ -245,6 +245,7 @@ opt_duration(struct surge_opts *o, const char *v, char *err, size_t errlen)
 static int
 opt_stats_interval(struct surge_opts *o, const char *v, char *err, size_t errlen)
 {
+	o->stats_interval_set = 1;
 	if (cli_parse_seconds(v, &o->stats_interval) != 0 ||
 	    (o->stats_interval > 0 && o->stats_interval < SURGE_STATS_INTERVAL_MIN))
 		return fail(err, errlen, "option --stats-interval: '%s' is not 0 (none) or a time of 10ms or "
@@ -454,7 +455,7 @@ cli_usage(const char *prog)
 	       "  --no-huge           use 4 KB pages instead of hugepages\n"
 	       "  --eal \"ARGS\"        extra EAL arguments\n"
 	       "  --duration TIME     stop after TIME (10, 2.5s, 500ms)\n"
-	       "  --stats-interval T  seconds between stats lines (0 = none, default 1)\n"
+	       "  --stats-interval T  seconds between stats lines (0 = none; default 1, none for a scenario)\n"
 	       "  --quiet, -q         no periodic stats, progress, info lines or EAL notices\n"
 	       "  --vm-memory SIZE    memory each Lua VM may allocate (default 1G, or 3/4 of the\n"
 	       "                      memory the cgroup / machine has left when that is less)\n"

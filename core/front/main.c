@@ -155,6 +155,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	scenario = names_scenario(&o);
+	/* a scenario prints a progress line per trial: 1 s stats lines between
+	 * them are noise, so it has none unless --stats-interval asks */
+	if (scenario && !o.stats_interval_set)
+		o.stats_interval = 0;
 	/* read once: a pipe (<(cmd), -) cannot be read again by each task */
 	if (o.script != NULL && !scenario && o.cmd != CMD_PLOT &&
 	    (rc = script_read(o.script, &text, &text_len)) != 0) {

@@ -105,4 +105,36 @@ function M.build(spec, level)
   return set_catchup(r, spec)
 end
 
+-- The frames per second of a constant rate (a q:set_rate text or number)
+-- for frames of `len` bytes without FCS (the pacer's count: L1 adds 24,
+-- L2 4), on a link of link_bps (for "%"); nil for a rate that is not
+-- constant or a % without a link speed. A run of D seconds at it is
+-- round(pps * D) frames: what a script that sends for a time should count.
+function M.pps(spec, len, link_bps)
+  local r = parse_value(spec, "rate")
+  local v = r.value
+  if r.pattern ~= C.SURGE_PACE_CONSTANT then return nil end
+  if r.unit == C.SURGE_RATE_PPS then return v end
+  if r.unit == C.SURGE_RATE_LINK_PCT then
+    if not link_bps or link_bps <= 0 then return nil end
+    v = v / 100 * link_bps
+  end
+  return v / ((len + (r.unit == C.SURGE_RATE_L2_BPS and 4 or 24)) * 8)
+end
+
+-- A frame rate for people: "500 pps", "14.88 kpps", "1.488 Mpps", four
+-- significant digits at most and never an exponent. Every scenario line
+-- and table that shows a rate in words goes through this one function.
+function M.format_pps(pps)
+  if type(pps) ~= "number" or pps ~= pps or math.abs(pps) == math.huge then return tostring(pps) end
+  local r = tonumber(("%.4g"):format(pps))   -- rounded first: 999.96 kpps is 1 Mpps
+  local v, unit = r, "pps"
+  if math.abs(r) >= 1e6 then v, unit = r / 1e6, "Mpps" elseif math.abs(r) >= 1e3 then v, unit = r / 1e3, "kpps" end
+  local a = math.abs(v)
+  local digits = a < 1 and 3 or math.max(0, 3 - math.floor(math.log10(a) + 1e-9))
+  local text = ("%." .. digits .. "f"):format(v)
+  if text:find(".", 1, true) then text = text:gsub("0+$", ""):gsub("%.$", "") end
+  return text .. " " .. unit
+end
+
 return M

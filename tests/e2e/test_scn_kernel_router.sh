@@ -35,7 +35,7 @@ tx1=$(b1_tx)
 check "rfc2544 exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
 KMAC=$(ip netns exec "$NS" cat /sys/class/net/${P}a1/address)
-check_match "surge resolved the kernel's MAC on a1 ($KMAC) by ARP" "via $KMAC" "$OUT"
+check_match "surge resolved the kernel's MAC on a1 ($KMAC) by ARP" "via gateway [0-9a-f.:]+ \($KMAC\)" "$OUT"
 KMAC_B=$(ip netns exec "$NS" cat /sys/class/net/${P}b1/address)
 check_match "surge resolved the kernel's MAC on b1 ($KMAC_B) on the rx port too" "rx side: 10.1.0.1 at $KMAC_B" "$OUT"
 check_match "the kernel resolved 10.1.0.2 to surge's port 1 ($B0_MAC)" "10.1.0.2 .*lladdr $B0_MAC" \
@@ -66,7 +66,7 @@ run_surge 60 run --no-huge --stats-interval 0 "${DEVS[@]}" rfc2544 --tx 0 --rx 1
   --max-rate 10kpps --trial 0.4 --settle 0.2
 check "IPv6 rfc2544 exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
-check_match "surge resolved the kernel's MAC by NDP" "via $KMAC" "$OUT"
+check_match "surge resolved the kernel's MAC by NDP" "via gateway [0-9a-f.:]+ \($KMAC\)" "$OUT"
 check_match "surge resolved the kernel's rx-side MAC by NDP too" "rx side: 2001:db8:b::1 at $KMAC_B" "$OUT"
 check_match "the kernel resolved 2001:db8:b::2 to surge's port 1 by NDP" "2001:db8:b::2 .*lladdr $B0_MAC" \
   "$(ip netns exec "$NS" ip -6 neigh show dev ${P}b1)"

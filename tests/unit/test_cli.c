@@ -71,6 +71,7 @@ test_run_defaults(void **state)
 	assert_int_equal(o.quiet, 0);
 	assert_true(o.duration == 0.0);
 	assert_true(o.stats_interval == 1.0);
+	assert_int_equal(o.stats_interval_set, 0);   /* the default: a scenario has none */
 	assert_int_equal(o.script_argc, 0);
 }
 
@@ -95,6 +96,7 @@ test_every_option(void **state)
 	assert_int_equal(o.quiet, 1);
 	assert_true(o.duration == 2.5);
 	assert_true(o.stats_interval == 0.5);
+	assert_int_equal(o.stats_interval_set, 1);   /* given: a scenario keeps it */
 	assert_string_equal(o.script, "s.lua");
 	assert_int_equal(o.script_argc, 0);
 

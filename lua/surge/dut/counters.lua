@@ -56,9 +56,11 @@ end
 function Tagger:tag(burst)
   local l4, flows, sport0, seq, last = self.l4, self.flows, self.sport0, self.seq, self.last
   local f = self.next
-  local n = burst.n
+  -- burst.data read once: each read goes through the handle's __index,
+  -- which inside the loop keeps the JIT from compiling it (~0.8 us a frame)
+  local n, data = burst.n, burst.data
   for i = 0, n - 1 do
-    local u = burst.data[i] + l4
+    local u = data[i] + l4
     local sp = sport0 + f
     local old = u[0] * 256 + u[1]
     u[0] = rshift(sp, 8); u[1] = band(sp, 0xff)

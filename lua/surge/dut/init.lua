@@ -147,6 +147,16 @@ function Session:resolve()
   return self.dst_mac
 end
 
+-- Where the test frames go, for a progress line (after resolve()): "via
+-- gateway 10.0.0.1 (MAC)", "to MAC X (dst_mac)", or, with neither, "to the
+-- rx port's own MAC X (no gateway)" (a loopback's: net_ring's is all zeros).
+function Session:next_hop()
+  local mac = self:resolve()
+  if self.gateway then return ("via gateway %s (%s)"):format(self.gateway, mac) end
+  if self.dst_mac ~= self.rx_info.mac then return ("to MAC %s (dst_mac)"):format(mac) end
+  return ("to the rx port's own MAC %s (no gateway)"):format(mac)
+end
+
 -- The one-line reason of a failed task (its first line, without "(task ...)").
 function M.reason(e)
   local msg = tostring(e):match("^[^\n]*")
@@ -212,7 +222,9 @@ end
 -- probe_every } } instead of one size. Returns sent, received (unique
 -- frames), lost (sent - received), loss_pct, reordered, duplicated (copies of
 -- frames already received), tx_pps, seconds, classes = { { sent, received,
--- lost, loss_pct, reordered, duplicated, latency } }.
+-- lost, loss_pct, reordered, duplicated, latency } }, planned (the frames of
+-- the schedule), sender_limited (fewer sent than planned: surge did not
+-- offer the rate), rx_poll_ns (mean time between RX polls while sending).
 function Session:trial(t)
   local list = t.classes or { { size = t.size, tos = t.tos, flows = t.flows, share = 1,
                                 probe_every = t.probe_every } }
@@ -263,6 +275,11 @@ function Session:trial(t)
   end
   loss(r)
   for _, c in ipairs(r.classes) do loss(c) end
+  -- the offer not reached: fewer frames left than the schedule had (surge's
+  -- own send limit, a preempted core, a driver that pushed back). What the
+  -- trial measured is then at tx_pps, not at the rate asked: a result
+  -- limited by surge, not by the DUT (scenarios flag and say so)
+  r.sender_limited = r.planned ~= nil and r.sent < r.planned
   return r
 end
 

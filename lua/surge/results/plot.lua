@@ -381,10 +381,21 @@ local function scenario_charts(res, dir, charts)
           logx = logx and xs[1] > 0
           local x = axis(xi.unit, type(spec.xlabel) == "string" and spec.xlabel or axis_label(xi.unit, { xi.name }, xi.note),
                          logx, xs[1], xs[#xs], xs)
+          -- points surge could not offer (sender_limited rows) are named in
+          -- the title: there the curve shows surge's limit, not the DUT's
+          local limited = {}
+          for _, r in ipairs(rows) do
+            local xv = field(r, xnames)
+            if xv and r.sender_limited == true then limited[#limited + 1] = human(xv * xi.factor, xi.unit) end
+          end
+          local title = type(spec.title) == "string" and spec.title or name
+          if #limited > 0 then
+            title = ("%s - surge did not send the offered rate at %s %s: there it shows surge's limit"):format(
+              title, xi.name, table.concat(limited, ", "))
+          end
           local base = (type(spec.name) == "string" and spec.name) or (#specs > 1 and tostring(k)) or nil
           for c = 1, #groups, 2 do
-            local chart = { title = type(spec.title) == "string" and spec.title or name, x = x, series = {},
-                            points = #data }
+            local chart = { title = title, x = x, series = {}, points = #data }
             chart.name = name:gsub("[^%w]", "_") .. (base and "-" .. base or "") .. (c > 1 and ("-%d"):format((c + 1) / 2) or "")
             for side = 0, 1 do
               local g = groups[c + side]

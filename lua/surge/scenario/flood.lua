@@ -3,6 +3,7 @@
 --
 --   surge run --vdev ... flood --tx 0 --rx 1 --sizes imix --flows 1024 --trial 5
 local scenario = require "surge.scenario"
+local fmt_rate = require("surge.rate").format_pps
 
 local M = { name = "flood", description = "many flows at max rate (sizes or IMIX): what the DUT forwards" }
 
@@ -44,22 +45,22 @@ function M.run(opts)
         or ("the %d-byte frames' share of %s"):format(c.size, rate and "--rate" or "line rate"), "--trial")
     end
   end
-  local mac = s:resolve()
-  scenario.progress("flood: tx port %d -> rx port %d via %s, %d flow(s) x %d size(s), %s", s.tx.id, s.rx.id, mac,
-    opts.flows, #classes, rate and ("%g pps"):format(rate) or "as fast as possible")
+  scenario.progress("flood: tx port %d -> rx port %d %s, %d flow(s) x %d size(s), %s", s.tx.id, s.rx.id,
+    s:next_hop(), opts.flows, #classes, rate and fmt_rate(rate) or "as fast as possible")
   s:trial{ size = classes[1].size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   scenario.steps(1, "flood")
   local t = s:trial{ classes = classes, rate = rate, duration = opts.trial, settle = opts.settle, what = "the flood" }
   scenario.step()
   local res = { scenario = M.name, flows = opts.flows, seconds = t.seconds, sent = t.sent, received = t.received,
                 lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, tx_pps = t.tx_pps,
-                forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = require("surge.results.json").array() }
+                forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = require("surge.results.json").array(),
+                rate_pps = rate, planned = t.planned, sender_limited = t.sender_limited }
   for k, c in ipairs(t.classes) do
     res.sizes[k] = { size = classes[k].size, sent = c.sent, received = c.received, lost = c.lost,
                      loss_pct = c.loss_pct, reordered = c.reordered, duplicated = c.duplicated }
   end
-  scenario.progress("  sent %d (%.4g kpps)  received %d  loss %.3f %%%s", t.sent, t.tx_pps / 1e3,
-    t.received, t.loss_pct, scenario.dup_text(t.duplicated))
+  scenario.progress("  sent %d (%s)  received %d  loss %.3f %%%s%s", t.sent, fmt_rate(t.tx_pps),
+    t.received, t.loss_pct, scenario.dup_text(t.duplicated), scenario.limited_text(t))
   return scenario.done(M.name, res)
 end
 
@@ -69,8 +70,9 @@ function M.report(res)
     rows[#rows + 1] = { c.size, c.sent, c.received, c.loss_pct, c.reordered, c.duplicated or 0 }
   end
   rows[#rows + 1] = { "all", res.sent, res.received, res.loss_pct, res.reordered, res.duplicated or 0 }
-  return ("flood results: %d flows per size, %.2f s, sent %.4g kpps, forwarded %.4g kpps\n"):format(res.flows,
-    res.seconds, res.tx_pps / 1e3, res.forwarded_pps / 1e3)
+  return ("flood results: %d flows per size, %.2f s, sent %s, forwarded %s%s\n"):format(res.flows,
+    res.seconds, fmt_rate(res.tx_pps), fmt_rate(res.forwarded_pps),
+    res.sender_limited and (" (offered %s: surge's limit, not the DUT's)"):format(fmt_rate(res.rate_pps)) or "")
     .. scenario.table({ "size", "sent", "received", "loss_%", "reordered", "duplicated" }, rows)
 end
 

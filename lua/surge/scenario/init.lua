@@ -377,6 +377,36 @@ function M.dup_text(n)
   return (n or 0) > 0 and ("  duplicated %d"):format(n) or ""
 end
 
+-- The note of a trial whose offer surge did not reach (dut trial's
+-- sender_limited): what it did send, and whose limit that is.
+function M.limited_text(t)
+  if not t.sender_limited then return "" end
+  return ("  (surge sent only %s, %d of %d frames: surge's limit, not the DUT's)"):format(
+    require("surge.rate").format_pps(t.tx_pps), t.sent, t.planned)
+end
+
+-- The lines under a result table that say what its numbers include:
+-- rows limited by surge (their limited_by column) and the receive-poll
+-- delay surge adds to every latency (its measured mean poll interval).
+-- entries: the results' trials ({ sender_limited, rx_poll_ns, latency }).
+function M.notes(entries)
+  local limited, poll, n = 0, 0, 0
+  for _, e in ipairs(entries) do
+    if e.sender_limited then limited = limited + 1 end
+    if e.rx_poll_ns and e.latency and (e.latency.probes or 0) > 0 then poll, n = math.max(poll, e.rx_poll_ns), n + 1 end
+  end
+  local out = {}
+  if limited > 0 then
+    out[#out + 1] = ("limited_by surge: in %d row(s) surge did not send the offered rate (the progress lines "
+      .. "say what it sent): those figures are surge's limit, not the DUT's"):format(limited)
+  end
+  if n > 0 then
+    out[#out + 1] = ("latency includes up to one RX poll interval of surge's own delay: polls %.2f us apart "
+      .. "on average (the trial with the longest)"):format(poll / 1e3)
+  end
+  return #out > 0 and "\n" .. table.concat(out, "\n") or ""
+end
+
 function M.progress(fmt, ...)
   if require("surge.core").C.surge_quiet() ~= 0 then return end
   io.write(fmt:format(...), "\n")

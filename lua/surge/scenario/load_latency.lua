@@ -5,6 +5,7 @@
 --   require "surge.scenario.load_latency".run{ tx = 0, rates = "10kpps,50kpps" }
 local surge = require "surge"
 local scenario = require "surge.scenario"
+local fmt_rate = require("surge.rate").format_pps
 
 local M = { name = "load-latency", description = "latency percentiles and loss vs offered load, over a list of rates" }
 
@@ -24,7 +25,7 @@ local function flat_rows(res)
   for _, pt in ipairs(res.points) do
     local l = pt.latency or {}
     res.rows[#res.rows + 1] = { load_pps = pt.rate_pps, loss_pct = pt.loss_pct, p50_ns = l.p50_ns,
-      p99_ns = l.p99_ns, p999_ns = l.p999_ns }
+      p99_ns = l.p99_ns, p999_ns = l.p999_ns, sent_pps = pt.tx_pps, sender_limited = pt.sender_limited }
   end
 end
 
@@ -39,8 +40,8 @@ function M.run(opts)
     parse = function(w) return scenario.pps(w, opts.size, line, "--rates") end })
   if #rates == 0 then scenario.refuse("--rates", "no rate given") end
   for _, rate in ipairs(rates) do scenario.check_frames(rate, opts.trial, "--rates", "--trial") end
-  local mac = s:resolve()
-  scenario.progress("load-latency: tx port %d -> rx port %d via %s, %d-byte frames", s.tx.id, s.rx.id, mac, opts.size)
+  scenario.progress("load-latency: tx port %d -> rx port %d %s, %d-byte frames", s.tx.id, s.rx.id, s:next_hop(),
+    opts.size)
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   -- a list even when a stop comes before the first point (JSON [], not {})
   local res = { scenario = M.name, size = opts.size, points = require("surge.results.json").array() }
@@ -49,12 +50,14 @@ function M.run(opts)
   for _, rate in ipairs(rates) do
     local t = s:trial{ size = opts.size, rate = rate, duration = opts.trial, settle = opts.settle, flows = opts.flows,
                        probe_every = math.max(1, math.floor(rate / opts.probes)),
-                       what = ("the trial at %.0f pps"):format(rate) }
+                       what = "the trial at " .. fmt_rate(rate) }
     local l = t.classes[1].latency
     res.points[#res.points + 1] = { rate_pps = rate, tx_pps = t.tx_pps, sent = t.sent, received = t.received,
-      lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, latency = l }
-    scenario.progress("  offered %.4g kpps  sent %d  received %d  loss %.3f %%%s  %s", rate / 1e3,
-      t.sent, t.received, t.loss_pct, scenario.dup_text(t.duplicated), surge.latency.format(l))
+      lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, latency = l,
+      planned = t.planned, sender_limited = t.sender_limited, rx_poll_ns = t.rx_poll_ns }
+    scenario.progress("  offered %s  sent %d  received %d  loss %.3f %%%s  %s%s", fmt_rate(rate),
+      t.sent, t.received, t.loss_pct, scenario.dup_text(t.duplicated), surge.latency.format(l),
+      scenario.limited_text(t))
     scenario.step()
   end
   flat_rows(res)
@@ -66,11 +69,11 @@ function M.report(res)
   for _, p in ipairs(res.points) do
     local l = scenario.lat_cells(p.latency)
     rows[#rows + 1] = { p.rate_pps, p.tx_pps, p.sent, p.received, p.loss_pct, l[1], l[2], l[3], l[4], l[5],
-                        p.duplicated or 0 }
+                        p.duplicated or 0, p.sender_limited and "surge" or "-" }
   end
   return ("load-latency results (%d-byte frames)\n"):format(res.size) .. scenario.table({ "offered_pps",
     "sent_pps", "sent", "received", "loss_%", "lat_min_us", "lat_avg_us", "lat_p50_us", "lat_p99_us",
-    "lat_max_us", "duplicated" }, rows)
+    "lat_max_us", "duplicated", "limited_by" }, rows) .. scenario.notes(res.points)
 end
 
 return M

@@ -4,6 +4,7 @@
 --   surge run --vdev ... qos --tx 0 --rx 1 --classes ef:46:10kpps,af41:34:20kpps,be:0:70kpps
 local surge = require "surge"
 local scenario = require "surge.scenario"
+local fmt_rate = require("surge.rate").format_pps
 
 local M = { name = "qos", description = "traffic classes with their own rates and DSCP marks: per-class loss and latency" }
 
@@ -55,18 +56,20 @@ function M.run(opts)
     classes[k] = { size = opts.size, tos = c.dscp * 4, flows = opts.flows, share = c.rate,
                    probe_every = math.max(1, math.floor(c.rate / opts.probes)) }
   end
-  local mac = s:resolve()
-  scenario.progress("qos: tx port %d -> rx port %d via %s, %d classes, %g pps in all", s.tx.id, s.rx.id, mac, #cls, total)
+  scenario.progress("qos: tx port %d -> rx port %d %s, %d classes, %s in all", s.tx.id, s.rx.id, s:next_hop(), #cls,
+    fmt_rate(total))
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   scenario.steps(1, "qos")
   local t = s:trial{ classes = classes, rate = total, duration = opts.trial, settle = opts.settle, what = "the qos trial" }
   scenario.step()
-  local res = { scenario = M.name, size = opts.size, seconds = t.seconds, classes = {} }
+  local res = { scenario = M.name, size = opts.size, seconds = t.seconds, classes = {}, rate_pps = total,
+                tx_pps = t.tx_pps, planned = t.planned, sender_limited = t.sender_limited, rx_poll_ns = t.rx_poll_ns }
+  if t.sender_limited then scenario.progress("qos: offered %s in all%s", fmt_rate(total), scenario.limited_text(t)) end
   for k, c in ipairs(t.classes) do
     res.classes[k] = { name = cls[k].name, dscp = cls[k].dscp, rate_pps = cls[k].rate,
                        tx_pps = t.seconds > 0 and c.sent / t.seconds or 0, sent = c.sent, received = c.received,
                        lost = c.lost, loss_pct = c.loss_pct, reordered = c.reordered, duplicated = c.duplicated,
-                       latency = c.latency }
+                       latency = c.latency, sender_limited = t.sender_limited, rx_poll_ns = t.rx_poll_ns }
     scenario.progress("  %-8s dscp %2d  sent %d  received %d  loss %.3f %%%s  %s", cls[k].name,
       cls[k].dscp, c.sent, c.received, c.loss_pct, scenario.dup_text(c.duplicated), surge.latency.format(c.latency))
   end
@@ -79,11 +82,11 @@ function M.report(res)
     local l = scenario.lat_cells(c.latency)
     rows[#rows + 1] = { c.name, c.dscp, c.rate_pps, c.tx_pps, c.sent, c.received, c.loss_pct, c.reordered,
                         c.duplicated or 0,
-                        l[1], l[2], l[3], l[4], l[5] }
+                        l[1], l[2], l[3], l[4], l[5], c.sender_limited and "surge" or "-" }
   end
   return ("qos results (%d-byte frames, %.2f s)\n"):format(res.size, res.seconds) .. scenario.table({ "class",
     "dscp", "rate_pps", "sent_pps", "sent", "received", "loss_%", "reordered", "duplicated", "lat_min_us", "lat_avg_us",
-    "lat_p50_us", "lat_p99_us", "lat_max_us" }, rows)
+    "lat_p50_us", "lat_p99_us", "lat_max_us", "limited_by" }, rows) .. scenario.notes(res.classes)
 end
 
 return M

@@ -32,7 +32,7 @@ function M.run(opts)
     data_room = info.max_len > 1518 and info.max_len or nil }
   s.replay_pool = pool
   scenario.progress("replay: %s: %d frames, %.6f s, %d pass(es), %s", opts.file, info.records, info.duration, opts.loop,
-    rate and ("at %g pps"):format(rate) or ("timing " .. opts.timing))
+    rate and ("at " .. require("surge.rate").format_pps(rate)) or ("timing " .. opts.timing))
   local surge = require "surge"
   local id = surge.launch("surge.dut.trial:replay", { ifaces = s.ifaces, ctrl_pool = s.ctrl_pool, tx_iface = 1,
     rx_iface = s.rx_iface, reader = reader, pool = pool, rate = rate, settle = opts.settle,

@@ -53,7 +53,7 @@ local function tests(v)
   return set, n
 end
 
-local function fmt_rate(pps) return ("%.4g kpps"):format(pps / 1e3) end
+local fmt_rate = require("surge.rate").format_pps
 
 -- One flat row per frame size: what surge plot and spreadsheets read
 -- (docs/results.md).
@@ -62,8 +62,8 @@ local function flat_rows(results)
   for _, r in ipairs(results.sizes) do
     local t, l = r.throughput or {}, r.latency or {}
     results.rows[#results.rows + 1] = { frame_size = r.size, throughput_pps = t.pps,
-      throughput_mpps = t.pps and t.pps / 1e6, throughput_pct = t.line_pct,
-      p50_ns = l.p50_ns, p99_ns = l.p99_ns, max_ns = l.max_ns }
+      throughput_mpps = t.pps and t.pps / 1e6, throughput_pct = t.line_pct, throughput_searched_pps = t.searched_pps,
+      sender_limited = t.sender_limited, p50_ns = l.p50_ns, p99_ns = l.p99_ns, max_ns = l.max_ns }
   end
 end
 
@@ -120,7 +120,7 @@ function M.run(opts)
   for _, size in ipairs(sizes) do scenario.check_size(s, size, "--sizes") end
   local rate = rates(s, opts, sizes, want)
   local mac = s:resolve()
-  scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s via %s%s", s.tx.id, s.rx.id, s.src, s.dst, mac,
+  scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s %s%s", s.tx.id, s.rx.id, s.src, s.dst, s:next_hop(),
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
   -- learning (RFC 2544 section 23): a short low-rate trial so the DUT has
   -- resolved surge's addresses before anything is measured
@@ -147,22 +147,30 @@ function M.run(opts)
         max_trials = opts.max_trials, tolerance = opts.tolerance, trial = function(rate)
           n = n + 1
           local t = trial(rate, ("throughput trial %d at %d bytes"):format(n, size))
-          local short = t.tx_pps < rate * 0.95
           scenario.progress("  %5d B  throughput trial %2d  offered %s  sent %d  received %d  loss %.3f %%%s%s",
             size, n, fmt_rate(rate), t.sent, t.received, t.loss_pct, scenario.dup_text(t.duplicated),
-            short and ("  (surge sent only " .. fmt_rate(t.tx_pps) .. ")") or "")
+            scenario.limited_text(t))
           return t.loss_pct, { sent = t.sent, received = t.received, tx_pps = t.tx_pps, reordered = t.reordered,
-                               duplicated = t.duplicated }
+                               duplicated = t.duplicated, planned = t.planned, sender_limited = t.sender_limited }
         end }
-      -- T is what the passing trial really sent: where surge could not offer
-      -- the searched rate (its own limit, preemption, a DUT that pushes back
-      -- on the sender), the rate it did offer is the one shown to pass
-      T = found.rate
+      -- T is the searched rate when the passing trial sent its schedule;
+      -- where surge could not offer it (its own limit, preemption, a DUT
+      -- that pushes back on the sender), the rate it did offer is the one
+      -- shown to pass, and T is surge's limit, flagged (sender_limited)
+      T = math.floor(found.rate)
+      local limited = false
       for _, tr in ipairs(found.trials) do
-        if tr.pass and tr.rate == found.rate then T = math.floor(math.min(found.rate, tr.extra.tx_pps)) end
+        if tr.pass and tr.rate == found.rate and tr.extra.sender_limited then
+          T = math.floor(math.min(found.rate, tr.extra.tx_pps))
+          limited = true
+        end
       end
       r.throughput = { pps = T, searched_pps = found.rate, l1_mbps = T * (size + 20) * 8 / 1e6, line_pct = line > 0 and T * 100 / line or nil,
-                       converged = found.converged, trials = found.trials }
+                       converged = found.converged, trials = found.trials, sender_limited = limited }
+      if limited then
+        scenario.progress("  %5d B  throughput %s is surge's limit, not the DUT's: it offered %s and sent only that",
+          size, fmt_rate(T), fmt_rate(found.rate))
+      end
       if opts.confirm and T > 0 then
         local a = trial(T, "the confirmation trial at T")
         local b = trial(T * 1.2, "the trial at 1.2 T")
@@ -180,16 +188,20 @@ function M.run(opts)
       local t = trial(T, "the latency trial", { duration = opts.latency_trial, probe_every = every })
       local l = t.classes[1].latency
       r.latency = { rate_pps = T, probes = l.probes, min_ns = l.min_ns, mean_ns = l.mean_ns, p50_ns = l.p50_ns,
-                    p99_ns = l.p99_ns, max_ns = l.max_ns, loss_pct = t.loss_pct }
-      scenario.progress("  %5d B  latency at %s: %s", size, fmt_rate(T), surge.latency.format(l))
+                    p90_ns = l.p90_ns,
+                    p99_ns = l.p99_ns, max_ns = l.max_ns, loss_pct = t.loss_pct, tx_pps = t.tx_pps,
+                    sender_limited = t.sender_limited, rx_poll_ns = t.rx_poll_ns }
+      scenario.progress("  %5d B  latency at %s: %s%s", size, fmt_rate(T), surge.latency.format(l),
+        scenario.limited_text(t))
     end
     if want.latency then scenario.step() end
     if want.loss then
       r.loss = search.loss_curve{ hi = hi, step_pct = opts.loss_step, trial = function(rate)
         local t = trial(rate, "a frame loss trial")
-        scenario.progress("  %5d B  frame loss at %s: %.3f %%%s", size, fmt_rate(rate), t.loss_pct,
-          scenario.dup_text(t.duplicated))
-        return t.loss_pct, { sent = t.sent, received = t.received, duplicated = t.duplicated }
+        scenario.progress("  %5d B  frame loss at %s: %.3f %%%s%s", size, fmt_rate(rate), t.loss_pct,
+          scenario.dup_text(t.duplicated), scenario.limited_text(t))
+        return t.loss_pct, { sent = t.sent, received = t.received, duplicated = t.duplicated, tx_pps = t.tx_pps,
+                             planned = t.planned, sender_limited = t.sender_limited }
       end }
       scenario.step()
     end
@@ -198,7 +210,8 @@ function M.run(opts)
         resolution = math.max(1, math.floor(opts.b2b_max / 1000)), trial = function(n)
           local t = s:trial{ size = size, count = n, settle = opts.settle, flows = opts.flows,
                              what = "a back-to-back trial" }
-          scenario.progress("  %5d B  back-to-back %d frames: lost %d%s", size, n, t.lost, scenario.dup_text(t.duplicated))
+          scenario.progress("  %5d B  back-to-back %d frames: lost %d%s%s", size, n, t.lost,
+            scenario.dup_text(t.duplicated), t.sender_limited and ("  (surge sent only %d: the driver took no more)"):format(t.sent) or "")
           return t.lost
         end }
       r.back_to_back = b
@@ -210,18 +223,26 @@ function M.run(opts)
 end
 
 function M.report(res)
-  local rows = {}
+  local rows, notes = {}, {}
   for _, r in ipairs(res.sizes) do
     local t, l = r.throughput, r.latency
     local lat = scenario.lat_cells(l)
-    local loss100 = r.loss and r.loss[1] and r.loss[1].loss_pct or nil
+    local loss1 = r.loss and r.loss[1]
+    -- which of this size's results were limited by surge's sender
+    local by = {}
+    if t and t.sender_limited then by[#by + 1] = "tput" end
+    if l and l.sender_limited then by[#by + 1] = "lat" end
+    if loss1 and loss1.extra and loss1.extra.sender_limited then by[#by + 1] = "loss" end
     rows[#rows + 1] = { r.size, t and t.pps or "-", t and t.l1_mbps or "-", t and t.line_pct or "-",
-                        lat[1], lat[2], lat[3], lat[4], lat[5], loss100 or "-",
-                        r.back_to_back and r.back_to_back.frames or "-" }
+                        lat[1], lat[2], lat[3], lat[4], lat[5], loss1 and loss1.loss_pct or "-",
+                        r.back_to_back and r.back_to_back.frames or "-",
+                        #by > 0 and "surge:" .. table.concat(by, ",") or "-" }
+    notes[#notes + 1] = { sender_limited = #by > 0, latency = l, rx_poll_ns = l and l.rx_poll_ns }
   end
   return "rfc2544 results (loss tolerance " .. res.tolerance_pct .. " %, trials of " .. res.trial_s .. " s)\n"
     .. scenario.table({ "size", "tput_pps", "L1_Mbit/s", "line_%", "lat_min_us", "lat_avg_us", "lat_p50_us",
-                        "lat_p99_us", "lat_max_us", "loss@100%", "b2b_frames" }, rows)
+                        "lat_p99_us", "lat_max_us", "loss@100%", "b2b_frames", "limited_by" }, rows)
+    .. scenario.notes(notes)
 end
 
 return M
