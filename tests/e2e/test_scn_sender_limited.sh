@@ -38,7 +38,7 @@ if command -v gnuplot >/dev/null; then
   run_surge 30 plot "$TMP/ll.json" -o "$TMP/ll.svg"
   check "surge plot exits 0" 0 "$RC"
   check_match "plot: the chart's title names the point surge could not offer" \
-    "load-latency curve - surge did not send the offered rate at load_pps [0-9., ]*14880952[0-9., ]*: there it shows surge's limit" "$OUT"
+    "Latency against offered load - surge did not send the offered rate at offered load [0-9., kMp]*14\\.9 Mpps: there it shows surge's limit" "$OUT"
 else
   echo "skip plot checks: gnuplot not installed"
 fi

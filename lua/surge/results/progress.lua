@@ -26,6 +26,16 @@ local function clock(s)
   return ("%d:%02d"):format(s / 60, s % 60)
 end
 
+-- One more reader of each progress line, besides stderr: a client of the
+-- control socket that asked for them (python/surge: a scenario's progress
+-- callback). tap(fn) sets it and returns the one it replaces.
+local tapped = nil
+function M.tap(fn)
+  local old = tapped
+  tapped = fn
+  return old
+end
+
 local function draw(p, done, t, final)
   local pct = math.min(100, done * 100 / p.total)
   local elapsed = t - p.t0
@@ -40,6 +50,7 @@ local function draw(p, done, t, final)
     io.stderr:write("progress: ", text, "\n")
   end
   io.stderr:flush()
+  if tapped then pcall(tapped, "progress: " .. text) end
   p.last = t
 end
 
