@@ -16,7 +16,9 @@ need_cmd prometheus
 need_cmd promtool
 need_cmd curl
 need_cmd python3
-SCRIPT=$E2E_DIR/metrics/scrape.lua
+SCRIPT=$E2E_DIR/results/live.lua
+# counter names with "." and "-" (as surge_script_rx_seen_total ...), a gauge
+OPTS=(--rate 20kpps --rx-name rx.seen --tx-name tx-sent --gauge queue.depth)
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -43,7 +45,7 @@ kill "$BPID" 2>/dev/null
 # --- a run scraped by Prometheus ---------------------------------------------
 PPORT=$(free_port)
 "$SURGE" run --no-huge --metrics 0 --vdev net_ring_m0 --lcores '(0-1)@(0-1)' --duration 15 \
-  --output "$TMP/run.json" "$SCRIPT" >"$TMP/run.out" 2>"$TMP/run.err" &
+  --output "$TMP/run.json" "$SCRIPT" "${OPTS[@]}" >"$TMP/run.out" 2>"$TMP/run.err" &
 SPID=$!
 on_exit "kill -KILL $SPID"
 check_true "the start-up line names the endpoint" "$(head -3 "$TMP/run.out")" \
@@ -165,7 +167,7 @@ GOOD=0
 ANSWERED=0
 for i in $(seq 1 $RUNS); do
   "$SURGE" run --no-huge --metrics 0 --vdev net_ring_ms$i --lcores '(0-1)@(0-1)' --duration 1.5 \
-    "$SCRIPT" >"$TMP/stop.out" 2>&1 &
+    "$SCRIPT" "${OPTS[@]}" >"$TMP/stop.out" 2>&1 &
   SP=$!
   wait_for_text "$TMP/stop.out" '^surge: metrics: http://' 20 "$SP"
   SU=$(sed -n 's|^surge: metrics: \(http://.*\)$|\1|p' "$TMP/stop.out" | head -1)

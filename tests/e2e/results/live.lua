@@ -1,19 +1,29 @@
--- live.lua - a paced sender with latency probes and a custom counter on a
--- net_ring loopback, for reading a running surge from outside (telemetry).
+-- live.lua - a paced sender with latency probes, custom counters and a
+-- gauge on a net_ring loopback, for reading a running surge from outside
+-- (DPDK telemetry, the Prometheus endpoint).
 --   surge run --vdev net_ring_live0 --lcores "(0-1)@(0-1)" --duration 5 live.lua
+--   ... live.lua --rate 20kpps --rx-name rx.seen --tx-name tx-sent --gauge queue.depth
 local surge = require "surge"
 
 local PROBE_AT = 44
 
-function master()
+function configure(p)
+  p:option("--rate", "the sender's rate", "50kpps")
+  p:option("--rx-name", "master's counter of frames received", "rx_seen")
+  p:option("--tx-name", "the task's counter of frames sent", "tx_sent")
+  p:option("--gauge", "a gauge of master's set to 42.5 (none: no gauge)", "")
+end
+
+function master(args)
   local port = surge.port(0, { rxq = 1, txq = 1 })
   local q = port:txq(0)
-  q:set_rate("50kpps")
-  surge.launch("tx", q)
+  q:set_rate(args.rate)
+  surge.launch("tx", q, args.tx_name)
   local lat = surge.latency.receiver{ offset = PROBE_AT }
   local burst = surge.pool{ size = 63 }:burst(64)
   local rxq = port:rxq(0)
-  local seen = surge.counter("rx_seen")
+  local seen = surge.counter(args.rx_name)
+  if args.gauge ~= "" then surge.gauge(args.gauge):set(42.5) end
   surge.idle{ mode = "pause" }
   while surge.poll() > 0 do
     local n = rxq:recv(burst)
@@ -28,11 +38,11 @@ function master()
   return 0
 end
 
-function tx(q)
+function tx(q, name)
   local pool = surge.pool{ template = surge.proto.udp{ size = 64 }, shared = true }
   local burst = pool:burst(32)
   local probes = surge.latency.marker{ offset = PROBE_AT, every = 10 }
-  local sent = surge.counter("tx_sent")
+  local sent = surge.counter(name)
   while surge.running() do
     burst:alloc()
     probes:mark(burst)
