@@ -7,6 +7,7 @@
 local mlr = require "surge.scenario.mlrsearch"
 local search = require "surge.scenario.search"
 local errors = require("surge.vm.testrun").errors
+local at = require("surge.vm.testrun").at
 
 local T = {}
 
@@ -229,6 +230,33 @@ function T.bad_goals_refused()
     trial = function() return 0 end })
   errors("min_load 2e%+06 must be above 0 and below max_load", mlr.search,
     { max_load = 1e6, min_load = 2e6, trial = function() return 0 end })
+end
+
+-- The scenario from Lua (as a script or the REPL calls it) on the ring
+-- loopback (port 0): the results in the shape --output writes (what it
+-- finds is what surge's sender manages on this machine, not asserted); bad
+-- goals raise at the caller's line.
+function T.scenario_from_lua()
+  local r = mlr.run{ tx = 0, sizes = "64", max_rate = "5kpps", final_trial = 0.2, duration_sum = 0.2,
+                     settle = 0.05, max_trials = 12 }
+  assert(r.scenario == "mlrsearch" and r.search == "mlr", "the results say which search ran")
+  assert(#r.rows == 2 and r.rows[1].goal == "NDR" and r.rows[2].goal == "PDR", "a row per goal")
+  for _, row in ipairs(r.rows) do
+    assert(row.frame_size == 64 and row.lower_bound_pps >= 0 and row.loss_ratio < 1, row.goal)
+  end
+  assert(#r.trials >= 2 and #r.trials <= 12 and r.trials[1].load_pps == 5000, "trials recorded, the budget kept")
+  local sum = 0
+  for _, t in ipairs(r.trials) do sum = sum + t.duration_s end
+  assert(math.abs(sum - r.trial_seconds) < 1e-9, "trial_seconds is their sum")
+  assert(mlr.report(r):find("mlrsearch results", 1, true), "the report")
+  errors(at("mlrsearch: --goals: goal NDR: loss ratio 1 must be in 0..1, below 1 (a loss ratio of 1 is met by a "
+    .. "DUT that forwards nothing)", 2), function()
+    mlr.run{ tx = 0, goals = "NDR:1" } end)
+  errors(at("mlrsearch: --width: goal NDR: width 0 must be above 0 and below 1 (a relative width; 0 is never "
+    .. "reached)", 2), function()
+    mlr.run{ tx = 0, width = 0 } end)
+  errors(at("rfc2544: --search: unknown search \"fast\" (binary, mlr)", 1), function()
+    require("surge.scenario.rfc2544").run{ tx = 0, search = "fast" } end)
 end
 
 return T

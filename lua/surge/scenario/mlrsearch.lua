@@ -1,8 +1,9 @@
 -- mlrsearch.lua - the search logic of RFC 9971 MLRsearch (Multiple Loss Ratio
 -- search), free of packets and ports like search.lua: the trial function is
 -- injected, so tests drive it with simulated DUTs whose loss curves are known
--- (tests/lua/test_mlrsearch.lua). The scenario (scenario/mlr.lua) and
--- rfc2544 --search mlr give it surge trials.
+-- (tests/lua/test_mlrsearch.lua). The same module is the scenario
+-- `mlrsearch` (M.options, M.run, M.report at the end: surge trials, loaded
+-- only there), and rfc2544 --search mlr calls M.search with its own trials.
 --
 -- A goal: { name, loss_ratio, exceed_ratio, final_trial (s), duration_sum
 -- (s), width (relative) }. At one load a goal classifies the trials there
@@ -24,7 +25,8 @@
 -- trial's duration as duration sum), the last phase the goals themselves.
 -- Every trial is seen by every goal (each classifies it with its own loss
 -- ratio): all goals in one search.
-local M = {}
+local M = { name = "mlrsearch",
+  description = "RFC 9971 MLRsearch: NDR, PDR (any loss goals) in one search per frame size" }
 
 -- CSIT's NDR and PDR goals (RFC 9971 appendix; FD.io CSIT's defaults).
 M.DEFAULTS = { exceed_ratio = 0.5, final_trial = 1, duration_sum = 21, width = 0.005 }
@@ -130,7 +132,7 @@ end
 -- M.goals; default NDR and PDR), initial_trial (s, the coarsest phase's
 -- trials; default a tenth of the shortest final trial), phases (coarse
 -- phases before the goals' own, default 2), max_trials (default 1000),
--- max_time (trial seconds, default none), trial(load, duration) ->
+-- max_time (trial seconds, default none), trial(load, duration, phase) ->
 -- loss_ratio [, forwarding_rate [, extra]] (forwarding rate default load x
 -- (1 - loss ratio)).
 -- Returns { goals = { { goal fields, lower_bound, upper_bound (nil: max load
@@ -156,7 +158,7 @@ function M.search(o)
 
   local trials, at, elapsed = {}, {}, 0     -- at[load] = the trials at that load
   local function run(load, duration, phase, goal)
-    local loss, fr, extra = o.trial(load, duration)
+    local loss, fr, extra = o.trial(load, duration, phase)
     if type(loss) ~= "number" or loss ~= loss then
       error(("mlrsearch: trial(%g, %g) returned loss ratio %s, not a number"):format(load, duration,
         tostring(loss)), 0)
@@ -299,6 +301,224 @@ function M.search(o)
     out[i] = r
   end
   return { goals = out, trials = trials, trial_seconds = elapsed, complete = complete }
+end
+
+
+-- The scenario `mlrsearch`: M.search per frame size with surge trials
+-- through the DUT (surge run mlrsearch --tx 0 --rx 1 --gateway ... --sizes 64,512).
+
+function M.options(p)
+  local scenario = require "surge.scenario"
+  scenario.dut_options(p)
+  p:option("--sizes", "frame sizes with FCS, comma-separated", "64")
+  p:option("--goals", "goals NAME:LOSS[:EXCEED[:FINAL[:SUM[:WIDTH]]]], each a loss ratio (0.005 or 0.5%) and "
+    .. "optionally its own exceed ratio, final trial (s), duration sum (s), width", "NDR:0,PDR:0.5%")
+  p:option("--exceed-ratio", "share of a load's trial time allowed above a goal's loss ratio (0..1, below 1)",
+    M.DEFAULTS.exceed_ratio, "number")
+  p:option("--final-trial", "seconds of a full trial, the last phase's", M.DEFAULTS.final_trial, "number")
+  p:option("--duration-sum", "seconds of full trials that decide a load", M.DEFAULTS.duration_sum, "number")
+  p:option("--width", "relative width of the final bounds (0.005 or 0.5%)", "0.5%")
+  p:option("--initial-trial", "seconds of the coarsest phase's trials (default: a tenth of the final trial)", "")
+  p:option("--phases", "coarse phases before the goals' own", 2, "integer 0..10")
+  p:option("--max-rate", "max load, the first trial's (pps, 1mpps, 1gbit, or % of line rate)", "100%")
+  p:option("--min-rate", "min load, the lowest the search tries (default: max load / 1000, at least 10 frames "
+    .. "in the shortest trial)", "")
+  p:option("--settle", "seconds to keep receiving after a trial before counting loss", 0.5, "number 0..3600")
+  p:option("--flows", "UDP flows (source ports) in the test traffic", 1, "integer 1..60000")
+  p:option("--max-trials", "trials per frame size at most", 1000, "integer 1..1000000")
+  p:option("--max-time", "trial seconds per frame size at most (0: no limit)", 0, "number 0..1000000")
+end
+
+-- A ratio as given: a number, "0.005" or "0.5%"; option names it when refused.
+local function ratio(v, option)
+  local scenario = require "surge.scenario"
+  if type(v) == "number" then return v end
+  if type(v) == "string" then
+    local n, pct = v:match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
+    n = tonumber(n)
+    if n then return pct == "%" and n / 100 or n end
+  end
+  scenario.refuse(option, "%s is not a ratio (0.005 or 0.5%%)", type(v) == "string" and "'" .. v .. "'" or tostring(v))
+end
+
+-- The goals of --goals with the other options as their defaults, each
+-- checked by M.goal_error; a wrong field is refused naming the option it
+-- came from (the goal's own item, or --exceed-ratio, --width, ...).
+local FIELDS = { "loss_ratio", "exceed_ratio", "final_trial", "duration_sum", "width" }
+local OPTION = { exceed_ratio = "--exceed-ratio", final_trial = "--final-trial", duration_sum = "--duration-sum",
+                 width = "--width" }
+function M.goals_from(opts)
+  local scenario = require "surge.scenario"
+  local base = { exceed_ratio = ratio(opts.exceed_ratio, "--exceed-ratio"), final_trial = opts.final_trial,
+                 duration_sum = opts.duration_sum, width = ratio(opts.width, "--width") }
+  local items = scenario.items(opts.goals, "--goals", { what = "goal", expected = "goals like \"NDR:0,PDR:0.5%\"",
+    unique = function(g) return g.name end, parse = function(w)
+      if type(w) == "table" then return w end
+      local parts = {}
+      for f in (tostring(w) .. ":"):gmatch("([^:]*):") do parts[#parts + 1] = f end
+      if #parts < 2 or #parts > 6 or parts[1] == "" or not parts[1]:match("^[%w_%-]+$") then
+        scenario.refuse("--goals", "'%s' is not NAME:LOSS[:EXCEED[:FINAL[:SUM[:WIDTH]]]] (e.g. PDR:0.5%%)", tostring(w))
+      end
+      local g = { name = parts[1], given = {} }
+      for i = 2, #parts do
+        local k = FIELDS[i - 1]
+        if parts[i] ~= "" then g[k], g.given[k] = ratio(parts[i], "--goals"), true end
+      end
+      return g
+    end })
+  if #items == 0 then scenario.refuse("--goals", "no goal given (e.g. NDR:0,PDR:0.5%%)") end
+  local out = {}
+  for i, item in ipairs(items) do
+    local g = { name = item.name }
+    for _, k in ipairs(FIELDS) do
+      if item[k] ~= nil then g[k] = item[k] else g[k] = base[k] end
+    end
+    if g.loss_ratio == nil then scenario.refuse("--goals", "goal %s has no loss ratio", g.name) end
+    local field, why = M.goal_error(g)
+    if field then
+      local given = item.given == nil or item.given[field] or field == "loss_ratio"
+      scenario.refuse(given and "--goals" or OPTION[field], "goal %s: %s", g.name, why)
+    end
+    out[i] = g
+  end
+  return out
+end
+
+local function fmt_rate(pps) return ("%.5g kpps"):format(pps / 1e3) end
+
+-- A trial's loss ratio (RFC 9971): the frames its load intended (load x
+-- duration) that did not arrive. Frames surge could not send count as lost:
+-- a DUT that pushes back on the sender (a shaper behind veths: af_packet's
+-- ring waits for the DUT) forwards less than the load, whatever it drops
+-- itself. Where surge's own limit is why, the progress line and the
+-- results' short_trials say so: those bounds are surge's.
+function M.trial_loss(load, duration, t)
+  local intended = math.max(1, math.floor(load * duration))   -- a paced trial sends ceil(load x duration)
+  return math.min(1, math.max(0, intended - t.received) / intended)
+end
+
+-- One flat row per frame size and goal (docs/results.md), and the trials
+-- of every size in one list over the run's trial time (for surge plot).
+local function flat_rows(results)
+  results.rows, results.trials = {}, {}
+  local t0 = 0
+  for _, r in ipairs(results.sizes) do
+    for _, g in ipairs(r.goals or {}) do
+      results.rows[#results.rows + 1] = { frame_size = r.size, goal = g.name, loss_ratio = g.loss_ratio,
+        exceed_ratio = g.exceed_ratio, lower_bound_pps = g.lower_bound_pps, upper_bound_pps = g.upper_bound_pps,
+        conditional_throughput_pps = g.conditional_throughput_pps, relative_width = g.relative_width,
+        reached = g.reached, trial_seconds = r.trial_seconds }
+    end
+    for _, t in ipairs(r.trials) do
+      results.trials[#results.trials + 1] = { frame_size = r.size, t_s = t0 + t.start_s, load_pps = t.load_pps,
+        duration_s = t.duration_s, loss_ratio = t.loss_ratio, phase = t.phase }
+    end
+    if #r.trials > 0 then t0 = t0 + r.trials[#r.trials].start_s + r.trials[#r.trials].duration_s end
+  end
+end
+
+function M.run(opts)
+  local scenario = require "surge.scenario"
+  local json = require "surge.results.json"
+  opts = scenario.defaults(M.name, M, opts)
+  local goals = M.goals_from(opts)
+  local sizes = scenario.sizes(opts.sizes)
+  local shortest = math.huge
+  for _, g in ipairs(goals) do shortest = math.min(shortest, g.final_trial) end
+  local initial = shortest / 10
+  if opts.initial_trial ~= "" then
+    initial = tonumber(opts.initial_trial)
+    if not initial or initial <= 0 or initial > shortest then
+      scenario.refuse("--initial-trial", "%s must be seconds above 0, at most the final trial (%g s)",
+        tostring(opts.initial_trial), shortest)
+    end
+  end
+  local s = scenario.session(opts)
+  local rate = {}
+  for _, size in ipairs(sizes) do
+    scenario.check_size(s, size, "--sizes")
+    local line = s:line_pps(size)
+    local hi = scenario.pps(opts.max_rate, size, line, "--max-rate")
+    -- default min load: a thousandth of max load, and no lower than 10
+    -- frames in the shortest trial (a loss ratio needs frames to count)
+    local lo = opts.min_rate ~= "" and scenario.pps(opts.min_rate, size, line, "--min-rate")
+      or math.min(hi / 2, math.max(hi / 1000, 10 / initial))
+    if lo >= hi then
+      scenario.refuse("--min-rate", "%s (%g pps at %d bytes) is not below --max-rate %s (%g pps)",
+        tostring(opts.min_rate), lo, size, tostring(opts.max_rate), hi)
+    end
+    scenario.check_frames(lo, initial, ("%d bytes, the min load (--min-rate)"):format(size),
+      opts.initial_trial ~= "" and "--initial-trial" or "the first phase's trial, --final-trial / 10")
+    rate[size] = { hi = hi, lo = lo, line = line }
+  end
+  local mac = s:resolve()
+  scenario.progress("mlrsearch: tx port %d -> rx port %d, %s -> %s via %s%s", s.tx.id, s.rx.id, s.src, s.dst, mac,
+    s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
+  -- learning (RFC 2544 section 23): the DUT resolves surge's addresses first
+  s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
+  local results = { scenario = "mlrsearch", search = "mlr", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
+                    dst_mac = mac, rx_gateway_mac = s.rx_gateway_mac, goals = goals, trial_seconds = 0, short_trials = 0,
+                    sizes = json.array() }
+  scenario.partial(results, flat_rows)
+  scenario.steps(#sizes, "mlrsearch")
+  for _, size in ipairs(sizes) do
+    local r = { size = size, max_rate_pps = rate[size].hi, min_rate_pps = rate[size].lo, line_pps = rate[size].line,
+                trial_seconds = 0, trials = json.array() }
+    results.sizes[#results.sizes + 1] = r
+    local found = M.search{ max_load = rate[size].hi, min_load = rate[size].lo, goals = goals,
+      initial_trial = initial, phases = opts.phases, max_trials = opts.max_trials,
+      max_time = opts.max_time > 0 and opts.max_time or nil, trial = function(load, d, phase)
+        local n = #r.trials + 1
+        local t = s:trial{ size = size, rate = load, duration = d, settle = opts.settle, flows = opts.flows,
+                           what = ("MLRsearch trial %d at %d bytes"):format(n, size) }
+        local loss = M.trial_loss(load, d, t)
+        r.trials[n] = { load_pps = load, duration_s = d, loss_ratio = loss, start_s = r.trial_seconds, phase = phase,
+                        sent = t.sent, received = t.received, tx_pps = t.tx_pps, duplicated = t.duplicated }
+        if t.tx_pps < load * 0.95 then results.short_trials = results.short_trials + 1 end
+        r.trial_seconds = r.trial_seconds + d
+        local short = t.tx_pps < load * 0.95
+        scenario.progress("  %5d B  trial %3d  %.3g s at %s  sent %d  received %d  loss ratio %.3g%s%s", size, n, d,
+          fmt_rate(load), t.sent, t.received, loss, scenario.dup_text(t.duplicated),
+          short and ("  (surge sent only " .. fmt_rate(t.tx_pps) .. ")") or "")
+        return loss, t.received / d
+      end }
+    for i, t in ipairs(found.trials) do r.trials[i].goal = t.goal end
+    r.complete = found.complete
+    r.goals = {}
+    for i, g in ipairs(found.goals) do
+      r.goals[i] = { name = g.name, loss_ratio = g.loss_ratio, exceed_ratio = g.exceed_ratio,
+                     final_trial_s = g.final_trial, duration_sum_s = g.duration_sum, width = g.width,
+                     lower_bound_pps = g.lower_bound, upper_bound_pps = g.upper_bound,
+                     conditional_throughput_pps = g.conditional_throughput, relative_width = g.relative_width,
+                     reached = g.reached }
+      scenario.progress("  %5d B  %s (loss ratio %g): lower bound %s, upper bound %s, conditional throughput %s%s",
+        size, g.name, g.loss_ratio, fmt_rate(g.lower_bound), g.upper_bound and fmt_rate(g.upper_bound) or "none",
+        fmt_rate(g.conditional_throughput), g.reached and "" or "  (not reached: the trial budget ran out)")
+    end
+    results.trial_seconds = results.trial_seconds + r.trial_seconds
+    scenario.step()
+  end
+  if results.short_trials > 0 then
+    scenario.progress("mlrsearch: in %d trials surge sent less than 95 %% of the load (see 'surge sent only'): "
+      .. "the DUT pushed back, or surge could not offer it", results.short_trials)
+  end
+  flat_rows(results)
+  return scenario.done(M.name, results)
+end
+
+function M.report(res)
+  local scenario = require "surge.scenario"
+  local rows = {}
+  for _, r in ipairs(res.sizes) do
+    for _, g in ipairs(r.goals or {}) do
+      rows[#rows + 1] = { r.size, g.name, ("%g"):format(g.loss_ratio), g.lower_bound_pps, g.upper_bound_pps or "-",
+        g.conditional_throughput_pps, g.relative_width * 100, g.reached and "yes" or "no", #r.trials,
+        r.trial_seconds }
+    end
+  end
+  return ("mlrsearch results (RFC 9971; %.4g trial seconds in all)\n"):format(res.trial_seconds)
+    .. scenario.table({ "size", "goal", "loss_ratio", "lower_pps", "upper_pps", "cond_tput_pps", "width_%",
+                        "reached", "trials", "trial_s" }, rows)
 end
 
 return M
