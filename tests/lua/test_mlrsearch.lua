@@ -212,8 +212,24 @@ function T.classification_as_rfc9971()
   assert(mlr.classify(trials(0, 11), t) == "upper", "11 bad s: upper")
   assert(mlr.classify(trials(0, 10), t) == "undecided", "10 bad s: not yet")
   -- short trials: a bad one counts, a good one only balances bad short ones
-  assert(mlr.classify(trials(100, 0, 0.1), t) == "undecided", "short good trials never make a lower bound")
+  assert(mlr.classify(trials(300, 0, 0.1), t) == "undecided", "short good trials never make a lower bound")
+  assert(mlr.classify(trials(300, 0, 1), t) == "lower", "as full trials they would")
   assert(mlr.classify(trials(0, 110, 0.1), t) == "upper", "11 s of short bad trials: upper")
+end
+
+-- Conditional throughput: the load times one minus the loss ratio at the
+-- exceed-ratio quantile of the full trials (worst first), short ones ignored.
+function T.conditional_throughput_quantile()
+  local g = { loss_ratio = 0.005, exceed_ratio = 0.5, final_trial = 1, duration_sum = 4 }
+  local at = { { duration = 1, loss_ratio = 0.01 }, { duration = 1, loss_ratio = 0.002 },
+               { duration = 1, loss_ratio = 0 }, { duration = 1, loss_ratio = 0 },
+               { duration = 0.1, loss_ratio = 0.5 } }
+  -- 0.5 x 4 s = 2 s of the worst trials skipped: the third worst, 0, is the quantile
+  assert(mlr.conditional(1000, at, g) == 1000, "exceed ratio 0.5: " .. mlr.conditional(1000, at, g))
+  g.exceed_ratio = 0
+  assert(math.abs(mlr.conditional(1000, at, g) - 990) < 1e-9, "exceed ratio 0: the worst full trial")
+  g.exceed_ratio, g.duration_sum = 0.3, 4
+  assert(math.abs(mlr.conditional(1000, at, g) - 998) < 1e-9, "1.2 s skipped: the second worst")
 end
 
 function T.bad_goals_refused()

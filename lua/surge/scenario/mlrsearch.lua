@@ -120,6 +120,7 @@ local function conditional(load, at, g)
   end
   return load * (1 - q)
 end
+M.conditional = function(load, trials, goal) return conditional(load, trials, goal) end
 
 local function num(v, what, lo, inf_ok)
   if type(v) ~= "number" or v ~= v or v < lo or (v == math.huge and not inf_ok) then
