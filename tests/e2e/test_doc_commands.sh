@@ -71,7 +71,7 @@ doc README.md 'build/surge run --duration 10 --output run.json examples/latency.
   end 0 '^latency: sent [0-9]+ packets in (9\.9|10\.0)'
 doc README.md 'build/surge plot run.json                                 # run.svg: rate over time, latency CDF' \
   end 0 '^surge: wrote run\.svg'
-doc README.md 'build/surge scenarios                                     # rfc2544, load-latency, flood, qos, replay' \
+doc README.md 'build/surge scenarios                                     # rfc2544, load-latency, flood, qos, replay, mlrsearch' \
   end 0 'rfc2544'
 doc README.md 'build/surge run --vdev net_ring0 rfc2544 --sizes 64,512 --max-rate 50kpps   # a scenario by name' \
   end 0 '^ +512 +[0-9]+'
