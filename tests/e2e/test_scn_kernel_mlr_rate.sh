@@ -156,19 +156,24 @@ check_true "MLRsearch needs less trial time than binary search ($MLR512 s < $BIN
   lt "${MLR512:-1e9}" "$BIN"
 
 echo "# 0.1 % random loss: PDR stays, NDR falls"
+# at 512 B: the router's own rate (4921 pps) is far below what the kernel and
+# surge's sender manage on a loaded machine, so what is measured is the rule's
+# loss and the tbf, not a starved CPU (at 64 B the chain itself often cannot
+# carry the truth here: see truth_holds)
 ip netns exec "$NS" iptables-legacy -A FORWARD -m statistic --mode random --probability 0.001 -j DROP
-truth_holds 64 $T64    # with the rule: netfilter costs the kernel CPU too
+truth_holds 512 $T512    # with the rule: netfilter costs the kernel CPU too
 J2=$TMP/mlr-loss.json
-run_surge 150 run --no-huge --stats-interval 0 --output "$J2" "${DEVS[@]}" mlrsearch "${DUT[@]}" "${TOP[@]}" --sizes 64 \
-  "${MLR[@]}" --min-rate 35kpps
+run_surge 150 run --no-huge --stats-interval 0 --output "$J2" "${DEVS[@]}" mlrsearch "${DUT[@]}" "${TOP[@]}" --sizes 512 \
+  "${MLR[@]}" --min-rate 4kpps
 check "mlrsearch with random loss exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
-pdr=$(field "$J2" 64 PDR conditional_throughput_pps)
-ndr=$(field "$J2" 64 NDR lower_bound_pps)
-echo "#   64 B with 0.1 % random loss: NDR $ndr, PDR $pdr pps (conditional throughput; truth $T64)"
-if [ "${ACC[64]}" = 1 ]; then
-  check_true "PDR's conditional throughput within 1 % of $T64 with 0.1 % random loss" "PDR $pdr" within1 \
-    "${pdr:-0}" $T64
+pdr=$(field "$J2" 512 PDR conditional_throughput_pps)
+ndr=$(field "$J2" 512 NDR lower_bound_pps)
+echo "#   512 B with 0.1 % random loss: NDR $ndr, PDR $pdr pps (conditional throughput; truth $T512)"
+if [ "${ACC[512]}" = 1 ]; then
+  check_true "PDR's conditional throughput within 1 % of $T512 with 0.1 % random loss" "PDR $pdr" within1 \
+    "${pdr:-0}" $T512
 fi
-check_true "NDR falls below the truth with 0.1 % random loss" "NDR $ndr" lt "${ndr:-1e9}" $((T64 * 99 / 100))
+check_true "NDR falls below the truth with 0.1 % random loss" "NDR $ndr" lt "${ndr:-1e9}" \
+  "$(awk -v t=$T512 'BEGIN { print t * 0.99 }')"
 finish
