@@ -423,6 +423,21 @@ local function scenario_charts(res, dir, charts)
   end
 end
 
+-- Scenarios whose charts a module of their own draws (module(tbl, data)
+-- -> charts; data(name, rows) writes a data file): results/plot_mlr.lua.
+local chart_modules = { mlrsearch = "surge.results.plot_mlr" }
+local function module_charts(res, dir, charts)
+  for name, tbl in pairs(res.scenarios or {}) do
+    local m = type(tbl) == "table" and chart_modules[(name:gsub("#%d+$", ""))]
+    if m then
+      local tag = name:gsub("[^%w]", "_")
+      for _, c in ipairs(require(m)(tbl, function(n, rows) return data_file(dir, tag .. "_" .. n, rows) end)) do
+        charts[#charts + 1] = c
+      end
+    end
+  end
+end
+
 -- The shape of a results file, checked in one place before anything is
 -- drawn: the fields the charts read (docs/results.md). Returns nil, or what
 -- is wrong ("series.ports is not a list").
@@ -694,6 +709,7 @@ function M.plot(file, out)
     rate_charts(res, dir, drawn)
     latency_charts(res, dir, drawn)
     scenario_charts(res, dir, drawn)
+    module_charts(res, dir, drawn)
     if #drawn == 0 then
       fail(("surge plot: %s has nothing to draw (no series, latency or scenario rows)"):format(file))
     end

@@ -1,5 +1,5 @@
 -- rfc2544.lua - RFC 2544 benchmarks against a device under test: throughput
--- (binary search per frame size), latency at that throughput, frame loss
+-- (binary search per frame size, or RFC 9971 MLRsearch with --search mlr), latency at that throughput, frame loss
 -- rate (100 % of the top rate down in steps) and back-to-back bursts.
 --
 --   surge run --vdev ... rfc2544 --tx 0 --rx 1 --gateway 10.0.0.1 --sizes 64,512
@@ -11,6 +11,7 @@
 local surge = require "surge"
 local scenario = require "surge.scenario"
 local search = require "surge.scenario.search"
+local mlr = require "surge.scenario.mlrsearch"
 
 local M = { name = "rfc2544",
             description = "RFC 2544: throughput, latency, frame loss rate and back-to-back per frame size" }
@@ -26,6 +27,8 @@ function M.options(p)
   p:option("--tolerance", "loss tolerated in a passing trial, percent", 0, "number 0..100")
   p:option("--resolution", "stop the search when the bracket is narrower than this, % of max rate", 1, "number 0..100")
   p:option("--max-trials", "trials per throughput search", 16, "integer 1..1000")
+  p:option("--search", "throughput search: binary (RFC 2544) or mlr (RFC 9971 MLRsearch, one goal: loss "
+    .. "--tolerance, exceed ratio 0, trials of --trial, width --resolution % of the result)", "binary")
   p:option("--flows", "UDP flows (source ports) in the test traffic", 1, "integer 1..60000")
   p:option("--latency-trial", "seconds of the latency trial at the throughput", 2, "number >0")
   p:option("--probes", "latency probes per second in the latency trial", 1000, "number >0")
@@ -55,6 +58,24 @@ end
 
 local fmt_rate = require("surge.rate").format_pps
 
+-- --search: "binary" or "mlr". With mlr the throughput is MLRsearch's one
+-- goal RFC 2544 defines: a trial of --trial s at the load loses no more than
+-- --tolerance (exceed ratio 0, duration sum one trial), --resolution % the
+-- relative width; checked by mlrsearch.goal_error before any traffic.
+local function mlr_goal(opts)
+  if opts.search ~= "binary" and opts.search ~= "mlr" then
+    scenario.refuse("--search", "unknown search %s (binary, mlr)", require("surge.check").show(opts.search))
+  end
+  if opts.search ~= "mlr" then return nil end
+  local g = { name = "throughput", loss_ratio = opts.tolerance / 100, exceed_ratio = 0, final_trial = opts.trial,
+              duration_sum = opts.trial, width = opts.resolution / 100 }
+  local field, why = mlr.goal_error(g)
+  if field then
+    scenario.refuse(({ loss_ratio = "--tolerance", width = "--resolution" })[field] or "--trial", "%s", why)
+  end
+  return g
+end
+
 -- One flat row per frame size: what surge plot and spreadsheets read
 -- (docs/results.md).
 local function flat_rows(results)
@@ -70,10 +91,13 @@ end
 -- The lowest rates the tests can offer from hi (every trial of the
 -- throughput search failing; the last step of the frame loss curve), found
 -- by running the searches themselves without traffic.
-local function lowest(lo, hi, opts)
+local function lowest(lo, hi, opts, goal)
   local search_low, loss_low = hi, hi
-  search.throughput{ lo = lo, hi = hi, resolution = hi * opts.resolution / 100, max_trials = opts.max_trials,
+  if goal then   -- MLRsearch: its min load, in its first phase's short trials
+    search_low = lo > 0 and lo or hi / 1000
+  else search.throughput{ lo = lo, hi = hi, resolution = hi * opts.resolution / 100, max_trials = opts.max_trials,
     tolerance = opts.tolerance, trial = function(rate) search_low = math.min(search_low, rate) return math.huge end }
+  end
   search.loss_curve{ hi = hi, step_pct = opts.loss_step,
     trial = function(rate) loss_low = math.min(loss_low, rate) return 100 end }
   return search_low, loss_low
@@ -82,7 +106,7 @@ end
 -- Every rate of the run, per frame size, checked before any traffic:
 -- { [size] = { hi = --max-rate, lo = --min-rate, line = line rate } }.
 -- Each trial the tests plan sends a frame (scenario.check_frames).
-local function rates(s, opts, sizes, want)
+local function rates(s, opts, sizes, want, goal)
   local out = {}
   for _, size in ipairs(sizes) do
     local line = s:line_pps(size)
@@ -92,11 +116,12 @@ local function rates(s, opts, sizes, want)
       scenario.refuse("--min-rate", "%s (%g pps at %d bytes) is not below --max-rate %s (%g pps)",
         tostring(opts.min_rate), lo, size, tostring(opts.max_rate), hi)
     end
-    local search_low, loss_low = lowest(lo, hi, opts)
+    local search_low, loss_low = lowest(lo, hi, opts, goal)
     local function from(rate, what) return ("%d bytes, %s"):format(size, rate < hi and what or "--max-rate") end
     if want.throughput then
-      scenario.check_frames(search_low, opts.trial, from(search_low, "the lowest rate the throughput search can "
-        .. "try from --max-rate, --min-rate, --resolution and --max-trials"), "--trial")
+      scenario.check_frames(search_low, goal and opts.trial / 10 or opts.trial, from(search_low, goal and
+        "MLRsearch's min load (--min-rate, or --max-rate / 1000)" or "the lowest rate the throughput search can "
+        .. "try from --max-rate, --min-rate, --resolution and --max-trials"), goal and "--trial / 10" or "--trial")
     end
     if want.loss then
       scenario.check_frames(loss_low, opts.trial, from(loss_low, "the frame loss test's last step, --loss-step "
@@ -116,9 +141,10 @@ function M.run(opts)
   opts = scenario.defaults("rfc2544", M, opts)
   local sizes = scenario.sizes(opts.sizes)
   local want, ntests = tests(opts.tests)
+  local goal = mlr_goal(opts)
   local s = scenario.session(opts)
   for _, size in ipairs(sizes) do scenario.check_size(s, size, "--sizes") end
-  local rate = rates(s, opts, sizes, want)
+  local rate = rates(s, opts, sizes, want, goal)
   local mac = s:resolve()
   scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s %s%s", s.tx.id, s.rx.id, s.src, s.dst, s:next_hop(),
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
@@ -127,7 +153,7 @@ function M.run(opts)
   s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local results = { scenario = "rfc2544", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
                     dst_mac = mac, rx_gateway_mac = s.rx_gateway_mac, trial_s = opts.trial,
-                    tolerance_pct = opts.tolerance, sizes = require("surge.results.json").array() }
+                    tolerance_pct = opts.tolerance, search = opts.search, sizes = require("surge.results.json").array() }
   scenario.partial(results, flat_rows)
   scenario.steps(#sizes * ntests, "rfc2544")
   for _, size in ipairs(sizes) do
@@ -141,7 +167,29 @@ function M.run(opts)
       return s:trial(t)
     end
     local T = hi
-    if want.throughput then
+    if want.throughput and goal then
+      -- MLRsearch: T is the relevant lower bound of its one goal
+      local n, trials = 0, {}
+      local found = mlr.search{ max_load = hi, min_load = lo > 0 and lo or hi / 1000, goals = { goal },
+        max_trials = opts.max_trials, trial = function(rate, d)
+          n = n + 1
+          local t = trial(rate, ("throughput trial %d at %d bytes"):format(n, size), { duration = d })
+          scenario.progress("  %5d B  throughput trial %2d  %.3g s  offered %s  sent %d  received %d  loss %.3f %%%s",
+            size, n, d, fmt_rate(rate), t.sent, t.received, t.loss_pct, scenario.dup_text(t.duplicated))
+          trials[n] = { rate = rate, duration = d, loss_pct = t.loss_pct, pass = t.loss_pct <= opts.tolerance,
+                        extra = { sent = t.sent, received = t.received, tx_pps = t.tx_pps, duplicated = t.duplicated } }
+          return mlr.trial_loss(rate, d, t), t.received / d
+        end }
+      local g = found.goals[1]
+      T = g.lower_bound
+      for _, tr in ipairs(trials) do
+        if tr.rate == T and tr.duration >= opts.trial then T = math.floor(math.min(T, tr.extra.tx_pps)) end
+      end
+      r.throughput = { pps = T, searched_pps = g.lower_bound, search = "mlr", upper_bound_pps = g.upper_bound,
+                       conditional_throughput_pps = g.conditional_throughput, relative_width = g.relative_width,
+                       trial_seconds = found.trial_seconds, l1_mbps = T * (size + 20) * 8 / 1e6,
+                       line_pct = line > 0 and T * 100 / line or nil, converged = g.reached, trials = trials }
+    elseif want.throughput then
       local n = 0
       local found = search.throughput{ lo = lo, hi = hi, resolution = hi * opts.resolution / 100,
         max_trials = opts.max_trials, tolerance = opts.tolerance, trial = function(rate)
@@ -165,12 +213,15 @@ function M.run(opts)
           limited = true
         end
       end
-      r.throughput = { pps = T, searched_pps = found.rate, l1_mbps = T * (size + 20) * 8 / 1e6, line_pct = line > 0 and T * 100 / line or nil,
+      r.throughput = { pps = T, searched_pps = found.rate, search = "binary", trial_seconds = #found.trials * opts.trial,
+                       l1_mbps = T * (size + 20) * 8 / 1e6, line_pct = line > 0 and T * 100 / line or nil,
                        converged = found.converged, trials = found.trials, sender_limited = limited }
       if limited then
         scenario.progress("  %5d B  throughput %s is surge's limit, not the DUT's: it offered %s and sent only that",
           size, fmt_rate(T), fmt_rate(found.rate))
       end
+    end
+    if want.throughput then
       if opts.confirm and T > 0 then
         local a = trial(T, "the confirmation trial at T")
         local b = trial(T * 1.2, "the trial at 1.2 T")
@@ -239,7 +290,8 @@ function M.report(res)
                         #by > 0 and "surge:" .. table.concat(by, ",") or "-" }
     notes[#notes + 1] = { sender_limited = #by > 0, latency = l, rx_poll_ns = l and l.rx_poll_ns }
   end
-  return "rfc2544 results (loss tolerance " .. res.tolerance_pct .. " %, trials of " .. res.trial_s .. " s)\n"
+  return "rfc2544 results (loss tolerance " .. res.tolerance_pct .. " %, trials of " .. res.trial_s .. " s, "
+    .. (res.search or "binary") .. " search)\n"
     .. scenario.table({ "size", "tput_pps", "L1_Mbit/s", "line_%", "lat_min_us", "lat_avg_us", "lat_p50_us",
                         "lat_p99_us", "lat_max_us", "loss@100%", "b2b_frames", "limited_by" }, rows)
     .. scenario.notes(notes)
