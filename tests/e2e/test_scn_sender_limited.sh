@@ -65,9 +65,19 @@ run_surge 120 run "${RING[@]}" --output "$TMP/qos.json" qos --classes ef:46:10kp
   --trial 0.3 --settle 0.05
 check "qos exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
-check_match "qos: the whole offer called surge's limit" \
-  "^qos: offered 14.01 Mpps in all  \(surge sent only .*surge's limit, not the DUT's\)" "$OUT"
-check "JSON: the trial flagged" "True" "$(py "$TMP/qos.json" "r['scenarios']['qos']['sender_limited']")"
+# 14 Mpps is beyond what surge sends here on most runs, not on all (a quiet
+# machine, a 0.3 s trial, catch-up): the flag and the text must say what
+# happened, whichever it was
+short=$(py "$TMP/qos.json" "sum(c['sent'] for c in r['scenarios']['qos']['classes']) < r['scenarios']['qos']['planned']")
+check "JSON: the trial flagged exactly when fewer frames than planned left" "$short" \
+  "$(py "$TMP/qos.json" "r['scenarios']['qos']['sender_limited']")"
+if [ "$short" = True ]; then
+  check_match "qos: the whole offer called surge's limit" \
+    "^qos: offered 14.01 Mpps in all  \(surge sent only .*surge's limit, not the DUT's\)" "$OUT"
+else
+  echo "note: surge sent all 14.01 Mpps of this trial: nothing to flag"
+  check_nomatch "qos: no shortfall claimed" "surge sent only" "$OUT"
+fi
 # ef's share is 10k / 14.01M = 0.071 %: a table of 100 slots gave it none
 share=$(py "$TMP/qos.json" "'%.5f' % (r['scenarios']['qos']['classes'][0]['sent'] / max(1, r['scenarios']['qos']['classes'][0]['sent'] + r['scenarios']['qos']['classes'][1]['sent']))")
 check_true "ef sent its share of what was sent (0.071 %; got $share)" "share $share" \
