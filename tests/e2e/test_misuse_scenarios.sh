@@ -66,6 +66,12 @@ row 2 yes "^rfc2544: --gateway: 'router' is not an IPv4 address$"      rfc2544 -
 row 2 yes "^qos: --rx-gateway: '1.2.3' is not an IPv4 address$"         qos --rx-gateway 1.2.3
 row 2 yes "^load-latency: --src: '2001:db8::zz' is not an IPv6 address$" load-latency --src 2001:db8::zz --dst 2001:db8::1
 row 2 yes "^flood: --src 10.0.0.2 and --dst 2001:db8::1 are not of one family$" flood --dst 2001:db8::1
+# mlrsearch's goals need no port either (issue 18: contradicting goals, before traffic)
+row 2 yes "^mlrsearch: --goals: goal NDR: loss ratio 1 must be in 0..1"     mlrsearch --goals NDR:1
+row 2 yes "^mlrsearch: --exceed-ratio: goal NDR: exceed ratio 2 must be"     mlrsearch --exceed-ratio 2
+row 2 yes "^mlrsearch: --width: goal NDR: width 0 must be above 0"           mlrsearch --width 0
+row 2 yes "^mlrsearch: --goals: goal 'NDR' given twice"                      mlrsearch --goals NDR:0,NDR:0.01
+row 2 yes "^mlrsearch: --duration-sum: goal NDR: duration sum 1 s must be"   mlrsearch --final-trial 2 --duration-sum 1
 row 2 yes "^flood: --gateway 2001:db8::1 is not of the family of --src 10.0.0.2$" flood --gateway 2001:db8::1
 row 2 yes "^flood: --dst-mac: 'zz:zz' is not a MAC address"             flood --dst-mac zz:zz
 row 2 yes "^replay: --src: '1.2.3.4.5' is not an IPv4 address$"     replay --src=1.2.3.4.5

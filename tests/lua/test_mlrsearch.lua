@@ -1,10 +1,11 @@
--- surge.scenario.mlrsearch (RFC 9971) against simulated DUTs with known loss
+-- surge.scenario.mlr (RFC 9971 MLRsearch's logic) and the mlrsearch scenario against simulated DUTs with known loss
 -- curves: a rate limiter (the tbf truth), one with a random per-frame loss,
 -- one whose trials are now and then disturbed (what the exceed ratio
 -- tolerates), a DUT that passes at max load and one that forwards nothing;
 -- the bounds, conditional throughput and trial bookkeeping RFC 9971
 -- defines; the goals' bad values refused.
-local mlr = require "surge.scenario.mlrsearch"
+local mlr = require "surge.scenario.mlr"
+local scn = require "surge.scenario.mlrsearch"
 local search = require "surge.scenario.search"
 local errors = require("surge.vm.testrun").errors
 local at = require("surge.vm.testrun").at
@@ -253,7 +254,7 @@ end
 -- finds is what surge's sender manages on this machine, not asserted); bad
 -- goals raise at the caller's line.
 function T.scenario_from_lua()
-  local r = mlr.run{ tx = 0, sizes = "64", max_rate = "5kpps", final_trial = 0.2, duration_sum = 0.2,
+  local r = scn.run{ tx = 0, sizes = "64", max_rate = "5kpps", final_trial = 0.2, duration_sum = 0.2,
                      settle = 0.05, max_trials = 12 }
   assert(r.scenario == "mlrsearch" and r.search == "mlr", "the results say which search ran")
   assert(#r.rows == 2 and r.rows[1].goal == "NDR" and r.rows[2].goal == "PDR", "a row per goal")
@@ -264,13 +265,13 @@ function T.scenario_from_lua()
   local sum = 0
   for _, t in ipairs(r.trials) do sum = sum + t.duration_s end
   assert(math.abs(sum - r.trial_seconds) < 1e-9, "trial_seconds is their sum")
-  assert(mlr.report(r):find("mlrsearch results", 1, true), "the report")
+  assert(scn.report(r):find("mlrsearch results", 1, true), "the report")
   errors(at("mlrsearch: --goals: goal NDR: loss ratio 1 must be in 0..1, below 1 (a loss ratio of 1 is met by a "
     .. "DUT that forwards nothing)", 2), function()
-    mlr.run{ tx = 0, goals = "NDR:1" } end)
+    scn.run{ tx = 0, goals = "NDR:1" } end)
   errors(at("mlrsearch: --width: goal NDR: width 0 must be above 0 and below 1 (a relative width; 0 is never "
     .. "reached)", 2), function()
-    mlr.run{ tx = 0, width = 0 } end)
+    scn.run{ tx = 0, width = 0 } end)
   errors(at("rfc2544: --search: unknown search \"fast\" (binary, mlr)", 1), function()
     require("surge.scenario.rfc2544").run{ tx = 0, search = "fast" } end)
 end

@@ -11,7 +11,7 @@
 local surge = require "surge"
 local scenario = require "surge.scenario"
 local search = require "surge.scenario.search"
-local mlr = require "surge.scenario.mlrsearch"
+local mlr = require "surge.scenario.mlr"
 
 local M = { name = "rfc2544",
             description = "RFC 2544: throughput, latency, frame loss rate and back-to-back per frame size" }
