@@ -26,7 +26,8 @@ def check(name, cond, detail=""):
 # --- the prompt of surge run -i ----------------------------------------------
 t = Term([SURGE, "run", "-i"] + ARGS + [SCRIPT], env)
 t.expect(r"surge> ")
-t.type("surge.port(0):stats().tx_packets > 0\r")
+t.type("(function() for _ = 1, 100 do if surge.port(0):stats().tx_packets > 0 then return true end "
+       "surge.sleep(0.05) end return false end)()\r")
 m = t.expect(r"\n(true|false|error[^\n]*)\n")
 check("run -i: surge.port(0):stats() reads the script's port", m.group(1) == "true", m.group(0))
 t.type('surge.port(0):txq(0):set_rate("20kpps"); surge.sleep(0.2)\r')
@@ -61,7 +62,10 @@ def attach(code):
     return r.returncode, (r.stdout + r.stderr).strip()
 
 
-rc, text = attach("return surge.port(0):stats().tx_packets > 0")
+# "ready" is printed when the task is launched, not when it has sent: wait
+# (bounded) for its first packets, as a user would who looks again.
+rc, text = attach("for _ = 1, 100 do if surge.port(0):stats().tx_packets > 0 then return true end "
+                  "surge.sleep(0.05) end return false")
 check("attach -e: surge.port(0):stats() reads the script's port", (rc, text) == (0, "true"), "%s %s" % (rc, text))
 rc, text = attach('surge.port(0):txq(0):set_rate("30kpps"); surge.sleep(0.2); '
                   "return surge.port(0):txq(0):rate_stats().target_pps")
