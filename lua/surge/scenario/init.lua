@@ -189,6 +189,22 @@ function M.defaults(name, mod, given)
   return opts
 end
 
+-- A check of a scenario's options that needs no port (goals, services,
+-- group addresses): fn(opts) refuses with M.refuse as run() would, but runs
+-- when the options are parsed, so `surge run NAME` exits 2 before EAL. The
+-- parser prefixes the scenario's name; any other error passes unchanged.
+function M.parse_check(p, fn)
+  p:check(function(o)
+    local saved_name, saved_cli = current.name, current.cli
+    current.name, current.cli = nil, true
+    local ok, e = pcall(fn, o)
+    current.name, current.cli = saved_name, saved_cli
+    if ok then return nil end
+    if getmetatable(e) == require("surge.args").OptionError then return e.msg end
+    error(e, 0)
+  end)
+end
+
 -- A trial counts at most dut.MAX_FLOWS flows: --flows for each of n classes
 -- (sizes, qos classes) must fit together. Checked before any traffic.
 function M.check_flows(name, flows, n, what)

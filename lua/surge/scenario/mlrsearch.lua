@@ -29,12 +29,7 @@ function M.options(p)
   p:option("--max-time", "trial seconds per frame size at most (0: no limit)", 0, "number 0..1000000")
   -- the goals need no port: refused when parsed (before EAL starts for
   -- `surge run mlrsearch`), by the same check run() makes
-  p:check(function(o)
-    local ok, e = pcall(M.goals_from, o)
-    if ok then return nil end
-    -- the refusal's text without its "mlrsearch: " or position: the parser adds its own
-    return (tostring(e):gsub("^[^\n]-:%d+: ", ""):gsub("^mlrsearch: ", ""))
-  end)
+  scenario.parse_check(p, M.goals_from)
 end
 
 -- A ratio as given: a number, "0.005" or "0.5%"; option names it when refused.
