@@ -215,6 +215,23 @@ function M.run(spec)
   -- frames due before the end that a late round (a preempted core) left
   -- are sent up to CATCHUP_S past it, as the pacer's catch-up does
   local late_end = stop_at + (gap and CATCHUP_S * hz or 0)
+  -- a planned schedule's frames per class: each class's share of the total,
+  -- rounded so they add up (largest remainders first), and a class's rounds
+  -- capped at what it has left, so a class sends its share exactly, not up
+  -- to a burst more or less (y1564 counts a service's loss against it)
+  local quota = {}
+  if total < math.huge then
+    local sum, rem = 0, {}
+    for k = 1, #classes do
+      quota[k] = math.floor(total * shares[k])
+      rem[k], sum = total * shares[k] - quota[k], sum + quota[k]
+    end
+    while sum < total do
+      local best = 1
+      for k = 2, #classes do if rem[k] > rem[best] then best = k end end
+      quota[best], rem[best], sum = quota[best] + 1, -1, sum + 1
+    end
+  end
   while surge.running() do
     local now = tonumber(surge.tsc())
     local left = total - sent
@@ -224,8 +241,13 @@ function M.run(spec)
     local due = gap and math.min(left, math.floor((now - t0) / gap) + 1 - sent) or left
     if due > 0 then
       local k = next_class(tags, shares, #classes)
+      if quota[k] and tags[k].total >= quota[k] then
+        for j = 1, #classes do if tags[j].total < quota[j] then k = j break end end
+      end
       local b = bursts[k]
-      local n = b:alloc(due < b.cap and due or b.cap)
+      local want = due < b.cap and due or b.cap
+      if quota[k] and quota[k] - tags[k].total < want then want = quota[k] - tags[k].total end
+      local n = b:alloc(want)
       if n > 0 then
         local nt = tags[k]:tag(b)
         if marks[k] then marks[k]:mark(b) end

@@ -19,7 +19,7 @@ function M.options(p)
   local scenario = require "surge.scenario"
   scenario.dut_options(p)
   p:option("--services", "NAME:KEY=VALUE:...,... with keys dscp, vlan, port (what the DUT tells the service apart "
-    .. "by), cir, eir (bit/s: 2mbit), flr (0.1%), ftd, fdv (10ms, 500us), avail (99.9%)",
+    .. "by), cir, eir (bit/s: 2mbit), cbs, ebs (bytes: 4kb), flr (0.1%), ftd, fdv (10ms, 500us), avail (99.9%)",
     "voice:dscp=46:cir=1mbit:eir=0,data:dscp=0:cir=2mbit:eir=1mbit")
   p:option("--tests", "config (the service configuration test), performance, or both", "config,performance")
   p:option("--size", "frame size in bytes, FCS included", 512, "integer 1..65535")
@@ -184,7 +184,7 @@ function M.run(opts)
   local res = { scenario = M.name, size = opts.size, services = json.array(), rows = json.array(), pass = true }
   for _, sv in ipairs(plan.services) do
     res.services[#res.services + 1] = { name = sv.name, dscp = sv.dscp, vlan = sv.vlan, port = sv.port,
-      cir_bps = sv.cir_bps, eir_bps = sv.eir_bps, flr = sv.flr, ftd_us = sv.ftd_us, fdv_us = sv.fdv_us,
+      cir_bps = sv.cir_bps, eir_bps = sv.eir_bps, cbs = sv.cbs, ebs = sv.ebs, flr = sv.flr, ftd_us = sv.ftd_us, fdv_us = sv.fdv_us,
       avail_pct = sv.avail_pct }
   end
   scenario.partial(res)

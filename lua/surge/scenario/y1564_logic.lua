@@ -13,7 +13,7 @@
 -- (availability required) }; the last three nil: not judged.
 local M = {}
 
-M.KEYS = { "dscp", "vlan", "port", "cir", "eir", "flr", "ftd", "fdv", "avail" }
+M.KEYS = { "dscp", "vlan", "port", "cir", "eir", "cbs", "ebs", "flr", "ftd", "fdv", "avail" }
 local KNOWN = {}
 for _, k in ipairs(M.KEYS) do KNOWN[k] = true end
 
@@ -34,6 +34,17 @@ function M.bitrate(v)
   n = tonumber(n)
   local mult = { [""] = 1, bit = 1, bps = 1, k = 1e3, kbit = 1e3, kbps = 1e3, m = 1e6, mbit = 1e6, mbps = 1e6,
                  g = 1e9, gbit = 1e9, gbps = 1e9 }
+  if not n or not mult[unit] then return nil end
+  return n * mult[unit]
+end
+
+-- A size in bytes: a number or text "4000", "4k", "4kb" (1000 bytes), "1mb".
+function M.bytes(v)
+  if type(v) == "number" then return v == v and v < math.huge and v > -math.huge and v or nil end
+  if type(v) ~= "string" then return nil end
+  local n, unit = v:lower():match("^%s*([-+]?[%d%.]+)%s*(%a*)%s*$")
+  n = tonumber(n)
+  local mult = { [""] = 1, b = 1, k = 1e3, kb = 1e3, m = 1e6, mb = 1e6 }
   if not n or not mult[unit] then return nil end
   return n * mult[unit]
 end
@@ -119,6 +130,18 @@ local function service(name, f, refuse)
   end
   s.cir_bps = rate("cir")
   s.eir_bps = f.eir ~= nil and rate("eir", true) or 0
+  -- the bandwidth profile's burst sizes: a policer lets CBS + EBS bytes
+  -- through above the rates (a shaper its queue too), so the EIR and
+  -- policing steps allow that much on top of CIR + EIR over a step
+  for _, k in ipairs({ "cbs", "ebs" }) do
+    s[k] = 0
+    if f[k] ~= nil then
+      s[k] = M.bytes(f[k])
+      if s[k] == nil or s[k] < 0 then
+        refuse("service '%s': %s=%s is not a burst size in bytes of 0 or more (4000, 4kb)", name, k, tostring(f[k]))
+      end
+    end
+  end
   s.flr = 0
   if f.flr ~= nil then
     s.flr = M.ratio(f.flr)
@@ -214,11 +237,12 @@ function M.availability(sent, received, threshold)
 end
 
 -- The verdict of one measurement m = { ir_bps, flr_pct, ftd_us = { mean },
--- fdv_us, avail_pct } of service s at a step of `kind` ("cir" and the
--- performance test's "perf": every criterion; "eir" and "policing": the
+-- fdv_us, avail_pct, seconds } of service s at a step of `kind` ("cir" and
+-- the performance test's "perf": every criterion; "eir" and "policing": the
 -- delivered IR must lie between CIR and CIR + EIR, within `tolerance`, a
--- ratio: Y.1564 judges no loss or delay above CIR, where traffic is not
--- committed). Returns pass, and the list of what failed (text).
+-- ratio, and above it by at most the bursts (CBS + EBS bytes over the
+-- step's seconds): Y.1564 judges no loss or delay above CIR, where traffic
+-- is not committed). Returns pass, and the list of what failed (text).
 function M.verdict(s, kind, m, tolerance)
   local why = {}
   if kind == "cir" or kind == "perf" then
@@ -235,10 +259,13 @@ function M.verdict(s, kind, m, tolerance)
       why[#why + 1] = ("availability %.4g %% < %.4g %%"):format(m.avail_pct or 0, s.avail_pct)
     end
   else
-    local lo, hi = s.cir_bps * (1 - tolerance), (s.cir_bps + s.eir_bps) * (1 + tolerance)
+    local lo = s.cir_bps * (1 - tolerance)
+    local hi = (s.cir_bps + s.eir_bps) * (1 + tolerance)
+    if m.seconds and m.seconds > 0 then hi = hi + ((s.cbs or 0) + (s.ebs or 0)) * 8 / m.seconds end
     if m.ir_bps < lo then why[#why + 1] = ("IR %.4g bit/s below CIR %.4g"):format(m.ir_bps, s.cir_bps) end
     if m.ir_bps > hi then
-      why[#why + 1] = ("IR %.4g bit/s above CIR+EIR %.4g (not policed)"):format(m.ir_bps, s.cir_bps + s.eir_bps)
+      why[#why + 1] = ("IR %.4g bit/s above CIR+EIR %.4g%s (not policed)"):format(m.ir_bps, s.cir_bps + s.eir_bps,
+        ((s.cbs or 0) + (s.ebs or 0)) > 0 and (" and its bursts (%.4g)"):format(hi) or "")
     end
   end
   return #why == 0, why
