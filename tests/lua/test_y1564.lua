@@ -128,7 +128,7 @@ function T.plan_refuses()
   errors("%-%-overshoot: %-1 is not a ratio", plan, { overshoot = "-1" })
   errors("%-%-line%-rate: fast is not a bit rate", plan, { line_rate = "fast" })
   -- a CIR above line rate: 10 Mbit/s of L1 carry 10e6 x 512 / 532 = 9.62 Mbit/s of 512-byte frames
-  errors("%-%-services: service 'a': its 25%% step %(1e%+07 bit/s%) is above line rate %(9%.62406e%+06 bit/s of 512%-byte "
+  errors("%-%-services: service 'a': cir 4e%+07 bit/s is above line rate %(9%.62406e%+06 bit/s of 512%-byte "
     .. "frames, %-%-line%-rate%)", plan, { services = "a:dscp=1:cir=40mbit", line_rate = "10mbit" })
   errors("its overshoot step .* is above line rate", plan, { services = "a:dscp=1:cir=8mbit", line_rate = "10mbit" })
   errors("the services' CIRs add up to 1%.2e%+07 bit/s, above line rate", plan,

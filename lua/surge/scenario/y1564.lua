@@ -91,6 +91,10 @@ function M.check_line(plan, size, line_l1, from)
   local all = 0
   for _, s in ipairs(plan.services) do
     all = all + s.cir_bps
+    if s.cir_bps > max_ir * (1 + 1e-9) then
+      scenario.refuse("--services", "service '%s': cir %.6g bit/s is above line rate (%.6g bit/s of %d-byte frames, "
+        .. "%s)", s.name, s.cir_bps, max_ir, size, from)
+    end
     if plan.tests.config then
       for _, st in ipairs(logic.steps(s, plan.overshoot)) do
         if st.rate_bps > max_ir * (1 + 1e-9) then
@@ -98,9 +102,6 @@ function M.check_line(plan, size, line_l1, from)
             .. "%d-byte frames, %s)", s.name, st.step, st.rate_bps, max_ir, size, from)
         end
       end
-    elseif s.cir_bps > max_ir * (1 + 1e-9) then
-      scenario.refuse("--services", "service '%s': cir %.6g bit/s is above line rate (%.6g bit/s of %d-byte frames, "
-        .. "%s)", s.name, s.cir_bps, max_ir, size, from)
     end
   end
   if plan.tests.performance and all > max_ir * (1 + 1e-9) then
