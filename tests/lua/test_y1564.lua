@@ -157,6 +157,19 @@ function T.receiver_by_destination_port()
   assert(rx.total == 4, "four counted")
 end
 
+-- Availability counts a frame in the interval it was sent in: its place in
+-- its flow from the 16-bit sequence number, unwrapped against the highest
+-- one seen.
+function T.sequence_unwrapped()
+  local unwrap = require("surge.dut.trial").unwrap
+  assert(unwrap(-1, 0) == 0 and unwrap(-1, 5) == 5, "the first frames of a flow")
+  assert(unwrap(65535, 0) == 65536 and unwrap(65530, 3) == 65539, "past the wrap: ahead")
+  assert(unwrap(65536, 65535) == 65535, "a late frame from before the wrap: behind")
+  assert(unwrap(3 * 65536 + 10, 7) == 3 * 65536 + 7 and unwrap(3 * 65536 + 10, 30000) == 3 * 65536 + 30000,
+    "the third wrap")
+  assert(unwrap(200000, 200000 % 65536) == 200000, "the same frame again")
+end
+
 -- A trial's classes each send their share of the planned frames exactly:
 -- unpaced, every round is a whole burst (8) of one class, so without the
 -- per-class quota 20 frames at 1:1 went 12 and 8; 3:1 of 41 is 31 and 10

@@ -42,6 +42,17 @@ local function intervals(c)
   return iv
 end
 
+-- A frame's 16-bit sequence number s as the whole number nearest above or
+-- below hi, the highest one its flow had so far (-1: none yet): the frame's
+-- place in its flow, however many times the 16 bits wrapped (a late frame
+-- lands behind hi, not 65536 ahead).
+function M.unwrap(hi, s)
+  local d = band(s - band(hi, 0xffff), 0xffff)
+  if d >= 0x8000 then d = d - 0x10000 end
+  return hi + d
+end
+local unwrap = M.unwrap
+
 local function interval_of(iv, j)
   local i = floor(j / iv.per)
   if i >= iv.n then return iv.n - 1 end
@@ -89,9 +100,7 @@ function Rx:poll()
             if iv and cnt.duplicated == dup0 then
               local fl = f - iv.first
               local hi = iv.hi[fl]
-              local d = band(u[8] * 256 + u[9] - band(hi, 0xffff), 0xffff)
-              if d >= 0x8000 then d = d - 0x10000 end
-              local seq = hi + d
+              local seq = unwrap(hi, u[8] * 256 + u[9])
               if seq > hi then iv.hi[fl] = seq end
               local i = interval_of(iv, seq * iv.flows + fl)
               if i >= 0 then iv.rx[i] = iv.rx[i] + 1 end
