@@ -221,6 +221,7 @@ function M.run(spec)
   local stop_at = spec.duration and t0 + spec.duration * hz or math.huge
   local next_link = t0 + hz / 20
   local sent, polls, last_poll, poll_cycles = 0, 0, t0, 0
+  local last_tx = t0          -- when the last frames left: the end of the sending
   -- frames due before the end that a late round (a preempted core) left
   -- are sent up to CATCHUP_S past it, as the pacer's catch-up does
   local late_end = stop_at + (gap and CATCHUP_S * hz or 0)
@@ -263,6 +264,7 @@ function M.run(spec)
         local s = txq:send(b)
         tags[k]:sent(s)
         sent = sent + s
+        if s > 0 then last_tx = now end
         local iv = rx.ivl[k]
         if iv then   -- the sent prefix: tag order j .. j + s - 1, in the intervals they fall in
           local j, e = tagged[k], tagged[k] + s
@@ -292,6 +294,10 @@ function M.run(spec)
                 seconds = (t1 - t0) / hz, other = rx.other, answered = rx.responder.answered,
                 classes = {} }
   res.tx_pps = res.seconds > 0 and sent / res.seconds or 0
+  -- the time the frames were sent over: to the last one's slot (paced), not
+  -- to the end of the loop's last round (a round preempted after the last
+  -- frame left would stretch it; a rate over it would read low)
+  res.send_seconds = gap and sent > 0 and (last_tx - t0 + gap) / hz or res.seconds
   for k, c in ipairs(classes) do
     local recv, reord, dup = 0, 0, 0
     for f = c.first, c.first + c.flows - 1 do

@@ -14,6 +14,7 @@ local M = { name = "y1564",
   description = "ITU-T Y.1564: per-service CIR/EIR/policing steps and a performance test, pass/fail per step" }
 
 local TESTS = { config = true, performance = true }
+M.MAX_INTERVALS = 100000
 
 function M.options(p)
   local scenario = require "surge.scenario"
@@ -121,12 +122,14 @@ end
 
 -- One row from a trial's class c (service s at step st).
 local function row(s, st, c, t, o, plan)
-  local ir = t.seconds > 0 and c.received * o.size * 8 / t.seconds or 0
+  -- over the time the frames were sent in (the trial's send_seconds)
+  local secs = t.send_seconds or t.seconds
+  local ir = secs > 0 and c.received * o.size * 8 / secs or 0
   local l = c.latency
   local r = { service = s.name, step = st.step, kind = st.kind, offered_bps = st.rate_bps, ir_bps = ir,
               sent = c.sent, received = c.received, lost = c.lost, flr_pct = c.loss_pct,
               duplicated = c.duplicated, reordered = c.reordered, sender_limited = t.sender_limited,
-              rx_poll_ns = t.rx_poll_ns, latency = l, seconds = t.seconds }
+              rx_poll_ns = t.rx_poll_ns, latency = l, seconds = secs }
   if l and (l.probes or 0) > 0 then
     r.ftd_us = { mean = l.mean_ns / 1e3, min = l.min_ns / 1e3, max = l.max_ns / 1e3 }
     r.fdv_us = (l.p999_ns - l.min_ns) / 1e3
@@ -164,6 +167,12 @@ function M.run(opts)
     M.check_line(plan, opts.size, s.tx_info.speed_mbps * 1e6, ("port %d's link speed"):format(s.tx.id))
   end
   scenario.check_flows(M.name, opts.flows, #plan.services, "services")
+  -- availability keeps two counts per interval and service: a bounded number
+  local longest = math.max(plan.tests.config and opts.step or 0, plan.tests.performance and opts.duration or 0)
+  if longest / opts.interval > M.MAX_INTERVALS then
+    scenario.refuse("--interval", "%g s cuts a %g s trial into %d intervals, more than %d (give a longer interval)",
+      opts.interval, longest, math.ceil(longest / opts.interval), M.MAX_INTERVALS)
+  end
   for _, sv in ipairs(plan.services) do
     local what = ("service '%s' of --services"):format(sv.name)
     if plan.tests.config then
