@@ -72,6 +72,19 @@ row 2 yes "^mlrsearch: --exceed-ratio: goal NDR: exceed ratio 2 must be"     mlr
 row 2 yes "^mlrsearch: --width: goal NDR: width 0 must be above 0"           mlrsearch --width 0
 row 2 yes "^mlrsearch: --goals: goal 'NDR' given twice"                      mlrsearch --goals NDR:0,NDR:0.01
 row 2 yes "^mlrsearch: --duration-sum: goal NDR: duration sum 1 s must be"   mlrsearch --final-trial 2 --duration-sum 1
+# y1564's services need no port either (issue 18 item 3); a CIR above the
+# port's own link speed is known once the port is open: still exit 2
+row 2 yes "^y1564: --services: service 'a': cir 2e\+10 bit/s is above line rate \(9\.62406e\+09 bit/s of 512-byte frames, --line-rate\)$" \
+  y1564 --services a:dscp=1:cir=20gbit --line-rate 10gbit
+row 2 no  "^y1564: --services: service 'a': cir 2e\+10 bit/s is above line rate .*port 0's link speed\)$" \
+  y1564 --services a:dscp=1:cir=20gbit
+row 2 yes "^y1564: --services: service 'a': eir=-1mbit is negative$"  y1564 --services a:cir=1mbit:eir=-1mbit
+row 2 yes "^y1564: --services: service 'a': unknown key 'colour' \(keys: dscp, vlan, port, cir, eir, " \
+  y1564 --services a:cir=1mbit:colour=red
+row 2 yes "^y1564: --services: service 'a' given twice$"               y1564 --services a:cir=1mbit,a:dscp=2:cir=1mbit
+row 2 yes "^y1564: --services: services 'a' and 'b' both match dscp 1: the DUT cannot tell them apart" \
+  y1564 --services a:dscp=1:cir=1mbit,b:dscp=1:cir=2mbit
+row 2 yes "^y1564: --tests: unknown test 'foo' \(config, performance\)$" y1564 --tests foo
 row 2 yes "^flood: --gateway 2001:db8::1 is not of the family of --src 10.0.0.2$" flood --gateway 2001:db8::1
 row 2 yes "^flood: --dst-mac: 'zz:zz' is not a MAC address"             flood --dst-mac zz:zz
 row 2 yes "^replay: --src: '1.2.3.4.5' is not an IPv4 address$"     replay --src=1.2.3.4.5

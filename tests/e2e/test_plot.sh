@@ -140,6 +140,44 @@ p99	7
 p50 (median)	5
 p99	5" "$(for f in rfc2544-throughput rfc2544-latency load_latency-latency; do $SERIES "$TMP/scen-$f.svg"; done)"
 
+# the scenarios whose charts a module draws (results/plot_mlr.lua,
+# plot_y1564.lua) go through the same axes as the built-in ones: mlrsearch's
+# bounds per size and trials, y1564's IR per step against CIR and CIR + EIR
+# (issue 18 item 3: a module's chart had no name nor axes, and plot raised)
+python3 - "$TMP/flood.json" "$TMP/mod.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["scenarios"] = {
+  "mlrsearch": {"rows": [{"frame_size": s, "goal": g, "loss_ratio": l, "lower_bound_pps": b, "upper_bound_pps": b * 1.004,
+                          "conditional_throughput_pps": b} for s, b in ((64, 41600), (512, 4920)) for g, l in (("NDR", 0), ("PDR", 0.005))],
+                "trials": [{"frame_size": 64, "t_s": t, "load_pps": 41000 + 100 * t, "duration_s": 1, "loss_ratio": 0, "phase": 0}
+                           for t in range(4)]},
+  "y1564": {"services": [{"name": "voice", "cir_bps": 3e6, "eir_bps": 1e6}],
+            "rows": [{"service": "voice", "step": st, "offered_bps": o, "ir_bps": min(o, 4.03e6)}
+                     for st, o in (("25%", 0.75e6), ("50%", 1.5e6), ("75%", 2.25e6), ("100%", 3e6), ("cir+eir", 4e6),
+                                   ("overshoot", 4.75e6), ("performance", 3e6))]},
+}
+json.dump(r, open(sys.argv[2], "w"))
+PY
+run_surge 30 plot "$TMP/mod.json" -o "$TMP/mod.svg"
+check "plot module charts: exit 0" 0 "$RC"
+check "plot module charts: a file per chart, titled (sorted)" "mod-mlrsearch-2.svg: MLRsearch trials over the search
+mod-mlrsearch.svg: MLRsearch (RFC 9971): bounds per frame size
+mod-rate.svg: Offered and forwarded load (TX and RX per port)
+mod-y1564.svg: Y.1564 service voice: information rate per step" \
+  "$(sed -E "s|^surge: wrote $TMP/||; s| \([0-9]+ points\)$||" <<<"$OUT" | LC_ALL=C sort)"
+check "plot y1564: IR against the offer, CIR and CIR + EIR" "ylabel	information rate (bit/s)
+xlabel	offered (bit/s)
+key	delivered IR
+key	CIR
+key	CIR + EIR" "$(report "$TMP/mod-y1564.svg" xlabel ylabel key)"
+check "plot y1564: a point per configuration step (not the performance test)" "delivered IR	6" \
+  "$($SERIES "$TMP/mod-y1564.svg" | grep '^delivered IR')"
+check_match "plot y1564: bit rate ticks" "^ticks y	0 Mbit/s, .*Mbit/s$" "$(report "$TMP/mod-y1564.svg" 'ticks y')"
+for f in mlrsearch mlrsearch-2 y1564; do
+  report_ready "plot module charts ($f)" "$TMP/mod-$f.svg" "$TMP/mod.json"
+done
+
 # events: a rate set at the prompt and a scenario's trials are recorded in
 # the results file (schema-valid) and marked on the rate chart
 cat >"$TMP/ev.lua" <<'LUA'

@@ -91,12 +91,23 @@ end
 
 function Tagger:flow(f) return self.tx[f] end
 
-local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "rx", "reord", "expect", "total",
-                                             "reordered" })
+local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "dport_of", "rx", "reord", "expect",
+                                             "total", "reordered" })
 
--- opts: flows, sport0, dport (the test traffic's destination port).
+-- opts: flows, sport0, dport (the test traffic's destination port),
+-- dports (optional: { { first, flows, dport } } ranges of flows whose
+-- traffic goes to another destination port: a class told apart by its UDP
+-- destination port, y1564's port=N services). Every flow has its one
+-- destination port in dport_of, so a frame counts only at its own.
 function M.receiver(opts)
   local flows = int(opts.flows or 1, 1, M.MAX_FLOWS, "flows")
+  local dport = int(opts.dport, 0, 65535, "dport")
+  local dport_of = ffi.new("uint16_t[?]", flows)
+  for f = 0, flows - 1 do dport_of[f] = dport end
+  for _, r in ipairs(opts.dports or {}) do
+    local d = int(r.dport, 0, 65535, "dport")
+    for f = int(r.first, 0, flows - 1, "first"), math.min(flows, r.first + r.flows) - 1 do dport_of[f] = d end
+  end
   local expect = ffi.new("int32_t[?]", flows)
   ffi.fill(expect, flows * 4, 0xff)      -- -1: nothing seen yet, the first packet sets it
   -- slot j starts with a number that is not j mod WINDOW, so it matches no
@@ -104,7 +115,7 @@ function M.receiver(opts)
   local seen = ffi.new("uint16_t[?]", flows * WINDOW)
   for i = 0, flows * WINDOW - 1 do seen[i] = (i + 1) % WINDOW end
   return setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),
-                        dport = int(opts.dport, 0, 65535, "dport"),
+                        dport = dport, dport_of = dport_of,
                         rx = ffi.new("double[?]", flows), reord = ffi.new("double[?]", flows),
                         dup = ffi.new("double[?]", flows), seen = seen,
                         expect = expect, total = 0, reordered = 0, duplicated = 0 }, Receiver)
@@ -115,9 +126,8 @@ end
 function Receiver:count(p, v)
   if v.proto ~= 17 or v.l4 < 0 or v.l4 + 10 > v.len then return false end
   local u = p + v.l4
-  if u[2] * 256 + u[3] ~= self.dport then return false end
   local f = u[0] * 256 + u[1] - self.sport0
-  if f < 0 or f >= self.flows then return false end
+  if f < 0 or f >= self.flows or u[2] * 256 + u[3] ~= self.dport_of[f] then return false end
   local s = u[8] * 256 + u[9]
   -- serial-number arithmetic on 16 bits: at or ahead of the expectation is
   -- new and moves it on; behind is a copy of a counted frame or a late one

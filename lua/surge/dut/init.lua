@@ -192,16 +192,25 @@ function Session:check_size(size, what)
   return size
 end
 
--- A pool of test frames: size with FCS, tos (IPv4 TOS / IPv6 traffic class).
-function Session:template(size, tos)
+-- A pool of test frames: size with FCS, tos (IPv4 TOS / IPv6 traffic class),
+-- vlan (the frames' VLAN id; nil: the session's), dport (their UDP
+-- destination port; nil: the session's). A class of its own VLAN or port is
+-- a service the DUT tells apart by it (y1564).
+function Session:template(size, tos, vlan, dport)
+  vlan = vlan or self.vlan
+  dport = dport or self.dport
   self:check_size(size)
+  if vlan and not self.vlan and size - 4 < self:min_size() then
+    check.raise(("frame size %d is below %d, the smallest VLAN-tagged frame that holds the headers, a sequence "
+      .. "number and a latency probe"):format(size, self:min_size() + 4))
+  end
   local mac = self:resolve()
-  local key = table.concat({ self.tx_info.mac, mac, self.src, self.dst, tostring(self.vlan), self.dport,
+  local key = table.concat({ self.tx_info.mac, mac, self.src, self.dst, tostring(vlan), dport,
                              size, tos or 0 }, "|")
   local e = pools[key]
   if not e then
     local t = surge.proto.udp{ src_mac = self.tx_info.mac, dst_mac = mac, src = self.src, dst = self.dst,
-                               sport = M.SPORT0, dport = self.dport, size = size - M.FCS, vlan = self.vlan,
+                               sport = M.SPORT0, dport = dport, size = size - M.FCS, vlan = vlan,
                                tos = tos, ttl = 64 }
     e = { pool = surge.pool{ template = t, size = 4095 }, l4 = t.l4 }
     pools[key] = e
@@ -219,7 +228,11 @@ end
 -- One trial. t: size (with FCS), rate (pps; nil = as fast as possible),
 -- duration (s) or count (packets), settle (s, default 0.5), flows (default 1),
 -- probe_every (0 = no latency probes), classes = { { size, tos, flows, share,
--- probe_every } } instead of one size. Returns sent, received (unique
+-- probe_every, vlan, dport, interval_frames, intervals } } instead of one
+-- size (vlan, dport: the class's own, see template; interval_frames > 0:
+-- the class's sent and received frames counted per interval of that many of
+-- its frames, intervals of them, the last one taking the rest: its
+-- intervals = { sent = {...}, received = {...} }, for availability). Returns sent, received (unique
 -- frames), lost (sent - received), loss_pct, reordered, duplicated (copies of
 -- frames already received), tx_pps, seconds, classes = { { sent, received,
 -- lost, loss_pct, reordered, duplicated, latency } }, planned (the frames of
@@ -228,12 +241,14 @@ end
 function Session:trial(t)
   local list = t.classes or { { size = t.size, tos = t.tos, flows = t.flows, share = 1,
                                 probe_every = t.probe_every } }
-  local classes, first = {}, 0
+  local classes, first, dports = {}, 0, {}
   for k, c in ipairs(list) do
     local flows = check.expect(c.flows or 1, "integer 1.." .. M.MAX_FLOWS, "session:trial", "flows")
-    local e = self:template(c.size, c.tos)
+    local e = self:template(c.size, c.tos, c.vlan, c.dport)
     classes[k] = { pool = e.pool, l4 = e.l4, flows = flows, first = first, share = c.share or 1,
-                   probe_every = c.probe_every or 0, probe_off = e.l4 + 10 }
+                   probe_every = c.probe_every or 0, probe_off = e.l4 + 10,
+                   interval_frames = c.interval_frames, intervals = c.intervals }
+    if c.dport then dports[#dports + 1] = { first = first, flows = flows, dport = c.dport } end
     first = first + flows
   end
   if first > M.MAX_FLOWS then   -- the receiver counts the classes' flows together
@@ -254,7 +269,7 @@ function Session:trial(t)
   results.event("trial_start", ("%s: %s"):format(what, label), { label = label })
   local id = surge.launch("surge.dut.trial:run", {
     ifaces = self.ifaces, ctrl_pool = self.ctrl_pool, tx_iface = 1, classes = classes,
-    total_flows = first, sport0 = M.SPORT0, dport = self.dport, rate = t.rate, duration = t.duration,
+    total_flows = first, sport0 = M.SPORT0, dport = self.dport, dports = dports, rate = t.rate, duration = t.duration,
     count = t.count, settle = t.settle, watch = watch, what = t.what, burst = t.burst })
   local ok, r = pcall(surge.wait, id)
   results.event("trial_end", ("%s ends"):format(what), { label = label })

@@ -19,20 +19,54 @@ local M = {}
 
 local PROBE_MAGIC = 0x50475253           -- core/dataplane/probe.h's, as read on little-endian
 local u32p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint64_t *")
+local band, floor = require("bit").band, math.floor
 
 -- Receiving side shared by trials and replays: polls every iface, counts
 -- test traffic per flow, matches probes per class, answers ARP/NDP.
 local Rx = require("surge.class").new("dut receiver side", { "ifaces", "n", "v", "burst", "responder", "counter",
-  "other", "other_bytes", "rx_iface", "hz", "lat", "classes", "class_of", "ns_per_cycle" })
+  "other", "other_bytes", "rx_iface", "hz", "lat", "classes", "class_of", "ns_per_cycle", "ivl" })
+
+-- A class's availability intervals (class spec interval_frames, intervals):
+-- its frames in the order they were tagged, cut into intervals of
+-- interval_frames frames each. A frame's place in that order is exact on
+-- both sides: the tagger gives the j-th frame of a class flow j mod flows
+-- and sequence number j div flows, so the receiver recovers j from the
+-- frame (its 16-bit sequence number unwrapped per flow against the highest
+-- one seen) and counts it in the interval it was sent in, however late it
+-- arrives. Per interval: sent and received (unique) frames.
+local function intervals(c)
+  local n = c.intervals
+  local iv = { per = c.interval_frames, n = n, flows = c.flows, first = c.first,
+               sent = ffi.new("double[?]", n), rx = ffi.new("double[?]", n), hi = ffi.new("double[?]", c.flows) }
+  for f = 0, c.flows - 1 do iv.hi[f] = -1 end
+  return iv
+end
+
+-- A frame's 16-bit sequence number s as the whole number nearest above or
+-- below hi, the highest one its flow had so far (-1: none yet): the frame's
+-- place in its flow, however many times the 16 bits wrapped (a late frame
+-- lands behind hi, not 65536 ahead).
+function M.unwrap(hi, s)
+  local d = band(s - band(hi, 0xffff), 0xffff)
+  if d >= 0x8000 then d = d - 0x10000 end
+  return hi + d
+end
+local unwrap = M.unwrap
+
+local function interval_of(iv, j)
+  local i = floor(j / iv.per)
+  if i >= iv.n then return iv.n - 1 end
+  return i
+end
 
 function M.rx(spec)
   local ctrl = spec.ctrl_pool
   local self = setmetatable({ ifaces = spec.ifaces, n = #spec.ifaces, v = view.new(),
                               burst = ctrl:burst(64), responder = neigh.new(spec.ifaces, ctrl),
                               counter = counters.receiver{ flows = spec.total_flows, sport0 = spec.sport0,
-                                                           dport = spec.dport },
+                                                           dport = spec.dport, dports = spec.dports },
                               other = 0, other_bytes = 0, rx_iface = spec.rx_iface,
-                              hz = surge.tsc_hz(), lat = {}, classes = spec.classes or {} }, Rx)
+                              hz = surge.tsc_hz(), lat = {}, classes = spec.classes or {}, ivl = {} }, Rx)
   -- per class: flow range and latency receiver (probes matched in Lua: the
   -- classes share one probe offset, so C's whole-burst scan cannot tell them apart)
   self.class_of = ffi.new("int16_t[?]", spec.total_flows)
@@ -41,6 +75,7 @@ function M.rx(spec)
     if (c.probe_every or 0) > 0 then
       self.lat[k] = surge.latency.receiver{ offset = c.probe_off }
     end
+    if (c.interval_frames or 0) > 0 then self.ivl[k] = intervals(c) end
   end
   self.ns_per_cycle = 1e9 / self.hz
   return self
@@ -56,8 +91,20 @@ function Rx:poll()
       for k = 0, n - 1 do
         local p, len = data[k], lens[k]
         if view.parse(v, p, len) then
+          local dup0 = cnt.duplicated
           if cnt:count(p, v) then
-            local c = self.class_of[p[v.l4] * 256 + p[v.l4 + 1] - cnt.sport0]
+            local u = p + v.l4
+            local f = u[0] * 256 + u[1] - cnt.sport0
+            local c = self.class_of[f]
+            local iv = self.ivl[c]
+            if iv and cnt.duplicated == dup0 then
+              local fl = f - iv.first
+              local hi = iv.hi[fl]
+              local seq = unwrap(hi, u[8] * 256 + u[9])
+              if seq > hi then iv.hi[fl] = seq end
+              local i = interval_of(iv, seq * iv.flows + fl)
+              if i >= 0 then iv.rx[i] = iv.rx[i] + 1 end
+            end
             local lat = self.lat[c]
             if lat then
               local off = v.l4 + 10
@@ -147,7 +194,7 @@ function M.run(spec)
   local rx = M.rx(spec)
   local txq = spec.ifaces[spec.tx_iface].txq
   local classes = spec.classes
-  local bursts, tags, marks = {}, {}, {}
+  local bursts, tags, marks, tagged = {}, {}, {}, {}
   -- 8 frames a round: surge's Lua work is about 1 us a frame (tag, parse,
   -- count), so a round, and a reply's wait for the next poll, stays near
   -- 10 us; 32 made it ~40 us for no more rate (measured on net_ring)
@@ -155,6 +202,7 @@ function M.run(spec)
   for k, c in ipairs(classes) do
     bursts[k] = c.pool:burst(per_burst)
     tags[k] = counters.tagger{ l4 = c.l4, flows = c.flows, sport0 = spec.sport0 + c.first }
+    tagged[k] = 0
     if (c.probe_every or 0) > 0 then
       marks[k] = surge.latency.marker{ offset = c.probe_off, every = c.probe_every }
     end
@@ -173,9 +221,27 @@ function M.run(spec)
   local stop_at = spec.duration and t0 + spec.duration * hz or math.huge
   local next_link = t0 + hz / 20
   local sent, polls, last_poll, poll_cycles = 0, 0, t0, 0
+  local last_tx = t0          -- when the last frames left: the end of the sending
   -- frames due before the end that a late round (a preempted core) left
   -- are sent up to CATCHUP_S past it, as the pacer's catch-up does
   local late_end = stop_at + (gap and CATCHUP_S * hz or 0)
+  -- a planned schedule's frames per class: each class's share of the total,
+  -- rounded so they add up (largest remainders first), and a class's rounds
+  -- capped at what it has left, so a class sends its share exactly, not up
+  -- to a burst more or less (y1564 counts a service's loss against it)
+  local quota = {}
+  if total < math.huge then
+    local sum, rem = 0, {}
+    for k = 1, #classes do
+      quota[k] = math.floor(total * shares[k])
+      rem[k], sum = total * shares[k] - quota[k], sum + quota[k]
+    end
+    while sum < total do
+      local best = 1
+      for k = 2, #classes do if rem[k] > rem[best] then best = k end end
+      quota[best], rem[best], sum = quota[best] + 1, -1, sum + 1
+    end
+  end
   while surge.running() do
     local now = tonumber(surge.tsc())
     local left = total - sent
@@ -185,14 +251,31 @@ function M.run(spec)
     local due = gap and math.min(left, math.floor((now - t0) / gap) + 1 - sent) or left
     if due > 0 then
       local k = next_class(tags, shares, #classes)
+      if quota[k] and tags[k].total >= quota[k] then
+        for j = 1, #classes do if tags[j].total < quota[j] then k = j break end end
+      end
       local b = bursts[k]
-      local n = b:alloc(due < b.cap and due or b.cap)
+      local want = due < b.cap and due or b.cap
+      if quota[k] and quota[k] - tags[k].total < want then want = quota[k] - tags[k].total end
+      local n = b:alloc(want)
       if n > 0 then
-        tags[k]:tag(b)
+        local nt = tags[k]:tag(b)
         if marks[k] then marks[k]:mark(b) end
         local s = txq:send(b)
         tags[k]:sent(s)
         sent = sent + s
+        if s > 0 then last_tx = now end
+        local iv = rx.ivl[k]
+        if iv then   -- the sent prefix: tag order j .. j + s - 1, in the intervals they fall in
+          local j, e = tagged[k], tagged[k] + s
+          while j < e do
+            local i = interval_of(iv, j)
+            local stop = i == iv.n - 1 and e or math.min(e, (i + 1) * iv.per)
+            iv.sent[i] = iv.sent[i] + (stop - j)
+            j = stop
+          end
+        end
+        tagged[k] = tagged[k] + nt
       end
     end
     rx:poll()
@@ -211,6 +294,10 @@ function M.run(spec)
                 seconds = (t1 - t0) / hz, other = rx.other, answered = rx.responder.answered,
                 classes = {} }
   res.tx_pps = res.seconds > 0 and sent / res.seconds or 0
+  -- the time the frames were sent over: to the last one's slot (paced), not
+  -- to the end of the loop's last round (a round preempted after the last
+  -- frame left would stretch it; a rate over it would read low)
+  res.send_seconds = gap and sent > 0 and (last_tx - t0 + gap) / hz or res.seconds
   for k, c in ipairs(classes) do
     local recv, reord, dup = 0, 0, 0
     for f = c.first, c.first + c.flows - 1 do
@@ -220,6 +307,11 @@ function M.run(spec)
     end
     local cr = { sent = tags[k].total, received = recv, reordered = reord, duplicated = dup }
     if rx.lat[k] then cr.latency, cr.latency_id = rx.lat[k]:summary(), rx.lat[k].id end
+    local iv = rx.ivl[k]
+    if iv then
+      cr.intervals = { sent = {}, received = {} }
+      for i = 0, iv.n - 1 do cr.intervals.sent[i + 1], cr.intervals.received[i + 1] = iv.sent[i], iv.rx[i] end
+    end
     res.classes[k] = cr
   end
   rx:close()

@@ -424,15 +424,48 @@ local function scenario_charts(res, dir, charts)
 end
 
 -- Scenarios whose charts a module of their own draws (module(tbl, data)
--- -> charts; data(name, rows) writes a data file): results/plot_mlr.lua.
-local chart_modules = { mlrsearch = "surge.results.plot_mlr" }
+-- -> charts; data(name, rows) writes a data file): results/plot_mlr.lua,
+-- results/plot_y1564.lua. A module's chart is { title, xlabel, ylabel,
+-- xunit, yunit (UNITS' names; values in the base unit), logx, logy, plots =
+-- { { file, column, with, title } } (x in column 1) }; module_chart makes it
+-- a chart as chart_text draws them (axes from the data's ranges), so every
+-- module's chart goes through the one path the built-in charts take.
+local chart_modules = { mlrsearch = "surge.results.plot_mlr",
+                        y1564 = "surge.results.plot_y1564" }
+local function module_chart(c, name, rows_of)
+  local xlo, xhi, ylo, yhi, ypos = math.huge, -math.huge, math.huge, -math.huge, math.huge
+  local series = {}
+  for _, p in ipairs(c.plots or {}) do
+    local rows = rows_of[p.file] or {}
+    xlo, xhi = range_of(rows, 1, 1, xlo, xhi)
+    ylo, yhi = range_of(rows, p.column, 1, ylo, yhi)
+    for _, r in ipairs(rows) do if r[p.column] == r[p.column] and r[p.column] > 0 then ypos = math.min(ypos, r[p.column]) end end
+    series[#series + 1] = { file = p.file, x = 1, y = p.column, with = p.with or "linespoints", title = p.title or "" }
+  end
+  if xlo > xhi or ylo > yhi then return nil end   -- no point to draw
+  local logy = c.logy and ypos < math.huge or false
+  if logy then ylo = ypos end                     -- a log axis shows the points above 0
+  local logx = c.logx and xlo > 0 or false
+  return { name = c.name or name, title = c.title, series = series, points = c.points,
+           x = axis(c.xunit or "plain", c.xlabel or "", logx, xlo, xhi),
+           y = axis(c.yunit or "plain", c.ylabel or "", logy, ylo, yhi) }
+end
 local function module_charts(res, dir, charts)
   for name, tbl in pairs(res.scenarios or {}) do
     local m = type(tbl) == "table" and chart_modules[(name:gsub("#%d+$", ""))]
     if m then
       local tag = name:gsub("[^%w]", "_")
-      for _, c in ipairs(require(m)(tbl, function(n, rows) return data_file(dir, tag .. "_" .. n, rows) end)) do
-        charts[#charts + 1] = c
+      local rows_of = {}
+      local made = require(m)(tbl, function(n, rows)
+        local f = data_file(dir, tag .. "_" .. n, rows)
+        rows_of[f] = rows
+        return f
+      end)
+      -- a chart without a name of its own is named by its table and place
+      -- ("y1564", "y1564-2"): the file it is written to
+      for i, c in ipairs(made) do
+        local chart = module_chart(c, i == 1 and tag or ("%s-%d"):format(tag, i), rows_of)
+        if chart then charts[#charts + 1] = chart end
       end
     end
   end

@@ -39,7 +39,8 @@ return function(tbl, data)
     end
   end
   local charts = { { title = "MLRsearch (RFC 9971): bounds per frame size", xlabel = "frame size (bytes)",
-                     ylabel = "load (pps)", logy = true, plots = plots, points = #lines } }
+                     ylabel = "load (pps)", xunit = "bytes", yunit = "rate", logy = true, plots = plots,
+                     points = #lines } }
   if type(trials) == "table" and #trials > 0 then
     -- the smallest loss ratio among the goals: a trial at or below it met them all
     local least = math.huge
@@ -64,7 +65,8 @@ return function(tbl, data)
     end
     if #tplots > 0 then
       charts[#charts + 1] = { title = "MLRsearch trials over the search", xlabel = "trial time (s)",
-                              ylabel = "load (pps)", logy = true, plots = tplots, points = n }
+                              ylabel = "load (pps)", xunit = "seconds", yunit = "rate", logy = true, plots = tplots,
+                              points = n }
     end
   end
   return charts
