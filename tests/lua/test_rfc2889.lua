@@ -173,6 +173,10 @@ function T.fresh_addresses_per_trial()
     ranges = ranges + 1
   end
   assert(ranges == 50)
+  -- a run starts where it is told (the scenario: from the TSC), and a range never passes 2^32
+  f = logic.allocator(2 ^ 32 - 10)
+  local a, b = f(8), f(8)
+  assert(a.lo == 2 ^ 32 - 10 and b.lo == 0 and b.n == 8, "starts at first, wraps before 2^32")
 end
 
 -- The learning rate found is the switch's, within the resolution.

@@ -187,7 +187,7 @@ function M.run(opts)
       return r
     end
   end
-  local fresh = logic.allocator()
+  local fresh = logic.allocator(tonumber(surge.tsc()) % 4294967296)   -- apart from an earlier run's
   local function aged(n_)
     if opts.age > 0 then surge.sleep(opts.age) end
     return fresh(n_)

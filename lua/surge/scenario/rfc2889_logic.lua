@@ -38,13 +38,18 @@ function M.port_addr(i, k) return { hi = M.PORT_HI, lo = i * 65536 + (k or 0), n
 local BCAST = { hi = M.BCAST_HI, lo = M.BCAST_LO, n = 1 }
 M.BCAST = BCAST
 
--- The learning frames' ranges, one fresh range per trial.
-function M.allocator()
-  local next_lo = 0
+-- The learning frames' ranges, one fresh range per trial, from `first`
+-- (0 by default) on. The scenario starts each run somewhere else (from the
+-- TSC): a switch keeps what an earlier run taught it (its table, and in
+-- Open vSwitch the datapath's cached "flood X" flows for addresses it had
+-- evicted), so a second run that reused the first one's addresses found
+-- them all flooded.
+function M.allocator(first)
+  local next_lo = first or 0
   return function(n)
+    if next_lo + n > 2 ^ 32 then next_lo = 0 end
     local r = { hi = M.LEARN_HI, lo = next_lo, n = n }
     next_lo = next_lo + n
-    if next_lo >= 2 ^ 32 then next_lo = 0 end
     return r
   end
 end
