@@ -17,6 +17,7 @@ local band, rshift = bit.band, bit.rshift
 local u32p, u16p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint16_t *"), ffi.typeof("uint64_t *")
 local M = { MAGIC = 0x32383839, TAG_LEN = 16 }   -- "2889"; magic(4) stream(2) pad(2) tsc(8)
 local MAGIC = M.MAGIC
+local STALL_S = 1
 
 -- A MAC as (hi16, lo32) numbers, from text.
 function M.mac_parts(text)
@@ -41,7 +42,11 @@ end
 -- rate (pps; nil: as fast as the port takes them) } }, settle (s), what.
 -- Frame j of a stream goes from address src + j % src_n to dst + j % dst_n.
 -- Every stream starts at once and ends when its count has left (a paced
--- stream whose frames a busy core left late catches up; none is dropped).
+-- stream whose frames a busy core left late catches up; none is dropped),
+-- or when its port has taken none of its frames for STALL_S (a switch
+-- that pushes back for good, or a port whose link went down: then the
+-- trial fails naming the port, as surge.dut.trial's do); sent < planned
+-- then says so.
 -- Returns { streams = { { sent, planned, seconds, rx = { per iface },
 -- lat_min_ns, lat_max_ns, lat_sum_ns, lat_n } }, other = { per iface }, seconds }.
 function M.run(spec)
@@ -61,8 +66,13 @@ function M.run(spec)
   for k, s in ipairs(streams) do
     st[k] = { txq = ifaces[s.tx].txq, burst = s.pool:burst(16), off = s.off, src_hi = s.src_hi, src_lo = s.src_lo,
               src_n = s.src_n, dst_hi = s.dst_hi, dst_lo = s.dst_lo, dst_n = s.dst_n, count = s.count,
-              gap = s.rate and hz / s.rate or nil, sent = 0, done_tsc = 0 }
+              gap = s.rate and hz / s.rate or nil, sent = 0, done_tsc = 0, moved_tsc = 0 }
   end
+  local watch = {}
+  for i, f in ipairs(ifaces) do watch[i] = f.txq.port end
+  local check_link = require("surge.dut.trial").link_checker(watch)
+  local what = spec.what or "an rfc2889 trial"
+  check_link(what)
   local ns_per_cycle = 1e9 / hz
   local off = spec.off
   local function poll()
@@ -95,7 +105,9 @@ function M.run(spec)
     return seen
   end
   local t0 = tonumber(surge.tsc())
+  for k = 1, ns do st[k].moved_tsc = t0 end
   local left = ns
+  local next_link, stall = t0 + hz / 20, STALL_S * hz
   while surge.running() and left > 0 do
     local now = tonumber(surge.tsc())
     for k = 1, ns do
@@ -120,11 +132,18 @@ function M.run(spec)
           end
           local sent = n > 0 and s.txq:send(b) or 0
           s.sent = s.sent + sent
-          if s.sent >= s.count then s.done_tsc, left = tonumber(surge.tsc()), left - 1 end
+          if sent > 0 then s.moved_tsc = now end
+          -- stalled: nothing taken since the later of the last send and this frame's due time
+          local since = s.gap and math.max(s.moved_tsc, t0 + s.sent * s.gap) or s.moved_tsc
+          if s.sent >= s.count or now - since > stall then
+            s.done_tsc, left = tonumber(surge.tsc()), left - 1
+            if s.sent < s.count then s.count = s.sent end      -- ends it; planned keeps the plan
+          end
         end
       end
     end
     poll()
+    if now >= next_link then check_link(what) next_link = now + hz / 20 end
   end
   local t1 = tonumber(surge.tsc())
   local settle_end = t1 + (spec.settle or 0.5) * hz
@@ -136,7 +155,7 @@ function M.run(spec)
   local res = { streams = {}, other = {}, seconds = (t1 - t0) / hz }
   for k = 1, ns do
     local s = st[k]
-    local r = { sent = s.sent, planned = s.count, seconds = ((s.done_tsc > 0 and s.done_tsc or t1) - t0) / hz,
+    local r = { sent = s.sent, planned = streams[k].count, seconds = ((s.done_tsc > 0 and s.done_tsc or t1) - t0) / hz,
                 rx = {}, lat_n = lat_n[k - 1] }
     for i = 1, ni do r.rx[i] = tonumber(rxb[(k - 1) * ni + i - 1]) end
     if lat_n[k - 1] > 0 then
