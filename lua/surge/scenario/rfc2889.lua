@@ -79,9 +79,6 @@ function M.plan(o)
   if not logic.PATTERNS[o.pattern] then
     scenario.refuse("--pattern", "unknown pattern '%s' (full, partial, unidirectional)", tostring(o.pattern))
   end
-  if want.forwarding and o.pattern ~= "full" and #ports < 2 * 1 then
-    scenario.refuse("--pattern", "%s needs 2 ports or more", o.pattern)
-  end
   if o.min_addresses > o.max_addresses then
     scenario.refuse("--min-addresses", "%d is above --max-addresses %d", o.min_addresses, o.max_addresses)
   end
