@@ -38,11 +38,7 @@ function M.options(p)
     .. "addresses per trial instead)", 0, "number 0..3600")
   p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
   -- what needs no port is refused when parsed (before EAL for `surge run rfc2889`)
-  p:check(function(o)
-    local ok, e = pcall(M.plan, o)
-    if ok then return nil end
-    return (tostring(e):gsub("^[^\n]-:%d+: ", ""):gsub("^rfc2889: ", ""))
-  end)
+  require("surge.scenario").parse_check(p, M.plan)
 end
 
 -- The options that need no port, checked: { ports = { ids }, tests = {
