@@ -20,7 +20,8 @@ local function key(hi, lo) return hi * 2 ^ 32 + lo end
 -- learned), egress_pps (each port forwards that much; the excess is lost,
 -- pro rata, or held back at the senders with back_pressure), hol (a port's
 -- loss on one egress spreads to everything it sends), hub (never learns),
--- latency_ns. Returns send(streams, settle) as the scenario's.
+-- latency_ns, short (every stream sends only that share of its frames:
+-- surge's own limit). Returns send(streams, settle) as the scenario's.
 local function switch(ports, o)
   local tbl, clock, per_port = {}, 0, {}
   local count = 0
@@ -56,7 +57,7 @@ local function switch(ports, o)
     local offered = {}       -- egress port -> pps offered to it
     local dests = {}
     for k, s in ipairs(streams) do
-      out[k] = { sent = s.count, planned = s.count, seconds = s.rate and s.count / s.rate or s.count / 1e5,
+      out[k] = { sent = o.short and math.floor(s.count * o.short) or s.count, planned = s.count, seconds = s.rate and s.count / s.rate or s.count / 1e5,
                  rx = {}, lat_n = 0 }
       for i = 1, ports do out[k].rx[i] = 0 end
       dests[k] = {}
@@ -67,7 +68,7 @@ local function switch(ports, o)
     for _, s in ipairs(streams) do most = math.max(most, s.count) end
     for j = 0, most - 1 do
       for k, s in ipairs(streams) do
-        if j < s.count then
+        if j < out[k].sent then
           local src = key(s.src.hi, s.src.lo + j % (s.src.n or 1))
           local dst = key(s.dst.hi, s.dst.lo + j % (s.dst.n or 1))
           if not o.hub and (tbl[src] or math.floor((j + 1) * frac[k]) > math.floor(j * frac[k])) then
@@ -156,6 +157,21 @@ function T.caching_at_top()
   assert(c.at_top and c.learned_addresses == 2000 and c.capacity == 2001 and #c.trials == 1, "at top")
 end
 
+-- A learning trial surge sent short of fails flagged, never passes for the switch.
+function T.caching_short_sender_flagged()
+  local c = logic.caching(learn_opts(switch(3, { table = 500, short = 0.5 }), { lo = 1, hi = 64 }))
+  assert(c.sender_limited and c.learned_addresses == nil, "short trials: flagged, nothing credited")
+  assert(c.trials[1].extra.learning_sent == 32, "learning frames counted: " .. c.trials[1].extra.learning_sent)
+  -- every learning and test frame must leave (a late core catches up, never cuts them)
+  local sim, sends = switch(3, { table = 500 }), 0
+  c = logic.caching(learn_opts(function(streams, settle)
+    for _, s in ipairs(streams) do assert(s.whole == true, "a caching stream that may end short") end
+    sends = sends + 1
+    return sim(streams, settle)
+  end, { lo = 1, hi = 64 }))
+  assert(not c.sender_limited and sends == 3 * #c.trials, "whole trials: not flagged")
+end
+
 -- A hub floods every frame: no address is ever cached.
 function T.caching_hub_caches_nothing()
   local c = logic.caching(learn_opts(switch(3, { table = 500, hub = true }), { lo = 1, hi = 64 }))
@@ -213,6 +229,12 @@ function T.forwarding_patterns_and_rates()
   -- unidirectional: 2 senders, each receiver offered the rate of one port
   local f = fwd(switch(4, { table = 1000, egress_pps = 8000 }), 4, "unidirectional", 6000)
   assert(f.at_top and f.throughput_fps == 12000 and f.forwarding_rate_fps == 12000, "unidirectional under the limit")
+  assert(not f.sender_limited, "surge offered every frame")
+  f = fwd(switch(4, { table = 1000, short = 0.9 }), 4, "full", 6000)
+  assert(f.sender_limited and f.at_max.sender_limited, "a trial surge sent short of is flagged")
+  local b = logic.broadcast{ send = switch(3, { table = 100, short = 0.9 }), settle = 0, nports = 3, rate = 1000,
+                             duration = 1 }
+  assert(b.sender_limited and b.lost == 0, "broadcast: short, flagged, nothing lost of what left")
   -- a hub delivers every frame, but also to ports it was not for
   local h = fwd(switch(3, { table = 1000, hub = true }), 3, "full", 1000)
   assert(h.throughput_pps == nil and h.at_max.misdirected == h.at_max.sent, "hub: every frame misdirected once")
@@ -244,7 +266,14 @@ function T.congestion_hol_and_back_pressure()
   assert(c.congested_lost == 0 and c.back_pressure == true, "back pressure: senders held, nothing lost")
   o.send = switch(4, { table = 100 })
   c = logic.congestion(o)
-  assert(c.back_pressure == nil and not c.congested, "not congested: back pressure unknown")
+  assert(c.back_pressure == nil and not c.congested and not c.sender_limited, "not congested: back pressure unknown")
+  -- surge short of its offer on every stream: not the switch's back pressure
+  o.send = switch(4, { table = 100, short = 0.5 })
+  c = logic.congestion(o)
+  assert(c.back_pressure == nil and c.sender_limited, "surge's own limit: back pressure unknown, flagged")
+  o.line_pps = 6000
+  c = logic.congestion(o)
+  assert(c.back_pressure == nil, "over the line rate on paper, but surge fell short: still unknown")
 end
 
 function T.forward_pressure()

@@ -17,7 +17,7 @@ local band, rshift = bit.band, bit.rshift
 local u32p, u16p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint16_t *"), ffi.typeof("uint64_t *")
 local M = { MAGIC = 0x32383839, TAG_LEN = 16 }   -- "2889"; magic(4) stream(2) pad(2) tsc(8)
 local MAGIC = M.MAGIC
-local STALL_S = 1
+local STALL_S, CATCHUP_S = 1, 0.01
 
 -- A MAC as (hi16, lo32) numbers, from text.
 function M.mac_parts(text)
@@ -39,14 +39,16 @@ end
 
 -- spec: ifaces = { { rxq, txq } }, streams = { { tx (iface index), pool, off
 -- (tag offset), src_hi, src_lo, src_n, dst_hi, dst_lo, dst_n, count (frames),
--- rate (pps; nil: as fast as the port takes them) } }, settle (s), what.
+-- rate (pps; nil: as fast as the port takes them), whole } }, settle (s), what.
 -- Frame j of a stream goes from address src + j % src_n to dst + j % dst_n.
--- Every stream starts at once and ends when its count has left (a paced
--- stream whose frames a busy core left late catches up; none is dropped),
--- or when its port has taken none of its frames for STALL_S (a switch
--- that pushes back for good, or a port whose link went down: then the
--- trial fails naming the port, as surge.dut.trial's do); sent < planned
--- then says so.
+-- Every stream starts at once and ends when its count has left; a paced
+-- one at the latest CATCHUP_S after its last frame was due (frames a
+-- preempted core left late are sent up to then, as surge.dut.trial's
+-- schedule does) unless it is `whole` (every frame goes, late ones catch
+-- up: frames that must all arrive, like learning frames); an unpaced or
+-- whole one when its port has taken none of its frames for STALL_S (a switch that pushes back for good; a port whose link
+-- went down fails the trial naming the port, as surge.dut.trial's do).
+-- A stream cut short has sent < planned: the scenario flags it.
 -- Returns { streams = { { sent, planned, seconds, rx = { per iface },
 -- lat_min_ns, lat_max_ns, lat_sum_ns, lat_n } }, other = { per iface }, seconds }.
 function M.run(spec)
@@ -66,7 +68,7 @@ function M.run(spec)
   for k, s in ipairs(streams) do
     st[k] = { txq = ifaces[s.tx].txq, burst = s.pool:burst(16), off = s.off, src_hi = s.src_hi, src_lo = s.src_lo,
               src_n = s.src_n, dst_hi = s.dst_hi, dst_lo = s.dst_lo, dst_n = s.dst_n, count = s.count,
-              gap = s.rate and hz / s.rate or nil, sent = 0, done_tsc = 0, moved_tsc = 0 }
+              gap = s.rate and hz / s.rate or nil, whole = s.whole or false, sent = 0, done_tsc = 0, moved_tsc = 0 }
   end
   local watch = {}
   for i, f in ipairs(ifaces) do watch[i] = f.txq.port end
@@ -107,7 +109,7 @@ function M.run(spec)
   local t0 = tonumber(surge.tsc())
   for k = 1, ns do st[k].moved_tsc = t0 end
   local left = ns
-  local next_link, stall = t0 + hz / 20, STALL_S * hz
+  local next_link, stall, catchup = t0 + hz / 20, STALL_S * hz, CATCHUP_S * hz
   while surge.running() and left > 0 do
     local now = tonumber(surge.tsc())
     for k = 1, ns do
@@ -135,9 +137,10 @@ function M.run(spec)
           local sent = n > 0 and s.txq:send(b) or 0
           s.sent = s.sent + sent
           if sent > 0 then s.moved_tsc = now end
-          -- stalled: nothing taken since the later of the last send and this frame's due time
-          local since = s.gap and math.max(s.moved_tsc, t0 + s.sent * s.gap) or s.moved_tsc
-          if s.sent >= s.count or now - since > stall then
+          local over
+          if s.gap and not s.whole then over = now > t0 + s.count * s.gap + catchup
+          else over = now - s.moved_tsc > stall end
+          if s.sent >= s.count or over then
             s.done_tsc, left = tonumber(surge.tsc()), left - 1
             if s.sent < s.count then s.count = s.sent end      -- ends it; planned keeps the plan
           end

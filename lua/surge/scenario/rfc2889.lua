@@ -162,14 +162,16 @@ function M.run(opts)
   scenario.progress("rfc2889: ports %s, tests %s", table.concat(plan.ports, ","), table.concat(plan.tests, ","))
   local watch = {}
   for i, p in ipairs(ports) do watch[i] = p.id end
-  local trials = 0
+  -- every frame the trials sent and received, on every port (test frames and
+  -- others): what the switch's own counters can be held against
+  local trials, frames_sent, frames_received, frames_other = 0, 0, 0, 0
   local function send_for(size)
     return function(streams, settle)
       local spec = {}
       for k, s in ipairs(streams) do
         spec[k] = { tx = s.tx, pool = pool_for(size), off = TAG_OFF, src_hi = s.src.hi, src_lo = s.src.lo,
                     src_n = s.src.n or 1, dst_hi = s.dst.hi, dst_lo = s.dst.lo, dst_n = s.dst.n or 1,
-                    count = s.count, rate = s.rate }
+                    count = s.count, rate = s.rate, whole = s.whole }
       end
       trials = trials + 1
       local id = surge.launch("surge.dut.l2:run", { ifaces = ifaces, ctrl_pool = rx_pool, streams = spec,
@@ -177,6 +179,11 @@ function M.run(opts)
       local ok, r = pcall(surge.wait, id)
       if not ok then error(dut.reason(r), 0) end
       if not surge.running() then error(dut.STOPPED_DURING .. "an rfc2889 trial", 0) end
+      for _, st in ipairs(r.streams) do
+        frames_sent = frames_sent + st.sent
+        for _, n_ in ipairs(st.rx) do frames_received = frames_received + n_ end
+      end
+      for _, n_ in ipairs(r.other) do frames_received, frames_other = frames_received + n_, frames_other + n_ end
       return r
     end
   end
@@ -197,36 +204,44 @@ function M.run(opts)
       if name == "forwarding" then
         o.pattern, o.macs, o.min_rate, o.resolution = opts.pattern, opts.macs, r.min, r.rate * opts.resolution / 100
         o.progress = function(_, rate, pass, a)
-          scenario.progress("  %5d B  forwarding  %s per port  sent %d  received %d  lost %d  misdirected %d  %s",
-            size, fmt_rate(rate), a.sent, a.received, a.lost, a.misdirected, pass and "pass" or "fail")
+          scenario.progress("  %5d B  forwarding  %s per port  sent %d  received %d  lost %d  misdirected %d  %s%s",
+            size, fmt_rate(rate), a.sent, a.received, a.lost, a.misdirected, pass and "pass" or "fail",
+            a.sender_limited and ("  (surge sent only %d of %d frames: surge's limit, not the switch's)"):format(
+              a.sent, a.planned) or "")
         end
         local f = logic.forwarding(o)
         row.pattern, row.ports, row.offered_pps, row.forwarding_rate_fps = f.pattern, #ports, f.offered_pps,
           f.forwarding_rate_fps
         row.throughput_pps, row.throughput_fps, row.at_top = f.throughput_pps, f.throughput_fps, f.at_top
         row.lost_at_max, row.misdirected_at_max, row.macs = f.at_max.lost, f.at_max.misdirected, opts.macs
+        row.sender_limited = f.sender_limited or nil
         row.trials = f.trials
       elseif name == "caching" then
         o.lo, o.hi = opts.min_addresses, opts.max_addresses
         o.progress = function(_, n_, pass, e)
-          scenario.progress("  %5d B  caching  %d addresses  test frames %d  received %d  flooded %d  lost %d  %s",
-            size, n_, e.sent, e.received, e.flooded, e.lost, pass and "pass" or "fail")
+          scenario.progress("  %5d B  caching  %d addresses  test frames %d  received %d  flooded %d  lost %d  %s%s",
+            size, n_, e.sent, e.received, e.flooded, e.lost, pass and "pass" or "fail", e.sender_limited and
+            ("  (surge sent only %d learning and %d test frames: surge's shortfall, not the switch's)"):format(
+              e.learning_sent, e.sent) or "")
         end
         local c = logic.caching(o)
         capacity = c.learned_addresses
         row.capacity, row.learned_addresses, row.at_top, row.converged = c.capacity, c.learned_addresses, c.at_top,
           c.converged
-        row.learn_rate_fps, row.trials = r.learn, c.trials
+        row.learn_rate_fps, row.trials, row.sender_limited = r.learn, c.trials, c.sender_limited or nil
       elseif name == "learning" then
         o.addresses = opts.learning_addresses > 0 and opts.learning_addresses or capacity or 1000
         o.lo, o.hi, o.resolution = r.lmin, r.lmax, r.lmax * opts.resolution / 100
         o.progress = function(_, rate, pass, e)
-          scenario.progress("  %5d B  learning  %d addresses at %s  test frames %d  received %d  flooded %d  %s",
-            size, e.addresses, fmt_rate(rate), e.sent, e.received, e.flooded, pass and "pass" or "fail")
+          scenario.progress("  %5d B  learning  %d addresses at %s  test frames %d  received %d  flooded %d  %s%s",
+            size, e.addresses, fmt_rate(rate), e.sent, e.received, e.flooded, pass and "pass" or "fail",
+            e.sender_limited and ("  (surge sent only %d learning and %d test frames: surge's shortfall, not the "
+              .. "switch's)"):format(e.learning_sent, e.sent) or "")
         end
         local l = logic.learning(o)
         row.learning_rate_fps, row.addresses, row.at_top, row.converged, row.trials = l.learning_rate_fps,
           o.addresses, l.at_top, l.converged, l.trials
+        row.sender_limited = l.sender_limited or nil
       elseif name == "broadcast" then
         local b = logic.broadcast(o)
         for k, v in pairs(b) do row[k] = v end
@@ -249,7 +264,8 @@ function M.run(opts)
       scenario.step()
     end
   end
-  results.trials = trials
+  results.trials, results.frames_sent, results.frames_received = trials, frames_sent, frames_received
+  results.frames_other = frames_other
   flat_rows(results)
   return scenario.done(M.name, results)
 end
@@ -290,7 +306,7 @@ function M.report(res)
     rows[#rows + 1] = { r.test, r.frame_size, figure }
   end
   return ("rfc2889 results (%d trials)\n"):format(res.trials or 0)
-    .. scenario.table({ "test", "size", "result" }, rows) .. scenario.notes({})
+    .. scenario.table({ "test", "size", "result" }, rows) .. scenario.notes(res.rows or {})
 end
 
 return M

@@ -11,7 +11,9 @@
 -- other = { per port }, seconds }. A stream: { tx = port index, src = {
 -- hi, lo, n }, dst = { hi, lo, n } (frame j: src.lo + j % src.n, dst.lo + j
 -- % dst.n), count, rate (pps, nil: unpaced), to = { port indices that must
--- receive it } }. Ports are indices 1..#ports of the --ports list.
+-- receive it }, whole (every frame must leave: late ones catch up, the
+-- rate a ceiling; else a paced stream keeps to its schedule and one that
+-- fell behind ends short, sent < planned) }. Ports are indices 1..#ports of the --ports list.
 local M = {}
 
 -- The tests, in the order they run, with the ports each needs (RFC 2889
@@ -110,6 +112,9 @@ function M.account(streams, r)
     for key in pairs(tot) do tot[key] = tot[key] + a[key] end
   end
   tot.loss_pct = tot.expected > 0 and tot.lost * 100 / tot.expected or 0
+  -- fewer frames left than planned: what the trial measured is at a lower
+  -- load than asked (surge's limit, or a port that pushed back)
+  tot.sender_limited = tot.sent < tot.planned
   tot.streams = per
   return tot
 end
@@ -152,22 +157,34 @@ end
 -- `learn_rate`, then the test port sends one frame to each of them at
 -- `test_rate`. Passes when every test frame arrives on the learning port
 -- and none elsewhere: a frame to an address the DUT did not keep is
--- flooded (the monitoring ports see it) or lost.
+-- flooded (the monitoring ports see it) or lost. Every learning and test
+-- frame must leave (whole: frames a busy core left late still go, the rate
+-- a ceiling): a trial that taught fewer addresses than it tests would
+-- blame the switch for surge's shortfall. Where one still left short (a
+-- port that took nothing for a second) the trial fails, flagged
+-- sender_limited.
 function M.learn_trial(o, n, learn_rate)
   local P = o.ports
   local test_addr = M.port_addr(P.test)
-  local hello = { { tx = P.test, src = test_addr, dst = BCAST, count = 1, rate = nil, to = {} } }
+  local hello = { { tx = P.test, src = test_addr, dst = BCAST, count = 1, rate = nil, to = {}, whole = true } }
   o.send(hello, o.settle)
   local learn = o.fresh(n)
-  o.send({ { tx = P.learning, src = learn, dst = test_addr, count = n, rate = learn_rate, to = { P.test } } },
-    o.settle)
-  local test = { { tx = P.test, src = test_addr, dst = learn, count = n, rate = o.test_rate, to = { P.learning } } }
-  local r = o.send(test, o.settle)
-  local a = M.account(test, r)
+  local learning = { { tx = P.learning, src = learn, dst = test_addr, count = n, rate = learn_rate, to = { P.test },
+                       whole = true } }
+  local l = M.account(learning, o.send(learning, o.settle))
+  local test = { { tx = P.test, src = test_addr, dst = learn, count = n, rate = o.test_rate, to = { P.learning },
+                   whole = true } }
+  local a = M.account(test, o.send(test, o.settle))
   local flooded = a.misdirected
-  return a.lost == 0 and flooded == 0 and a.sent == n,
+  local short = l.sent < n or a.sent < n
+  return a.lost == 0 and flooded == 0 and not short,
     { addresses = n, learn_rate = learn_rate, sent = a.sent, received = a.received, lost = a.lost,
-      flooded = flooded }
+      flooded = flooded, learning_sent = l.sent, sender_limited = short }
+end
+
+local function any_limited(trials)
+  for _, t in ipairs(trials) do if t.extra and t.extra.sender_limited then return true end end
+  return false
 end
 
 -- Address caching capacity (5.7): the largest n whose learn_trial passes,
@@ -181,6 +198,7 @@ function M.caching(o)
       return pass, extra
     end }
   return { learned_addresses = found.value, capacity = found.value and found.value + 1, at_top = found.at_top,
+           sender_limited = any_limited(found.trials),
            trials = found.trials, converged = found.converged, bracket = found.bracket }
 end
 
@@ -194,6 +212,7 @@ function M.learning(o)
       return pass, extra
     end }
   return { learning_rate_fps = found.value, at_top = found.at_top, trials = found.trials,
+           sender_limited = any_limited(found.trials),
            converged = found.converged, bracket = found.bracket }
 end
 
@@ -257,7 +276,10 @@ function M.forwarding(o)
       if o.progress then o.progress("forwarding", rate, a.lost == 0 and a.misdirected == 0, a) end
       return a.lost == 0 and a.misdirected == 0, a
     end }
+  local limited = false
+  for _, t in ipairs(found.trials) do limited = limited or t.extra.sender_limited end
   return { pattern = M.PATTERNS[o.pattern], senders = #senders, streams = #pairs_, offered_pps = o.rate,
+           sender_limited = limited or top.sender_limited,
            forwarding_rate_fps = top.forwarding_rate_fps, at_max = top, throughput_pps = found.value,
            throughput_fps = found.value and found.value * #senders, at_top = found.at_top, trials = found.trials,
            converged = found.converged }
@@ -279,6 +301,7 @@ function M.broadcast(o)
   local per = {}
   for i = 2, o.nports do per[#per + 1] = s.rx[i] end
   return { offered_pps = o.rate, sent = a.sent, received = a.received, lost = a.lost, loss_pct = a.loss_pct,
+           sender_limited = a.sender_limited,
            receivers = #to, received_per_port = per, forwarding_rate_fps = a.received / o.duration,
            forwarding_rate_per_port_fps = a.received / o.duration / #to,
            latency_min_us = s.lat_min_ns and s.lat_min_ns / 1e3,
@@ -290,8 +313,10 @@ end
 -- each), port 2 to port 3 at the full load: port 3 is offered 150 %, port 4
 -- 50 %. Head-of-line blocking: frames lost on the uncongested stream (1 ->
 -- 4). Back pressure: none lost to the congested port although it was
--- offered more than it forwards (line_pps, the port's rate; unknown: nil,
--- as is a port that was not congested: neither loss nor a sender held back).
+-- offered more than its line rate (line_pps), or port 2, which sends only
+-- to the congested port, was held back while port 1's uncongested stream
+-- left whole (the switch pushed back, not surge's own limit, which would
+-- cut that stream too). Unknown (nil): neither, or surge fell short.
 function M.congestion(o)
   M.learn_ports(o, { 1, 2, 3, 4 }, 1)
   local count = function(r) return math.max(1, math.floor(r * o.duration + 0.5)) end
@@ -305,16 +330,18 @@ function M.congestion(o)
   local c1, u, c2 = a.streams[1], a.streams[2], a.streams[3]      -- 1 -> 3, 1 -> 4 (uncongested), 2 -> 3
   local cong_lost, cong_exp = c1.lost + c2.lost, c1.expected + c2.expected
   local offered_congested = o.rate * 1.5
-  local held_back = (c1.sent < c1.planned) or (c2.sent < c2.planned)
+  local held_back = c2.sent < c2.planned and u.sent == u.planned
   local over = o.line_pps and o.line_pps > 0 and offered_congested > o.line_pps
+  local surge_short = u.sent < u.planned
   local back_pressure
   if cong_lost > 0 then back_pressure = false
-  elseif over or held_back then back_pressure = true end
+  elseif held_back or (over and not surge_short) then back_pressure = true end
   return { offered_pps = o.rate, offered_congested_pps = offered_congested, congested_lost = cong_lost,
            congested_loss_pct = cong_exp > 0 and cong_lost * 100 / cong_exp or 0,
            uncongested_lost = u.lost, uncongested_loss_pct = u.loss_pct,
            hol_blocking = u.lost > 0, back_pressure = back_pressure,
-           congested = cong_lost > 0 or held_back or over or false, misdirected = a.misdirected }
+           congested = cong_lost > 0 or held_back or over or false, misdirected = a.misdirected,
+           sender_limited = surge_short }
 end
 
 -- Forward pressure and maximum forwarding rate (5.11): port 1 sends to
