@@ -85,6 +85,20 @@ row 2 yes "^y1564: --services: service 'a' given twice$"               y1564 --s
 row 2 yes "^y1564: --services: services 'a' and 'b' both match dscp 1: the DUT cannot tell them apart" \
   y1564 --services a:dscp=1:cir=1mbit,b:dscp=1:cir=2mbit
 row 2 yes "^y1564: --tests: unknown test 'foo' \(config, performance\)$" y1564 --tests foo
+
+# rfc2889 (issue 18 item 2): its ports, tests and ranges need no port, refused before EAL; the
+# ports' existence and the rates after EAL, still naming the option
+row 2 yes "^rfc2889: --ports: test 'caching' needs 3 ports, 2 given"         rfc2889 --ports 0,1 --tests caching
+row 2 yes "^rfc2889: --ports: test 'congestion' needs 4 ports, 3 given"      rfc2889 --ports 0,1,2 --tests congestion
+row 2 yes "^rfc2889: --ports: 1 port given: RFC 2889 tests need 2 or more"   rfc2889 --ports 0
+row 2 yes "^rfc2889: --ports: port 1 given twice"                            rfc2889 --ports 0,1,1
+row 2 yes "^rfc2889: --ports: 'x' is not a port number"                      rfc2889 --ports 0,x,2
+row 2 yes "^rfc2889: --tests: unknown test 'flood' \(forwarding, caching"     rfc2889 --tests caching,flood
+row 2 yes "^rfc2889: --pattern: unknown pattern 'star'"                      rfc2889 --pattern star
+row 2 yes "^rfc2889: --min-addresses: 10 is above --max-addresses 5"         rfc2889 --min-addresses 10 --max-addresses 5
+row 2 yes "^rfc2889: --sizes: 60 is below 64"                                rfc2889 --sizes 60
+row 2 no  "^rfc2889: --ports: port 1 does not exist \(1 port"                 rfc2889 --ports 0,1,2 --tests caching
+row 2 no  "^rfc2889: --rate: 'fast' is not a rate"                           --vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1 rfc2889 --ports 0,1 --tests forwarding --rate fast
 row 2 yes "^flood: --gateway 2001:db8::1 is not of the family of --src 10.0.0.2$" flood --gateway 2001:db8::1
 row 2 yes "^flood: --dst-mac: 'zz:zz' is not a MAC address"             flood --dst-mac zz:zz
 row 2 yes "^replay: --src: '1.2.3.4.5' is not an IPv4 address$"     replay --src=1.2.3.4.5

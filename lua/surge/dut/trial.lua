@@ -128,7 +128,8 @@ end
 
 function Rx:close() self.burst:free() end
 
--- Fails the trial when a watched port's link went down.
+-- Fails the trial when a watched port's link went down (surge.dut.l2's
+-- trials too).
 local function link_checker(ports)
   local pi = ffi.new("struct surge_port_info")
   return function(what)
@@ -139,6 +140,8 @@ local function link_checker(ports)
     end
   end
 end
+
+M.link_checker = link_checker
 
 -- Settle: after the last send, what the DUT still holds arrives now; loss
 -- is counted after it (spec.settle seconds, 0.5 by default).
