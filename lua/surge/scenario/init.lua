@@ -13,7 +13,7 @@ local check = require "surge.check"
 
 local M = {}
 
-M.builtin = { "rfc2544", "load-latency", "flood", "qos", "replay", "mlrsearch" }
+M.builtin = { "rfc2544", "load-latency", "flood", "qos", "replay", "mlrsearch", "rfc3918" }
 
 local function module_name(name) return (name:gsub("%-", "_")) end
 
