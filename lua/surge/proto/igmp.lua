@@ -33,11 +33,10 @@ local M = { V2_REPORT = 0x16, V2_LEAVE = 0x17, V3_REPORT = 0x22, MLD2_REPORT = 1
 local function fail(fn, msg) require("surge.check").raise(("surge.proto.igmp.%s: %s"):format(fn, msg)) end
 
 -- Whether a is a multicast address: IPv4 text or number in 224/4, IPv6 text
--- or 16 bytes in ff00::/8.
+-- in ff00::/8.
 function M.is_multicast(a)
   if type(a) == "number" then return a >= 0xe0000000 and a <= 0xefffffff end
   if type(a) ~= "string" then return false end
-  if #a == 16 and not a:find("[:.]") then return a:byte(1) == 0xff end
   if a:find(":", 1, true) then
     local b = ip6.parse(a)
     return b ~= nil and b:byte(1) == 0xff
@@ -49,12 +48,11 @@ end
 -- The Ethernet address a group's frames go to: 01:00:5e + the low 23 bits
 -- (IPv4), 33:33 + the low 32 bits (IPv6).
 function M.mac(group)
-  local raw6 = type(group) == "string" and #group == 16 and not group:find("[:.]")
-  if not raw6 and (type(group) == "number" or not tostring(group):find(":", 1, true)) then
+  if type(group) == "number" or not tostring(group):find(":", 1, true) then
     local v = ip4.addr(group, "surge.proto.igmp.mac: group", 2)
     return ("01:00:5e:%02x:%02x:%02x"):format(band(rshift(v, 16), 0x7f), band(rshift(v, 8), 0xff), band(v, 0xff))
   end
-  local b = raw6 and group or ip6.addr(group, "surge.proto.igmp.mac: group", 2)
+  local b = ip6.addr(group, "surge.proto.igmp.mac: group", 2)
   return ("33:33:%02x:%02x:%02x:%02x"):format(b:byte(13, 16))
 end
 
@@ -65,7 +63,7 @@ local function group4(fn, g)
 end
 
 local function group6(fn, g)
-  local b = type(g) == "string" and (#g == 16 and not g:find("[:.]") and g or ip6.parse(g))
+  local b = type(g) == "string" and ip6.parse(g)
   if not b or b:byte(1) ~= 0xff then fail(fn, ("group %s is not an IPv6 multicast address"):format(tostring(g))) end
   return b
 end
@@ -153,7 +151,7 @@ function M.mld2(o)
   local size = 14 + 40 + plen
   local p = ffi.new("uint8_t[?]", size)
   local dst = ip6.addr(M.MLD2_ROUTERS)
-  eth.write(p, mac, eth.mac(M.mac(dst), "dst", 1), 0x86dd)
+  eth.write(p, mac, eth.mac(M.mac(M.MLD2_ROUTERS), "dst", 1), 0x86dd)
   ip6.write(p + 14, src, dst, 0, plen, 1)
   ffi.copy(p + 54, hop, #hop)
   ffi.copy(p + 62, msg, #msg)

@@ -33,7 +33,7 @@ end
 -- --groups: "239.1.1.1/16,239.9.0.1" (ADDR/N: N consecutive groups from
 -- ADDR; ADDR alone: one), IPv4 or IPv6, all of one family, every address a
 -- multicast group, none twice, at most MAX_GROUPS. Returns { v6, list = {
--- { text, addr (number or 16 bytes) } } }, or refuses naming `option`.
+-- { text, addr (IPv4: a number; IPv6: the text) } } }, or refuses naming `option`.
 function M.groups(text, option, refuse)
   refuse = refuser(refuse)
   option = option or "--groups"
@@ -54,7 +54,7 @@ function M.groups(text, option, refuse)
     if six and not base or not six and type(base) ~= "number" then
       refuse(option, "'%s' is not an %s address", addr, six and "IPv6" or "IPv4")
     end
-    if not igmp.is_multicast(base) then
+    if not igmp.is_multicast(six and addr or base) then
       refuse(option, "%s is not a multicast address (%s)", addr, six and "ff00::/8" or "224.0.0.0/4")
     end
     if n < 1 or #list + n > M.MAX_GROUPS then
@@ -62,10 +62,11 @@ function M.groups(text, option, refuse)
     end
     for k = 0, n - 1 do
       local a = six and add6(base, k) or base + k
-      if not a or not igmp.is_multicast(a) then
+      if not a or not (six and a:byte(1) == 0xff or not six and igmp.is_multicast(a)) then
         refuse(option, "'%s' runs past the multicast range (%s)", item, six and "ff00::/8" or "224.0.0.0/4")
       end
       local t = six and ip6.addr_text(a) or ip4.addr_text(a)
+      if six then a = t end                  -- the builders take IPv6 groups as text
       if seen[t] then refuse(option, "group %s given twice in '%s'", t, text) end
       seen[t] = true
       list[#list + 1] = { text = t, addr = a }
