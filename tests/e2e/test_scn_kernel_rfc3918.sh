@@ -5,7 +5,7 @@
 # it floods every group). surge's port 0 sends into the bridge on a veth,
 # port 1 joins the groups (a member), port 2 joins none (an observer).
 #   - traffic to a group reaches only the member: exact counts on both
-#     ports, surge's and the kernel's (tx_packets of the bridge's veths);
+#     ports, surge's and the kernel's (rx_packets of surge's veth ends);
 #   - join delay measured for every group (IGMPv2, MLDv2); after a leave
 #     (multicast_fast_leave on the member's bridge port) every group stops;
 #   - group capacity against mcast_hash_max 16: the capacity found is 16.
@@ -42,14 +42,32 @@ mkbr() {
   for x in a b c; do ip link set ${P}${x}1 master $BR; ip link set ${P}${x}1 up; done
   bridge link set dev ${P}b1 fastleave on
   bridge link set dev ${P}c1 fastleave on
-  ip link set $BR up
-  ip link set $BR type bridge mcast_querier 1
-  sleep 1
+  ip link set $BR up mcast_stats_enabled 1 2>/dev/null || ip link set $BR up
+  ip link set $BR type bridge mcast_stats_enabled 1 mcast_querier 1
+  # the querier is there once its first query went out (IPv6: once the
+  # bridge had its address) and a query response interval has passed
+  local i
+  for i in $(seq 50); do
+    [ "$(xstat $BR "$([ "$2" = 1 ] && echo MLD || echo IGMP) queries" RX "$([ "$2" = 1 ] && echo v1 || echo v2)")" -ge 1 ] && break
+    sleep 0.1
+  done
+  sleep 0.6
 }
+# xstat DEV 'IGMP reports' RX|TX v2: a multicast counter of the bridge (its own queries count as
+# its RX) or of a bridge port (what came in on it), with mcast_stats_enabled
+xstat() {
+  local type=bridge_slave
+  [ "$1" = $BR ] && type=bridge
+  ip link xstats type $type dev "$1" 2>/dev/null | awk -v what="$2:" -v dir="$3:" -v v="$4" '
+    index($0, what) { hit = 1; next }
+    hit && $1 == dir { for (i = 2; i < NF; i += 2) if ($i == v) { print $(i + 1); exit } }
+    hit && $1 != "RX:" && $1 != "TX:" { hit = 0 }' | grep . || echo 0
+}
+errors() { ip link xstats type bridge_slave dev ${P}b1 2>/dev/null | awk -v w="$1 parse errors:" 'index($0, w) { print $NF }'; }
 DEVS=(--vdev "net_af_packet0,iface=${P}a0" --vdev "net_af_packet1,iface=${P}b0" --vdev "net_af_packet2,iface=${P}c0")
 # scn JSON ARGS...: the scenario with its results in JSON; port 1 joins, port 2 observes
 scn() { run_surge 60 run --no-huge --stats-interval 0 --output "$1" "${DEVS[@]}" rfc3918 --tx 0 --rx 1,2 --members 1 "${@:2}"; }
-txp() { cat /sys/class/net/${P}$1/statistics/tx_packets; }
+rxp() { cat /sys/class/net/${P}$1/statistics/rx_packets; }
 # row JSON TEST FIELD: the field of the scenario's first row of TEST
 row() {
   python3 -c 'import json, sys
@@ -67,13 +85,15 @@ jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))'
 echo "# IPv4, IGMPv2: join and leave delay, throughput and mixed unicast/multicast through the snooping bridge"
 mkbr 512 0 1
 J=$TMP/v4.json
-b0=$(txp b1); c0=$(txp c1)
+b0=$(rxp b0); c0=$(rxp c0)
 scn "$J" --groups 239.1.1.1/8 --igmp v2 --tests join,leave,throughput,mixed \
   --rate 8kpps --trial 0.3 --max-rate 20kpps --resolution 10
-b1=$(txp b1); c1=$(txp c1)
+b1=$(rxp b0); c1=$(rxp c0)
 check "IPv4 run exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
 valid "$J"
+check_true "the member's bridge port took surge's IGMPv2 reports (8 groups x 4 tests or more), no parse error" \
+  "reports $(xstat ${P}b1 'IGMP reports' RX v2), errors $(errors IGMP)" test "$(xstat ${P}b1 'IGMP reports' RX v2)" -ge 32 -a "$(errors IGMP)" = 0
 check "join: every group's first frame came after its report (8 measured, none missing or early)" "8 0 0" \
   "$(row "$J" join_delay measured) $(row "$J" join_delay missing) $(row "$J" join_delay early)"
 jd=$(row "$J" join_delay join_delay_max_us)
@@ -91,14 +111,17 @@ check "throughput: 20 kpps (the top) forwarded with no loss" "20000 0" "$(row "$
 check_match "throughput: the member received exactly what was sent" "throughput 20 kpps  sent 6000  member copies 6000 of 6000" "$OUT"
 check_match "mixed: the groups and the unicast flow, exactly" "mixed +20 kpps  sent 6000  member copies 6000 of 6000" "$OUT"
 rx1=$(summary_count "$OUT" 1 RX); rx2=$(summary_count "$OUT" 2 RX)
-# the kernel's counts against surge's: equal but for the few frames the
-# bridge sent while surge was not yet (or no longer) receiving, its queries
+# the kernel's counts against surge's (rx_packets of the veth ends surge
+# sits on; the bridge side's tx_packets of a veth undercounted by 26 once):
+# equal within a few frames, the bridge's queries while surge was not yet
+# (or no longer) receiving and the kernel's own counting (surge counted 2
+# more than rx_packets once)
 # (the observer's frames are those and the member's IGMPv2 leaves, which go
 # to 224.0.0.2, a link-local group every port gets; no test frame: leaked 0)
-near() { awk -v k="$1" -v s="${2:-x}" 'BEGIN { exit !(s != "x" && k - s >= 0 && k - s <= 3) }'; }
-check_true "the bridge's count to the member (b1 tx_packets $((b1 - b0))) = what surge's port 1 received (+ <= 3)" \
+near() { awk -v k="$1" -v s="${2:-x}" 'BEGIN { d = k - s; exit !(s != "x" && d >= -5 && d <= 5) }'; }
+check_true "the kernel's count at the member (b0 rx_packets $((b1 - b0))) = what surge's port 1 received (+-5)" \
   "port 1 RX $rx1" near $((b1 - b0)) "$rx1"
-check_true "the bridge's count to the observer (c1 tx_packets $((c1 - c0))) = what surge's port 2 received (+ <= 3)" \
+check_true "the kernel's count at the observer (c0 rx_packets $((c1 - c0))) = what surge's port 2 received (+-5)" \
   "port 2 RX $rx2" near $((c1 - c0)) "$rx2"
 
 echo "# IPv6, MLDv2: join and leave"
@@ -108,6 +131,8 @@ scn "$J" --groups ff3e::1:1/4 --tests join,leave --rate 8kpps --trial 0.3
 check "IPv6 run exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
 valid "$J"
+check_true "the bridge took surge's MLDv2 reports, with no parse error" \
+  "reports $(xstat ${P}b1 'MLD reports' RX v2), errors $(errors MLD)" test "$(xstat ${P}b1 'MLD reports' RX v2)" -ge 4 -a "$(errors MLD)" = 0
 check "MLDv2 join: 4 groups measured, none missing or early, nothing leaked" "4 0 0 0" \
   "$(row "$J" join_delay measured) $(row "$J" join_delay missing) $(row "$J" join_delay early) $(row "$J" join_delay leaked)"
 check "MLDv2 leave: all 4 groups stopped, nothing leaked" "4 0" "$(row "$J" leave_delay stopped) $(row "$J" leave_delay leaked)"
@@ -115,13 +140,16 @@ check "MLDv2 leave: all 4 groups stopped, nothing leaked" "4 0" "$(row "$J" leav
 echo "# group capacity against mcast_hash_max 16 (IGMPv3)"
 mkbr 16 0 1
 J=$TMP/cap.json
-scn "$J" --groups 239.2.0.1/24 --tests capacity --rate 16kpps --trial 0.1 \
+scn "$J" --groups 239.2.0.1/24 --tests capacity --rate 4kpps --trial 0.1 \
   --join-wait 0.05 --settle 0.05
 check "capacity run exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
 valid "$J"
+check_true "the bridge took surge's IGMPv3 reports (one a step), with no parse error" \
+  "reports $(xstat ${P}b1 'IGMP reports' RX v3), errors $(errors IGMP)" test "$(xstat ${P}b1 'IGMP reports' RX v3)" -ge 17 -a "$(errors IGMP)" = 0
 check "the capacity found is mcast_hash_max (16); the step of 17 failed" "16 17" \
   "$(row "$J" capacity capacity) $(row "$J" capacity failed_at)"
+[ "$(row "$J" capacity capacity)" = 16 ] || printf '%s\n' "$OUT" | grep capacity
 check_match "the kernel turned snooping off when its table was full (so every group flooded)" "mcast_snooping 0" \
   "$(ip -d link show $BR)"
 check "the bridge's table holds the 16 groups" "16" "$(bridge mdb show dev $BR | grep -c 'grp 239\.2\.')"

@@ -73,8 +73,9 @@ function T.delays()
   local d = mcast.delays({ 1e6, 1e6, 1e6 }, { 1.25e6, nil, 0.5e6 }, 1, 3, false)
   assert(d.n == 1 and d.missing == 1 and d.early == 1 and math.abs(d.per[1] - 250) < 1e-9 and d.mean_us == d.min_us)
   -- leave: last frames 0.3 ms and 0.1 ms after the leave; one group's last came before it (0)
-  d = mcast.delays({ 2e6, 2e6, 2e6 }, { 2.3e6, 2.1e6, 1.9e6 }, 1, 3, true)
+  d = mcast.delays({ 2e6, 2e6, 2e6, 2e6 }, { 2.3e6, 2.1e6, 1.9e6 }, 1, 4, true)
   assert(d.n == 3 and math.abs(d.max_us - 300) < 1e-9 and d.min_us == 0 and math.abs(d.mean_us - 400 / 3) < 1e-9)
+  assert(d.missing == 1, "a group that never came has no leave delay (not 0)")
 end
 
 -- a DUT whose table holds `cap` groups; on overflow it floods (bridge) or

@@ -131,8 +131,10 @@ end
 
 -- Delays (ns) from the time each group's report left (at_ns[g]) to the
 -- group's first (join) or last (leave) frame at a port (seen_ns[g]; nil:
--- none came). A frame of the group that arrived before a join's report is
--- no delay but a DUT that forwarded without it (flooding): counted apart.
+-- none came, counted as missing). A frame of the group that arrived before
+-- a join's report is no delay but a DUT that forwarded without it
+-- (flooding): counted apart; a leave whose group's last frame came before
+-- it has a delay of 0.
 -- Returns { n (groups measured), min_us, mean_us, max_us, missing (no frame
 -- at all), early (forwarded before the join), per = { [g] = us } }.
 function M.delays(at_ns, seen_ns, from, to, leave)
@@ -143,8 +145,7 @@ function M.delays(at_ns, seen_ns, from, to, leave)
     if at == nil then
       d.missing = d.missing + 1
     elseif seen == nil then
-      -- a leave whose group sent nothing after it is a leave of 0; a join without a frame is missing
-      if leave then d.per[g] = 0 else d.missing = d.missing + 1 end
+      d.missing = d.missing + 1       -- the group never came: no delay to measure, join or leave
     elseif seen < at and not leave then
       d.early = d.early + 1
     else

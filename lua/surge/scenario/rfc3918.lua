@@ -234,7 +234,7 @@ end
 
 -- Leave delay (RFC 3918 7.2): members joined, traffic flowing; each leaves
 -- every group at mid-trial; per group, leave sent -> the group's last frame.
--- stopped: groups whose frames ended before the traffic did.
+-- stopped: groups whose frames came, then ended before the traffic did.
 function run_test.leave(env)
   local o, n = env.opts, #env.plan.groups.list
   local from, to = o.join_wait, o.join_wait + o.trial
@@ -252,7 +252,7 @@ function run_test.leave(env)
     local stopped = 0
     for g = 1, n do
       local last = r.ports[k].last_ns[g]
-      if last == nil or last < to * 1e9 - 2 * per_group_gap_ns then stopped = stopped + 1 end
+      if last ~= nil and last < to * 1e9 - 2 * per_group_gap_ns then stopped = stopped + 1 end
     end
     rows[#rows + 1] = delay_row("leave_delay", env, k, d, n)
     rows[#rows].stopped, rows[#rows].leaked = stopped, leaked(r, env, n)
@@ -286,16 +286,19 @@ local function throughput(env, test, frames, nuni)
         for q in ipairs(env.plan.rx) do if q ~= k then stray = stray + r.ports[q].received[f] end end
       end
       local loss = expect > 0 and (expect - got) * 100 / expect or 100
-      last[rate] = { loss = loss, leaked = leaked(r, env, n) + stray, copies = got, seconds = o.trial, sent = r.total }
-      require("surge.scenario").progress("  %-10s %s  sent %d  member copies %d of %d  loss %.3f %%", test,
-        fmt_rate(rate), r.total, got, expect, loss)
+      last[rate] = { loss = loss, leaked = leaked(r, env, n) + stray, copies = got, seconds = o.trial, sent = r.total,
+                     sender_limited = r.total < r.planned }
+      require("surge.scenario").progress("  %-10s %s  sent %d  member copies %d of %d  loss %.3f %%%s", test,
+        fmt_rate(rate), r.total, got, expect, loss, r.total < r.planned
+          and ("  (surge sent only %d of %d frames: surge's limit, not the DUT's)"):format(r.total, r.planned) or "")
       return loss
     end }
   leave(env, 1, n)
   local at = last[found.rate] or {}
   return { { test = test, groups = n, unicast_flows = nuni > 0 and nuni or nil, throughput_pps = found.rate,
              forwarded_fps = found.rate > 0 and at.copies and at.copies / o.trial or 0, loss_pct = at.loss,
-             leaked = at.leaked, members = #env.plan.members, trials = #found.trials, converged = found.converged } }
+             leaked = at.leaked, members = #env.plan.members, trials = #found.trials, converged = found.converged,
+             sender_limited = at.sender_limited } }
 end
 
 -- Aggregated multicast throughput (RFC 3918 5.3): every member joined to
