@@ -20,7 +20,8 @@ local counters = require "surge.dut.counters"
 
 local M = {}
 
--- spec: ifaces (1: the sender; 2..: the receivers), ctrl_pool, pool (mbufs
+-- spec: ifaces (1: the sender; 2..: the receivers; each { rxq, txq, mac,
+-- ip4/ip6 (answered by ARP/NDP), port (its number, for messages) }), ctrl_pool, pool (mbufs
 -- of the test frames' size), frames (a string per flow, all of one size),
 -- l4 (the UDP header's offset), sport0, dport, rate (pps), traffic = { from,
 -- to } (seconds from the start), actions = { { at (s), iface, frames =
@@ -84,6 +85,20 @@ function M.run(spec)
   local total = planned
   local actions, next_action, done_at = spec.actions or {}, 1, {}
   local cb = spec.ctrl_pool:burst(1)
+  -- a report must leave (its time is the join's or the leave's): a send
+  -- the driver refuses frees the frame, so each try allocates it afresh
+  local function send_report(q, fr)
+    for _ = 1, 10000 do
+      if cb:alloc(1) == 1 then
+        ffi.copy(cb.data[0], fr, #fr)
+        cb.len[0] = #fr
+        if q:send(cb) == 1 then return true end
+      end
+      if not surge.running() then return false end
+      poll()
+    end
+    return false
+  end
   local sent = 0
   local ends = math.max(to, t0 + ((actions[#actions] or {}).at or 0) * hz)
   local late_end = to + 0.01 * hz
@@ -94,17 +109,9 @@ function M.run(spec)
       local a = actions[next_action]
       local q = ifaces[a.iface].txq
       for _, fr in ipairs(a.frames) do
-        -- a control frame may wait for a free descriptor: keep trying, the
-        -- report must leave (its time is the join's)
-        local tries = 0
-        while cb:alloc(1) ~= 1 and tries < 1000 do tries = tries + 1 poll() end
-        ffi.copy(cb.data[0], fr, #fr)
-        cb.len[0] = #fr
-        tries = 0
-        while q:send(cb) ~= 1 do
-          tries = tries + 1
-          if tries > 100000 or not surge.running() then cb:free() error(("%s: a report could not be sent"):format(spec.what), 0) end
-          poll()
+        if not send_report(q, fr) then
+          if not surge.running() then break end
+          error(("%s: port %d could not send a membership report"):format(spec.what, ifaces[a.iface].port), 0)
         end
       end
       done_at[next_action] = (tonumber(surge.tsc()) - t0) * 1e9 / hz

@@ -169,8 +169,11 @@ function M.link_local(mac)
     x[5] * 256 + x[6])
 end
 
-function M.decode(p, len)
+function M.decode(p, len, ctx)
   if len < 8 then return "igmp (truncated)", nil, len end
+  if ctx and ctx.ip and ctx.ip.payload and ctx.ip.payload >= 8 and ctx.ip.payload <= len then
+    len = ctx.ip.payload                -- the message, not the Ethernet padding after it
+  end
   local t = p[0]
   local ok = cs.sum(p, len) == 0xffff and "ok" or "BAD"
   local names = { [0x11] = "query", [0x16] = "v2-report", [0x17] = "leave", [0x22] = "v3-report" }
