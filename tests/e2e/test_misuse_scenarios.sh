@@ -99,6 +99,23 @@ row 2 yes "^rfc2889: --min-addresses: 10 is above --max-addresses 5"         rfc
 row 2 yes "^rfc2889: --sizes: 60 is below 64"                                rfc2889 --sizes 60
 row 2 no  "^rfc2889: --ports: port 1 does not exist \(1 port"                 rfc2889 --ports 0,1,2 --tests caching
 row 2 no  "^rfc2889: --rate: 'fast' is not a rate"                           --vdev net_null0,no-rx=1 --vdev net_null1,no-rx=1 rfc2889 --ports 0,1 --tests forwarding --rate fast
+
+# rfc3918 (issue 18 item 4): groups that are not multicast, fewer ports than a test needs, before EAL
+row 2 yes "^rfc3918: --groups: 10.0.0.1 is not a multicast address \(224.0.0.0/4\)$" rfc3918 --groups 10.0.0.1/4
+row 2 yes "^rfc3918: --groups: 2001:db8::1 is not a multicast address \(ff00::/8\)$" rfc3918 --groups 2001:db8::1
+row 2 yes "^rfc3918: --groups: '239.255.255.255/2' runs past the multicast range" rfc3918 --groups 239.255.255.255/2
+row 2 yes "^rfc3918: --groups: '239.1.1.1' and 'ff3e::1' are not of one family" rfc3918 --groups 239.1.1.1,ff3e::1
+row 2 yes "^rfc3918: --rx: the capacity test needs a port that joins no group" rfc3918 --rx 1 --tests capacity
+row 2 yes "^rfc3918: --rx: port 0 is the sender \(--tx 0\)"            rfc3918 --rx 0
+row 2 yes "^rfc3918: --rx: no receiving port given"                      rfc3918 --rx ''
+row 2 yes "^rfc3918: --members: port 3 is not one of --rx 1,2$"          rfc3918 --rx 1,2 --members 3
+row 2 yes "^rfc3918: --igmp: v2 is IGMP \(IPv4\): IPv6 groups join with MLDv2$" rfc3918 --groups ff3e::1 --igmp v2
+row 2 yes "^rfc3918: --tests: no test 'bogus'"                           rfc3918 --tests join,bogus
+row 2 yes "^rfc3918: --igmp: 'v4' is not an IGMP version: v2 or v3$"     rfc3918 --igmp v4
+row 2 yes "^rfc3918: --member-addr: '224.1.1.1' is not a unicast IPv4 address$" rfc3918 --member-addr 224.1.1.1
+row 2 yes "^rfc3918: 0.0625 pps \(--resolution 1 % of --max-rate over the 16 groups\)" rfc3918 --tests throughput --max-rate 100pps --trial 0.1
+row 2 yes "^rfc3918: --size: 64 is below 68, the smallest IPv6 frame"    rfc3918 --groups ff3e::1 --size 64
+row 2 no  "^rfc3918: --rx: port 3 does not exist \([0-9]+ ports?: give devices" rfc3918 --rx 3
 row 2 yes "^flood: --gateway 2001:db8::1 is not of the family of --src 10.0.0.2$" flood --gateway 2001:db8::1
 row 2 yes "^flood: --dst-mac: 'zz:zz' is not a MAC address"             flood --dst-mac zz:zz
 row 2 yes "^replay: --src: '1.2.3.4.5' is not an IPv4 address$"     replay --src=1.2.3.4.5

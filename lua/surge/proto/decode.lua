@@ -7,7 +7,7 @@ local M = {}
 
 local by_ethertype = { [0x0800] = "ip4", [0x86dd] = "ip6", [0x0806] = "arp", [0x8100] = "vlan",
                        [0x88a8] = "qinq", [0x8847] = "mpls", [0x6558] = "eth" }
-local by_ipproto = { [1] = "icmp", [6] = "tcp", [17] = "udp", [58] = "icmp6", [47] = "gre",
+local by_ipproto = { [1] = "icmp", [2] = "igmp", [6] = "tcp", [17] = "udp", [58] = "icmp6", [47] = "gre",
                      [4] = "ip4", [41] = "ip6" }
 local by_udpport = { [4789] = "vxlan" }
 
