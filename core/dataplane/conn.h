@@ -116,6 +116,7 @@ struct conn_engine {
 	uint32_t data_len;
 	uint32_t mss;                 /* the engine's own, lowered by a peer's MSS option at open */
 	uint32_t idle_expiries;       /* timer expiries a connection may wait on its peer */
+	uint32_t tw_now;              /* connections in TIME_WAIT now (not counted against concurrency) */
 	struct conn *tab;
 	uint32_t *index;              /* server: conn index + 1, 0 = empty */
 	uint32_t index_mask;

@@ -106,6 +106,7 @@ static void
 enter_time_wait(struct conn_engine *e, struct conn *c)
 {
 	e->st.time_wait++;
+	e->tw_now++;
 	c->state = CS_TIME_WAIT;
 	if (e->conf.time_wait_us == 0) {
 		finish(e, c);

@@ -190,6 +190,10 @@ first_poll(struct conn_engine *e, uint16_t port, const struct surge_burst *tx)
 	return 0;
 }
 
+/* The client's opens: as many as the schedule has due (all, unpaced), up
+ * to the concurrency cap (TIME_WAIT not counted). A due open that finds
+ * the table full (every entry in use, TIME_WAIT included) is refused and
+ * counted, and the schedule goes on; unpaced, the opens wait for room. */
 static void
 opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
 {
@@ -197,7 +201,7 @@ opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
 	double hz = (double)rt_hz();
 	uint32_t k = 0;
 
-	while (!e->opened_all && k < max && e->st.concurrent < e->conf.concurrency) {
+	while (!e->opened_all && k < max && e->st.concurrent - e->tw_now < e->conf.concurrency) {
 		if (pc->active) {
 			double behind = (double)tsc - pc->next;
 
@@ -207,9 +211,13 @@ opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
 				pc->next = (double)tsc - pc->max_late;
 			pc->next += pacer_gap(pc, 0, (double)tsc, 0, hz);
 		}
-		if (fsm_open(e) != 0)
-			break;
 		k++;
+		if (fsm_open(e) != 0) {
+			if (!pc->active)
+				break;
+			e->st.refused++;
+			continue;
+		}
 		if (e->conf.connections != 0 && e->st.attempted >= e->conf.connections)
 			e->opened_all = 1;
 	}
@@ -310,7 +318,7 @@ surge_conn_done(int id)
 
 	if (e == NULL)
 		return rt_error(-EINVAL, "no connection engine %d", id);
-	return e->opened_all && e->st.concurrent == 0;
+	return e->opened_all && e->st.concurrent == e->tw_now;   /* TIME_WAIT not waited out */
 }
 
 int

@@ -184,6 +184,8 @@ conn_release(struct conn_engine *e, struct conn *c)
 		return;
 	if (e->conf.role == SURGE_CONN_SERVER)
 		index_remove(e, i);
+	if (c->state == CS_TIME_WAIT)
+		e->tw_now--;
 	c->state = CS_FREE;
 	unlink_conn(e, c);
 	append(e, c, CL_FREE);

@@ -550,7 +550,8 @@ struct surge_conn_stats {
 	uint64_t failed_timeout;     /* retries ran out */
 	uint64_t failed_rst;         /* reset by the peer before completion */
 	uint64_t failed_bad;         /* client: a response not as expected; server: a request too long */
-	uint64_t refused;            /* server: SYNs dropped because the table was full */
+	uint64_t refused;            /* the table was full: a server's SYN dropped, a client's due open
+				      * not made (paced clients; unpaced ones wait for room) */
 	uint64_t retransmits;        /* segments sent again on a timeout */
 	uint64_t requests;           /* client: requests sent; server: requests received */
 	uint64_t responses;          /* client: responses received whole; server: responses sent */
@@ -579,7 +580,7 @@ int surge_conn_new(const struct surge_conn_conf *conf);
 int surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
 		    struct surge_burst *tx);
 int surge_conn_stats(int id, struct surge_conn_stats *out);
-/* 1 when a client opened all its connections and none is left, else 0 */
+/* 1 when a client opened all its connections and none is left but in TIME_WAIT, else 0 */
 int surge_conn_done(int id);
 /* Resets every open connection (an RST each, counted) and empties the table. */
 int surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx);
