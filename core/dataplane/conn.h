@@ -44,7 +44,8 @@ enum {
 	CF_FIRST = 2,       /* the first response byte arrived (SYN-to-first-byte taken) */
 	CF_FIN_RCVD = 4,    /* the peer's FIN is in (rcv_nxt counts it) */
 	CF_FAILED = 8,      /* counted as failed: nothing more is counted for it */
-	CF_SENDING = 16     /* the response (server) or request (client) is not yet all sent */
+	CF_CLOSE = 16       /* server: close once the responses owed are acknowledged (the
+			     * request asked: HTTP/1.0 without keep-alive, Connection: close) */
 };
 
 /* conn.list: which timer list the connection is on */

@@ -210,11 +210,34 @@ client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	}
 }
 
+/* Does the HTTP request in p[0..n) ask the server to close after its
+ * answer: HTTP/1.0 without "keep-alive", or "Connection: close"? Only the
+ * part of the request in this segment is read (docs/connections.md). */
+static int
+http_wants_close(const uint8_t *p, uint32_t n)
+{
+	int v10 = 0, keep = 0, close = 0;
+
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		if (p[i] != '\r' || p[i + 1] != '\n')
+			continue;
+		v10 = i >= 8 && memcmp(p + i - 8, "HTTP/1.0", 8) == 0;
+		break;
+	}
+	for (uint32_t i = 0; i + 10 <= n; i++) {
+		if ((p[i] | 0x20) == 'k' && lower_eq(p + i, "keep-alive", 10))
+			keep = 1;
+		if (i + 17 <= n && (p[i] | 0x20) == 'c' && lower_eq(p + i, "connection: close", 17))
+			close = 1;
+	}
+	return close || (v10 && !keep);
+}
+
 static void
 server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 {
 	static const uint8_t end[4] = { '\r', '\n', '\r', '\n' };
-	uint32_t done = 0;
+	uint32_t done = 0, begin = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		c->rx_bytes++;
@@ -222,11 +245,14 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 			c->match = p[i] == end[c->match] ? c->match + 1 : p[i] == '\r' ? 1 : 0;
 			if (c->match < 4)
 				continue;
+			if (http_wants_close(p + begin, i + 1 - begin))
+				c->flags |= CF_CLOSE;
 		} else if (c->rx_bytes < e->conf.expect_len) {
 			continue;
 		}
 		c->match = 0;
 		c->rx_bytes = 0;
+		begin = i + 1;
 		done++;
 	}
 	if (c->rx_bytes > 65536 || c->owed + done > UINT16_MAX) {
@@ -253,8 +279,8 @@ server_acked(struct conn_engine *e, struct conn *c)
 		e->st.responses++;
 		c->flags |= CF_DONE;
 	}
-	if (c->owed == 0 && c->state == CS_ESTABLISHED && e->conf.requests != 0 &&
-	    c->requests >= e->conf.requests)
+	if (c->owed == 0 && c->state == CS_ESTABLISHED &&
+	    ((c->flags & CF_CLOSE) || (e->conf.requests != 0 && c->requests >= e->conf.requests)))
 		send_fin(e, c, CS_FIN_WAIT_1);
 }
 

@@ -29,7 +29,7 @@ function M.get(o)
 end
 
 function M.response(o)
-  o = check.options(o or {}, { body = 1, status = 1, content_type = 1 }, "surge.conn.http_response")
+  o = check.options(o or {}, { body = 1, status = 1, content_type = 1, keepalive = 1 }, "surge.conn.http_response")
   local body = o.body or 0
   if type(body) == "number" then
     check.expect(body, "integer 0..1000000", "surge.conn.http_response", "body (bytes)")
@@ -39,8 +39,11 @@ function M.response(o)
   local status = check.expect(o.status, "integer? 100..999", "surge.conn.http_response", "status") or 200
   local reason = ({ [200] = "OK", [404] = "Not Found", [500] = "Internal Server Error" })[status] or "Status"
   local ctype = check.expect(o.content_type, "string?", "surge.conn.http_response", "content_type") or "text/plain"
-  return ("HTTP/1.1 %d %s\r\nServer: surge\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s"):format(status,
-    reason, ctype, #body, body)
+  -- "Connection: keep-alive" tells an HTTP/1.0 client (ab -k) the
+  -- connection stays; the engine closes it where the request asked
+  local keep = check.expect(o.keepalive, "boolean?", "surge.conn.http_response", "keepalive") ~= false
+  return ("HTTP/1.1 %d %s\r\nServer: surge\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s\r\n%s"):format(status,
+    reason, ctype, #body, keep and "Connection: keep-alive\r\n" or "", body)
 end
 
 return M
