@@ -168,6 +168,12 @@ void fsm_listen(struct conn_engine *e, const struct seg *s);
 void fsm_timer(struct conn_engine *e, struct conn *c);
 int fsm_open(struct conn_engine *e);
 
+/* conn_poll.c: one received frame through the engine (counted by kind;
+ * SEG_OTHER ones are the caller's), and the timers due at e->now */
+enum seg_kind conn_frame(struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags);
+void conn_timers(struct conn_engine *e);
+struct conn_engine *conn_engine_get(int id);
+
 /* signed difference of two engine times */
 static inline int32_t us_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 static inline int seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }

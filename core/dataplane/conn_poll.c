@@ -147,6 +147,12 @@ get(int id)
 	return r->conn[id];
 }
 
+struct conn_engine *
+conn_engine_get(int id)
+{
+	return get(id);
+}
+
 /* The owner's engine, or NULL with the error set. */
 static struct conn_engine *
 own(int id, int *rc)
@@ -235,6 +241,35 @@ timers(struct conn_engine *e, struct conn_list *l)
 	}
 }
 
+void
+conn_timers(struct conn_engine *e)
+{
+	timers(e, &e->rto);
+	timers(e, &e->tw);
+}
+
+enum seg_kind
+conn_frame(struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags)
+{
+	struct seg s;
+	enum seg_kind k = seg_parse(e, frame, len, ol_flags, &s);
+
+	if (k == SEG_OTHER) {
+		e->st.rx_other++;
+	} else if (k == SEG_BAD) {
+		e->st.rx_bad++;
+	} else {
+		struct conn *c = conn_lookup(e, &s);
+
+		e->st.rx_segments++;
+		if (c != NULL)
+			fsm_input(e, c, &s);
+		else
+			fsm_listen(e, &s);
+	}
+	return k;
+}
+
 int
 surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
 		struct surge_burst *tx)
@@ -262,37 +297,20 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 	e->now = (uint32_t)((double)(tsc - e->tsc0) * e->us_per_cyc);
 	for (int i = 0; i < n; i++) {
 		struct rte_mbuf *m = rx->mbuf[i];
-		struct seg s;
 
-		switch (seg_parse(e, rx->data[i], rx->len[i], m->ol_flags, &s)) {
-		case SEG_OTHER:
+		if (conn_frame(e, rx->data[i], rx->len[i], m->ol_flags) == SEG_OTHER) {
 			rx->mbuf[keep] = m;
 			rx->data[keep] = rx->data[i];
 			rx->len[keep] = rx->len[i];
 			keep++;
-			e->st.rx_other++;
-			continue;
-		case SEG_BAD:
-			e->st.rx_bad++;
-			break;
-		case SEG_TCP: {
-			struct conn *c = conn_lookup(e, &s);
-
-			e->st.rx_segments++;
-			if (c != NULL)
-				fsm_input(e, c, &s);
-			else
-				fsm_listen(e, &s);
-			break;
+		} else {
+			done[ndone++] = m;
 		}
-		}
-		done[ndone++] = m;
 	}
 	rx->n = keep;
 	if (ndone > 0)
 		rte_pktmbuf_free_bulk(done, ndone);
-	timers(e, &e->rto);
-	timers(e, &e->tw);
+	conn_timers(e);
 	if (e->conf.role == SURGE_CONN_CLIENT)
 		opens(e, tsc, OPENS_PER_POLL);
 	seg_flush(e);
