@@ -63,9 +63,14 @@ function master(args)
   local t0 = surge.tsc()
   local r = surge.wait(surge.launch("client", port:rxq(0), port:txq(0), args, mac))
   if r == nil then return 1 end
+  if r.unresolved then          -- stopped (--duration, Ctrl-C) before the ARP reply
+    print("client: stopped before " .. r.unresolved .. " answered ARP")
+    return 0
+  end
   print(conn.format(r))
   surge.results.add("tcp_client", r)
-  local all = args.connections == 0 or r.completed == args.connections
+  -- a run cut short (--duration, Ctrl-C) succeeds when nothing failed
+  local all = args.connections == 0 or r.completed == args.connections or not surge.running()
   return (all and r.failed == 0) and 0 or 1
 end
 
@@ -77,7 +82,10 @@ function client(rxq, txq, args, mac)
   local n = neigh.new({ { rxq = rxq, txq = txq, mac = mac, ip4 = args.src } }, pool):set_rx_burst(pool:burst(32))
   local hop = args.gateway ~= "" and args.gateway or args.server
   local peer_mac, err = n:resolve(1, hop, args.resolve_timeout)
-  if not peer_mac then error(err, 0) end
+  if not peer_mac then
+    if not surge.running() then return { unresolved = hop } end
+    error(err, 0)
+  end
   local e = conn.client{ src = args.src, server = args.server, port = args.port, sport = args.sport,
     mac = mac, peer_mac = peer_mac, connections = args.connections, concurrency = args.concurrency,
     rate = args.rate > 0 and { rate = args.rate, pattern = args.pattern } or 0, requests = args.requests,
