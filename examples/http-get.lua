@@ -6,7 +6,7 @@
 --   ... --gateway 10.0.0.1        # the server is behind a router: ARP for it instead
 --
 -- A task on a worker lcore resolves the server's (or the gateway's) MAC by
--- ARP, then opens --connections connections at --rate per second (at most
+-- ARP (NDP for IPv6 addresses), then opens --connections connections at --rate per second (at most
 -- --concurrency at once), sends --requests GETs on each, checks each
 -- response's status and Content-Length, and closes with a FIN (or an RST:
 -- --close rst). It answers ARP for --src meanwhile. The counters
@@ -18,8 +18,8 @@ local surge = require "surge"
 function configure(p)
   p:description("HTTP/1.1 GETs on new TCP connections (surge's connection engine) against a server.")
   p:option("--dev", "DPDK port number or device name", "0")
-  p:option("--src", "surge's IPv4 address", "10.1.0.2")
-  p:option("--server", "the server's IPv4 address", "10.1.0.1")
+  p:option("--src", "surge's address (IPv4 or IPv6)", "10.1.0.2")
+  p:option("--server", "the server's address (of --src's family)", "10.1.0.1")
   p:option("--port", "the server's TCP port", 80, "integer 1..65535")
   p:option("--gateway", "next hop to the server (default: the server, on the link)", "")
   p:option("--mac", "surge's MAC address (default: the port's)", "")
@@ -32,16 +32,22 @@ function configure(p)
   p:option("--close", "how surge closes: fin or rst", "fin")
   p:option("--status", "the status every response must have (0: any)", 200, "integer 0..999")
   p:option("--sport", "first source port (connection i uses sport + i)", 1024, "integer 1..65535")
-  p:option("--mss", "largest segment sent", 1460, "integer 64..9000")
+  p:option("--mss", "largest segment sent (0: 1460 for IPv4, 1440 for IPv6)", 0, "integer 0..9000")
   p:option("--rto", "retransmission timeout, seconds (fixed)", 0.2, "number 0.001..60")
   p:option("--retries", "timeouts without progress before a connection fails", 5, "integer 1..255")
   p:option("--time-wait", "TIME_WAIT, seconds", 0.5, "number 0..600")
   p:option("--resolve-timeout", "seconds to wait for the ARP reply", 2, "number >0")
   p:check(function(o)
+    if o.mss ~= 0 and o.mss < 64 then return ("--mss %d: 0 (by family) or 64..9000"):format(o.mss) end
+    local v6 = o.src:find(":", 1, true) ~= nil
     for _, k in ipairs({ "src", "server", "gateway" }) do
-      if o[k] ~= "" and not o[k]:match("^%d+%.%d+%.%d+%.%d+$") or
-         (o[k] ~= "" and not pcall(surge.proto.ip4.addr, o[k], k, 1)) then
-        return ("--%s: '%s' is not an IPv4 address"):format(k, o[k])
+      local a = o[k]
+      if a ~= "" then
+        local six = a:find(":", 1, true) ~= nil
+        local ok = six and pcall(surge.proto.ip6.addr, a, k, 1) or
+                   (not six and a:match("^%d+%.%d+%.%d+%.%d+$") and pcall(surge.proto.ip4.addr, a, k, 1))
+        if not ok then return ("--%s: '%s' is not an IPv4 or IPv6 address"):format(k, a) end
+        if six ~= v6 then return ("--%s %s is not of the family of --src %s"):format(k, a, o.src) end
       end
     end
     if o.close ~= "fin" and o.close ~= "rst" then return ("--close %s: fin or rst"):format(o.close) end
@@ -77,9 +83,11 @@ end
 function client(rxq, txq, args, mac)
   local conn = require "surge.conn"
   local neigh = require "surge.dut.neigh"
-  local t = surge.proto.tcp{ src = args.src, dst = args.server, sport = args.sport, dport = args.port, size = 60 }
-  local pool = surge.pool{ template = t, data_room = args.mss + 58 + 128, size = 8191 }
-  local n = neigh.new({ { rxq = rxq, txq = txq, mac = mac, ip4 = args.src } }, pool):set_rx_burst(pool:burst(32))
+  local t = surge.proto.tcp{ src = args.src, dst = args.server, sport = args.sport, dport = args.port, size = 74 }
+  local v6 = args.src:find(":", 1, true) ~= nil
+  local pool = surge.pool{ template = t, data_room = (args.mss > 0 and args.mss or 1460) + 74 + 128, size = 8191 }
+  local n = neigh.new({ { rxq = rxq, txq = txq, mac = mac, ip4 = not v6 and args.src or nil,
+                          ip6 = v6 and args.src or nil } }, pool):set_rx_burst(pool:burst(32))
   local hop = args.gateway ~= "" and args.gateway or args.server
   local peer_mac, err = n:resolve(1, hop, args.resolve_timeout)
   if not peer_mac then
@@ -89,8 +97,8 @@ function client(rxq, txq, args, mac)
   local e = conn.client{ src = args.src, server = args.server, port = args.port, sport = args.sport,
     mac = mac, peer_mac = peer_mac, connections = args.connections, concurrency = args.concurrency,
     rate = args.rate > 0 and { rate = args.rate, pattern = args.pattern } or 0, requests = args.requests,
-    request = conn.http_get{ host = args.server, path = args.path },
-    expect = { http = args.status }, close = args.close, mss = args.mss, rto = args.rto,
+    request = conn.http_get{ host = v6 and "[" .. args.server .. "]" or args.server, path = args.path },
+    expect = { http = args.status }, close = args.close, mss = args.mss > 0 and args.mss or nil, rto = args.rto,
     retries = args.retries, time_wait = args.time_wait }
   local t0 = surge.tsc()
   e:run{ rxq = rxq, txq = txq, pool = pool, neigh = n }

@@ -54,7 +54,7 @@ enum { CL_NONE = 0, CL_RTO = 1, CL_TW = 2, CL_FREE = 3 };
 /* One connection: 64 bytes. Times are in microseconds of the engine's
  * clock (uint32, compared by signed difference: intervals under 35 min). */
 struct conn {
-	uint32_t peer_ip;       /* host order */
+	uint32_t peer_ip;       /* IPv4, host order; IPv6: the address folded (its 4 words xored) */
 	uint16_t peer_port;     /* host order */
 	uint16_t local_port;
 	uint32_t snd_una;       /* oldest unacknowledged sequence number */
@@ -89,7 +89,8 @@ struct conn_list {
 /* A received frame as the engine reads it. */
 struct seg {
 	uint8_t *frame;
-	uint32_t src_ip, dst_ip;      /* host order */
+	const uint8_t *src6;          /* IPv6: the source address (in the frame), else NULL */
+	uint32_t src_ip, dst_ip;      /* host order; IPv6: src folded, dst 0 */
 	uint16_t sport, dport;
 	uint32_t seq, ack;
 	uint16_t wnd;
@@ -120,6 +121,7 @@ struct conn_engine {
 	uint32_t tw_now;              /* connections in TIME_WAIT now (not counted against concurrency) */
 	struct conn *tab;
 	uint32_t *index;              /* server: conn index + 1, 0 = empty */
+	uint8_t (*peer6)[16];         /* IPv6 server: each connection's peer address */
 	uint32_t index_mask;
 	struct conn_list free_q, rto, tw;
 	struct hist connect_h;        /* SYN to the first response byte, ns */
@@ -155,7 +157,18 @@ int seg_flush(struct conn_engine *e);
 /* conn_table.c */
 int table_init(struct conn_engine *e);
 void table_free(struct conn_engine *e);
-struct conn *conn_alloc(struct conn_engine *e, uint32_t peer_ip, uint16_t peer_port);
+/* peer6: the IPv6 address (a server's peer), else NULL */
+struct conn *conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port);
+/* An IPv6 address folded to the 32 bits a connection keeps */
+static inline uint32_t
+ip6_fold(const uint8_t *a)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 16; i += 4)
+		v ^= (uint32_t)a[i] << 24 | (uint32_t)a[i + 1] << 16 | (uint32_t)a[i + 2] << 8 | a[i + 3];
+	return v;
+}
 void conn_release(struct conn_engine *e, struct conn *c);
 struct conn *conn_lookup(struct conn_engine *e, const struct seg *s);
 void timer_arm(struct conn_engine *e, struct conn *c, int list, uint32_t after_us);

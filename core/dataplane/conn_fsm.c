@@ -491,7 +491,7 @@ fsm_listen(struct conn_engine *e, const struct seg *s)
 		seg_emit_reset(e, s);
 		return;
 	}
-	c = conn_alloc(e, s->src_ip, s->sport);
+	c = conn_alloc(e, s->src_ip, s->src6, s->sport);
 	if (c == NULL) {
 		e->st.refused++;                /* the table is full: dropped, as a full backlog does */
 		return;
@@ -516,7 +516,8 @@ fsm_listen(struct conn_engine *e, const struct seg *s)
 int
 fsm_open(struct conn_engine *e)
 {
-	struct conn *c = conn_alloc(e, e->conf.peer_ip4, e->conf.peer_port);
+	struct conn *c = conn_alloc(e, e->conf.ip_version == 6 ? ip6_fold(e->conf.peer_ip6) : e->conf.peer_ip4,
+				    NULL, e->conf.peer_port);
 
 	if (c == NULL)
 		return -ENOSPC;

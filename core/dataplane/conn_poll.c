@@ -23,7 +23,8 @@
 
 #include "conn.h"
 
-#define FRAME_OVERHEAD 58        /* Ethernet 14 + IPv4 20 + TCP 20 + the SYN's MSS option 4 */
+#define FRAME_OVERHEAD 54        /* Ethernet 14 + IPv4 20 + TCP 20 (a SYN's MSS option: no payload) */
+#define FRAME_OVERHEAD6 74       /* IPv6: 20 more */
 #define OPENS_PER_POLL 256       /* most SYNs one poll writes: keeps a late schedule's catch-up in bursts */
 
 static int
@@ -31,8 +32,10 @@ conf_check(const struct surge_conn_conf *c)
 {
 	if (c->role != SURGE_CONN_CLIENT && c->role != SURGE_CONN_SERVER)
 		return rt_error(-EINVAL, "surge_conn_new: role %u (0 client, 1 server)", c->role);
-	if (c->ip_version != 4)
-		return rt_error(-EINVAL, "surge_conn_new: ip_version %u: only 4 is supported", c->ip_version);
+	static const uint8_t zero6[16];
+
+	if (c->ip_version != 4 && c->ip_version != 6)
+		return rt_error(-EINVAL, "surge_conn_new: ip_version %u: 4 or 6", c->ip_version);
 	if (c->data == NULL || c->data_len == 0 || c->data_len > SURGE_CONN_DATA_MAX)
 		return rt_error(-EINVAL, "surge_conn_new: the %s is %u bytes: 1..%d",
 				c->role == SURGE_CONN_CLIENT ? "request" : "response", c->data_len,
@@ -44,7 +47,8 @@ conf_check(const struct surge_conn_conf *c)
 			return rt_error(-EINVAL, "surge_conn_new: capacity %u from source port %u: a client's "
 					"connection i uses port %u + i, so at most %u", c->capacity,
 					c->local_port, c->local_port, 65536u - c->local_port);
-		if (c->peer_ip4 == 0 || c->peer_port == 0)
+		if ((c->ip_version == 4 ? c->peer_ip4 == 0 : memcmp(c->peer_ip6, zero6, 16) == 0) ||
+		    c->peer_port == 0)
 			return rt_error(-EINVAL, "surge_conn_new: a client needs the server's address and port");
 		if (c->requests == 0 || c->requests > 65535)
 			return rt_error(-EINVAL, "surge_conn_new: requests %u: 1..65535", c->requests);
@@ -57,7 +61,7 @@ conf_check(const struct surge_conn_conf *c)
 	} else if (c->requests > 65535) {
 		return rt_error(-EINVAL, "surge_conn_new: requests %u: 0..65535", c->requests);
 	}
-	if (c->local_ip4 == 0)
+	if (c->ip_version == 4 ? c->local_ip4 == 0 : memcmp(c->local_ip6, zero6, 16) == 0)
 		return rt_error(-EINVAL, "surge_conn_new: no local address");
 	if (c->expect == SURGE_CONN_EXPECT_LEN ? c->expect_len == 0 : c->expect != SURGE_CONN_EXPECT_HTTP)
 		return rt_error(-EINVAL, "surge_conn_new: expect %u with expect_len %u (a length needs 1 or more)",
@@ -177,8 +181,10 @@ first_poll(struct conn_engine *e, uint16_t port, const struct surge_burst *tx)
 {
 	struct runtime *r = rt();
 	struct pool_state *p = pool_at(r, tx->pool);
-	uint32_t room, need = FRAME_OVERHEAD + e->conf.mss;
-	const uint64_t both = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+	int v6 = e->conf.ip_version == 6;
+	uint32_t room, need = (v6 ? FRAME_OVERHEAD6 : FRAME_OVERHEAD) + e->conf.mss;
+	const uint64_t need_csum = v6 ? RTE_ETH_TX_OFFLOAD_TCP_CKSUM
+			       : RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
 
 	if (p == NULL)
 		return rt_error(-EINVAL, "connection engine: the tx burst has no pool to allocate from");
@@ -191,8 +197,9 @@ first_poll(struct conn_engine *e, uint16_t port, const struct surge_burst *tx)
 		return rt_error(-EMSGSIZE, "connection engine: mss %u makes frames of %u bytes, port %u's "
 				"MTU %u allows %u", e->conf.mss, need, port, r->port[port].mtu,
 				r->port[port].max_len);
-	e->sw_csum = !(port < RTE_MAX_ETHPORTS && (r->port[port].csum & both) == both &&
-		       p->ip_version == 4 && p->l4_proto == IPPROTO_TCP && p->l2_len == 14 && p->l3_len == 20);
+	e->sw_csum = !(port < RTE_MAX_ETHPORTS && (r->port[port].csum & need_csum) == need_csum &&
+		       p->ip_version == e->conf.ip_version && p->l4_proto == IPPROTO_TCP && p->l2_len == 14 &&
+		       p->l3_len == (v6 ? 40 : 20));
 	return 0;
 }
 

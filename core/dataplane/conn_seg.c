@@ -4,8 +4,9 @@
  * (checked: lengths, checksums, flags that cannot go together), and a
  * segment written into the next mbuf of the poll's tx burst.
  *
- * Frames are Ethernet II + IPv4 (no VLAN tag, no IP options written, none
- * accepted but skipped) + TCP with at most the MSS option. Checksums are
+ * Frames are Ethernet II + IPv4 (no VLAN tag, no IP options written, those
+ * received skipped) or IPv6 (no extension headers) + TCP with at most the
+ * MSS option. Checksums are
  * computed in software unless the port offloads them (the pool's layout is
  * the engine's template, so send.c's offload step fills them in).
  */
@@ -22,6 +23,7 @@
 
 #define ETH_LEN 14
 #define IP4_LEN 20
+#define IP6_LEN 40
 #define TCP_LEN 20
 #define MIN_FRAME 60      /* Ethernet's minimum without FCS: shorter frames are padded */
 
@@ -39,24 +41,32 @@ static inline void put32(uint8_t *p, uint32_t v)
 /* A received segment's checksum: pseudo header + segment sum to 0xffff
  * (rte_ipv4_udptcp_cksum_verify is not in DPDK's stable ABI). */
 static int
-l4_sum_ok(const struct rte_ipv4_hdr *ip, const uint8_t *l4, uint32_t len)
+l4_sum_ok(uint32_t phdr, const uint8_t *l4, uint32_t len)
 {
-	uint32_t sum = (uint32_t)rte_ipv4_phdr_cksum(ip, 0) + rte_raw_cksum(l4, len);
+	uint32_t sum = phdr + rte_raw_cksum(l4, len);
 
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return sum == 0xffff;
 }
 
-enum seg_kind
-seg_parse(const struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags, struct seg *s)
+static int
+l4_verdict_ok(uint64_t ol_flags, uint32_t phdr, const uint8_t *tcp, uint32_t len)
 {
-	const uint8_t *ip = frame + ETH_LEN, *tcp;
-	uint32_t ihl, tot, doff, tcp_len;
+	if ((ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+		return 0;
+	return (ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD || l4_sum_ok(phdr, tcp, len);
+}
 
-	if (len < ETH_LEN + IP4_LEN || get16(frame + 12) != RTE_ETHER_TYPE_IPV4)
-		return SEG_OTHER;
-	if ((ip[0] >> 4) != 4 || ip[9] != IPPROTO_TCP || get32(ip + 16) != e->conf.local_ip4)
+/* IPv4: the TCP segment's start and length, SEG_OTHER/SEG_BAD, or SEG_TCP */
+static enum seg_kind
+parse_ip4(const struct conn_engine *e, const uint8_t *ip, uint32_t len, uint64_t ol_flags, struct seg *s,
+	  const uint8_t **tcp, uint32_t *tcp_len)
+{
+	uint32_t ihl, tot;
+
+	if (len < ETH_LEN + IP4_LEN || (ip[0] >> 4) != 4 || ip[9] != IPPROTO_TCP ||
+	    get32(ip + 16) != e->conf.local_ip4)
 		return SEG_OTHER;
 	ihl = (ip[0] & 15u) * 4;
 	tot = get16(ip + 2);
@@ -71,19 +81,64 @@ seg_parse(const struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol
 	    ((ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
 	     rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip) != 0))
 		return SEG_BAD;
-	tcp = ip + ihl;
-	tcp_len = tot - ihl;
+	*tcp = ip + ihl;
+	*tcp_len = tot - ihl;
+	if (!l4_verdict_ok(ol_flags, rte_ipv4_phdr_cksum((const struct rte_ipv4_hdr *)ip, 0), *tcp, *tcp_len))
+		return SEG_BAD;
+	s->src6 = NULL;
+	s->src_ip = get32(ip + 12);
+	s->dst_ip = get32(ip + 16);
+	return SEG_TCP;
+}
+
+/* IPv6 without extension headers (TCP right after the fixed header; an
+ * extension header makes it SEG_OTHER, docs/connections.md) */
+static enum seg_kind
+parse_ip6(const struct conn_engine *e, const uint8_t *ip, uint32_t len, uint64_t ol_flags, struct seg *s,
+	  const uint8_t **tcp, uint32_t *tcp_len)
+{
+	uint32_t plen;
+
+	if (len < ETH_LEN + IP6_LEN || (ip[0] >> 4) != 6 || ip[6] != IPPROTO_TCP ||
+	    memcmp(ip + 24, e->conf.local_ip6, 16) != 0)
+		return SEG_OTHER;
+	plen = get16(ip + 4);
+	if (plen < TCP_LEN || plen > len - ETH_LEN - IP6_LEN)
+		return SEG_BAD;
+	*tcp = ip + IP6_LEN;
+	*tcp_len = plen;
+	if (!l4_verdict_ok(ol_flags, rte_ipv6_phdr_cksum((const struct rte_ipv6_hdr *)ip, 0), *tcp, plen))
+		return SEG_BAD;
+	s->src6 = ip + 8;
+	s->src_ip = ip6_fold(ip + 8);
+	s->dst_ip = 0;
+	return SEG_TCP;
+}
+
+enum seg_kind
+seg_parse(const struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags, struct seg *s)
+{
+	const uint8_t *tcp = NULL;
+	uint32_t doff, tcp_len = 0;
+	uint16_t et;
+	enum seg_kind k;
+
+	if (len < ETH_LEN + IP4_LEN)
+		return SEG_OTHER;
+	memset(s, 0, sizeof(*s));
+	et = get16(frame + 12);
+	if (et == RTE_ETHER_TYPE_IPV4 && e->conf.ip_version == 4)
+		k = parse_ip4(e, frame + ETH_LEN, len, ol_flags, s, &tcp, &tcp_len);
+	else if (et == RTE_ETHER_TYPE_IPV6 && e->conf.ip_version == 6)
+		k = parse_ip6(e, frame + ETH_LEN, len, ol_flags, s, &tcp, &tcp_len);
+	else
+		return SEG_OTHER;
+	if (k != SEG_TCP)
+		return k;
 	doff = (uint32_t)(tcp[12] >> 4) * 4;
 	if (doff < TCP_LEN || doff > tcp_len)
 		return SEG_BAD;
-	if ((ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
-	    ((ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	     !l4_sum_ok((const struct rte_ipv4_hdr *)ip, tcp, tcp_len)))
-		return SEG_BAD;
-	memset(s, 0, sizeof(*s));
 	s->frame = frame;
-	s->src_ip = get32(ip + 12);
-	s->dst_ip = get32(ip + 16);
 	s->sport = get16(tcp);
 	s->dport = get16(tcp + 2);
 	s->seq = get32(tcp + 4);
@@ -161,9 +216,35 @@ seg_flush(struct conn_engine *e)
 	return 0;
 }
 
+/* Writes the IP header for a segment of l4_len bytes; returns the TCP header. */
+static uint8_t *
+write_ip(const struct conn_engine *e, uint8_t *ip, uint32_t peer_ip, const uint8_t *peer6, uint32_t l4_len)
+{
+	if (e->conf.ip_version == 6) {
+		put32(ip, 6u << 28);
+		put16(ip + 4, (uint16_t)l4_len);
+		ip[6] = IPPROTO_TCP;
+		ip[7] = 64;
+		memcpy(ip + 8, e->conf.local_ip6, 16);
+		memcpy(ip + 24, peer6, 16);
+		return ip + IP6_LEN;
+	}
+	ip[0] = 0x45;
+	ip[1] = 0;
+	put16(ip + 2, (uint16_t)(IP4_LEN + l4_len));
+	put16(ip + 4, 0);
+	put16(ip + 6, 0x4000);             /* DF */
+	ip[8] = 64;
+	ip[9] = IPPROTO_TCP;
+	put16(ip + 10, 0);
+	put32(ip + 12, e->conf.local_ip4);
+	put32(ip + 16, peer_ip);
+	return ip + IP4_LEN;
+}
+
 static int
-emit(struct conn_engine *e, uint32_t peer_ip, uint16_t peer_port, uint16_t local_port, uint8_t flags,
-     uint32_t seq, uint32_t ack, const uint8_t *data, uint32_t len)
+emit(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port, uint16_t local_port,
+     uint8_t flags, uint32_t seq, uint32_t ack, const uint8_t *data, uint32_t len)
 {
 	uint32_t slot, hlen = TCP_LEN + ((flags & TF_SYN) ? 4 : 0), frame_len;
 	uint8_t *p = next_frame(e, &slot), *ip, *tcp;
@@ -174,19 +255,9 @@ emit(struct conn_engine *e, uint32_t peer_ip, uint16_t peer_port, uint16_t local
 	}
 	memcpy(p, e->conf.peer_mac, 6);
 	memcpy(p + 6, e->conf.local_mac, 6);
-	put16(p + 12, RTE_ETHER_TYPE_IPV4);
+	put16(p + 12, e->conf.ip_version == 6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
 	ip = p + ETH_LEN;
-	ip[0] = 0x45;
-	ip[1] = 0;
-	put16(ip + 2, (uint16_t)(IP4_LEN + hlen + len));
-	put16(ip + 4, 0);
-	put16(ip + 6, 0x4000);             /* DF */
-	ip[8] = 64;
-	ip[9] = IPPROTO_TCP;
-	put16(ip + 10, 0);
-	put32(ip + 12, e->conf.local_ip4);
-	put32(ip + 16, peer_ip);
-	tcp = ip + IP4_LEN;
+	tcp = write_ip(e, ip, peer_ip, peer6, hlen + len);
 	put16(tcp, local_port);
 	put16(tcp + 2, peer_port);
 	put32(tcp + 4, seq);
@@ -203,12 +274,14 @@ emit(struct conn_engine *e, uint32_t peer_ip, uint16_t peer_port, uint16_t local
 	}
 	if (len > 0)
 		memcpy(tcp + hlen, data, len);
-	frame_len = ETH_LEN + IP4_LEN + hlen + len;
+	frame_len = (uint32_t)(tcp - p) + hlen + len;
 	if (frame_len < MIN_FRAME) {
 		memset(p + frame_len, 0, MIN_FRAME - frame_len);
 		frame_len = MIN_FRAME;
 	}
-	if (e->sw_csum) {
+	if (e->sw_csum && e->conf.ip_version == 6) {
+		((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)ip, tcp);
+	} else if (e->sw_csum) {
 		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
 
 		h->hdr_checksum = rte_ipv4_cksum(h);
@@ -225,7 +298,10 @@ int
 seg_emit(struct conn_engine *e, const struct conn *c, uint8_t flags, uint32_t seq, const uint8_t *data,
 	 uint32_t len)
 {
-	return emit(e, c->peer_ip, c->peer_port, c->local_port, flags, seq, c->rcv_nxt, data, len);
+	const uint8_t *peer6 = e->conf.ip_version != 6 ? NULL
+			       : e->conf.role == SURGE_CONN_CLIENT ? e->conf.peer_ip6 : e->peer6[conn_idx(e, c)];
+
+	return emit(e, c->peer_ip, peer6, c->peer_port, c->local_port, flags, seq, c->rcv_nxt, data, len);
 }
 
 int
@@ -236,6 +312,6 @@ seg_emit_reset(struct conn_engine *e, const struct seg *s)
 	if (s->flags & TF_RST)
 		return 0;                  /* never answer a reset */
 	if (s->flags & TF_ACK)
-		return emit(e, s->src_ip, s->sport, s->dport, TF_RST, s->ack, 0, NULL, 0);
-	return emit(e, s->src_ip, s->sport, s->dport, TF_RST | TF_ACK, 0, ack, NULL, 0);
+		return emit(e, s->src_ip, s->src6, s->sport, s->dport, TF_RST, s->ack, 0, NULL, 0);
+	return emit(e, s->src_ip, s->src6, s->sport, s->dport, TF_RST | TF_ACK, 0, ack, NULL, 0);
 }

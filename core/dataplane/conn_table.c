@@ -105,6 +105,13 @@ table_init(struct conn_engine *e)
 			return -ENOMEM;
 		}
 		e->index_mask = size - 1;
+		if (e->conf.ip_version == 6 && (e->peer6 = calloc(cap, 16)) == NULL) {
+			free(e->index);
+			free(e->tab);
+			e->index = NULL;
+			e->tab = NULL;
+			return -ENOMEM;
+		}
 	}
 	e->free_q.head = e->free_q.tail = CONN_NIL;
 	e->rto = e->tw = e->free_q;
@@ -120,12 +127,14 @@ table_free(struct conn_engine *e)
 {
 	free(e->tab);
 	free(e->index);
+	free(e->peer6);
 	e->tab = NULL;
 	e->index = NULL;
+	e->peer6 = NULL;
 }
 
 struct conn *
-conn_alloc(struct conn_engine *e, uint32_t peer_ip, uint16_t peer_port)
+conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port)
 {
 	uint32_t i = e->free_q.head;
 	struct conn *c;
@@ -144,6 +153,8 @@ conn_alloc(struct conn_engine *e, uint32_t peer_ip, uint16_t peer_port)
 		uint32_t h = home(e, peer_ip, peer_port);
 
 		c->local_port = e->conf.local_port;
+		if (e->peer6 != NULL)
+			memcpy(e->peer6[i], peer6, 16);
 		while (e->index[h] != 0)
 			h = (h + 1) & e->index_mask;
 		e->index[h] = i + 1;
@@ -205,13 +216,16 @@ conn_lookup(struct conn_engine *e, const struct seg *s)
 		c = &e->tab[i];
 		if (c->state == CS_FREE || c->peer_ip != s->src_ip || c->peer_port != s->sport)
 			return NULL;
+		if (s->src6 != NULL && memcmp(s->src6, e->conf.peer_ip6, 16) != 0)
+			return NULL;
 		return c;
 	}
 	if (s->dport != e->conf.local_port)
 		return NULL;
 	for (uint32_t h = home(e, s->src_ip, s->sport); e->index[h] != 0; h = (h + 1) & e->index_mask) {
 		c = &e->tab[e->index[h] - 1];
-		if (c->peer_ip == s->src_ip && c->peer_port == s->sport)
+		if (c->peer_ip == s->src_ip && c->peer_port == s->sport &&
+		    (e->peer6 == NULL || memcmp(e->peer6[e->index[h] - 1], s->src6, 16) == 0))
 			return c;
 	}
 	return NULL;

@@ -525,8 +525,8 @@ struct surge_conn_conf {
 	uint32_t time_wait_us;       /* TIME_WAIT's length (a shortcut of 2 MSL: docs/connections.md) */
 	uint32_t idle_us;            /* a connection waiting this long on its peer with nothing
 				      * unacknowledged fails as a timeout */
-	uint32_t local_ip4;          /* host order */
-	uint32_t peer_ip4;           /* client: the server (host order) */
+	uint32_t local_ip4;          /* ip_version 4, host order */
+	uint32_t peer_ip4;           /* ip_version 4, client: the server (host order) */
 	uint16_t local_port;         /* server: the listening port; client: the first source port */
 	uint16_t peer_port;          /* client: the server's port */
 	uint16_t mss;                /* segment payload sent at most (lowered to a peer's MSS option) */
@@ -534,11 +534,13 @@ struct surge_conn_conf {
 	uint8_t local_mac[6];
 	uint8_t peer_mac[6];         /* client: the server's or gateway's MAC; server: all zero = the
 				      * source MAC of the first SYN */
+	uint8_t local_ip6[16];       /* ip_version 6: the engine's address */
+	uint8_t peer_ip6[16];        /* ip_version 6, client: the server */
 	uint8_t role;                /* enum surge_conn_role */
 	uint8_t close;               /* enum surge_conn_close */
 	uint8_t expect;              /* enum surge_conn_expect */
 	uint8_t retries;             /* timer expiries without progress before a connection fails */
-	uint8_t ip_version;          /* 4 */
+	uint8_t ip_version;          /* 4 or 6 */
 	uint8_t reserved[3];
 };
 

@@ -1,6 +1,7 @@
 # conn_lib.sh - the TCP tests' peer (sourced after lib.sh): a veth pair
 # between two network namespaces made for the test, removed on exit.
-#   conn_pair TAG      -> $NS_K (the kernel's side: 10.1.0.1/24 on $IF_K),
+#   conn_pair TAG [6]  -> $NS_K (the kernel's side: 10.1.0.1/24 on $IF_K;
+#                         with 6, 2001:db8:1::1/64 too, IPv6 on there only),
 #                         $NS_S (surge's side: $IF_S, no address: its
 #                         kernel ignores what surge sends and receives)
 #   in_k CMD...        runs CMD in the kernel's namespace
@@ -10,7 +11,7 @@
 # still to be filled in (CHECKSUM_PARTIAL), which DPDK's net_af_packet
 # passes on as they are.
 conn_pair() {
-  local tag=$1
+  local tag=$1 six=${2:-}
   need_root
   need_cmd ip
   need_cmd ethtool
@@ -30,6 +31,12 @@ conn_pair() {
   in_k ethtool -K "$IF_K" tx off >/dev/null
   ip netns exec "$NS_S" ethtool -K "$IF_S" tx off >/dev/null
   in_k ip addr add 10.1.0.1/24 dev "$IF_K"
+  if [ "$six" = 6 ]; then
+    # no router solicitations, no address configuration: only the test's traffic
+    in_k sysctl -qw "net.ipv6.conf.$IF_K.disable_ipv6=0" "net.ipv6.conf.$IF_K.accept_ra=0" \
+      "net.ipv6.conf.$IF_K.autoconf=0" "net.ipv6.conf.$IF_K.router_solicitations=0"
+    in_k ip addr add 2001:db8:1::1/64 dev "$IF_K" nodad
+  fi
   VDEV="net_af_packet0,iface=$IF_S"
 }
 in_k() { ip netns exec "$NS_K" "$@"; }
@@ -47,7 +54,8 @@ surge_ns() {
   chmod +x "$TMP/surge-ns"
   SURGE=$TMP/surge-ns
 }
-# nginx in the kernel's namespace on 10.1.0.1:80 answering "hello\n" (PEERS.md's recipe).
+# nginx in the kernel's namespace on 10.1.0.1:80 (and [2001:db8:1::1]:80
+# with NGX_LISTEN6='listen [2001:db8:1::1]:80;') answering "hello\n" (PEERS.md's recipe).
 start_nginx() {
   need_cmd nginx
   NGX=$TMP/nginx
@@ -56,7 +64,7 @@ start_nginx() {
 daemon off; pid $NGX/nginx.pid; error_log $NGX/error.log; worker_processes 1;
 events { worker_connections 4096; }
 http { access_log $NGX/access.log; keepalive_requests 100000;
-  server { listen 10.1.0.1:80 backlog=4096; location / { return 200 "hello\n"; } } }
+  server { listen 10.1.0.1:80 backlog=4096; ${NGX_LISTEN6:-} location / { return 200 "hello\n"; } } }
 EOC
   # (not through in_k: a function in the background is a subshell, and $! its pid)
   ip netns exec "$NS_K" nginx -c "$NGX/nginx.conf" -p "$NGX" &

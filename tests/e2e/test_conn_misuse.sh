@@ -87,7 +87,7 @@ check_pools "table full"
 echo "# an MSS the port cannot carry: one line before traffic"
 run_surge 30 run --no-huge --stats-interval 0 --vdev "$VDEV" "${GET[@]}" --connections 1 --mss 9000
 check_user_error "--mss 9000 on a 1500-byte MTU"
-check_match "the error names the MSS and the MTU" "mss 9000 makes frames of 9058 bytes, port 0's MTU" "$ERR"
+check_match "the error names the MSS and the MTU" "mss 9000 makes frames of 9054 bytes, port 0's MTU" "$ERR"
 check_pools "--mss 9000"
 
 echo "# bad options: refused before EAL (exit 2)"

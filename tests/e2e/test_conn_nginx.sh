@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_conn_nginx.sh - issue 21 item 5a: surge's TCP client against the
+# test_conn_nginx.sh - issue 21 item 5a (test_conn_nginx6.sh: the same over IPv6): surge's TCP client against the
 # Linux kernel and nginx (nginx-light) in a network namespace, surge on
 # net_af_packet in another: 10 000 HTTP/1.1 GETs, each on a new connection,
 # complete; nginx logs 10 000 lines with 200; the kernel's counters (nstat)
@@ -10,15 +10,22 @@
 . "$(dirname "$0")/conn_lib.sh"
 need_cmd nstat
 need_cmd tshark
-conn_pair tcpn
+# test_conn_nginx6.sh runs this over IPv6 (CONN_V6=1)
+if [ "${CONN_V6:-}" = 1 ]; then
+  conn_pair tcp6 6
+  NGX_LISTEN6='listen [2001:db8:1::1]:80;'
+  SRC=2001:db8:1::2 SERVER=2001:db8:1::1 N=${CONN_N:-4000} IPSRC=ipv6.src
+else
+  conn_pair tcpn
+  SRC=10.1.0.2 SERVER=10.1.0.1 N=${CONN_N:-10000} IPSRC=ip.src
+fi
 start_nginx
 surge_ns
-N=10000
 
 in_k nstat -n >/dev/null          # the counters' history starts now
 start_capture "$TMP/k.pcapng"
 run_surge 60 run --no-huge --stats-interval 0 --vdev "$VDEV" --output "$TMP/r.json" "$EXAMPLES/http-get.lua" \
-  --src 10.1.0.2 --server 10.1.0.1 --connections $N --rate 2000 --concurrency 1000
+  --src $SRC --server $SERVER --connections $N --rate 2000 --concurrency 1000
 stop_capture
 check "surge exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run
@@ -55,20 +62,22 @@ PY
 
 # the capture on the kernel's side: flags, checksums, tshark's analysis
 tshark_q -r "$TMP/k.pcapng" -o tcp.check_checksum:TRUE -o ip.check_checksum:TRUE -o tcp.analyze_sequence_numbers:TRUE \
-  -T fields -E separator=, -e ip.src -e tcp.flags -e tcp.checksum.status -e ip.checksum.status \
+  -T fields -E separator=, -e $IPSRC -e tcp.flags -e tcp.checksum.status -e ip.checksum.status \
   -e tcp.analysis.retransmission -e tcp.analysis.fast_retransmission -Y tcp >"$TMP/k.txt"
 cnt() { awk -F, "$1" "$TMP/k.txt" | wc -l; }
-check "capture: $N SYNs from surge" "$N" "$(cnt '$1 == "10.1.0.2" && $2 == "0x0002"')"
-check "capture: $N SYN-ACKs from the kernel" "$N" "$(cnt '$1 == "10.1.0.1" && $2 == "0x0012"')"
-check "capture: $N FINs from surge" "$N" "$(cnt '$1 == "10.1.0.2" && $2 == "0x0011"')"
-check "capture: $N FINs from the kernel" "$N" "$(cnt '$1 == "10.1.0.1" && $2 == "0x0011"')"
+check "capture: $N SYNs from surge" "$N" "$(cnt '$1 == "'$SRC'" && $2 == "0x0002"')"
+check "capture: $N SYN-ACKs from the kernel" "$N" "$(cnt '$1 == "'$SERVER'" && $2 == "0x0012"')"
+check "capture: $N FINs from surge" "$N" "$(cnt '$1 == "'$SRC'" && $2 == "0x0011"')"
+check "capture: $N FINs from the kernel" "$N" "$(cnt '$1 == "'$SERVER'" && $2 == "0x0011"')"
 check "capture: no RST from either side" 0 "$(cnt '$2 == "0x0004" || $2 == "0x0014"')"
 # (tshark's checksum status: 1 good, 0 bad, 2 not verified)
-check "capture: every TCP checksum of surge's verified good" 0 "$(cnt '$1 == "10.1.0.2" && $3 != "1"')"
-check "capture: every IP checksum verified good" 0 "$(cnt '$4 != "1"')"
-# what the kernel sent with a wrong TCP checksum (rarely one, a veth quirk)
-# surge counted as bad and dropped, no more and no fewer
-check "capture: the kernel's bad TCP checksums = surge's rx bad" \
-  "$(cnt '$1 == "10.1.0.1" && $3 != "1"')" "$(printf '%s\n' "$OUT" | sed -n 's/^client: .* rx bad \([0-9]*\).*/\1/p')"
+check "capture: every TCP checksum of surge's verified good" 0 "$(cnt '$1 == "'$SRC'" && $3 != "1"')"
+[ "${CONN_V6:-}" = 1 ] || check "capture: every IP checksum verified good" 0 "$(cnt '$4 != "1"')"
+# the kernel's segments: surge checks each one's checksum in software as it
+# takes it (net_af_packet gives no verdict) and counted none bad. (The
+# capture is no judge of those: the tap sees a few of the kernel's own
+# packets, ACKs, before their checksum is filled in.)
+check_match "surge: every segment from the kernel had a right checksum (rx bad 0)" "rx bad 0(,|$)" \
+  "$(printf '%s\n' "$OUT" | grep '^client:')"
 check "capture: no retransmission" 0 "$(cnt '$5 != "" || $6 != ""')"
 finish

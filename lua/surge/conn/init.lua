@@ -23,6 +23,7 @@ local core = require "surge.core"
 local check = require "surge.check"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
 local http = require "surge.conn.http"
 
 local C, rc_check = core.C, core.check
@@ -68,10 +69,9 @@ end
 local function conf_common(o, fn, role)
   local c = ffi.new("struct surge_conn_conf")
   c.role = role
-  c.ip_version = 4
   mac_into(c.local_mac, o.mac or "02:00:00:00:00:01", fn, "mac")
   mac_into(c.peer_mac, o.peer_mac, fn, "peer_mac")
-  c.mss = check.expect(o.mss, "integer? 64..9000", fn, "mss") or 1460
+  c.mss = check.expect(o.mss, "integer? 64..9000", fn, "mss") or 0   -- 0: by family, set_addr
   c.window = check.expect(o.window, "integer? 1..65535", fn, "window") or 65535
   c.rto_us = (check.expect(o.rto, "number? 0.001..60", fn, "rto (seconds)") or 0.2) * 1e6
   c.retries = check.expect(o.retries, "integer? 1..255", fn, "retries") or 5
@@ -97,12 +97,32 @@ local function expect_into(c, e, fn, client)
   end
 end
 
+-- An address (IPv4 or IPv6 text) into the conf's local_* or peer_*
+-- fields; the conf's family is the first address's. Returns true for IPv6.
+local function set_addr(c, which, text, what)
+  local v6 = text:find(":", 1, true) ~= nil
+  if v6 then
+    ffi.copy(which == "local" and c.local_ip6 or c.peer_ip6, ip6.addr(text, what, 4), 16)
+  elseif which == "local" then
+    c.local_ip4 = ip4.addr(text, what, 4)
+  else
+    c.peer_ip4 = ip4.addr(text, what, 4)
+  end
+  if which == "local" then
+    c.ip_version = v6 and 6 or 4
+    if c.mss == 0 then c.mss = v6 and 1440 or 1460 end      -- a 1500-byte MTU's
+  end
+  return v6
+end
+
 local function new_engine(c, data, role, prefix)
   c.data = data
   c.data_len = #data
   local id = rc_check(C.surge_conn_new(c), 3)
+  local v6 = c.ip_version == 6
   return setmetatable({ id = id, role = role, conf = c, data = data, st = ffi.new("struct surge_conn_stats"),
-                        prefix = prefix, cells = false, gauges = false, local_ip = c.local_ip4,
+                        prefix = prefix, cells = false, gauges = false,
+                        local_ip = v6 and ip6.addr_text(ffi.string(c.local_ip6, 16)) or ip4.addr_text(c.local_ip4),
                         mac = ffi.string(c.local_mac, 6) }, Engine)
 end
 
@@ -113,8 +133,10 @@ function M.client(o)
   local fn = "surge.conn.client"
   o = check.options(o, client_keys, fn)
   local c = conf_common(o, fn, C.SURGE_CONN_CLIENT)
-  c.local_ip4 = ip4.addr(check.expect(o.src, "string", fn, "src"), fn .. ": src", 3)
-  c.peer_ip4 = ip4.addr(check.expect(o.server, "string", fn, "server"), fn .. ": server", 3)
+  local v6 = set_addr(c, "local", check.expect(o.src, "string", fn, "src"), fn .. ": src")
+  if set_addr(c, "peer", check.expect(o.server, "string", fn, "server"), fn .. ": server") ~= v6 then
+    check.raise(("%s: src %s and server %s are not of one family"):format(fn, o.src, o.server))
+  end
   c.peer_port = check.expect(o.port, "integer? 1..65535", fn, "port") or 80
   c.local_port = check.expect(o.sport, "integer? 1..65535", fn, "sport") or 1024
   c.capacity = check.expect(o.capacity, "integer? 1..65535", fn, "capacity") or (65536 - c.local_port)
@@ -152,7 +174,7 @@ function M.server(o)
   local fn = "surge.conn.server"
   o = check.options(o, server_keys, fn)
   local c = conf_common(o, fn, C.SURGE_CONN_SERVER)
-  c.local_ip4 = ip4.addr(check.expect(o.addr, "string", fn, "addr"), fn .. ": addr", 3)
+  set_addr(c, "local", check.expect(o.addr, "string", fn, "addr"), fn .. ": addr")
   c.local_port = check.expect(o.port, "integer? 1..65535", fn, "port") or 80
   c.capacity = check.expect(o.capacity, "integer? 1..16777216", fn, "capacity") or 65536
   c.requests = check.expect(o.requests, "integer? 0..65535", fn, "requests") or 0
@@ -167,14 +189,17 @@ end
 function Engine:template()
   check.self(self, Engine, "engine:template")
   local c = self.conf
-  return require("surge.proto.tcp"){ src = ip4.addr_text(c.local_ip4),
-    dst = ip4.addr_text(c.peer_ip4 ~= 0 and c.peer_ip4 or c.local_ip4), sport = c.local_port,
-    dport = c.peer_port ~= 0 and c.peer_port or 1, size = 60 }
+  local dst = self.local_ip
+  if c.role == C.SURGE_CONN_CLIENT then
+    dst = c.ip_version == 6 and ip6.addr_text(ffi.string(c.peer_ip6, 16)) or ip4.addr_text(c.peer_ip4)
+  end
+  return require("surge.proto.tcp"){ src = self.local_ip, dst = dst, sport = c.local_port,
+    dport = c.peer_port ~= 0 and c.peer_port or 1, size = c.ip_version == 6 and 74 or 60 }
 end
 
 -- The frame size the engine's pool must hold: its mbufs' data room.
 function Engine:data_room()
-  return self.conf.mss + 58 + 128      -- headers, the SYN's MSS option, DPDK's headroom
+  return self.conf.mss + (self.conf.ip_version == 6 and 74 or 54) + 128   -- headers, DPDK's headroom
 end
 
 -- One round (see surge_conn_poll): returns the frames left in rx, which the
