@@ -3,24 +3,31 @@
 # on net_af_packet) against kernel clients in a network namespace: curl's
 # download is byte-exact (a 3000-byte body: three segments of the 1460-byte
 # MSS), ab with and without keep-alive and wrk finish with 0 failed
-# requests, and surge's counters agree with what the clients sent.
+# requests, and surge's counters agree with what the clients sent
+# (test_conn_server6.sh: the same over IPv6).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
 need_cmd curl
 need_cmd ab
 need_cmd wrk
-conn_pair tcps
+# test_conn_server6.sh runs this over IPv6 (CONN_V6=1)
+if [ "${CONN_V6:-}" = 1 ]; then
+  conn_pair tcp7 6
+  ADDR=2001:db8:1::2 URL='http://[2001:db8:1::2]/'
+else
+  conn_pair tcps
+  ADDR=10.1.0.2 URL=http://10.1.0.2/
+fi
 surge_ns
 BODY=3000
-URL=http://10.1.0.2/
 
 "$SURGE" run --no-huge --stats-interval 0 --duration 25 --vdev "$VDEV" "$EXAMPLES/http-server.lua" \
-  --addr 10.1.0.2 --body $BODY >"$TMP/s.out" 2>"$TMP/s.err" &
+  --addr $ADDR --body $BODY >"$TMP/s.out" 2>"$TMP/s.err" &
 SPID=$!
 on_exit "kill $SPID"
 up=no
 for _ in $(seq 100); do
-  in_k curl -s -m 0.5 -o /dev/null "$URL" && { up=yes; break; }
+  in_k curl -g -s -m 0.5 -o /dev/null "$URL" && { up=yes; break; }
   kill -0 $SPID 2>/dev/null || break
   sleep 0.1
 done
@@ -32,7 +39,7 @@ python3 -c '
 import sys
 n = int(sys.argv[1]); line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
 sys.stdout.write((line * (n // len(line) + 1))[:n])' $BODY >"$TMP/expected"
-in_k curl -s -D "$TMP/h1" -o "$TMP/got1" -o "$TMP/got2" "$URL" "$URL"   # two GETs on one connection
+in_k curl -g -s -D "$TMP/h1" -o "$TMP/got1" -o "$TMP/got2" "$URL" "$URL"   # two GETs on one connection
 check_true "curl: the body is byte-exact" "cmp says: $(cmp "$TMP/expected" "$TMP/got1" 2>&1)" cmp -s "$TMP/expected" "$TMP/got1"
 check_true "curl: the second (keep-alive) body too" "differs" cmp -s "$TMP/expected" "$TMP/got2"
 check_match "curl: HTTP/1.1 200 with Content-Length $BODY" "Content-Length: $BODY" "$(cat "$TMP/h1")"
