@@ -14,7 +14,9 @@
  * full table refuses a SYN and counts it; a client's SYN is retransmitted on
  * its fixed RTO and fails as failed_timeout after its retries; a client
  * parses the HTTP status and Content-Length; the server index survives
- * deletions (backward shift) with every remaining connection found.
+ * deletions (backward shift) with every remaining connection found; an
+ * IPv6 server's SYN-ACK is addressed and checksummed right, and two peers
+ * whose addresses fold alike stay two connections.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -458,6 +460,89 @@ server_index_deletions(void **state)
 	assert_int_equal(e->st.concurrent, N - N / 3);
 }
 
+/* IPv6: a server on 2001:db8::2 answers a SYN from 2001:db8::1 with a
+ * SYN-ACK whose checksum verifies; a wrong checksum is bad; two peers
+ * whose addresses fold alike are two connections. */
+static const uint8_t A6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
+static uint8_t P6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+
+static uint32_t
+frame6(uint8_t *f, const uint8_t *src, uint16_t sport, uint32_t seq, uint8_t flags, int csum_ok)
+{
+	uint8_t *ip = f + 14, *tcp = ip + 40;
+
+	memset(f, 0, 14 + 60);
+	memcpy(f, "\x02\0\0\0\0\x02", 6);
+	memcpy(f + 6, "\x02\0\0\0\0\x01", 6);
+	put16(f + 12, 0x86dd);
+	ip[0] = 0x60;
+	put16(ip + 4, 20);
+	ip[6] = 6;
+	ip[7] = 64;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, A6, 16);
+	put16(tcp, sport);
+	put16(tcp + 2, 80);
+	put32(tcp + 4, seq);
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	put16(tcp + 14, 65535);
+	((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)ip, tcp);
+	if (!csum_ok)
+		tcp[16] ^= 0x55;
+	return 14 + 60;
+}
+
+static void
+ipv6_server(void **state)
+{
+	struct surge_conn_conf c = server_conf(8, (const uint8_t *)RESP, sizeof(RESP) - 1);
+	struct conn_engine *e;
+	uint8_t other[16];
+	uint32_t n;
+	const uint8_t *ip, *tcp;
+
+	(void)state;
+	c.ip_version = 6;
+	c.local_ip4 = 0;
+	memcpy(c.local_ip6, A6, 16);
+	e = engine(&c);
+	n = frame6(F, P6, 40000, 100, TF_SYN, 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	assert_int_equal(e->tx_used, 1);
+	ip = TX->data[0] + 14;
+	tcp = ip + 40;
+	assert_int_equal(get16(TX->data[0] + 12), 0x86dd);
+	assert_memory_equal(ip + 8, A6, 16);
+	assert_memory_equal(ip + 24, P6, 16);
+	assert_int_equal(tcp[13], TF_SYN | TF_ACK);
+	assert_int_equal(get32(tcp + 8), 101);
+	/* the checksum written is the one the segment must carry */
+	{
+		uint8_t seg[24];
+		uint16_t sum = get16(tcp + 16);
+
+		memcpy(seg, tcp, 24);
+		memset(seg + 16, 0, 2);
+		assert_int_equal(sum, rte_be_to_cpu_16(rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)ip, seg)));
+	}
+	drop_written(e);
+	n = frame6(F, P6, 40000, 100, TF_SYN, 0);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_BAD);
+	/* another peer with the same folded address (words swapped) and port */
+	memcpy(other, P6, 16);
+	memcpy(other, P6 + 12, 4);
+	memcpy(other + 12, P6, 4);
+	assert_int_equal(ip6_fold(other), ip6_fold(P6));
+	n = frame6(F, other, 40000, 500, TF_SYN, 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	assert_int_equal(e->st.concurrent, 2);
+	assert_int_equal(get32(TX->data[0] + 14 + 40 + 8), 501);
+	assert_memory_equal(TX->data[0] + 14 + 24, other, 16);
+	drop_written(e);
+	assert_int_equal(e->st.rx_bad, 1);
+}
+
 int
 main(void)
 {
@@ -468,6 +553,7 @@ main(void)
 		cmocka_unit_test(client_syn_retries_then_timeout),
 		cmocka_unit_test(client_http_response),
 		cmocka_unit_test(server_index_deletions),
+		cmocka_unit_test(ipv6_server),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
