@@ -33,6 +33,7 @@ enum conn_state {
 	CS_FIN_WAIT_1,     /* our FIN sent, not yet acknowledged */
 	CS_FIN_WAIT_2,     /* our FIN acknowledged, waiting for the peer's */
 	CS_CLOSING,        /* both FINs sent, ours not yet acknowledged */
+	CS_CLOSE_WAIT,     /* server: the peer closed, our answers still going out */
 	CS_LAST_ACK,       /* the peer closed first; our FIN sent */
 	CS_TIME_WAIT,
 	CS_STATES

@@ -279,8 +279,10 @@ server_acked(struct conn_engine *e, struct conn *c)
 		e->st.responses++;
 		c->flags |= CF_DONE;
 	}
-	if (c->owed == 0 && c->state == CS_ESTABLISHED &&
-	    ((c->flags & CF_CLOSE) || (e->conf.requests != 0 && c->requests >= e->conf.requests)))
+	if (c->owed == 0 && c->state == CS_CLOSE_WAIT)
+		send_fin(e, c, CS_LAST_ACK);    /* the peer closed first: our answers are all in */
+	else if (c->owed == 0 && c->state == CS_ESTABLISHED &&
+		 ((c->flags & CF_CLOSE) || (e->conf.requests != 0 && c->requests >= e->conf.requests)))
 		send_fin(e, c, CS_FIN_WAIT_1);
 }
 
@@ -441,7 +443,7 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 	} else if (n > 0) {
 		e->st.rx_dropped++;             /* data after the peer's FIN */
 	}
-	if (c->state == CS_ESTABLISHED && c->owed > 0)
+	if ((c->state == CS_ESTABLISHED || c->state == CS_CLOSE_WAIT) && c->owed > 0)
 		acked |= send_data(e, c, c->snd_nxt);
 	if ((s->flags & TF_FIN) && seq + n == c->rcv_nxt && !(c->flags & CF_FIN_RCVD)) {
 		c->rcv_nxt++;
@@ -450,6 +452,13 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 		case CS_ESTABLISHED:
 			if (e->conf.role == SURGE_CONN_CLIENT && !(c->flags & CF_DONE))
 				count_fail(c, &e->st.failed_bad);   /* closed before the answer was whole */
+			if (e->conf.role == SURGE_CONN_SERVER && c->owed > 0) {
+				/* a request and the FIN together (a half-close): the
+				 * answers go out first, then our FIN (server_acked) */
+				c->state = CS_CLOSE_WAIT;
+				seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+				return;
+			}
 			send_fin(e, c, CS_LAST_ACK);       /* its ACK covers the peer's FIN */
 			return;
 		case CS_FIN_WAIT_1:

@@ -44,6 +44,8 @@ static struct surge_burst *TX;
 #define SRV 0x0a010002u    /* 10.1.0.2 */
 #define CLI 0x0a010001u    /* 10.1.0.1 */
 
+static uint16_t WND = 65535;    /* the window frame() advertises */
+
 static int
 group_setup(void **state)
 {
@@ -99,7 +101,7 @@ frame(uint8_t *f, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq, ui
 	put32(tcp + 8, ack);
 	tcp[12] = 5 << 4;
 	tcp[13] = flags;
-	put16(tcp + 14, 65535);
+	put16(tcp + 14, WND);
 	if (len)
 		memcpy(tcp + 20, data, len);
 	((struct rte_ipv4_hdr *)ip)->hdr_checksum = rte_ipv4_cksum((struct rte_ipv4_hdr *)ip);
@@ -246,6 +248,54 @@ server_handshake_request_response(void **state)
 	drop_written(e);
 	assert_int_equal(e->st.requests, 2);
 	assert_int_equal(e->st.rx_dropped, 0);
+}
+
+/* A request and the FIN in one segment, a window of one MSS: the whole
+ * response goes out first (CLOSE_WAIT), then the server's FIN. */
+static void
+server_half_close_answers_first(void **state)
+{
+	static uint8_t big[3000];
+	struct surge_conn_conf c;
+	struct conn_engine *e;
+	const char *req = "GET / HTTP/1.1\r\n\r\n";
+	uint32_t isc = 100, iss, rseq;
+	struct conn *cn;
+
+	(void)state;
+	memset(big, 'z', sizeof(big));
+	c = server_conf(4, big, sizeof(big));
+	e = engine(&c);
+	iss = handshake(e, 40100, isc);
+	cn = &e->tab[0];
+	rseq = isc + 1 + (uint32_t)strlen(req) + 1;       /* after the request and the FIN */
+	WND = 1460;
+	feed(e, 40100, isc + 1, iss + 1, TF_ACK | TF_PSH | TF_FIN, req);
+	assert_int_equal(cn->state, CS_CLOSE_WAIT);
+	assert_int_equal(e->tx_used, 2);                  /* 1460 bytes, then the FIN's ACK */
+	assert_int_equal(written(e, 0).len, 1460);
+	assert_int_equal(written(e, 1).flags, TF_ACK);
+	assert_int_equal(written(e, 1).ack, rseq);
+	drop_written(e);
+	feed(e, 40100, rseq, iss + 1 + 1460, TF_ACK, NULL);
+	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(written(e, 0).len, 1460);
+	drop_written(e);
+	feed(e, 40100, rseq, iss + 1 + 2920, TF_ACK, NULL);
+	assert_int_equal(written(e, 0).len, 80);
+	assert_int_equal(written(e, 0).flags & TF_FIN, 0);
+	drop_written(e);
+	feed(e, 40100, rseq, iss + 1 + 3000, TF_ACK, NULL);
+	assert_int_equal(e->tx_used, 1);                  /* all answered: now our FIN */
+	assert_int_equal(written(e, 0).flags, TF_FIN | TF_ACK);
+	assert_int_equal(written(e, 0).seq, iss + 1 + 3000);
+	assert_int_equal(cn->state, CS_LAST_ACK);
+	drop_written(e);
+	feed(e, 40100, rseq, iss + 1 + 3001, TF_ACK, NULL);
+	assert_int_equal(cn->state, CS_FREE);
+	assert_int_equal(e->st.completed, 1);
+	assert_int_equal(e->st.responses, 1);
+	WND = 65535;
 }
 
 static void
@@ -549,6 +599,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(server_handshake_request_response),
+		cmocka_unit_test(server_half_close_answers_first),
 		cmocka_unit_test(bad_segments_dropped_and_counted),
 		cmocka_unit_test(table_full_refuses),
 		cmocka_unit_test(client_syn_retries_then_timeout),
