@@ -4,7 +4,8 @@
 # net_af_packet in another: 10 000 HTTP/1.1 GETs, each on a new connection,
 # complete; nginx logs 10 000 lines with 200; the kernel's counters (nstat)
 # agree with surge's; a capture on the kernel's side shows every handshake
-# and close, no RST from the kernel, no bad checksum, no retransmission.
+# and close, no RST from the kernel, no bad checksum, no retransmission;
+# then 200 connections with 5 keep-alive GETs each.
 # 2000 connections/s: about 5 s of traffic, a low rate for the 2 shared CPUs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
@@ -80,4 +81,13 @@ check "capture: every TCP checksum of surge's verified good" 0 "$(cnt '$1 == "'$
 check_match "surge: every segment from the kernel had a right checksum (rx bad 0)" "rx bad 0(,|$)" \
   "$(printf '%s\n' "$OUT" | grep '^client:')"
 check "capture: no retransmission" 0 "$(cnt '$5 != "" || $6 != ""')"
+
+echo "# keep-alive: 200 connections, 5 GETs on each"
+L0=$(wc -l <"$NGX/access.log")
+run_surge 60 run --no-huge --stats-interval 0 --vdev "$VDEV" "$EXAMPLES/http-get.lua" \
+  --src $SRC --server $SERVER --connections 200 --requests 5 --rate 1000
+check "keep-alive: exit 0" 0 "$RC"
+check_match "keep-alive: 200 connections completed, 1000 responses" \
+  "client: 200 attempted, 200 established, 200 completed, 0 failed .* 1000 requests, 1000 responses" "$OUT"
+check "keep-alive: nginx logged 1000 more GETs" 1000 "$(( $(wc -l <"$NGX/access.log") - L0 ))"
 finish
