@@ -14,8 +14,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include <rte_cycles.h>
-
 #include "conn.h"
 
 static void
