@@ -28,6 +28,7 @@ function configure(p)
   p:option("--pattern", "how opens are spaced: constant or poisson", "constant")
   p:option("--concurrency", "most connections open at once", 256, "integer 1..64512")
   p:option("--requests", "GETs per connection (HTTP/1.1 keep-alive)", 1, "integer 1..65535")
+  p:option("--think", "seconds between a response and the next GET on a connection", 0, "number 0..600")
   p:option("--path", "the path requested", "/")
   p:option("--close", "how surge closes: fin or rst", "fin")
   p:option("--status", "the status every response must have (0: any)", 200, "integer 0..999")
@@ -97,7 +98,7 @@ function client(rxq, txq, args, mac)
   local e = conn.client{ src = args.src, server = args.server, port = args.port, sport = args.sport,
     mac = mac, peer_mac = peer_mac, connections = args.connections, concurrency = args.concurrency,
     rate = args.rate > 0 and { rate = args.rate, pattern = args.pattern } or 0, requests = args.requests,
-    request = conn.http_get{ host = v6 and "[" .. args.server .. "]" or args.server, path = args.path },
+    think = args.think, request = conn.http_get{ host = v6 and "[" .. args.server .. "]" or args.server, path = args.path },
     expect = { http = args.status }, close = args.close, mss = args.mss > 0 and args.mss or nil, rto = args.rto,
     retries = args.retries, time_wait = args.time_wait }
   local t0 = surge.tsc()

@@ -50,7 +50,7 @@ enum {
 };
 
 /* conn.list: which timer list the connection is on */
-enum { CL_NONE = 0, CL_RTO = 1, CL_TW = 2, CL_FREE = 3 };
+enum { CL_NONE = 0, CL_RTO = 1, CL_TW = 2, CL_FREE = 3, CL_THINK = 4 };
 
 /* One connection: 64 bytes. Times are in microseconds of the engine's
  * clock (uint32, compared by signed difference: intervals under 35 min). */
@@ -124,7 +124,7 @@ struct conn_engine {
 	uint32_t *index;              /* server: conn index + 1, 0 = empty */
 	uint8_t (*peer6)[16];         /* IPv6 server: each connection's peer address */
 	uint32_t index_mask;
-	struct conn_list free_q, rto, tw;
+	struct conn_list free_q, rto, tw, think;
 	struct hist connect_h;        /* SYN to the first response byte, ns */
 	struct hist response_h;       /* request sent to its last response byte, ns */
 	struct pacer open_pc;         /* the client's open schedule */

@@ -204,7 +204,10 @@ client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	if (c->rx_bytes == c->rx_expect) {
 		e->st.responses++;
 		hist_add(&e->response_h, (uint64_t)(uint32_t)(e->now - c->t_req) * 1000);
-		client_next(e, c);
+		if (e->conf.think_us > 0 && c->requests < e->conf.requests)
+			timer_arm(e, c, CL_THINK, e->conf.think_us);   /* the next request after it */
+		else
+			client_next(e, c);
 	}
 }
 
@@ -546,6 +549,12 @@ fsm_timer(struct conn_engine *e, struct conn *c)
 
 	if (c->list == CL_TW) {
 		finish(e, c);
+		return;
+	}
+	if (c->list == CL_THINK) {
+		c->retries = 0;
+		timer_arm(e, c, CL_RTO, e->conf.rto_us);
+		client_next(e, c);
 		return;
 	}
 	c->retries++;

@@ -72,8 +72,8 @@ conf_check(const struct surge_conn_conf *c)
 	if (c->rto_us < 1000 || c->retries == 0)
 		return rt_error(-EINVAL, "surge_conn_new: rto_us %u (at least 1000), retries %u (1..255)",
 				c->rto_us, c->retries);
-	if (c->time_wait_us > 600000000u || c->idle_us > 600000000u)
-		return rt_error(-EINVAL, "surge_conn_new: time_wait_us and idle_us: at most 600 s");
+	if (c->time_wait_us > 600000000u || c->idle_us > 600000000u || c->think_us > 600000000u)
+		return rt_error(-EINVAL, "surge_conn_new: time_wait_us, idle_us and think_us: at most 600 s");
 	return 0;
 }
 
@@ -253,6 +253,7 @@ conn_timers(struct conn_engine *e)
 {
 	timers(e, &e->rto);
 	timers(e, &e->tw);
+	timers(e, &e->think);
 }
 
 enum seg_kind

@@ -12,8 +12,8 @@
  *
  * Free entries wait in a FIFO queue: a client reuses the port that has been
  * free the longest, which keeps a port out of use while the peer may still
- * hold it in TIME_WAIT. Timers are two FIFO lists (every timer on a list
- * has the same length: the RTO, or TIME_WAIT's), so each stays ordered by
+ * hold it in TIME_WAIT. Timers are three FIFO lists (every timer on a list
+ * has the same length: the RTO, TIME_WAIT's, a client's think time), so each stays ordered by
  * deadline with O(1) arm and stop, and the poll only looks at their heads.
  */
 #include <errno.h>
@@ -25,7 +25,7 @@
 static struct conn_list *
 list_of(struct conn_engine *e, int list)
 {
-	return list == CL_RTO ? &e->rto : list == CL_TW ? &e->tw : &e->free_q;
+	return list == CL_RTO ? &e->rto : list == CL_TW ? &e->tw : list == CL_THINK ? &e->think : &e->free_q;
 }
 
 static void
@@ -114,7 +114,7 @@ table_init(struct conn_engine *e)
 		}
 	}
 	e->free_q.head = e->free_q.tail = CONN_NIL;
-	e->rto = e->tw = e->free_q;
+	e->rto = e->tw = e->think = e->free_q;
 	for (uint32_t i = 0; i < cap; i++) {
 		e->tab[i].next = e->tab[i].prev = CONN_NIL;
 		append(e, &e->tab[i], CL_FREE);

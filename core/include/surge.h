@@ -525,6 +525,7 @@ struct surge_conn_conf {
 	uint32_t time_wait_us;       /* TIME_WAIT's length (a shortcut of 2 MSL: docs/connections.md) */
 	uint32_t idle_us;            /* a connection waiting this long on its peer with nothing
 				      * unacknowledged fails as a timeout */
+	uint32_t think_us;           /* client: the pause between a response and the next request */
 	uint32_t local_ip4;          /* ip_version 4, host order */
 	uint32_t peer_ip4;           /* ip_version 4, client: the server (host order) */
 	uint16_t local_port;         /* server: the listening port; client: the first source port */

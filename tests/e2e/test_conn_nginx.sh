@@ -82,10 +82,10 @@ check_match "surge: every segment from the kernel had a right checksum (rx bad 0
   "$(printf '%s\n' "$OUT" | grep '^client:')"
 check "capture: no retransmission" 0 "$(cnt '$5 != "" || $6 != ""')"
 
-echo "# keep-alive: 200 connections, 5 GETs on each"
+echo "# keep-alive: 200 connections, 5 GETs on each, 10 ms apart"
 L0=$(wc -l <"$NGX/access.log")
 run_surge 60 run --no-huge --stats-interval 0 --vdev "$VDEV" "$EXAMPLES/http-get.lua" \
-  --src $SRC --server $SERVER --connections 200 --requests 5 --rate 1000
+  --src $SRC --server $SERVER --connections 200 --requests 5 --think 0.01 --rate 1000
 check "keep-alive: exit 0" 0 "$RC"
 check_match "keep-alive: 200 connections completed, 1000 responses" \
   "client: 200 attempted, 200 established, 200 completed, 0 failed .* 1000 requests, 1000 responses" "$OUT"

@@ -478,6 +478,45 @@ client_http_response(void **state)
 	drop_written(e);
 }
 
+/* Keep-alive with a think time: the second request leaves think_us after
+ * the first response, not before. */
+static void
+client_think_time(void **state)
+{
+	struct surge_conn_conf c = client_conf(4);
+	struct conn_engine *e;
+	uint32_t iss, n, len;
+
+	(void)state;
+	c.requests = 2;
+	c.think_us = 50000;
+	e = engine(&c);
+	len = c.data_len;
+	e->now = 10;
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	conn_frame(e, F, n, 0);
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7001, iss + 1 + len, TF_ACK, RESP, 1);
+	conn_frame(e, F, n, 0);
+	assert_int_equal(e->st.responses, 1);
+	assert_int_equal(e->tx_used, 1);                  /* the ACK only */
+	assert_int_equal(written(e, 0).len, 0);
+	drop_written(e);
+	e->now += 49999;
+	conn_timers(e);
+	assert_int_equal(e->tx_used, 0);
+	e->now += 1;
+	conn_timers(e);
+	assert_int_equal(e->tx_used, 1);                  /* the second request */
+	assert_int_equal(written(e, 0).len, len);
+	assert_int_equal(written(e, 0).seq, iss + 1 + len);
+	drop_written(e);
+	assert_int_equal(e->st.requests, 2);
+}
+
 /* The server's index: backward-shift deletion keeps every other entry found. */
 static void
 server_index_deletions(void **state)
@@ -604,6 +643,7 @@ main(void)
 		cmocka_unit_test(table_full_refuses),
 		cmocka_unit_test(client_syn_retries_then_timeout),
 		cmocka_unit_test(client_http_response),
+		cmocka_unit_test(client_think_time),
 		cmocka_unit_test(server_index_deletions),
 		cmocka_unit_test(ipv6_server),
 	};

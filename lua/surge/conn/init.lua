@@ -47,7 +47,7 @@ local PUBLISHED = { "attempted", "established", "completed", "failed_timeout", "
 local common = { mac = 1, peer_mac = 1, capacity = 1, mss = 1, window = 1, rto = 1, retries = 1, time_wait = 1,
                  idle = 1, requests = 1, prefix = 1 }
 local client_keys = { src = 1, server = 1, port = 1, sport = 1, rate = 1, connections = 1, concurrency = 1,
-                      request = 1, expect = 1, close = 1 }
+                      request = 1, expect = 1, close = 1, think = 1 }
 local server_keys = { addr = 1, port = 1, response = 1, expect = 1 }
 for k in pairs(common) do client_keys[k] = 1 server_keys[k] = 1 end
 
@@ -150,6 +150,7 @@ function M.client(o)
   end
   c.connections = check.expect(o.connections, "integer? 0..9007199254740992", fn, "connections") or 0
   c.requests = check.expect(o.requests, "integer? 1..65535", fn, "requests") or 1
+  c.think_us = (check.expect(o.think, "number? 0..600", fn, "think (seconds)") or 0) * 1e6
   local close = o.close or "fin"
   if close ~= "fin" and close ~= "rst" then
     check.raise(("%s: close = %s: \"fin\" or \"rst\""):format(fn, check.show(close)))
