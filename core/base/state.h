@@ -29,6 +29,7 @@ struct lua_State;
 struct rte_mempool;
 struct rte_mbuf;
 struct latency;
+struct conn_engine;
 struct pool_state;
 struct pcap_file;
 struct repl_state;
@@ -219,6 +220,8 @@ struct runtime {
 				       * monitor thread samples, master reads and records */
 	struct latency *lat[SURGE_LATENCY_MAX];
 	int nlat;
+	struct conn_engine *conn[SURGE_CONN_MAX]; /* conn_poll.c: TCP engines, by id */
+	int nconn;
 	int probe_field;              /* mbuf dynfield: probe offset to stamp at tx, 0 = none */
 	struct pcap_file *pcap[SURGE_PCAP_MAX]; /* pcap.c: readers and writers, by id */
 	int npcap;

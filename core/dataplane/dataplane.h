@@ -43,6 +43,7 @@ int burst_frame_len_ok(const struct surge_burst *b, uint32_t i);   /* b checked,
 /* pacer.c: the per-packet schedule of a rated TX queue */
 double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);
 int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
+void pacer_start(struct pacer *p, const struct surge_rate *r, double limit, double hz, uint64_t now);
 uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
 		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
 int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
@@ -76,6 +77,9 @@ void latency_free_all(void);
  * in count or sum. 0, or -EINVAL when there is no such receiver. */
 struct hist;
 int latency_hist_copy(int id, struct hist *out);
+
+/* conn_poll.c: the TCP engines, freed at the end of the run */
+void conn_free_all(void);
 
 /* idle.c */
 void idle_task_begin(void);

@@ -32,7 +32,7 @@ pacer_refresh(struct queue_slot *s, double hz, uint64_t now)
 	struct pacer *p = &s->pc;
 	uint32_t seq = __atomic_load_n(&s->req.seq, __ATOMIC_ACQUIRE);
 	struct surge_rate r;
-	double limit, v;
+	double limit;
 
 	if (likely(seq == p->seq_seen))
 		return p->active;
@@ -43,8 +43,20 @@ pacer_refresh(struct queue_slot *s, double hz, uint64_t now)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);   /* the copy before the re-check */
 	} while ((seq & 1) || seq != __atomic_load_n(&s->req.seq, __ATOMIC_RELAXED));
 
-	memset(p, 0, sizeof(*p));
+	pacer_start(p, &r, limit, hz, now);
 	p->seq_seen = seq;
+	return p->active;
+}
+
+/* A fresh schedule for rate r starting at now (limit: the link's bit/s for
+ * a % rate): a queue's, or the open schedule of a TCP client (conn_poll.c). */
+void
+pacer_start(struct pacer *p, const struct surge_rate *rate, double limit, double hz, uint64_t now)
+{
+	struct surge_rate r = *rate;
+	double v;
+
+	memset(p, 0, sizeof(*p));
 	if (r.unit == SURGE_RATE_LINK_PCT) {
 		r.value = r.value / 100.0 * limit;
 		r.ramp_to = r.ramp_to / 100.0 * limit;
@@ -62,7 +74,6 @@ pacer_refresh(struct queue_slot *s, double hz, uint64_t now)
 	p->late_cyc = LATE_NS * hz / 1e9;
 	p->start_tsc = now;
 	p->next = (double)now;
-	return p->active;
 }
 
 static double

@@ -482,6 +482,114 @@ const char *surge_output(void);
 /* Latency receivers made so far (ids 0..count-1); their buckets:
  * surge_latency_buckets(). */
 int surge_latency_count(void);
+/* --- TCP connections (docs/connections.md) ------------------------------ */
+enum surge_conn_role {
+	SURGE_CONN_CLIENT = 0,
+	SURGE_CONN_SERVER = 1
+};
+
+/* How the client ends a connection once its requests are answered. */
+enum surge_conn_close {
+	SURGE_CONN_CLOSE_FIN = 0,    /* FIN, then TIME_WAIT */
+	SURGE_CONN_CLOSE_RST = 1     /* RST: no TIME_WAIT on either side */
+};
+
+/* How a message's end is found: the client's response, the server's request. */
+enum surge_conn_expect {
+	SURGE_CONN_EXPECT_LEN = 0,   /* exactly expect_len bytes */
+	SURGE_CONN_EXPECT_HTTP = 1   /* HTTP/1.1: client: status line + Content-Length; server: up to CRLF CRLF */
+};
+
+enum surge_conn_hist {
+	SURGE_CONN_HIST_CONNECT = 0, /* SYN sent to the first response byte */
+	SURGE_CONN_HIST_RESPONSE = 1 /* request sent to its last response byte */
+};
+
+enum {
+	SURGE_CONN_MAX = 64,         /* engines in a run */
+	SURGE_CONN_DATA_MAX = 1048576
+};
+
+struct surge_conn_conf {
+	struct surge_rate rate;      /* client: opens per second (unit pps); value 0 = at the concurrency cap */
+	const uint8_t *data;         /* the request (client) or response (server); copied */
+	uint64_t connections;        /* client: connections to open, 0 = until the run stops */
+	uint32_t data_len;           /* 1..SURGE_CONN_DATA_MAX; a client's request fits one segment (mss) */
+	uint32_t capacity;           /* table entries (client: at most 65536 - local_port) */
+	uint32_t concurrency;        /* client: most connections open at once, 0 = capacity */
+	uint32_t requests;           /* client: requests per connection (>= 1); server: answered before
+				      * the server closes, 0 = until the client closes */
+	uint32_t expect_len;         /* SURGE_CONN_EXPECT_LEN: the message's bytes */
+	uint32_t expect_status;      /* client, HTTP: the status a response must carry (0 = any) */
+	uint32_t rto_us;             /* retransmission timeout (fixed: no backoff) */
+	uint32_t time_wait_us;       /* TIME_WAIT's length (a shortcut of 2 MSL: docs/connections.md) */
+	uint32_t idle_us;            /* a connection waiting this long on its peer with nothing
+				      * unacknowledged fails as a timeout */
+	uint32_t think_us;           /* client: the pause between a response and the next request */
+	uint32_t local_ip4;          /* ip_version 4, host order */
+	uint32_t peer_ip4;           /* ip_version 4, client: the server (host order) */
+	uint16_t local_port;         /* server: the listening port; client: the first source port */
+	uint16_t peer_port;          /* client: the server's port */
+	uint16_t mss;                /* segment payload sent at most (lowered to a peer's MSS option) */
+	uint16_t window;             /* receive window advertised (no scaling) */
+	uint8_t local_mac[6];
+	uint8_t peer_mac[6];         /* client: the server's or gateway's MAC; server: all zero = the
+				      * source MAC of the first SYN */
+	uint8_t local_ip6[16];       /* ip_version 6: the engine's address */
+	uint8_t peer_ip6[16];        /* ip_version 6, client: the server */
+	uint8_t role;                /* enum surge_conn_role */
+	uint8_t close;               /* enum surge_conn_close */
+	uint8_t expect;              /* enum surge_conn_expect */
+	uint8_t retries;             /* timer expiries without progress before a connection fails */
+	uint8_t ip_version;          /* 4 or 6 */
+	uint8_t reserved[3];
+};
+
+/* An engine's counters, cumulative; written by its lcore only. */
+struct surge_conn_stats {
+	uint64_t attempted;          /* client: SYNs opened; server: SYNs taken into the table */
+	uint64_t established;
+	uint64_t completed;          /* every request answered (client) / closed cleanly (server) */
+	uint64_t failed_timeout;     /* retries ran out */
+	uint64_t failed_rst;         /* reset by the peer before completion */
+	uint64_t failed_bad;         /* client: a response not as expected; server: a request too long */
+	uint64_t refused;            /* the table was full: a server's SYN dropped, a client's due open
+				      * not made (paced clients; unpaced ones wait for room) */
+	uint64_t retransmits;        /* segments sent again on a timeout */
+	uint64_t requests;           /* client: requests sent; server: requests received */
+	uint64_t responses;          /* client: responses received whole; server: responses sent */
+	uint64_t rst_sent;
+	uint64_t rst_rcvd;
+	uint64_t rx_segments;        /* TCP segments to the engine's address */
+	uint64_t tx_segments;
+	uint64_t rx_dropped;         /* out of window, unexpected flags, no connection */
+	uint64_t rx_bad;             /* malformed, or a wrong checksum */
+	uint64_t tx_nobufs;          /* segments not sent: the pool was empty */
+	uint64_t time_wait;          /* connections that went through TIME_WAIT */
+	uint64_t concurrent;         /* connections in the table now */
+	uint64_t concurrent_max;
+	uint64_t rx_other;           /* frames not for the engine, handed back to Lua (ARP, ...) */
+	uint64_t bytes_sent;         /* payload bytes, first transmissions */
+	uint64_t bytes_rcvd;         /* payload bytes taken in order */
+};
+
+/* Makes an engine on the calling lcore (the one that polls it). Returns its id. */
+int surge_conn_new(const struct surge_conn_conf *conf);
+/* One round: receives a burst into rx, runs every TCP segment for the
+ * engine through the state machine, fires due timers, opens what the
+ * client's schedule allows, and sends what that wrote (frames from tx's
+ * pool). Frames not for the engine are left in rx (rx->n of them) for the
+ * caller (ARP: surge.dut.neigh), who frees them. Returns rx->n or -errno. */
+int surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
+		    struct surge_burst *tx);
+int surge_conn_stats(int id, struct surge_conn_stats *out);
+/* 1 when a client opened all its connections and none is left but in TIME_WAIT, else 0 */
+int surge_conn_done(int id);
+/* Resets every open connection (an RST each, counted) and empties the table. */
+int surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx);
+double surge_conn_percentile(int id, int which, double q);
+int surge_conn_buckets(int id, int which, struct surge_hist_bucket *out, uint32_t max);
+int surge_conn_count(void);
 /* ABI-END */
 
 #ifdef __cplusplus

@@ -146,6 +146,7 @@ boot_finish(int rc)
 	if (pools_check_and_free() > 0 && rc == 0)
 		rc = 1;
 	latency_free_all();
+	conn_free_all();
 	eal_stop();
 	return rc;
 }

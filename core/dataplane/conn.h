@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * conn.h - the TCP connection engine's internal header (docs/connections.md).
+ *
+ * One engine belongs to one lcore (the task that made it) and is driven by
+ * surge_conn_poll() once per burst. Its state is preallocated when it is
+ * made: a table of `struct conn` (64 bytes each, checked below), for a
+ * server an open-addressing index of twice the table's size (4 bytes a
+ * slot), and its counters and two histograms. Nothing is allocated per
+ * packet: frames come from the pool of the tx burst Lua gives to poll.
+ *
+ * Files, each a step above the one before:
+ *   conn_seg.c    parse a received frame into a struct seg; write a segment
+ *   conn_table.c  the table: free queue, client index by local port,
+ *                 server index by (peer address, peer port), timer lists
+ *   conn_fsm.c    the state machine: what a segment or a timer does
+ *   conn_poll.c   the FFI entry points: make, poll (receive, timers, opens,
+ *                 send), counters
+ */
+#ifndef SURGE_CONN_H
+#define SURGE_CONN_H
+
+#include <stdint.h>
+
+#include "hist.h"
+#include "dataplane.h"
+
+enum conn_state {
+	CS_FREE = 0,
+	CS_SYN_SENT,
+	CS_SYN_RCVD,
+	CS_ESTABLISHED,
+	CS_FIN_WAIT_1,     /* our FIN sent, not yet acknowledged */
+	CS_FIN_WAIT_2,     /* our FIN acknowledged, waiting for the peer's */
+	CS_CLOSING,        /* both FINs sent, ours not yet acknowledged */
+	CS_CLOSE_WAIT,     /* server: the peer closed, our answers still going out */
+	CS_LAST_ACK,       /* the peer closed first; our FIN sent */
+	CS_TIME_WAIT,
+	CS_STATES
+};
+
+/* conn.flags */
+enum {
+	CF_DONE = 1,        /* every request answered: counted as completed */
+	CF_FIRST = 2,       /* the first response byte arrived (SYN-to-first-byte taken) */
+	CF_FIN_RCVD = 4,    /* the peer's FIN is in (rcv_nxt counts it) */
+	CF_FAILED = 8,      /* counted as failed: nothing more is counted for it */
+	CF_CLOSE = 16       /* server: close once the responses owed are acknowledged (the
+			     * request asked: HTTP/1.0 without keep-alive, Connection: close) */
+};
+
+/* conn.list: which timer list the connection is on */
+enum { CL_NONE = 0, CL_RTO = 1, CL_TW = 2, CL_FREE = 3, CL_THINK = 4 };
+
+/* One connection: 64 bytes. Times are in microseconds of the engine's
+ * clock (uint32, compared by signed difference: intervals under 35 min). */
+struct conn {
+	uint32_t peer_ip;       /* IPv4, host order; IPv6: the address folded (its 4 words xored) */
+	uint16_t peer_port;     /* host order */
+	uint16_t local_port;
+	uint32_t snd_una;       /* oldest unacknowledged sequence number */
+	uint32_t snd_nxt;       /* next sequence number to send */
+	uint32_t rcv_nxt;       /* next sequence number expected */
+	uint32_t msg_seq;       /* sequence number of the first byte of the message being sent */
+	uint32_t rx_bytes;      /* bytes of the message being received */
+	uint32_t rx_expect;     /* its expected length, 0 = not known yet (client) */
+	uint32_t t_open;        /* SYN sent (client) or received (server) */
+	uint32_t t_req;         /* the current request sent (client) */
+	uint32_t t_timer;       /* when the timer fires */
+	uint32_t next, prev;    /* the timer list or the free queue */
+	uint16_t peer_wnd;      /* the peer's window, bytes (no scaling) */
+	uint16_t requests;      /* requests sent (client) or answered (server) */
+	uint8_t state;          /* enum conn_state */
+	uint8_t retries;        /* timer expiries since the last progress */
+	uint8_t flags;
+	uint8_t list;           /* CL_* */
+	uint16_t owed;          /* messages queued to send, from msg_seq on (a server's pipelined responses) */
+	uint8_t match;          /* server, HTTP: bytes of CR LF CR LF matched so far */
+	uint8_t reserved;
+};
+
+_Static_assert(sizeof(struct conn) == 64, "struct conn is 64 bytes (docs/connections.md)");
+
+#define CONN_NIL UINT32_MAX
+
+struct conn_list {
+	uint32_t head, tail;
+};
+
+/* A received frame as the engine reads it. */
+struct seg {
+	uint8_t *frame;
+	const uint8_t *src6;          /* IPv6: the source address (in the frame), else NULL */
+	uint32_t src_ip, dst_ip;      /* host order; IPv6: src folded, dst 0 */
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint16_t wnd;
+	uint8_t flags;                /* TCP flags */
+	uint8_t mss_opt;              /* a SYN carried an MSS option */
+	uint16_t mss;
+	const uint8_t *payload;
+	uint32_t len;                 /* payload bytes */
+};
+
+/* TCP flags */
+enum { TF_FIN = 0x01, TF_SYN = 0x02, TF_RST = 0x04, TF_PSH = 0x08, TF_ACK = 0x10 };
+
+/* What parsing a frame found. */
+enum seg_kind {
+	SEG_OTHER = 0,      /* not for the engine (ARP, other protocols): left for Lua */
+	SEG_TCP = 1,        /* a TCP segment to the engine's address */
+	SEG_BAD = 2         /* TCP to us but malformed or with a wrong checksum: dropped, counted */
+};
+
+struct conn_engine {
+	struct surge_conn_conf conf;
+	struct surge_conn_stats st;
+	uint8_t *data;                /* the request (client) or response (server) bytes */
+	uint32_t data_len;
+	uint32_t mss;                 /* the engine's own, lowered by a peer's MSS option at open */
+	uint32_t idle_expiries;       /* timer expiries a connection may wait on its peer */
+	uint32_t tw_now;              /* connections in TIME_WAIT now (not counted against concurrency) */
+	struct conn *tab;
+	uint32_t *index;              /* server: conn index + 1, 0 = empty */
+	uint8_t (*peer6)[16];         /* IPv6 server: each connection's peer address */
+	uint32_t index_mask;
+	struct conn_list free_q, rto, tw, think;
+	struct hist connect_h;        /* SYN to the first response byte, ns */
+	struct hist response_h;       /* request sent to its last response byte, ns */
+	struct pacer open_pc;         /* the client's open schedule */
+	uint64_t tsc0;                /* the engine clock's origin */
+	double us_per_cyc;
+	uint32_t now;                 /* the engine clock, µs, read once per poll */
+	uint32_t iss_salt;
+	int32_t owner;                /* the lcore that made it: the only one that polls it */
+	uint8_t sw_csum;              /* 1: checksums in software, 0: the port's; 2: not yet known */
+	uint8_t opened_all;           /* the client opened conf.connections */
+	/* the poll's tx burst: frames written by the state machine go here */
+	struct surge_burst *tx;
+	uint32_t tx_got, tx_used;     /* mbufs allocated into tx, and written */
+	uint16_t port, txq;
+	int tx_err;                   /* a send failed: its -errno */
+};
+
+/* conn_seg.c */
+/* ol_flags: the mbuf's, where the port's checksum verdicts are */
+enum seg_kind seg_parse(const struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags,
+			struct seg *s);
+/* Writes a segment of c into the next mbuf of e->tx (allocating it, sending
+ * the burst first when full): flags, the sequence number seq, payload bytes
+ * data[0..len). 0, or -ENOBUFS when the pool is empty (counted by caller). */
+int seg_emit(struct conn_engine *e, const struct conn *c, uint8_t flags, uint32_t seq, const uint8_t *data,
+	     uint32_t len);
+/* An RST answering s, for a segment no connection takes (RFC 9293 3.10.7.1). */
+int seg_emit_reset(struct conn_engine *e, const struct seg *s);
+int seg_flush(struct conn_engine *e);
+
+/* conn_table.c */
+int table_init(struct conn_engine *e);
+void table_free(struct conn_engine *e);
+/* peer6: the IPv6 address (a server's peer), else NULL */
+struct conn *conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port);
+/* An IPv6 address folded to the 32 bits a connection keeps */
+static inline uint32_t
+ip6_fold(const uint8_t *a)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 16; i += 4)
+		v ^= (uint32_t)a[i] << 24 | (uint32_t)a[i + 1] << 16 | (uint32_t)a[i + 2] << 8 | a[i + 3];
+	return v;
+}
+void conn_release(struct conn_engine *e, struct conn *c);
+struct conn *conn_lookup(struct conn_engine *e, const struct seg *s);
+void timer_arm(struct conn_engine *e, struct conn *c, int list, uint32_t after_us);
+void timer_stop(struct conn_engine *e, struct conn *c);
+static inline uint32_t conn_idx(const struct conn_engine *e, const struct conn *c) { return (uint32_t)(c - e->tab); }
+
+/* conn_fsm.c */
+void fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s);
+void fsm_listen(struct conn_engine *e, const struct seg *s);
+void fsm_timer(struct conn_engine *e, struct conn *c);
+int fsm_open(struct conn_engine *e);
+
+/* conn_poll.c: one received frame through the engine (counted by kind;
+ * SEG_OTHER ones are the caller's), and the timers due at e->now */
+enum seg_kind conn_frame(struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags);
+void conn_timers(struct conn_engine *e);
+struct conn_engine *conn_engine_get(int id);
+
+/* signed difference of two engine times */
+static inline int32_t us_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
+static inline int seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+static inline int seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
+
+#endif /* SURGE_CONN_H */

@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * conn_fsm.c - what a segment or a timer does to a connection (RFC 9293's
+ * state machine, reduced as docs/connections.md says).
+ *
+ * Data is taken in order only: a segment that starts past rcv_nxt is
+ * dropped, counted and answered with a duplicate ACK, so the peer sends it
+ * again; one that starts before is trimmed. The sender keeps no copy of
+ * what it sent: every message is the engine's one request or response
+ * template, so a retransmission (go-back-N from snd_una, after a fixed RTO)
+ * rewrites the same bytes. Both roles share one outgoing stream model:
+ * `owed` copies of the template from msg_seq on.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "conn.h"
+
+static void
+count_fail(struct conn *c, uint64_t *reason)
+{
+	if (c->flags & (CF_DONE | CF_FAILED))
+		return;
+	c->flags |= CF_FAILED;
+	(*reason)++;
+}
+
+/* The end of a connection: a server counts it complete when it answered
+ * at least once and nothing failed (a client counted at its last response). */
+static void
+finish(struct conn_engine *e, struct conn *c)
+{
+	if (e->conf.role == SURGE_CONN_SERVER && (c->flags & (CF_DONE | CF_FAILED)) == CF_DONE)
+		e->st.completed++;
+	conn_release(e, c);
+}
+
+static void
+abort_conn(struct conn_engine *e, struct conn *c, uint64_t *reason)
+{
+	count_fail(c, reason);
+	seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
+	finish(e, c);
+}
+
+static uint32_t
+iss_for(const struct conn_engine *e, uint32_t peer_ip, uint16_t lport, uint16_t pport)
+{
+	/* RFC 6528's shape: a clock (4 µs) plus a fixed value per 4-tuple,
+	 * so a reused 4-tuple starts above where its last use was */
+	uint32_t h = (peer_ip ^ ((uint32_t)lport << 16 | pport) ^ e->iss_salt) * 2654435761u;
+
+	return e->now / 4u + h;
+}
+
+/* Sends what the window allows of the outgoing stream; segments that
+ * start below `high` are retransmissions. Returns 1 when a segment left
+ * (it carried an ACK). */
+static int
+send_data(struct conn_engine *e, struct conn *c, uint32_t high)
+{
+	uint32_t dlen = e->data_len, end = c->msg_seq + (uint32_t)c->owed * dlen;
+	uint32_t wnd_end = c->snd_una + c->peer_wnd;
+	int sent = 0;
+
+	while (seq_lt(c->snd_nxt, end) && seq_lt(c->snd_nxt, wnd_end)) {
+		uint32_t off = (c->snd_nxt - c->msg_seq) % dlen;
+		uint32_t n = dlen - off;
+		uint8_t flags = TF_ACK;
+
+		if (n > e->mss)
+			n = e->mss;
+		if (n > wnd_end - c->snd_nxt)
+			n = wnd_end - c->snd_nxt;
+		if (off + n == dlen)
+			flags |= TF_PSH;
+		if (seg_emit(e, c, flags, c->snd_nxt, e->data + off, n) != 0)
+			break;                  /* no mbuf: the timer sends it again */
+		if (seq_lt(c->snd_nxt, high))
+			e->st.retransmits++;
+		else
+			e->st.bytes_sent += n;
+		if (off == 0 && e->conf.role == SURGE_CONN_CLIENT && !seq_lt(c->snd_nxt, high)) {
+			c->t_req = e->now;      /* a request's first byte, first time */
+			e->st.requests++;
+		}
+		c->snd_nxt += n;
+		sent = 1;
+	}
+	return sent;
+}
+
+static void
+send_fin(struct conn_engine *e, struct conn *c, uint8_t next_state)
+{
+	seg_emit(e, c, TF_FIN | TF_ACK, c->snd_nxt, NULL, 0);
+	c->snd_nxt++;
+	c->state = next_state;
+	c->retries = 0;
+	timer_arm(e, c, CL_RTO, e->conf.rto_us);
+}
+
+static void
+enter_time_wait(struct conn_engine *e, struct conn *c)
+{
+	e->st.time_wait++;
+	e->tw_now++;
+	c->state = CS_TIME_WAIT;
+	if (e->conf.time_wait_us == 0) {
+		finish(e, c);
+		return;
+	}
+	timer_arm(e, c, CL_TW, e->conf.time_wait_us);
+}
+
+/* A client's next request, or its close once all are answered. */
+static void
+client_next(struct conn_engine *e, struct conn *c)
+{
+	if (c->requests < e->conf.requests) {
+		c->requests++;
+		c->msg_seq = c->snd_nxt;
+		c->owed = 1;
+		c->rx_bytes = 0;
+		c->rx_expect = 0;
+		send_data(e, c, c->snd_nxt);
+		return;
+	}
+	c->flags |= CF_DONE;
+	e->st.completed++;
+	if (e->conf.close == SURGE_CONN_CLOSE_RST) {
+		seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
+		conn_release(e, c);
+		return;
+	}
+	send_fin(e, c, CS_FIN_WAIT_1);
+}
+
+static int
+lower_eq(const uint8_t *p, const char *s, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if ((p[i] | 0x20) != (uint8_t)s[i] && p[i] != (uint8_t)s[i])
+			return 0;
+	return 1;
+}
+
+/* The response's length from its HTTP header: status line and headers in
+ * the first segment (docs/connections.md). 0 when the status or the header
+ * is not what is expected. */
+static uint32_t
+http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
+{
+	uint32_t hdr = 0, status, clen = UINT32_MAX;
+
+	for (uint32_t i = 3; i < n; i++)
+		if (p[i - 3] == '\r' && p[i - 2] == '\n' && p[i - 1] == '\r' && p[i] == '\n') {
+			hdr = i + 1;
+			break;
+		}
+	if (hdr == 0 || n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+		return 0;
+	if (p[9] < '0' || p[9] > '9' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
+		return 0;
+	status = (uint32_t)(p[9] - '0') * 100 + (uint32_t)(p[10] - '0') * 10 + (uint32_t)(p[11] - '0');
+	if (e->conf.expect_status != 0 && status != e->conf.expect_status)
+		return 0;
+	for (uint32_t i = 0; i + 16 < hdr; i++) {
+		if (p[i] != '\n' || !lower_eq(p + i + 1, "content-length:", 15))
+			continue;
+		uint32_t j = i + 16;
+		uint64_t v = 0;
+
+		while (j < hdr && p[j] == ' ')
+			j++;
+		if (j >= hdr || p[j] < '0' || p[j] > '9')
+			return 0;
+		while (j < hdr && p[j] >= '0' && p[j] <= '9' && v < UINT32_MAX)
+			v = v * 10 + (uint64_t)(p[j++] - '0');
+		clen = v < UINT32_MAX - hdr ? (uint32_t)v : UINT32_MAX;
+		break;
+	}
+	if (clen == UINT32_MAX)
+		return 0;                       /* no length: not supported (no chunked, no close-delimited) */
+	return hdr + clen;
+}
+
+static void
+client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
+{
+	if (!(c->flags & CF_FIRST)) {
+		c->flags |= CF_FIRST;
+		hist_add(&e->connect_h, (uint64_t)(uint32_t)(e->now - c->t_open) * 1000);
+	}
+	if (c->rx_bytes == 0)
+		c->rx_expect = e->conf.expect == SURGE_CONN_EXPECT_HTTP ? http_length(e, p, n) : e->conf.expect_len;
+	c->rx_bytes += n;
+	if (c->rx_expect == 0 || c->rx_bytes > c->rx_expect || c->owed != 0) {
+		/* a wrong status or header, more than expected, or an answer
+		 * before the request was all acknowledged */
+		abort_conn(e, c, &e->st.failed_bad);
+		return;
+	}
+	if (c->rx_bytes == c->rx_expect) {
+		e->st.responses++;
+		hist_add(&e->response_h, (uint64_t)(uint32_t)(e->now - c->t_req) * 1000);
+		if (e->conf.think_us > 0 && c->requests < e->conf.requests)
+			timer_arm(e, c, CL_THINK, e->conf.think_us);   /* the next request after it */
+		else
+			client_next(e, c);
+	}
+}
+
+/* Does the HTTP request in p[0..n) ask the server to close after its
+ * answer: HTTP/1.0 without "keep-alive", or "Connection: close"? Only the
+ * part of the request in this segment is read (docs/connections.md). */
+static int
+http_wants_close(const uint8_t *p, uint32_t n)
+{
+	int v10 = 0, keep = 0, close = 0;
+
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		if (p[i] != '\r' || p[i + 1] != '\n')
+			continue;
+		v10 = i >= 8 && memcmp(p + i - 8, "HTTP/1.0", 8) == 0;
+		break;
+	}
+	for (uint32_t i = 0; i + 10 <= n; i++) {
+		if ((p[i] | 0x20) == 'k' && lower_eq(p + i, "keep-alive", 10))
+			keep = 1;
+		if (i + 17 <= n && (p[i] | 0x20) == 'c' && lower_eq(p + i, "connection: close", 17))
+			close = 1;
+	}
+	return close || (v10 && !keep);
+}
+
+static void
+server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
+{
+	static const uint8_t end[4] = { '\r', '\n', '\r', '\n' };
+	uint32_t done = 0, begin = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		c->rx_bytes++;
+		if (e->conf.expect == SURGE_CONN_EXPECT_HTTP) {
+			c->match = p[i] == end[c->match] ? c->match + 1 : p[i] == '\r' ? 1 : 0;
+			if (c->match < 4)
+				continue;
+			if (http_wants_close(p + begin, i + 1 - begin))
+				c->flags |= CF_CLOSE;
+		} else if (c->rx_bytes < e->conf.expect_len) {
+			continue;
+		}
+		c->match = 0;
+		c->rx_bytes = 0;
+		begin = i + 1;
+		done++;
+	}
+	if (c->rx_bytes > 65536 || c->owed + done > UINT16_MAX) {
+		abort_conn(e, c, &e->st.failed_bad);   /* a request that never ends */
+		return;
+	}
+	if (done == 0)
+		return;
+	e->st.requests += done;
+	c->requests = (uint16_t)(c->requests + done);
+	if (c->owed == 0)
+		c->msg_seq = c->snd_nxt;
+	c->owed = (uint16_t)(c->owed + done);
+}
+
+/* The server's part once the client acknowledged: completed responses
+ * leave the stream; with a request limit it closes after the last. */
+static void
+server_acked(struct conn_engine *e, struct conn *c)
+{
+	while (c->owed > 0 && seq_le(c->msg_seq + e->data_len, c->snd_una)) {
+		c->msg_seq += e->data_len;
+		c->owed--;
+		e->st.responses++;
+		c->flags |= CF_DONE;
+	}
+	if (c->owed == 0 && c->state == CS_CLOSE_WAIT)
+		send_fin(e, c, CS_LAST_ACK);    /* the peer closed first: our answers are all in */
+	else if (c->owed == 0 && c->state == CS_ESTABLISHED &&
+		 ((c->flags & CF_CLOSE) || (e->conf.requests != 0 && c->requests >= e->conf.requests)))
+		send_fin(e, c, CS_FIN_WAIT_1);
+}
+
+static int
+rst_acceptable(const struct conn_engine *e, const struct conn *c, const struct seg *s)
+{
+	if (c->state == CS_SYN_SENT)
+		return (s->flags & TF_ACK) && s->ack == c->snd_nxt;
+	return !seq_lt(s->seq, c->rcv_nxt) && seq_lt(s->seq, c->rcv_nxt + e->conf.window);
+}
+
+void
+fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	const uint8_t *p = s->payload;
+	uint32_t n = s->len, seq = s->seq;
+	int acked = 0, need_ack = 0;
+
+	if (s->flags & TF_RST) {
+		if (!rst_acceptable(e, c, s)) {
+			e->st.rx_dropped++;
+			return;
+		}
+		e->st.rst_rcvd++;
+		count_fail(c, &e->st.failed_rst);
+		finish(e, c);
+		return;
+	}
+	if (c->state == CS_SYN_SENT) {
+		if ((s->flags & TF_ACK) && s->ack != c->snd_nxt) {
+			e->st.rx_dropped++;
+			seg_emit_reset(e, s);
+			return;
+		}
+		if ((s->flags & (TF_SYN | TF_ACK)) != (TF_SYN | TF_ACK)) {
+			e->st.rx_dropped++;
+			return;
+		}
+		if (s->mss_opt && s->mss < e->mss && s->mss >= 64)
+			e->mss = s->mss;
+		c->rcv_nxt = s->seq + 1;
+		c->snd_una = s->ack;
+		c->peer_wnd = s->wnd;
+		c->state = CS_ESTABLISHED;
+		c->retries = 0;
+		e->st.established++;
+		timer_arm(e, c, CL_RTO, e->conf.rto_us);
+		c->snd_nxt = c->snd_una;
+		client_next(e, c);              /* the request carries the handshake's ACK */
+		if (c->state == CS_ESTABLISHED && c->snd_nxt == c->snd_una)
+			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+		return;
+	}
+	if (s->flags & TF_SYN) {
+		if (c->state == CS_TIME_WAIT && e->conf.role == SURGE_CONN_SERVER && seq_lt(c->rcv_nxt, s->seq)) {
+			finish(e, c);           /* a new connection on the 4-tuple (RFC 9293 3.10.7.4) */
+			fsm_listen(e, s);
+			return;
+		}
+		if (c->state == CS_SYN_RCVD && s->seq + 1 == c->rcv_nxt && !(s->flags & TF_ACK)) {
+			/* the peer did not get our SYN-ACK */
+			seg_emit(e, c, TF_SYN | TF_ACK, c->snd_una, NULL, 0);
+			e->st.retransmits++;
+			return;
+		}
+		/* a repeated SYN-ACK (our ACK was lost) or a stray SYN: ACK it */
+		if (!(s->flags & TF_ACK) || s->seq + 1 != c->rcv_nxt)
+			e->st.rx_dropped++;
+		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+		return;
+	}
+	if (!(s->flags & TF_ACK)) {
+		e->st.rx_dropped++;
+		return;
+	}
+	/* in order, or trimmed to rcv_nxt; past it or outside the window: dropped */
+	if (seq != c->rcv_nxt) {
+		uint32_t skip = c->rcv_nxt - seq;
+
+		if (!seq_lt(seq, c->rcv_nxt) || skip > n || (skip == n && !(s->flags & TF_FIN))) {
+			if (n > 0 || (s->flags & TF_FIN) || seq != c->rcv_nxt - 1)
+				e->st.rx_dropped++;     /* (a keep-alive probe at rcv_nxt - 1 is no fault) */
+			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+			return;
+		}
+		p += skip;
+		n -= skip;
+		seq = c->rcv_nxt;
+	}
+	if (n > e->conf.window) {
+		e->st.rx_dropped++;             /* more than the window we offered */
+		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+		return;
+	}
+	if (seq_lt(c->snd_nxt, s->ack)) {
+		e->st.rx_dropped++;             /* acknowledges what was never sent */
+		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+		return;
+	}
+	if (c->state == CS_SYN_RCVD) {
+		if (s->ack != c->snd_nxt) {
+			e->st.rx_dropped++;
+			seg_emit_reset(e, s);
+			return;
+		}
+		c->state = CS_ESTABLISHED;
+		e->st.established++;
+	}
+	c->peer_wnd = s->wnd;
+	if (seq_lt(c->snd_una, s->ack)) {
+		c->snd_una = s->ack;
+		c->retries = 0;
+		if (e->conf.role == SURGE_CONN_CLIENT) {
+			if (c->owed && seq_le(c->msg_seq + e->data_len, c->snd_una))
+				c->owed = 0;    /* the request is all acknowledged */
+		} else {
+			server_acked(e, c);
+		}
+		timer_arm(e, c, CL_RTO, e->conf.rto_us);
+	}
+	switch (c->state) {
+	case CS_FIN_WAIT_1:
+		if (c->snd_una == c->snd_nxt)
+			c->state = CS_FIN_WAIT_2;
+		break;
+	case CS_CLOSING:
+		if (c->snd_una == c->snd_nxt) {
+			enter_time_wait(e, c);
+			return;
+		}
+		break;
+	case CS_LAST_ACK:
+		if (c->snd_una == c->snd_nxt) {
+			finish(e, c);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	if (n > 0 && (c->state == CS_ESTABLISHED || c->state == CS_FIN_WAIT_1 || c->state == CS_FIN_WAIT_2)) {
+		c->rcv_nxt += n;
+		e->st.bytes_rcvd += n;
+		c->retries = 0;
+		need_ack = 1;
+		if (e->conf.role == SURGE_CONN_CLIENT) {
+			uint8_t st = c->state;
+
+			client_data(e, c, p, n);
+			if (c->state == CS_FREE)
+				return;         /* answered with an RST */
+			acked = c->state != st || c->snd_nxt != c->snd_una;
+		} else {
+			server_data(e, c, p, n);
+			if (c->state == CS_FREE)
+				return;
+		}
+	} else if (n > 0) {
+		e->st.rx_dropped++;             /* data after the peer's FIN */
+	}
+	if ((c->state == CS_ESTABLISHED || c->state == CS_CLOSE_WAIT) && c->owed > 0)
+		acked |= send_data(e, c, c->snd_nxt);
+	if ((s->flags & TF_FIN) && seq + n == c->rcv_nxt && !(c->flags & CF_FIN_RCVD)) {
+		c->rcv_nxt++;
+		c->flags |= CF_FIN_RCVD;
+		switch (c->state) {
+		case CS_ESTABLISHED:
+			if (e->conf.role == SURGE_CONN_CLIENT && !(c->flags & CF_DONE))
+				count_fail(c, &e->st.failed_bad);   /* closed before the answer was whole */
+			if (e->conf.role == SURGE_CONN_SERVER && c->owed > 0) {
+				/* a request and the FIN together (a half-close): the
+				 * answers go out first, then our FIN (server_acked) */
+				c->state = CS_CLOSE_WAIT;
+				seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+				return;
+			}
+			send_fin(e, c, CS_LAST_ACK);       /* its ACK covers the peer's FIN */
+			return;
+		case CS_FIN_WAIT_1:
+			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+			if (c->snd_una == c->snd_nxt)
+				enter_time_wait(e, c);
+			else
+				c->state = CS_CLOSING;
+			return;
+		case CS_FIN_WAIT_2:
+			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+			enter_time_wait(e, c);
+			return;
+		default:
+			break;
+		}
+	} else if ((s->flags & TF_FIN) && (c->flags & CF_FIN_RCVD)) {
+		need_ack = 1;                   /* the peer's FIN again: our ACK was lost */
+		if (c->state == CS_TIME_WAIT)
+			timer_arm(e, c, CL_TW, e->conf.time_wait_us);
+	}
+	if (need_ack && !acked)
+		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+}
+
+void
+fsm_listen(struct conn_engine *e, const struct seg *s)
+{
+	struct conn *c;
+
+	if (s->flags & TF_RST) {
+		e->st.rx_dropped++;
+		return;
+	}
+	if (e->conf.role != SURGE_CONN_SERVER || s->dport != e->conf.local_port ||
+	    (s->flags & (TF_SYN | TF_ACK)) != TF_SYN) {
+		/* no connection takes it: reset (RFC 9293 3.10.7.1) */
+		e->st.rx_dropped++;
+		seg_emit_reset(e, s);
+		return;
+	}
+	c = conn_alloc(e, s->src_ip, s->src6, s->sport);
+	if (c == NULL) {
+		e->st.refused++;                /* the table is full: dropped, as a full backlog does */
+		return;
+	}
+	if ((e->conf.peer_mac[0] | e->conf.peer_mac[1] | e->conf.peer_mac[2] | e->conf.peer_mac[3] |
+	     e->conf.peer_mac[4] | e->conf.peer_mac[5]) == 0)
+		memcpy(e->conf.peer_mac, s->frame + 6, 6);
+	if (s->mss_opt && s->mss < e->mss && s->mss >= 64)
+		e->mss = s->mss;
+	e->st.attempted++;
+	c->state = CS_SYN_RCVD;
+	c->rcv_nxt = s->seq + 1;
+	c->snd_una = iss_for(e, s->src_ip, c->local_port, s->sport);
+	c->snd_nxt = c->snd_una + 1;
+	c->msg_seq = c->snd_nxt;
+	c->peer_wnd = s->wnd;
+	c->t_open = e->now;
+	seg_emit(e, c, TF_SYN | TF_ACK, c->snd_una, NULL, 0);
+	timer_arm(e, c, CL_RTO, e->conf.rto_us);
+}
+
+int
+fsm_open(struct conn_engine *e)
+{
+	struct conn *c = conn_alloc(e, e->conf.ip_version == 6 ? ip6_fold(e->conf.peer_ip6) : e->conf.peer_ip4,
+				    NULL, e->conf.peer_port);
+
+	if (c == NULL)
+		return -ENOSPC;
+	e->st.attempted++;
+	c->state = CS_SYN_SENT;
+	c->snd_una = iss_for(e, c->peer_ip, c->local_port, c->peer_port);
+	c->snd_nxt = c->snd_una + 1;
+	c->peer_wnd = 0;
+	c->t_open = e->now;
+	seg_emit(e, c, TF_SYN, c->snd_una, NULL, 0);
+	timer_arm(e, c, CL_RTO, e->conf.rto_us);
+	return 0;
+}
+
+void
+fsm_timer(struct conn_engine *e, struct conn *c)
+{
+	uint32_t high = c->snd_nxt;
+
+	if (c->list == CL_TW) {
+		finish(e, c);
+		return;
+	}
+	if (c->list == CL_THINK) {
+		c->retries = 0;
+		timer_arm(e, c, CL_RTO, e->conf.rto_us);
+		client_next(e, c);
+		return;
+	}
+	c->retries++;
+	switch (c->state) {
+	case CS_SYN_SENT:
+	case CS_SYN_RCVD:
+		if (c->retries > e->conf.retries) {
+			count_fail(c, &e->st.failed_timeout);
+			if (c->state == CS_SYN_RCVD)
+				seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
+			finish(e, c);   /* a client's unanswered SYN: nothing to reset */
+			return;
+		}
+		seg_emit(e, c, c->state == CS_SYN_SENT ? TF_SYN : TF_SYN | TF_ACK, c->snd_una, NULL, 0);
+		e->st.retransmits++;
+		break;
+	default: {
+		int fin_out = c->state == CS_FIN_WAIT_1 || c->state == CS_CLOSING || c->state == CS_LAST_ACK;
+		int outstanding = c->snd_una != c->snd_nxt;
+
+		if (outstanding ? c->retries > e->conf.retries : c->retries > e->idle_expiries) {
+			/* the peer went quiet: after every answer (a close that
+			 * never finished) nothing more is counted */
+			abort_conn(e, c, &e->st.failed_timeout);
+			return;
+		}
+		if (!outstanding)
+			break;
+		/* go back to snd_una: the data (from the templates), then the FIN */
+		c->snd_nxt = c->snd_una;
+		if (fin_out && c->snd_nxt == high - 1) {
+			seg_emit(e, c, TF_FIN | TF_ACK, c->snd_nxt, NULL, 0);
+			e->st.retransmits++;
+			c->snd_nxt = high;
+			break;
+		}
+		send_data(e, c, high);
+		if (fin_out) {
+			/* the FIN after the data; a window that took less sends
+			 * the rest at the next timeout (go-back-N again) */
+			if (c->snd_nxt == high - 1) {
+				seg_emit(e, c, TF_FIN | TF_ACK, c->snd_nxt, NULL, 0);
+				e->st.retransmits++;
+			}
+			c->snd_nxt = high;
+		}
+		break;
+	}
+	}
+	timer_arm(e, c, CL_RTO, e->conf.rto_us);
+}

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * conn_seg.c - TCP segments: a received frame parsed into a struct seg
+ * (checked: lengths, checksums, flags that cannot go together), and a
+ * segment written into the next mbuf of the poll's tx burst.
+ *
+ * Frames are Ethernet II + IPv4 (no VLAN tag, no IP options written, those
+ * received skipped) or IPv6 (no extension headers) + TCP with at most the
+ * MSS option. Checksums are
+ * computed in software unless the port offloads them (the pool's layout is
+ * the engine's template, so send.c's offload step fills them in).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+
+#include "conn.h"
+
+#define ETH_LEN 14
+#define IP4_LEN 20
+#define IP6_LEN 40
+#define TCP_LEN 20
+#define MIN_FRAME 60      /* Ethernet's minimum without FCS: shorter frames are padded */
+
+static inline uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+/* A received segment's checksum: pseudo header + segment sum to 0xffff
+ * (rte_ipv4_udptcp_cksum_verify is not in DPDK's stable ABI). */
+static int
+l4_sum_ok(uint32_t phdr, const uint8_t *l4, uint32_t len)
+{
+	uint32_t sum = phdr + rte_raw_cksum(l4, len);
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+static int
+l4_verdict_ok(uint64_t ol_flags, uint32_t phdr, const uint8_t *tcp, uint32_t len)
+{
+	if ((ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+		return 0;
+	return (ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD || l4_sum_ok(phdr, tcp, len);
+}
+
+/* IPv4: the TCP segment's start and length, SEG_OTHER/SEG_BAD, or SEG_TCP */
+static enum seg_kind
+parse_ip4(const struct conn_engine *e, const uint8_t *ip, uint32_t len, uint64_t ol_flags, struct seg *s,
+	  const uint8_t **tcp, uint32_t *tcp_len)
+{
+	uint32_t ihl, tot;
+
+	if (len < ETH_LEN + IP4_LEN || (ip[0] >> 4) != 4 || ip[9] != IPPROTO_TCP ||
+	    get32(ip + 16) != e->conf.local_ip4)
+		return SEG_OTHER;
+	ihl = (ip[0] & 15u) * 4;
+	tot = get16(ip + 2);
+	/* from here it is TCP for our address: what is wrong with it is counted */
+	if (ihl < IP4_LEN || tot < ihl + TCP_LEN || tot > len - ETH_LEN)
+		return SEG_BAD;
+	if ((get16(ip + 6) & 0x3fff) != 0)
+		return SEG_BAD;           /* a fragment: not reassembled (docs/connections.md) */
+	/* the port's verdict where it checked, else software (a valid
+	 * header sums to 0xffff: rte_ipv4_cksum gives its complement, 0) */
+	if ((ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
+	    ((ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
+	     rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip) != 0))
+		return SEG_BAD;
+	*tcp = ip + ihl;
+	*tcp_len = tot - ihl;
+	if (!l4_verdict_ok(ol_flags, rte_ipv4_phdr_cksum((const struct rte_ipv4_hdr *)ip, 0), *tcp, *tcp_len))
+		return SEG_BAD;
+	s->src6 = NULL;
+	s->src_ip = get32(ip + 12);
+	s->dst_ip = get32(ip + 16);
+	return SEG_TCP;
+}
+
+/* IPv6 without extension headers (TCP right after the fixed header; an
+ * extension header makes it SEG_OTHER, docs/connections.md) */
+static enum seg_kind
+parse_ip6(const struct conn_engine *e, const uint8_t *ip, uint32_t len, uint64_t ol_flags, struct seg *s,
+	  const uint8_t **tcp, uint32_t *tcp_len)
+{
+	uint32_t plen;
+
+	if (len < ETH_LEN + IP6_LEN || (ip[0] >> 4) != 6 || ip[6] != IPPROTO_TCP ||
+	    memcmp(ip + 24, e->conf.local_ip6, 16) != 0)
+		return SEG_OTHER;
+	plen = get16(ip + 4);
+	if (plen < TCP_LEN || plen > len - ETH_LEN - IP6_LEN)
+		return SEG_BAD;
+	*tcp = ip + IP6_LEN;
+	*tcp_len = plen;
+	if (!l4_verdict_ok(ol_flags, rte_ipv6_phdr_cksum((const struct rte_ipv6_hdr *)ip, 0), *tcp, plen))
+		return SEG_BAD;
+	s->src6 = ip + 8;
+	s->src_ip = ip6_fold(ip + 8);
+	s->dst_ip = 0;
+	return SEG_TCP;
+}
+
+enum seg_kind
+seg_parse(const struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags, struct seg *s)
+{
+	const uint8_t *tcp = NULL;
+	uint32_t doff, tcp_len = 0;
+	uint16_t et;
+	enum seg_kind k;
+
+	if (len < ETH_LEN + IP4_LEN)
+		return SEG_OTHER;
+	memset(s, 0, sizeof(*s));
+	et = get16(frame + 12);
+	if (et == RTE_ETHER_TYPE_IPV4 && e->conf.ip_version == 4)
+		k = parse_ip4(e, frame + ETH_LEN, len, ol_flags, s, &tcp, &tcp_len);
+	else if (et == RTE_ETHER_TYPE_IPV6 && e->conf.ip_version == 6)
+		k = parse_ip6(e, frame + ETH_LEN, len, ol_flags, s, &tcp, &tcp_len);
+	else
+		return SEG_OTHER;
+	if (k != SEG_TCP)
+		return k;
+	doff = (uint32_t)(tcp[12] >> 4) * 4;
+	if (doff < TCP_LEN || doff > tcp_len)
+		return SEG_BAD;
+	s->frame = frame;
+	s->sport = get16(tcp);
+	s->dport = get16(tcp + 2);
+	s->seq = get32(tcp + 4);
+	s->ack = get32(tcp + 8);
+	s->flags = tcp[13] & 0x3f;
+	s->wnd = get16(tcp + 14);
+	s->payload = tcp + doff;
+	s->len = tcp_len - doff;
+	/* options: only MSS is read, the rest skipped (docs/connections.md) */
+	for (uint32_t o = TCP_LEN; o < doff;) {
+		uint8_t kind = tcp[o];
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			o++;
+			continue;
+		}
+		if (o + 1 >= doff || tcp[o + 1] < 2 || o + tcp[o + 1] > doff)
+			return SEG_BAD;
+		if (kind == 2 && tcp[o + 1] == 4) {
+			s->mss_opt = 1;
+			s->mss = get16(tcp + o + 2);
+		}
+		o += tcp[o + 1];
+	}
+	/* flags that never go together */
+	if ((s->flags & TF_SYN) && (s->flags & (TF_FIN | TF_RST)))
+		return SEG_BAD;
+	return SEG_TCP;
+}
+
+/* The tx burst's next free mbuf, allocating a burst's worth (and sending
+ * the full one first) as needed; NULL when the pool is empty. */
+static uint8_t *
+next_frame(struct conn_engine *e, uint32_t *slot)
+{
+	struct surge_burst *b = e->tx;
+
+	if (e->tx_used == e->tx_got) {
+		if (e->tx_got > 0 && seg_flush(e) < 0)
+			return NULL;
+		e->tx_got = surge_burst_alloc(b, b->cap);
+		e->tx_used = 0;
+		if (e->tx_got == 0)
+			return NULL;
+	}
+	*slot = e->tx_used++;
+	return b->data[*slot];
+}
+
+/* Sends what the poll wrote; the burst's unused mbufs go back to the pool. */
+int
+seg_flush(struct conn_engine *e)
+{
+	struct surge_burst *b = e->tx;
+	uint32_t used = e->tx_used, got = e->tx_got;
+	int rc = 0;
+
+	if (got == 0)
+		return 0;
+	if (used < got)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)&b->mbuf[used], got - used);
+	b->n = used;
+	e->tx_used = e->tx_got = 0;
+	if (used == 0)
+		return 0;
+	rc = surge_tx_send(e->port, e->txq, b, 1);
+	if (rc < 0) {
+		surge_burst_free(b);   /* refused as a whole (a bad queue): nothing left held */
+		e->tx_err = rc;
+		return rc;
+	}
+	/* what the driver would not take was freed and counted as drops by send */
+	return 0;
+}
+
+/* Writes the IP header for a segment of l4_len bytes; returns the TCP header. */
+static uint8_t *
+write_ip(const struct conn_engine *e, uint8_t *ip, uint32_t peer_ip, const uint8_t *peer6, uint32_t l4_len)
+{
+	if (e->conf.ip_version == 6) {
+		put32(ip, 6u << 28);
+		put16(ip + 4, (uint16_t)l4_len);
+		ip[6] = IPPROTO_TCP;
+		ip[7] = 64;
+		memcpy(ip + 8, e->conf.local_ip6, 16);
+		memcpy(ip + 24, peer6, 16);
+		return ip + IP6_LEN;
+	}
+	ip[0] = 0x45;
+	ip[1] = 0;
+	put16(ip + 2, (uint16_t)(IP4_LEN + l4_len));
+	put16(ip + 4, 0);
+	put16(ip + 6, 0x4000);             /* DF */
+	ip[8] = 64;
+	ip[9] = IPPROTO_TCP;
+	put16(ip + 10, 0);
+	put32(ip + 12, e->conf.local_ip4);
+	put32(ip + 16, peer_ip);
+	return ip + IP4_LEN;
+}
+
+static int
+emit(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port, uint16_t local_port,
+     uint8_t flags, uint32_t seq, uint32_t ack, const uint8_t *data, uint32_t len)
+{
+	uint32_t slot, hlen = TCP_LEN + ((flags & TF_SYN) ? 4 : 0), frame_len;
+	uint8_t *p = next_frame(e, &slot), *ip, *tcp;
+
+	if (p == NULL) {
+		e->st.tx_nobufs++;
+		return -ENOBUFS;
+	}
+	memcpy(p, e->conf.peer_mac, 6);
+	memcpy(p + 6, e->conf.local_mac, 6);
+	put16(p + 12, e->conf.ip_version == 6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	ip = p + ETH_LEN;
+	tcp = write_ip(e, ip, peer_ip, peer6, hlen + len);
+	put16(tcp, local_port);
+	put16(tcp + 2, peer_port);
+	put32(tcp + 4, seq);
+	put32(tcp + 8, (flags & TF_ACK) ? ack : 0);
+	tcp[12] = (uint8_t)((hlen / 4) << 4);
+	tcp[13] = flags;
+	put16(tcp + 14, e->conf.window);
+	put16(tcp + 16, 0);
+	put16(tcp + 18, 0);
+	if (flags & TF_SYN) {
+		tcp[20] = 2;
+		tcp[21] = 4;
+		put16(tcp + 22, e->conf.mss);
+	}
+	if (len > 0)
+		memcpy(tcp + hlen, data, len);
+	frame_len = (uint32_t)(tcp - p) + hlen + len;
+	if (frame_len < MIN_FRAME) {
+		memset(p + frame_len, 0, MIN_FRAME - frame_len);
+		frame_len = MIN_FRAME;
+	}
+	if (e->sw_csum && e->conf.ip_version == 6) {
+		((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)ip, tcp);
+	} else if (e->sw_csum) {
+		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
+
+		h->hdr_checksum = rte_ipv4_cksum(h);
+		((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv4_udptcp_cksum(h, tcp);
+	}
+	e->tx->len[slot] = (uint16_t)frame_len;
+	e->st.tx_segments++;
+	if (flags & TF_RST)
+		e->st.rst_sent++;
+	return 0;
+}
+
+int
+seg_emit(struct conn_engine *e, const struct conn *c, uint8_t flags, uint32_t seq, const uint8_t *data,
+	 uint32_t len)
+{
+	const uint8_t *peer6 = e->conf.ip_version != 6 ? NULL
+			       : e->conf.role == SURGE_CONN_CLIENT ? e->conf.peer_ip6 : e->peer6[conn_idx(e, c)];
+
+	return emit(e, c->peer_ip, peer6, c->peer_port, c->local_port, flags, seq, c->rcv_nxt, data, len);
+}
+
+int
+seg_emit_reset(struct conn_engine *e, const struct seg *s)
+{
+	uint32_t ack = s->seq + s->len + ((s->flags & TF_SYN) ? 1 : 0) + ((s->flags & TF_FIN) ? 1 : 0);
+
+	if (s->flags & TF_RST)
+		return 0;                  /* never answer a reset */
+	if (s->flags & TF_ACK)
+		return emit(e, s->src_ip, s->src6, s->sport, s->dport, TF_RST, s->ack, 0, NULL, 0);
+	return emit(e, s->src_ip, s->src6, s->sport, s->dport, TF_RST | TF_ACK, 0, ack, NULL, 0);
+}

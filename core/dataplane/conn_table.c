@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * conn_table.c - the connection table of one engine, allocated when the
+ * engine is made and never grown.
+ *
+ * A client's connection i always uses local port conf.local_port + i, so a
+ * segment finds its connection by its destination port alone (a subtraction
+ * and a compare, no hashing). A server's connections are keyed by the
+ * peer's address and port (one listening port per engine) in an
+ * open-addressing index of twice the table's size: linear probing, and
+ * deletion by backward shift, so no tombstones build up.
+ *
+ * Free entries wait in a FIFO queue: a client reuses the port that has been
+ * free the longest, which keeps a port out of use while the peer may still
+ * hold it in TIME_WAIT. Timers are three FIFO lists (every timer on a list
+ * has the same length: the RTO, TIME_WAIT's, a client's think time), so each stays ordered by
+ * deadline with O(1) arm and stop, and the poll only looks at their heads.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+
+static struct conn_list *
+list_of(struct conn_engine *e, int list)
+{
+	return list == CL_RTO ? &e->rto : list == CL_TW ? &e->tw : list == CL_THINK ? &e->think : &e->free_q;
+}
+
+static void
+unlink_conn(struct conn_engine *e, struct conn *c)
+{
+	struct conn_list *l;
+
+	if (c->list == CL_NONE)
+		return;
+	l = list_of(e, c->list);
+	if (c->prev != CONN_NIL)
+		e->tab[c->prev].next = c->next;
+	else
+		l->head = c->next;
+	if (c->next != CONN_NIL)
+		e->tab[c->next].prev = c->prev;
+	else
+		l->tail = c->prev;
+	c->next = c->prev = CONN_NIL;
+	c->list = CL_NONE;
+}
+
+static void
+append(struct conn_engine *e, struct conn *c, int list)
+{
+	struct conn_list *l = list_of(e, list);
+	uint32_t i = conn_idx(e, c);
+
+	c->prev = l->tail;
+	c->next = CONN_NIL;
+	if (l->tail != CONN_NIL)
+		e->tab[l->tail].next = i;
+	else
+		l->head = i;
+	l->tail = i;
+	c->list = (uint8_t)list;
+}
+
+void
+timer_arm(struct conn_engine *e, struct conn *c, int list, uint32_t after_us)
+{
+	unlink_conn(e, c);
+	c->t_timer = e->now + after_us;
+	append(e, c, list);
+}
+
+void
+timer_stop(struct conn_engine *e, struct conn *c)
+{
+	unlink_conn(e, c);
+}
+
+static inline uint32_t
+home(const struct conn_engine *e, uint32_t ip, uint16_t port)
+{
+	uint32_t h = ip * 0x9e3779b1u ^ ((uint32_t)port * 0x85ebca6bu);
+
+	h ^= h >> 15;
+	return h & e->index_mask;
+}
+
+int
+table_init(struct conn_engine *e)
+{
+	uint32_t cap = e->conf.capacity, size = 2;
+
+	e->tab = calloc(cap, sizeof(*e->tab));
+	if (e->tab == NULL)
+		return -ENOMEM;
+	if (e->conf.role == SURGE_CONN_SERVER) {
+		while (size < 2 * cap)
+			size <<= 1;
+		e->index = calloc(size, sizeof(*e->index));
+		if (e->index == NULL) {
+			free(e->tab);
+			e->tab = NULL;
+			return -ENOMEM;
+		}
+		e->index_mask = size - 1;
+		if (e->conf.ip_version == 6 && (e->peer6 = calloc(cap, 16)) == NULL) {
+			free(e->index);
+			free(e->tab);
+			e->index = NULL;
+			e->tab = NULL;
+			return -ENOMEM;
+		}
+	}
+	e->free_q.head = e->free_q.tail = CONN_NIL;
+	e->rto = e->tw = e->think = e->free_q;
+	for (uint32_t i = 0; i < cap; i++) {
+		e->tab[i].next = e->tab[i].prev = CONN_NIL;
+		append(e, &e->tab[i], CL_FREE);
+	}
+	return 0;
+}
+
+void
+table_free(struct conn_engine *e)
+{
+	free(e->tab);
+	free(e->index);
+	free(e->peer6);
+	e->tab = NULL;
+	e->index = NULL;
+	e->peer6 = NULL;
+}
+
+struct conn *
+conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port)
+{
+	uint32_t i = e->free_q.head;
+	struct conn *c;
+
+	if (i == CONN_NIL)
+		return NULL;
+	c = &e->tab[i];
+	unlink_conn(e, c);
+	memset(c, 0, sizeof(*c));
+	c->next = c->prev = CONN_NIL;
+	c->peer_ip = peer_ip;
+	c->peer_port = peer_port;
+	if (e->conf.role == SURGE_CONN_CLIENT) {
+		c->local_port = (uint16_t)(e->conf.local_port + i);
+	} else {
+		uint32_t h = home(e, peer_ip, peer_port);
+
+		c->local_port = e->conf.local_port;
+		if (e->peer6 != NULL)
+			memcpy(e->peer6[i], peer6, 16);
+		while (e->index[h] != 0)
+			h = (h + 1) & e->index_mask;
+		e->index[h] = i + 1;
+	}
+	if (++e->st.concurrent > e->st.concurrent_max)
+		e->st.concurrent_max = e->st.concurrent;
+	return c;
+}
+
+static void
+index_remove(struct conn_engine *e, uint32_t i)
+{
+	uint32_t mask = e->index_mask, h = home(e, e->tab[i].peer_ip, e->tab[i].peer_port), j;
+
+	while (e->index[h] != i + 1)
+		h = (h + 1) & mask;
+	/* backward shift: pull up each later entry of the run that may sit
+	 * at the hole (its home is not cyclically in (hole, j]) */
+	for (j = (h + 1) & mask; e->index[j] != 0; j = (j + 1) & mask) {
+		const struct conn *o = &e->tab[e->index[j] - 1];
+		uint32_t k = home(e, o->peer_ip, o->peer_port);
+		int stays = h <= j ? (h < k && k <= j) : (h < k || k <= j);
+
+		if (!stays) {
+			e->index[h] = e->index[j];
+			h = j;
+		}
+	}
+	e->index[h] = 0;
+}
+
+void
+conn_release(struct conn_engine *e, struct conn *c)
+{
+	uint32_t i = conn_idx(e, c);
+
+	if (c->state == CS_FREE)
+		return;
+	if (e->conf.role == SURGE_CONN_SERVER)
+		index_remove(e, i);
+	if (c->state == CS_TIME_WAIT)
+		e->tw_now--;
+	c->state = CS_FREE;
+	unlink_conn(e, c);
+	append(e, c, CL_FREE);
+	e->st.concurrent--;
+}
+
+struct conn *
+conn_lookup(struct conn_engine *e, const struct seg *s)
+{
+	struct conn *c;
+
+	if (e->conf.role == SURGE_CONN_CLIENT) {
+		uint32_t i = (uint32_t)(uint16_t)(s->dport - e->conf.local_port);
+
+		if (i >= e->conf.capacity)
+			return NULL;
+		c = &e->tab[i];
+		if (c->state == CS_FREE || c->peer_ip != s->src_ip || c->peer_port != s->sport)
+			return NULL;
+		if (s->src6 != NULL && memcmp(s->src6, e->conf.peer_ip6, 16) != 0)
+			return NULL;
+		return c;
+	}
+	if (s->dport != e->conf.local_port)
+		return NULL;
+	for (uint32_t h = home(e, s->src_ip, s->sport); e->index[h] != 0; h = (h + 1) & e->index_mask) {
+		c = &e->tab[e->index[h] - 1];
+		if (c->peer_ip == s->src_ip && c->peer_port == s->sport &&
+		    (e->peer6 == NULL || memcmp(e->peer6[e->index[h] - 1], s->src6, 16) == 0))
+			return c;
+	}
+	return NULL;
+}

@@ -1,0 +1,107 @@
+-- http-get.lua - HTTP/1.1 GETs, each on a new TCP connection, from surge's
+-- connection engine (docs/connections.md) to a real server.
+--
+--   surge run --vdev net_af_packet0,iface=veth0 examples/http-get.lua \
+--     --src 10.1.0.2 --server 10.1.0.1 --connections 10000 --rate 2000
+--   ... --gateway 10.0.0.1        # the server is behind a router: ARP for it instead
+--
+-- A task on a worker lcore resolves the server's (or the gateway's) MAC by
+-- ARP (NDP for IPv6 addresses), then opens --connections connections at --rate per second (at most
+-- --concurrency at once), sends --requests GETs on each, checks each
+-- response's status and Content-Length, and closes with a FIN (or an RST:
+-- --close rst). It answers ARP for --src meanwhile. The counters
+-- (client.attempted, client.completed, ...) show in the stats lines, the
+-- summary and --output, with the response times' percentiles under
+-- scenarios.tcp_client. Exit 0 when every connection completed.
+local surge = require "surge"
+
+function configure(p)
+  p:description("HTTP/1.1 GETs on new TCP connections (surge's connection engine) against a server.")
+  p:option("--dev", "DPDK port number or device name", "0")
+  p:option("--src", "surge's address (IPv4 or IPv6)", "10.1.0.2")
+  p:option("--server", "the server's address (of --src's family)", "10.1.0.1")
+  p:option("--port", "the server's TCP port", 80, "integer 1..65535")
+  p:option("--gateway", "next hop to the server (default: the server, on the link)", "")
+  p:option("--mac", "surge's MAC address (default: the port's)", "")
+  p:option("--connections", "connections to open (0: until the run stops)", 1000, "integer >=0")
+  p:option("--rate", "connections opened per second (0: as fast as --concurrency allows)", 1000, "number >=0")
+  p:option("--pattern", "how opens are spaced: constant or poisson", "constant")
+  p:option("--concurrency", "most connections open at once", 256, "integer 1..64512")
+  p:option("--requests", "GETs per connection (HTTP/1.1 keep-alive)", 1, "integer 1..65535")
+  p:option("--think", "seconds between a response and the next GET on a connection", 0, "number 0..600")
+  p:option("--path", "the path requested", "/")
+  p:option("--close", "how surge closes: fin or rst", "fin")
+  p:option("--status", "the status every response must have (0: any)", 200, "integer 0..999")
+  p:option("--sport", "first source port (connection i uses sport + i)", 1024, "integer 1..65535")
+  p:option("--mss", "largest segment sent (0: 1460 for IPv4, 1440 for IPv6)", 0, "integer 0..9000")
+  p:option("--rto", "retransmission timeout, seconds (fixed)", 0.2, "number 0.001..60")
+  p:option("--retries", "timeouts without progress before a connection fails", 5, "integer 1..255")
+  p:option("--time-wait", "TIME_WAIT, seconds", 0.5, "number 0..600")
+  p:option("--resolve-timeout", "seconds to wait for the ARP reply", 2, "number >0")
+  p:check(function(o)
+    if o.mss ~= 0 and o.mss < 64 then return ("--mss %d: 0 (by family) or 64..9000"):format(o.mss) end
+    local v6 = o.src:find(":", 1, true) ~= nil
+    for _, k in ipairs({ "src", "server", "gateway" }) do
+      local a = o[k]
+      if a ~= "" then
+        local six = a:find(":", 1, true) ~= nil
+        local ok = six and pcall(surge.proto.ip6.addr, a, k, 1) or
+                   (not six and a:match("^%d+%.%d+%.%d+%.%d+$") and pcall(surge.proto.ip4.addr, a, k, 1))
+        if not ok then return ("--%s: '%s' is not an IPv4 or IPv6 address"):format(k, a) end
+        if six ~= v6 then return ("--%s %s is not of the family of --src %s"):format(k, a, o.src) end
+      end
+    end
+    if o.close ~= "fin" and o.close ~= "rst" then return ("--close %s: fin or rst"):format(o.close) end
+    if o.pattern ~= "constant" and o.pattern ~= "poisson" then
+      return ("--pattern %s: constant or poisson"):format(o.pattern)
+    end
+    if o.concurrency > 65536 - o.sport then
+      return ("--concurrency %d: at most %d with --sport %d"):format(o.concurrency, 65536 - o.sport, o.sport)
+    end
+    if o.path:sub(1, 1) ~= "/" or o.path:find("[%s%c]") then return ("--path %s: starts with / and holds no spaces"):format(o.path) end
+    return nil
+  end)
+end
+
+function master(args)
+  local conn = require "surge.conn"
+  local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
+  local mac = args.mac ~= "" and args.mac or port:info().mac
+  local t0 = surge.tsc()
+  local r = surge.wait(surge.launch("client", port:rxq(0), port:txq(0), args, mac))
+  if r == nil then return 1 end
+  if r.unresolved then          -- stopped (--duration, Ctrl-C) before the ARP reply
+    print("client: stopped before " .. r.unresolved .. " answered ARP")
+    return 0
+  end
+  print(conn.format(r))
+  surge.results.add("tcp_client", r)
+  -- a run cut short (--duration, Ctrl-C) succeeds when nothing failed
+  local all = args.connections == 0 or r.completed == args.connections or not surge.running()
+  return (all and r.failed == 0) and 0 or 1
+end
+
+function client(rxq, txq, args, mac)
+  local conn = require "surge.conn"
+  local neigh = require "surge.dut.neigh"
+  local t = surge.proto.tcp{ src = args.src, dst = args.server, sport = args.sport, dport = args.port, size = 74 }
+  local v6 = args.src:find(":", 1, true) ~= nil
+  local pool = surge.pool{ template = t, data_room = (args.mss > 0 and args.mss or 1460) + 74 + 128, size = 8191 }
+  local n = neigh.new({ { rxq = rxq, txq = txq, mac = mac, ip4 = not v6 and args.src or nil,
+                          ip6 = v6 and args.src or nil } }, pool):set_rx_burst(pool:burst(32))
+  local hop = args.gateway ~= "" and args.gateway or args.server
+  local peer_mac, err = n:resolve(1, hop, args.resolve_timeout)
+  if not peer_mac then
+    if not surge.running() then return { unresolved = hop } end
+    error(err, 0)
+  end
+  local e = conn.client{ src = args.src, server = args.server, port = args.port, sport = args.sport,
+    mac = mac, peer_mac = peer_mac, connections = args.connections, concurrency = args.concurrency,
+    rate = args.rate > 0 and { rate = args.rate, pattern = args.pattern } or 0, requests = args.requests,
+    think = args.think, request = conn.http_get{ host = v6 and "[" .. args.server .. "]" or args.server, path = args.path },
+    expect = { http = args.status }, close = args.close, mss = args.mss > 0 and args.mss or nil, rto = args.rto,
+    retries = args.retries, time_wait = args.time_wait }
+  local t0 = surge.tsc()
+  e:run{ rxq = rxq, txq = txq, pool = pool, neigh = n }
+  return e:summary(tonumber(surge.tsc() - t0) / tonumber(surge.tsc_hz()))
+end

@@ -1,0 +1,101 @@
+#!/bin/bash
+# test_conn_misuse.sh - issue 21 item 5c: the TCP engine against peers that
+# misbehave, and bad input, each ending in a count and an exit status
+# instead of a hang or a crash:
+#   a port with no listener  -> every connection reset by the kernel (nstat
+#                               TcpOutRsts agrees), failed_rst, exit 1, fast
+#   a server that never answers (iptables DROP) -> SYN retransmissions on
+#                               the fixed RTO, failed_timeout after the retries;
+#                               with no count, the run still ends at --duration
+#   a full server table      -> SYNs refused and counted; room again after
+#   a response larger than the MSS and the window -> segmented, byte-exact
+#   an MSS the port's MTU cannot carry, bad options -> one line, non-zero exit
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/conn_lib.sh"
+need_cmd nstat
+need_cmd iptables
+need_cmd curl
+conn_pair tcpm
+surge_ns
+GET=("$EXAMPLES/http-get.lua" --src 10.1.0.2 --server 10.1.0.1)
+field() { printf '%s\n' "$OUT" | sed -n "s/^client: .* \\([0-9]*\\) $1,.*/\\1/p"; }   # "N NAME," of the client line
+
+echo "# no listener on port 81: the kernel resets each SYN"
+in_k nstat -n >/dev/null
+run_surge 30 run --no-huge --stats-interval 0 --vdev "$VDEV" "${GET[@]}" --port 81 --connections 50 --rate 1000
+check "exit 1 (connections failed)" 1 "$RC"
+check_match "50 attempted, none established, 50 failed as RST" \
+  "client: 50 attempted, 0 established, 0 completed, 50 failed \(timeout 0, rst 50, bad 0\)" "$OUT"
+check "kernel TcpOutRsts = surge's failed_rst" 50 "$(in_k nstat -az TcpOutRsts | awk '$1 == "TcpOutRsts" { print $2 }')"
+check_true "ends in under 10 s ($SECS s)" "too slow" lt "$SECS" 10
+check_no_crash "no listener"
+check_pools "no listener"
+
+echo "# a server that never answers (DROP): SYN timeouts"
+in_k iptables -A INPUT -p tcp --dport 82 -j DROP || skip "iptables does not work in a namespace here"
+run_surge 30 run --no-huge --stats-interval 0 --vdev "$VDEV" "${GET[@]}" --port 82 --connections 20 --rate 200 \
+  --rto 0.05 --retries 2
+check "exit 1" 1 "$RC"
+check_match "20 attempted, 20 failed as timeouts" \
+  "client: 20 attempted, 0 established, 0 completed, 20 failed \(timeout 20, rst 0, bad 0\)" "$OUT"
+check "each SYN sent again twice: 40 retransmits" 40 "$(field retransmits)"
+check_pools "never answers"
+run_surge 30 run --no-huge --stats-interval 0 --duration 1 --vdev "$VDEV" "${GET[@]}" --port 82 --connections 0 \
+  --rate 100 --rto 0.1 --retries 2
+check_true "no count: the run ends at --duration 1 ($SECS s)" "took $SECS s" lt "$SECS" 6
+check_match "the summary comes, with timeouts counted" "client: [0-9]+ attempted, 0 established, 0 completed, [0-9]+ failed \(timeout [1-9]" "$OUT"
+check_no_crash "never answers, --duration"
+check_pools "never answers, --duration"
+
+echo "# the server's table full: capacity 2, three kernel connections"
+"$SURGE" run --no-huge --stats-interval 0 --duration 20 --vdev "$VDEV" "$EXAMPLES/http-server.lua" \
+  --addr 10.1.0.2 --capacity 2 --body 200000 --mss 536 >"$TMP/s.out" 2>"$TMP/s.err" &
+SPID=$!
+on_exit "kill $SPID"
+for _ in $(seq 100); do in_k curl -s -m 0.5 -o /dev/null http://10.1.0.2/ && break; sleep 0.1; done
+HELD=$(in_k python3 - <<'PY'
+import select, socket, time
+socks = []
+for _ in range(3):
+    s = socket.socket(); s.setblocking(False)
+    s.connect_ex(("10.1.0.2", 80)); socks.append(s)
+time.sleep(0.6)
+_, w, _ = select.select([], socks, [], 0)
+print(sum(1 for s in w if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0))
+for s in socks: s.close()
+PY
+)
+check "two of three connections taken, the third's SYN refused" 2 "$HELD"
+sleep 0.3
+echo "# a response of 200000 bytes: past the MSS (536) and the window"
+in_k curl -s -m 5 -o "$TMP/got" http://10.1.0.2/
+python3 -c '
+import sys
+n = 200000; line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
+sys.stdout.write((line * (n // len(line) + 1))[:n])' >"$TMP/expected"
+check_true "room again, and the 200000-byte body byte-exact" "$(cmp "$TMP/expected" "$TMP/got" 2>&1)" \
+  cmp -s "$TMP/expected" "$TMP/got"
+kill -INT $SPID
+wait $SPID
+RC=$?
+OUT=$(cat "$TMP/s.out") ERR=$(cat "$TMP/s.err")
+check "server exits 0" 0 "$RC"
+check_match "server: the refused SYNs counted" "server: .* [1-9][0-9]* refused" "$OUT"
+check_no_crash "table full"
+check_pools "table full"
+
+echo "# an MSS the port cannot carry: one line before traffic"
+run_surge 30 run --no-huge --stats-interval 0 --vdev "$VDEV" "${GET[@]}" --connections 1 --mss 9000
+check_user_error "--mss 9000 on a 1500-byte MTU"
+check_match "the error names the MSS and the MTU" "mss 9000 makes frames of 9054 bytes, port 0's MTU" "$ERR"
+check_pools "--mss 9000"
+
+echo "# bad options: refused before EAL (exit 2)"
+for bad in "--close maybe" "--src 10.1.0" "--gateway x" "--pattern ramp" "--concurrency 70000"; do
+  # shellcheck disable=SC2086
+  run_surge 30 run --no-huge --vdev "$VDEV" "${GET[@]}" $bad
+  check "$bad: exit 2" 2 "$RC"
+  check_match "$bad: one line naming the option" "${bad%% *}" "$ERR"
+  check_no_crash "$bad"
+done
+finish

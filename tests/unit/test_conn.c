@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * test_conn.c - the TCP engine's state machine (core/dataplane/conn_*.c)
+ * fed hand-made segments, on a real EAL (for its pools) but no wire: what
+ * the engine writes is read back from its tx burst before it is sent.
+ *
+ * Proves: a server's handshake (SYN-ACK with the MSS option and ack =
+ * seq + 1), a request answered by a response segmented at the MSS, a
+ * keep-alive second request; segments out of the window, acknowledging
+ * what was never sent, with SYN and FIN together, with a wrong checksum, or
+ * a reset outside the window are dropped and counted, answered (a duplicate
+ * ACK) where TCP says so, and change nothing; a reset in the window ends
+ * the connection as failed_rst; a segment for no connection gets an RST; a
+ * full table refuses a SYN and counts it; a client's SYN is retransmitted on
+ * its fixed RTO and fails as failed_timeout after its retries; a client
+ * parses the HTTP status and Content-Length; the server index survives
+ * deletions (backward shift) with every remaining connection found; an
+ * IPv6 server's SYN-ACK is addressed and checksummed right, and two peers
+ * whose addresses fold alike stay two connections.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_tcp.h>
+#include <rte_mbuf.h>
+
+#include "run.h"
+#include "conn.h"
+#include "check.h"
+
+static struct surge_opts opts;
+static int POOL = -1;
+static struct surge_burst *TX;
+
+#define SRV 0x0a010002u    /* 10.1.0.2 */
+#define CLI 0x0a010001u    /* 10.1.0.1 */
+
+static uint16_t WND = 65535;    /* the window frame() advertises */
+
+static int
+group_setup(void **state)
+{
+	static const char *const vdevs[] = { "net_null0,no-rx=1" };
+	struct surge_pool_conf c = { .size = 1023, .single_owner = 0, .socket = -1 };
+	int rc;
+
+	(void)state;
+	if ((rc = test_eal_start(&opts, "test_conn", vdevs, 1)) != 0)
+		return rc;
+	POOL = surge_pool_create(&c);
+	if (POOL < 0)
+		return -1;
+	TX = surge_burst_new(POOL, 64);
+	return TX == NULL ? -1 : 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void)state;
+	surge_burst_destroy(TX);
+	conn_free_all();          /* what boot_stop does at the end of a run */
+	return test_eal_stop();
+}
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)); put16(p + 2, (uint16_t)v); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
+
+/* A frame from CLI:sport to dst:dport with valid checksums (csum_ok 0: a wrong one). */
+static uint32_t
+frame(uint8_t *f, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
+      const char *data, int csum_ok)
+{
+	uint32_t len = data ? (uint32_t)strlen(data) : 0;
+	uint8_t *ip = f + 14, *tcp = ip + 20;
+
+	memset(f, 0, 14 + 40 + len + 16);
+	memcpy(f, "\x02\0\0\0\0\x02", 6);
+	memcpy(f + 6, "\x02\0\0\0\0\x01", 6);
+	put16(f + 12, 0x0800);
+	ip[0] = 0x45;
+	put16(ip + 2, (uint16_t)(40 + len));
+	ip[8] = 64;
+	ip[9] = 6;
+	put32(ip + 12, CLI);
+	put32(ip + 16, dst);
+	put16(tcp, sport);
+	put16(tcp + 2, dport);
+	put32(tcp + 4, seq);
+	put32(tcp + 8, ack);
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	put16(tcp + 14, WND);
+	if (len)
+		memcpy(tcp + 20, data, len);
+	((struct rte_ipv4_hdr *)ip)->hdr_checksum = rte_ipv4_cksum((struct rte_ipv4_hdr *)ip);
+	((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv4_udptcp_cksum((struct rte_ipv4_hdr *)ip, tcp);
+	if (!csum_ok)
+		tcp[16] ^= 0x55;
+	return 14 + 40 + len;
+}
+
+/* What the engine wrote: segment i's flags, seq, ack, payload length. */
+struct out {
+	uint8_t flags;
+	uint32_t seq, ack, len;
+	uint16_t mss;
+};
+
+static struct out
+written(struct conn_engine *e, uint32_t i)
+{
+	const uint8_t *ip = TX->data[i] + 14, *tcp = ip + 20;
+	struct out o = { tcp[13], get32(tcp + 4), get32(tcp + 8),
+			 get16(ip + 2) - 20u - (uint32_t)(tcp[12] >> 4) * 4, 0 };
+
+	assert_true(i < e->tx_used);
+	if ((tcp[12] >> 4) == 6 && tcp[20] == 2)
+		o.mss = get16(tcp + 22);
+	return o;
+}
+
+/* Forgets what the engine wrote (nothing is sent). */
+static void
+drop_written(struct conn_engine *e)
+{
+	TX->n = e->tx_got;
+	surge_burst_free(TX);
+	e->tx_got = e->tx_used = 0;
+}
+
+static struct conn_engine *
+engine(const struct surge_conn_conf *c)
+{
+	int id = surge_conn_new(c);
+	struct conn_engine *e;
+
+	if (id < 0)
+		fail_msg("surge_conn_new: %s", surge_last_error());
+	e = conn_engine_get(id);
+	e->tx = TX;
+	e->port = 0;
+	e->txq = 0;
+	e->sw_csum = 1;
+	return e;
+}
+
+static const char RESP[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+
+static struct surge_conn_conf
+server_conf(uint32_t capacity, const uint8_t *data, uint32_t len)
+{
+	struct surge_conn_conf c;
+
+	memset(&c, 0, sizeof(c));
+	c.role = SURGE_CONN_SERVER;
+	c.ip_version = 4;
+	c.data = data;
+	c.data_len = len;
+	c.capacity = capacity;
+	c.expect = SURGE_CONN_EXPECT_HTTP;
+	c.rto_us = 100000;
+	c.retries = 3;
+	c.time_wait_us = 0;
+	c.idle_us = 1000000;
+	c.local_ip4 = SRV;
+	c.local_port = 80;
+	c.mss = 1460;
+	c.window = 65535;
+	memcpy(c.local_mac, "\x02\0\0\0\0\x01", 6);
+	return c;
+}
+
+static uint8_t F[4096];
+
+static void
+feed(struct conn_engine *e, uint16_t sport, uint32_t seq, uint32_t ack, uint8_t flags, const char *data)
+{
+	uint32_t n = frame(F, SRV, sport, 80, seq, ack, flags, data, 1);
+
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+}
+
+/* SYN, SYN-ACK, ACK: returns the server's ISS. */
+static uint32_t
+handshake(struct conn_engine *e, uint16_t sport, uint32_t iss_c)
+{
+	struct out o;
+
+	feed(e, sport, iss_c, 0, TF_SYN, NULL);
+	assert_int_equal(e->tx_used, 1);
+	o = written(e, 0);
+	assert_int_equal(o.flags, TF_SYN | TF_ACK);
+	assert_int_equal(o.ack, iss_c + 1);
+	assert_int_equal(o.mss, 1460);
+	drop_written(e);
+	feed(e, sport, iss_c + 1, o.seq + 1, TF_ACK, NULL);
+	assert_int_equal(e->tx_used, 0);       /* a bare ACK needs no answer */
+	return o.seq;
+}
+
+static void
+server_handshake_request_response(void **state)
+{
+	static uint8_t big[3000];
+	struct surge_conn_conf c;
+	struct conn_engine *e;
+	uint32_t iss, isc = 1000;
+	const char *req = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct out o;
+
+	(void)state;
+	memset(big, 'b', sizeof(big));
+	c = server_conf(16, big, sizeof(big));
+	e = engine(&c);
+	iss = handshake(e, 40000, isc);
+	assert_int_equal(e->st.established, 1);
+	feed(e, 40000, isc + 1, iss + 1, TF_ACK | TF_PSH, req);
+	/* 3000 bytes at an MSS of 1460: 1460, 1460, 80; the last with PSH */
+	assert_int_equal(e->tx_used, 3);
+	assert_int_equal(written(e, 0).len, 1460);
+	assert_int_equal(written(e, 0).seq, iss + 1);
+	assert_int_equal(written(e, 0).ack, isc + 1 + (uint32_t)strlen(req));
+	assert_int_equal(written(e, 1).len, 1460);
+	o = written(e, 2);
+	assert_int_equal(o.len, 80);
+	assert_true(o.flags & TF_PSH);
+	drop_written(e);
+	assert_int_equal(e->st.requests, 1);
+	/* the client acknowledges it all: one response complete */
+	feed(e, 40000, isc + 1 + (uint32_t)strlen(req), iss + 1 + 3000, TF_ACK, NULL);
+	assert_int_equal(e->st.responses, 1);
+	/* keep-alive: a second request on the same connection */
+	feed(e, 40000, isc + 1 + (uint32_t)strlen(req), iss + 1 + 3000, TF_ACK | TF_PSH, req);
+	assert_int_equal(e->tx_used, 3);
+	assert_int_equal(written(e, 0).seq, iss + 1 + 3000);
+	drop_written(e);
+	assert_int_equal(e->st.requests, 2);
+	assert_int_equal(e->st.rx_dropped, 0);
+}
+
+/* A request and the FIN in one segment, a window of one MSS: the whole
+ * response goes out first (CLOSE_WAIT), then the server's FIN. */
+static void
+server_half_close_answers_first(void **state)
+{
+	static uint8_t big[3000];
+	struct surge_conn_conf c;
+	struct conn_engine *e;
+	const char *req = "GET / HTTP/1.1\r\n\r\n";
+	uint32_t isc = 100, iss, rseq;
+	struct conn *cn;
+
+	(void)state;
+	memset(big, 'z', sizeof(big));
+	c = server_conf(4, big, sizeof(big));
+	e = engine(&c);
+	iss = handshake(e, 40100, isc);
+	cn = &e->tab[0];
+	rseq = isc + 1 + (uint32_t)strlen(req) + 1;       /* after the request and the FIN */
+	WND = 1460;
+	feed(e, 40100, isc + 1, iss + 1, TF_ACK | TF_PSH | TF_FIN, req);
+	assert_int_equal(cn->state, CS_CLOSE_WAIT);
+	assert_int_equal(e->tx_used, 2);                  /* 1460 bytes, then the FIN's ACK */
+	assert_int_equal(written(e, 0).len, 1460);
+	assert_int_equal(written(e, 1).flags, TF_ACK);
+	assert_int_equal(written(e, 1).ack, rseq);
+	drop_written(e);
+	feed(e, 40100, rseq, iss + 1 + 1460, TF_ACK, NULL);
+	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(written(e, 0).len, 1460);
+	drop_written(e);
+	feed(e, 40100, rseq, iss + 1 + 2920, TF_ACK, NULL);
+	assert_int_equal(written(e, 0).len, 80);
+	assert_int_equal(written(e, 0).flags & TF_FIN, 0);
+	drop_written(e);
+	feed(e, 40100, rseq, iss + 1 + 3000, TF_ACK, NULL);
+	assert_int_equal(e->tx_used, 1);                  /* all answered: now our FIN */
+	assert_int_equal(written(e, 0).flags, TF_FIN | TF_ACK);
+	assert_int_equal(written(e, 0).seq, iss + 1 + 3000);
+	assert_int_equal(cn->state, CS_LAST_ACK);
+	drop_written(e);
+	feed(e, 40100, rseq, iss + 1 + 3001, TF_ACK, NULL);
+	assert_int_equal(cn->state, CS_FREE);
+	assert_int_equal(e->st.completed, 1);
+	assert_int_equal(e->st.responses, 1);
+	WND = 65535;
+}
+
+static void
+bad_segments_dropped_and_counted(void **state)
+{
+	struct surge_conn_conf c = server_conf(16, (const uint8_t *)RESP, sizeof(RESP) - 1);
+	struct conn_engine *e = engine(&c);
+	uint32_t isc = 5000, iss, n;
+	struct conn *cn;
+	struct surge_conn_stats before;
+
+	(void)state;
+	iss = handshake(e, 40001, isc);
+	cn = &e->tab[0];
+	memcpy(&before, &e->st, sizeof(before));
+
+	/* data far past the window: dropped, a duplicate ACK at rcv_nxt */
+	feed(e, 40001, isc + 1 + 200000, iss + 1, TF_ACK, "GET / HTTP/1.1\r\n\r\n");
+	assert_int_equal(e->st.rx_dropped, before.rx_dropped + 1);
+	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(written(e, 0).flags, TF_ACK);
+	assert_int_equal(written(e, 0).ack, isc + 1);
+	drop_written(e);
+	assert_int_equal(e->st.requests, 0);
+
+	/* out of order (a hole before it): dropped the same way */
+	feed(e, 40001, isc + 10, iss + 1, TF_ACK, "abc");
+	assert_int_equal(e->st.rx_dropped, before.rx_dropped + 2);
+	drop_written(e);
+	assert_int_equal(cn->rcv_nxt, isc + 1);
+
+	/* acknowledges what was never sent */
+	feed(e, 40001, isc + 1, iss + 100, TF_ACK, NULL);
+	assert_int_equal(e->st.rx_dropped, before.rx_dropped + 3);
+	drop_written(e);
+	assert_int_equal(cn->snd_una, iss + 1);
+
+	/* no ACK flag in a synchronized state */
+	feed(e, 40001, isc + 1, 0, TF_PSH, "x");
+	assert_int_equal(e->st.rx_dropped, before.rx_dropped + 4);
+	assert_int_equal(cn->rcv_nxt, isc + 1);
+
+	/* SYN and FIN together: malformed, counted as bad, nothing written */
+	n = frame(F, SRV, 40001, 80, isc + 1, iss + 1, TF_SYN | TF_FIN, NULL, 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_BAD);
+	/* a wrong checksum: the same */
+	n = frame(F, SRV, 40001, 80, isc + 1, iss + 1, TF_ACK, "GET / HTTP/1.1\r\n\r\n", 0);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_BAD);
+	assert_int_equal(e->st.rx_bad, before.rx_bad + 2);
+	assert_int_equal(e->tx_used, 0);
+	assert_int_equal(e->st.requests, 0);
+
+	/* a reset outside the window: ignored (counted); inside: the end */
+	feed(e, 40001, isc + 1 + 100000, 0, TF_RST, NULL);
+	assert_int_equal(e->st.rx_dropped, before.rx_dropped + 5);
+	assert_int_equal(cn->state, CS_ESTABLISHED);
+	feed(e, 40001, isc + 1, 0, TF_RST, NULL);
+	assert_int_equal(cn->state, CS_FREE);
+	assert_int_equal(e->st.failed_rst, 1);
+	assert_int_equal(e->st.concurrent, 0);
+
+	/* a segment for no connection: an RST whose seq is its ack */
+	feed(e, 40002, 77, 12345, TF_ACK, NULL);
+	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(written(e, 0).flags, TF_RST);
+	assert_int_equal(written(e, 0).seq, 12345);
+	drop_written(e);
+	assert_int_equal(e->st.rst_sent, 1);
+}
+
+static void
+table_full_refuses(void **state)
+{
+	struct surge_conn_conf c = server_conf(2, (const uint8_t *)RESP, sizeof(RESP) - 1);
+	struct conn_engine *e = engine(&c);
+
+	(void)state;
+	feed(e, 41000, 1, 0, TF_SYN, NULL);
+	feed(e, 41001, 1, 0, TF_SYN, NULL);
+	assert_int_equal(e->tx_used, 2);
+	drop_written(e);
+	feed(e, 41002, 1, 0, TF_SYN, NULL);
+	assert_int_equal(e->tx_used, 0);        /* dropped, as a full backlog does */
+	assert_int_equal(e->st.refused, 1);
+	assert_int_equal(e->st.attempted, 2);
+	assert_int_equal(e->st.concurrent, 2);
+}
+
+static struct surge_conn_conf
+client_conf(uint32_t capacity)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct surge_conn_conf c = server_conf(capacity, (const uint8_t *)req, sizeof(req) - 1);
+
+	c.role = SURGE_CONN_CLIENT;
+	c.local_ip4 = SRV;
+	c.peer_ip4 = CLI;
+	c.peer_port = 80;
+	c.local_port = 2000;
+	c.requests = 1;
+	c.expect_status = 200;
+	c.connections = 0;
+	return c;
+}
+
+static void
+client_syn_retries_then_timeout(void **state)
+{
+	struct surge_conn_conf c = client_conf(1);
+	struct conn_engine *e = engine(&c);
+	uint32_t seq;
+
+	(void)state;
+	e->now = 1000;
+	assert_int_equal(fsm_open(e), 0);
+	assert_int_equal(fsm_open(e), -ENOSPC);  /* one entry: full */
+	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(written(e, 0).flags, TF_SYN);
+	seq = written(e, 0).seq;
+	drop_written(e);
+	for (int i = 1; i <= 3; i++) {
+		e->now += 99999;
+		conn_timers(e);
+		assert_int_equal(e->tx_used, 0);  /* not yet: the RTO is 100 ms */
+		e->now += 1;
+		conn_timers(e);
+		assert_int_equal(e->tx_used, 1);
+		assert_int_equal(written(e, 0).flags, TF_SYN);
+		assert_int_equal(written(e, 0).seq, seq);
+		drop_written(e);
+	}
+	assert_int_equal(e->st.retransmits, 3);
+	e->now += 100000;
+	conn_timers(e);
+	assert_int_equal(e->st.failed_timeout, 1);
+	assert_int_equal(e->st.concurrent, 0);
+}
+
+/* A client's response: status and Content-Length from the header. */
+static void
+client_http_response(void **state)
+{
+	struct surge_conn_conf c = client_conf(4);
+	struct conn_engine *e = engine(&c);
+	uint32_t iss, n;
+	struct out o;
+
+	(void)state;
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	/* the SYN-ACK from the server 10.1.0.1:80 to 10.1.0.2:2000 */
+	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	assert_int_equal(e->st.established, 1);
+	o = written(e, 0);                       /* the request carries the ACK */
+	assert_int_equal(o.ack, 7001);
+	assert_int_equal(o.len, (uint32_t)c.data_len);
+	drop_written(e);
+	/* a 404 where 200 is expected: a bad response, reset */
+	n = frame(F, SRV, 80, 2000, 7001, iss + 1 + c.data_len, TF_ACK,
+		  "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	assert_int_equal(e->st.failed_bad, 1);
+	assert_int_equal(written(e, 0).flags & TF_RST, TF_RST);
+	drop_written(e);
+	/* a second connection, answered right: completed, then our FIN */
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	assert_int_equal(get16(TX->data[0] + 34), 2001);   /* the next source port */
+	drop_written(e);
+	n = frame(F, SRV, 80, 2001, 9000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	conn_frame(e, F, n, 0);
+	drop_written(e);
+	n = frame(F, SRV, 80, 2001, 9001, iss + 1 + c.data_len, TF_ACK, RESP, 1);
+	conn_frame(e, F, n, 0);
+	assert_int_equal(e->st.completed, 1);
+	assert_int_equal(e->st.responses, 1);
+	assert_int_equal(written(e, 0).flags, TF_FIN | TF_ACK);
+	drop_written(e);
+}
+
+/* Keep-alive with a think time: the second request leaves think_us after
+ * the first response, not before. */
+static void
+client_think_time(void **state)
+{
+	struct surge_conn_conf c = client_conf(4);
+	struct conn_engine *e;
+	uint32_t iss, n, len;
+
+	(void)state;
+	c.requests = 2;
+	c.think_us = 50000;
+	e = engine(&c);
+	len = c.data_len;
+	e->now = 10;
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	conn_frame(e, F, n, 0);
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7001, iss + 1 + len, TF_ACK, RESP, 1);
+	conn_frame(e, F, n, 0);
+	assert_int_equal(e->st.responses, 1);
+	assert_int_equal(e->tx_used, 1);                  /* the ACK only */
+	assert_int_equal(written(e, 0).len, 0);
+	drop_written(e);
+	e->now += 49999;
+	conn_timers(e);
+	assert_int_equal(e->tx_used, 0);
+	e->now += 1;
+	conn_timers(e);
+	assert_int_equal(e->tx_used, 1);                  /* the second request */
+	assert_int_equal(written(e, 0).len, len);
+	assert_int_equal(written(e, 0).seq, iss + 1 + len);
+	drop_written(e);
+	assert_int_equal(e->st.requests, 2);
+}
+
+/* The server's index: backward-shift deletion keeps every other entry found. */
+static void
+server_index_deletions(void **state)
+{
+	enum { N = 600 };
+	struct surge_conn_conf c = server_conf(N, (const uint8_t *)RESP, sizeof(RESP) - 1);
+	struct conn_engine *e = engine(&c);
+	struct conn *cs[N];
+	struct seg s;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		/* peers that collide: few addresses, many ports */
+		cs[i] = conn_alloc(e, CLI + (uint32_t)(i % 3), NULL, (uint16_t)(1000 + i));
+		assert_non_null(cs[i]);
+		cs[i]->state = CS_ESTABLISHED;
+	}
+	assert_null(conn_alloc(e, CLI, NULL, 9));
+	for (int i = 0; i < N; i += 3)
+		conn_release(e, cs[i]);
+	memset(&s, 0, sizeof(s));
+	s.dport = 80;
+	for (int i = 0; i < N; i++) {
+		s.src_ip = CLI + (uint32_t)(i % 3);
+		s.sport = (uint16_t)(1000 + i);
+		if (i % 3 == 0)
+			assert_null(conn_lookup(e, &s));
+		else
+			assert_ptr_equal(conn_lookup(e, &s), cs[i]);
+	}
+	assert_int_equal(e->st.concurrent, N - N / 3);
+}
+
+/* IPv6: a server on 2001:db8::2 answers a SYN from 2001:db8::1 with a
+ * SYN-ACK whose checksum verifies; a wrong checksum is bad; two peers
+ * whose addresses fold alike are two connections. */
+static const uint8_t A6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
+static uint8_t P6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+
+static uint32_t
+frame6(uint8_t *f, const uint8_t *src, uint16_t sport, uint32_t seq, uint8_t flags, int csum_ok)
+{
+	uint8_t *ip = f + 14, *tcp = ip + 40;
+
+	memset(f, 0, 14 + 60);
+	memcpy(f, "\x02\0\0\0\0\x02", 6);
+	memcpy(f + 6, "\x02\0\0\0\0\x01", 6);
+	put16(f + 12, 0x86dd);
+	ip[0] = 0x60;
+	put16(ip + 4, 20);
+	ip[6] = 6;
+	ip[7] = 64;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, A6, 16);
+	put16(tcp, sport);
+	put16(tcp + 2, 80);
+	put32(tcp + 4, seq);
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	put16(tcp + 14, 65535);
+	((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)ip, tcp);
+	if (!csum_ok)
+		tcp[16] ^= 0x55;
+	return 14 + 60;
+}
+
+static void
+ipv6_server(void **state)
+{
+	struct surge_conn_conf c = server_conf(8, (const uint8_t *)RESP, sizeof(RESP) - 1);
+	struct conn_engine *e;
+	uint8_t other[16];
+	uint32_t n;
+	const uint8_t *ip, *tcp;
+
+	(void)state;
+	c.ip_version = 6;
+	c.local_ip4 = 0;
+	memcpy(c.local_ip6, A6, 16);
+	e = engine(&c);
+	n = frame6(F, P6, 40000, 100, TF_SYN, 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	assert_int_equal(e->tx_used, 1);
+	ip = TX->data[0] + 14;
+	tcp = ip + 40;
+	assert_int_equal(get16(TX->data[0] + 12), 0x86dd);
+	assert_memory_equal(ip + 8, A6, 16);
+	assert_memory_equal(ip + 24, P6, 16);
+	assert_int_equal(tcp[13], TF_SYN | TF_ACK);
+	assert_int_equal(get32(tcp + 8), 101);
+	/* the checksum written is the one the segment must carry */
+	{
+		uint8_t seg[24];
+		uint16_t sum = get16(tcp + 16);
+
+		memcpy(seg, tcp, 24);
+		memset(seg + 16, 0, 2);
+		assert_int_equal(sum, rte_be_to_cpu_16(rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)ip, seg)));
+	}
+	drop_written(e);
+	n = frame6(F, P6, 40000, 100, TF_SYN, 0);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_BAD);
+	/* another peer with the same folded address (words swapped) and port */
+	memcpy(other, P6, 16);
+	memcpy(other, P6 + 12, 4);
+	memcpy(other + 12, P6, 4);
+	assert_int_equal(ip6_fold(other), ip6_fold(P6));
+	n = frame6(F, other, 40000, 500, TF_SYN, 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	assert_int_equal(e->st.concurrent, 2);
+	assert_int_equal(get32(TX->data[0] + 14 + 40 + 8), 501);
+	assert_memory_equal(TX->data[0] + 14 + 24, other, 16);
+	drop_written(e);
+	assert_int_equal(e->st.rx_bad, 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(server_handshake_request_response),
+		cmocka_unit_test(server_half_close_answers_first),
+		cmocka_unit_test(bad_segments_dropped_and_counted),
+		cmocka_unit_test(table_full_refuses),
+		cmocka_unit_test(client_syn_retries_then_timeout),
+		cmocka_unit_test(client_http_response),
+		cmocka_unit_test(client_think_time),
+		cmocka_unit_test(server_index_deletions),
+		cmocka_unit_test(ipv6_server),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
