@@ -479,6 +479,44 @@ const char *surge_file_prefix(void);
 /* --output FILE, NULL if none. */
 const char *surge_output(void);
 
+/* --- the measuring receiver (surge.dut) --------------------------------- */
+/* Per-flow counting of surge's test frames (lua/surge/dut/counters.lua
+ * explains the scheme): a flow is a UDP source port sport0 .. sport0 +
+ * flows - 1 towards dport, its 16-bit sequence number in the first two
+ * payload bytes, a latency probe right after it. Lua allocates the arrays
+ * and keeps them alive; C counts into them. */
+enum { SURGE_DUT_WINDOW = 128 };   /* sequence numbers each flow remembers */
+struct surge_dut_flow {
+	double rx;              /* unique frames */
+	double reord;           /* of them, late */
+	double dup;             /* copies of counted frames (not in rx) */
+	int32_t expect;         /* next sequence number expected, -1 before the first */
+	uint32_t reserved;
+};
+struct surge_dut_rx {
+	uint32_t flows;
+	uint16_t sport0;
+	uint16_t dport;
+	double total;           /* unique test frames counted */
+	double reordered;       /* of them, late */
+	double duplicated;      /* copies of counted frames (not in total) */
+	struct surge_dut_flow *flow;   /* [flows] */
+	uint16_t *seen;         /* [flows * SURGE_DUT_WINDOW] the last numbers counted, by seq mod window */
+	const int16_t *class_of;/* [flows] the flow's class (1-based), NULL: no latency */
+	const int32_t *lat;     /* [nclasses + 1] latency receiver of each class, -1: none */
+	uint32_t nclasses;
+	uint32_t n_other;       /* surge_dut_rx_count: frames of the burst that are not test traffic */
+	uint16_t other[SURGE_BURST_MAX]; /* their indices in the burst */
+};
+/* Counts every test frame of a received burst in one pass (parse, flow,
+ * sequence, latency probe) and lists the rest in st->other (ARP/NDP and
+ * anything else, for Lua). Frames shorter than an Ethernet header are
+ * neither. Returns st->n_other or -errno. */
+int surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b);
+/* One frame already parsed: u is its UDP header, avail the bytes from u to
+ * the frame's end. 1 when it was test traffic of st (counted), else 0. */
+int surge_dut_count_udp(struct surge_dut_rx *st, const uint8_t *u, uint32_t avail);
+
 /* Latency receivers made so far (ids 0..count-1); their buckets:
  * surge_latency_buckets(). */
 int surge_latency_count(void);

@@ -17,13 +17,11 @@ local counters = require "surge.dut.counters"
 local C = core.C
 local M = {}
 
-local PROBE_MAGIC = 0x50475253           -- core/dataplane/probe.h's, as read on little-endian
-local u32p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint64_t *")
-
 -- Receiving side shared by trials and replays: polls every iface, counts
--- test traffic per flow, matches probes per class, answers ARP/NDP.
+-- test traffic per flow and matches probes per class in one C pass a burst
+-- (counters.lua's count_burst, core/dataplane/dutrx.c), answers ARP/NDP.
 local Rx = require("surge.class").new("dut receiver side", { "ifaces", "n", "v", "burst", "responder", "counter",
-  "other", "other_bytes", "rx_iface", "hz", "lat", "classes", "class_of", "ns_per_cycle" })
+  "other", "other_bytes", "rx_iface", "hz", "lat", "classes", "class_of", "lat_ids" })
 
 function M.rx(spec)
   local ctrl = spec.ctrl_pool
@@ -33,46 +31,49 @@ function M.rx(spec)
                                                            dport = spec.dport },
                               other = 0, other_bytes = 0, rx_iface = spec.rx_iface,
                               hz = surge.tsc_hz(), lat = {}, classes = spec.classes or {} }, Rx)
-  -- per class: flow range and latency receiver (probes matched in Lua: the
-  -- classes share one probe offset, so C's whole-burst scan cannot tell them apart)
+  -- per class: flow range and latency receiver (the classes share one probe
+  -- offset, so the probes are told apart by their flow's class)
+  local nclasses = #self.classes
   self.class_of = ffi.new("int16_t[?]", spec.total_flows)
+  self.lat_ids = ffi.new("int32_t[?]", nclasses + 1)
+  self.lat_ids[0] = -1
   for k, c in ipairs(self.classes) do
     for f = c.first, c.first + c.flows - 1 do self.class_of[f] = k end
+    self.lat_ids[k] = -1
     if (c.probe_every or 0) > 0 then
       self.lat[k] = surge.latency.receiver{ offset = c.probe_off }
+      self.lat_ids[k] = self.lat[k].id
     end
   end
-  self.ns_per_cycle = 1e9 / self.hz
+  self.counter:probes(self.class_of, self.lat_ids, nclasses)
   return self
+end
+
+-- The frames of iface i's last burst that were not test traffic (k of
+-- them, listed by count_burst): ARP/NDP for the responder, the rest
+-- counted as other on the rx iface.
+function Rx:others(i, k)
+  local b, v, list = self.burst, self.v, self.counter.st.other
+  local data, lens = b.data, b.len
+  for j = 0, k - 1 do
+    local x = list[j]
+    local p, len = data[x], lens[x]
+    view.parse(v, p, len)              -- listed frames hold an Ethernet header: true
+    if not self.responder:handle(i, p, len, v) and (self.rx_iface or i) == i then
+      self.other = self.other + 1
+      self.other_bytes = self.other_bytes + len
+    end
+  end
 end
 
 -- One pass over every RX queue; returns the packets seen.
 function Rx:poll()
-  local b, v, cnt, seen = self.burst, self.v, self.counter, 0
+  local b, cnt, seen = self.burst, self.counter, 0
   for i = 1, self.n do
     local n = self.ifaces[i].rxq:recv(b)
     if n > 0 then
-      local rx_tsc, data, lens = b.tsc, b.data, b.len   -- the handle's fields once, not per frame
-      for k = 0, n - 1 do
-        local p, len = data[k], lens[k]
-        if view.parse(v, p, len) then
-          if cnt:count(p, v) then
-            local c = self.class_of[p[v.l4] * 256 + p[v.l4 + 1] - cnt.sport0]
-            local lat = self.lat[c]
-            if lat then
-              local off = v.l4 + 10
-              if off + 16 <= len and ffi.cast(u32p, p + off)[0] == PROBE_MAGIC then
-                local sent = ffi.cast(u64p, p + off + 8)[0]
-                local ns = sent < rx_tsc and tonumber(rx_tsc - sent) * self.ns_per_cycle or 0
-                C.surge_latency_add(lat.id, ns, ffi.cast(u32p, p + off + 4)[0])
-              end
-            end
-          elseif not self.responder:handle(i, p, len, v) and (self.rx_iface or i) == i then
-            self.other = self.other + 1
-            self.other_bytes = self.other_bytes + len
-          end
-        end
-      end
+      local k = cnt:count_burst(b)
+      if k > 0 then self:others(i, k) end
       seen = seen + n
     end
   end
@@ -205,8 +206,9 @@ function M.run(spec)
   check_link(what)
   for _, b in ipairs(bursts) do b:free() end
   -- received: unique frames; a DUT's copies are duplicated, not received
-  local res = { sent = sent, received = rx.counter.total, reordered = rx.counter.reordered,
-                duplicated = rx.counter.duplicated, planned = total < math.huge and total or nil,
+  local received, reordered, duplicated = rx.counter:counts()
+  local res = { sent = sent, received = received, reordered = reordered,
+                duplicated = duplicated, planned = total < math.huge and total or nil,
                 offered_pps = spec.rate, rx_poll_ns = polls > 0 and poll_cycles / polls * 1e9 / hz or nil,
                 seconds = (t1 - t0) / hz, other = rx.other, answered = rx.responder.answered,
                 classes = {} }
@@ -214,9 +216,8 @@ function M.run(spec)
   for k, c in ipairs(classes) do
     local recv, reord, dup = 0, 0, 0
     for f = c.first, c.first + c.flows - 1 do
-      recv = recv + rx.counter.rx[f]
-      reord = reord + rx.counter.reord[f]
-      dup = dup + rx.counter.dup[f]
+      local r, o, d = rx.counter:flow(f)
+      recv, reord, dup = recv + r, reord + o, dup + d
     end
     local cr = { sent = tags[k].total, received = recv, reordered = reord, duplicated = dup }
     if rx.lat[k] then cr.latency, cr.latency_id = rx.lat[k]:summary(), rx.lat[k].id end
@@ -260,7 +261,7 @@ function M.replay(spec)
   txq:set_rate(nil)
   settle(rx, t1, spec, hz)
   b:free()
-  local res = { sent = sent, sent_bytes = bytes >= 0 and bytes or nil, received = rx.other + rx.counter.total,
+  local res = { sent = sent, sent_bytes = bytes >= 0 and bytes or nil, received = rx.other + (rx.counter:counts()),
                 received_bytes = rx.other_bytes, seconds = (t1 - t0) / hz }
   rx:close()
   return res
