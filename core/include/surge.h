@@ -513,6 +513,10 @@ struct surge_dut_rx {
  * anything else, for Lua). Frames shorter than an Ethernet header are
  * neither. Returns st->n_other or -errno. */
 int surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b);
+/* surge_rx_recv into b, then surge_dut_rx_count of what came: the
+ * measuring receiver's poll in one call. Returns the packets received (the
+ * frames that are not test traffic in st->other) or -errno. */
+int surge_dut_rx_poll(uint16_t port, uint16_t queue, struct surge_burst *b, struct surge_dut_rx *st);
 /* One frame already parsed: u is its UDP header, avail the bytes from u to
  * the frame's end. 1 when it was test traffic of st (counted), else 0. */
 int surge_dut_count_udp(struct surge_dut_rx *st, const uint8_t *u, uint32_t avail);

@@ -141,6 +141,15 @@ function Receiver:count_burst(b)
   return n
 end
 
+-- Receives a burst from rxq into b and counts its test frames (one C
+-- call: surge_dut_rx_poll); returns the packets received. How many were
+-- not test traffic: st.n_other, their indices st.other[0 .. n_other - 1].
+function Receiver:poll(rxq, b)
+  local n = C.surge_dut_rx_poll(rxq.port, rxq.id, b, self.st)
+  if n < 0 then core.check(n) end
+  return n
+end
+
 -- total (unique frames), reordered (of them late), duplicated (copies, not in total).
 function Receiver:counts()
   local st = self.st
