@@ -51,8 +51,8 @@ function rx(port, args)
                       classes = { { first = 0, flows = args.flows, probe_every = 8, probe_off = 42 + 10 } } }
   local seen = 0
   while surge.running() do seen = seen + r:poll() end
-  local total, _, dup = r.counter:counts()
-  print(("rx-loop: %d seen, %d counted, %d duplicated, %d other"):format(seen, total, dup, r.other))
+  print(("rx-loop: %d seen, %d counted, %d duplicated, %d other"):format(seen, r.counter.total,
+    r.counter.duplicated, r.other))
   r:close()
   return seen
 end

@@ -20,7 +20,7 @@
 --   local rx = counters.receiver{ flows = 64, sport0 = 1024, dport = 3842 }
 --   rx:count_burst(b)                 -- after recv: counts the burst's test frames (C, one pass)
 --   rx:count(p, v)                    -- true when the parsed frame is test traffic
---   rx:counts() -> received (unique), reordered, duplicated
+--   rx.total, rx.reordered, rx.duplicated   -- received (unique), of them late, copies
 --   rx:flow(f) -> received (unique), reordered, duplicated
 --
 -- Checksums stay valid (RFC 1624 updates), so a DUT that checks them forwards.
@@ -95,7 +95,8 @@ end
 
 function Tagger:flow(f) return self.tx[f] end
 
-local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "per_flow", "seen", "st" })
+local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "per_flow", "seen", "st", "total",
+                                             "reordered", "duplicated" })
 
 -- opts: flows, sport0, dport (the test traffic's destination port). The
 -- counting itself is C's (core/dataplane/dutrx.c): per burst in the
@@ -111,10 +112,18 @@ function M.receiver(opts)
   for i = 0, flows * WINDOW - 1 do seen[i] = (i + 1) % WINDOW end
   local self = setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),
                               dport = int(opts.dport, 0, 65535, "dport"), per_flow = per_flow, seen = seen,
-                              st = ffi.new("struct surge_dut_rx") }, Receiver)
+                              st = ffi.new("struct surge_dut_rx"), total = 0, reordered = 0, duplicated = 0 },
+                            Receiver)
   local st = self.st
   st.flows, st.sport0, st.dport, st.flow, st.seen = flows, self.sport0, self.dport, per_flow, seen
   return self
+end
+
+-- r.total, r.reordered, r.duplicated: C's totals, copied after each count
+-- (plain numbers for the scripts that read them).
+local function sync(self)
+  local st = self.st
+  self.total, self.reordered, self.duplicated = st.total, st.reordered, st.duplicated
 end
 
 -- Latency probes per class: class_of (int16_t[flows], 1-based class of each
@@ -129,7 +138,11 @@ end
 -- test traffic of this receiver's flows and returns true.
 function Receiver:count(p, v)
   if v.proto ~= 17 or v.l4 < 0 or v.l4 + 10 > v.len then return false end
-  return C.surge_dut_count_udp(self.st, p + v.l4, v.len - v.l4) == 1
+  local rc = C.surge_dut_count_udp(self.st, p + v.l4, v.len - v.l4)
+  if rc < 0 then core.check(rc) end
+  if rc == 0 then return false end
+  sync(self)
+  return true
 end
 
 -- Counts the test frames of a received burst (and their latency probes);
@@ -138,6 +151,7 @@ end
 function Receiver:count_burst(b)
   local n = C.surge_dut_rx_count(self.st, b)
   if n < 0 then core.check(n) end
+  sync(self)
   return n
 end
 
@@ -147,13 +161,8 @@ end
 function Receiver:poll(rxq, b)
   local n = C.surge_dut_rx_poll(rxq.port, rxq.id, b, self.st)
   if n < 0 then core.check(n) end
+  if n > 0 then sync(self) end
   return n
-end
-
--- total (unique frames), reordered (of them late), duplicated (copies, not in total).
-function Receiver:counts()
-  local st = self.st
-  return st.total, st.reordered, st.duplicated
 end
 
 function Receiver:flow(f)

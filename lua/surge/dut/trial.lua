@@ -213,9 +213,8 @@ function M.run(spec)
   check_link(what)
   for _, b in ipairs(bursts) do b:free() end
   -- received: unique frames; a DUT's copies are duplicated, not received
-  local received, reordered, duplicated = rx.counter:counts()
-  local res = { sent = sent, received = received, reordered = reordered,
-                duplicated = duplicated, planned = total < math.huge and total or nil,
+  local res = { sent = sent, received = rx.counter.total, reordered = rx.counter.reordered,
+                duplicated = rx.counter.duplicated, planned = total < math.huge and total or nil,
                 offered_pps = spec.rate, rx_poll_ns = polls > 0 and poll_cycles / polls * 1e9 / hz or nil,
                 seconds = (t1 - t0) / hz, other = rx.other, answered = rx.responder.answered,
                 classes = {} }
@@ -268,7 +267,7 @@ function M.replay(spec)
   txq:set_rate(nil)
   settle(rx, t1, spec, hz)
   b:free()
-  local res = { sent = sent, sent_bytes = bytes >= 0 and bytes or nil, received = rx.other + (rx.counter:counts()),
+  local res = { sent = sent, sent_bytes = bytes >= 0 and bytes or nil, received = rx.other + rx.counter.total,
                 received_bytes = rx.other_bytes, seconds = (t1 - t0) / hz }
   rx:close()
   return res
