@@ -2,7 +2,7 @@
  *
  * dutrx.c - the measuring receiver's per-burst pass: every test frame of a
  * received burst parsed, counted per flow and scanned for a latency probe
- * in one loop in C (issue 20). In Lua the same work, a frame at a time
+ * in one call into C (issue 20). In Lua the same work, a frame at a time
  * through surge.dut.view and counters.lua, took ~100 cycles a frame: no
  * scenario could count loss above ~16-24 Mpps per lcore. The rules are
  * those of lua/surge/dut/view.lua (parse) and counters.lua (sequence
@@ -24,7 +24,7 @@
 #define WINDOW SURGE_DUT_WINDOW
 #define SEQ_OFF 8               /* UDP header, then the 16-bit sequence number */
 #define PROBE_AT 10             /* the probe right after it (from the UDP header) */
-#define PROBE_BYTES 16          /* magic, seq, TSC: what the Lua scan read */
+#define PROBE_BYTES PROBE_LEN   /* magic, seq, TSC */
 
 static inline uint32_t
 be16(const uint8_t *p)

@@ -50,7 +50,7 @@ function M.rx(spec)
 end
 
 -- The frames of iface i's last burst that were not test traffic (k of
--- them, listed by count_burst): ARP/NDP for the responder, the rest
+-- them, listed by the counter's poll): ARP/NDP for the responder, the rest
 -- counted as other on the rx iface.
 function Rx:others(i, k)
   local b, v, list = self.burst, self.v, self.counter.st.other
