@@ -431,4 +431,22 @@ function T.burst_count_matches_frame_count()
 end
 
 
+-- Issue 20: a burst goes back with one mempool put only when every mbuf is
+-- as a receive leaves it; a received burst holding mbufs of two pools (two
+-- senders into one loopback) must give each back to its own pool.
+function T.mixed_pool_burst_frees_to_each_pool()
+  local port = ring_port()
+  local pa = surge.pool{ template = surge.proto.udp{ size = 60 }, size = 63, cache = 0 }
+  local pb = surge.pool{ template = surge.proto.udp{ size = 70 }, size = 63, cache = 0 }
+  local a, b = pa:burst(4), pb:burst(4)
+  a:alloc(4); b:alloc(4)
+  assert(port:txq(0):send(a) == 4 and port:txq(0):send(b) == 4, "sent")
+  local r = surge.pool{ size = 63 }:burst(8)
+  assert(port:rxq(0):recv(r) == 8, "both bursts in one receive")
+  assert(pa:info().avail == 59 and pb:info().avail == 59, "in flight")
+  r:free()
+  assert(pa:info().avail == 63 and pb:info().avail == 63,
+    ("each pool full again: %d and %d of 63"):format(pa:info().avail, pb:info().avail))
+end
+
 return T
