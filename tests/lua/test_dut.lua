@@ -431,6 +431,106 @@ function T.burst_count_matches_frame_count()
 end
 
 
+-- Issue 20 merged with issue 18 item 3 (y1564): the C pass also checks
+-- each flow's own UDP destination port (receiver dports) and counts each
+-- unique frame of a class with availability intervals in the interval it
+-- was sent in (struct surge_dut_ivl). It must count what the rule does
+-- frame by frame (rx:count, then trial.unwrap and the place j = seq *
+-- flows + flow, interval j div per, the last one taking the rest) on
+-- untagged frames (the fast path) and tagged ones (the general parse):
+-- frames at another flow's port are other, copies count in no interval, a
+-- late frame in the interval it was sent in, one from before the first in
+-- none.
+function T.burst_count_ports_and_intervals()
+  local FLOWS, SPORT0, DPORT, PORT2, PER, NIV = 4, 2000, 3842, 5001, 4, 3
+  local unwrap = require("surge.dut.trial").unwrap
+  local dports = { { first = 2, flows = 2, dport = PORT2 } }     -- class 2: flows 2, 3 at PORT2
+  local frames = {}
+  local function frame(f, seq, o)
+    o = o or {}
+    local t = surge.proto.udp{ src = "10.0.0.1", dst = "10.0.0.2", sport = SPORT0 + f,
+                               dport = o.dport or (f >= 2 and PORT2 or DPORT), size = 60, vlan = o.vlan }
+    local p, len = bytes_of(t.bytes)
+    p[t.l4 + 8], p[t.l4 + 9] = math.floor(seq / 256), seq % 256
+    frames[#frames + 1] = ffi.string(p, len)
+  end
+  for seq = 0, 5 do
+    for f = 0, FLOWS - 1 do
+      if not (f == 3 and seq == 2) then frame(f, seq, { vlan = seq % 2 == 1 and 7 or nil }) end
+    end
+  end
+  frame(3, 2)                           -- late, unique: its own interval (j = 5: the second)
+  frame(2, 1); frame(3, 4, { vlan = 7 }) -- copies: in no interval
+  frame(2, 7); frame(2, 9)              -- past the last interval: the last one
+  frame(3, 65535)                       -- behind the first: sent before the trial, no interval
+  frame(0, 6, { dport = PORT2 }); frame(2, 6, { dport = DPORT })             -- another flow's port: other
+  frame(1, 6, { dport = PORT2, vlan = 7 }); frame(3, 6, { dport = DPORT, vlan = 7 })
+  -- the rule, frame by frame
+  local ref = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT, dports = dports }
+  local v, want_other, want_iv, hi = view.new(), {}, { 0, 0, 0 }, { [0] = -1, -1 }
+  for i, x in ipairs(frames) do
+    local p, len = bytes_of(x)
+    assert(view.parse(v, p, len))
+    local dup0 = ref.duplicated
+    if ref:count(p, v) then
+      local f = p[v.l4] * 256 + p[v.l4 + 1] - SPORT0
+      if f >= 2 and ref.duplicated == dup0 then
+        local fl = f - 2
+        local seq = unwrap(hi[fl], p[v.l4 + 8] * 256 + p[v.l4 + 9])
+        if seq > hi[fl] then hi[fl] = seq end
+        local j = seq * 2 + fl
+        if j >= 0 then
+          local k = math.min(math.floor(j / PER), NIV - 1) + 1
+          want_iv[k] = want_iv[k] + 1
+        end
+      end
+    else
+      want_other[#want_other + 1] = i - 1
+    end
+  end
+  assert(#want_other == 4 and want_iv[1] == 4 and want_iv[2] == 4 and want_iv[3] == 6,
+    ("the reference: %d other, intervals %d %d %d"):format(#want_other, want_iv[1], want_iv[2], want_iv[3]))
+  -- the same frames in one burst, counted by C
+  local rx = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT, dports = dports }
+  local class_of = ffi.new("int16_t[?]", FLOWS, 1, 1, 2, 2)
+  local lat_ids = ffi.new("int32_t[3]", -1, -1, -1)
+  rx:probes(class_of, lat_ids, 2)
+  local ivl = ffi.new("struct surge_dut_ivl[3]")
+  local ivrx, ivhi = ffi.new("double[?]", NIV), ffi.new("int64_t[2]", -1, -1)
+  ivl[2].per, ivl[2].n, ivl[2].first, ivl[2].flows, ivl[2].rx, ivl[2].hi = PER, NIV, 2, 2, ivrx, ivhi
+  rx:intervals(ivl)
+  local b = surge.pool{ size = 255 }:burst(#frames)
+  assert(b:alloc(#frames) == #frames)
+  for i, x in ipairs(frames) do
+    ffi.copy(b.data[i - 1], x, #x)
+    b.len[i - 1] = #x
+  end
+  local n = rx:count_burst(b)
+  b:free()
+  assert(n == #want_other, ("%d frames listed as other, want %d"):format(n, #want_other))
+  for k = 1, n do assert(rx.st.other[k - 1] == want_other[k], "the frames at another flow's port") end
+  assert(rx.total == ref.total and rx.reordered == ref.reordered and rx.duplicated == ref.duplicated,
+    ("counted %d/%d/%d, frame by frame %d/%d/%d"):format(rx.total, rx.reordered, rx.duplicated, ref.total,
+      ref.reordered, ref.duplicated))
+  for k = 1, NIV do
+    assert(ivrx[k - 1] == want_iv[k], ("interval %d: %d received, frame by frame %d"):format(k, ivrx[k - 1],
+      want_iv[k]))
+  end
+  assert(ivhi[0] == hi[0] and ivhi[1] == hi[1], "each flow's highest sequence number")
+  -- the per-frame path (rx:count) counts the intervals too
+  local one = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT, dports = dports }
+  local ivrx1, ivhi1 = ffi.new("double[?]", NIV), ffi.new("int64_t[2]", -1, -1)
+  ivl[2].rx, ivl[2].hi = ivrx1, ivhi1
+  one:probes(class_of, lat_ids, 2)
+  one:intervals(ivl)
+  for _, x in ipairs(frames) do
+    local p, len = bytes_of(x)
+    view.parse(v, p, len)
+    one:count(p, v)
+  end
+  for k = 1, NIV do assert(ivrx1[k - 1] == want_iv[k], ("frame by frame in C: interval %d"):format(k)) end
+end
+
 -- Issue 20: a burst goes back with one mempool put only when every mbuf is
 -- as a receive leaves it; a received burst holding mbufs of two pools (two
 -- senders into one loopback) must give each back to its own pool.
