@@ -28,12 +28,37 @@ burst_ok(struct runtime *r, const struct surge_burst *b)
 	return 0;
 }
 
+/* Frees n mbufs. When every one is as a receive or a template send
+ * leaves it (one pool, refcnt 1, one segment, no next, direct), that is
+ * what rte_pktmbuf_free_bulk would find after its per-mbuf prefree, so
+ * they go back with one rte_mempool_put_bulk: no per-mbuf branches and no
+ * copy into a pending array, ~1-2 cycles a packet of an RX loop's ~13 on
+ * net_null (issue 20). Any other burst takes the general path. */
+static inline void
+mbufs_free(struct rte_mbuf **m, uint32_t n)
+{
+	struct rte_mempool *mp = m[0]->pool;
+	uint64_t bad = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rte_mbuf *x = m[i];
+
+		bad |= (uint64_t)(x->pool != mp) | (uint64_t)(rte_mbuf_refcnt_read(x) ^ 1) |
+		       (uint64_t)(x->nb_segs ^ 1) | (uint64_t)(uintptr_t)x->next |
+		       (x->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
+	}
+	if (likely(bad == 0))
+		rte_mempool_put_bulk(mp, (void **)m, n);
+	else
+		rte_pktmbuf_free_bulk(m, n);
+}
+
 /* Frees what a checked burst holds. */
 static inline void
 burst_empty(struct surge_burst *b)
 {
 	if (b->n > 0)
-		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbuf, b->n);
+		mbufs_free((struct rte_mbuf **)b->mbuf, b->n);
 	b->n = 0;
 	b->probes = 0;
 	b->from_alloc = 0;

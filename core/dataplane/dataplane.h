@@ -87,6 +87,6 @@ void idle_task_end(void);
 void idle_wait_until(uint64_t target, uint64_t period);
 void idle_before_poll(uint16_t port, uint16_t q);
 void idle_for_latency(void);
-void idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start);
+void idle_after_poll(uint32_t n, uint32_t cap, uint64_t now);
 
 #endif /* SURGE_DATAPLANE_H */

@@ -240,20 +240,22 @@ idle_before_poll(uint16_t port, uint16_t q)
 	end_wait(s, s->last_poll_tsc - now);
 }
 
-/* After a poll: idle accounting, and the sleep the next poll starts with. */
+/* After a poll: idle accounting, and the sleep the next poll starts with.
+ * now: the TSC the poll's caller read right after the poll (recv reads it
+ * once, for the burst's receive time: a TSC read costs ~10-25 cycles on
+ * these VMs, a tenth of an RX burst's own cost, issue 20). */
 void
-idle_after_poll(uint32_t n, uint32_t cap, uint64_t poll_start)
+idle_after_poll(uint32_t n, uint32_t cap, uint64_t now)
 {
 	struct lcore_slot *s = me();
-	uint64_t now;
 
 	if (s == NULL)
 		return;
-	now = rte_rdtsc();
 	/* an empty poll makes the whole loop round idle: the poll and the
-	 * script's work since the previous one */
-	if (n == 0)
-		s->idle_cycles += now - (s->last_poll_tsc > s->task_start_tsc ? s->last_poll_tsc : poll_start);
+	 * script's work since the previous one (the task's first poll: no
+	 * round before it, nothing) */
+	if (n == 0 && s->last_poll_tsc > s->task_start_tsc)
+		s->idle_cycles += now - s->last_poll_tsc;
 	s->last_poll_tsc = now;
 	if (s->idle.mode != SURGE_IDLE_SLEEP || s->idle.step_us == 0)
 		return;

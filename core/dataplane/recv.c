@@ -24,7 +24,7 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 {
 	struct runtime *r = rt();
 	struct port_state *ps;
-	uint64_t bytes = 0, start;
+	uint64_t bytes = 0;
 	uint16_t n;
 	int rc = burst_ok(r, b);
 	struct queue_slot *s;
@@ -36,7 +36,6 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 		return rc;
 	burst_empty(b);
 	idle_before_poll(port, q);   /* the sleep earned by light polls: never after one */
-	start = rte_rdtsc();
 	n = rte_eth_rx_burst(port, q, (struct rte_mbuf **)b->mbuf, (uint16_t)b->cap);
 	/* the receive time of a latency probe. RDTSC may run ahead of the
 	 * loads before it (Intel SDM: a fence before RDTSC when it must follow
@@ -60,7 +59,7 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 		s->st.bytes += bytes;
 		s->st.bursts++;
 	}
-	idle_after_poll(n, b->cap, start);
+	idle_after_poll(n, b->cap, b->tsc);
 	return n;
 }
 

@@ -479,6 +479,64 @@ const char *surge_file_prefix(void);
 /* --output FILE, NULL if none. */
 const char *surge_output(void);
 
+/* --- the measuring receiver (surge.dut) --------------------------------- */
+/* Per-flow counting of surge's test frames (lua/surge/dut/counters.lua
+ * explains the scheme): a flow is a UDP source port sport0 .. sport0 +
+ * flows - 1 towards dport (or its own port, dport_of), its 16-bit sequence number in the first two
+ * payload bytes, a latency probe right after it. Lua allocates the arrays
+ * and keeps them alive; C counts into them. */
+enum { SURGE_DUT_WINDOW = 128 };   /* sequence numbers each flow remembers */
+struct surge_dut_flow {
+	double rx;              /* unique frames */
+	double reord;           /* of them, late */
+	double dup;             /* copies of counted frames (not in rx) */
+	int32_t expect;         /* next sequence number expected, -1 before the first */
+	uint32_t reserved;
+};
+/* A class's availability intervals (y1564): its frames in the order they
+ * were tagged (the j-th frame of the class: flow j mod flows, sequence
+ * number j div flows), cut into n intervals of per frames, the last one
+ * taking the rest. Each unique frame counts in the interval it was sent
+ * in, from its flow and its sequence number unwrapped against the flow's
+ * highest so far (lua/surge/dut/trial.lua's M.unwrap), however late. */
+struct surge_dut_ivl {
+	uint32_t per;           /* frames an interval; 0: the class has none */
+	uint32_t n;             /* intervals */
+	uint32_t first;         /* the class's first flow (of the receiver's) */
+	uint32_t flows;         /* its flows */
+	double *rx;             /* [n] unique frames received, by the interval they were sent in */
+	int64_t *hi;            /* [flows] highest unwrapped sequence number of each, -1 before the first */
+};
+struct surge_dut_rx {
+	uint32_t flows;
+	uint16_t sport0;
+	uint16_t dport;         /* every flow's destination port, unless dport_of */
+	const uint16_t *dport_of;/* [flows] each flow's own destination port (a frame counts only there), NULL: dport */
+	struct surge_dut_ivl *ivl;/* [nclasses + 1] each class's intervals (by class_of), NULL: none */
+	double total;           /* unique test frames counted */
+	double reordered;       /* of them, late */
+	double duplicated;      /* copies of counted frames (not in total) */
+	struct surge_dut_flow *flow;   /* [flows] */
+	uint16_t *seen;         /* [flows * SURGE_DUT_WINDOW] the last numbers counted, by seq mod window */
+	const int16_t *class_of;/* [flows] the flow's class (1-based), NULL: no latency */
+	const int32_t *lat;     /* [nclasses + 1] latency receiver of each class, -1: none */
+	uint32_t nclasses;
+	uint32_t n_other;       /* surge_dut_rx_count: frames of the burst that are not test traffic */
+	uint16_t other[SURGE_BURST_MAX]; /* their indices in the burst */
+};
+/* Counts every test frame of a received burst in one pass (parse, flow,
+ * sequence, latency probe) and lists the rest in st->other (ARP/NDP and
+ * anything else, for Lua). Frames shorter than an Ethernet header are
+ * neither. Returns st->n_other or -errno. */
+int surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b);
+/* surge_rx_recv into b, then surge_dut_rx_count of what came: the
+ * measuring receiver's poll in one call. Returns the packets received (the
+ * frames that are not test traffic in st->other) or -errno. */
+int surge_dut_rx_poll(uint16_t port, uint16_t queue, struct surge_burst *b, struct surge_dut_rx *st);
+/* One frame already parsed: u is its UDP header, avail the bytes from u to
+ * the frame's end. 1 when it was test traffic of st (counted), else 0. */
+int surge_dut_count_udp(struct surge_dut_rx *st, const uint8_t *u, uint32_t avail);
+
 /* Latency receivers made so far (ids 0..count-1); their buckets:
  * surge_latency_buckets(). */
 int surge_latency_count(void);

@@ -331,4 +331,222 @@ function T.hot_loops_compile()
     table.concat(aborted, "; ")))
 end
 
+-- Issue 20: the measuring receiver counts a received burst in one C pass
+-- (counters' count_burst, core/dataplane/dutrx.c, with a fast path for the
+-- fixed layout of surge's untagged IPv4 test frames). It must count exactly
+-- what the frame-by-frame path does (view.parse, then rx:count), on every
+-- kind of frame: test frames (new, copies, late), 802.1Q and QinQ tags, IPv6,
+-- IPv4 options, other ports, flows out of range, TCP, ARP, frames too short
+-- for an Ethernet header or a sequence number; list the frames that are not
+-- test traffic (and only those) for Lua; and find every latency probe.
+function T.burst_count_matches_frame_count()
+  local FLOWS, SPORT0, DPORT = 4, 2000, 3842
+  local PROBE_MAGIC = 0x50475253
+  local frames = {}
+  local function frame(f, seq, o)
+    o = o or {}
+    local t = surge.proto.udp{ src = o.src or "10.0.0.1", dst = o.dst or "10.0.0.2", sport = SPORT0 + f,
+                               dport = o.dport or DPORT, size = o.size or 60, vlan = o.vlan }
+    local p, len = bytes_of(t.bytes)
+    p[t.l4 + 8], p[t.l4 + 9] = math.floor(seq / 256), seq % 256
+    if o.probe then
+      ffi.cast("uint32_t *", p + t.l4 + 10)[0] = PROBE_MAGIC
+      ffi.cast("uint32_t *", p + t.l4 + 14)[0] = seq
+      ffi.cast("uint64_t *", p + t.l4 + 18)[0] = 1
+    end
+    local out = ffi.string(p, len)
+    if o.edit then out = o.edit(out, t) end
+    frames[#frames + 1] = out
+  end
+  for seq = 0, 5 do
+    for f = 0, FLOWS - 1 do frame(f, seq, { probe = seq % 2 == 0 and f < 2 }) end
+  end
+  frame(1, 3)                                         -- a copy
+  frame(2, 1)                                         -- a copy, further back
+  frame(0, 9); frame(0, 7)                            -- a gap, then a late one
+  frame(3, 6, { vlan = 100, size = 70, probe = true })  -- 802.1Q
+  frame(3, 7, { vlan = 100, edit = function(x)        -- QinQ: an 802.1ad tag outside the 802.1Q one
+    return x:sub(1, 12) .. "\x88\xa8\x00\x07" .. x:sub(13) end })
+  frame(2, 6, { src = "2001:db8::1", dst = "2001:db8::2", size = 90, probe = true })   -- IPv6
+  frame(1, 6, { edit = function(x)                    -- IPv4 with 4 bytes of options
+    return x:sub(1, 14) .. "\x46" .. x:sub(16, 34) .. "\1\1\1\1" .. x:sub(35) end })
+  frame(0, 10, { dport = 53 })                        -- another port: other
+  frame(FLOWS, 0)                                     -- a flow out of range: other
+  frame(1, 7, { edit = function(x) return x:sub(1, 23) .. "\6" .. x:sub(25) end })   -- TCP: other
+  frame(2, 7, { edit = function(x) return x:sub(1, 43) end })   -- no room for the sequence: other
+  frames[#frames + 1] = surge.proto.arp{ op = "request", sha = "02:00:00:00:00:bb", spa = "10.9.0.1",
+                                         tpa = "10.9.0.2" }.bytes   -- ARP: other
+  frames[#frames + 1] = ("\0"):rep(10)              -- no Ethernet header: neither
+  frame(3, 8, { probe = true, edit = function(x) return x:sub(1, 55) end })   -- probe cut short: counted, no probe
+  -- the frame-by-frame reference, twice over (the second pass: all copies)
+  local ref = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT }
+  local v, want_other, want_probes = view.new(), {}, 0
+  for pass = 1, 2 do
+    for i, x in ipairs(frames) do
+      local p, len = bytes_of(x)
+      if view.parse(v, p, len) then
+        if ref:count(p, v) then
+          local off = v.l4 + 10
+          if off + 16 <= len and ffi.cast("uint32_t *", p + off)[0] == PROBE_MAGIC then want_probes = want_probes + 1 end
+        elseif pass == 1 then
+          want_other[#want_other + 1] = i - 1
+        end
+      end
+    end
+  end
+  -- the same frames in one burst, counted by C
+  local rx = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT }
+  local lat = surge.latency.receiver{ offset = 42 + 10 }
+  local class_of = ffi.new("int16_t[?]", FLOWS)
+  for f = 0, FLOWS - 1 do class_of[f] = 1 end
+  local lat_ids = ffi.new("int32_t[2]", -1, lat.id)
+  rx:probes(class_of, lat_ids, 1)
+  local b = surge.pool{ size = 255 }:burst(#frames)
+  for pass = 1, 2 do
+    assert(b:alloc(#frames) == #frames)
+    for i, x in ipairs(frames) do
+      ffi.copy(b.data[i - 1], x, #x)
+      b.len[i - 1] = #x
+    end
+    local n = rx:count_burst(b)
+    assert(n == #want_other, ("pass %d: %d frames listed as other, want %d"):format(pass, n, #want_other))
+    for k = 1, n do
+      assert(rx.st.other[k - 1] == want_other[k], ("other %d: frame %d, want %d"):format(k, rx.st.other[k - 1],
+        want_other[k]))
+    end
+    b:free()
+  end
+  local got, want = { rx.total, rx.reordered, rx.duplicated }, { ref.total, ref.reordered, ref.duplicated }
+  assert(got[1] == want[1] and got[2] == want[2] and got[3] == want[3],
+    ("counted %d/%d/%d, frame by frame %d/%d/%d"):format(got[1], got[2], got[3], want[1], want[2], want[3]))
+  assert(want[1] > 20 and want[2] >= 1 and want[3] > 20, "the frames cover new, late and copies")
+  for f = 0, FLOWS - 1 do
+    local a1, a2, a3 = rx:flow(f)
+    local b1, b2, b3 = ref:flow(f)
+    assert(a1 == b1 and a2 == b2 and a3 == b3, ("flow %d: %d/%d/%d against %d/%d/%d"):format(f, a1, a2, a3, b1, b2, b3))
+  end
+  local s = lat:summary()
+  assert(want_probes == 16 and s.probes + s.duplicated == want_probes,
+    ("probes: %d found (%d copies), frame by frame %d"):format(s.probes, s.duplicated, want_probes))
+end
+
+
+-- Issue 20 merged with issue 18 item 3 (y1564): the C pass also checks
+-- each flow's own UDP destination port (receiver dports) and counts each
+-- unique frame of a class with availability intervals in the interval it
+-- was sent in (struct surge_dut_ivl). It must count what the rule does
+-- frame by frame (rx:count, then trial.unwrap and the place j = seq *
+-- flows + flow, interval j div per, the last one taking the rest) on
+-- untagged frames (the fast path) and tagged ones (the general parse):
+-- frames at another flow's port are other, copies count in no interval, a
+-- late frame in the interval it was sent in, one from before the first in
+-- none.
+function T.burst_count_ports_and_intervals()
+  local FLOWS, SPORT0, DPORT, PORT2, PER, NIV = 4, 2000, 3842, 5001, 4, 3
+  local unwrap = require("surge.dut.trial").unwrap
+  local dports = { { first = 2, flows = 2, dport = PORT2 } }     -- class 2: flows 2, 3 at PORT2
+  local frames = {}
+  local function frame(f, seq, o)
+    o = o or {}
+    local t = surge.proto.udp{ src = "10.0.0.1", dst = "10.0.0.2", sport = SPORT0 + f,
+                               dport = o.dport or (f >= 2 and PORT2 or DPORT), size = 60, vlan = o.vlan }
+    local p, len = bytes_of(t.bytes)
+    p[t.l4 + 8], p[t.l4 + 9] = math.floor(seq / 256), seq % 256
+    frames[#frames + 1] = ffi.string(p, len)
+  end
+  for seq = 0, 5 do
+    for f = 0, FLOWS - 1 do
+      if not (f == 3 and seq == 2) then frame(f, seq, { vlan = seq % 2 == 1 and 7 or nil }) end
+    end
+  end
+  frame(3, 2)                           -- late, unique: its own interval (j = 5: the second)
+  frame(2, 1); frame(3, 4, { vlan = 7 }) -- copies: in no interval
+  frame(2, 7); frame(2, 9)              -- past the last interval: the last one
+  frame(3, 65535)                       -- behind the first: sent before the trial, no interval
+  frame(0, 6, { dport = PORT2 }); frame(2, 6, { dport = DPORT })             -- another flow's port: other
+  frame(1, 6, { dport = PORT2, vlan = 7 }); frame(3, 6, { dport = DPORT, vlan = 7 })
+  -- the rule, frame by frame
+  local ref = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT, dports = dports }
+  local v, want_other, want_iv, hi = view.new(), {}, { 0, 0, 0 }, { [0] = -1, -1 }
+  for i, x in ipairs(frames) do
+    local p, len = bytes_of(x)
+    assert(view.parse(v, p, len))
+    local dup0 = ref.duplicated
+    if ref:count(p, v) then
+      local f = p[v.l4] * 256 + p[v.l4 + 1] - SPORT0
+      if f >= 2 and ref.duplicated == dup0 then
+        local fl = f - 2
+        local seq = unwrap(hi[fl], p[v.l4 + 8] * 256 + p[v.l4 + 9])
+        if seq > hi[fl] then hi[fl] = seq end
+        local j = seq * 2 + fl
+        if j >= 0 then
+          local k = math.min(math.floor(j / PER), NIV - 1) + 1
+          want_iv[k] = want_iv[k] + 1
+        end
+      end
+    else
+      want_other[#want_other + 1] = i - 1
+    end
+  end
+  assert(#want_other == 4 and want_iv[1] == 4 and want_iv[2] == 4 and want_iv[3] == 6,
+    ("the reference: %d other, intervals %d %d %d"):format(#want_other, want_iv[1], want_iv[2], want_iv[3]))
+  -- the same frames in one burst, counted by C
+  local rx = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT, dports = dports }
+  local class_of = ffi.new("int16_t[?]", FLOWS, 1, 1, 2, 2)
+  local lat_ids = ffi.new("int32_t[3]", -1, -1, -1)
+  rx:probes(class_of, lat_ids, 2)
+  local ivl = ffi.new("struct surge_dut_ivl[3]")
+  local ivrx, ivhi = ffi.new("double[?]", NIV), ffi.new("int64_t[2]", -1, -1)
+  ivl[2].per, ivl[2].n, ivl[2].first, ivl[2].flows, ivl[2].rx, ivl[2].hi = PER, NIV, 2, 2, ivrx, ivhi
+  rx:intervals(ivl)
+  local b = surge.pool{ size = 255 }:burst(#frames)
+  assert(b:alloc(#frames) == #frames)
+  for i, x in ipairs(frames) do
+    ffi.copy(b.data[i - 1], x, #x)
+    b.len[i - 1] = #x
+  end
+  local n = rx:count_burst(b)
+  b:free()
+  assert(n == #want_other, ("%d frames listed as other, want %d"):format(n, #want_other))
+  for k = 1, n do assert(rx.st.other[k - 1] == want_other[k], "the frames at another flow's port") end
+  assert(rx.total == ref.total and rx.reordered == ref.reordered and rx.duplicated == ref.duplicated,
+    ("counted %d/%d/%d, frame by frame %d/%d/%d"):format(rx.total, rx.reordered, rx.duplicated, ref.total,
+      ref.reordered, ref.duplicated))
+  for k = 1, NIV do
+    assert(ivrx[k - 1] == want_iv[k], ("interval %d: %d received, frame by frame %d"):format(k, ivrx[k - 1],
+      want_iv[k]))
+  end
+  assert(ivhi[0] == hi[0] and ivhi[1] == hi[1], "each flow's highest sequence number")
+  -- the per-frame path (rx:count) counts the intervals too
+  local one = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT, dports = dports }
+  local ivrx1, ivhi1 = ffi.new("double[?]", NIV), ffi.new("int64_t[2]", -1, -1)
+  ivl[2].rx, ivl[2].hi = ivrx1, ivhi1
+  one:probes(class_of, lat_ids, 2)
+  one:intervals(ivl)
+  for _, x in ipairs(frames) do
+    local p, len = bytes_of(x)
+    view.parse(v, p, len)
+    one:count(p, v)
+  end
+  for k = 1, NIV do assert(ivrx1[k - 1] == want_iv[k], ("frame by frame in C: interval %d"):format(k)) end
+end
+
+-- Issue 20: a burst goes back with one mempool put only when every mbuf is
+-- as a receive leaves it; a received burst holding mbufs of two pools (two
+-- senders into one loopback) must give each back to its own pool.
+function T.mixed_pool_burst_frees_to_each_pool()
+  local port = ring_port()
+  local pa = surge.pool{ template = surge.proto.udp{ size = 60 }, size = 63, cache = 0 }
+  local pb = surge.pool{ template = surge.proto.udp{ size = 70 }, size = 63, cache = 0 }
+  local a, b = pa:burst(4), pb:burst(4)
+  a:alloc(4); b:alloc(4)
+  assert(port:txq(0):send(a) == 4 and port:txq(0):send(b) == 4, "sent")
+  local r = surge.pool{ size = 63 }:burst(8)
+  assert(port:rxq(0):recv(r) == 8, "both bursts in one receive")
+  assert(pa:info().avail == 59 and pb:info().avail == 59, "in flight")
+  r:free()
+  assert(pa:info().avail == 63 and pb:info().avail == 63,
+    ("each pool full again: %d and %d of 63"):format(pa:info().avail, pb:info().avail))
+end
+
 return T

@@ -18,18 +18,22 @@
 --   local n = tag:tag(burst)          -- before send: rotates flows, writes seqs
 --   tag:sent(burst_sent_count)        -- after send: counts the packets that left
 --   local rx = counters.receiver{ flows = 64, sport0 = 1024, dport = 3842 }
+--   rx:count_burst(b)                 -- after recv: counts the burst's test frames (C, one pass)
 --   rx:count(p, v)                    -- true when the parsed frame is test traffic
+--   rx.total, rx.reordered, rx.duplicated   -- received (unique), of them late, copies
 --   rx:flow(f) -> received (unique), reordered, duplicated
 --
 -- Checksums stay valid (RFC 1624 updates), so a DUT that checks them forwards.
 local ffi = require "ffi"
 local bit = require "bit"
 local cs = require "surge.proto.checksum"
+local core = require "surge.core"
 
+local C = core.C
 local band, rshift = bit.band, bit.rshift
 local update16 = cs.update16
 -- MAX_FLOWS: the flows one receiver counts (a trial's classes together).
-local M = { SEQ_LEN = 2, MAX_FLOWS = 60000, WINDOW = 128 }
+local M = { SEQ_LEN = 2, MAX_FLOWS = 60000, WINDOW = C.SURGE_DUT_WINDOW }   -- C counts: its window
 local WINDOW = M.WINDOW
 
 local class = require "surge.class"
@@ -91,80 +95,111 @@ end
 
 function Tagger:flow(f) return self.tx[f] end
 
-local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "dport_of", "rx", "reord", "expect",
-                                             "total", "reordered" })
+local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "dport_of", "per_flow", "seen", "st",
+                                             "total", "reordered", "duplicated" })
 
 -- opts: flows, sport0, dport (the test traffic's destination port),
 -- dports (optional: { { first, flows, dport } } ranges of flows whose
 -- traffic goes to another destination port: a class told apart by its UDP
--- destination port, y1564's port=N services). Every flow has its one
--- destination port in dport_of, so a frame counts only at its own.
+-- destination port, y1564's port=N services; then every flow has its one
+-- destination port in dport_of, so a frame counts only at its own). The
+-- counting itself is C's (core/dataplane/dutrx.c): per burst in the
+-- receiving loop (Receiver:count_burst), per frame for a parsed view
+-- (Receiver:count); Lua owns the arrays, st points C at them.
 function M.receiver(opts)
   local flows = int(opts.flows or 1, 1, M.MAX_FLOWS, "flows")
   local dport = int(opts.dport, 0, 65535, "dport")
-  local dport_of = ffi.new("uint16_t[?]", flows)
-  for f = 0, flows - 1 do dport_of[f] = dport end
-  for _, r in ipairs(opts.dports or {}) do
-    local d = int(r.dport, 0, 65535, "dport")
-    for f = int(r.first, 0, flows - 1, "first"), math.min(flows, r.first + r.flows) - 1 do dport_of[f] = d end
+  local dport_of   -- nil when every flow has dport: C's fast path compares the port with the layout
+  if opts.dports and #opts.dports > 0 then
+    dport_of = ffi.new("uint16_t[?]", flows)
+    for f = 0, flows - 1 do dport_of[f] = dport end
+    for _, r in ipairs(opts.dports) do
+      local d = int(r.dport, 0, 65535, "dport")
+      for f = int(r.first, 0, flows - 1, "first"), math.min(flows, r.first + r.flows) - 1 do dport_of[f] = d end
+    end
   end
-  local expect = ffi.new("int32_t[?]", flows)
-  ffi.fill(expect, flows * 4, 0xff)      -- -1: nothing seen yet, the first packet sets it
+  local per_flow = ffi.new("struct surge_dut_flow[?]", flows)
+  for f = 0, flows - 1 do per_flow[f].expect = -1 end   -- nothing seen yet, the first packet sets it
   -- slot j starts with a number that is not j mod WINDOW, so it matches no
   -- sequence number until one is counted there
   local seen = ffi.new("uint16_t[?]", flows * WINDOW)
   for i = 0, flows * WINDOW - 1 do seen[i] = (i + 1) % WINDOW end
-  return setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),
-                        dport = dport, dport_of = dport_of,
-                        rx = ffi.new("double[?]", flows), reord = ffi.new("double[?]", flows),
-                        dup = ffi.new("double[?]", flows), seen = seen,
-                        expect = expect, total = 0, reordered = 0, duplicated = 0 }, Receiver)
+  local self = setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),
+                              dport = dport, dport_of = dport_of, per_flow = per_flow, seen = seen,
+                              st = ffi.new("struct surge_dut_rx"), total = 0, reordered = 0, duplicated = 0 },
+                            Receiver)
+  local st = self.st
+  st.flows, st.sport0, st.dport, st.flow, st.seen = flows, self.sport0, self.dport, per_flow, seen
+  st.dport_of = dport_of
+  return self
+end
+
+-- r.total, r.reordered, r.duplicated: C's totals, copied after each count
+-- (plain numbers for the scripts that read them).
+local function sync(self)
+  local st = self.st
+  self.total, self.reordered, self.duplicated = st.total, st.reordered, st.duplicated
+end
+
+-- Latency probes per class: class_of (int16_t[flows], 1-based class of each
+-- flow, 0 for none) and lat (int32_t[nclasses + 1], each class's latency
+-- receiver id, -1 for none); both kept alive by the caller.
+function Receiver:probes(class_of, lat, nclasses)
+  local st = self.st
+  st.class_of, st.lat, st.nclasses = class_of, lat, nclasses
+end
+
+-- Availability intervals per class (after probes, whose class_of they
+-- use): ivl, a struct surge_dut_ivl[nclasses + 1] (per = 0: a class
+-- without), each unique frame counted in its class's interval in the same
+-- C pass; kept alive, with its arrays, by the caller.
+function Receiver:intervals(ivl)
+  self.st.ivl = ivl
 end
 
 -- v: a parsed view (surge.dut.view) of the frame at p. Counts it when it is
 -- test traffic of this receiver's flows and returns true.
 function Receiver:count(p, v)
   if v.proto ~= 17 or v.l4 < 0 or v.l4 + 10 > v.len then return false end
-  local u = p + v.l4
-  local f = u[0] * 256 + u[1] - self.sport0
-  if f < 0 or f >= self.flows or u[2] * 256 + u[3] ~= self.dport_of[f] then return false end
-  local s = u[8] * 256 + u[9]
-  -- serial-number arithmetic on 16 bits: at or ahead of the expectation is
-  -- new and moves it on; behind is a copy of a counted frame or a late one
-  local e = self.expect[f]
-  local d = e < 0 and 0 or band(s - e, 0xffff)
-  local slot = f * WINDOW + band(s, WINDOW - 1)
-  if d < 0x8000 then
-    self.expect[f] = band(s + 1, 0xffff)
-    self.seen[slot] = s
-  else
-    local back = band(e - 1 - s, 0xffff)   -- 0: the newest frame again
-    if back < WINDOW then
-      if self.seen[slot] == s then
-        self.dup[f] = self.dup[f] + 1
-        self.duplicated = self.duplicated + 1
-        return true
-      end
-      self.seen[slot] = s
-    end
-    self.reord[f] = self.reord[f] + 1
-    self.reordered = self.reordered + 1
-  end
-  self.rx[f] = self.rx[f] + 1
-  self.total = self.total + 1
+  local rc = C.surge_dut_count_udp(self.st, p + v.l4, v.len - v.l4)
+  if rc < 0 then core.check(rc) end
+  if rc == 0 then return false end
+  sync(self)
   return true
 end
 
-function Receiver:flow(f) return self.rx[f], self.reord[f], self.dup[f] end
+-- Counts the test frames of a received burst (and their latency probes);
+-- returns how many frames were not test traffic: their indices are
+-- st.other[0 .. n - 1].
+function Receiver:count_burst(b)
+  local n = C.surge_dut_rx_count(self.st, b)
+  if n < 0 then core.check(n) end
+  sync(self)
+  return n
+end
+
+-- Receives a burst from rxq into b and counts its test frames (one C
+-- call: surge_dut_rx_poll); returns the packets received. How many were
+-- not test traffic: st.n_other, their indices st.other[0 .. n_other - 1].
+function Receiver:poll(rxq, b)
+  local n = C.surge_dut_rx_poll(rxq.port, rxq.id, b, self.st)
+  if n < 0 then core.check(n) end
+  if n > 0 then sync(self) end
+  return n
+end
+
+function Receiver:flow(f)
+  local r = self.per_flow[f]
+  return r.rx, r.reord, r.dup
+end
 
 -- Sums flows [first, first + n) of a tagger and a receiver: a class.
 function M.class_totals(tagger, receiver, first, n)
   local sent, recv, reord, dup = 0, 0, 0, 0
   for f = first, first + n - 1 do
+    local r = receiver.per_flow[f]
     sent = sent + tagger.tx[f]
-    recv = recv + receiver.rx[f]
-    reord = reord + receiver.reord[f]
-    dup = dup + receiver.dup[f]
+    recv, reord, dup = recv + r.rx, reord + r.reord, dup + r.dup
   end
   return sent, recv, reord, dup
 end

@@ -247,7 +247,11 @@ function Session:trial(t)
     local e = self:template(c.size, c.tos, c.vlan, c.dport)
     classes[k] = { pool = e.pool, l4 = e.l4, flows = flows, first = first, share = c.share or 1,
                    probe_every = c.probe_every or 0, probe_off = e.l4 + 10,
-                   interval_frames = c.interval_frames, intervals = c.intervals }
+                   -- C counts the intervals (struct surge_dut_ivl: uint32_t per and n)
+                   interval_frames = check.expect(c.interval_frames, "integer? 0..4294967295", "session:trial",
+                                                  "interval_frames"),
+                   intervals = check.expect(c.intervals, (c.interval_frames or 0) > 0 and "integer 1..4294967295"
+                                            or "integer?", "session:trial", "intervals") }
     if c.dport then dports[#dports + 1] = { first = first, flows = flows, dport = c.dport } end
     first = first + flows
   end

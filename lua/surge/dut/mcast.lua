@@ -155,7 +155,7 @@ function M.run(spec)
   for i = 2, nif do
     local p = { received = {}, first_ns = {}, last_ns = {}, duplicated = recv[i].duplicated, other = other[i] }
     for f = 0, nflows - 1 do
-      p.received[f + 1] = recv[i].rx[f]
+      p.received[f + 1] = (recv[i]:flow(f))   -- unique frames (C counts into per_flow)
       if first[i][f] > 0 then
         p.first_ns[f + 1], p.last_ns[f + 1] = (first[i][f] - 1) * ns, (last[i][f] - 1) * ns
       end

@@ -17,14 +17,14 @@ local counters = require "surge.dut.counters"
 local C = core.C
 local M = {}
 
-local PROBE_MAGIC = 0x50475253           -- core/dataplane/probe.h's, as read on little-endian
-local u32p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint64_t *")
 local band, floor = require("bit").band, math.floor
 
 -- Receiving side shared by trials and replays: polls every iface, counts
--- test traffic per flow, matches probes per class, answers ARP/NDP.
+-- test traffic per flow and matches probes per class in one C pass a burst
+-- (counters.lua's count_burst, core/dataplane/dutrx.c), answers ARP/NDP.
 local Rx = require("surge.class").new("dut receiver side", { "ifaces", "n", "v", "burst", "responder", "counter",
-  "other", "other_bytes", "rx_iface", "hz", "lat", "classes", "class_of", "ns_per_cycle", "ivl" })
+  "other", "other_bytes", "rx_iface", "hz", "lat", "classes", "class_of", "lat_ids", "ivl",
+  "ivl_c" })
 
 -- A class's availability intervals (class spec interval_frames, intervals):
 -- its frames in the order they were tagged, cut into intervals of
@@ -34,24 +34,28 @@ local Rx = require("surge.class").new("dut receiver side", { "ifaces", "n", "v",
 -- frame (its 16-bit sequence number unwrapped per flow against the highest
 -- one seen) and counts it in the interval it was sent in, however late it
 -- arrives. Per interval: sent and received (unique) frames.
-local function intervals(c)
+-- The received side is counted in C in the receiver's pass
+-- (struct surge_dut_ivl, core/dataplane/dutrx.c: cs, this class's entry,
+-- points at rx and hi), the sent side here as the tagger's frames leave.
+local function intervals(c, cs)
   local n = c.intervals
   local iv = { per = c.interval_frames, n = n, flows = c.flows, first = c.first,
-               sent = ffi.new("double[?]", n), rx = ffi.new("double[?]", n), hi = ffi.new("double[?]", c.flows) }
+               sent = ffi.new("double[?]", n), rx = ffi.new("double[?]", n), hi = ffi.new("int64_t[?]", c.flows) }
   for f = 0, c.flows - 1 do iv.hi[f] = -1 end
+  cs.per, cs.n, cs.first, cs.flows, cs.rx, cs.hi = iv.per, n, c.first, c.flows, iv.rx, iv.hi
   return iv
 end
 
 -- A frame's 16-bit sequence number s as the whole number nearest above or
 -- below hi, the highest one its flow had so far (-1: none yet): the frame's
 -- place in its flow, however many times the 16 bits wrapped (a late frame
--- lands behind hi, not 65536 ahead).
+-- lands behind hi, not 65536 ahead). C's ivl_add does the same per frame;
+-- this is its rule for Lua (the unit tests check it on its own).
 function M.unwrap(hi, s)
   local d = band(s - band(hi, 0xffff), 0xffff)
   if d >= 0x8000 then d = d - 0x10000 end
   return hi + d
 end
-local unwrap = M.unwrap
 
 local function interval_of(iv, j)
   local i = floor(j / iv.per)
@@ -67,61 +71,62 @@ function M.rx(spec)
                                                            dport = spec.dport, dports = spec.dports },
                               other = 0, other_bytes = 0, rx_iface = spec.rx_iface,
                               hz = surge.tsc_hz(), lat = {}, classes = spec.classes or {}, ivl = {} }, Rx)
-  -- per class: flow range and latency receiver (probes matched in Lua: the
-  -- classes share one probe offset, so C's whole-burst scan cannot tell them apart)
+  -- per class: flow range and latency receiver (the classes share one probe
+  -- offset, so the probes are told apart by their flow's class) and
+  -- availability intervals (per = 0 in ivl_c: none)
+  local nclasses = #self.classes
+  self.ivl_c = ffi.new("struct surge_dut_ivl[?]", nclasses + 1)
   self.class_of = ffi.new("int16_t[?]", spec.total_flows)
+  self.lat_ids = ffi.new("int32_t[?]", nclasses + 1)
+  self.lat_ids[0] = -1
   for k, c in ipairs(self.classes) do
     for f = c.first, c.first + c.flows - 1 do self.class_of[f] = k end
+    self.lat_ids[k] = -1
     if (c.probe_every or 0) > 0 then
       self.lat[k] = surge.latency.receiver{ offset = c.probe_off }
+      self.lat_ids[k] = self.lat[k].id
     end
-    if (c.interval_frames or 0) > 0 then self.ivl[k] = intervals(c) end
+    if (c.interval_frames or 0) > 0 then self.ivl[k] = intervals(c, self.ivl_c[k]) end
   end
-  self.ns_per_cycle = 1e9 / self.hz
+  self.counter:probes(self.class_of, self.lat_ids, nclasses)
+  if next(self.ivl) then self.counter:intervals(self.ivl_c) end
   return self
 end
 
--- One pass over every RX queue; returns the packets seen.
-function Rx:poll()
-  local b, v, cnt, seen = self.burst, self.v, self.counter, 0
-  for i = 1, self.n do
-    local n = self.ifaces[i].rxq:recv(b)
-    if n > 0 then
-      local rx_tsc, data, lens = b.tsc, b.data, b.len   -- the handle's fields once, not per frame
-      for k = 0, n - 1 do
-        local p, len = data[k], lens[k]
-        if view.parse(v, p, len) then
-          local dup0 = cnt.duplicated
-          if cnt:count(p, v) then
-            local u = p + v.l4
-            local f = u[0] * 256 + u[1] - cnt.sport0
-            local c = self.class_of[f]
-            local iv = self.ivl[c]
-            if iv and cnt.duplicated == dup0 then
-              local fl = f - iv.first
-              local hi = iv.hi[fl]
-              local seq = unwrap(hi, u[8] * 256 + u[9])
-              if seq > hi then iv.hi[fl] = seq end
-              local i = interval_of(iv, seq * iv.flows + fl)
-              if i >= 0 then iv.rx[i] = iv.rx[i] + 1 end
-            end
-            local lat = self.lat[c]
-            if lat then
-              local off = v.l4 + 10
-              if off + 16 <= len and ffi.cast(u32p, p + off)[0] == PROBE_MAGIC then
-                local sent = ffi.cast(u64p, p + off + 8)[0]
-                local ns = sent < rx_tsc and tonumber(rx_tsc - sent) * self.ns_per_cycle or 0
-                C.surge_latency_add(lat.id, ns, ffi.cast(u32p, p + off + 4)[0])
-              end
-            end
-          elseif not self.responder:handle(i, p, len, v) and (self.rx_iface or i) == i then
-            self.other = self.other + 1
-            self.other_bytes = self.other_bytes + len
-          end
-        end
-      end
-      seen = seen + n
+-- The frames of iface i's last burst that were not test traffic (k of
+-- them, listed by the counter's poll): ARP/NDP for the responder, the rest
+-- counted as other on the rx iface.
+function Rx:others(i, k)
+  local b, v, list = self.burst, self.v, self.counter.st.other
+  local data, lens = b.data, b.len
+  for j = 0, k - 1 do
+    local x = list[j]
+    local p, len = data[x], lens[x]
+    view.parse(v, p, len)              -- listed frames hold an Ethernet header: true
+    if not self.responder:handle(i, p, len, v) and (self.rx_iface or i) == i then
+      self.other = self.other + 1
+      self.other_bytes = self.other_bytes + len
     end
+  end
+end
+
+-- One poll of iface i's RX queue; returns the packets seen.
+function Rx:poll_iface(i)
+  local n = self.counter:poll(self.ifaces[i].rxq, self.burst)
+  local k = self.counter.st.n_other
+  if k > 0 then self:others(i, k) end
+  return n
+end
+
+-- One pass over every RX queue; returns the packets seen. A session has
+-- one or two ifaces (tx, rx): no loop over them, whose one or two turns a
+-- call made LuaJIT start a root trace there and abort it on leaving
+-- ("leaving loop in root trace") again and again, in the steady state.
+function Rx:poll()
+  local seen = self:poll_iface(1)
+  if self.n > 1 then
+    seen = seen + self:poll_iface(2)
+    for i = 3, self.n do seen = seen + self:poll_iface(i) end
   end
   return seen
 end
@@ -304,9 +309,8 @@ function M.run(spec)
   for k, c in ipairs(classes) do
     local recv, reord, dup = 0, 0, 0
     for f = c.first, c.first + c.flows - 1 do
-      recv = recv + rx.counter.rx[f]
-      reord = reord + rx.counter.reord[f]
-      dup = dup + rx.counter.dup[f]
+      local r, o, d = rx.counter:flow(f)
+      recv, reord, dup = recv + r, reord + o, dup + d
     end
     local cr = { sent = tags[k].total, received = recv, reordered = reord, duplicated = dup }
     if rx.lat[k] then cr.latency, cr.latency_id = rx.lat[k]:summary(), rx.lat[k].id end
