@@ -5,8 +5,7 @@
 #   directory, with other_config:mac-table-size=500 and then 300: the
 #   address caching capacity found is exactly the table size (the learned
 #   addresses plus the test port's own), and OVS's own fdb/stats-show says
-#   its table was full at that size; with OVS's default table, the capacity
-#   is the maximum fdb/stats-show reports (8192 here);
+#   its table was full at that size;
 # - the Linux bridge: fully meshed forwarding on 3 ports with no loss below
 #   the rate found and every frame on its own port (surge's counts against
 #   the kernel's), the address learning rate search, broadcast to every
@@ -82,19 +81,6 @@ for size in 500 300; do
     "$(fdb_stats)"
   check_pools "OVS $size"
 done
-
-echo "# OVS with its default MAC table: the capacity is the maximum fdb/stats-show reports"
-"${V[@]}" remove bridge "${P}br" other_config mac-table-size
-max=$(fdb_stats | sed -nE 's|.*Current/maximum MAC entries in the table: [0-9]+/([0-9]+).*|\1|p')
-echo "#   OVS's default table: ${max:=0} entries (fdb/stats-show); the search spans it +- 4"
-J=$TMP/ovsdefault.json
-run_surge 90 run --no-huge --stats-interval 0 --output "$J" "${OVS[@]}" rfc2889 --ports 0,1,2 --tests caching \
-  --min-addresses $((max - 4)) --max-addresses $((max + 4)) --learn-rate 8kpps --settle 0.1
-check "OVS default: rfc2889 exits 0" 0 "$RC"
-[ "$RC" = 0 ] || show_run 30
-printf '%s\n' "$OUT" | grep -E "caching  [0-9]+ addresses" | sed 's/^/#   /'
-check "OVS default: capacity is the table's maximum OVS reports ($max)" "$max" "$(row "$J" address_caching capacity)"
-check_pools "OVS default"
 
 echo "# the Linux bridge: forwarding, learning, broadcast on 3 ports"
 ip link add "${P}lbr" type bridge || skip "no Linux bridge"
