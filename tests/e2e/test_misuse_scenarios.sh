@@ -83,6 +83,14 @@ row 2 yes "^rfc9693: --max-rate: 70000 connections/s for 1 s \(--trial\) is 7000
 row 2 yes "^rfc9693: --max-connections: " rfc9693 --rx 1 --max-connections 70000
 row 2 yes "^rfc9693: --vlan: the connection engine sends untagged frames only$" rfc9693 --rx 1 --vlan 5
 row 2 no "^rfc9693: --rx: the server needs a port of its own" rfc9693 --tx 0
+# the http scenario's rates and addresses (issue 21 item 4)
+row 2 yes "^http: --rates: '0' is not a rate above 0 \(connections/s\)$" http --rates 500,0
+row 2 yes "^http: --rates: rate 100 given twice in '100,100'$"        http --rates 100,100
+row 2 yes "^http: --rates: 100000 connections/s for 1 s \(--trial\) is 100000 connections" http --rates 100000
+row 2 yes "^http: --server: 2001:db8::1 is not of the family of --src$" http --server 2001:db8::1
+row 2 yes "^http: --gateway: 'gw' is not an IPv4 or IPv6 address$"   http --gateway gw
+row 2 yes "^http: --path: 'x' starts with / and holds no spaces$"     http --path x
+row 2 no "^http: --tx: port 3 does not exist"                         http --tx 3
 row 2 yes "^mlrsearch: --duration-sum: goal NDR: duration sum 1 s must be"   mlrsearch --final-trial 2 --duration-sum 1
 # y1564's services need no port either (issue 18 item 3); a CIR above the
 # port's own link speed is known once the port is open: still exit 2

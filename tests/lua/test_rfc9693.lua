@@ -123,4 +123,16 @@ function T.options_refused_at_the_callers_line()
     scn.run{ tx = 0, rx = 1, vlan = 7 } end)
 end
 
+-- The http scenario's options: refused at the caller's line as well.
+function T.http_options_refused_at_the_callers_line()
+  local http = require "surge.scenario.http"
+  errors(at("http: --rates: '-5' is not a rate above 0 (connections/s)", 1), function()
+    http.run{ rates = "100,-5" } end)
+  errors(at("http: --server: 2001:db8::1 is not of the family of --src", 1), function()
+    http.run{ server = "2001:db8::1" } end)
+  errors(at("http: --rates: 0.1 connections/s for 1 s (--trial) is no connection: give a higher rate or a longer "
+    .. "trial", 2), function()
+    http.run{ rates = 0.1 } end)
+end
+
 return T
