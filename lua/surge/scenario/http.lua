@@ -161,7 +161,9 @@ function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
   local rates = M.plan(opts)
   local id = tonumber(opts.tx)
-  if id == nil or id ~= math.floor(id) or id < 0 then scenario.refuse("--tx", "expected a port number, got '%s'", tostring(opts.tx)) end
+  if id == nil or id ~= math.floor(id) or id < 0 then
+    scenario.refuse("--tx", "expected a port number, got '%s'", tostring(opts.tx))
+  end
   if id >= surge.ports() then
     scenario.refuse("--tx", "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id,
       surge.ports(), surge.ports() == 1 and "" or "s")

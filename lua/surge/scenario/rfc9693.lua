@@ -64,7 +64,9 @@ function M.plan(o)
   local known = {}
   for _, t in ipairs(logic.TESTS) do known[t] = true end
   local tests = scenario.items(o.tests, "--tests", { what = "test", unique = true, parse = function(w)
-    if not known[w] then scenario.refuse("--tests", "'%s' is not a test (%s)", tostring(w), table.concat(logic.TESTS, ", ")) end
+    if not known[w] then
+      scenario.refuse("--tests", "'%s' is not a test (%s)", tostring(w), table.concat(logic.TESTS, ", "))
+    end
     return w
   end })
   if #tests == 0 then scenario.refuse("--tests", "no test given (%s)", table.concat(logic.TESTS, ", ")) end
@@ -98,8 +100,10 @@ local function stats_diff(a, b)
   return d
 end
 
--- State of the task: the server engine, the queues, the pools and bursts,
--- the ARP/NDP responder; `clients` counts the client engines made.
+-- Polls the client (if any) on the tx port and the server on the rx port,
+-- answering ARP/NDP on both (st: the task's state, M.task), until
+-- until_tsc, or until the client is done when stop_when_done. Returns
+-- whether the client finished. Allocates nothing per round.
 local function pump(st, client, until_tsc, stop_when_done)
   local surge = require "surge"
   local view = st.view_mod
@@ -134,7 +138,8 @@ local function pump(st, client, until_tsc, stop_when_done)
 end
 
 -- One client engine: o = { n, rate (0: unpaced), requests, think, retries,
--- limit (seconds the trial may take) }; returns the client's counters, the
+-- limit (seconds the trial may take), body (optional: body(st, engine) ->
+-- done, measured, run instead of polling until done or the limit) }; returns the client's counters, the
 -- server's over the trial, the seconds from the first open to the last
 -- close, and whether the client finished in time.
 local function trial(st, o)
