@@ -61,6 +61,8 @@ send_data(struct conn_engine *e, struct conn *c, uint32_t high)
 {
 	uint32_t dlen = e->data_len, end = c->msg_seq + (uint32_t)c->owed * dlen;
 	uint32_t wnd_end = c->snd_una + c->peer_wnd;
+	/* new data on a connection with nothing outstanding (not go-back-N) */
+	int was_idle = c->snd_una == c->snd_nxt && high == c->snd_nxt;
 	int sent = 0;
 
 	while (seq_lt(c->snd_nxt, end) && seq_lt(c->snd_nxt, wnd_end)) {
@@ -86,6 +88,13 @@ send_data(struct conn_engine *e, struct conn *c, uint32_t high)
 		}
 		c->snd_nxt += n;
 		sent = 1;
+	}
+	if (sent && was_idle) {
+		/* the RTO runs from the oldest unacknowledged byte's first
+		 * sending (RFC 6298 5.1): an idle connection's timer ticks for
+		 * the idle limit and would fire anywhere within one RTO of it */
+		c->retries = 0;
+		timer_arm(e, c, CL_RTO, e->conf.rto_us);
 	}
 	return sent;
 }

@@ -79,7 +79,7 @@ doc README.md 'build/surge run --duration 10 --output run.json examples/latency.
 doc README.md 'build/surge plot run.json                                 # run-rate.svg, run-latency.svg, ...: one figure per chart' \
   end 0 '^surge: wrote .*run-rate\.svg'
 check_true "the figures are there: run-rate.svg, run-latency.svg" "$(ls "$W")" test -s "$W/run-rate.svg" -a -s "$W/run-latency.svg"
-doc README.md 'build/surge scenarios                                     # rfc2544, load-latency, flood, qos, replay, mlrsearch, y1564, rfc2889, rfc3918' \
+doc README.md 'build/surge scenarios                                     # rfc2544, load-latency, flood, qos, replay, mlrsearch, y1564, rfc2889, rfc3918, rfc9693, http' \
   end 0 'rfc2544'
 doc README.md 'build/surge run --vdev net_ring0 rfc2544 --sizes 64,512 --max-rate 50kpps   # a scenario by name' \
   end 0 '^ +512 +[0-9]+'

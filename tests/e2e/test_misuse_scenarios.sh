@@ -71,6 +71,26 @@ row 2 yes "^mlrsearch: --goals: goal NDR: loss ratio 1 must be in 0..1"     mlrs
 row 2 yes "^mlrsearch: --exceed-ratio: goal NDR: exceed ratio 2 must be"     mlrsearch --exceed-ratio 2
 row 2 yes "^mlrsearch: --width: goal NDR: width 0 must be above 0"           mlrsearch --width 0
 row 2 yes "^mlrsearch: --goals: goal 'NDR' given twice"                      mlrsearch --goals NDR:0,NDR:0.01
+# rfc9693's tests, rates and ports need no port either (issue 21 item 4)
+row 2 yes "^rfc9693: --tests: 'latency' is not a test \(capacity, setup-rate, teardown-rate, throughput\)$" \
+  rfc9693 --tx 0 --rx 1 --tests capacity,latency
+row 2 yes "^rfc9693: --tests: test 'capacity' given twice in 'capacity,capacity'$" rfc9693 --rx 1 --tests capacity,capacity
+row 2 yes "^rfc9693: --rx: the server needs a port of its own: give --rx, another port than --tx 0$" rfc9693 --rx 0
+row 2 yes "^rfc9693: --width: 0 must be above 0 and below 1" rfc9693 --rx 1 --width 0
+row 2 yes "^rfc9693: --min-rate: 500 connections/s is not below --max-rate 100$" rfc9693 --rx 1 --min-rate 500 --max-rate 100
+row 2 yes "^rfc9693: --max-rate: 70000 connections/s for 1 s \(--trial\) is 70000 connections in a trial" \
+  rfc9693 --rx 1 --max-rate 70000
+row 2 yes "^rfc9693: --max-connections: " rfc9693 --rx 1 --max-connections 70000
+row 2 yes "^rfc9693: --vlan: the connection engine sends untagged frames only$" rfc9693 --rx 1 --vlan 5
+row 2 no "^rfc9693: --rx: the server needs a port of its own" rfc9693 --tx 0
+# the http scenario's rates and addresses (issue 21 item 4)
+row 2 yes "^http: --rates: '0' is not a rate above 0 \(connections/s\)$" http --rates 500,0
+row 2 yes "^http: --rates: rate 100 given twice in '100,100'$"        http --rates 100,100
+row 2 yes "^http: --rates: 100000 connections/s for 1 s \(--trial\) is 100000 connections" http --rates 100000
+row 2 yes "^http: --server: 2001:db8::1 is not of the family of --src$" http --server 2001:db8::1
+row 2 yes "^http: --gateway: 'gw' is not an IPv4 or IPv6 address$"   http --gateway gw
+row 2 yes "^http: --path: 'x' starts with / and holds no spaces$"     http --path x
+row 2 no "^http: --tx: port 3 does not exist"                         http --tx 3
 row 2 yes "^mlrsearch: --duration-sum: goal NDR: duration sum 1 s must be"   mlrsearch --final-trial 2 --duration-sum 1
 # y1564's services need no port either (issue 18 item 3); a CIR above the
 # port's own link speed is known once the port is open: still exit 2

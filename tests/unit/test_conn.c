@@ -633,6 +633,45 @@ ipv6_server(void **state)
 	assert_int_equal(e->st.rx_bad, 1);
 }
 
+/* A keep-alive server idle between requests (its RTO timer ticking for
+ * the idle limit) answers a request in the middle of a tick: the RTO runs
+ * from that response, not from the tick, so nothing is sent again before
+ * a whole RTO without its ACK (found by the rfc9693 teardown trials: every
+ * second response went out twice). */
+static void
+server_rto_from_the_response_after_idle(void **state)
+{
+	struct surge_conn_conf c = server_conf(4, (const uint8_t *)RESP, sizeof(RESP) - 1);
+	struct conn_engine *e = engine(&c);
+	const char *req = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	uint32_t r = (uint32_t)strlen(req), d = (uint32_t)sizeof(RESP) - 1, iss, isc = 5000;
+
+	(void)state;
+	e->now = 1000;
+	iss = handshake(e, 42000, isc);
+	feed(e, 42000, isc + 1, iss + 1, TF_ACK | TF_PSH, req);
+	assert_int_equal(e->tx_used, 1);
+	drop_written(e);
+	feed(e, 42000, isc + 1 + r, iss + 1 + d, TF_ACK, NULL);   /* the response acknowledged: idle */
+	e->now += 100000;                         /* one idle tick */
+	conn_timers(e);
+	assert_int_equal(e->tx_used, 0);
+	e->now += 90000;                          /* 90 ms into the next */
+	feed(e, 42000, isc + 1 + r, iss + 1 + d, TF_ACK | TF_PSH, req);
+	assert_int_equal(e->tx_used, 1);            /* the second response */
+	drop_written(e);
+	e->now += 10000;                          /* where the idle tick fell: no retransmission */
+	conn_timers(e);
+	assert_int_equal(e->tx_used, 0);
+	assert_int_equal(e->st.retransmits, 0);
+	e->now += 90000;                          /* a whole RTO after the response: sent again */
+	conn_timers(e);
+	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(written(e, 0).seq, iss + 1 + d);
+	drop_written(e);
+	assert_int_equal(e->st.retransmits, 1);
+}
+
 int
 main(void)
 {
@@ -646,6 +685,7 @@ main(void)
 		cmocka_unit_test(client_think_time),
 		cmocka_unit_test(server_index_deletions),
 		cmocka_unit_test(ipv6_server),
+		cmocka_unit_test(server_rto_from_the_response_after_idle),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

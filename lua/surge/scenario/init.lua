@@ -13,7 +13,8 @@ local check = require "surge.check"
 
 local M = {}
 
-M.builtin = { "rfc2544", "load-latency", "flood", "qos", "replay", "mlrsearch", "y1564", "rfc2889", "rfc3918" }
+M.builtin = { "rfc2544", "load-latency", "flood", "qos", "replay", "mlrsearch", "y1564", "rfc2889", "rfc3918",
+  "rfc9693", "http" }
 
 local function module_name(name) return (name:gsub("%-", "_")) end
 

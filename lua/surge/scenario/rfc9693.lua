@@ -1,0 +1,340 @@
+-- rfc9693.lua - the scenario `rfc9693` (RFC 9693, benchmarking stateful
+-- DUTs: firewalls, NATs, conntrack): surge's TCP client on the tx port,
+-- surge's TCP server on the rx port, the DUT between them
+-- (surge run rfc9693 --tx 0 --rx 1 --gateway A --rx-gateway B
+--  --tests capacity,setup-rate,teardown-rate,throughput).
+-- The decisions (the search, what passes) are rfc9693_logic.lua's; this
+-- file runs the trials. Every trial runs in one task (the task that made
+-- the connection engines polls them: engines live on their lcore), which
+-- polls the client's port and the server's, answering ARP/NDP on both.
+local logic = require "surge.scenario.rfc9693_logic"
+
+local M = { name = "rfc9693",
+  description = "RFC 9693 stateful DUT: connection table capacity, setup and teardown rates, throughput" }
+
+function M.options(p)
+  local scenario = require "surge.scenario"
+  scenario.dut_options(p)
+  p:option("--tests", "comma-separated: " .. table.concat(logic.TESTS, ", "), table.concat(logic.TESTS, ","))
+  p:option("--port", "the server's TCP port (on --dst)", 80, "integer 1..65535")
+  p:option("--max-connections", "capacity: connections offered and held (the most that get through is the "
+    .. "capacity)", 10000, "integer 1.." .. logic.MAX_CONNECTIONS)
+  p:option("--open-rate", "capacity and throughput: connections opened per second", 2000, "number 1..10000000")
+  p:option("--max-rate", "setup and teardown searches: the top rate, connections/s", 10000, "number 1..10000000")
+  p:option("--min-rate", "setup and teardown searches: the bottom rate, connections/s", 10, "number 0.001..10000000")
+  p:option("--width", "the searches stop when the bracket is narrower than this, relative (0.005 or 0.5%)", "0.5%")
+  p:option("--trial", "seconds of connections a search trial opens", 1, "number 0.01..3600")
+  p:option("--max-trials", "trials per search at most", 15, "integer 1..30")
+  p:option("--connections", "throughput: connections open at once, each sending requests back to back", 16,
+    "integer 1.." .. logic.MAX_CONNECTIONS)
+  p:option("--throughput-time", "throughput: seconds measured", 2, "number 0.1..3600")
+  p:option("--response-size", "bytes of the body of the server's HTTP response", 64, "integer 0..1000000")
+  p:option("--rto", "retransmission timeout, seconds (a refused SYN is sent again this often)", 0.2,
+    "number 0.001..60")
+  p:option("--retries", "capacity: timeouts before a refused connection gives up", 2, "integer 1..255")
+  p:option("--settle", "seconds between trials (late segments, closes, the DUT's timers)", 0.5, "number 0..3600")
+  scenario.parse_check(p, M.plan)
+end
+
+-- A ratio as given: a number, "0.005" or "0.5%".
+local function ratio(v, option)
+  local scenario = require "surge.scenario"
+  local n, pct
+  if type(v) == "number" then n, pct = v, "" else
+    n, pct = tostring(v):match("^%s*([%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
+    n = tonumber(n)
+  end
+  if not n then scenario.refuse(option, "'%s' is not a ratio (0.005 or 0.5%%)", tostring(v)) end
+  n = pct == "%" and n / 100 or n
+  if n <= 0 or n >= 1 then scenario.refuse(option, "%s must be above 0 and below 1 (100 %%)", tostring(v)) end
+  return n
+end
+
+-- The server needs a port of its own: its engine takes every TCP segment
+-- to its address from the port it polls.
+function M.no_rx(o)
+  require("surge.scenario").refuse("--rx", "the server needs a port of its own: give --rx, another port than "
+    .. "--tx %s", tostring(o.tx))
+end
+
+-- The options checked together, before any port (`surge run rfc9693`
+-- refuses them before EAL, exit 2): returns the plan { tests, width }.
+function M.plan(o)
+  local scenario = require "surge.scenario"
+  local known = {}
+  for _, t in ipairs(logic.TESTS) do known[t] = true end
+  local tests = scenario.items(o.tests, "--tests", { what = "test", unique = true, parse = function(w)
+    if not known[w] then
+      scenario.refuse("--tests", "'%s' is not a test (%s)", tostring(w), table.concat(logic.TESTS, ", "))
+    end
+    return w
+  end })
+  if #tests == 0 then scenario.refuse("--tests", "no test given (%s)", table.concat(logic.TESTS, ", ")) end
+  local width = ratio(o.width, "--width")
+  -- (an --rx left out is refused by run(): the defaults pass through here too)
+  local rx = o.rx == nil and "" or tostring(o.rx)
+  if rx == tostring(o.tx) then M.no_rx(o) end
+  if (o.vlan or 0) ~= 0 then scenario.refuse("--vlan", "the connection engine sends untagged frames only") end
+  local searches = false
+  for _, t in ipairs(tests) do searches = searches or t == "setup-rate" or t == "teardown-rate" end
+  if searches then
+    if o.min_rate >= o.max_rate then
+      scenario.refuse("--min-rate", "%g connections/s is not below --max-rate %g", o.min_rate, o.max_rate)
+    end
+    if o.max_rate * o.trial > logic.MAX_CONNECTIONS then
+      scenario.refuse("--max-rate", "%g connections/s for %g s (--trial) is %d connections in a trial; one "
+        .. "source address holds at most %d", o.max_rate, o.trial, logic.connections(o.max_rate, o.trial),
+        logic.MAX_CONNECTIONS)
+    end
+  end
+  local why = logic.check_engines(tests, o.max_trials)
+  if why then scenario.refuse("--max-trials", "%s", why) end
+  return { tests = tests, width = width }
+end
+
+-- The task: everything from the first trial to the last ------------------
+
+local function stats_diff(a, b)
+  local d = {}
+  for k, v in pairs(a) do d[k] = v - (b[k] or 0) end
+  return d
+end
+
+-- Polls the client (if any) on the tx port and the server on the rx port,
+-- answering ARP/NDP on both (st: the task's state, M.task), until
+-- until_tsc, or until the client is done when stop_when_done. Returns
+-- whether the client finished. Allocates nothing per round.
+local function pump(st, client, until_tsc, stop_when_done)
+  local surge = require "surge"
+  local view = st.view_mod
+  local v, neigh, rx, tx = st.v, st.neigh, st.rx, st.tx
+  local f1, f2 = st.ifaces[1], st.ifaces[2]
+  local server = st.server
+  local next_check = 0
+  while surge.running() do
+    if client then
+      local n = client:poll(f1.rxq, f1.txq, rx, tx)
+      for i = 0, n - 1 do
+        local p, len = rx.data[i], rx.len[i]
+        if view.parse(v, p, len) then neigh:handle(1, p, len, v) end
+      end
+      if n > 0 then rx:free() end
+    end
+    local n = server:poll(f2.rxq, f2.txq, rx, tx)
+    for i = 0, n - 1 do
+      local p, len = rx.data[i], rx.len[i]
+      if view.parse(v, p, len) then neigh:handle(2, p, len, v) end
+    end
+    if n > 0 then rx:free() end
+    local now = tonumber(surge.tsc())
+    if now >= next_check then
+      next_check = now + st.hz / 1000
+      server:sync()
+      if now >= until_tsc then return false end
+      if stop_when_done and client and client:done() then return true end
+    end
+  end
+  return false
+end
+
+-- One client engine: o = { n, rate (0: unpaced), requests, think, retries,
+-- limit (seconds the trial may take), body (optional: body(st, engine) ->
+-- done, measured, run instead of polling until done or the limit) }; returns the client's counters, the
+-- server's over the trial, the seconds from the first open to the last
+-- close, and whether the client finished in time.
+local function trial(st, o)
+  local surge = require "surge"
+  local conn = require "surge.conn"
+  if st.sport + o.n > 65536 then st.sport = 1024 end    -- a fresh range of source ports per trial, wrapping
+  st.clients = st.clients + 1
+  local c = conn.client{ src = st.src, server = st.dst, port = st.port, sport = st.sport, capacity = o.n,
+    concurrency = o.n, connections = o.n, rate = o.rate, requests = o.requests, think = o.think or 0,
+    request = st.request, expect = { http = 200 }, close = "fin", mac = st.tx_mac, peer_mac = st.gw_mac,
+    rto = st.rto, retries = o.retries or 1, time_wait = 0.2 }
+  st.sport = st.sport + o.n
+  local s0 = st.server:stats()
+  local t0 = tonumber(surge.tsc())
+  local done, measured
+  if o.body then done, measured = o.body(st, c) else done = pump(st, c, t0 + o.limit * st.hz, true) end
+  local t1 = tonumber(surge.tsc())
+  if not done then c:abort(st.ifaces[1].txq, st.tx) end
+  -- late segments: the last closes, a FIN sent again, the DUT's ARP
+  pump(st, c, tonumber(surge.tsc()) + st.settle * st.hz, false)
+  local cs = c:stats()
+  cs.seconds = (t1 - t0) / st.hz
+  return cs, stats_diff(st.server:stats(), s0), done, measured
+end
+
+local function row_of(test, value, unit, extra)
+  local r = { test = logic.ROW[test], value = value, unit = unit }
+  for k, v in pairs(extra or {}) do r[k] = v end
+  return r
+end
+
+local function progress(...)
+  require("surge.scenario").progress(...)
+end
+
+local function run_capacity(st, res)
+  local n, rate = st.o.max_connections, st.o.open_rate
+  local hold = logic.hold(n, rate, st.rto, st.o.retries, 0.5)
+  progress("capacity: %d connections opened at %g/s, each held %.2f s", n, rate, hold)
+  local c, s, done = trial(st, { n = n, rate = rate, requests = 2, think = hold, retries = st.o.retries,
+                                 limit = hold + n / rate + 10 })
+  local v, why = logic.capacity(n, c)
+  res.trials[#res.trials + 1] = { test = "capacity", connections = n, rate = rate, established = c.established,
+    failed = c.failed, retransmits = c.retransmits, server_established = s.established, seconds = c.seconds }
+  if not v or not done then
+    why = why or "the trial did not end in time"
+    progress("capacity: cannot tell: %s", why)
+    res.ok = false
+    res.rows[#res.rows + 1] = row_of("capacity", c.established, "connections", { offered = n, error = why })
+    return
+  end
+  progress("capacity: %d of %d established and held (the server saw %d)%s", v.value, n, s.established,
+    v.reached and "" or ": the DUT held every one offered, its capacity is that or more (raise --max-connections)")
+  res.rows[#res.rows + 1] = row_of("capacity", v.value, "connections", { offered = n, reached = v.reached,
+    server_established = s.established })
+end
+
+local function run_search(st, res, test)
+  local o = st.o
+  local hi, bounded = o.max_rate, false
+  if test == "teardown-rate" then hi, bounded = logic.teardown_top(o.max_rate, st.setup) end
+  local lo = math.min(o.min_rate, hi / 2)
+  local teardown = test == "teardown-rate"
+  if bounded then
+    progress("teardown-rate: from the setup rate %.1f/s down (a trial opens at the rate it closes)", hi)
+  end
+  local found = logic.rate_search{ lo = lo, hi = hi, width = st.width, max_trials = o.max_trials,
+    trial = function(rate)
+      local n = logic.connections(rate, o.trial)
+      -- teardown: opened at `rate`, held until every one is open, closed
+      -- at `rate` (each one `hold` after its own open)
+      local hold = teardown and (n / rate + 0.2) or 0
+      local c, s, done = trial(st, { n = n, rate = rate, requests = teardown and 2 or 1, think = hold, retries = 1,
+                                     limit = n / rate + hold + st.rto * 2 + 5 })
+      local pass, why
+      if teardown then pass, why = logic.teardown_pass(n, c, s) else pass, why = logic.setup_pass(n, c) end
+      if pass and not done then pass, why = false, "not finished in time" end
+      local k = #res.trials + 1
+      res.trials[k] = { test = test, rate = rate, connections = n, pass = pass, why = why,
+        established = c.established, completed = c.completed, failed = c.failed, retransmits = c.retransmits,
+        server_completed = s.completed, seconds = c.seconds }
+      progress("%s: trial at %9.1f/s  %6d connections  %6d established  %6d completed  %s", test, rate, n,
+        c.established, c.completed, pass and "pass" or ("fail: " .. why))
+      return pass
+    end }
+  if test == "setup-rate" then st.setup = found end
+  local lo_b, hi_b = found.bracket[1], found.bracket[2]
+  progress("%s: %.1f connections/s%s", test, found.rate,
+    found.at_top and (" (the top: it passed at --max-rate%s)"):format(bounded and " (the setup rate)" or "")
+    or (" (bracket %.1f..%.1f, %d trials%s)"):format(lo_b, hi_b or 0, #found.trials,
+      found.converged and "" or ", not converged: --max-trials ran out"))
+  res.rows[#res.rows + 1] = row_of(test, found.rate, "connections/s", { at_top = found.at_top,
+    converged = found.converged, lower_bound = lo_b, upper_bound = hi_b, trials = #found.trials,
+    bounded_by_setup_rate = teardown and bounded or nil })
+end
+
+-- Throughput with connections open: n connections, each sending its
+-- requests back to back; the bytes of the responses received in a window
+-- that starts a second after the last open.
+local function run_throughput(st, res)
+  local surge = require "surge"
+  local n, secs, rate = st.o.connections, st.o.throughput_time, st.o.open_rate
+  progress("throughput: %d connections, requests back to back for %g s, %d-byte bodies", n, secs,
+    st.o.response_size)
+  local c, _, _, m = trial(st, { n = n, rate = rate, requests = 65535, retries = 5, body = function(_, e)
+    pump(st, e, tonumber(surge.tsc()) + (n / rate + 1) * st.hz, false)
+    local a = e:stats()
+    local t0 = tonumber(surge.tsc())
+    pump(st, e, t0 + secs * st.hz, false)
+    local b = e:stats()
+    return false, { a = a, b = b, seconds = (tonumber(surge.tsc()) - t0) / st.hz }
+  end })
+  local d = stats_diff(m.b, m.a)
+  local bps = d.bytes_rcvd * 8 / m.seconds
+  local failed = d.failed_timeout + d.failed_rst + d.failed_bad
+  progress("throughput: %.4g bit/s of responses (%d bytes in %.2f s), %.1f requests/s, %d of %d connections "
+    .. "open, %d failed", bps, d.bytes_rcvd, m.seconds, d.responses / m.seconds, m.b.concurrent, n, failed)
+  if m.a.established < n or failed > 0 then res.ok = false end
+  res.trials[#res.trials + 1] = { test = "throughput", connections = n, rate = rate, established = c.established,
+    failed = failed, retransmits = c.retransmits, seconds = m.seconds }
+  res.rows[#res.rows + 1] = row_of("throughput", bps, "bit/s", { connections = n, established = c.established,
+    requests_per_s = d.responses / m.seconds, bytes = d.bytes_rcvd, seconds = m.seconds, failed = failed,
+    error = (m.a.established < n or failed > 0) and ("%d of %d connections open, %d failed while measured"):format(
+      m.a.established, n, failed) or nil })
+end
+
+-- spec: ifaces (tx's, rx's), tx_mac, rx_mac, gw_mac, src, dst, opts, width, tests.
+function M.task(spec)
+  local surge = require "surge"
+  local conn = require "surge.conn"
+  local neigh_mod = require "surge.dut.neigh"
+  local view = require "surge.dut.view"
+  local json = require "surge.results.json"
+  local o = spec.opts
+  local t = surge.proto.tcp{ src = spec.src, dst = spec.dst, sport = 1024, dport = o.port, size = 74 }
+  local pool = surge.pool{ template = t, data_room = 1460 + 74 + 128, size = 8191 }
+  local ifaces = spec.ifaces
+  local st = { o = o, ifaces = ifaces, src = spec.src, dst = spec.dst, port = o.port, tx_mac = spec.tx_mac,
+    gw_mac = spec.gw_mac, rto = o.rto, settle = o.settle, width = spec.width, sport = 1024, clients = 0,
+    hz = tonumber(surge.tsc_hz()), view_mod = view, v = view.new(), rx = pool:burst(64), tx = pool:burst(64),
+    neigh = neigh_mod.new(ifaces, pool),
+    request = conn.http_get{ host = spec.dst:find(":", 1, true) and "[" .. spec.dst .. "]" or spec.dst } }
+  st.server = conn.server{ addr = spec.dst, port = o.port, mac = spec.rx_mac, capacity = 1048576,
+    response = conn.http_response{ body = o.response_size }, rto = o.rto, time_wait = 0.2 }
+  st.server:publish()
+  local res = { rows = json.array(), trials = json.array(), ok = true }
+  for _, test in ipairs(spec.tests) do
+    if not surge.running() then break end
+    if test == "capacity" then run_capacity(st, res)
+    elseif test == "throughput" then run_throughput(st, res)
+    else run_search(st, res, test) end
+  end
+  res.stopped = not surge.running() or nil
+  res.server = st.server:stats()
+  res.client_engines = st.clients
+  return res
+end
+
+function M.run(opts)
+  local scenario = require "surge.scenario"
+  local surge = require "surge"
+  local dut = require "surge.dut"
+  opts = scenario.defaults(M.name, M, opts)
+  local plan = M.plan(opts)
+  if opts.rx == nil or opts.rx == "" then M.no_rx(opts) end
+  local s = scenario.session(opts)
+  local mac = s:resolve()
+  scenario.progress("rfc9693: client %s on port %d -> server %s:%d on port %d, %s%s", s.src, s.tx.id, s.dst,
+    opts.port, s.rx.id, s:next_hop(),
+    s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
+  local o = {}
+  for k, v in pairs(opts) do if type(v) ~= "table" then o[k] = v end end
+  local id = surge.launch("surge.scenario.rfc9693:task", { ifaces = s.ifaces, tx_mac = s.tx_info.mac,
+    rx_mac = s.rx_info.mac, gw_mac = mac, src = s.src, dst = s.dst, opts = o, width = plan.width,
+    tests = plan.tests })
+  local ok, r = pcall(surge.wait, id)
+  if not ok then error(dut.reason(r), 0) end
+  if r == nil then error("rfc9693: the trials' task ended without results", 0) end
+  local results = { scenario = "rfc9693", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst, port = opts.port,
+    dst_mac = mac, tests = plan.tests, rows = r.rows, trials = r.trials, ok = r.ok,
+    client_engines = r.client_engines }
+  if r.stopped then results.partial, results.stopped = true, "the run stopped" end
+  return scenario.done(M.name, results)
+end
+
+function M.report(res)
+  local scenario = require "surge.scenario"
+  local rows = {}
+  for _, r in ipairs(res.rows) do
+    local note = r.error or (r.reached == false and "not reached: the DUT held all offered")
+      or (r.at_top and "the top of the search passed") or (r.converged == false and "not converged") or ""
+    rows[#rows + 1] = { r.test, r.value, r.unit, note }
+  end
+  return ("rfc9693 results (%d trials)\n"):format(#res.trials)
+    .. scenario.table({ "test", "value", "unit", "note" }, rows)
+end
+
+return M
