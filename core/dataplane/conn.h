@@ -140,6 +140,9 @@ struct conn_engine {
 	uint32_t tx_got, tx_used;     /* mbufs allocated into tx, and written */
 	uint16_t port, txq;
 	int tx_err;                   /* a send failed: its -errno */
+	uint8_t tx_full;              /* the last flush found the TX ring full: no new opens
+				       * until a flush goes out whole (the client keeps to
+				       * the pace its peer drains) */
 };
 
 /* conn_seg.c */

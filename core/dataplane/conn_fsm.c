@@ -162,11 +162,17 @@ http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
 {
 	uint32_t hdr = 0, status, clen = UINT32_MAX;
 
-	for (uint32_t i = 3; i < n; i++)
-		if (p[i - 3] == '\r' && p[i - 2] == '\n' && p[i - 1] == '\r' && p[i] == '\n') {
+	/* line ends found with memchr, not a compare at every byte */
+	for (const uint8_t *q = p; (q = memchr(q, '\n', n - (uint32_t)(q - p))) != NULL; q++) {
+		uint32_t i = (uint32_t)(q - p);
+
+		if (i >= 3 && p[i - 3] == '\r' && p[i - 2] == '\n' && p[i - 1] == '\r') {
 			hdr = i + 1;
 			break;
 		}
+		if (i + 1 >= n)
+			break;
+	}
 	if (hdr == 0 || n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
 		return 0;
 	if (p[9] < '0' || p[9] > '9' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
@@ -174,8 +180,12 @@ http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
 	status = (uint32_t)(p[9] - '0') * 100 + (uint32_t)(p[10] - '0') * 10 + (uint32_t)(p[11] - '0');
 	if (e->conf.expect_status != 0 && status != e->conf.expect_status)
 		return 0;
-	for (uint32_t i = 0; i + 16 < hdr; i++) {
-		if (p[i] != '\n' || !lower_eq(p + i + 1, "content-length:", 15))
+	for (const uint8_t *q = p; (q = memchr(q, '\n', hdr - (uint32_t)(q - p))) != NULL; q++) {
+		uint32_t i = (uint32_t)(q - p);
+
+		if (i + 16 >= hdr)
+			break;
+		if (!lower_eq(p + i + 1, "content-length:", 15))
 			continue;
 		uint32_t j = i + 16;
 		uint64_t v = 0;
@@ -227,18 +237,30 @@ static int
 http_wants_close(const uint8_t *p, uint32_t n)
 {
 	int v10 = 0, keep = 0, close = 0;
+	const uint8_t *end = p + n, *l = memchr(p, '\n', n);
 
-	for (uint32_t i = 0; i + 1 < n; i++) {
-		if (p[i] != '\r' || p[i + 1] != '\n')
-			continue;
-		v10 = i >= 8 && memcmp(p + i - 8, "HTTP/1.0", 8) == 0;
-		break;
-	}
-	for (uint32_t i = 0; i + 10 <= n; i++) {
-		if ((p[i] | 0x20) == 'k' && lower_eq(p + i, "keep-alive", 10))
-			keep = 1;
-		if (i + 17 <= n && (p[i] | 0x20) == 'c' && lower_eq(p + i, "connection: close", 17))
-			close = 1;
+	/* the request line's version; then only the header lines that start
+	 * with "Connection:" are read, found a line at a time with memchr
+	 * (the per-byte scan of every position was most of a server's cycles
+	 * per request, issue 21) */
+	if (l == NULL)
+		return 0;
+	v10 = l - p >= 9 && l[-1] == '\r' && memcmp(l - 9, "HTTP/1.0", 8) == 0;
+	for (l++; l < end; l++) {
+		const uint8_t *eol = memchr(l, '\n', (size_t)(end - l));
+		uint32_t len = (uint32_t)((eol != NULL ? eol : end) - l);
+
+		if (len >= 11 && lower_eq(l, "connection:", 11)) {
+			for (uint32_t i = 11; i + 5 <= len; i++) {
+				if (lower_eq(l + i, "close", 5))
+					close = 1;
+				else if (i + 10 <= len && lower_eq(l + i, "keep-alive", 10))
+					keep = 1;
+			}
+		}
+		if (eol == NULL)
+			break;
+		l = eol;
 	}
 	return close || (v10 && !keep);
 }
@@ -247,24 +269,44 @@ static void
 server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 {
 	static const uint8_t end[4] = { '\r', '\n', '\r', '\n' };
-	uint32_t done = 0, begin = 0;
+	uint32_t done = 0, begin = 0, rx = c->rx_bytes;
 
-	for (uint32_t i = 0; i < n; i++) {
-		c->rx_bytes++;
-		if (e->conf.expect == SURGE_CONN_EXPECT_HTTP) {
-			c->match = p[i] == end[c->match] ? c->match + 1 : p[i] == '\r' ? 1 : 0;
-			if (c->match < 4)
+	/* in locals, not through c: stores through c would be reloaded after
+	 * every byte read through p (a uint8_t pointer may alias them) */
+	if (e->conf.expect == SURGE_CONN_EXPECT_HTTP) {
+		uint32_t match = c->match;
+
+		for (uint32_t i = 0; i < n;) {
+			if (match == 0) {          /* nothing matched: on to the next CR */
+				const uint8_t *q = memchr(p + i, '\r', n - i);
+
+				if (q == NULL)
+					break;
+				i = (uint32_t)(q - p);
+			}
+			match = p[i] == end[match] ? match + 1 : p[i] == '\r' ? 1 : 0;
+			i++;
+			if (match < 4)
 				continue;
-			if (http_wants_close(p + begin, i + 1 - begin))
+			if (http_wants_close(p + begin, i - begin))
 				c->flags |= CF_CLOSE;
-		} else if (c->rx_bytes < e->conf.expect_len) {
-			continue;
+			match = 0;
+			begin = i;
+			done++;
 		}
-		c->match = 0;
-		c->rx_bytes = 0;
-		begin = i + 1;
-		done++;
+		c->match = (uint8_t)match;
+		rx = done > 0 ? n - begin : rx + n;
+	} else {
+		uint32_t left = n;
+
+		while (rx + left >= e->conf.expect_len) {
+			left -= e->conf.expect_len - rx;
+			rx = 0;
+			done++;
+		}
+		rx += left;
 	}
+	c->rx_bytes = rx;
 	if (c->rx_bytes > 65536 || c->owed + done > UINT16_MAX) {
 		abort_conn(e, c, &e->st.failed_bad);   /* a request that never ends */
 		return;

@@ -206,7 +206,9 @@ first_poll(struct conn_engine *e, uint16_t port, const struct surge_burst *tx)
 /* The client's opens: as many as the schedule has due (all, unpaced), up
  * to the concurrency cap (TIME_WAIT not counted). A due open that finds
  * the table full (every entry in use, TIME_WAIT included) is refused and
- * counted, and the schedule goes on; unpaced, the opens wait for room. */
+ * counted, and the schedule goes on; unpaced, the opens wait for room.
+ * While the TX ring is full (tx_full) no open is made: new connections
+ * would only add segments the ring drops. */
 static void
 opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
 {
@@ -214,7 +216,7 @@ opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
 	double hz = (double)rt_hz();
 	uint32_t k = 0;
 
-	while (!e->opened_all && k < max && e->st.concurrent - e->tw_now < e->conf.concurrency) {
+	while (!e->opened_all && !e->tx_full && k < max && e->st.concurrent - e->tw_now < e->conf.concurrency) {
 		if (pc->active) {
 			double behind = (double)tsc - pc->next;
 

@@ -206,13 +206,19 @@ seg_flush(struct conn_engine *e)
 	e->tx_used = e->tx_got = 0;
 	if (used == 0)
 		return 0;
-	rc = surge_tx_send(e->port, e->txq, b, 1);
+	/* never wait for room: the peer may be waiting on us to drain its
+	 * segments (each side's RX and TX share one loop), and a wait here
+	 * holds both ends until the stall limit. What the ring does not take
+	 * is freed, counted (tx_full, and the port's drops) and sent again
+	 * by the RTO, as a lost segment would be. */
+	rc = tx_send_once(e->port, e->txq, b);
 	if (rc < 0) {
 		surge_burst_free(b);   /* refused as a whole (a bad queue): nothing left held */
 		e->tx_err = rc;
 		return rc;
 	}
-	/* what the driver would not take was freed and counted as drops by send */
+	e->tx_full = (uint32_t)rc < used;
+	e->st.tx_full += used - (uint32_t)rc;
 	return 0;
 }
 

@@ -64,6 +64,25 @@ append(struct conn_engine *e, struct conn *c, int list)
 	c->list = (uint8_t)list;
 }
 
+/* A server's free entries are a stack: the entry freed last (still in
+ * the cache) is taken next, so the table's working set is the
+ * connections open, not the whole table (a client's stay a FIFO: its
+ * ports must rest). */
+static void
+prepend_free(struct conn_engine *e, struct conn *c)
+{
+	uint32_t i = conn_idx(e, c);
+
+	c->prev = CONN_NIL;
+	c->next = e->free_q.head;
+	if (e->free_q.head != CONN_NIL)
+		e->tab[e->free_q.head].prev = i;
+	else
+		e->free_q.tail = i;
+	e->free_q.head = i;
+	c->list = CL_FREE;
+}
+
 void
 timer_arm(struct conn_engine *e, struct conn *c, int list, uint32_t after_us)
 {
@@ -199,7 +218,10 @@ conn_release(struct conn_engine *e, struct conn *c)
 		e->tw_now--;
 	c->state = CS_FREE;
 	unlink_conn(e, c);
-	append(e, c, CL_FREE);
+	if (e->conf.role == SURGE_CONN_SERVER)
+		prepend_free(e, c);
+	else
+		append(e, c, CL_FREE);
 	e->st.concurrent--;
 }
 

@@ -50,6 +50,14 @@ int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
 void rate_req_publish(struct rate_req *req, const struct surge_rate *r, double bps_limit);
 double link_bps(uint16_t port);   /* the link's speed in bit/s, 0 when unknown */
 
+/* send.c: surge_tx_send without the wait for a full ring: one hand-off to
+ * the driver (a paced queue still paces); what the driver did not take is
+ * freed and counted as drops. A sender that must not stall while its peer
+ * waits on it (the connection engine: its RX and TX share one loop, and a
+ * peer doing the same would wait on it in turn) uses this and retransmits
+ * what was dropped. Returns the frames sent, or -errno. */
+int tx_send_once(uint16_t port, uint16_t q, struct surge_burst *b);
+
 /* handoff.c: hands n pointers to the driver, retrying while it takes them */
 uint32_t push_all(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
 		  int stamp);

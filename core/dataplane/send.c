@@ -121,9 +121,9 @@ offload:
 }
 
 /* Sends through the pacer when the queue has a rate, straight otherwise. */
-static uint32_t
+static inline uint32_t
 push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
-     uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp)
+     uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp, int once)
 {
 	/* an unpaced queue with no new rate request costs one compare here */
 	if (unlikely(s->pc.active || __atomic_load_n(&s->req.seq, __ATOMIC_RELAXED) != s->pc.seq_seen) &&
@@ -134,7 +134,9 @@ push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, ui
 		/* the usual case in one driver call; push_all retries the rest */
 		uint16_t k = rte_eth_tx_burst(port, q, pkts, (uint16_t)n);
 
-		return likely(k == n) ? n : k + push_all(port, q, s, pkts + k, n - k, 0);
+		/* once: what a full ring did not take is the caller's to drop
+		 * (tx_send_once) rather than waited for */
+		return likely(k == n) || once ? k : k + push_all(port, q, s, pkts + k, n - k, 0);
 	}
 	return push_all(port, q, s, pkts, n, stamp);
 }
@@ -155,7 +157,7 @@ send_clones(uint16_t port, uint16_t q, struct queue_slot *s, struct surge_burst 
 			if (k == CHUNK || (i == n - 1 && c == clones - 1)) {
 				uint32_t base = i * clones + c + 1 - k;   /* pointer index of ptrs[0] */
 				uint32_t done = push(port, q, s, ptrs, k, clones, b->gap_ns, base,
-						     stamp);
+						     stamp, 0);
 
 				for (uint32_t j = done; j < k; j++) {
 					lost_bytes += ptrs[j]->data_len;
@@ -170,8 +172,8 @@ send_clones(uint16_t port, uint16_t q, struct queue_slot *s, struct surge_burst 
 	return sent_all;
 }
 
-int
-surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
+static inline int
+send_burst(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, int once)
 {
 	struct runtime *r = rt();
 	struct port_state *ps;
@@ -202,7 +204,7 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 	total = n * clones;
 	unsent0 = s->st.unsent;
 	if (clones == 1) {
-		sent = push(port, q, s, (struct rte_mbuf **)b->mbuf, n, 1, b->gap_ns, 0, stamp);
+		sent = push(port, q, s, (struct rte_mbuf **)b->mbuf, n, 1, b->gap_ns, 0, stamp, once);
 		for (uint32_t j = sent; j < n; j++) {
 			bytes -= b->len[j];
 			rte_pktmbuf_free(b->mbuf[j]);
@@ -218,5 +220,17 @@ surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 	if (sent > 0)
 		s->st.bursts++;
 	return (int)sent;
+}
+
+int
+surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
+{
+	return send_burst(port, q, b, clones, 0);
+}
+
+int
+tx_send_once(uint16_t port, uint16_t q, struct surge_burst *b)
+{
+	return send_burst(port, q, b, 1, 1);
 }
 

@@ -629,6 +629,8 @@ struct surge_conn_stats {
 	uint64_t rx_other;           /* frames not for the engine, handed back to Lua (ARP, ...) */
 	uint64_t bytes_sent;         /* payload bytes, first transmissions */
 	uint64_t bytes_rcvd;         /* payload bytes taken in order */
+	uint64_t tx_full;            /* segments the port's full TX ring did not take: dropped, not
+				      * waited for (the RTO sends them again) */
 };
 
 /* Makes an engine on the calling lcore (the one that polls it). Returns its id. */

@@ -672,6 +672,45 @@ server_rto_from_the_response_after_idle(void **state)
 	assert_int_equal(e->st.retransmits, 1);
 }
 
+/* Whether the server closes after a request is read from the request
+ * line's version and the Connection header lines only (issue 21: the scan
+ * that replaced a compare at every byte): "keep-alive" in the path, or
+ * "connection: close" inside another header's value, decides nothing. */
+static void
+server_http_close_from_connection_header(void **state)
+{
+	static const struct {
+		const char *req;
+		int close;
+	} cases[] = {
+		{ "GET /keep-alive HTTP/1.0\r\nHost: x\r\n\r\n", 1 },
+		{ "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", 0 },
+		{ "GET / HTTP/1.1\r\nHost: x\r\nconnection: close\r\n\r\n", 1 },
+		{ "GET / HTTP/1.1\r\nX-Note: connection: close\r\n\r\n", 0 },
+		{ "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 0 },
+	};
+	struct surge_conn_conf c;
+	struct conn_engine *e;
+
+	(void)state;
+	c = server_conf(8, (const uint8_t *)RESP, (uint32_t)strlen(RESP));
+	e = engine(&c);
+	for (uint16_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		uint16_t sport = (uint16_t)(41000 + k);
+		uint32_t iss = handshake(e, sport, 5000);
+		struct seg s = { .src_ip = CLI, .sport = sport, .dport = 80 };
+		struct conn *cn;
+
+		feed(e, sport, 5001, iss + 1, TF_ACK | TF_PSH, cases[k].req);
+		drop_written(e);
+		cn = conn_lookup(e, &s);
+		assert_non_null(cn);
+		if (!!(cn->flags & CF_CLOSE) != cases[k].close)
+			fail_msg("\"%s\": close %d, want %d", cases[k].req, !!(cn->flags & CF_CLOSE), cases[k].close);
+	}
+	assert_int_equal(e->st.requests, 5);
+}
+
 int
 main(void)
 {
@@ -686,6 +725,7 @@ main(void)
 		cmocka_unit_test(server_index_deletions),
 		cmocka_unit_test(ipv6_server),
 		cmocka_unit_test(server_rto_from_the_response_after_idle),
+		cmocka_unit_test(server_http_close_from_connection_header),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

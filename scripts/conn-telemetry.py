@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""conn-telemetry.py SOCKET START_S WINDOW_S [PID...] - a port's packet counts
+read from outside the process, for scripts/bench-conn.
+
+Connects to DPDK's telemetry socket SOCKET (waiting up to 30 s for it),
+waits START_S seconds from the first answer, then samples /ethdev/stats,0
+(ipackets, opackets) twice, WINDOW_S seconds apart. At the second sample it
+also reads, for each PID, VmRSS and HugetlbPages from /proc/PID/status: the
+memory the process holds, hugepages included. Prints one line:
+  rx_pps=X tx_pps=Y rx=N tx=N seconds=S mem_kb=K
+"""
+import json
+import socket
+import sys
+import time
+
+
+def connect(path: str, limit: float) -> socket.socket:
+    end = time.monotonic() + limit
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.connect(path)
+            s.recv(1024)                       # the greeting
+            return s
+        except OSError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.05)
+
+
+def sample(s: socket.socket) -> tuple[int, int, float]:
+    a = time.monotonic()
+    s.send(b"/ethdev/stats,0")
+    reply = json.loads(s.recv(1 << 16))
+    b = time.monotonic()
+    st = reply["/ethdev/stats"]
+    return int(st["ipackets"]), int(st["opackets"]), (a + b) / 2
+
+
+def mem_kb(pid: str) -> int:
+    kb = 0
+    try:
+        with open("/proc/%s/status" % pid) as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "HugetlbPages:")):
+                    kb += int(line.split()[1])
+    except OSError:
+        pass
+    return kb
+
+
+def main() -> int:
+    path, start, window = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+    s = connect(path, 30)
+    time.sleep(start)
+    rx0, tx0, t0 = sample(s)
+    time.sleep(window)
+    rx1, tx1, t1 = sample(s)
+    mem = sum(mem_kb(p) for p in sys.argv[4:])
+    dt = t1 - t0
+    print("rx_pps=%.0f tx_pps=%.0f rx=%d tx=%d seconds=%.3f mem_kb=%d"
+          % ((rx1 - rx0) / dt, (tx1 - tx0) / dt, rx1 - rx0, tx1 - tx0, dt, mem))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
