@@ -45,7 +45,8 @@ double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, 
 int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
 void pacer_start(struct pacer *p, const struct surge_rate *r, double limit, double hz, uint64_t now);
 uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
-		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
+		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp,
+		   uint32_t *kept);
 int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
 void rate_req_publish(struct rate_req *req, const struct surge_rate *r, double bps_limit);
 double link_bps(uint16_t port);   /* the link's speed in bit/s, 0 when unknown */
