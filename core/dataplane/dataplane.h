@@ -39,6 +39,7 @@ pool_at(struct runtime *r, int id)
  * no count or pool id in it is trusted: 0, or -EINVAL with the reason */
 int burst_check(const struct surge_burst *b);
 int burst_frame_len_ok(const struct surge_burst *b, uint32_t i);   /* b checked, i < n */
+uint32_t burst_fill(struct pool_state *p, struct surge_burst *b, uint32_t n);   /* b checked, empty */
 
 /* pacer.c: the per-packet schedule of a rated TX queue */
 double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);

@@ -253,3 +253,19 @@ surge_tx_send_due(uint16_t port, uint16_t q, struct surge_burst *b)
 {
 	return tx_send(port, q, b, 1, 1);
 }
+
+int
+surge_tx_send_alloc(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, uint32_t n)
+{
+	int rc = tx_send(port, q, b, clones, 0);
+	struct runtime *r = rt();
+	struct pool_state *p;
+
+	/* tx_send checked b and left it empty (or failed, leaving it as it was) */
+	if (unlikely(rc < 0) || n == 0 || (p = pool_at(r, b->pool)) == NULL)
+		return rc;
+	if (unlikely(!rt_live(r, rte_lcore_id())) && run_stop_expired() != 0)
+		return rc;   /* the Lua side raises "run stopped" on an empty burst */
+	burst_fill(p, b, n);
+	return rc;
+}
