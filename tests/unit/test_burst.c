@@ -448,6 +448,47 @@ test_send_alloc_null(void **state)
 	assert_pool_full(pool);
 }
 
+/* Issue 20: send_due on a paced queue sends what is due (the first packet
+ * leaves at once, the next 1 ms later at 1000 pps) and keeps the rest at the
+ * burst's front, in order, for the next call; none is a drop. */
+static void
+test_send_due_keeps_the_rest(void **state)
+{
+	struct surge_queue_stats before = txq(NUL), after;
+	struct surge_rate r;
+	struct surge_burst *b;
+	void *second;
+	int pool;
+
+	(void)state;
+	pool = make_pool(255, 0);
+	b = surge_burst_new(pool, 8);
+	assert_non_null(b);
+	memset(&r, 0, sizeof(r));
+	r.value = 1000;
+	r.unit = SURGE_RATE_PPS;
+	ok(surge_txq_set_rate(NUL, 0, &r));
+	assert_int_equal(surge_burst_alloc(b, 8), 8);
+	second = b->mbuf[1];
+	b->len[1] = 59;
+	assert_int_equal(surge_tx_send_due(NUL, 0, b), 1);
+	assert_int_equal(b->n, 7);
+	assert_ptr_equal(b->mbuf[0], second);
+	assert_int_equal(b->len[0], 59);
+	assert_ptr_equal(b->data[0], rte_pktmbuf_mtod((struct rte_mbuf *)second, uint8_t *));
+	r.value = 0;                         /* unpaced again: the rest at once */
+	ok(surge_txq_set_rate(NUL, 0, &r));
+	assert_int_equal(surge_tx_send_due(NUL, 0, b), 7);
+	assert_int_equal(b->n, 0);
+	after = txq(NUL);
+	assert_int_equal(after.packets - before.packets, 8);
+	assert_int_equal(after.bytes - before.bytes, 7 * 60 + 59);
+	assert_int_equal(after.drops, before.drops);
+	assert_int_equal(after.unsent, before.unsent);
+	surge_burst_destroy(b);
+	assert_pool_full(pool);
+}
+
 static void
 test_plain_send_null(void **state)
 {
@@ -703,6 +744,7 @@ main(void)
 		cmocka_unit_test(test_length_validation),
 		cmocka_unit_test(test_plain_send_null),
 		cmocka_unit_test(test_send_alloc_null),
+		cmocka_unit_test(test_send_due_keeps_the_rest),
 		cmocka_unit_test(test_stopped_send_counts_drops),
 		cmocka_unit_test(test_tx_bursts_count_only_moving_calls),
 		cmocka_unit_test(test_queue_belongs_to_first_lcore),
