@@ -80,15 +80,16 @@ function tx(q, args)
   local f, clones = flows(t, args), args.clones
   -- count is in packets on the wire; each allocated packet goes out `clones` times
   local left = args.count > 0 and args.count / clones or -1
-  local sent = 0
+  local cap, sent = burst.cap, 0
+  local n = burst:alloc(left > 0 and left < cap and left or cap)
   while surge.running() and left ~= 0 do
-    local want = burst.cap
-    if left > 0 and left < want then want = left end
-    local n = burst:alloc(want)
     if f then f:apply(burst) end
-    sent = sent + q:send(burst, clones)
     if left > 0 then left = left - n end
+    -- the send and the next burst's allocation in one call (as many as are left)
+    sent = sent + q:send_alloc(burst, clones, left >= 0 and left < cap and left or cap)
+    n = burst.n
   end
+  burst:free()     -- allocated when the run stopped: never sent
   return sent
 end
 

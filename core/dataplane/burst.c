@@ -116,14 +116,23 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 {
 	struct runtime *r = rt();
 	struct pool_state *p;
-	uint32_t got;
-	uint16_t len, delta;
 
 	if (unlikely(burst_ok(r, b) != 0) || (p = pool_at(r, b->pool)) == NULL)
 		return 0;
 	burst_empty(b);
 	if (unlikely(!rt_live(r, rte_lcore_id())) && run_stop_expired() != 0)
 		return 0;   /* the Lua side raises "run stopped" */
+	return burst_fill(p, b, n);
+}
+
+/* surge_burst_alloc's work on a checked, empty burst of pool p (send.c's
+ * fused send + alloc calls it after a send emptied the burst) */
+uint32_t
+burst_fill(struct pool_state *p, struct surge_burst *b, uint32_t n)
+{
+	uint32_t got;
+	uint16_t len, delta;
+
 	b->tsc = 0;     /* generated, not received: pcap writers stamp them now */
 	if (n > b->cap)
 		n = b->cap;

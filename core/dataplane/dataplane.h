@@ -39,13 +39,15 @@ pool_at(struct runtime *r, int id)
  * no count or pool id in it is trusted: 0, or -EINVAL with the reason */
 int burst_check(const struct surge_burst *b);
 int burst_frame_len_ok(const struct surge_burst *b, uint32_t i);   /* b checked, i < n */
+uint32_t burst_fill(struct pool_state *p, struct surge_burst *b, uint32_t n);   /* b checked, empty */
 
 /* pacer.c: the per-packet schedule of a rated TX queue */
 double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);
 int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
 void pacer_start(struct pacer *p, const struct surge_rate *r, double limit, double hz, uint64_t now);
 uint32_t pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts,
-		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp);
+		   uint32_t n, uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp,
+		   uint32_t *kept);
 int pace_timed_burst(uint16_t port, uint16_t q, struct queue_slot *s);
 void rate_req_publish(struct rate_req *req, const struct surge_rate *r, double bps_limit);
 double link_bps(uint16_t port);   /* the link's speed in bit/s, 0 when unknown */

@@ -122,10 +122,14 @@ pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double 
 	return gap;
 }
 
-/* Paced variant: packet j may leave once the clock passes its departure. */
+/* Paced variant: packet j may leave once the clock passes its departure.
+ * kept == NULL: waits for each departure. Otherwise it returns at the first
+ * packet not yet due, with *kept the packets from there on, which never
+ * met the pacer (no departure drawn for them): a task feeding several paced
+ * queues sends each what is due and none waits for another's schedule. */
 uint32_t
 pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
-	  uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp)
+	  uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp, uint32_t *kept)
 {
 	struct pacer *p = &s->pc;
 	double hz = (double)rt_hz();
@@ -137,6 +141,10 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 		double behind;
 
 		if ((double)now < p->next) {
+			if (kept != NULL && surge_running()) {
+				*kept = n - i;
+				break;
+			}
 			if (!surge_running()) {
 				p->unsent += n - i;         /* not due yet: never offered to the driver */
 				s->st.unsent += n - i;

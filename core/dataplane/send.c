@@ -9,6 +9,7 @@
  * owned by the driver or freed and counted as a drop; none is lost.
  */
 #include <errno.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -17,6 +18,8 @@
 #include "burst.h"
 
 #define CLONES_MAX 1024          /* keeps refcnt (16 bit) far from overflow */
+#define SEND_KEEP 1              /* tx_send: keep what is not yet due */
+#define SEND_ONCE 2              /* tx_send: one driver call, a full ring not waited for */
 #define CHUNK 512                /* pointers handed to one tx_burst call */
 
 /* Why packet i of a burst cannot be sent as it is (the slow path of
@@ -121,15 +124,17 @@ offload:
 }
 
 /* Sends through the pacer when the queue has a rate, straight otherwise. */
+/* once: hand the burst to the driver once, what a full ring refuses is the
+ * caller's (tx_send_once); kept: see pace_push (NULL: wait for the schedule) */
 static inline uint32_t
 push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,
-     uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp, int once)
+     uint32_t clones, const uint32_t *gap_ns, uint32_t ptr_base, int stamp, int once, uint32_t *kept)
 {
 	/* an unpaced queue with no new rate request costs one compare here */
 	if (unlikely(s->pc.active || __atomic_load_n(&s->req.seq, __ATOMIC_RELAXED) != s->pc.seq_seen) &&
 	    pacer_refresh(s, (double)rt_hz(), rte_rdtsc()))
 		return pace_push(port, q, s, pkts, n, clones,
-				 s->pc.r.pattern == SURGE_PACE_GAPS ? gap_ns : NULL, ptr_base, stamp);
+				 s->pc.r.pattern == SURGE_PACE_GAPS ? gap_ns : NULL, ptr_base, stamp, kept);
 	if (likely(!stamp)) {
 		/* the usual case in one driver call; push_all retries the rest */
 		uint16_t k = rte_eth_tx_burst(port, q, pkts, (uint16_t)n);
@@ -157,7 +162,7 @@ send_clones(uint16_t port, uint16_t q, struct queue_slot *s, struct surge_burst 
 			if (k == CHUNK || (i == n - 1 && c == clones - 1)) {
 				uint32_t base = i * clones + c + 1 - k;   /* pointer index of ptrs[0] */
 				uint32_t done = push(port, q, s, ptrs, k, clones, b->gap_ns, base,
-						     stamp, 0);
+						     stamp, 0, NULL);
 
 				for (uint32_t j = done; j < k; j++) {
 					lost_bytes += ptrs[j]->data_len;
@@ -172,13 +177,19 @@ send_clones(uint16_t port, uint16_t q, struct queue_slot *s, struct surge_burst 
 	return sent_all;
 }
 
+/* The send. mode 0: every packet of the burst leaves (waiting for a paced
+ * queue's schedule, or for room in the ring) or is freed and counted; the
+ * burst is empty afterwards. SEND_KEEP (clones 1 only): the packets a paced
+ * queue has not yet due stay in the burst, moved to its front, for a later
+ * send. SEND_ONCE (clones 1 only): one driver call; what a full ring refuses
+ * is freed and counted, never waited for. */
 static inline int
-send_burst(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, int once)
+tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, int mode)
 {
 	struct runtime *r = rt();
 	struct port_state *ps;
 	uint64_t bytes, unsent0;
-	uint32_t n, sent, total;
+	uint32_t n, sent, total, kept = 0;
 	int rc = burst_ok(r, b), stamp;
 	struct queue_slot *s;
 
@@ -197,20 +208,36 @@ send_burst(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, in
 	if (unlikely(b->timed) && (rc = pace_timed_burst(port, q, s)) != 0)
 		return rc;
 	stamp = b->probes > 0;
-	b->n = 0;       /* from here the mbufs belong to the driver or are freed */
-	b->from_alloc = 0;
-	b->probes = 0;
-	b->timed = 0;
 	total = n * clones;
 	unsent0 = s->st.unsent;
 	if (clones == 1) {
-		sent = push(port, q, s, (struct rte_mbuf **)b->mbuf, n, 1, b->gap_ns, 0, stamp, once);
-		for (uint32_t j = sent; j < n; j++) {
+		sent = push(port, q, s, (struct rte_mbuf **)b->mbuf, n, 1, b->gap_ns, 0, stamp,
+			    mode & SEND_ONCE, (mode & SEND_KEEP) ? &kept : NULL);
+		for (uint32_t j = sent; j < n - kept; j++) {
 			bytes -= b->len[j];
 			rte_pktmbuf_free(b->mbuf[j]);
 		}
 	} else {
 		sent = send_clones(port, q, s, b, n, clones, stamp, &bytes);
+	}
+	if (unlikely(kept > 0)) {
+		/* the rest, prepared, to the front: a later send prepares them
+		 * again (the same lengths and flags) and draws their departures */
+		uint32_t from = n - kept;
+
+		for (uint32_t j = from; j < n; j++)
+			bytes -= b->len[j];
+		memmove(b->mbuf, b->mbuf + from, kept * sizeof(b->mbuf[0]));
+		memmove(b->data, b->data + from, kept * sizeof(b->data[0]));
+		memmove(b->len, b->len + from, kept * sizeof(b->len[0]));
+		memmove(b->gap_ns, b->gap_ns + from, kept * sizeof(b->gap_ns[0]));
+		b->n = kept;    /* probes, from_alloc and timed hold for the rest */
+		total -= kept;
+	} else {
+		b->n = 0;       /* from here the mbufs belong to the driver or are freed */
+		b->from_alloc = 0;
+		b->probes = 0;
+		b->timed = 0;
 	}
 	s->st.packets += sent;
 	s->st.bytes += bytes;
@@ -225,12 +252,34 @@ send_burst(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, in
 int
 surge_tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones)
 {
-	return send_burst(port, q, b, clones, 0);
+	return tx_send(port, q, b, clones, 0);
 }
 
 int
 tx_send_once(uint16_t port, uint16_t q, struct surge_burst *b)
 {
-	return send_burst(port, q, b, 1, 1);
+	return tx_send(port, q, b, 1, SEND_ONCE);
+}
+
+int
+surge_tx_send_due(uint16_t port, uint16_t q, struct surge_burst *b)
+{
+	return tx_send(port, q, b, 1, SEND_KEEP);
+}
+
+int
+surge_tx_send_alloc(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, uint32_t n)
+{
+	int rc = tx_send(port, q, b, clones, 0);
+	struct runtime *r = rt();
+	struct pool_state *p;
+
+	/* tx_send checked b and left it empty (or failed, leaving it as it was) */
+	if (unlikely(rc < 0) || n == 0 || (p = pool_at(r, b->pool)) == NULL)
+		return rc;
+	if (unlikely(!rt_live(r, rte_lcore_id())) && run_stop_expired() != 0)
+		return rc;   /* the Lua side raises "run stopped" on an empty burst */
+	burst_fill(p, b, n);
+	return rc;
 }
 

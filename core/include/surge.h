@@ -335,6 +335,14 @@ int surge_burst_refcnt(const struct surge_burst *b, uint32_t i);
 int surge_burst_frame_ok(const struct surge_burst *b, uint32_t i);
 
 int surge_tx_send(uint16_t port, uint16_t queue, struct surge_burst *b, uint32_t clones);
+/* surge_tx_send without waiting for a paced queue's schedule: sends the
+ * packets that are due now and keeps the others in b (moved to its front,
+ * b->n of them) for a later call. Returns the packets sent or -errno. */
+int surge_tx_send_due(uint16_t port, uint16_t queue, struct surge_burst *b);
+/* surge_tx_send, then surge_burst_alloc(b, n) in the same call (n = 0: none):
+ * a TX loop's two calls a burst as one. Returns what the send returned;
+ * b->n is what the alloc got. */
+int surge_tx_send_alloc(uint16_t port, uint16_t queue, struct surge_burst *b, uint32_t clones, uint32_t n);
 
 /* --- latency probes ---------------------------------------------------- */
 int surge_probe_mark(struct surge_burst *b, uint32_t i, uint16_t off, uint32_t seq);

@@ -3,6 +3,7 @@
 --   local port = surge.port(0, { rxq = 1, txq = 1, clones = false })
 --   local q = port:txq(0)          -- pass q to a task with surge.launch
 --   q:send(burst)                  -- in the task's loop
+--   q:send_due(burst)              -- a paced queue's due packets; the rest stay in burst
 local ffi = require "ffi"
 local bit = require "bit"
 local core = require "surge.core"
@@ -198,6 +199,46 @@ function TxQueue:send(burst, clones)
     end
   end
   local rc = C.surge_tx_send(self.port, self.id, burst, clones or 1)
+  if rc < 0 then rc_check(rc) end
+  return rc
+end
+
+-- q:send(burst, clones), then burst:alloc(n) (n = 0: none), in one call into
+-- the core: a TX loop's send and next allocation fused. Returns what the
+-- send returned; burst.n is what the allocation got.
+function TxQueue:send_alloc(burst, clones, n)
+  check.self(self, TxQueue, "txq:send_alloc")
+  check.burst(burst, "txq:send_alloc")
+  if clones ~= nil then
+    if type(clones) == "table" then clones = clones.clones end
+    check.number(clones, 1, 1024, true, "txq:send_alloc", "clones")
+  end
+  check.number(n, 0, burst.ro_cap, true, "txq:send_alloc", "n (at most the burst's capacity)")
+  local gap = self.gap
+  if gap then
+    for i = 0, burst.ro_n - 1 do
+      burst.gap_ns[i] = check.number(gap(), 0, 4294967295, false, "txq:send_alloc", "the gap function's result (ns)")
+    end
+  end
+  local rc = C.surge_tx_send_alloc(self.port, self.id, burst, clones or 1, n)
+  if rc < 0 then rc_check(rc) end
+  if n > 0 and burst.ro_n == 0 then core.check_run() end   -- an empty pool, or a stopped run
+  return rc
+end
+
+-- Sends what a paced queue has due now and keeps the rest in the burst (at
+-- its front; burst.n says how many) for a later call, instead of waiting for
+-- their departures: one task feeding several paced queues, each with its own
+-- rate, gives each its burst in turn and none waits on another's schedule.
+-- Alloc only an empty burst (alloc frees what a burst holds). An unpaced
+-- queue sends the whole burst, as send does. Returns the packets sent.
+function TxQueue:send_due(burst)
+  check.self(self, TxQueue, "txq:send_due")
+  check.burst(burst, "txq:send_due")
+  if self.gap then
+    check.raise("txq:send_due: the queue paces by a gap function (q:set_rate with gaps): use q:send")
+  end
+  local rc = C.surge_tx_send_due(self.port, self.id, burst)
   if rc < 0 then rc_check(rc) end
   return rc
 end

@@ -184,6 +184,13 @@ M 'receiver:percentile: q: .*got nan' 'surge.latency.receiver{ offset = 42 }:per
 T "txq:send: the gap function's result .*got nil" 'q:set_rate{ gap = function() return nil end }; local b = burst(); b:alloc(); q:send(b)'
 T "txq:send: the gap function's result .*got -5" 'q:set_rate{ gap = function() return -5 end }; local b = burst(); b:alloc(); q:send(b)'
 T 'txq:send: expected a burst, got nil' 'q:send(nil)'
+# issue 20: the fused send + alloc and the paced queues' send of what is due
+M 'txq:send_alloc: expected a burst, got nil' 'port():txq(0):send_alloc(nil, 1, 4)'
+T 'txq:send_alloc: n .*expected an integer in 0..4, got 5' 'local b = burst(); b:alloc(); q:send_alloc(b, 1, 5)'
+T 'txq:send_alloc: n .*got nil' 'local b = burst(); b:alloc(); q:send_alloc(b)'
+T 'txq:send_alloc: clones: .*got -1' 'local b = burst(); b:alloc(); q:send_alloc(b, -1, 4)'
+M 'txq:send_due: expected a burst, got nil' 'port():txq(0):send_due(nil)'
+T 'txq:send_due: the queue paces by a gap function' 'q:set_rate{ gap = function() return 10 end }; local b = burst(); b:alloc(); q:send_due(b)'
 
 echo "# 15. what cannot cross between VMs, and errors that are not strings"
 M 'surge.launch\("tx"\): cannot pass argument 1 .*function' 'surge.launch("tx", function() end)'

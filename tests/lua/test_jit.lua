@@ -244,6 +244,17 @@ function T.measuring_receiver_steady_state()
   end, 800000, nil, function(_, func) return receiver_fn[func] == true end)
 end
 
+-- Issue 20: the template path's loop (udp-flood.lua without flows) with
+-- the send and the next allocation fused (q:send_alloc): no trace exit or
+-- abort in its steady state, and the count exact (steady asserts it), as
+-- for the loops above; --count cut into bursts that do not divide it, so
+-- the last allocation asks for fewer than the burst holds.
+function T.flood_template_steady_state()
+  steady("udp-flood template path", "/examples/udp-flood.lua", function(ex, n)
+    return ex.tx(port():txq(0), args{ count = n })
+  end, 3200010)
+end
+
 function T.flows_cycle_evenly()
   -- every flow value once per `flows` packets: check with a capture of the
   -- sport values through a net_ring loopback elsewhere (e2e); here, counts

@@ -410,6 +410,85 @@ test_length_validation(void **state)
 	assert_pool_full(pool);
 }
 
+/* Issue 20: the fused send + alloc sends what the burst held and refills it
+ * with n (clamped to the capacity; 0: none) from its pool, counting as a
+ * send and an alloc would; send_due on an unpaced queue sends it all. */
+static void
+test_send_alloc_null(void **state)
+{
+	struct surge_queue_stats before = txq(NUL), after;
+	struct surge_burst *b;
+	int pool;
+
+	(void)state;
+	pool = make_pool(255, 0);
+	b = surge_burst_new(pool, 32);
+	assert_non_null(b);
+	assert_int_equal(surge_burst_alloc(b, 32), 32);
+	assert_int_equal(surge_tx_send_alloc(NUL, 0, b, 1, 7), 32);
+	assert_int_equal(b->n, 7);
+	assert_int_equal(b->from_alloc, 1);
+	assert_int_equal(b->len[6], 60);
+	assert_ptr_equal(b->data[0], rte_pktmbuf_mtod((struct rte_mbuf *)b->mbuf[0], uint8_t *));
+	assert_int_equal(surge_tx_send_alloc(NUL, 0, b, 1, 500), 7);   /* at most the capacity */
+	assert_int_equal(b->n, 32);
+	assert_int_equal(surge_tx_send_due(NUL, 0, b), 32);           /* unpaced: all of it */
+	assert_int_equal(b->n, 0);
+	assert_int_equal(surge_tx_send_alloc(NUL, 0, b, 1, 3), 0);    /* empty: refilled only */
+	assert_int_equal(b->n, 3);
+	assert_int_equal(surge_tx_send_alloc(NUL, 0, b, 1, 0), 3);    /* the last send */
+	assert_int_equal(b->n, 0);
+	assert_int_equal(surge_tx_send_alloc(NUL, 1, b, 1, 4), -EINVAL);  /* no queue 1: no alloc */
+	assert_int_equal(b->n, 0);
+	after = txq(NUL);
+	assert_int_equal(after.packets - before.packets, 32 + 7 + 32 + 3);
+	assert_int_equal(after.bytes - before.bytes, (32 + 7 + 32 + 3) * 60);
+	assert_int_equal(after.drops, before.drops);
+	surge_burst_destroy(b);
+	assert_pool_full(pool);
+}
+
+/* Issue 20: send_due on a paced queue sends what is due (the first packet
+ * leaves at once, the next 1 ms later at 1000 pps) and keeps the rest at the
+ * burst's front, in order, for the next call; none is a drop. */
+static void
+test_send_due_keeps_the_rest(void **state)
+{
+	struct surge_queue_stats before = txq(NUL), after;
+	struct surge_rate r;
+	struct surge_burst *b;
+	void *second;
+	int pool;
+
+	(void)state;
+	pool = make_pool(255, 0);
+	b = surge_burst_new(pool, 8);
+	assert_non_null(b);
+	memset(&r, 0, sizeof(r));
+	r.value = 1000;
+	r.unit = SURGE_RATE_PPS;
+	ok(surge_txq_set_rate(NUL, 0, &r));
+	assert_int_equal(surge_burst_alloc(b, 8), 8);
+	second = b->mbuf[1];
+	b->len[1] = 59;
+	assert_int_equal(surge_tx_send_due(NUL, 0, b), 1);
+	assert_int_equal(b->n, 7);
+	assert_ptr_equal(b->mbuf[0], second);
+	assert_int_equal(b->len[0], 59);
+	assert_ptr_equal(b->data[0], rte_pktmbuf_mtod((struct rte_mbuf *)second, uint8_t *));
+	r.value = 0;                         /* unpaced again: the rest at once */
+	ok(surge_txq_set_rate(NUL, 0, &r));
+	assert_int_equal(surge_tx_send_due(NUL, 0, b), 7);
+	assert_int_equal(b->n, 0);
+	after = txq(NUL);
+	assert_int_equal(after.packets - before.packets, 8);
+	assert_int_equal(after.bytes - before.bytes, 7 * 60 + 59);
+	assert_int_equal(after.drops, before.drops);
+	assert_int_equal(after.unsent, before.unsent);
+	surge_burst_destroy(b);
+	assert_pool_full(pool);
+}
+
 static void
 test_plain_send_null(void **state)
 {
@@ -664,6 +743,8 @@ main(void)
 		cmocka_unit_test(test_clone_refused_without_clones),
 		cmocka_unit_test(test_length_validation),
 		cmocka_unit_test(test_plain_send_null),
+		cmocka_unit_test(test_send_alloc_null),
+		cmocka_unit_test(test_send_due_keeps_the_rest),
 		cmocka_unit_test(test_stopped_send_counts_drops),
 		cmocka_unit_test(test_tx_bursts_count_only_moving_calls),
 		cmocka_unit_test(test_queue_belongs_to_first_lcore),
