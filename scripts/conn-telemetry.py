@@ -10,23 +10,13 @@ memory the process holds, hugepages included. Prints one line:
   rx_pps=X tx_pps=Y rx=N tx=N seconds=S mem_kb=K
 """
 import json
+import os
 import socket
 import sys
 import time
 
-
-def connect(path: str, limit: float) -> socket.socket:
-    end = time.monotonic() + limit
-    while True:
-        try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            s.connect(path)
-            s.recv(1024)                       # the greeting
-            return s
-        except OSError:
-            if time.monotonic() > end:
-                raise
-            time.sleep(0.05)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dpdk_telemetry import connect  # noqa: E402
 
 
 def sample(s: socket.socket) -> tuple[int, int, float]:

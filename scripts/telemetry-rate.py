@@ -13,23 +13,13 @@ and each interval's rate is printed first, one line each: interval pps_raw=X
 (scripts/bench's per-second samples of its RX rows).
 """
 import json
+import os
 import socket
 import sys
 import time
 
-
-def connect(path: str, limit: float) -> socket.socket:
-    end = time.monotonic() + limit
-    while True:
-        try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            s.connect(path)
-            s.recv(1024)                       # the greeting
-            return s
-        except OSError:
-            if time.monotonic() > end:
-                raise
-            time.sleep(0.05)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dpdk_telemetry import connect  # noqa: E402
 
 
 def sample(s: socket.socket, port: int, counter: str) -> tuple:

@@ -11,23 +11,13 @@ during one does not move the sample's time (0.02 % of a 4 s window is
 "window S rtt_us A B".
 """
 import json
+import os
 import socket
 import sys
 import time
 
-
-def connect(path: str, limit: float) -> socket.socket:
-    end = time.monotonic() + limit
-    while True:
-        try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            s.connect(path)
-            s.recv(1024)                       # the greeting
-            return s
-        except OSError:
-            if time.monotonic() > end:
-                raise
-            time.sleep(0.05)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts"))
+from dpdk_telemetry import connect  # noqa: E402
 
 
 def sample(s: socket.socket, port: int) -> tuple[list[int], float, float]:
