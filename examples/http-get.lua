@@ -86,7 +86,7 @@ function client(rxq, txq, args, mac)
   local neigh = require "surge.dut.neigh"
   local t = surge.proto.tcp{ src = args.src, dst = args.server, sport = args.sport, dport = args.port, size = 74 }
   local v6 = args.src:find(":", 1, true) ~= nil
-  local pool = surge.pool{ template = t, data_room = (args.mss > 0 and args.mss or 1460) + 74 + 128, size = 8191 }
+  local pool = surge.pool{ template = t, data_room = conn.data_room(args.mss), size = 8191 }
   local n = neigh.new({ { rxq = rxq, txq = txq, mac = mac, ip4 = not v6 and args.src or nil,
                           ip6 = v6 and args.src or nil } }, pool):set_rx_burst(pool:burst(32))
   local hop = args.gateway ~= "" and args.gateway or args.server

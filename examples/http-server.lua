@@ -51,7 +51,7 @@ function server(rxq, txq, args, mac)
   local neigh = require "surge.dut.neigh"
   local v6 = args.addr:find(":", 1, true) ~= nil
   local t = surge.proto.tcp{ src = args.addr, dst = args.addr, sport = args.port, dport = 1, size = 74 }
-  local pool = surge.pool{ template = t, data_room = (args.mss > 0 and args.mss or 1460) + 74 + 128, size = 8191 }
+  local pool = surge.pool{ template = t, data_room = conn.data_room(args.mss), size = 8191 }
   local n = neigh.new({ { rxq = rxq, txq = txq, mac = mac, ip4 = not v6 and args.addr or nil,
                           ip6 = v6 and args.addr or nil } }, pool)
   local e = conn.server{ addr = args.addr, port = args.port, mac = mac, capacity = args.capacity,

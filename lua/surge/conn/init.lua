@@ -199,9 +199,19 @@ function Engine:template()
     dport = c.peer_port ~= 0 and c.peer_port or 1, size = c.ip_version == 6 and 74 or 60 }
 end
 
+local HEADROOM = 128                       -- DPDK's mbuf headroom
+local HEADERS = { [4] = 54, [6] = 74 }     -- Ethernet + IP + TCP, no options
+
 -- The frame size the engine's pool must hold: its mbufs' data room.
 function Engine:data_room()
-  return self.conf.mss + (self.conf.ip_version == 6 and 74 or 54) + 128   -- headers, DPDK's headroom
+  return self.conf.mss + HEADERS[self.conf.ip_version] + HEADROOM
+end
+
+-- The data room of a pool made before its engine (the pool answers ARP/NDP
+-- while the peer's MAC, which the engine needs, is resolved): segments of
+-- mss bytes (0 or nil: 1460, a 1500-byte MTU's) under either family's headers.
+function M.data_room(mss)
+  return (mss and mss > 0 and mss or 1460) + HEADERS[6] + HEADROOM
 end
 
 -- One round (see surge_conn_poll): returns the frames left in rx, which the

@@ -87,7 +87,7 @@ function M.task(spec)
   local o = spec.opts
   local v6 = o.src:find(":", 1, true) ~= nil
   local t = surge.proto.tcp{ src = o.src, dst = o.server, sport = 1024, dport = o.port, size = 74 }
-  local pool = surge.pool{ template = t, data_room = 1460 + 74 + 128, size = 8191 }
+  local pool = surge.pool{ template = t, data_room = conn.data_room(), size = 8191 }
   local rxq, txq = spec.rxq, spec.txq
   local neigh = neigh_mod.new({ { rxq = rxq, txq = txq, mac = spec.mac, ip4 = not v6 and o.src or nil,
                                   ip6 = v6 and o.src or nil } }, pool):set_rx_burst(pool:burst(32))

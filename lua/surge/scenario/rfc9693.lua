@@ -275,7 +275,7 @@ function M.task(spec)
   local json = require "surge.results.json"
   local o = spec.opts
   local t = surge.proto.tcp{ src = spec.src, dst = spec.dst, sport = 1024, dport = o.port, size = 74 }
-  local pool = surge.pool{ template = t, data_room = 1460 + 74 + 128, size = 8191 }
+  local pool = surge.pool{ template = t, data_room = conn.data_room(), size = 8191 }
   local ifaces = spec.ifaces
   local st = { o = o, ifaces = ifaces, src = spec.src, dst = spec.dst, port = o.port, tx_mac = spec.tx_mac,
     gw_mac = spec.gw_mac, rto = o.rto, settle = o.settle, width = spec.width, sport = 1024, clients = 0,
