@@ -149,7 +149,7 @@ function M.task(spec)
     rows[#rows + 1] = row
     scenario.progress("http: %8.1f/s offered  %6d connections  %6d completed  %d failed  %8.1f conn/s  %8.1f req/s"
       .. "  response p50 %s p99 %s us", rate, n, s.completed, s.failed, s.cps or 0, s.requests_per_s or 0,
-      r and ("%.0f"):format(r.p50) or "-", r and ("%.0f"):format(r.p99) or "-")
+      scenario.cell(r and r.p50, "%.0f"), scenario.cell(r and r.p99, "%.0f"))
   end
   return { rows = rows, stopped = not surge.running() or nil, next_hop_mac = peer_mac }
 end

@@ -472,6 +472,12 @@ function M.table(headers, rows)
   return table.concat(out, "\n")
 end
 
+-- A figure formatted for a table or a progress line, "-" when there is none.
+function M.cell(v, fmt)
+  if v == nil then return "-" end
+  return (fmt or "%s"):format(v)
+end
+
 -- Latency summary cells in microseconds: min, avg, p50, p99, max.
 function M.lat_cells(l)
   if not l or l.probes == 0 then return { "-", "-", "-", "-", "-" } end

@@ -408,10 +408,9 @@ function M.run(opts)
   return scenario.done(M.name, res)
 end
 
-local function us(v) return v and ("%.1f"):format(v) or "-" end
-
 function M.report(res)
   local scenario = require "surge.scenario"
+  local function us(v) return scenario.cell(v, "%.1f") end
   local rows = {}
   for _, r in ipairs(res.rows) do
     local figure

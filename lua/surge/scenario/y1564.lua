@@ -237,10 +237,9 @@ function M.run(opts)
   return scenario.done(M.name, res)
 end
 
-local function us(v) return v and ("%.1f"):format(v) or "-" end
-
 function M.report(res)
   local scenario = require "surge.scenario"
+  local function us(v) return scenario.cell(v, "%.1f") end
   local rows = {}
   for _, r in ipairs(res.rows) do
     rows[#rows + 1] = { r.service, r.step, ("%.4g"):format(r.offered_bps / 1e6), ("%.4g"):format(r.ir_bps / 1e6),
