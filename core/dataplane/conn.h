@@ -49,9 +49,8 @@ enum {
 	CF_FIRST = 2,       /* the first response byte arrived (SYN-to-first-byte taken) */
 	CF_FIN_RCVD = 4,    /* the peer's FIN is in (rcv_nxt counts it) */
 	CF_FAILED = 8,      /* counted as failed: nothing more is counted for it */
-	CF_CLOSE = 16,      /* server: close once the responses owed are acknowledged (the
+	CF_CLOSE = 16       /* server: close once the responses owed are acknowledged (the
 			     * request asked: HTTP/1.0 without keep-alive, Connection: close) */
-	CF_HELD = 32        /* client: held for a hook's action (conn_events.c) */
 };
 
 /* conn.list: which timer list the connection is on */
@@ -116,6 +115,10 @@ enum seg_kind {
 	SEG_TCP = 1,        /* a TCP segment to the engine's address */
 	SEG_BAD = 2         /* TCP to us but malformed or with a wrong checksum: dropped, counted */
 };
+
+/* conn.flags, the hooks' bit (conn_events.c): a client connection held for
+ * a hook's action; the top bit, apart from the engine's own flags above */
+enum { CF_HELD = 128 };
 
 /* The hooks' state (conn_events.c); present only when hooks are set. */
 struct conn_hooks {

@@ -21,7 +21,7 @@
 --
 -- Per-connection hooks (docs/connections.md, "Per-connection hooks"):
 --   conn.client{ ..., templates = { conn.http_get{ path = "/b" } },  -- request 1 (0: `request`)
---     slots = 1,                                     -- uint32 state per connection
+--     slots = 1,                                     -- int32 state per connection
 --     on_response = function(c)                      -- after each poll, once per event
 --       if c:status() == 200 and c:requests() == 1 then c:send(1) else c:close() end
 --     end, on_established = .., on_close = .., on_fail = .. }
@@ -130,8 +130,10 @@ end
 -- The handle a hook gets: one per engine, reused for every event (its
 -- event index `i` rewritten), read through methods: nothing is made per
 -- event. Its methods are valid inside the hook call only.
--- (the index in an int32 cdata: a Lua number field would be a double, a
--- conversion per event in the dispatch loop's trace)
+-- (the event's index and log2 of the slots' stride in an int32 cdata, at[0]
+-- and at[1]: a Lua number field is a double, a conversion per event in the
+-- dispatch loop's trace; a connection's slots start at conn << at[1], a
+-- shift where a multiplication would be done in floating point)
 local Hook = class.new("connection (in a hook)", { "hk", "at", "slots", "nslots", "ntpl", "client" })
 M.Hook = Hook
 local EV_EST, EV_RESP, EV_FAIL, EV_CLOSE = C.SURGE_CONN_EV_ESTABLISHED, C.SURGE_CONN_EV_RESPONSE,
@@ -191,13 +193,15 @@ local function slot(h, k, what)
   if type(k) ~= "number" or k % 1 ~= 0 or k < 1 or k > h.nslots then
     check.raise(("%s: slot %s: 1..%d (the engine's `slots`)"):format(what, check.show(k), h.nslots))
   end
-  return event(h).conn * h.nslots + k - 1
+  local at = h.at
+  return bit.lshift(h.hk.ev[h.hk.cur][at[0]].conn, at[1]) + k - 1
 end
--- The connection's user state: slots 1..`slots`, uint32 each, 0 when it opens.
+-- The connection's user state: slots 1..`slots`, int32 each (an int32, not
+-- a uint32: LuaJIT reads it as an integer), 0 when it opens.
 function Hook:get(k) return self.slots[slot(self, k, "connection:get")] end
 function Hook:set(k, v)
-  if type(v) ~= "number" or v % 1 ~= 0 or v < 0 or v > 4294967295 then
-    check.raise(("connection:set: %s: an integer 0..4294967295"):format(check.show(v)))
+  if type(v) ~= "number" or v % 1 ~= 0 or v < -2147483648 or v > 2147483647 then
+    check.raise(("connection:set: %s: an integer -2147483648..2147483647 (int32)"):format(check.show(v)))
   end
   self.slots[slot(self, k, "connection:set")] = v
 end
@@ -233,8 +237,10 @@ local function hooks_of(o, fn, capacity)
     return nil
   end
   if nslots > 0 then mask = bit.bor(mask, bit.lshift(1, EV_CLOSE)) end   -- slots are zeroed at the close
-  return { on = on, mask = mask, nslots = nslots, tpl = tpl,
-           slots = nslots > 0 and ffi.new("uint32_t[?]", capacity * nslots) or false }
+  local shift = 0
+  while bit.lshift(1, shift) < nslots do shift = shift + 1 end   -- a stride of 2^shift >= nslots
+  return { on = on, mask = mask, nslots = nslots, shift = shift, tpl = tpl,
+           slots = nslots > 0 and ffi.new("int32_t[?]", capacity * bit.lshift(1, shift)) or false }
 end
 
 local function new_engine(c, data, role, prefix, hooks)
@@ -253,7 +259,9 @@ local function new_engine(c, data, role, prefix, hooks)
     local out = ffi.new("struct surge_conn_hooks *[1]")
     rc_check(C.surge_conn_hooks(id, hooks.mask, ptrs, lens, n, out), 3)
     e.hooks, e.on, e.tpl_keep = out[0], hooks.on, hooks.tpl
-    e.hook = setmetatable({ hk = out[0], at = ffi.new("int32_t[1]"), slots = hooks.slots, nslots = hooks.nslots, ntpl = n + 1,
+    local at = ffi.new("int32_t[2]")
+    at[1] = hooks.shift
+    e.hook = setmetatable({ hk = out[0], at = at, slots = hooks.slots, nslots = hooks.nslots, ntpl = n + 1,
                             client = role == "client" }, Hook)
   end
   return e
@@ -266,14 +274,14 @@ local function dispatch(self)
   if hk.lost > 0 then check.raise(("connection engine %d: %d events lost"):format(self.id, hk.lost)) end
   if n == 0 then return end
   local evs, on, h = hk.ev[hk.cur], self.on, self.hook
-  local nslots, slots, at = h.nslots, h.slots, h.at
+  local slots, at, nslots = h.slots, h.at, h.nslots
   for i = 0, n - 1 do
     local kind = evs[i].kind
     local f = on[kind]
     at[0] = i
     if f then f(h) end
     if kind == EV_CLOSE and nslots > 0 then
-      local base = evs[i].conn * nslots
+      local base = bit.lshift(evs[i].conn, at[1])
       for k = 0, nslots - 1 do slots[base + k] = 0 end
     end
   end
