@@ -4,6 +4,10 @@
 --   surge run --vdev net_af_packet0,iface=veth0 examples/http-get.lua \
 --     --src 10.1.0.2 --server 10.1.0.1 --connections 10000 --rate 2000
 --   ... --gateway 10.0.0.1        # the server is behind a router: ARP for it instead
+--   ... --path /a,/x --mix /b,/c --status 0
+--        # per-connection hooks (docs/connections.md): connection i GETs
+--        # /a or /x (i even, odd), then /b on the same connection when that
+--        # answer was a 200, /c when it was not
 --
 -- A task on a worker lcore resolves the server's (or the gateway's) MAC by
 -- ARP (NDP for IPv6 addresses), then opens --connections connections at --rate per second (at most
@@ -29,7 +33,9 @@ function configure(p)
   p:option("--concurrency", "most connections open at once", 256, "integer 1..64512")
   p:option("--requests", "GETs per connection (HTTP/1.1 keep-alive)", 1, "integer 1..65535")
   p:option("--think", "seconds between a response and the next GET on a connection", 0, "number 0..600")
-  p:option("--path", "the path requested", "/")
+  p:option("--path", "the path requested; A,B,...: connection i requests the (i mod n)th", "/")
+  p:option("--mix", "OK,ELSE: after the first response, one more GET on the connection: OK's path "
+    .. "when its status was 200, ELSE's when not (needs --status 0)", "")
   p:option("--close", "how surge closes: fin or rst", "fin")
   p:option("--status", "the status every response must have (0: any)", 200, "integer 0..999")
   p:option("--sport", "first source port (connection i uses sport + i)", 1024, "integer 1..65535")
@@ -58,7 +64,19 @@ function configure(p)
     if o.concurrency > 65536 - o.sport then
       return ("--concurrency %d: at most %d with --sport %d"):format(o.concurrency, 65536 - o.sport, o.sport)
     end
-    if o.path:sub(1, 1) ~= "/" or o.path:find("[%s%c]") then return ("--path %s: starts with / and holds no spaces"):format(o.path) end
+    for _, k in ipairs({ "path", "mix" }) do
+      for path in (o[k] .. ","):gmatch("([^,]*),") do
+        if path:sub(1, 1) ~= "/" or path:find("[%s%c]") then
+          if k == "path" or o.mix ~= "" then
+            return ("--%s %s: paths that start with / and hold no spaces"):format(k, o[k])
+          end
+        end
+      end
+    end
+    if o.mix ~= "" then
+      if not o.mix:match("^[^,]+,[^,]+$") then return ("--mix %s: two paths, OK,ELSE"):format(o.mix) end
+      if o.status ~= 0 then return ("--mix: the first answers may be of any status: --status 0 (not %d)"):format(o.status) end
+    end
     return nil
   end)
 end
@@ -75,6 +93,9 @@ function master(args)
     return 0
   end
   print(conn.format(r))
+  if r.mix then print(("mix: %d GETs of %s (after a 200), %d of %s"):format(r.mix.ok, r.mix.ok_path, r.mix.other,
+    r.mix.other_path)) end
+  r.mix = nil                   -- (printed above; not a field of --output's schema)
   surge.results.add("tcp_client", r)
   -- a run cut short (--duration, Ctrl-C) succeeds when nothing failed
   local all = args.connections == 0 or r.completed == args.connections or not surge.running()
@@ -95,13 +116,42 @@ function client(rxq, txq, args, mac)
     if not surge.running() then return { unresolved = hop } end
     error(err, 0)
   end
+  -- the paths as request templates: the first is the `request` (template
+  -- 0), the others and --mix's follow it (templates 1..)
+  local host = v6 and "[" .. args.server .. "]" or args.server
+  local paths, templates = {}, {}
+  for path in (args.path .. ","):gmatch("([^,]+),") do paths[#paths + 1] = path end
+  for i = 2, #paths do templates[#templates + 1] = conn.http_get{ host = host, path = paths[i] } end
+  local mix = args.mix ~= "" and { ok = 0, other = 0 } or nil
+  local hooks = {}
+  if #paths > 1 then
+    local n = #paths
+    hooks.on_established = function(c)
+      local k = c:id() % n
+      if k > 0 then c:send(k) end         -- template k: paths[k + 1]
+    end
+  end
+  if mix then
+    mix.ok_path, mix.other_path = args.mix:match("^([^,]+),([^,]+)$")
+    templates[#templates + 1] = conn.http_get{ host = host, path = mix.ok_path }
+    templates[#templates + 1] = conn.http_get{ host = host, path = mix.other_path }
+    local ok_t, other_t = #templates - 1, #templates
+    hooks.on_response = function(c)
+      if c:requests() ~= 1 then return end      -- the engine's course: the next of --requests, or the close
+      if c:status() == 200 then mix.ok = mix.ok + 1 c:send(ok_t) else mix.other = mix.other + 1 c:send(other_t) end
+    end
+  end
   local e = conn.client{ src = args.src, server = args.server, port = args.port, sport = args.sport,
     mac = mac, peer_mac = peer_mac, connections = args.connections, concurrency = args.concurrency,
     rate = args.rate > 0 and { rate = args.rate, pattern = args.pattern } or 0, requests = args.requests,
-    think = args.think, request = conn.http_get{ host = v6 and "[" .. args.server .. "]" or args.server, path = args.path },
+    think = args.think, request = conn.http_get{ host = host, path = paths[1] },
+    templates = next(hooks) and templates or nil, on_established = hooks.on_established,
+    on_response = hooks.on_response,
     expect = { http = args.status }, close = args.close, mss = args.mss > 0 and args.mss or nil, rto = args.rto,
     retries = args.retries, time_wait = args.time_wait }
   local t0 = surge.tsc()
   e:run{ rxq = rxq, txq = txq, pool = pool, neigh = n }
-  return e:summary(tonumber(surge.tsc() - t0) / tonumber(surge.tsc_hz()))
+  local r = e:summary(tonumber(surge.tsc() - t0) / tonumber(surge.tsc_hz()))
+  r.mix = mix
+  return r
 end

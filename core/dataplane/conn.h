@@ -16,11 +16,15 @@
  *   conn_fsm.c    the state machine: what a segment or a timer does
  *   conn_poll.c   the FFI entry points: make, poll (receive, timers, opens,
  *                 send), counters
+ *   conn_events.c per-connection hooks: the events a poll records for Lua,
+ *                 the actions Lua's hooks chose, applied at the next poll
  */
 #ifndef SURGE_CONN_H
 #define SURGE_CONN_H
 
 #include <stdint.h>
+
+#include <rte_branch_prediction.h>
 
 #include "hist.h"
 #include "dataplane.h"
@@ -76,7 +80,7 @@ struct conn {
 	uint8_t list;           /* CL_* */
 	uint16_t owed;          /* messages queued to send, from msg_seq on (a server's pipelined responses) */
 	uint8_t match;          /* server, HTTP: bytes of CR LF CR LF matched so far */
-	uint8_t reserved;
+	uint8_t tpl;            /* client: the request template it sends (0: conf.data; hooks choose others) */
 };
 
 _Static_assert(sizeof(struct conn) == 64, "struct conn is 64 bytes (docs/connections.md)");
@@ -112,6 +116,19 @@ enum seg_kind {
 	SEG_BAD = 2         /* TCP to us but malformed or with a wrong checksum: dropped, counted */
 };
 
+/* conn.flags, the hooks' bit (conn_events.c): a client connection held for
+ * a hook's action; the top bit, apart from the engine's own flags above */
+enum { CF_HELD = 128 };
+
+/* The hooks' state (conn_events.c); present only when hooks are set. */
+struct conn_hooks {
+	struct surge_conn_hooks pub;  /* what Lua reads and writes */
+	uint8_t *tpl_data[SURGE_CONN_TEMPLATES_MAX];   /* [0]: the engine's data */
+	uint32_t tpl_len[SURGE_CONN_TEMPLATES_MAX];
+	uint16_t *status;             /* client: each connection's response status */
+	uint8_t stopped;              /* abort: the run's end, no more events */
+};
+
 struct conn_engine {
 	struct surge_conn_conf conf;
 	struct surge_conn_stats st;
@@ -143,6 +160,7 @@ struct conn_engine {
 	uint8_t tx_full;              /* the last flush found the TX ring full: no new opens
 				       * until a flush goes out whole (the client keeps to
 				       * the pace its peer drains) */
+	struct conn_hooks *hk;        /* NULL: no hooks (every event site tests only this) */
 };
 
 /* conn_seg.c */
@@ -190,6 +208,43 @@ int fsm_open(struct conn_engine *e);
 enum seg_kind conn_frame(struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags);
 void conn_timers(struct conn_engine *e);
 struct conn_engine *conn_engine_get(int id);
+
+/* conn_events.c. Without hooks each call below is one test of e->hk,
+ * at a connection's events (not per segment). */
+int conn_event_put(struct conn_engine *e, struct conn *c, unsigned kind, unsigned reason);
+void conn_event_status(struct conn_engine *e, const struct conn *c, const uint8_t *p, uint32_t n);
+void conn_event_peer_fin(struct conn_engine *e, struct conn *c);
+void conn_events_apply(struct conn_engine *e);
+void conn_events_free(struct conn_engine *e);
+/* Records an event when a hook wants it; 1: the connection is held for
+ * the hook's action (a client's ESTABLISHED, RESPONSE), its course stops here */
+static inline int
+conn_hook(struct conn_engine *e, struct conn *c, unsigned kind, unsigned reason)
+{
+	return unlikely(e->hk != NULL) ? conn_event_put(e, c, kind, reason) : 0;
+}
+/* Room for a timer's events (two at most): timers wait a poll when not */
+static inline int
+conn_events_room(const struct conn_engine *e)
+{
+	return likely(e->hk == NULL) || e->hk->pub.n + 2 <= e->hk->pub.cap;
+}
+/* The message connection c sends: its template (the engine's data unless a hook chose) */
+static inline const uint8_t *
+conn_msg(const struct conn_engine *e, const struct conn *c)
+{
+	return likely(c->tpl == 0) ? e->data : e->hk->tpl_data[c->tpl];
+}
+static inline uint32_t
+conn_msg_len(const struct conn_engine *e, const struct conn *c)
+{
+	return likely(c->tpl == 0) ? e->data_len : e->hk->tpl_len[c->tpl];
+}
+
+/* conn_fsm.c, for conn_events.c: a client's next request (more: even past
+ * conf.requests), or its close now (counted completed) */
+void fsm_client_next(struct conn_engine *e, struct conn *c, int more);
+void fsm_client_close(struct conn_engine *e, struct conn *c, int rst);
 
 /* signed difference of two engine times */
 static inline int32_t us_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }

@@ -17,12 +17,14 @@
 #include "conn.h"
 
 static void
-count_fail(struct conn *c, uint64_t *reason)
+count_fail(struct conn_engine *e, struct conn *c, uint64_t *reason)
 {
 	if (c->flags & (CF_DONE | CF_FAILED))
 		return;
 	c->flags |= CF_FAILED;
 	(*reason)++;
+	conn_hook(e, c, SURGE_CONN_EV_FAILED, reason == &e->st.failed_timeout ? SURGE_CONN_FAIL_TIMEOUT
+					      : reason == &e->st.failed_rst ? SURGE_CONN_FAIL_RST : SURGE_CONN_FAIL_BAD);
 }
 
 /* The end of a connection: a server counts it complete when it answered
@@ -38,7 +40,7 @@ finish(struct conn_engine *e, struct conn *c)
 static void
 abort_conn(struct conn_engine *e, struct conn *c, uint64_t *reason)
 {
-	count_fail(c, reason);
+	count_fail(e, c, reason);
 	seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
 	finish(e, c);
 }
@@ -59,7 +61,8 @@ iss_for(const struct conn_engine *e, uint32_t peer_ip, uint16_t lport, uint16_t 
 static int
 send_data(struct conn_engine *e, struct conn *c, uint32_t high)
 {
-	uint32_t dlen = e->data_len, end = c->msg_seq + (uint32_t)c->owed * dlen;
+	uint32_t dlen = conn_msg_len(e, c), end = c->msg_seq + (uint32_t)c->owed * dlen;
+	const uint8_t *msg = conn_msg(e, c);
 	uint32_t wnd_end = c->snd_una + c->peer_wnd;
 	/* new data on a connection with nothing outstanding (not go-back-N) */
 	int was_idle = c->snd_una == c->snd_nxt && high == c->snd_nxt;
@@ -76,7 +79,7 @@ send_data(struct conn_engine *e, struct conn *c, uint32_t high)
 			n = wnd_end - c->snd_nxt;
 		if (off + n == dlen)
 			flags |= TF_PSH;
-		if (seg_emit(e, c, flags, c->snd_nxt, e->data + off, n) != 0)
+		if (seg_emit(e, c, flags, c->snd_nxt, msg + off, n) != 0)
 			break;                  /* no mbuf: the timer sends it again */
 		if (seq_lt(c->snd_nxt, high))
 			e->st.retransmits++;
@@ -122,11 +125,12 @@ enter_time_wait(struct conn_engine *e, struct conn *c)
 	timer_arm(e, c, CL_TW, e->conf.time_wait_us);
 }
 
-/* A client's next request, or its close once all are answered. */
-static void
-client_next(struct conn_engine *e, struct conn *c)
+/* A client's next request (more: even past conf.requests, a hook's
+ * choice), or its close once all are answered. */
+void
+fsm_client_next(struct conn_engine *e, struct conn *c, int more)
 {
-	if (c->requests < e->conf.requests) {
+	if (more || c->requests < e->conf.requests) {
 		c->requests++;
 		c->msg_seq = c->snd_nxt;
 		c->owed = 1;
@@ -135,9 +139,22 @@ client_next(struct conn_engine *e, struct conn *c)
 		send_data(e, c, c->snd_nxt);
 		return;
 	}
+	fsm_client_close(e, c, e->conf.close == SURGE_CONN_CLOSE_RST);
+}
+
+static void
+client_next(struct conn_engine *e, struct conn *c)
+{
+	fsm_client_next(e, c, 0);
+}
+
+/* A client's close with every request answered: counted completed. */
+void
+fsm_client_close(struct conn_engine *e, struct conn *c, int rst)
+{
 	c->flags |= CF_DONE;
 	e->st.completed++;
-	if (e->conf.close == SURGE_CONN_CLOSE_RST) {
+	if (rst) {
 		seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
 		conn_release(e, c);
 		return;
@@ -211,8 +228,11 @@ client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 		c->flags |= CF_FIRST;
 		hist_add(&e->connect_h, (uint64_t)(uint32_t)(e->now - c->t_open) * 1000);
 	}
-	if (c->rx_bytes == 0)
+	if (c->rx_bytes == 0) {
 		c->rx_expect = e->conf.expect == SURGE_CONN_EXPECT_HTTP ? http_length(e, p, n) : e->conf.expect_len;
+		if (unlikely(e->hk != NULL))
+			conn_event_status(e, c, p, n);
+	}
 	c->rx_bytes += n;
 	if (c->rx_expect == 0 || c->rx_bytes > c->rx_expect || c->owed != 0) {
 		/* a wrong status or header, more than expected, or an answer
@@ -223,6 +243,8 @@ client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	if (c->rx_bytes == c->rx_expect) {
 		e->st.responses++;
 		hist_add(&e->response_h, (uint64_t)(uint32_t)(e->now - c->t_req) * 1000);
+		if (conn_hook(e, c, SURGE_CONN_EV_RESPONSE, 0))
+			return;                 /* held: the hook's action, at the next poll */
 		if (e->conf.think_us > 0 && c->requests < e->conf.requests)
 			timer_arm(e, c, CL_THINK, e->conf.think_us);   /* the next request after it */
 		else
@@ -359,7 +381,7 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 			return;
 		}
 		e->st.rst_rcvd++;
-		count_fail(c, &e->st.failed_rst);
+		count_fail(e, c, &e->st.failed_rst);
 		finish(e, c);
 		return;
 	}
@@ -383,7 +405,8 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 		e->st.established++;
 		timer_arm(e, c, CL_RTO, e->conf.rto_us);
 		c->snd_nxt = c->snd_una;
-		client_next(e, c);              /* the request carries the handshake's ACK */
+		if (!conn_hook(e, c, SURGE_CONN_EV_ESTABLISHED, 0))
+			client_next(e, c);      /* the request carries the handshake's ACK */
 		if (c->state == CS_ESTABLISHED && c->snd_nxt == c->snd_una)
 			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
 		return;
@@ -442,13 +465,14 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 		}
 		c->state = CS_ESTABLISHED;
 		e->st.established++;
+		conn_hook(e, c, SURGE_CONN_EV_ESTABLISHED, 0);
 	}
 	c->peer_wnd = s->wnd;
 	if (seq_lt(c->snd_una, s->ack)) {
 		c->snd_una = s->ack;
 		c->retries = 0;
 		if (e->conf.role == SURGE_CONN_CLIENT) {
-			if (c->owed && seq_le(c->msg_seq + e->data_len, c->snd_una))
+			if (c->owed && seq_le(c->msg_seq + conn_msg_len(e, c), c->snd_una))
 				c->owed = 0;    /* the request is all acknowledged */
 		} else {
 			server_acked(e, c);
@@ -502,8 +526,10 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 		c->flags |= CF_FIN_RCVD;
 		switch (c->state) {
 		case CS_ESTABLISHED:
+			if (unlikely(c->flags & CF_HELD))
+				conn_event_peer_fin(e, c);  /* held after a whole response: completed */
 			if (e->conf.role == SURGE_CONN_CLIENT && !(c->flags & CF_DONE))
-				count_fail(c, &e->st.failed_bad);   /* closed before the answer was whole */
+				count_fail(e, c, &e->st.failed_bad);   /* closed before the answer was whole */
 			if (e->conf.role == SURGE_CONN_SERVER && c->owed > 0) {
 				/* a request and the FIN together (a half-close): the
 				 * answers go out first, then our FIN (server_acked) */
@@ -613,7 +639,7 @@ fsm_timer(struct conn_engine *e, struct conn *c)
 	case CS_SYN_SENT:
 	case CS_SYN_RCVD:
 		if (c->retries > e->conf.retries) {
-			count_fail(c, &e->st.failed_timeout);
+			count_fail(e, c, &e->st.failed_timeout);
 			if (c->state == CS_SYN_RCVD)
 				seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
 			finish(e, c);   /* a client's unanswered SYN: nothing to reset */

@@ -80,6 +80,7 @@ conf_check(const struct surge_conn_conf *c)
 static void
 engine_free(struct conn_engine *e)
 {
+	conn_events_free(e);
 	table_free(e);
 	free(e->data);
 	free(e);
@@ -244,8 +245,8 @@ timers(struct conn_engine *e, struct conn_list *l)
 	while (l->head != CONN_NIL) {
 		struct conn *c = &e->tab[l->head];
 
-		if (us_diff(e->now, c->t_timer) < 0)
-			break;
+		if (us_diff(e->now, c->t_timer) < 0 || !conn_events_room(e))
+			break;      /* not due, or no room for its events: the next poll */
 		fsm_timer(e, c);            /* re-arms at the tail, or frees */
 	}
 }
@@ -305,6 +306,8 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 		return n;
 	tsc = rte_rdtsc();
 	e->now = (uint32_t)((double)(tsc - e->tsc0) * e->us_per_cyc);
+	if (unlikely(e->hk != NULL))
+		conn_events_apply(e);   /* the hooks' actions on the last poll's events */
 	for (int i = 0; i < n; i++) {
 		struct rte_mbuf *m = rx->mbuf[i];
 
@@ -366,6 +369,8 @@ surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx)
 	e->tx_err = 0;
 	if (e->sw_csum == 2)
 		e->sw_csum = 1;
+	if (e->hk != NULL)
+		e->hk->stopped = 1;     /* the run's end: no hook sees these resets */
 	for (uint32_t i = 0; i < e->conf.capacity; i++) {
 		struct conn *c = &e->tab[i];
 

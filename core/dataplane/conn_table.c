@@ -212,6 +212,7 @@ conn_release(struct conn_engine *e, struct conn *c)
 
 	if (c->state == CS_FREE)
 		return;
+	conn_hook(e, c, SURGE_CONN_EV_CLOSED, 0);
 	if (e->conf.role == SURGE_CONN_SERVER)
 		index_remove(e, i);
 	if (c->state == CS_TIME_WAIT)

@@ -658,6 +658,73 @@ int surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx
 double surge_conn_percentile(int id, int which, double q);
 int surge_conn_buckets(int id, int which, struct surge_hist_bucket *out, uint32_t max);
 int surge_conn_count(void);
+
+/* Per-connection hooks (docs/connections.md, "Per-connection hooks"): an
+ * engine with hooks set records its connections' events of the kinds asked
+ * for during each poll into ev[cur][0..n); Lua calls the user's functions
+ * for them after the poll. A client's ESTABLISHED and RESPONSE events hold
+ * their connection until the next poll, which applies the action a hook
+ * wrote into the event (nothing written: what the engine would have done). */
+enum surge_conn_event_kind {
+	SURGE_CONN_EV_ESTABLISHED = 0,   /* handshake done; time_us: from the SYN */
+	SURGE_CONN_EV_RESPONSE = 1,      /* client: a response whole: status, bytes, time_us (from its request) */
+	SURGE_CONN_EV_FAILED = 2,        /* counted in failed_*: reason SURGE_CONN_FAIL_* */
+	SURGE_CONN_EV_CLOSED = 3,        /* its table entry freed: reason SURGE_CONN_END_* */
+	SURGE_CONN_EV_KINDS = 4
+};
+
+enum surge_conn_reason {
+	SURGE_CONN_FAIL_TIMEOUT = 1,
+	SURGE_CONN_FAIL_RST = 2,
+	SURGE_CONN_FAIL_BAD = 3,
+	SURGE_CONN_END_COMPLETED = 4,    /* counted in completed */
+	SURGE_CONN_END_FAILED = 5,       /* counted in failed_* */
+	SURGE_CONN_END_OTHER = 6         /* neither (a server's connection closed before an answer) */
+};
+
+/* What a client's held connection does next (event.action). */
+enum surge_conn_action {
+	SURGE_CONN_ACT_NEXT = 0,         /* the engine's own course: the next request, think time, or the close */
+	SURGE_CONN_ACT_SEND = 1,         /* one more request: template event.tpl (even past `requests`) */
+	SURGE_CONN_ACT_FIN = 2,          /* close now with a FIN (counted completed) */
+	SURGE_CONN_ACT_RST = 3           /* close now with an RST (counted completed) */
+};
+
+enum {
+	SURGE_CONN_TEMPLATES_MAX = 64    /* a client's request templates (0 = conf.data) */
+};
+
+/* The numbers are int32_t, not uint32_t, because LuaJIT reads an int32
+ * field as an integer and a uint32 one as a double (a conversion and float
+ * arithmetic in the hook's trace); each fits: conn < 2^24, a response's
+ * bytes < 2^31, time_us < 35 min, requests < 65536. */
+struct surge_conn_event {
+	int32_t conn;                    /* the connection's table index: 0..capacity-1, reused once closed */
+	uint8_t kind;                    /* enum surge_conn_event_kind */
+	uint8_t reason;                  /* FAILED, CLOSED: enum surge_conn_reason */
+	uint8_t action;                  /* written by a hook: enum surge_conn_action */
+	uint8_t tpl;                     /* the template of its last request; SEND: the next one's */
+	int32_t status;                  /* RESPONSE, HTTP: the status line's code (0: by length) */
+	int32_t bytes;                   /* RESPONSE: its bytes */
+	int32_t time_us;                 /* ESTABLISHED: since the SYN; RESPONSE: since its request */
+	int32_t requests;                /* requests sent on it (client) or received (server) so far */
+};
+
+struct surge_conn_hooks {
+	struct surge_conn_event *ev[2];  /* ev[cur][0..n): the last poll's events (two: the next poll
+					  * reads one's actions while it records into the other) */
+	uint32_t cur, n, cap;
+	uint32_t mask;                   /* kinds recorded: bits 1 << SURGE_CONN_EV_* */
+	uint32_t templates;              /* a client's request templates (0: the request itself) */
+	uint32_t lost;                   /* events not recorded for want of room: 0 (the bound is
+					  * docs/connections.md's), checked by Lua after each poll */
+};
+
+/* Sets hooks on an engine not yet polled: `kinds` a mask of 1 << SURGE_CONN_EV_*;
+ * a client's extra request templates data[i], len[i] (template i + 1),
+ * copied. *out: where the events are, the engine's own. 0 or -errno. */
+int surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint32_t *len, uint32_t ntpl,
+		     struct surge_conn_hooks **out);
 /* ABI-END */
 
 #ifdef __cplusplus

@@ -55,7 +55,8 @@ surge_ns() {
   SURGE=$TMP/surge-ns
 }
 # nginx in the kernel's namespace on 10.1.0.1:80 (and [2001:db8:1::1]:80
-# with NGX_LISTEN6='listen [2001:db8:1::1]:80;') answering "hello\n" (PEERS.md's recipe).
+# with NGX_LISTEN6='listen [2001:db8:1::1]:80;') answering "hello\n" (PEERS.md's recipe),
+# and /missing with a 404 (test_conn_nginx.sh's --mix run).
 start_nginx() {
   need_cmd nginx
   NGX=$TMP/nginx
@@ -63,8 +64,10 @@ start_nginx() {
   cat >"$NGX/nginx.conf" <<EOC
 daemon off; pid $NGX/nginx.pid; error_log $NGX/error.log; worker_processes 1;
 events { worker_connections 4096; }
-http { access_log $NGX/access.log; keepalive_requests 100000;
-  server { listen 10.1.0.1:80 backlog=4096; ${NGX_LISTEN6:-} location / { return 200 "hello\n"; } } }
+http { log_format surge '\$remote_addr "\$request" \$status \$body_bytes_sent port=\$remote_port';
+  access_log $NGX/access.log surge; keepalive_requests 100000;
+  server { listen 10.1.0.1:80 backlog=4096; ${NGX_LISTEN6:-} location / { return 200 "hello\n"; }
+    location /missing { return 404 "no\n"; } } }
 EOC
   # (not through in_k: a function in the background is a subshell, and $! its pid)
   ip netns exec "$NS_K" nginx -c "$NGX/nginx.conf" -p "$NGX" &

@@ -90,4 +90,33 @@ check "keep-alive: exit 0" 0 "$RC"
 check_match "keep-alive: 200 connections completed, 1000 responses" \
   "client: 200 attempted, 200 established, 200 completed, 0 failed .* 1000 requests, 1000 responses" "$OUT"
 check "keep-alive: nginx logged 1000 more GETs" 1000 "$(( $(wc -l <"$NGX/access.log") - L0 ))"
+
+echo "# per-connection hooks (http-get.lua --mix): 200 connections, / or /missing first (even, odd),"
+echo "# then /b after a 200, /c after the 404, on the same connection"
+L0=$(wc -l <"$NGX/access.log")
+run_surge 60 run --no-huge --stats-interval 0 --vdev "$VDEV" "$EXAMPLES/http-get.lua" \
+  --src $SRC --server $SERVER --connections 200 --rate 1000 --path /,/missing --mix /b,/c --status 0
+check "mix: exit 0" 0 "$RC"
+check_match "mix: 200 connections completed, 400 responses" \
+  "client: 200 attempted, 200 established, 200 completed, 0 failed .* 400 requests, 400 responses" "$OUT"
+check_match "mix: the hook counted 100 of each" "mix: 100 GETs of /b \(after a 200\), 100 of /c" "$OUT"
+tail -n +$((L0 + 1)) "$NGX/access.log" >"$TMP/mix.log"
+for want in '"GET / HTTP/1.1" 200 :100' '"GET /missing HTTP/1.1" 404 :100' '"GET /b HTTP/1.1" 200 :100' \
+            '"GET /c HTTP/1.1" 200 :100'; do
+  check "mix: nginx logged ${want%:*}" "${want##*:}" "$(grep -c "${want%:*}" "$TMP/mix.log")"
+done
+# each connection's client port (the log's port=) carries its two GETs in
+# the hooks' order: / then /b, /missing then /c
+python3 - "$TMP/mix.log" <<'PY' || FAILS=$((FAILS + 1))
+import re, sys
+by_port: dict[str, list[str]] = {}
+for line in open(sys.argv[1]):
+    m = re.search(r'"GET (\S+) HTTP/1.1" (\d+) .* port=(\d+)$', line.strip())
+    assert m, line
+    by_port.setdefault(m.group(3), []).append(m.group(1))
+pairs = sorted(set(tuple(v) for v in by_port.values()))
+assert len(by_port) == 200 and pairs == [("/", "/b"), ("/missing", "/c")], (len(by_port), pairs)
+print("ok   mix: on each of the 200 connections, / then /b or /missing then /c")
+PY
+check_no_crash "mix"
 finish

@@ -156,6 +156,19 @@ engine(const struct surge_conn_conf *c)
 	return e;
 }
 
+/* An engine made already (surge_conn_new), set up as engine() does. */
+static struct conn_engine *
+engine_of(int id)
+{
+	struct conn_engine *e = conn_engine_get(id);
+
+	e->tx = TX;
+	e->port = 0;
+	e->txq = 0;
+	e->sw_csum = 1;
+	return e;
+}
+
 static const char RESP[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 
 static struct surge_conn_conf
@@ -711,6 +724,88 @@ server_http_close_from_connection_header(void **state)
 	assert_int_equal(e->st.requests, 5);
 }
 
+
+/* Hooks (conn_events.c): a client's connection held at its established and
+ * response events (nothing sent past the handshake's ACK until the next
+ * poll applies the hook's action), each event recorded once with its
+ * values, and a peer's FIN in the same segment as the last response
+ * completing the held connection (not a failure: no request can follow). */
+static void
+client_hooks_hold_and_peer_fin(void **state)
+{
+	struct surge_conn_conf c = client_conf(4);
+	struct surge_conn_hooks *pub = NULL;
+	const uint32_t all = (1u << SURGE_CONN_EV_KINDS) - 1;
+	const struct surge_conn_event *ev;
+	struct conn_engine *e;
+	uint32_t iss, n;
+	int id;
+
+	(void)state;
+	c.requests = 2;
+	id = surge_conn_new(&c);
+	assert_true(id >= 0);
+	assert_int_equal(surge_conn_hooks(id, all, NULL, NULL, 0, &pub), 0);
+	assert_int_equal(surge_conn_hooks(id, all, NULL, NULL, 0, &pub), -EBUSY);   /* once */
+	e = engine_of(id);
+	e->now = 1000;
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	e->now = 1300;
+	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	conn_frame(e, F, n, 0);
+	assert_int_equal(pub->n, 1);
+	ev = &pub->ev[pub->cur][0];
+	assert_int_equal(ev->kind, SURGE_CONN_EV_ESTABLISHED);
+	assert_int_equal(ev->conn, 0);
+	assert_int_equal(ev->time_us, 300);
+	assert_int_equal(e->tx_used, 1);                 /* held: the bare ACK only */
+	assert_int_equal(written(e, 0).flags, TF_ACK);
+	assert_int_equal(written(e, 0).len, 0);
+	drop_written(e);
+	conn_events_apply(e);                            /* no action written: the engine's course */
+	assert_int_equal(pub->n, 0);
+	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(written(e, 0).len, c.data_len);  /* the first request */
+	drop_written(e);
+	e->now = 1500;
+	n = frame(F, SRV, 80, 2000, 7001, iss + 1 + c.data_len, TF_ACK, RESP, 1);
+	conn_frame(e, F, n, 0);
+	assert_int_equal(pub->n, 1);
+	ev = &pub->ev[pub->cur][0];
+	assert_int_equal(ev->kind, SURGE_CONN_EV_RESPONSE);
+	assert_int_equal(ev->status, 200);
+	assert_int_equal(ev->bytes, (int32_t)strlen(RESP));
+	assert_int_equal(ev->requests, 1);
+	assert_int_equal(written(e, 0).len, 0);          /* held: the ACK, no second request */
+	drop_written(e);
+	conn_events_apply(e);
+	assert_int_equal(written(e, 0).len, c.data_len);  /* the second request */
+	drop_written(e);
+	/* the last response and the server's FIN in one segment */
+	n = frame(F, SRV, 80, 2000, 7001 + (uint32_t)strlen(RESP), iss + 1 + 2 * c.data_len, TF_ACK | TF_FIN,
+		  RESP, 1);
+	conn_frame(e, F, n, 0);
+	assert_int_equal(e->st.responses, 2);
+	assert_int_equal(e->st.completed, 1);
+	assert_int_equal(e->st.failed_bad, 0);
+	assert_int_equal(pub->n, 1);
+	assert_int_equal(written(e, 0).flags, TF_FIN | TF_ACK);   /* our close, LAST_ACK */
+	drop_written(e);
+	conn_events_apply(e);                            /* no longer held: nothing */
+	assert_int_equal(e->tx_used, 0);
+	/* the server acknowledges our FIN: the entry is freed, CLOSED completed */
+	n = frame(F, SRV, 80, 2000, 7002 + 2 * (uint32_t)strlen(RESP), iss + 2 + 2 * c.data_len, TF_ACK, NULL, 1);
+	conn_frame(e, F, n, 0);
+	assert_int_equal(e->st.concurrent, 0);
+	assert_int_equal(pub->n, 1);
+	ev = &pub->ev[pub->cur][0];
+	assert_int_equal(ev->kind, SURGE_CONN_EV_CLOSED);
+	assert_int_equal(ev->reason, SURGE_CONN_END_COMPLETED);
+	assert_int_equal(pub->lost, 0);
+}
+
 int
 main(void)
 {
@@ -726,6 +821,7 @@ main(void)
 		cmocka_unit_test(ipv6_server),
 		cmocka_unit_test(server_rto_from_the_response_after_idle),
 		cmocka_unit_test(server_http_close_from_connection_header),
+		cmocka_unit_test(client_hooks_hold_and_peer_fin),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

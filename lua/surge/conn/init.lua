@@ -18,7 +18,15 @@
 --
 -- e:run{ ... } is that loop with the ARP answering (surge.dut.neigh) and the
 -- counters (surge.counter "client.completed", ...) kept as it goes.
+--
+-- Per-connection hooks (docs/connections.md, "Per-connection hooks"):
+--   conn.client{ ..., templates = { conn.http_get{ path = "/b" } },  -- request 1 (0: `request`)
+--     slots = 1,                                     -- int32 state per connection
+--     on_response = function(c)                      -- after each poll, once per event
+--       if c:status() == 200 and c:requests() == 1 then c:send(1) else c:close() end
+--     end, on_established = .., on_close = .., on_fail = .. }
 local ffi = require "ffi"
+local bit = require "bit"
 local core = require "surge.core"
 local check = require "surge.check"
 local eth = require "surge.proto.eth"
@@ -29,8 +37,9 @@ local http = require "surge.conn.http"
 local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
 
-local Engine = require("surge.class").new("connection engine", { "id", "role", "conf", "data", "st",
-  "prefix", "cells", "gauges", "local_ip", "mac" })
+local class = require "surge.class"
+local Engine = class.new("connection engine", { "id", "role", "conf", "data", "st",
+  "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "on", "tpl_keep" })
 Engine.__handle = function(e) return ("connection engine %d (%s)"):format(e.id, e.role) end
 M.Engine = Engine
 
@@ -48,8 +57,10 @@ local PUBLISHED = { "attempted", "established", "completed", "failed_timeout", "
 local common = { mac = 1, peer_mac = 1, capacity = 1, mss = 1, window = 1, rto = 1, retries = 1, time_wait = 1,
                  idle = 1, requests = 1, prefix = 1 }
 local client_keys = { src = 1, server = 1, port = 1, sport = 1, rate = 1, connections = 1, concurrency = 1,
-                      request = 1, expect = 1, close = 1, think = 1 }
-local server_keys = { addr = 1, port = 1, response = 1, expect = 1 }
+                      request = 1, expect = 1, close = 1, think = 1, on_established = 1, on_response = 1,
+                      templates = 1 }
+local server_keys = { addr = 1, port = 1, response = 1, expect = 1, on_established = 1 }
+for _, k in ipairs({ "on_close", "on_fail", "slots" }) do client_keys[k] = 1 server_keys[k] = 1 end
 for k in pairs(common) do client_keys[k] = 1 server_keys[k] = 1 end
 
 local function mac_into(dst, text, fn, key)
@@ -116,15 +127,164 @@ local function set_addr(c, which, text, what)
   return v6
 end
 
-local function new_engine(c, data, role, prefix)
+-- The handle a hook gets: one per engine, reused for every event (its
+-- event index `i` rewritten), read through methods: nothing is made per
+-- event. Its methods are valid inside the hook call only.
+-- (the event's index and log2 of the slots' stride in an int32 cdata, at[0]
+-- and at[1]: a Lua number field is a double, a conversion per event in the
+-- dispatch loop's trace; a connection's slots start at conn << at[1], a
+-- shift where a multiplication would be done in floating point)
+local Hook = class.new("connection (in a hook)", { "hk", "at", "slots", "nslots", "ntpl", "client" })
+M.Hook = Hook
+local EV_EST, EV_RESP, EV_FAIL, EV_CLOSE = C.SURGE_CONN_EV_ESTABLISHED, C.SURGE_CONN_EV_RESPONSE,
+  C.SURGE_CONN_EV_FAILED, C.SURGE_CONN_EV_CLOSED
+local REASONS = { [C.SURGE_CONN_FAIL_TIMEOUT] = "timeout", [C.SURGE_CONN_FAIL_RST] = "rst",
+  [C.SURGE_CONN_FAIL_BAD] = "bad", [C.SURGE_CONN_END_COMPLETED] = "completed",
+  [C.SURGE_CONN_END_FAILED] = "failed", [C.SURGE_CONN_END_OTHER] = "other" }
+local KINDS = { [EV_EST] = "established", [EV_RESP] = "response", [EV_FAIL] = "fail", [EV_CLOSE] = "close" }
+
+local function event(h) local hk = h.hk return hk.ev[hk.cur][h.at[0]] end
+-- the connection: its table index, 0..capacity-1 (reused once it closed)
+function Hook:id() return event(self).conn end
+function Hook:kind() return KINDS[event(self).kind] end
+-- on_response: the HTTP status (0 when the response is by length), its bytes
+function Hook:status() return event(self).status end
+function Hook:bytes() return event(self).bytes end
+-- on_established: SYN to established; on_response: request to its last byte (microseconds)
+function Hook:time_us() return event(self).time_us end
+-- requests sent on the connection so far (a client's; a server's: received)
+function Hook:requests() return event(self).requests end
+-- the template of its last request (0: the `request`)
+function Hook:template() return event(self).tpl end
+-- on_fail: "timeout", "rst", "bad"; on_close: "completed", "failed", "other"
+function Hook:reason() return REASONS[event(self).reason] end
+
+local function held(h, what)
+  local ev = event(h)
+  if not h.client or (ev.kind ~= EV_EST and ev.kind ~= EV_RESP) then
+    check.raise(("%s: in a client's on_established or on_response only (this is %s's on_%s)"):format(what,
+      h.client and "a client" or "a server", KINDS[ev.kind]))
+  end
+  return ev
+end
+
+-- One more request on the connection, template k (0 or nil: the `request`;
+-- k: templates[k]), even past `requests`.
+function Hook:send(k)
+  local ev = held(self, "connection:send")
+  k = k or 0
+  if type(k) ~= "number" or k % 1 ~= 0 or k < 0 or k >= self.ntpl then
+    check.raise(("connection:send: template %s: 0..%d (0: the request, k: templates[k])"):format(check.show(k),
+      self.ntpl - 1))
+  end
+  ev.action = C.SURGE_CONN_ACT_SEND
+  ev.tpl = k
+end
+
+-- Closes the connection now ("fin", the default, or "rst"), counted completed.
+function Hook:close(how)
+  local ev = held(self, "connection:close")
+  if how == nil or how == "fin" then ev.action = C.SURGE_CONN_ACT_FIN
+  elseif how == "rst" then ev.action = C.SURGE_CONN_ACT_RST
+  else check.raise(("connection:close: %s: \"fin\" or \"rst\""):format(check.show(how))) end
+end
+
+local function slot(h, k, what)
+  if type(k) ~= "number" or k % 1 ~= 0 or k < 1 or k > h.nslots then
+    check.raise(("%s: slot %s: 1..%d (the engine's `slots`)"):format(what, check.show(k), h.nslots))
+  end
+  local at = h.at
+  return bit.lshift(h.hk.ev[h.hk.cur][at[0]].conn, at[1]) + k - 1
+end
+-- The connection's user state: slots 1..`slots`, int32 each (an int32, not
+-- a uint32: LuaJIT reads it as an integer), 0 when it opens.
+function Hook:get(k) return self.slots[slot(self, k, "connection:get")] end
+function Hook:set(k, v)
+  if type(v) ~= "number" or v % 1 ~= 0 or v < -2147483648 or v > 2147483647 then
+    check.raise(("connection:set: %s: an integer -2147483648..2147483647 (int32)"):format(check.show(v)))
+  end
+  self.slots[slot(self, k, "connection:set")] = v
+end
+
+local HOOKS = { { "on_established", EV_EST }, { "on_response", EV_RESP }, { "on_fail", EV_FAIL },
+                { "on_close", EV_CLOSE } }
+
+-- Hooks from the options (fn's): nil when none is set.
+local function hooks_of(o, fn, capacity)
+  local on, mask = {}, 0
+  for _, h in ipairs(HOOKS) do
+    if check.expect(o[h[1]], "function?", fn, h[1]) then
+      on[h[2]] = o[h[1]]
+      mask = bit.bor(mask, bit.lshift(1, h[2]))
+    end
+  end
+  local nslots = check.expect(o.slots, "integer? 0..16", fn, "slots") or 0
+  local tpl = check.expect(o.templates, "table?", fn, "templates (a list of request strings)") or {}
+  for k, v in pairs(tpl) do
+    if type(k) ~= "number" or k % 1 ~= 0 or k < 1 or k > #tpl then
+      check.raise(("%s: templates: a list (1..n), not key %s"):format(fn, check.show(k)))
+    end
+    bytes_of(v, fn, ("templates[%d]"):format(k))
+  end
+  if #tpl + 1 > C.SURGE_CONN_TEMPLATES_MAX then
+    check.raise(("%s: templates: %d, at most %d"):format(fn, #tpl, C.SURGE_CONN_TEMPLATES_MAX - 1))
+  end
+  if mask == 0 then
+    if nslots > 0 or #tpl > 0 then
+      check.raise(("%s: %s without a hook (on_established, on_response, on_close, on_fail) to use them"):format(fn,
+        nslots > 0 and "slots" or "templates"))
+    end
+    return nil
+  end
+  if nslots > 0 then mask = bit.bor(mask, bit.lshift(1, EV_CLOSE)) end   -- slots are zeroed at the close
+  local shift = 0
+  while bit.lshift(1, shift) < nslots do shift = shift + 1 end   -- a stride of 2^shift >= nslots
+  return { on = on, mask = mask, nslots = nslots, shift = shift, tpl = tpl,
+           slots = nslots > 0 and ffi.new("int32_t[?]", capacity * bit.lshift(1, shift)) or false }
+end
+
+local function new_engine(c, data, role, prefix, hooks)
   c.data = data
   c.data_len = #data
   local id = rc_check(C.surge_conn_new(c), 3)
   local v6 = c.ip_version == 6
-  return setmetatable({ id = id, role = role, conf = c, data = data, st = ffi.new("struct surge_conn_stats"),
-                        prefix = prefix, cells = false, gauges = false,
+  local e = setmetatable({ id = id, role = role, conf = c, data = data, st = ffi.new("struct surge_conn_stats"),
+                        prefix = prefix, cells = false, gauges = false, hooks = false, hook = false, on = false,
                         local_ip = v6 and ip6.addr_text(ffi.string(c.local_ip6, 16)) or ip4.addr_text(c.local_ip4),
                         mac = ffi.string(c.local_mac, 6) }, Engine)
+  if hooks then
+    local n = #hooks.tpl
+    local ptrs, lens = ffi.new("const uint8_t *[?]", n + 1), ffi.new("uint32_t[?]", n + 1)
+    for k = 1, n do ptrs[k - 1], lens[k - 1] = hooks.tpl[k], #hooks.tpl[k] end
+    local out = ffi.new("struct surge_conn_hooks *[1]")
+    rc_check(C.surge_conn_hooks(id, hooks.mask, ptrs, lens, n, out), 3)
+    e.hooks, e.on, e.tpl_keep = out[0], hooks.on, hooks.tpl
+    local at = ffi.new("int32_t[2]")
+    at[1] = hooks.shift
+    e.hook = setmetatable({ hk = out[0], at = at, slots = hooks.slots, nslots = hooks.nslots, ntpl = n + 1,
+                            client = role == "client" }, Hook)
+  end
+  return e
+end
+
+-- The user's hooks for the last poll's events, in their order.
+local function dispatch(self)
+  local hk = self.hooks
+  local n = hk.n
+  if hk.lost > 0 then check.raise(("connection engine %d: %d events lost"):format(self.id, hk.lost)) end
+  if n == 0 then return end
+  local evs, on, h = hk.ev[hk.cur], self.on, self.hook
+  local slots, at, nslots = h.slots, h.at, h.nslots
+  for i = 0, n - 1 do
+    local kind = evs[i].kind
+    local f = on[kind]
+    at[0] = i
+    if f then f(h) end
+    if kind == EV_CLOSE and nslots > 0 then
+      local base = bit.lshift(evs[i].conn, at[1])
+      for k = 0, nslots - 1 do slots[base + k] = 0 end
+    end
+  end
 end
 
 -- A client: connections from src (source ports sport, sport + 1, ...) to
@@ -167,7 +327,7 @@ function M.client(o)
     c.rate = r
   end
   local req = bytes_of(o.request or http.get{ host = o.server }, fn, "request")
-  return new_engine(c, req, "client", o.prefix or "client")
+  return new_engine(c, req, "client", o.prefix or "client", hooks_of(o, fn, c.capacity))
 end
 
 -- A server listening on addr:port, answering each request (HTTP: up to the
@@ -182,7 +342,7 @@ function M.server(o)
   c.requests = check.expect(o.requests, "integer? 0..65535", fn, "requests") or 0
   expect_into(c, o.expect, fn, false)
   local resp = bytes_of(o.response or http.response{ body = 0 }, fn, "response")
-  return new_engine(c, resp, "server", o.prefix or "server")
+  return new_engine(c, resp, "server", o.prefix or "server", hooks_of(o, fn, c.capacity))
 end
 
 -- A template for the engine's pool: its layout (Ethernet, IPv4, TCP) is
@@ -215,10 +375,12 @@ function M.data_room(mss)
 end
 
 -- One round (see surge_conn_poll): returns the frames left in rx, which the
--- caller looks at (ARP) and frees.
+-- caller looks at (ARP) and frees. With hooks set, then calls them for the
+-- round's events (without: one field test here, none in C's per-segment path).
 function Engine:poll(rxq, txq, rx, tx)
   local n = C.surge_conn_poll(self.id, rxq.port, rxq.id, txq.id, rx, tx)
   if n < 0 then rc_check(n, 2) end
+  if self.hooks then dispatch(self) end
   return n
 end
 
