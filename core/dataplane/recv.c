@@ -17,9 +17,9 @@
  * RDTSCP "waits until all previous instructions have executed and all
  * previous loads are globally visible" (Intel SDM; AMD APM: older
  * instructions retire first), which is what a receive time must follow.
- * LFENCE + RDTSC orders the same, for ~20 TSC cycles more a burst on AMD
- * EPYC (LFENCE is dispatch-serialising there): ~0.6 cycles a packet of the
- * bare RX loop (issue 20). LFENCE stays for a CPU (or VM) without RDTSCP. */
+ * LFENCE + RDTSC orders the same for more on AMD EPYC (LFENCE is
+ * dispatch-serialising there): 0.1-0.5 cycles a packet of the bare RX
+ * loop's ~11 (issue 20). LFENCE stays for a CPU (or VM) without RDTSCP. */
 #ifdef RTE_ARCH_X86
 #include <x86intrin.h>
 static inline uint64_t
