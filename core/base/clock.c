@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include <rte_cpuflags.h>
 #include <rte_cycles.h>
 
 #include "base.h"
@@ -95,6 +96,10 @@ rt_tsc_calibrate(void)
 
 	if (r == NULL)
 		return;
+#ifdef RTE_ARCH_X86
+	/* a VM may hide it: recv.c then orders its receive time with LFENCE */
+	r->rdtscp = rte_cpu_get_flag_enabled(RTE_CPUFLAG_RDTSCP) > 0;
+#endif
 	r->tsc_hz = tsc_measure_hz(&r->tsc_ref);
 	if (r->tsc_hz == 0)
 		r->tsc_hz = rte_get_tsc_hz();   /* no usable clock pairs: DPDK's figure */

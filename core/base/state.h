@@ -193,6 +193,7 @@ struct runtime {
 	struct vm_total vm_total;
 	size_t script_len;
 	uint64_t tsc_hz;              /* measured by rt_tsc_calibrate(): the run's only Hz */
+	int rdtscp;                   /* rt_tsc_calibrate(): the CPU has RDTSCP (recv.c's receive time) */
 	struct tsc_pair tsc_ref;      /* the calibration's first pair, for the check at exit */
 	double tsc_drift_ppm;         /* whole run against tsc_hz, set at exit */
 	uint64_t start_tsc;           /* master() started (surge test: first task launch) */

@@ -177,6 +177,7 @@ burst_fill(struct pool_state *p, struct surge_burst *b, uint32_t n)
 	}
 	b->n = got;
 	b->from_alloc = got > 0;
+	b->plain = 1;   /* one pool's mbufs as its free left them (raw_invariants) */
 	return got;
 }
 

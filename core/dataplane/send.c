@@ -231,13 +231,14 @@ tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, int m
 		memmove(b->data, b->data + from, kept * sizeof(b->data[0]));
 		memmove(b->len, b->len + from, kept * sizeof(b->len[0]));
 		memmove(b->gap_ns, b->gap_ns + from, kept * sizeof(b->gap_ns[0]));
-		b->n = kept;    /* probes, from_alloc and timed hold for the rest */
+		b->n = kept;    /* probes, from_alloc, timed and plain hold for the rest */
 		total -= kept;
 	} else {
 		b->n = 0;       /* from here the mbufs belong to the driver or are freed */
 		b->from_alloc = 0;
 		b->probes = 0;
 		b->timed = 0;
+		b->plain = 0;   /* send_clones changed their refcounts */
 	}
 	s->st.packets += sent;
 	s->st.bytes += bytes;

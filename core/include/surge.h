@@ -77,6 +77,7 @@ struct surge_burst {
 	uint32_t gap_ns[SURGE_BURST_MAX]; /* SURGE_PACE_GAPS: wait after packet i, before the next */
 	uint32_t from_alloc;              /* read-only in Lua: the mbufs are as alloc left them */
 	uint32_t timed;                   /* gap_ns holds a pcap reader's timing: a send paces by it */
+	uint32_t plain;                   /* read-only in Lua: every mbuf held is plain (burst.h) */
 };
 
 struct surge_rate {

@@ -27,6 +27,7 @@
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_mbuf.h>
 
 #include "run.h"
 #include "check.h"
@@ -331,6 +332,61 @@ test_clone_send_ring(void **state)
 	ok(surge_port_stats(RING, &after));
 	assert_int_equal(after.opackets - before.opackets, 12);
 	assert_int_equal(after.ipackets - before.ipackets, 12);
+	surge_burst_destroy(r);
+	surge_burst_destroy(b);
+}
+
+/* Issue 20: a burst's free skips its pass over the mbufs when whoever
+ * filled it (recv, alloc) found every mbuf plain (refcnt 1, one segment,
+ * direct, one pool). recv must say so only when it is true: a received
+ * mbuf another holder still references (refcnt 2) makes the burst not
+ * plain, and its free drops that reference instead of putting the mbuf
+ * back into the pool under the other holder. */
+static void
+test_recv_plain_flag(void **state)
+{
+	struct surge_burst *b, *r;
+	struct rte_mbuf *held;
+	int pool;
+
+	(void)state;
+	pool = make_pool(63, 0);
+	b = burst_of(pool, 4);
+	r = surge_burst_new(-1, 64);
+	assert_non_null(r);
+	assert_int_equal(b->plain, 1);               /* alloc: as the pool's free left them */
+	assert_int_equal(surge_tx_send(RING, 0, b, 1), 4);
+	assert_int_equal(b->plain, 0);
+	assert_int_equal(surge_rx_recv(RING, 0, r), 4);
+	assert_int_equal(r->plain, 1);
+	surge_burst_free(r);
+	assert_int_equal(r->plain, 0);
+	assert_pool_full(pool);
+
+	/* one mbuf of four held elsewhere too */
+	assert_int_equal(surge_burst_alloc(b, 4), 4);
+	held = b->mbuf[2];
+	rte_mbuf_refcnt_update(held, 1);
+	assert_int_equal(surge_tx_send(RING, 0, b, 1), 4);
+	assert_int_equal(surge_rx_recv(RING, 0, r), 4);
+	assert_int_equal(r->plain, 0);
+	surge_burst_free(r);
+	assert_int_equal(pool_info(pool).avail, 63 - 1);   /* the other holder's, intact */
+	assert_int_equal(rte_mbuf_refcnt_read(held), 1);
+	rte_pktmbuf_free(held);
+	assert_pool_full(pool);
+
+	/* a received burst sent as clones: refcounts changed, the burst emptied */
+	assert_int_equal(surge_burst_alloc(b, 2), 2);
+	assert_int_equal(surge_tx_send(RING, 0, b, 1), 2);
+	assert_int_equal(surge_rx_recv(RING, 0, r), 2);
+	assert_int_equal(surge_tx_send(RING, 0, r, 2), 4);
+	assert_int_equal(r->n, 0);
+	assert_int_equal(r->plain, 0);
+	assert_int_equal(surge_rx_recv(RING, 0, r), 4);
+	assert_int_equal(r->plain, 0);               /* each mbuf twice: refcnt 2 */
+	surge_burst_free(r);
+	assert_pool_full(pool);
 	surge_burst_destroy(r);
 	surge_burst_destroy(b);
 }
@@ -739,6 +795,7 @@ main(void)
 		cmocka_unit_test(test_pool_data),
 		cmocka_unit_test(test_pool_exhaustion),
 		cmocka_unit_test(test_clone_send_ring),
+		cmocka_unit_test(test_recv_plain_flag),
 		cmocka_unit_test(test_ring_refuses_single_owner_pool),
 		cmocka_unit_test(test_clone_refused_without_clones),
 		cmocka_unit_test(test_length_validation),
