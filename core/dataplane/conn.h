@@ -92,6 +92,7 @@ struct seg {
 	uint8_t *frame;
 	const uint8_t *src6;          /* IPv6: the source address (in the frame), else NULL */
 	uint32_t src_ip, dst_ip;      /* host order; IPv6: src folded, dst 0 */
+	uint32_t addr;                /* the index of the engine's address it was sent to */
 	uint16_t sport, dport;
 	uint32_t seq, ack;
 	uint16_t wnd;
@@ -124,6 +125,13 @@ struct conn_engine {
 	uint32_t *index;              /* server: conn index + 1, 0 = empty */
 	uint8_t (*peer6)[16];         /* IPv6 server: each connection's peer address */
 	uint32_t index_mask;
+	/* the engine's addresses (a server's one, a client's local_count),
+	 * ascending: a client's connection i is on address i / ports, source
+	 * port local_port + i % ports, so a segment finds it by arithmetic */
+	uint32_t naddr, ports;
+	uint32_t *addr4;              /* IPv4, host order */
+	uint8_t (*addr6)[16];         /* IPv6 */
+	uint8_t addr_run;             /* 1: consecutive (the index is a subtraction), 0: a binary search */
 	struct conn_list free_q, rto, tw, think;
 	struct hist connect_h;        /* SYN to the first response byte, ns */
 	struct hist response_h;       /* request sent to its last response byte, ns */
@@ -159,6 +167,10 @@ int seg_emit_reset(struct conn_engine *e, const struct seg *s);
 int seg_flush(struct conn_engine *e);
 
 /* conn_table.c */
+/* The engine's addresses from its conf (sorted, checked: -EINVAL with the error set) */
+int addrs_init(struct conn_engine *e);
+/* The index of the engine's address ip (IPv4, host order) or a6 (IPv6), or -1 */
+int32_t addr_index(const struct conn_engine *e, uint32_t ip, const uint8_t *a6);
 int table_init(struct conn_engine *e);
 void table_free(struct conn_engine *e);
 /* peer6: the IPv6 address (a server's peer), else NULL */

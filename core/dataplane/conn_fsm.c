@@ -584,7 +584,8 @@ fsm_open(struct conn_engine *e)
 		return -ENOSPC;
 	e->st.attempted++;
 	c->state = CS_SYN_SENT;
-	c->snd_una = iss_for(e, c->peer_ip, c->local_port, c->peer_port);
+	/* the local address in the 4-tuple's value too (several per client) */
+	c->snd_una = iss_for(e, c->peer_ip ^ conn_idx(e, c) / e->ports * 2246822519u, c->local_port, c->peer_port);
 	c->snd_nxt = c->snd_una + 1;
 	c->peer_wnd = 0;
 	c->t_open = e->now;
