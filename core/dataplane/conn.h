@@ -45,8 +45,11 @@ enum {
 	CF_FIRST = 2,       /* the first response byte arrived (SYN-to-first-byte taken) */
 	CF_FIN_RCVD = 4,    /* the peer's FIN is in (rcv_nxt counts it) */
 	CF_FAILED = 8,      /* counted as failed: nothing more is counted for it */
-	CF_CLOSE = 16       /* server: close once the responses owed are acknowledged (the
+	CF_CLOSE = 16,      /* server: close once the responses owed are acknowledged (the
 			     * request asked: HTTP/1.0 without keep-alive, Connection: close) */
+	CF_FIN_QUEUED = 32  /* our FIN follows the stream's last byte: it goes out in the
+			     * segment that carries it (a server closing with its last
+			     * response: 3 segments each way a connection, not 4 + 3) */
 };
 
 /* conn.list: which timer list the connection is on */

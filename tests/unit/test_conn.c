@@ -806,6 +806,75 @@ client_addresses_misuse(void **state)
 	assert_non_null(strstr(surge_last_error(), "at most 129072"));
 }
 
+/* Moves what `from` wrote into `to`, as a wire would; returns the segments. */
+static uint32_t
+shuttle(struct conn_engine *from, struct conn_engine *to)
+{
+	static uint8_t buf[64][256];
+	uint32_t len[64], n = from->tx_used;
+
+	assert_true(n <= 64);
+	for (uint32_t i = 0; i < n; i++) {
+		len[i] = TX->len[i];
+		assert_true(len[i] <= sizeof(buf[i]));
+		memcpy(buf[i], TX->data[i], len[i]);
+	}
+	drop_written(from);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(conn_frame(to, buf[i], len[i], 0), SEG_TCP);
+	return n;
+}
+
+/* issue 21 item 2: a client engine against a server engine, segment by
+ * segment. A server that closes after its answer (requests = 1, or the
+ * request says Connection: close) sends its FIN with the response, and the
+ * client's FIN acknowledges both: 3 segments each way a connection (SYN,
+ * the request, FIN+ACK; SYN-ACK, the response+FIN, the last ACK), as
+ * dperf's; a keep-alive server waits for the client's FIN: 4 + 3. Both
+ * ends count the connection completed, nothing failed or retransmitted. */
+static void
+pair_segments_per_connection(void **state)
+{
+	static const struct {
+		uint32_t srv_requests;
+		const char *req;
+		uint32_t c2s, s2c;
+	} cases[] = {
+		{ 1, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 3, 3 },
+		{ 0, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 3, 3 },
+		{ 0, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 4, 3 },
+	};
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct surge_conn_conf sc = server_conf(4, (const uint8_t *)RESP, (uint32_t)strlen(RESP));
+		struct surge_conn_conf cc = client_conf(4);
+		struct conn_engine *srv, *cli;
+		uint32_t c2s = 0, s2c = 0;
+
+		sc.local_ip4 = CLI;             /* the client's peer */
+		sc.requests = cases[k].srv_requests;
+		cc.data = (const uint8_t *)cases[k].req;
+		cc.data_len = (uint32_t)strlen(cases[k].req);
+		srv = engine(&sc);
+		cli = engine(&cc);
+		assert_int_equal(fsm_open(cli), 0);
+		for (int round = 0; round < 10 && (cli->tx_used > 0 || srv->tx_used > 0); round++) {
+			c2s += shuttle(cli, srv);
+			s2c += shuttle(srv, cli);
+		}
+		if (c2s != cases[k].c2s || s2c != cases[k].s2c)
+			fail_msg("case %u: %u segments client to server, %u back; want %u and %u", k, c2s, s2c,
+				 cases[k].c2s, cases[k].s2c);
+		assert_int_equal(cli->st.completed, 1);
+		assert_int_equal(srv->st.completed, 1);
+		assert_int_equal(cli->st.concurrent - cli->tw_now, 0);
+		assert_int_equal(srv->st.concurrent, 0);
+		assert_int_equal(cli->st.failed_bad + cli->st.failed_rst + srv->st.failed_bad, 0);
+		assert_int_equal(cli->st.retransmits + srv->st.retransmits + cli->st.rx_dropped + srv->st.rx_dropped, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -818,6 +887,7 @@ main(void)
 		cmocka_unit_test(client_http_response),
 		cmocka_unit_test(client_several_source_addresses),
 		cmocka_unit_test(client_addresses_misuse),
+		cmocka_unit_test(pair_segments_per_connection),
 		cmocka_unit_test(client_think_time),
 		cmocka_unit_test(server_index_deletions),
 		cmocka_unit_test(ipv6_server),
