@@ -121,6 +121,8 @@ struct conn_engine {
 	struct surge_conn_stats st;
 	uint8_t *data;                /* the request (client) or response (server) bytes */
 	uint32_t data_len;
+	uint32_t data_sum;            /* their 16-bit ones' complement sum (host order), for a
+				       * segment that carries them whole */
 	uint32_t mss;                 /* the engine's own, lowered by a peer's MSS option at open */
 	uint32_t idle_expiries;       /* timer expiries a connection may wait on its peer */
 	uint32_t tw_now;              /* connections in TIME_WAIT now (not counted against concurrency) */

@@ -17,6 +17,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
@@ -115,6 +116,7 @@ surge_conn_new(const struct surge_conn_conf *conf)
 	memcpy(e->data, conf->data, conf->data_len);
 	e->conf.data = NULL;             /* Lua's copy may go: the engine has its own */
 	e->data_len = conf->data_len;
+	e->data_sum = rte_be_to_cpu_16(rte_raw_cksum(e->data, e->data_len));
 	if (e->conf.concurrency == 0)
 		e->conf.concurrency = e->conf.capacity;
 	e->mss = conf->mss;

@@ -226,6 +226,17 @@ seg_flush(struct conn_engine *e)
 	return 0;
 }
 
+/* IPv4's header words that are the same in every segment: version and
+ * header length 0x45, TOS 0; flags DF 0x4000; TTL 64, protocol TCP */
+#define IP4_CONST_SUM (0x4500u + 0x4000u + (64u << 8 | IPPROTO_TCP))
+
+static inline uint32_t
+fold(uint32_t s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	return (s & 0xffff) + (s >> 16);
+}
+
 /* Writes the IP header for a segment of l4_len bytes from the engine's
  * address `addr` (its index); returns the TCP header. */
 static uint8_t *
@@ -294,10 +305,22 @@ emit(struct conn_engine *e, uint32_t addr, uint32_t peer_ip, const uint8_t *peer
 	if (e->sw_csum && e->conf.ip_version == 6) {
 		((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)ip, tcp);
 	} else if (e->sw_csum) {
-		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
+		/* summed from the values just written, not read back over the
+		 * headers (issue 21: 40 % of emit was the two sums): the words
+		 * that never change (version, DF, TTL and protocol) are one
+		 * constant, the template's payload sum is taken once
+		 * (RFC 1071's sum does not care where a word sits) */
+		uint32_t src = e->addr4[addr], l4 = hlen + len, ackv = (flags & TF_ACK) ? ack : 0;
+		uint32_t addrs = (src >> 16) + (src & 0xffff) + (peer_ip >> 16) + (peer_ip & 0xffff);
+		uint32_t tsum = addrs + IPPROTO_TCP + l4 + local_port + peer_port + (seq >> 16) + (seq & 0xffff) +
+				(ackv >> 16) + (ackv & 0xffff) + ((hlen / 4) << 12 | flags) + e->conf.window +
+				((flags & TF_SYN) ? 0x0204u + e->conf.mss : 0);
 
-		h->hdr_checksum = rte_ipv4_cksum(h);
-		((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv4_udptcp_cksum(h, tcp);
+		if (len > 0)
+			tsum += data == e->data && len == e->data_len ? e->data_sum
+				: rte_be_to_cpu_16(rte_raw_cksum(data, len));
+		put16(ip + 10, (uint16_t)~fold(IP4_CONST_SUM + IP4_LEN + l4 + addrs));
+		put16(tcp + 16, (uint16_t)~fold(tsum));
 	}
 	e->tx->len[slot] = (uint16_t)frame_len;
 	e->st.tx_segments++;
