@@ -192,6 +192,8 @@ ip6_fold(const uint8_t *a)
 }
 void conn_release(struct conn_engine *e, struct conn *c);
 struct conn *conn_lookup(struct conn_engine *e, const struct seg *s);
+/* Prefetches what conn_lookup will read for the frame (IPv4; others skipped) */
+void conn_prefetch(const struct conn_engine *e, const uint8_t *frame, uint32_t len);
 void timer_arm(struct conn_engine *e, struct conn *c, int list, uint32_t after_us);
 void timer_stop(struct conn_engine *e, struct conn *c);
 static inline uint32_t conn_idx(const struct conn_engine *e, const struct conn *c) { return (uint32_t)(c - e->tab); }

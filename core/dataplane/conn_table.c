@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_prefetch.h>
+
 #include "conn.h"
 
 static uint32_t
@@ -366,4 +368,32 @@ conn_lookup(struct conn_engine *e, const struct seg *s)
 			return c;
 	}
 	return NULL;
+}
+
+/* Prefetches where conn_lookup will look for the IPv4 segment in frame
+ * (a server's index slot, a client's table entry), read from the raw
+ * headers before the burst is parsed: the poll issues these for a whole
+ * burst first, so the cache misses of the lookups overlap instead of
+ * each stalling its segment (issue 21: the server's lookup was 15-30 %
+ * of its cycles, nearly all the miss on its index slot). A frame that is
+ * not IPv4 without options is skipped; a wrong guess costs one prefetch. */
+void
+conn_prefetch(const struct conn_engine *e, const uint8_t *frame, uint32_t len)
+{
+	const uint8_t *ip = frame + 14;
+
+	if (len < 54 || frame[12] != 0x08 || frame[13] != 0x00 || ip[0] != 0x45)
+		return;
+	if (e->conf.role == SURGE_CONN_SERVER) {
+		uint32_t src = be32(ip + 12);
+		uint16_t sport = (uint16_t)(ip[20] << 8 | ip[21]);
+
+		rte_prefetch0(&e->index[home(e, src, sport)]);
+	} else {
+		int32_t a = addr_index(e, be32(ip + 16), NULL);
+		uint32_t p = (uint32_t)(uint16_t)((ip[22] << 8 | ip[23]) - e->conf.local_port);
+
+		if (a >= 0 && p < e->ports && (uint32_t)a * e->ports + p < e->conf.capacity)
+			rte_prefetch0(&e->tab[(uint32_t)a * e->ports + p]);
+	}
 }
