@@ -8,12 +8,13 @@
 --        # per-connection hooks (docs/connections.md): connection i GETs
 --        # /a or /x (i even, odd), then /b on the same connection when that
 --        # answer was a 200, /c when it was not
+--   ... --src 10.1.0.2-10.1.0.65  # 64 source addresses: up to 64 x 64 512 connections at once
 --
 -- A task on a worker lcore resolves the server's (or the gateway's) MAC by
 -- ARP (NDP for IPv6 addresses), then opens --connections connections at --rate per second (at most
 -- --concurrency at once), sends --requests GETs on each, checks each
 -- response's status and Content-Length, and closes with a FIN (or an RST:
--- --close rst). It answers ARP for --src meanwhile. The counters
+-- --close rst). It answers ARP (NDP) for every --src address meanwhile. The counters
 -- (client.attempted, client.completed, ...) show in the stats lines, the
 -- summary and --output, with the response times' percentiles under
 -- scenarios.tcp_client. Exit 0 when every connection completed.
@@ -22,7 +23,7 @@ local surge = require "surge"
 function configure(p)
   p:description("HTTP/1.1 GETs on new TCP connections (surge's connection engine) against a server.")
   p:option("--dev", "DPDK port number or device name", "0")
-  p:option("--src", "surge's address (IPv4 or IPv6)", "10.1.0.2")
+  p:option("--src", "surge's address (IPv4 or IPv6), or a range A-B of them (opened from in turn)", "10.1.0.2")
   p:option("--server", "the server's address (of --src's family)", "10.1.0.1")
   p:option("--port", "the server's TCP port", 80, "integer 1..65535")
   p:option("--gateway", "next hop to the server (default: the server, on the link)", "")
@@ -30,7 +31,8 @@ function configure(p)
   p:option("--connections", "connections to open (0: until the run stops)", 1000, "integer >=0")
   p:option("--rate", "connections opened per second (0: as fast as --concurrency allows)", 1000, "number >=0")
   p:option("--pattern", "how opens are spaced: constant or poisson", "constant")
-  p:option("--concurrency", "most connections open at once", 256, "integer 1..64512")
+  p:option("--concurrency", "most connections open at once (at most 64512 per --src address)", 256,
+    "integer 1..16777216")
   p:option("--requests", "GETs per connection (HTTP/1.1 keep-alive)", 1, "integer 1..65535")
   p:option("--think", "seconds between a response and the next GET on a connection", 0, "number 0..600")
   p:option("--path", "the path requested; A,B,...: connection i requests the (i mod n)th", "/")
@@ -46,8 +48,9 @@ function configure(p)
   p:option("--resolve-timeout", "seconds to wait for the ARP reply", 2, "number >0")
   p:check(function(o)
     if o.mss ~= 0 and o.mss < 64 then return ("--mss %d: 0 (by family) or 64..9000"):format(o.mss) end
-    local v6 = o.src:find(":", 1, true) ~= nil
-    for _, k in ipairs({ "src", "server", "gateway" }) do
+    local ok, list, v6 = pcall(require("surge.proto.addrs").list, o.src, "--src", 4096)
+    if not ok then return (tostring(list):gsub("^.-%-%-src", "--src")) end
+    for _, k in ipairs({ "server", "gateway" }) do
       local a = o[k]
       if a ~= "" then
         local six = a:find(":", 1, true) ~= nil
@@ -61,8 +64,9 @@ function configure(p)
     if o.pattern ~= "constant" and o.pattern ~= "poisson" then
       return ("--pattern %s: constant or poisson"):format(o.pattern)
     end
-    if o.concurrency > 65536 - o.sport then
-      return ("--concurrency %d: at most %d with --sport %d"):format(o.concurrency, 65536 - o.sport, o.sport)
+    if o.concurrency > #list * (65536 - o.sport) then
+      return ("--concurrency %d: at most %d with --sport %d and %d --src address%s"):format(o.concurrency,
+        #list * (65536 - o.sport), o.sport, #list, #list == 1 and "" or "es")
     end
     for _, k in ipairs({ "path", "mix" }) do
       for path in (o[k] .. ","):gmatch("([^,]*),") do
@@ -105,8 +109,9 @@ end
 function client(rxq, txq, args, mac)
   local conn = require "surge.conn"
   local neigh = require "surge.dut.neigh"
-  local t = surge.proto.tcp{ src = args.src, dst = args.server, sport = args.sport, dport = args.port, size = 74 }
   local v6 = args.src:find(":", 1, true) ~= nil
+  local first = args.src:match("^%s*([^%s]-)%s*%-") or args.src        -- a range's first address
+  local t = surge.proto.tcp{ src = first, dst = args.server, sport = args.sport, dport = args.port, size = 74 }
   local pool = surge.pool{ template = t, data_room = conn.data_room(args.mss), size = 8191 }
   local n = neigh.new({ { rxq = rxq, txq = txq, mac = mac, ip4 = not v6 and args.src or nil,
                           ip6 = v6 and args.src or nil } }, pool):set_rx_burst(pool:burst(32))

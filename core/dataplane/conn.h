@@ -49,8 +49,11 @@ enum {
 	CF_FIRST = 2,       /* the first response byte arrived (SYN-to-first-byte taken) */
 	CF_FIN_RCVD = 4,    /* the peer's FIN is in (rcv_nxt counts it) */
 	CF_FAILED = 8,      /* counted as failed: nothing more is counted for it */
-	CF_CLOSE = 16       /* server: close once the responses owed are acknowledged (the
+	CF_CLOSE = 16,      /* server: close once the responses owed are acknowledged (the
 			     * request asked: HTTP/1.0 without keep-alive, Connection: close) */
+	CF_FIN_QUEUED = 32  /* our FIN follows the stream's last byte: it goes out in the
+			     * segment that carries it (a server closing with its last
+			     * response: 3 segments each way a connection, not 4 + 3) */
 };
 
 /* conn.list: which timer list the connection is on */
@@ -96,6 +99,7 @@ struct seg {
 	uint8_t *frame;
 	const uint8_t *src6;          /* IPv6: the source address (in the frame), else NULL */
 	uint32_t src_ip, dst_ip;      /* host order; IPv6: src folded, dst 0 */
+	uint32_t addr;                /* the index of the engine's address it was sent to */
 	uint16_t sport, dport;
 	uint32_t seq, ack;
 	uint16_t wnd;
@@ -134,6 +138,8 @@ struct conn_engine {
 	struct surge_conn_stats st;
 	uint8_t *data;                /* the request (client) or response (server) bytes */
 	uint32_t data_len;
+	uint32_t data_sum;            /* their 16-bit ones' complement sum (host order), for a
+				       * segment that carries them whole */
 	uint32_t mss;                 /* the engine's own, lowered by a peer's MSS option at open */
 	uint32_t idle_expiries;       /* timer expiries a connection may wait on its peer */
 	uint32_t tw_now;              /* connections in TIME_WAIT now (not counted against concurrency) */
@@ -141,6 +147,13 @@ struct conn_engine {
 	uint32_t *index;              /* server: conn index + 1, 0 = empty */
 	uint8_t (*peer6)[16];         /* IPv6 server: each connection's peer address */
 	uint32_t index_mask;
+	/* the engine's addresses (a server's one, a client's local_count),
+	 * ascending: a client's connection i is on address i / ports, source
+	 * port local_port + i % ports, so a segment finds it by arithmetic */
+	uint32_t naddr, ports;
+	uint32_t *addr4;              /* IPv4, host order */
+	uint8_t (*addr6)[16];         /* IPv6 */
+	uint8_t addr_run;             /* 1: consecutive (the index is a subtraction), 0: a binary search */
 	struct conn_list free_q, rto, tw, think;
 	struct hist connect_h;        /* SYN to the first response byte, ns */
 	struct hist response_h;       /* request sent to its last response byte, ns */
@@ -177,6 +190,10 @@ int seg_emit_reset(struct conn_engine *e, const struct seg *s);
 int seg_flush(struct conn_engine *e);
 
 /* conn_table.c */
+/* The engine's addresses from its conf (sorted, checked: -EINVAL with the error set) */
+int addrs_init(struct conn_engine *e);
+/* The index of the engine's address ip (IPv4, host order) or a6 (IPv6), or -1 */
+int32_t addr_index(const struct conn_engine *e, uint32_t ip, const uint8_t *a6);
 int table_init(struct conn_engine *e);
 void table_free(struct conn_engine *e);
 /* peer6: the IPv6 address (a server's peer), else NULL */
@@ -193,6 +210,8 @@ ip6_fold(const uint8_t *a)
 }
 void conn_release(struct conn_engine *e, struct conn *c);
 struct conn *conn_lookup(struct conn_engine *e, const struct seg *s);
+/* Prefetches what conn_lookup will read for the frame (IPv4; others skipped) */
+void conn_prefetch(const struct conn_engine *e, const uint8_t *frame, uint32_t len);
 void timer_arm(struct conn_engine *e, struct conn *c, int list, uint32_t after_us);
 void timer_stop(struct conn_engine *e, struct conn *c);
 static inline uint32_t conn_idx(const struct conn_engine *e, const struct conn *c) { return (uint32_t)(c - e->tab); }

@@ -66,7 +66,7 @@ send_data(struct conn_engine *e, struct conn *c, uint32_t high)
 	uint32_t wnd_end = c->snd_una + c->peer_wnd;
 	/* new data on a connection with nothing outstanding (not go-back-N) */
 	int was_idle = c->snd_una == c->snd_nxt && high == c->snd_nxt;
-	int sent = 0;
+	int sent = 0, fin = (c->flags & CF_FIN_QUEUED) != 0;
 
 	while (seq_lt(c->snd_nxt, end) && seq_lt(c->snd_nxt, wnd_end)) {
 		uint32_t off = (c->snd_nxt - c->msg_seq) % dlen;
@@ -79,8 +79,17 @@ send_data(struct conn_engine *e, struct conn *c, uint32_t high)
 			n = wnd_end - c->snd_nxt;
 		if (off + n == dlen)
 			flags |= TF_PSH;
+		if (fin && c->snd_nxt + n == end)
+			flags |= TF_FIN;        /* the stream's last byte: our FIN with it */
 		if (seg_emit(e, c, flags, c->snd_nxt, msg + off, n) != 0)
 			break;                  /* no mbuf: the timer sends it again */
+		if (flags & TF_FIN) {
+			c->snd_nxt++;           /* the FIN's sequence number, after the data */
+			if (c->state == CS_ESTABLISHED)
+				c->state = CS_FIN_WAIT_1;
+			else if (c->state == CS_CLOSE_WAIT)
+				c->state = CS_LAST_ACK;
+		}
 		if (seq_lt(c->snd_nxt, high))
 			e->st.retransmits++;
 		else
@@ -159,7 +168,9 @@ fsm_client_close(struct conn_engine *e, struct conn *c, int rst)
 		conn_release(e, c);
 		return;
 	}
-	send_fin(e, c, CS_FIN_WAIT_1);
+	/* the server's FIN already in (it came with the response): ours
+	 * acknowledges it, and no TIME_WAIT here (the server closed first) */
+	send_fin(e, c, (c->flags & CF_FIN_RCVD) ? CS_LAST_ACK : CS_FIN_WAIT_1);
 }
 
 static int
@@ -293,6 +304,11 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	static const uint8_t end[4] = { '\r', '\n', '\r', '\n' };
 	uint32_t done = 0, begin = 0, rx = c->rx_bytes;
 
+	if (c->flags & CF_FIN_QUEUED) {
+		e->st.rx_dropped++;             /* a request after the last one we answer: our FIN is due */
+		return;
+	}
+
 	/* in locals, not through c: stores through c would be reloaded after
 	 * every byte read through p (a uint8_t pointer may alias them) */
 	if (e->conf.expect == SURGE_CONN_EXPECT_HTTP) {
@@ -340,6 +356,10 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	if (c->owed == 0)
 		c->msg_seq = c->snd_nxt;
 	c->owed = (uint16_t)(c->owed + done);
+	/* the server closes after these answers: its FIN goes with the last
+	 * (send_data), as dperf's does, not in a segment of its own */
+	if ((c->flags & CF_CLOSE) || (e->conf.requests != 0 && c->requests >= e->conf.requests))
+		c->flags |= CF_FIN_QUEUED;
 }
 
 /* The server's part once the client acknowledged: completed responses
@@ -358,6 +378,44 @@ server_acked(struct conn_engine *e, struct conn *c)
 	else if (c->owed == 0 && c->state == CS_ESTABLISHED &&
 		 ((c->flags & CF_CLOSE) || (e->conf.requests != 0 && c->requests >= e->conf.requests)))
 		send_fin(e, c, CS_FIN_WAIT_1);
+}
+
+/* The peer's FIN, now counted in rcv_nxt: what it does in each state.
+ * Returns 0 where it changes nothing (the caller acknowledges it). */
+static int
+peer_fin(struct conn_engine *e, struct conn *c)
+{
+	switch (c->state) {
+	case CS_ESTABLISHED:
+		if (unlikely(c->flags & CF_HELD))
+			conn_event_peer_fin(e, c);  /* held after a whole response: completed */
+		if (e->conf.role == SURGE_CONN_CLIENT && !(c->flags & CF_DONE))
+			count_fail(e, c, &e->st.failed_bad);   /* closed before the answer was whole */
+		if (e->conf.role == SURGE_CONN_SERVER && c->owed > 0) {
+			/* a request and the FIN together (a half-close): the
+			 * answers go out first, then our FIN (server_acked) */
+			c->state = CS_CLOSE_WAIT;
+			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+			return 1;
+		}
+		send_fin(e, c, CS_LAST_ACK);       /* its ACK covers the peer's FIN */
+		return 1;
+	case CS_FIN_WAIT_1:
+		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+		if (c->snd_una == c->snd_nxt)
+			enter_time_wait(e, c);
+		else
+			c->state = CS_CLOSING;
+		return 1;
+	case CS_FIN_WAIT_2:
+		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+		enter_time_wait(e, c);
+		return 1;
+	case CS_LAST_ACK:
+		return 1;                          /* our FIN, sent since, acknowledged it */
+	default:
+		return 0;
+	}
 }
 
 static int
@@ -506,10 +564,24 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 		need_ack = 1;
 		if (e->conf.role == SURGE_CONN_CLIENT) {
 			uint8_t st = c->state;
+			/* a FIN with the data (a server closing with its last
+			 * response) is taken before the response is handled, so
+			 * the segment that answers it (our FIN) acknowledges both:
+			 * 3 segments each way a connection, as dperf's */
+			int fin_with = (s->flags & TF_FIN) && !(c->flags & CF_FIN_RCVD);
 
+			if (fin_with) {
+				c->rcv_nxt++;
+				c->flags |= CF_FIN_RCVD;
+			}
 			client_data(e, c, p, n);
 			if (c->state == CS_FREE)
 				return;         /* answered with an RST */
+			if (fin_with) {
+				if (!peer_fin(e, c))
+					seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+				return;
+			}
 			acked = c->state != st || c->snd_nxt != c->snd_una;
 		} else {
 			server_data(e, c, p, n);
@@ -524,35 +596,8 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 	if ((s->flags & TF_FIN) && seq + n == c->rcv_nxt && !(c->flags & CF_FIN_RCVD)) {
 		c->rcv_nxt++;
 		c->flags |= CF_FIN_RCVD;
-		switch (c->state) {
-		case CS_ESTABLISHED:
-			if (unlikely(c->flags & CF_HELD))
-				conn_event_peer_fin(e, c);  /* held after a whole response: completed */
-			if (e->conf.role == SURGE_CONN_CLIENT && !(c->flags & CF_DONE))
-				count_fail(e, c, &e->st.failed_bad);   /* closed before the answer was whole */
-			if (e->conf.role == SURGE_CONN_SERVER && c->owed > 0) {
-				/* a request and the FIN together (a half-close): the
-				 * answers go out first, then our FIN (server_acked) */
-				c->state = CS_CLOSE_WAIT;
-				seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-				return;
-			}
-			send_fin(e, c, CS_LAST_ACK);       /* its ACK covers the peer's FIN */
+		if (peer_fin(e, c))
 			return;
-		case CS_FIN_WAIT_1:
-			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-			if (c->snd_una == c->snd_nxt)
-				enter_time_wait(e, c);
-			else
-				c->state = CS_CLOSING;
-			return;
-		case CS_FIN_WAIT_2:
-			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-			enter_time_wait(e, c);
-			return;
-		default:
-			break;
-		}
 	} else if ((s->flags & TF_FIN) && (c->flags & CF_FIN_RCVD)) {
 		need_ack = 1;                   /* the peer's FIN again: our ACK was lost */
 		if (c->state == CS_TIME_WAIT)
@@ -610,7 +655,8 @@ fsm_open(struct conn_engine *e)
 		return -ENOSPC;
 	e->st.attempted++;
 	c->state = CS_SYN_SENT;
-	c->snd_una = iss_for(e, c->peer_ip, c->local_port, c->peer_port);
+	/* the local address in the 4-tuple's value too (several per client) */
+	c->snd_una = iss_for(e, c->peer_ip ^ conn_idx(e, c) / e->ports * 2246822519u, c->local_port, c->peer_port);
 	c->snd_nxt = c->snd_una + 1;
 	c->peer_wnd = 0;
 	c->t_open = e->now;

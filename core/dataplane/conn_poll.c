@@ -17,8 +17,10 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_tcp.h>
 
 #include "conn.h"
@@ -42,11 +44,20 @@ conf_check(const struct surge_conn_conf *c)
 				SURGE_CONN_DATA_MAX);
 	if (c->capacity == 0 || c->capacity > (1u << 24))
 		return rt_error(-EINVAL, "surge_conn_new: capacity %u: 1..%u", c->capacity, 1u << 24);
+	if (c->local_addrs != NULL && (c->local_count == 0 || c->local_count > SURGE_CONN_ADDR_MAX ||
+				       (c->role == SURGE_CONN_SERVER && c->local_count > 1)))
+		return rt_error(-EINVAL, "surge_conn_new: %u local addresses: a client has 1..%d, a server 1",
+				c->local_count, SURGE_CONN_ADDR_MAX);
 	if (c->role == SURGE_CONN_CLIENT) {
-		if (c->local_port == 0 || c->capacity > 65536u - c->local_port)
-			return rt_error(-EINVAL, "surge_conn_new: capacity %u from source port %u: a client's "
-					"connection i uses port %u + i, so at most %u", c->capacity,
-					c->local_port, c->local_port, 65536u - c->local_port);
+		uint32_t naddr = c->local_addrs != NULL ? c->local_count : 1;
+
+		/* the table spread evenly over the addresses: each holds ports
+		 * local_port .. local_port + ceil(capacity / naddr) - 1 */
+		if (c->local_port == 0 || (c->capacity + naddr - 1) / naddr > 65536u - c->local_port)
+			return rt_error(-EINVAL, "surge_conn_new: capacity %u over %u source address%s from port %u: "
+					"each address's connections use ports %u and up, so at most %u", c->capacity,
+					naddr, naddr == 1 ? "" : "es", c->local_port, c->local_port,
+					naddr * (65536u - c->local_port));
 		if ((c->ip_version == 4 ? c->peer_ip4 == 0 : memcmp(c->peer_ip6, zero6, 16) == 0) ||
 		    c->peer_port == 0)
 			return rt_error(-EINVAL, "surge_conn_new: a client needs the server's address and port");
@@ -61,7 +72,7 @@ conf_check(const struct surge_conn_conf *c)
 	} else if (c->requests > 65535) {
 		return rt_error(-EINVAL, "surge_conn_new: requests %u: 0..65535", c->requests);
 	}
-	if (c->ip_version == 4 ? c->local_ip4 == 0 : memcmp(c->local_ip6, zero6, 16) == 0)
+	if (c->local_addrs == NULL && (c->ip_version == 4 ? c->local_ip4 == 0 : memcmp(c->local_ip6, zero6, 16) == 0))
 		return rt_error(-EINVAL, "surge_conn_new: no local address");
 	if (c->expect == SURGE_CONN_EXPECT_LEN ? c->expect_len == 0 : c->expect != SURGE_CONN_EXPECT_HTTP)
 		return rt_error(-EINVAL, "surge_conn_new: expect %u with expect_len %u (a length needs 1 or more)",
@@ -107,6 +118,7 @@ surge_conn_new(const struct surge_conn_conf *conf)
 	memcpy(e->data, conf->data, conf->data_len);
 	e->conf.data = NULL;             /* Lua's copy may go: the engine has its own */
 	e->data_len = conf->data_len;
+	e->data_sum = rte_be_to_cpu_16(rte_raw_cksum(e->data, e->data_len));
 	if (e->conf.concurrency == 0)
 		e->conf.concurrency = e->conf.capacity;
 	e->mss = conf->mss;
@@ -115,6 +127,11 @@ surge_conn_new(const struct surge_conn_conf *conf)
 		e->idle_expiries = 1;
 	if (e->idle_expiries > 255)
 		e->idle_expiries = 255;
+	if ((rc = addrs_init(e)) != 0) {
+		engine_free(e);
+		return rc;
+	}
+	e->conf.local_addrs = NULL;      /* copied, as the data */
 	if (table_init(e) != 0) {
 		engine_free(e);
 		return rt_error(-ENOMEM, "out of memory for a table of %u connections (%zu bytes)",
@@ -308,6 +325,13 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 	e->now = (uint32_t)((double)(tsc - e->tsc0) * e->us_per_cyc);
 	if (unlikely(e->hk != NULL))
 		conn_events_apply(e);   /* the hooks' actions on the last poll's events */
+	/* the frames' headers, then what each lookup reads, for the whole
+	 * burst before any is handled: the misses overlap (conn_prefetch) */
+	for (int i = 0; i < n; i++)
+		rte_prefetch0(rx->data[i]);
+	if (e->conf.ip_version == 4)
+		for (int i = 0; i < n; i++)
+			conn_prefetch(e, rx->data[i], rx->len[i]);
 	for (int i = 0; i < n; i++) {
 		struct rte_mbuf *m = rx->mbuf[i];
 

@@ -23,8 +23,19 @@ function T.client_and_server_options()
   errors(at("surge.conn.client: src: expected a string, got nil"), function() conn.client{ server = "10.0.0.1" } end)
   errors(at("surge.conn.client: close = \"half\": \"fin\" or \"rst\"", 1),
     function() conn.client{ src = "10.0.0.2", server = "10.0.0.1", close = "half" } end)
-  errors(at("surge.conn.client: capacity 65000 from sport 1024: connection i uses port sport + i, so at most 64512", 1),
+  errors(at("surge.conn.client: capacity 65000 from sport 1024 over 1 source address: each address's connections "
+    .. "use ports sport and up, so at most 64512", 2),
     function() conn.client{ src = "10.0.0.2", server = "10.0.0.1", capacity = 65000 } end)
+  -- several source addresses (issue 21 item 1): a range or a list, one family, none twice
+  errors(at("surge.conn.client: capacity 200000 from sport 1024 over 3 source addresses: each address's "
+    .. "connections use ports sport and up, so at most 193536", 2),
+    function() conn.client{ src = "10.0.0.2-10.0.0.4", server = "10.0.0.1", capacity = 200000 } end)
+  errors(at("surge.conn.client: src: 10.0.0.3 is given twice", 1),
+    function() conn.client{ src = { "10.0.0.2-10.0.0.4", "10.0.0.3" }, server = "10.0.0.1", capacity = 8 } end)
+  errors(at("surge.conn.client: src: '2001:db8::1' is not of the family of the addresses before it", 1),
+    function() conn.client{ src = { "10.0.0.2", "2001:db8::1" }, server = "10.0.0.1", capacity = 8 } end)
+  errors(at("surge.conn.client: src: '10.0.0.0-10.0.16.0': more than 4096 addresses", 1),
+    function() conn.client{ src = "10.0.0.0-10.0.16.0", server = "10.0.0.1", capacity = 8 } end)
   errors(at("surge.conn.client: concurrency 20 over the capacity 10", 1),
     function() conn.client{ src = "10.0.0.2", server = "10.0.0.1", capacity = 10, concurrency = 20 } end)
   errors(at("surge.conn.client: rate \"1gbit\": connections per second, a plain number (or \"Npps\")", 1),

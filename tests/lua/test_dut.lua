@@ -7,6 +7,8 @@ local surge = require "surge"
 local view = require "surge.dut.view"
 local counters = require "surge.dut.counters"
 local neigh = require "surge.dut.neigh"
+local testrun = require "surge.vm.testrun"
+local errors, at = testrun.errors, testrun.at
 
 local T = {}
 
@@ -223,6 +225,54 @@ function T.responder_answers()
   b:free()
   local info = pool:info()
   assert(info.avail == info.size, "pool full again")
+end
+
+-- issue 21 item 1: an interface given a range of addresses (a client engine
+-- on several source addresses) answers ARP for each of them, from it, and
+-- neighbour solicitations for each IPv6 one; an address outside the range
+-- gets nothing.
+function T.responder_answers_for_a_range()
+  local port = ring_port()
+  local pool = surge.pool{ size = 255 }
+  local n = neigh.new({ { rxq = port:rxq(0), txq = port:txq(0), mac = "02:00:00:00:00:0a",
+                          ip4 = "10.9.0.2-10.9.0.65", ip6 = { "2001:db8:9::2-2001:db8:9::3" } } }, pool)
+  local v = view.new()
+  local b = pool:burst(8)
+  for _, t in ipairs({ "10.9.0.2", "10.9.0.40", "10.9.0.65", "10.9.0.66", "10.9.0.1" }) do
+    local req = surge.proto.arp{ op = "request", sha = "02:00:00:00:00:bb", spa = "10.9.0.1", tpa = t }
+    local p, len = bytes_of(req.bytes)
+    view.parse(v, p, len)
+    n:handle(1, p, len, v)
+    local got = port:rxq(0):recv(b)
+    local ours = t ~= "10.9.0.66" and t ~= "10.9.0.1"
+    assert(got == (ours and 1 or 0), t .. ": " .. got .. " replies")
+    if ours then
+      local r = b:bytes(0)
+      assert(r:sub(29, 32) == string.char(10, 9, 0, tonumber(t:match("%d+$"))), t .. ": the reply's sender address")
+      b:free()
+    end
+  end
+  assert(n.answered == 3, n.answered)
+  local ip6 = require("surge.proto.ip6")
+  for _, t in ipairs({ "2001:db8:9::3", "2001:db8:9::4" }) do
+    local ns = ffi.new("uint8_t[86]")
+    ffi.copy(ns, hex("3333ff000003 0200000000bb 86dd"), 14)
+    ip6.write(ns + 14, ip6.addr("2001:db8:9::1"), ip6.addr("ff02::1:ff00:3"), 58, 32, 255)
+    ns[54] = 135
+    ffi.copy(ns + 62, ip6.addr(t), 16)
+    view.parse(v, ns, 86)
+    n:handle(1, ns, 86, v)
+    local got = port:rxq(0):recv(b)
+    assert(got == (t == "2001:db8:9::3" and 1 or 0), t .. ": " .. got)
+    if got == 1 then
+      assert(ip6.addr_text(b.data[0] + 22) == t, "the NA comes from the address it answers for")
+      assert(ip6.addr_text(b.data[0] + 62) == t, "target")
+      b:free()
+    end
+  end
+  errors(at("surge.dut: ip4: '10.9.0.9-10.9.0.2': the range ends before it starts", 1), function()
+    neigh.new({ { rxq = port:rxq(0), txq = port:txq(0), mac = "02:00:00:00:00:0a", ip4 = "10.9.0.9-10.9.0.2" } }, pool)
+  end)
 end
 
 -- An answer whose MAC is no host's (broadcast, zero, multicast: ARP's

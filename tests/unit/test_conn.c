@@ -806,6 +806,170 @@ client_hooks_hold_and_peer_fin(void **state)
 	assert_int_equal(pub->lost, 0);
 }
 
+/* issue 21 item 1: a client on several source addresses. Connection i is
+ * on address i / ports (the addresses ascending, whatever order they were
+ * given in) and port sport + i % ports, opened taking the addresses in
+ * turn: exactly capacity / addresses connections per address, and a segment finds its connection by its
+ * destination address and port, consecutive addresses (a subtraction) and
+ * scattered ones (a binary search) alike; an address not the engine's is
+ * not its frame, a port past an address's share gets an RST from that
+ * address. */
+static void
+client_several_source_addresses(void **state)
+{
+	static const uint8_t scattered[] = { 10, 1, 0, 9, 10, 1, 0, 2, 10, 1, 0, 5 };  /* given unsorted */
+	static const uint8_t run[] = { 10, 1, 0, 3, 10, 1, 0, 2, 10, 1, 0, 4 };
+	const uint8_t *lists[2] = { scattered, run };
+	const uint32_t sorted[2][3] = { { 0x0a010002u, 0x0a010005u, 0x0a010009u },
+					{ 0x0a010002u, 0x0a010003u, 0x0a010004u } };
+
+	(void)state;
+	for (int l = 0; l < 2; l++) {
+		struct surge_conn_conf c = client_conf(6);
+		struct conn_engine *e;
+		uint32_t iss[6], per[3] = { 0, 0, 0 }, n;
+
+		c.local_addrs = lists[l];
+		c.local_count = 3;
+		c.local_ip4 = 0;
+		e = engine(&c);
+		assert_int_equal(e->addr_run, l);
+		assert_int_equal(e->ports, 2);
+		/* opens take the addresses in turn: the k-th on address k % 3,
+		 * port 2000 + k / 3, table entry address x 2 + port */
+		for (int k = 0; k < 6; k++) {
+			const uint8_t *ip;
+			int i = k % 3 * 2 + k / 3;
+
+			assert_int_equal(fsm_open(e), 0);
+			ip = TX->data[0] + 14;
+			assert_int_equal(written(e, 0).flags, TF_SYN);
+			for (int a = 0; a < 3; a++)
+				per[a] += get32(ip + 12) == sorted[l][a];
+			assert_int_equal(get32(ip + 12), sorted[l][i / 2]);
+			assert_int_equal(get16(ip + 20), 2000 + i % 2);
+			assert_int_equal(e->tab[i].state, CS_SYN_SENT);
+			iss[i] = written(e, 0).seq;
+			drop_written(e);
+		}
+		assert_int_equal(fsm_open(e), -ENOSPC);         /* 3 x 2: full */
+		for (int a = 0; a < 3; a++)
+			assert_int_equal(per[a], 2);
+		/* each SYN-ACK, to its address and port, finds its connection */
+		for (int i = 5; i >= 0; i--) {
+			n = frame(F, sorted[l][i / 2], 80, (uint16_t)(2000 + i % 2), 7000, iss[i] + 1, TF_SYN | TF_ACK,
+				  NULL, 1);
+			assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+			assert_int_equal(e->tab[i].state, CS_ESTABLISHED);
+			assert_int_equal(get32(TX->data[0] + 14 + 12), sorted[l][i / 2]);   /* the request, from it */
+			drop_written(e);
+		}
+		assert_int_equal(e->st.established, 6);
+		/* not one of its addresses: left for Lua */
+		n = frame(F, 0x0a010006u, 80, 2000, 7000, iss[0] + 1, TF_SYN | TF_ACK, NULL, 1);
+		assert_int_equal(conn_frame(e, F, n, 0), SEG_OTHER);
+		/* its address, a port past the address's two: no connection, an RST from that address */
+		n = frame(F, sorted[l][1], 80, 2002, 7000, 1, TF_ACK, NULL, 1);
+		assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+		assert_int_equal(written(e, 0).flags, TF_RST);
+		assert_int_equal(get32(TX->data[0] + 14 + 12), sorted[l][1]);
+		drop_written(e);
+		assert_int_equal(e->st.rx_dropped, 1);
+	}
+}
+
+/* The same address twice, or more of them than a client may have: one error, no engine. */
+static void
+client_addresses_misuse(void **state)
+{
+	static const uint8_t twice[] = { 10, 1, 0, 2, 10, 1, 0, 2 };
+	struct surge_conn_conf c = client_conf(4);
+
+	(void)state;
+	c.local_addrs = twice;
+	c.local_count = 2;
+	assert_int_equal(surge_conn_new(&c), -EINVAL);
+	assert_non_null(strstr(surge_last_error(), "given twice"));
+	c.local_count = SURGE_CONN_ADDR_MAX + 1;
+	assert_int_equal(surge_conn_new(&c), -EINVAL);
+	/* 2 addresses x 64536 ports from 1000 hold 129072, not 129073 */
+	c = client_conf(129073);
+	c.local_port = 1000;
+	c.local_addrs = (const uint8_t *)"\x0a\x01\x00\x02\x0a\x01\x00\x03";
+	c.local_count = 2;
+	assert_int_equal(surge_conn_new(&c), -EINVAL);
+	assert_non_null(strstr(surge_last_error(), "at most 129072"));
+}
+
+/* Moves what `from` wrote into `to`, as a wire would; returns the segments. */
+static uint32_t
+shuttle(struct conn_engine *from, struct conn_engine *to)
+{
+	static uint8_t buf[64][256];
+	uint32_t len[64], n = from->tx_used;
+
+	assert_true(n <= 64);
+	for (uint32_t i = 0; i < n; i++) {
+		len[i] = TX->len[i];
+		assert_true(len[i] <= sizeof(buf[i]));
+		memcpy(buf[i], TX->data[i], len[i]);
+	}
+	drop_written(from);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(conn_frame(to, buf[i], len[i], 0), SEG_TCP);
+	return n;
+}
+
+/* issue 21 item 2: a client engine against a server engine, segment by
+ * segment. A server that closes after its answer (requests = 1, or the
+ * request says Connection: close) sends its FIN with the response, and the
+ * client's FIN acknowledges both: 3 segments each way a connection (SYN,
+ * the request, FIN+ACK; SYN-ACK, the response+FIN, the last ACK), as
+ * dperf's; a keep-alive server waits for the client's FIN: 4 + 3. Both
+ * ends count the connection completed, nothing failed or retransmitted. */
+static void
+pair_segments_per_connection(void **state)
+{
+	static const struct {
+		uint32_t srv_requests;
+		const char *req;
+		uint32_t c2s, s2c;
+	} cases[] = {
+		{ 1, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 3, 3 },
+		{ 0, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 3, 3 },
+		{ 0, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 4, 3 },
+	};
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct surge_conn_conf sc = server_conf(4, (const uint8_t *)RESP, (uint32_t)strlen(RESP));
+		struct surge_conn_conf cc = client_conf(4);
+		struct conn_engine *srv, *cli;
+		uint32_t c2s = 0, s2c = 0;
+
+		sc.local_ip4 = CLI;             /* the client's peer */
+		sc.requests = cases[k].srv_requests;
+		cc.data = (const uint8_t *)cases[k].req;
+		cc.data_len = (uint32_t)strlen(cases[k].req);
+		srv = engine(&sc);
+		cli = engine(&cc);
+		assert_int_equal(fsm_open(cli), 0);
+		for (int round = 0; round < 10 && (cli->tx_used > 0 || srv->tx_used > 0); round++) {
+			c2s += shuttle(cli, srv);
+			s2c += shuttle(srv, cli);
+		}
+		if (c2s != cases[k].c2s || s2c != cases[k].s2c)
+			fail_msg("case %u: %u segments client to server, %u back; want %u and %u", k, c2s, s2c,
+				 cases[k].c2s, cases[k].s2c);
+		assert_int_equal(cli->st.completed, 1);
+		assert_int_equal(srv->st.completed, 1);
+		assert_int_equal(cli->st.concurrent - cli->tw_now, 0);
+		assert_int_equal(srv->st.concurrent, 0);
+		assert_int_equal(cli->st.failed_bad + cli->st.failed_rst + srv->st.failed_bad, 0);
+		assert_int_equal(cli->st.retransmits + srv->st.retransmits + cli->st.rx_dropped + srv->st.rx_dropped, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -816,6 +980,9 @@ main(void)
 		cmocka_unit_test(table_full_refuses),
 		cmocka_unit_test(client_syn_retries_then_timeout),
 		cmocka_unit_test(client_http_response),
+		cmocka_unit_test(client_several_source_addresses),
+		cmocka_unit_test(client_addresses_misuse),
+		cmocka_unit_test(pair_segments_per_connection),
 		cmocka_unit_test(client_think_time),
 		cmocka_unit_test(server_index_deletions),
 		cmocka_unit_test(ipv6_server),

@@ -3,7 +3,7 @@
 -- burst (docs/connections.md).
 --
 --   local conn = require "surge.conn"
---   local e = conn.client{ src = "10.0.0.2", server = "10.0.0.1", port = 80,
+--   local e = conn.client{ src = "10.0.0.2", server = "10.0.0.1", port = 80,   -- src: or "A-B", a list
 --                          mac = "02:..", peer_mac = "02:..",      -- the server's or gateway's
 --                          rate = 1000, connections = 10000, concurrency = 64,
 --                          request = conn.http_get{ host = "10.0.0.1" }, expect = { http = 200 } }
@@ -33,6 +33,7 @@ local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local http = require "surge.conn.http"
+local addrs = require "surge.proto.addrs"
 
 local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
@@ -294,16 +295,27 @@ function M.client(o)
   local fn = "surge.conn.client"
   o = check.options(o, client_keys, fn)
   local c = conf_common(o, fn, C.SURGE_CONN_CLIENT)
-  local v6 = set_addr(c, "local", check.expect(o.src, "string", fn, "src"), fn .. ": src")
+  if type(o.src) ~= "table" then check.expect(o.src, "string", fn, "src") end
+  -- one address, a range "A-B" or a list: connection i is on address
+  -- i / ports (ascending), port sport + i % ports (docs/connections.md)
+  local list, six = addrs.list(o.src, fn .. ": src", C.SURGE_CONN_ADDR_MAX)
+  local v6 = set_addr(c, "local", six and ip6.addr_text(list[1]) or ip4.addr_text(list[1]), fn .. ": src")
+  local packed = #list > 1 and addrs.pack(list, six) or nil
+  if packed then
+    c.local_addrs = packed
+    c.local_count = #list
+  end
   if set_addr(c, "peer", check.expect(o.server, "string", fn, "server"), fn .. ": server") ~= v6 then
     check.raise(("%s: src %s and server %s are not of one family"):format(fn, o.src, o.server))
   end
   c.peer_port = check.expect(o.port, "integer? 1..65535", fn, "port") or 80
   c.local_port = check.expect(o.sport, "integer? 1..65535", fn, "sport") or 1024
-  c.capacity = check.expect(o.capacity, "integer? 1..65535", fn, "capacity") or (65536 - c.local_port)
-  if c.capacity > 65536 - c.local_port then
-    check.raise(("%s: capacity %d from sport %d: connection i uses port sport + i, so at most %d"):format(fn,
-      c.capacity, c.local_port, 65536 - c.local_port))
+  local most = math.min(#list * (65536 - c.local_port), 16777216)
+  c.capacity = check.expect(o.capacity, "integer? 1..16777216", fn, "capacity") or most
+  if math.ceil(c.capacity / #list) > 65536 - c.local_port then
+    check.raise(("%s: capacity %d from sport %d over %d source address%s: each address's connections use "
+      .. "ports sport and up, so at most %d"):format(fn, c.capacity, c.local_port, #list, #list == 1 and "" or "es",
+      most))
   end
   c.concurrency = check.expect(o.concurrency, "integer? 1..16777216", fn, "concurrency") or c.capacity
   if c.concurrency > c.capacity then
@@ -327,7 +339,9 @@ function M.client(o)
     c.rate = r
   end
   local req = bytes_of(o.request or http.get{ host = o.server }, fn, "request")
-  return new_engine(c, req, "client", o.prefix or "client", hooks_of(o, fn, c.capacity))
+  local e = new_engine(c, req, "client", o.prefix or "client", hooks_of(o, fn, c.capacity))
+  if packed then c.local_addrs = nil end     -- copied by the engine (packed held till here)
+  return e
 end
 
 -- A server listening on addr:port, answering each request (HTTP: up to the

@@ -12,6 +12,7 @@
 -- the responder costs a compare per frame that is not ARP or ICMPv6, and
 -- nothing when nothing arrives.
 local ffi = require "ffi"
+local check = require "surge.check"
 local cs = require "surge.proto.checksum"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
@@ -25,21 +26,29 @@ local N = require("surge.class").new("dut responder", { "ifaces", "burst", "answ
 local BCAST = "\255\255\255\255\255\255"
 local ZERO_MAC = "\0\0\0\0\0\0"
 
-local function resolve_addr(s)
-  if s == nil then return nil end
-  return ip4.addr(s, "surge.dut: address", 3)
+-- An interface's addresses (one, a range "A-B" or a list: surge.proto.addrs):
+-- the first (the one resolve asks from) and the set answered for.
+local function addr_set(spec, what, six)
+  if spec == nil then return nil, nil end
+  local list, v6 = require("surge.proto.addrs").list(spec, what)
+  if v6 ~= six then check.raise(("%s: %s is not an IPv%d address"):format(what, tostring(list[1]), six and 6 or 4)) end
+  local set = {}
+  for _, a in ipairs(list) do set[a] = true end
+  return list[1], set
 end
 
 -- ifaces: list of { rxq, txq, mac, ip4?, ip6?, vlan? } (rxq/txq queue
--- handles; mac text; vlan: the id requests go out with); pool: a pool
+-- handles; mac text; ip4/ip6: one address, a range "A-B" or a list, all
+-- answered for, the first asked from; vlan: the id requests go out with); pool: a pool
 -- handle the control frames are sent from.
 function M.new(ifaces, pool)
   local self = setmetatable({ ifaces = {}, burst = pool:burst(1), answered = 0,
                               scratch = ffi.new("uint8_t[128]") }, N)
   for i, f in ipairs(ifaces) do
+    local a4, set4 = addr_set(f.ip4, "surge.dut: ip4", false)
+    local a6, set6 = addr_set(f.ip6, "surge.dut: ip6", true)
     self.ifaces[i] = { rxq = f.rxq, txq = f.txq, mac = eth.mac(f.mac, "surge.dut: mac", 2), vlan = f.vlan,
-                       mac_text = f.mac, ip4 = resolve_addr(f.ip4),
-                       ip6 = f.ip6 and ip6.addr(f.ip6, "surge.dut: ip6", 2) or nil }
+                       mac_text = f.mac, ip4 = a4, ip6 = a6, ip4_set = set4, ip6_set = set6 }
   end
   return self
 end
@@ -47,11 +56,11 @@ end
 -- Sends the frame the builder writes (build returns its length), with an
 -- 802.1Q tag holding `tci` after the MACs when tci is given (answers carry
 -- the tag of the request they answer).
-local function send(self, f, tci, build, a, b, c, d)
+local function send(self, f, tci, build, a, b, c, d, e)
   local burst = self.burst
   if burst:alloc(1) ~= 1 then return false end
   local out, tmp = burst.data[0], self.scratch
-  local len = build(tmp, f, a, b, c, d)
+  local len = build(tmp, f, a, b, c, d, e)
   if tci then
     ffi.copy(out, tmp, 12)
     stack.put16(out + 12, 0x8100)
@@ -65,10 +74,11 @@ local function send(self, f, tci, build, a, b, c, d)
   return f.txq:send(burst) == 1
 end
 
-local function write_arp(p, f, op, tha_mac, tpa, dst_mac)
+-- spa: the sender address (a reply's: the address asked for, one of several)
+local function write_arp(p, f, op, tha_mac, tpa, dst_mac, spa)
   ffi.fill(p, 60, 0)
   eth.write(p, f.mac, dst_mac, 0x0806)
-  require("surge.proto.arp").write(p + 14, op, f.mac, f.ip4 or 0, tha_mac, tpa)
+  require("surge.proto.arp").write(p + 14, op, f.mac, spa or f.ip4 or 0, tha_mac, tpa)
   return 60
 end
 
@@ -77,7 +87,8 @@ end
 local function write_nd(p, f, typ, target, dst_ip, dst_mac)
   ffi.fill(p, 86, 0)
   eth.write(p, f.mac, dst_mac, 0x86dd)
-  ip6.write(p + 14, f.ip6, dst_ip, 58, 32, 255)
+  -- an advertisement comes from the address it answers for (one of several)
+  ip6.write(p + 14, typ == 136 and target or f.ip6, dst_ip, 58, 32, 255)
   local icmp = p + 54
   icmp[0] = typ
   if typ == 136 then icmp[4] = 0x60 end          -- solicited, override
@@ -111,18 +122,19 @@ function N:handle(i, p, len, v)
     local a = p + v.l3
     -- (a sender MAC that is no host's, eth.unicast_problem, gets no answer:
     -- it would go to every host or none)
-    if len >= v.l3 + 28 and f.ip4 and stack.get16(a + 6) == 1 and stack.get32(a + 24) == f.ip4
+    if len >= v.l3 + 28 and f.ip4 and stack.get16(a + 6) == 1 and f.ip4_set[stack.get32(a + 24)]
        and not eth.unicast_problem(a + 8) then
       local sha = ffi.string(a + 8, 6)
-      if send(self, f, tci, write_arp, 2, sha, stack.get32(a + 14), sha) then self.answered = self.answered + 1 end
+      if send(self, f, tci, write_arp, 2, sha, stack.get32(a + 14), sha, stack.get32(a + 24)) then self.answered = self.answered + 1 end
     end
     return true
   elseif et == view.ETH_IP6 and v.proto == 58 and v.l4 >= 0 and len >= v.l4 + 24 and p[v.l4] == 135 then
     local f = self.ifaces[i]
-    if f.ip6 and same16(p + v.l4 + 8, f.ip6) and not eth.unicast_problem(p + 6) then
+    local target = f.ip6 and ffi.string(p + v.l4 + 8, 16)
+    if target and f.ip6_set[target] and not eth.unicast_problem(p + 6) then
       local src_ip = ffi.string(p + v.l3 + 8, 16)
       local src_mac = ffi.string(p + 6, 6)
-      if send(self, f, tci, write_nd, 136, f.ip6, src_ip, src_mac) then self.answered = self.answered + 1 end
+      if send(self, f, tci, write_nd, 136, target, src_ip, src_mac) then self.answered = self.answered + 1 end
     end
     return true
   end
