@@ -1,16 +1,20 @@
 #!/usr/bin/python3
-"""telemetry-rate.py PREFIX PORT START_S WINDOW_S [COUNTER [STEPS]] - a port's
-TX (or RX) rate measured from outside the generator.
+"""telemetry-rate.py [--from-traffic] PREFIX PORT START_S WINDOW_S [COUNTER [STEPS]]
+- a port's TX (or RX) rate measured from outside the generator.
 
 Connects to DPDK's telemetry socket /var/run/dpdk/PREFIX/dpdk_telemetry.v2
-(waiting up to 20 s for it), waits START_S seconds from the first answer,
+(waiting up to 20 s for it), waits START_S seconds from the first answer
+(with --from-traffic: from the first answer in which COUNTER is non-zero,
+waiting up to 20 s for it, for a program that sets up its ports long after
+its socket answers and starts sending later still, as Pktgen-DPDK does),
 then samples /ethdev/stats,PORT COUNTER (opackets, the default, or
 ipackets for RX) at the start and the end of WINDOW_S seconds, each
 sample's time the middle of the request's round trip on CLOCK_MONOTONIC_RAW
 and CLOCK_MONOTONIC. Prints: pps_raw=X pps_mono=Y packets=N seconds=S.
 With STEPS (an integer >= 1) the window is sampled STEPS + 1 times, evenly,
-and each interval's rate is printed first, one line each: interval pps_raw=X
-(scripts/bench's per-second samples of its RX rows).
+and each interval's rate is printed first, one line each, even for STEPS 1:
+interval pps_raw=X (scripts/bench's per-second samples of its RX and
+Pktgen-DPDK rows, one with --duration 1).
 """
 import json
 import os
@@ -30,24 +34,44 @@ def sample(s: socket.socket, port: int, counter: str) -> tuple:
     return reply["/ethdev/stats"][counter], (a_raw + b_raw) / 2, (a_mono + b_mono) / 2
 
 
+def wait_traffic(s: socket.socket, port: int, counter: str, limit: float) -> None:
+    """Returns once the port's COUNTER is non-zero; exits after limit
+    seconds without it (the port may not exist yet: its stats are null)."""
+    end = time.monotonic() + limit
+    while True:
+        s.send(("/ethdev/stats,%d" % port).encode())
+        stats = json.loads(s.recv(1 << 16))["/ethdev/stats"]
+        if stats and stats[counter] > 0:
+            return
+        if time.monotonic() > end:
+            sys.exit("telemetry-rate.py: port %d's %s stayed 0 for %g s" % (port, counter, limit))
+        time.sleep(0.05)
+
+
 def main() -> None:
-    if len(sys.argv) not in (5, 6, 7):
-        sys.exit("usage: telemetry-rate.py PREFIX PORT START_S WINDOW_S [COUNTER [STEPS]]")
-    prefix, port, start, window = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-    counter = sys.argv[5] if len(sys.argv) > 5 else "opackets"
+    args = sys.argv[1:]
+    from_traffic = bool(args) and args[0] == "--from-traffic"
+    if from_traffic:
+        args = args[1:]
+    if len(args) not in (4, 5, 6):
+        sys.exit("usage: telemetry-rate.py [--from-traffic] PREFIX PORT START_S WINDOW_S [COUNTER [STEPS]]")
+    prefix, port, start, window = args[0], int(args[1]), float(args[2]), float(args[3])
+    counter = args[4] if len(args) > 4 else "opackets"
     if counter not in ("opackets", "ipackets"):
         sys.exit("telemetry-rate.py: COUNTER is opackets or ipackets, not '%s'" % counter)
-    steps = int(sys.argv[6]) if len(sys.argv) > 6 else 1
+    steps = int(args[5]) if len(args) > 5 else 1
     if steps < 1:
-        sys.exit("telemetry-rate.py: STEPS is an integer >= 1, not '%s'" % sys.argv[6])
+        sys.exit("telemetry-rate.py: STEPS is an integer >= 1, not '%s'" % args[5])
     s = connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix, 20)
+    if from_traffic:
+        wait_traffic(s, port, counter, 20)
     time.sleep(start)
     first = last = sample(s, port, counter)
     t0 = time.monotonic()
     for k in range(1, steps + 1):
         time.sleep(max(0.0, t0 + window * k / steps - time.monotonic()))
         now = sample(s, port, counter)
-        if steps > 1:
+        if len(args) > 5:
             print("interval pps_raw=%.3f" % ((now[0] - last[0]) / (now[1] - last[1])))
         last = now
     n0, r0, m0 = first
