@@ -1,7 +1,7 @@
 #!/bin/bash
 # test_rate_pktgen_row.sh - scripts/bench's Pktgen-DPDK row (issue 20):
-#  1. a wrong PKTGEN (no file, a folder) is one line naming it and exit 1,
-#     before anything is built or run;
+#  1. a wrong PKTGEN (no file, a folder), or --rows pktgen without one, is
+#     one line naming it and exit 1, before anything is built or run;
 #  2. scripts/telemetry-rate.py --from-traffic times its warm-up from the
 #     port's first packet, not from the socket's first answer (Pktgen sends
 #     only ~1.5 s after its socket answers): a sender that starts 2 s late
@@ -10,7 +10,8 @@
 #     prints its interval line (the per-second samples of --duration 1);
 #  3. only with PKTGEN set to a Pktgen-DPDK binary (not packaged:
 #     docs/performance.md, "Pktgen-DPDK", says how to build it): the row
-#     itself, one repetition of 1 s (about a minute; CI has no Pktgen).
+#     itself (--rows pktgen: with its two surge rows), one repetition of
+#     1 s (about 30 s; CI has no Pktgen).
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
 BENCH=$SURGE_SRC/scripts/bench
@@ -23,11 +24,15 @@ for bad in "$TMP/no-such-pktgen" "$TMP"; do
   check "PKTGEN=$bad: one line" 1 "$(printf '%s\n' "$ERR" | wc -l)"
   check_match "PKTGEN=$bad: the line names it" "^bench: PKTGEN=$bad: no executable there" "$ERR"
 done
+ERR=$(env -u PKTGEN timeout -k 5 30 bash "$BENCH" --rows pktgen 2>&1 >/dev/null); RC=$?
+check "--rows pktgen without PKTGEN: exit status" 1 "$RC"
+check "--rows pktgen without PKTGEN: one line" 1 "$(printf '%s\n' "$ERR" | wc -l)"
+check_match "--rows pktgen without PKTGEN: the line names both" '^bench: --rows pktgen needs PKTGEN=' "$ERR"
 check "nothing was built" no "$([ -e "$SURGE_SRC/build-bench/CMakeCache.txt" ] && [ "$SURGE_SRC/build-bench/CMakeCache.txt" -nt "$TMP" ] && echo yes || echo no)"
 
 # 2. a late sender, measured from its first packet
 PREFIX=surge-pktgenrow-$$
-timeout -k 5 30 "$SURGE" run -q --no-huge --file-prefix "$PREFIX" --vdev net_null0,no-rx=1 --duration 5 \
+timeout -k 5 30 "$SURGE" run -q --no-huge --file-prefix "$PREFIX" --vdev net_null0,no-rx=1 --duration 8 \
   "$E2E_DIR/scripts/late_flood.lua" --delay 2 --rate 1Mpps >"$TMP/late.out" 2>&1 &
 SPID=$!
 on_exit "kill -KILL $SPID; rm -rf /var/run/dpdk/$PREFIX"
@@ -36,7 +41,9 @@ CPID=$!
 python3 "$TELE" --from-traffic "$PREFIX" 0 0.3 1 opackets 1 >"$TMP/traffic.out" 2>&1
 check "--from-traffic: exit status" 0 "$?"
 wait "$CPID"; check "timed from the socket: exit status" 0 "$?"
-wait "$SPID"; check "the late sender's exit status" 0 "$?"
+wait "$SPID"; RC=$?
+check "the late sender's exit status" 0 "$RC"
+[ "$RC" = 0 ] || tail -n 8 "$TMP/late.out"
 FROM_TRAFFIC=$(awk -F= '/^interval pps_raw=/ { print $2 }' "$TMP/traffic.out")
 FROM_SOCKET=$(awk -F= '/^interval pps_raw=/ { print $2 }' "$TMP/socket.out")
 check_match "STEPS 1 prints its interval (from traffic)" '^[0-9.]+$' "$FROM_TRAFFIC"
@@ -46,9 +53,10 @@ check "timed from the socket's answer, the window saw no packet" 0.000 "$FROM_SO
 
 # 3. the row, where a Pktgen-DPDK binary was given
 if [ -n "${PKTGEN:-}" ]; then
-  ROW=$(PKTGEN=$PKTGEN SURGE=$SURGE timeout -k 5 600 bash "$BENCH" --duration 1 --reps 1 --rows tx --no-nohuge 2>&1)
+  ROW=$(PKTGEN=$PKTGEN SURGE=$SURGE timeout -k 5 600 bash "$BENCH" --duration 1 --reps 1 --rows pktgen 2>&1)
   check "the bench with PKTGEN: exit status" 0 "$?"
   check_match "the Pktgen-DPDK row" '^Pktgen-DPDK 64 B constant frame .* +[1-9][0-9]*\.[0-9] +[0-9.]+ +- ' "$ROW"
+  check_match "the template row against it" '^surge template path \(udp-flood.lua\) +[0-9.]+ +[0-9.]+ +[0-9.]+ ' "$ROW"
   check_match "the one-field row against it" \
     '^surge one varied field, checksum kept \(--flows 1024\) +[0-9.]+ +[0-9.]+ +[0-9.]+ .*>= 1\.0 \((not )?reached\)' "$ROW"
 else
