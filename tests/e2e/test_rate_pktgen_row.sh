@@ -8,6 +8,7 @@
 #     (scripts/late_flood.lua, paced at 1 Mpps) is measured at its rate,
 #     where the same window timed from the socket sees nothing; and STEPS 1
 #     prints its interval line (the per-second samples of --duration 1);
+#     --cpu-of PID gives the TX lcore's CPU share over that same window;
 #  3. only with PKTGEN set to a Pktgen-DPDK binary (not packaged:
 #     docs/performance.md, "Pktgen-DPDK", says how to build it): the row
 #     itself (--rows pktgen: with its two surge rows), one repetition of
@@ -38,7 +39,8 @@ SPID=$!
 on_exit "kill -KILL $SPID; rm -rf /var/run/dpdk/$PREFIX"
 python3 "$TELE" "$PREFIX" 0 0.3 1 opackets 1 >"$TMP/socket.out" 2>&1 &
 CPID=$!
-python3 "$TELE" --from-traffic "$PREFIX" 0 0.3 1 opackets 1 >"$TMP/traffic.out" 2>&1
+for _ in $(seq 100); do DPID=$(pgrep -P "$SPID") && break; sleep 0.05; done   # surge, timeout's child
+python3 "$TELE" --from-traffic --cpu-of "${DPID:-0}" "$PREFIX" 0 0.3 1 opackets 1 >"$TMP/traffic.out" 2>&1
 check "--from-traffic: exit status" 0 "$?"
 wait "$CPID"; check "timed from the socket: exit status" 0 "$?"
 wait "$SPID"; RC=$?
@@ -50,6 +52,11 @@ check_match "STEPS 1 prints its interval (from traffic)" '^[0-9.]+$' "$FROM_TRAF
 check_true "--from-traffic measures the flood's 1 Mpps (+-20 %)" "$(cat "$TMP/traffic.out")" \
   awk -v r="$FROM_TRAFFIC" 'BEGIN { exit !(r > 0.8e6 && r < 1.2e6) }'
 check "timed from the socket's answer, the window saw no packet" 0.000 "$FROM_SOCKET"
+# --cpu-of: the TX lcore's CPU share over the same window (scripts/bench
+# --cpu-time): a fraction of one CPU (the paced sender sleeps between bursts)
+SHARE=$(awk -F= '/^cpu_share=/ { print $2 }' "$TMP/traffic.out")
+check_true "--cpu-of: a CPU share in [0, 1] over the window ('$SHARE')" "$(cat "$TMP/traffic.out")" \
+  awk -v s="$SHARE" 'BEGIN { exit !(s != "" && s >= 0 && s <= 1.02) }'
 
 # 3. the row, where a Pktgen-DPDK binary was given
 if [ -n "${PKTGEN:-}" ]; then
