@@ -188,6 +188,20 @@ for s in pre_pcall pre_handler pre_gc; do
     "^surge: error: the script's top level or configure\\(\\) still runs --stop-grace after the stop" "$(cat "$TMP/pre.err")"
 done
 
+echo "# before EAL, a top level blocked in a call (no CPU) when SIGTERM comes is not ended at the grace"
+# (system() waits for its child through the signal; the loop after it is
+# the hook's to end: exit 0 once the call returned, 3 s > --stop-grace)
+printf 'local surge = require "surge"\nprint("blocked") io.stdout:flush()\nos.execute("sleep 3 </dev/null >/dev/null 2>&1")\nwhile true do end\nfunction master() end\n' >"$TMP/pre_block.lua"
+timeout -k 5 30 "$SURGE" run --no-huge --stop-grace 1 "$TMP/pre_block.lua" >"$TMP/pre.out" 2>"$TMP/pre.err" &
+PPID_=$!
+wait_for_text "$TMP/pre.out" '^blocked$' 20 "$PPID_"
+kill -TERM "$(pgrep -P "$PPID_" | head -1)"
+wait "$PPID_"
+RC=$?
+check "pre_block: exit 0 (the hook ended the loop after the call)" 0 "$RC"
+check_match "pre_block: one line at the loop's line" \
+  "pre_block\\.lua:4: stopped while the script's top level or configure\\(\\) ran" "$(cat "$TMP/pre.err")"
+
 echo "# master's VM closing with a finalizer that loops: SIGINT, watchdog, exit 3"
 printf 'function master()\n  local p = newproxy(true)\n  getmetatable(p).__gc = function() while true do end end\n  rawset(_G, "keep", p)\n  print("master done")\nend\n' >"$TMP/gc.lua"
 timeout -k 5 30 "$SURGE" run --no-huge --stop-grace 1 $DEV "$TMP/gc.lua" >"$TMP/gc.out" 2>"$TMP/gc.err" &
