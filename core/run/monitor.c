@@ -41,7 +41,7 @@
 #include "run.h"
 
 #define MONITOR_TICK_NS 10000000ull /* 10 ms: duration and watchdog resolution */
-#define MONITOR_LATE_NS 50000000ull /* a tick this late: the process was not scheduled */
+#define MONITOR_LATE_NS 250000000ull /* a tick this late: the process got no CPU at all */
 
 enum { MASTER_ENDS, MASTER_SILENT, MASTER_IGNORES };   /* what the watchdog sees of master */
 

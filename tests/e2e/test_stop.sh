@@ -29,9 +29,9 @@ check_match "spin task: names the task and its lcore" \
   "^surge: error: task 'spin' \\(lcore 1\\) still runs $GRACE_1S s after the run stopped" "$ERR"
 check_match "spin task: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
 check_match "spin task: says the pool check was skipped" 'pool check skipped' "$ERR"
-# (its grace is CPU time: on a loaded machine it takes longer, but never
-# longer than the wall bound, max(5 s, 10 x --stop-grace))
-check_true "spin task: ends within 15 s" "took $SECS s" lt "$SECS" 15
+# (its grace is CPU time: on a loaded machine it takes longer, bounded by the
+# wall bound, max(5 s, 10 x --stop-grace), plus any time the process got no CPU)
+check_true "spin task: ends within 25 s" "took $SECS s" lt "$SECS" 25
 check_no_crash "spin task"
 check_no_runtime_dir "spin task" "$SURGE_PID"
 
@@ -140,9 +140,10 @@ for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
 timeout 2 "$SURGE" attach "$SOCK" -e 'while true do pcall(function() while true do end end) end' >/dev/null 2>&1
 T0=$(date +%s)
 SPID=$(pgrep -P "$RPID" -x surge)
-for _ in $(seq 150); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
-check_true "client pcall loop: surge ends within 8 s of the client leaving" "took $(( $(date +%s) - T0 )) s" \
-  [ "$(( $(date +%s) - T0 ))" -le 8 ]
+# (the watchdog's grace is CPU time: 25 s leaves a loaded machine the wall bound)
+for _ in $(seq 300); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+check_true "client pcall loop: surge ends within 25 s of the client leaving" "took $(( $(date +%s) - T0 )) s" \
+  [ "$(( $(date +%s) - T0 ))" -le 25 ]
 kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null
 check_match "client pcall loop: says why" \
   "^surge: error: the command goes on [0-9.]+ s after it was interrupted \\(the client left\\)" "$(cat "$TMP/cl.err")"
@@ -151,15 +152,15 @@ check_true "client pcall loop: the socket is removed" "$SOCK exists" [ ! -e "$SO
 
 echo "# a command typed at the prompt catching its interrupt: SIGTERM ends surge repl (watchdog, exit 3)"
 SPIN='local function f() local x = 0 for i = 1, 1e12 do x = x + 1 end end while true do pcall(f) end'
-(echo "$SPIN"; sleep 20) | timeout -k 5 30 "$SURGE" repl --no-huge --stop-grace 1 $DEV >"$TMP/rs.out" 2>"$TMP/rs.err" &
+(echo "$SPIN"; sleep 20) | timeout -k 5 40 "$SURGE" repl --no-huge --stop-grace 1 $DEV >"$TMP/rs.out" 2>"$TMP/rs.err" &
 RPID=$!
 sleep 2
 SPID=$(pgrep -P "$RPID" -x surge)   # ($! is timeout's pid: surge is its child)
 kill -TERM "$SPID"
 T0=$(date +%s)
-for _ in $(seq 100); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
-check_true "repl pcall loop: surge ends within 5 s of SIGTERM" "took $(( $(date +%s) - T0 )) s" \
-  [ "$(( $(date +%s) - T0 ))" -le 5 ]
+for _ in $(seq 300); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+check_true "repl pcall loop: surge ends within 25 s of SIGTERM" "took $(( $(date +%s) - T0 )) s" \
+  [ "$(( $(date +%s) - T0 ))" -le 25 ]
 kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null
 check_match "repl pcall loop: says why" \
   '^surge: error: the command typed at the prompt still runs '"$GRACE_1S"' s after the run stopped: it goes on after being interrupted' \
