@@ -15,7 +15,10 @@
  *     begun after the stop sleeps (up to that moment) instead of returning
  *     at once, so a loop around it does not spin.
  *  3. The monitor, a plain thread (master itself may be the stuck one),
- *     waits the grace period (--stop-grace, 2 s). Code still running then
+ *     waits the grace period (--stop-grace, 2 s), counted in the CPU time
+ *     each stuck thread ran since the stop (a thread that got no CPU could
+ *     not see the stop), or at most the wall bound, max(5 s, 10 x grace),
+ *     for code blocked in a call outside surge. Code still running then
  *     either never calls into surge at all, or goes on after its calls
  *     raised "run stopped" (a pcall around them, or around a loop the
  *     prompt's hook interrupts): the monitor names it, prints the summary,
