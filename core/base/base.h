@@ -72,6 +72,16 @@ uint32_t run_stop_left_us(void);  /* until calls raise "run stopped" (0 = they d
 double rt_stop_grace(void);       /* --stop-grace in seconds */
 uint64_t rt_grace_cycles(double fraction);   /* that fraction of it, in TSC cycles */
 int rt_exit_status(int rc);       /* an error's rc, else what os.exit asked for */
+/* The watchdog's one test (docs/guarantees.md "The watchdog"): code that
+ * still runs after a stop is overdue once its thread ran a whole grace
+ * period of CPU time since (a thread starved of CPU could not see the stop),
+ * or, CPU or not, once rt_stop_wall_bound() seconds passed (a blocking call
+ * outside surge burns none). */
+int rt_overdue(double cpu_s, double wall_s);
+double rt_stop_wall_bound(void);  /* max(5 s, 10 x --stop-grace) */
+void rt_publish_cpu_clock(void);  /* the calling lcore's thread CPU clock, for the monitor */
+uint64_t rt_cpu_ns(const struct lcore_slot *s);   /* its CPU time so far, UINT64_MAX = unknown */
+uint64_t rt_self_cpu_ns(void);    /* the calling thread's CPU time */
 #define EXIT_WATCHDOG 3           /* stuck code was ended after the stop's grace period */
 /* --duration: the TSC at which the run ends, 0 when none is due yet */
 uint64_t run_deadline(const struct runtime *r);

@@ -7,6 +7,7 @@
  * (the whole stop path: run/monitor.c and docs/architecture.md).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -16,6 +17,8 @@
 
 #define RAISE_AFTER 0.25           /* of the grace period: calls raise "run stopped" */
 #define SLICE_NS 10000000ull       /* a sliced sleep sees a stop this promptly */
+#define WALL_GRACES 10             /* the wall bound: this many grace periods ... */
+#define WALL_MIN_S 5.0             /* ... and at least this long */
 
 int
 surge_running(void)
@@ -84,6 +87,63 @@ rt_grace_cycles(double fraction)
 	return (uint64_t)(rt_stop_grace() * fraction * (double)rt_hz());
 }
 
+double
+rt_stop_wall_bound(void)
+{
+	double w = WALL_GRACES * rt_stop_grace();
+
+	return w > WALL_MIN_S ? w : WALL_MIN_S;
+}
+
+/* The grace counts CPU time, not wall time: on a loaded machine a thread
+ * that checks surge.running() may get no CPU for seconds after the stop,
+ * and ending it then would end code that did nothing wrong. */
+int
+rt_overdue(double cpu_s, double wall_s)
+{
+	return cpu_s >= rt_stop_grace() || wall_s >= rt_stop_wall_bound();
+}
+
+/* Each lcore's thread says which clock counts its CPU time (once: an EAL
+ * thread lives as long as the run); only the monitor reads it. */
+void
+rt_publish_cpu_clock(void)
+{
+	struct runtime *r = rt();
+	struct lcore_slot *s;
+
+	if (r == NULL)
+		return;
+	s = &r->lcore[lcore_self()];
+	if (!__atomic_load_n(&s->cpu_clock_ok, __ATOMIC_ACQUIRE) &&
+	    pthread_getcpuclockid(pthread_self(), &s->cpu_clock) == 0)
+		__atomic_store_n(&s->cpu_clock_ok, 1, __ATOMIC_RELEASE);
+}
+
+static uint64_t
+clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts) != 0)
+		return UINT64_MAX;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+rt_cpu_ns(const struct lcore_slot *s)
+{
+	if (!__atomic_load_n(&s->cpu_clock_ok, __ATOMIC_ACQUIRE))
+		return UINT64_MAX;
+	return clock_ns(s->cpu_clock);
+}
+
+uint64_t
+rt_self_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 /* Called when surge_running() is false: 0 while the stop is young, else
  * -ESHUTDOWN with "run stopped" as the lcore's error. A stop of this lcore
  * alone (no run-wide stop time) is timed from when it was first seen. */
@@ -108,6 +168,8 @@ run_stop_expired(void)
 		r->master_seen_tsc = now;
 	if (now - t < rt_grace_cycles(RAISE_AFTER))
 		return 0;
+	/* (the watchdog asks how much CPU it ran since the stop when refused) */
+	r->lcore[id].refused_cpu_ns = rt_self_cpu_ns();
 	r->lcore[id].refused_tsc = now;
 	return rt_error(-ESHUTDOWN, "run stopped");
 }

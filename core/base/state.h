@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 #include <rte_config.h>
 #include <rte_common.h>
 #include <rte_spinlock.h>
@@ -78,6 +79,9 @@ struct lcore_slot {
 	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
 	uint64_t stop_seen_tsc;       /* first time this lcore saw a stop without a run-wide one */
 	uint64_t refused_tsc;        /* its last call refused with "run stopped" (run_state.c) */
+	uint64_t refused_cpu_ns;      /* this thread's CPU time at that refusal (run_state.c) */
+	clockid_t cpu_clock;          /* this lcore's thread's CPU clock, for the watchdog */
+	volatile int cpu_clock_ok;    /* cpu_clock is set (release: the monitor reads it) */
 	struct vm_mem mem;            /* the VM running on this lcore */
 } __rte_cache_aligned;
 

@@ -30,20 +30,32 @@ on_prepass_timeout(int sig)
 	_exit(EXIT_WATCHDOG);
 }
 
+static struct itimerval
+seconds_once(double s)
+{
+	return (struct itimerval){ .it_value = { .tv_sec = (time_t)s,
+						 .tv_usec = (suseconds_t)((s - (double)(time_t)s) * 1e6) } };
+}
+
+/* The watchdog's rule (rt_overdue), as two timers: --stop-grace of CPU time
+ * the process runs (before EAL it is master's thread alone: code starved of
+ * CPU, which could not see the stop, is not ended), or the wall bound for
+ * code blocked in a call that burns none. */
 void
 prepass_watchdog_arm(void)
 {
-	double g = rt_stop_grace();
-	struct itimerval t = { .it_value = { .tv_sec = (time_t)g,
-					     .tv_usec = (suseconds_t)((g - (double)(time_t)g) * 1e6) } };
+	struct itimerval cpu = seconds_once(rt_stop_grace()), wall = seconds_once(rt_stop_wall_bound());
 
+	signal(SIGPROF, on_prepass_timeout);
 	signal(SIGALRM, on_prepass_timeout);
-	setitimer(ITIMER_REAL, &t, NULL);
+	setitimer(ITIMER_PROF, &cpu, NULL);
+	setitimer(ITIMER_REAL, &wall, NULL);
 }
 
 void
 prepass_watchdog_disarm(void)
 {
+	setitimer(ITIMER_PROF, &(struct itimerval){ 0 }, NULL);
 	setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
 }
 

@@ -54,6 +54,7 @@ master_call(const char *cmd, const char *script, int argc, char **argv)
 		fprintf(stderr, "surge: out of memory for the master LuaJIT VM\n");
 		return 1;
 	}
+	rt_publish_cpu_clock();   /* master's thread, for the watchdog */
 	if (strcmp(cmd, "options") == 0) {
 		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
 		lua_sethook(L, prepass_hook, LUA_MASKCOUNT, 10000);

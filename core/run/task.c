@@ -73,6 +73,7 @@ task_main(void *arg)
 	size_t len = 0;
 
 	s->stop_seen_tsc = 0;
+	rt_publish_cpu_clock();
 	L = vm_new(rt()->opts.script, &s->mem);
 	idle_task_begin();
 	if (L == NULL) {

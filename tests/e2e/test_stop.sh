@@ -17,18 +17,46 @@ line_of() { grep -n -- "$2" "$SCRIPTS/$1" | head -1 | cut -d: -f1; }
 first_err() { printf '%s\n' "$ERR" | grep -v '^EAL: \|^surge: [0-9]* MB of hugepages' | head -1; }
 summary_secs() { printf '%s\n' "$OUT" | sed -n 's/^surge: summary over \([0-9.]*\) s$/\1/p'; }
 between() { awk -v s="${1:-0}" -v a="$2" -v b="$3" 'BEGIN { exit !(s >= a && s < b) }'; }
+# "still runs N s" with --stop-grace 1: the grace counts the CPU time the
+# stuck code ran, so on a loaded machine N may pass 2 s; it is never below 1
+GRACE_1S='[1-9][0-9]*\.[0-9]'
 
 echo "# a task whose loop never calls surge: the watchdog names it, summary, exit 3"
 run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 --lcores '(0-1)@(0-1)' \
   "$SCRIPTS/stop_spin_task.lua"
 check "spin task: exit 3 (watchdog)" 3 "$RC"
 check_match "spin task: names the task and its lcore" \
-  "^surge: error: task 'spin' \\(lcore 1\\) still runs 1\\.[0-9] s after the run stopped" "$ERR"
+  "^surge: error: task 'spin' \\(lcore 1\\) still runs $GRACE_1S s after the run stopped" "$ERR"
 check_match "spin task: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
 check_match "spin task: says the pool check was skipped" 'pool check skipped' "$ERR"
-check_true "spin task: ends within 5 s" "took $SECS s" lt "$SECS" 5
+# (its grace is CPU time: on a loaded machine it takes longer, bounded by the
+# wall bound, max(5 s, 10 x --stop-grace), plus any time the process got no CPU)
+check_true "spin task: ends within 25 s" "took $SECS s" lt "$SECS" 25
 check_no_crash "spin task"
 check_no_runtime_dir "spin task" "$SURGE_PID"
+
+# Issue 23 (open finding): on a loaded machine a task that checks
+# surge.running() got no CPU for seconds after the stop and the watchdog
+# ended it (exit 3). The grace counts the CPU time the code ran since.
+echo "# starved of CPU after the stop (the whole process SIGSTOPped 3 s): task and master end by themselves"
+run_surge 60 run --no-huge --stats-interval 0 --stop-grace 0.5 --lcores '(0-1)@(0-1)' $DEV \
+  "$SCRIPTS/stop_starved.lua" --mode starved
+check "starved: exit 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run
+check_nomatch "starved: no watchdog line" 'still runs|pool check skipped' "$ERR"
+N=$(printf '%s\n' "$OUT" | sed -n 's/^starved: \([0-9]*\) bursts of 32 sent$/\1/p')
+check_true "starved: the task returned its count" "N '$N'" [ "${N:-0}" -gt 0 ]
+check "starved: the summary counts every packet it sent" "$(( ${N:-0} * 32 ))" "$(summary_count "$OUT" 0 TX)"
+check_pools "starved"
+
+echo "# a task blocked in a C sleep(30) outside surge (no CPU burnt): the wall bound ends the run"
+run_surge 60 run --no-huge --stats-interval 0 --stop-grace 0.5 --lcores '(0-1)@(0-1)' $DEV \
+  "$SCRIPTS/stop_starved.lua" --mode blocked
+check "blocked: exit 3 (watchdog)" 3 "$RC"
+check_match "blocked: names the task, after the 5 s wall bound, and why" \
+  "^surge: error: task 'blocked' \\(lcore 1\\) still runs ([5-9]|[1-9][0-9])\\.[0-9] s after the run stopped: it waits in a call outside surge" "$ERR"
+check_match "blocked: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
+check_no_crash "blocked"
 
 echo "# the watchdog's exit removes a runtime folder named with --file-prefix, as a normal exit does"
 prefix=surge_wd_$$
@@ -84,7 +112,7 @@ check_pools "master send loop"
 echo "# master in a loop that never calls surge: watchdog, exit 3, summary"
 run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 $DEV "$SCRIPTS/stop_master_spin.lua"
 check "master spin: exit 3" 3 "$RC"
-check_match "master spin: names master" '^surge: error: master\(\) still runs 1\.[0-9] s after the run stopped' "$ERR"
+check_match "master spin: names master" '^surge: error: master\(\) still runs '"$GRACE_1S"' s after the run stopped' "$ERR"
 check_match "master spin: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
 check_no_crash "master spin"
 check_no_runtime_dir "master spin" "$SURGE_PID"
@@ -93,7 +121,7 @@ echo "# master catching 'run stopped' with pcall and calling again: watchdog, ex
 run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 $DEV "$SCRIPTS/stop_master_pcall.lua"
 check "master pcall: exit 3" 3 "$RC"
 check_match "master pcall: says why" \
-  '^surge: error: master\(\) still runs 1\.[0-9] s after the run stopped: it goes on after its calls into surge raised "run stopped"' "$ERR"
+  '^surge: error: master\(\) still runs '"$GRACE_1S"' s after the run stopped: it goes on after its calls into surge raised "run stopped"' "$ERR"
 check_match "master pcall: summary printed" '^surge: summary over [0-9.]+ s$' "$OUT"
 check_no_crash "master pcall"
 
@@ -102,7 +130,7 @@ run_surge 60 run --no-huge --stats-interval 0 --duration 0.5 --stop-grace 1 --lc
   "$SCRIPTS/stop_task_pcall.lua"
 check "task pcall: exit 3" 3 "$RC"
 check_match "task pcall: says why" \
-  "^surge: error: task 'spin' \\(lcore 1\\) still runs 1\\.[0-9] s after the run stopped: it goes on after its calls into surge raised" "$ERR"
+  "^surge: error: task 'spin' \\(lcore 1\\) still runs $GRACE_1S s after the run stopped: it goes on after its calls into surge raised" "$ERR"
 
 echo "# a client's command catching its interrupt after the client left: the run stops, exit 3, socket removed"
 SOCK=$TMP/ctl.sock
@@ -112,9 +140,10 @@ for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
 timeout 2 "$SURGE" attach "$SOCK" -e 'while true do pcall(function() while true do end end) end' >/dev/null 2>&1
 T0=$(date +%s)
 SPID=$(pgrep -P "$RPID" -x surge)
-for _ in $(seq 150); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
-check_true "client pcall loop: surge ends within 8 s of the client leaving" "took $(( $(date +%s) - T0 )) s" \
-  [ "$(( $(date +%s) - T0 ))" -le 8 ]
+# (the watchdog's grace is CPU time: 25 s leaves a loaded machine the wall bound)
+for _ in $(seq 300); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+check_true "client pcall loop: surge ends within 25 s of the client leaving" "took $(( $(date +%s) - T0 )) s" \
+  [ "$(( $(date +%s) - T0 ))" -le 25 ]
 kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null
 check_match "client pcall loop: says why" \
   "^surge: error: the command goes on [0-9.]+ s after it was interrupted \\(the client left\\)" "$(cat "$TMP/cl.err")"
@@ -123,18 +152,18 @@ check_true "client pcall loop: the socket is removed" "$SOCK exists" [ ! -e "$SO
 
 echo "# a command typed at the prompt catching its interrupt: SIGTERM ends surge repl (watchdog, exit 3)"
 SPIN='local function f() local x = 0 for i = 1, 1e12 do x = x + 1 end end while true do pcall(f) end'
-(echo "$SPIN"; sleep 20) | timeout -k 5 30 "$SURGE" repl --no-huge --stop-grace 1 $DEV >"$TMP/rs.out" 2>"$TMP/rs.err" &
+(echo "$SPIN"; sleep 20) | timeout -k 5 40 "$SURGE" repl --no-huge --stop-grace 1 $DEV >"$TMP/rs.out" 2>"$TMP/rs.err" &
 RPID=$!
 sleep 2
 SPID=$(pgrep -P "$RPID" -x surge)   # ($! is timeout's pid: surge is its child)
 kill -TERM "$SPID"
 T0=$(date +%s)
-for _ in $(seq 100); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
-check_true "repl pcall loop: surge ends within 5 s of SIGTERM" "took $(( $(date +%s) - T0 )) s" \
-  [ "$(( $(date +%s) - T0 ))" -le 5 ]
+for _ in $(seq 300); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+check_true "repl pcall loop: surge ends within 25 s of SIGTERM" "took $(( $(date +%s) - T0 )) s" \
+  [ "$(( $(date +%s) - T0 ))" -le 25 ]
 kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null
 check_match "repl pcall loop: says why" \
-  '^surge: error: the command typed at the prompt still runs 1\.[0-9] s after the run stopped: it goes on after being interrupted' \
+  '^surge: error: the command typed at the prompt still runs '"$GRACE_1S"' s after the run stopped: it goes on after being interrupted' \
   "$(cat "$TMP/rs.err")"
 
 echo "# surge repl --duration ends the session"
@@ -160,6 +189,20 @@ for s in pre_pcall pre_handler pre_gc; do
     "^surge: error: the script's top level or configure\\(\\) still runs --stop-grace after the stop" "$(cat "$TMP/pre.err")"
 done
 
+echo "# before EAL, a top level blocked in a call (no CPU) when SIGTERM comes is not ended at the grace"
+# (system() waits for its child through the signal; the loop after it is
+# the hook's to end: exit 0 once the call returned, 3 s > --stop-grace)
+printf 'local surge = require "surge"\nprint("blocked") io.stdout:flush()\nos.execute("sleep 3 </dev/null >/dev/null 2>&1")\nwhile true do end\nfunction master() end\n' >"$TMP/pre_block.lua"
+timeout -k 5 30 "$SURGE" run --no-huge --stop-grace 1 "$TMP/pre_block.lua" >"$TMP/pre.out" 2>"$TMP/pre.err" &
+PPID_=$!
+wait_for_text "$TMP/pre.out" '^blocked$' 20 "$PPID_"
+kill -TERM "$(pgrep -P "$PPID_" | head -1)"
+wait "$PPID_"
+RC=$?
+check "pre_block: exit 0 (the hook ended the loop after the call)" 0 "$RC"
+check_match "pre_block: one line at the loop's line" \
+  "pre_block\\.lua:4: stopped while the script's top level or configure\\(\\) ran" "$(cat "$TMP/pre.err")"
+
 echo "# master's VM closing with a finalizer that loops: SIGINT, watchdog, exit 3"
 printf 'function master()\n  local p = newproxy(true)\n  getmetatable(p).__gc = function() while true do end end\n  rawset(_G, "keep", p)\n  print("master done")\nend\n' >"$TMP/gc.lua"
 timeout -k 5 30 "$SURGE" run --no-huge --stop-grace 1 $DEV "$TMP/gc.lua" >"$TMP/gc.out" 2>"$TMP/gc.err" &
@@ -170,7 +213,7 @@ kill -INT "$(pgrep -P "$PPID_" | head -1)"
 wait "$PPID_"
 RC=$?
 check "master finalizer loop: exit 3" 3 "$RC"
-check_match "master finalizer loop: names master" '^surge: error: master\(\) still runs 1\.[0-9] s after the run stopped' \
+check_match "master finalizer loop: names master" '^surge: error: master\(\) still runs '"$GRACE_1S"' s after the run stopped' \
   "$(cat "$TMP/gc.err")"
 
 for call in wait poll; do
