@@ -5,8 +5,10 @@ Every block of docs/repl.md that starts with `$ surge ` is a session:
   command; the `surge> ` and `   >> ` lines after it are typed there, and what
   comes back before the next prompt must match the recorded lines, with
   every number allowed to differ (rates and counters move) and runs of spaces
-  free; the block's end (or the next `$` line) types Ctrl-D, and the command
-  must exit 0 (a `surge repl` with every pool back, "no leak");
+  free, and the line a task prints when it ends before the next prompt
+  (`task N 'f' finished: ...`, docs/repl.md: when it shows is a race with
+  the prompt) allowed before that prompt; the block's end (or the next `$`
+  line) types Ctrl-D, and the command must exit 0 (a `surge repl` with every pool back, "no leak");
 - `$ surge ... &` starts that command in the background: the block's end
   waits for it to exit 0 with every pool back;
 - `$ surge attach PATH -e 'CODE'` runs it, and its output must match the lines
@@ -32,6 +34,10 @@ def fail(msg):
     global fails
     print("FAIL " + msg)
     fails += 1
+
+
+# a task that ended while nothing waited for it, announced before the prompt
+ENDED = r"(?:task [0-9]+ '[^'\n]*' finished[^\n]*\n)*"
 
 
 def pattern(line):
@@ -102,7 +108,8 @@ def run_block(block):
                 fail("typed line before any command: " + text)
                 return
             term.type(text + "\r", delay=0.005)
-            rx = re.escape(text) + r"\n" + "".join(pattern(l) + r"\n" for l in expected) + r"(surge> |   >> )"
+            rx = (re.escape(text) + r"\n" + "".join(pattern(l) + r"\n" for l in expected) + ENDED
+                  + r"(surge> |   >> )")
             try:
                 term.expect(rx, timeout=15)
                 print("ok   " + text)
