@@ -134,8 +134,12 @@ check_match "task pcall: says why" \
 
 echo "# a client's command catching its interrupt after the client left: the run stops, exit 3, socket removed"
 SOCK=$TMP/ctl.sock
-sleep 30 | timeout -k 5 40 "$SURGE" repl --no-huge --stop-grace 1 --control "$SOCK" $DEV >"$TMP/cl.out" 2>"$TMP/cl.err" &
+# stdin a FIFO this shell holds open (the prompt stays up) and closes when done:
+# a `sleep N |` feeder would hold the `wait` below for its N seconds
+mkfifo "$TMP/cl.in"
+timeout -k 5 40 "$SURGE" repl --no-huge --stop-grace 1 --control "$SOCK" $DEV <"$TMP/cl.in" >"$TMP/cl.out" 2>"$TMP/cl.err" &
 RPID=$!
+exec 8>"$TMP/cl.in"
 for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
 timeout 2 "$SURGE" attach "$SOCK" -e 'while true do pcall(function() while true do end end) end' >/dev/null 2>&1
 T0=$(date +%s)
@@ -144,6 +148,7 @@ SPID=$(pgrep -P "$RPID" -x surge)
 for _ in $(seq 300); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
 check_true "client pcall loop: surge ends within 25 s of the client leaving" "took $(( $(date +%s) - T0 )) s" \
   [ "$(( $(date +%s) - T0 ))" -le 25 ]
+exec 8>&-
 kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null
 check_match "client pcall loop: says why" \
   "^surge: error: the command goes on [0-9.]+ s after it was interrupted \\(the client left\\)" "$(cat "$TMP/cl.err")"
@@ -152,8 +157,11 @@ check_true "client pcall loop: the socket is removed" "$SOCK exists" [ ! -e "$SO
 
 echo "# a command typed at the prompt catching its interrupt: SIGTERM ends surge repl (watchdog, exit 3)"
 SPIN='local function f() local x = 0 for i = 1, 1e12 do x = x + 1 end end while true do pcall(f) end'
-(echo "$SPIN"; sleep 20) | timeout -k 5 40 "$SURGE" repl --no-huge --stop-grace 1 $DEV >"$TMP/rs.out" 2>"$TMP/rs.err" &
+mkfifo "$TMP/rs.in"
+timeout -k 5 40 "$SURGE" repl --no-huge --stop-grace 1 $DEV <"$TMP/rs.in" >"$TMP/rs.out" 2>"$TMP/rs.err" &
 RPID=$!
+exec 8>"$TMP/rs.in"
+echo "$SPIN" >&8
 sleep 2
 SPID=$(pgrep -P "$RPID" -x surge)   # ($! is timeout's pid: surge is its child)
 kill -TERM "$SPID"
@@ -161,6 +169,7 @@ T0=$(date +%s)
 for _ in $(seq 300); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
 check_true "repl pcall loop: surge ends within 25 s of SIGTERM" "took $(( $(date +%s) - T0 )) s" \
   [ "$(( $(date +%s) - T0 ))" -le 25 ]
+exec 8>&-
 kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null
 check_match "repl pcall loop: says why" \
   '^surge: error: the command typed at the prompt still runs '"$GRACE_1S"' s after the run stopped: it goes on after being interrupted' \
