@@ -9,6 +9,8 @@
 #define SURGE_BURST_H
 
 #include <errno.h>
+#include <stddef.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 
@@ -89,6 +91,59 @@ burst_empty(struct surge_burst *b)
 	b->from_alloc = 0;
 	b->timed = 0;
 	b->plain = 0;
+}
+
+/* recv.c: a poll in two halves, around the caller's pass over the mbufs
+ * (surge_rx_recv's, which fills data[] and len[] for Lua; the measuring
+ * receiver's, which parses the frames as it reads them, dutrx.c).
+ * rx_poll_begin checks and claims, empties the burst, receives into
+ * b->mbuf and stamps b->tsc: the count received or -errno. rx_poll_end
+ * sets b->n and b->plain (bad == 0, see rx_view) and counts the poll. */
+int rx_poll_begin(struct runtime *r, uint16_t port, uint16_t q, struct surge_burst *b, struct queue_slot **sp);
+void rx_poll_end(struct queue_slot *s, struct surge_burst *b, uint16_t n, uint64_t bytes, uint64_t bad);
+
+/* The one read of a received mbuf's first cache line: its frame (data
+ * pointer, length), its bytes and whether it is plain (burst_empty's one
+ * mempool put). The loop is bound by its loads: data_off, refcnt and
+ * nb_segs come in one 64-bit load (rearm_data), pkt_len and data_len in
+ * another, 5 loads a packet instead of 8 (issue 20). */
+#if RTE_BYTE_ORDER != RTE_LITTLE_ENDIAN
+#error "burst.h's wide mbuf loads assume a little-endian CPU"
+#endif
+_Static_assert(offsetof(struct rte_mbuf, refcnt) == offsetof(struct rte_mbuf, data_off) + 2 &&
+	       offsetof(struct rte_mbuf, nb_segs) == offsetof(struct rte_mbuf, data_off) + 4 &&
+	       offsetof(struct rte_mbuf, port) == offsetof(struct rte_mbuf, data_off) + 6 &&
+	       offsetof(struct rte_mbuf, data_len) == offsetof(struct rte_mbuf, pkt_len) + 4,
+	       "rte_mbuf layout");
+#define PLAIN_REFCNT_SEGS 0x00010001u   /* refcnt 1 (low half), nb_segs 1 */
+
+struct rx_view {
+	const struct rte_mempool *mp;  /* the first mbuf's pool: a plain burst's */
+	uint64_t bytes, bad;
+};
+
+static inline void
+rx_view_begin(struct rx_view *v, const struct surge_burst *b, uint16_t n)
+{
+	v->mp = n > 0 ? ((const struct rte_mbuf *)b->mbuf[0])->pool : NULL;
+	v->bytes = 0;
+	v->bad = 0;
+}
+
+/* m's frame into *p, its length returned */
+static inline uint16_t
+rx_view_next(struct rx_view *v, const void *mv, const uint8_t **p)
+{
+	const struct rte_mbuf *m = mv;
+	uint64_t rearm, lens;
+
+	memcpy(&rearm, &m->data_off, sizeof(rearm));
+	memcpy(&lens, &m->pkt_len, sizeof(lens));
+	*p = (const uint8_t *)m->buf_addr + (uint16_t)rearm;
+	v->bytes += (uint32_t)lens;
+	v->bad |= ((rearm >> 16) & 0xffffffffu) ^ PLAIN_REFCNT_SEGS;
+	v->bad |= (uint64_t)(m->pool != v->mp) | (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
+	return (uint16_t)(lens >> 32);
 }
 
 /* Finds the queue slot and claims it for this lcore (`me`) on first use: a

@@ -3,10 +3,8 @@
  * recv.c - receive a burst from a claimed RX queue, with the idle policy's
  * sleep before a poll and its accounting after.
  */
-#include <stddef.h>
-#include <string.h>
+#include <stdint.h>
 
-#include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -42,25 +40,10 @@ rx_tsc_after_loads(int rdtscp)
 }
 #endif
 
-/* the layout the loop's wide loads assume (rte_mbuf_core.h, little-endian):
- * rearm_data is data_off, refcnt, nb_segs, port; data_len follows pkt_len */
-#if RTE_BYTE_ORDER != RTE_LITTLE_ENDIAN
-#error "recv.c's wide mbuf loads assume a little-endian CPU"
-#endif
-_Static_assert(offsetof(struct rte_mbuf, refcnt) == offsetof(struct rte_mbuf, data_off) + 2 &&
-	       offsetof(struct rte_mbuf, nb_segs) == offsetof(struct rte_mbuf, data_off) + 4 &&
-	       offsetof(struct rte_mbuf, port) == offsetof(struct rte_mbuf, data_off) + 6 &&
-	       offsetof(struct rte_mbuf, data_len) == offsetof(struct rte_mbuf, pkt_len) + 4,
-	       "rte_mbuf layout");
-#define PLAIN_REFCNT_SEGS 0x00010001u   /* refcnt 1 (low half), nb_segs 1 */
-
 int
-surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
+rx_poll_begin(struct runtime *r, uint16_t port, uint16_t q, struct surge_burst *b, struct queue_slot **sp)
 {
-	struct runtime *r = rt();
 	struct port_state *ps;
-	uint64_t bytes = 0, bad = 0;
-	const struct rte_mempool *mp;
 	uint16_t n;
 	int rc = burst_ok(r, b);
 	struct queue_slot *s;
@@ -80,24 +63,13 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 	 * sender's stamp, a latency of 0 (issue 22 item 3). Ordered only
 	 * where packets came: an empty poll times nothing */
 	b->tsc = n > 0 ? rx_tsc_after_loads(r->rdtscp) : rte_rdtsc();
-	/* the loop reads each mbuf's first cache line for Lua; whether the
-	 * burst is plain (burst.h) is a few ORs more, and spares the free its
-	 * own pass over the mbufs. It is bound by its loads: data_off, refcnt
-	 * and nb_segs come in one 64-bit load (rearm_data), pkt_len and
-	 * data_len in another, 5 loads a packet instead of 8 */
-	mp = n > 0 ? ((struct rte_mbuf *)b->mbuf[0])->pool : NULL;
-	for (uint16_t i = 0; i < n; i++) {
-		const struct rte_mbuf *m = b->mbuf[i];
-		uint64_t rearm, lens;
+	*sp = s;
+	return n;
+}
 
-		memcpy(&rearm, &m->data_off, sizeof(rearm));
-		memcpy(&lens, &m->pkt_len, sizeof(lens));
-		b->data[i] = (uint8_t *)m->buf_addr + (uint16_t)rearm;
-		b->len[i] = (uint16_t)(lens >> 32);
-		bytes += (uint32_t)lens;
-		bad |= ((rearm >> 16) & 0xffffffffu) ^ PLAIN_REFCNT_SEGS;
-		bad |= (uint64_t)(m->pool != mp) | (m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL));
-	}
+void
+rx_poll_end(struct queue_slot *s, struct surge_burst *b, uint16_t n, uint64_t bytes, uint64_t bad)
+{
 	b->n = n;
 	b->plain = bad == 0;
 	if (n > 0) {
@@ -106,6 +78,27 @@ surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
 		s->st.bursts++;
 	}
 	idle_after_poll(n, b->cap, b->tsc);
-	return n;
 }
 
+int
+surge_rx_recv(uint16_t port, uint16_t q, struct surge_burst *b)
+{
+	struct queue_slot *s;
+	struct rx_view v;
+	int n = rx_poll_begin(rt(), port, q, b, &s);
+
+	if (unlikely(n < 0))
+		return n;
+	/* each mbuf's first cache line, read once: its frame for Lua, and the
+	 * burst's byte count and plainness (burst.h rx_view) */
+	rx_view_begin(&v, b, (uint16_t)n);
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *p;
+		uint16_t len = rx_view_next(&v, b->mbuf[i], &p);
+
+		b->data[i] = (uint8_t *)(uintptr_t)p;
+		b->len[i] = len;
+	}
+	rx_poll_end(s, b, (uint16_t)n, v.bytes, v.bad);
+	return n;
+}
