@@ -453,7 +453,7 @@ surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
 int
 surge_dut_rx_poll(uint16_t port, uint16_t queue, struct surge_burst *b, struct surge_dut_rx *st)
 {
-	struct queue_slot *s;
+	struct queue_slot *s = NULL;   /* set where the poll returns n >= 0 */
 	struct rx_view v;
 	int n, rc = rx_state_ok(st, "surge_dut_rx_poll");
 
