@@ -57,6 +57,27 @@ hist_add(struct hist *h, uint64_t v)
 		h->max = v;
 }
 
+/* n values at once: the count, sum and extremes in registers over the
+ * batch (one hist_add a value chains its double add to h->sum through
+ * memory: a receiver adding a burst's probes waits on it, issue 20) */
+void
+hist_add_n(struct hist *h, const uint64_t *v, uint32_t n)
+{
+	uint64_t lo = h->min, hi = h->max;
+	double sum = h->sum;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h->bucket[hist_index(v[i])]++;
+		sum += (double)v[i];
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	h->count += n;
+	h->sum = sum;
+	h->min = lo;
+	h->max = hi;
+}
+
 double
 hist_mean(const struct hist *h)
 {

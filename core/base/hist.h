@@ -25,6 +25,7 @@ struct hist {
 
 void hist_init(struct hist *h);
 void hist_add(struct hist *h, uint64_t v);
+void hist_add_n(struct hist *h, const uint64_t *v, uint32_t n);   /* hist_add of each */
 unsigned hist_index(uint64_t v);
 uint64_t hist_bucket_low(unsigned idx);
 uint64_t hist_bucket_high(unsigned idx);     /* inclusive */

@@ -174,6 +174,12 @@ struct pool_state {
 	uint8_t single_owner;
 	volatile uint8_t probed;      /* some mbuf was marked as a latency probe */
 	volatile uint8_t offloaded;   /* some mbuf was given checksum offload flags */
+	/* some free mbuf may hold a length other than tmpl_len (the pool not
+	 * yet filled, or a send gave one of its mbufs another length): until
+	 * then every mbuf holds data_len = pkt_len = tmpl_len and alloc need
+	 * not write them (issue 20). Goes from 0 to 1 only, before the mbufs
+	 * it concerns go back to the pool (surge_pool_fill clears it, idle). */
+	volatile uint8_t resized;
 	uint8_t ip_version;           /* template layout for checksum offload */
 	uint8_t l4_proto;
 	uint16_t l2_len, l3_len;

@@ -73,6 +73,9 @@ void rx_intr_forget(uint16_t port, uint16_t q);
 uint64_t offload_csum_pick(uint64_t capa);
 void offload_csum_prepare(struct rte_mbuf *m, struct pool_state *p, uint64_t csum);
 
+/* latency.c: surge_latency_add of n probes of receiver id */
+int latency_add_n(int id, const uint64_t *ns, const uint32_t *seq, uint32_t n);
+
 /* probe.c: the probe field every mbuf carries (where to stamp at TX) */
 int probe_field_register(void);
 void probes_stamp(struct rte_mbuf **m, uint32_t n);

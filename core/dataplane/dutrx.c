@@ -117,18 +117,21 @@ flow_of(const struct counting *c, const uint8_t *u, uint32_t avail)
  * loop is bound by its loads (~14 a frame before, issue 20). The words
  * are compared in network byte order, whatever the CPU's. dport_mask
  * covers the destination port in the third word, or nothing when each
- * flow has its own port (dport_of, checked once the flow is known). */
+ * flow has its own port (dport_of, checked once the flow is known).
+ * *ports: the third word, whose source port the caller reads from it. */
 #define FIXED_L4 34
+#define FIXED_MIN (FIXED_L4 + 14)   /* the 8-byte load of checksum, sequence number, magic */
 static inline uint32_t
-fixed_layout(uint32_t dport_word, uint32_t dport_mask, const uint8_t *p, uint32_t len)
+fixed_layout(uint32_t dport_word, uint32_t dport_mask, const uint8_t *p, uint32_t len, uint32_t *ports)
 {
 	uint32_t w0, w1, w2;
 
-	if (len < FIXED_L4 + SEQ_OFF + 2)
+	if (len < FIXED_MIN)
 		return 0;
 	memcpy(&w0, p + 12, 4);            /* ethertype, IPv4 version and IHL */
 	memcpy(&w1, p + 20, 4);            /* ..., protocol */
 	memcpy(&w2, p + FIXED_L4, 4);      /* UDP ports */
+	*ports = w2;
 	return (((w0 & RTE_BE32(0xffffff00)) ^ RTE_BE32((uint32_t)ETH_IP4 << 16 | 0x4500)) |
 		((w1 & RTE_BE32(0x000000ff)) ^ RTE_BE32(17)) | ((w2 & dport_mask) ^ dport_word)) == 0 ?
 		FIXED_L4 : 0;
@@ -253,20 +256,32 @@ add_probes(const struct surge_dut_rx *st, const uint8_t *const *at, const uint32
 	   uint64_t tsc)
 {
 	double ns_per_cycle = 1e9 / (double)rt_hz();
+	uint64_t ns[SURGE_BURST_MAX];
+	uint32_t seq[SURGE_BURST_MAX], run = 0;
+	int32_t id = -1;
 
+	/* each receiver's run of probes in one latency_add_n: in a trial's
+	 * burst they are mostly one class's */
 	for (uint32_t j = 0; j < n; j++) {
 		int16_t k = st->class_of[flow[j]];
-		uint32_t seq;
 		uint64_t sent;
 
 		if (k <= 0 || (uint32_t)k > st->nclasses || st->lat[k] < 0)
 			continue;
-		memcpy(&seq, at[j] + 4, 4);
+		if (st->lat[k] != id) {
+			if (run > 0)
+				latency_add_n(id, ns, seq, run);
+			id = st->lat[k];
+			run = 0;
+		}
+		memcpy(&seq[run], at[j] + 4, 4);
 		memcpy(&sent, at[j] + 8, 8);
 		/* the TSCs of two CPUs may differ by a few cycles: a probe
 		 * "received before it was sent" took no measurable time */
-		surge_latency_add(st->lat[k], sent < tsc ? (uint64_t)((double)(tsc - sent) * ns_per_cycle) : 0, seq);
+		ns[run++] = sent < tsc ? (uint64_t)((double)(tsc - sent) * ns_per_cycle) : 0;
 	}
+	if (run > 0)
+		latency_add_n(id, ns, seq, run);
 }
 
 /* Counts the test frames a parse pass found: a loop of its own, with
@@ -298,25 +313,37 @@ count_found_ivl(struct counting *c, const struct surge_dut_rx *st, const uint32_
 	*c = k;
 }
 
-int
-surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
+/* A receiver a burst may be counted into: 0, or -EINVAL naming `what` */
+static int
+rx_state_ok(const struct surge_dut_rx *st, const char *what)
 {
+	if (st == NULL || st->flow == NULL || st->seen == NULL || (st->class_of != NULL && st->lat == NULL))
+		return rt_error(-EINVAL, "%s: receiver without its arrays", what);
+	return ivl_check(st, what);
+}
+
+/* The parse and the counting of the burst's n frames into st (checked);
+ * returns st->n_other. from_mbufs, a constant in each caller: the frames
+ * are read from the received mbufs (the poll), whose first cache lines
+ * are read this once (v: the poll's bytes and plainness, as surge_rx_recv
+ * finds them), and data[] and len[] are written only for the frames
+ * listed in st->other, the only ones Lua reads: one pass over the burst
+ * instead of recv's and then the parse's over data[] and len[] (issue 20).
+ * Otherwise the frames are data[] and len[] (surge_dut_rx_count). */
+static __rte_always_inline int
+count_frames(struct surge_dut_rx *st, struct surge_burst *b, uint32_t n, int from_mbufs, struct rx_view *v)
+{
+	/* v's sums in registers: through the pointer they were a load and a
+	 * store a frame, a chain through store forwarding */
+	struct rx_view lv = from_mbufs ? *v : (struct rx_view){ 0 };
 	struct counting c;
-	int rc = burst_check(b);
-	uint32_t n_other = 0, n, found = 0, probes = 0, dport_word, dport_mask, scan, sport0, flows;
+	uint32_t n_other = 0, found = 0, probes = 0, dport_word, dport_mask, scan, sport0, flows;
 	const uint16_t *dport_of;
 	uint32_t found_flow[SURGE_BURST_MAX], probe_flow[SURGE_BURST_MAX];
 	uint16_t found_seq[SURGE_BURST_MAX];
 	const uint8_t *probe_at[SURGE_BURST_MAX];
 	uint16_t *other;
 
-	if (rc != 0)
-		return rc;
-	if (st == NULL || st->flow == NULL || st->seen == NULL || (st->class_of != NULL && st->lat == NULL))
-		return rt_error(-EINVAL, "surge_dut_rx_count: receiver without its arrays");
-	rc = ivl_check(st, "surge_dut_rx_count");
-	if (rc != 0)
-		return rc;
 	counting_begin(&c, st);
 	dport_of = c.dport_of;
 	dport_mask = dport_of != NULL ? 0 : RTE_BE32(0x0000ffff);
@@ -325,23 +352,53 @@ surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
 	flows = c.flows;
 	scan = st->class_of != NULL;
 	other = st->other;
-	n = b->n;
 	/* the parse: each frame's flow and sequence number, or its place in
 	 * the list of frames that are not test traffic */
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *p = b->data[i];
-		uint32_t len = b->len[i], magic, off;
+		const uint8_t *p;
+		uint32_t len, magic, off, ports;
 		int32_t l4, f;
 
 		/* the headers a few frames on, while this one is parsed: from a
-		 * NIC's DMA they are not in cache yet (past the burst's end a
-		 * stale pointer, which a prefetch may be given: it never faults) */
-		rte_prefetch0(b->data[(i + 4) & (SURGE_BURST_MAX - 1)]);
-		l4 = (int32_t)fixed_layout(dport_word, dport_mask, p, len);
+		 * NIC's DMA they are not in cache yet */
+		if (from_mbufs) {
+			/* its mbuf's first line the driver has just written */
+			const struct rte_mbuf *a = b->mbuf[i + 4 < n ? i + 4 : i];
+
+			rte_prefetch0((const uint8_t *)a->buf_addr + a->data_off);
+			len = rx_view_next(&lv, b->mbuf[i], &p);
+		} else {
+			/* past the burst's end a stale pointer, which a prefetch
+			 * may be given: it never faults */
+			rte_prefetch0(b->data[(i + 4) & (SURGE_BURST_MAX - 1)]);
+			p = b->data[i];
+			len = b->len[i];
+		}
+		l4 = (int32_t)fixed_layout(dport_word, dport_mask, p, len, &ports);
 		if (likely(l4 > 0)) {
-			f = (int32_t)be16(p + FIXED_L4) - (int32_t)sport0;
-			if ((uint32_t)f >= flows || (dport_of != NULL && be16(p + FIXED_L4 + 2) != dport_of[f]))
+			/* the ports from the word the layout check loaded, the
+			 * sequence number and what follows it (a probe's magic)
+			 * in one load: 4 loads of the frame, not 7 (issue 20) */
+			uint64_t after;
+
+			f = (int32_t)rte_be_to_cpu_16((uint16_t)ports) - (int32_t)sport0;
+			if ((uint32_t)f >= flows ||
+			    (dport_of != NULL && rte_be_to_cpu_16((uint16_t)(ports >> 16)) != dport_of[f])) {
 				f = -1;
+			} else {
+				/* bytes 40..47 of the frame: inside one 16-byte block,
+				 * so a copy made of 16-byte stores (net_pcap's) can
+				 * forward it while those are still buffered */
+				memcpy(&after, p + FIXED_L4 + 6, 8);
+				found_flow[found] = (uint32_t)f;
+				found_seq[found++] = rte_be_to_cpu_16((uint16_t)(after >> 16));
+				if (scan && FIXED_L4 + PROBE_AT + PROBE_BYTES <= len &&
+				    (uint32_t)(after >> 32) == PROBE_MAGIC) {
+					probe_at[probes] = p + FIXED_L4 + PROBE_AT;
+					probe_flow[probes++] = (uint32_t)f;
+				}
+				continue;
+			}
 		} else if (len < 14) {
 			continue;                       /* no Ethernet header: nothing (view.parse) */
 		} else {
@@ -349,6 +406,10 @@ surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
 			f = l4 < 0 ? -1 : flow_of(&c, p + l4, len - (uint32_t)l4);
 		}
 		if (unlikely(f < 0)) {
+			if (from_mbufs) {
+				b->data[i] = (uint8_t *)(uintptr_t)p;
+				b->len[i] = (uint16_t)len;
+			}
 			other[n_other++] = (uint16_t)i;
 			continue;
 		}
@@ -368,6 +429,8 @@ surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
 	else
 		count_found(&c, found_flow, found_seq, found);
 	counting_end(&c, st);
+	if (from_mbufs)
+		*v = lv;
 	if (probes > 0)
 		add_probes(st, probe_at, probe_flow, probes, b->tsc);
 	st->n_other = n_other;
@@ -375,16 +438,34 @@ surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
 }
 
 int
+surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
+{
+	int rc = burst_check(b);
+
+	if (rc != 0)
+		return rc;
+	if ((rc = rx_state_ok(st, "surge_dut_rx_count")) != 0)
+		return rc;
+	/* read only: from_mbufs = 0 writes nothing into b */
+	return count_frames(st, (struct surge_burst *)(uintptr_t)b, b->n, 0, NULL);
+}
+
+int
 surge_dut_rx_poll(uint16_t port, uint16_t queue, struct surge_burst *b, struct surge_dut_rx *st)
 {
-	int n, rc;
+	struct queue_slot *s = NULL;   /* set where the poll returns n >= 0 */
+	struct rx_view v;
+	int n, rc = rx_state_ok(st, "surge_dut_rx_poll");
 
-	if (st == NULL)
-		return rt_error(-EINVAL, "surge_dut_rx_poll: NULL receiver");
+	if (rc != 0)
+		return rc;   /* before the receive: no frame taken and left uncounted */
 	st->n_other = 0;
-	n = surge_rx_recv(port, queue, b);
-	if (n <= 0)
+	n = rx_poll_begin(rt(), port, queue, b, &s);
+	if (n < 0)
 		return n;
-	rc = surge_dut_rx_count(st, b);
-	return rc < 0 ? rc : n;
+	rx_view_begin(&v, b, (uint16_t)n);
+	if (n > 0)
+		count_frames(st, b, (uint32_t)n, 1, &v);
+	rx_poll_end(s, b, (uint16_t)n, v.bytes, v.bad);
+	return n;
 }

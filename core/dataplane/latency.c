@@ -102,6 +102,21 @@ surge_latency_add(int id, uint64_t ns, uint32_t seq)
 	return 0;
 }
 
+/* surge_latency_add of n probes of one receiver: the lookup once and the
+ * histogram's sums in registers (dutrx.c's add_probes, a burst at a time) */
+int
+latency_add_n(int id, const uint64_t *ns, const uint32_t *seq, uint32_t n)
+{
+	struct latency *l = get(id);
+
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	for (uint32_t j = 0; j < n; j++)
+		track(l, seq[j]);
+	hist_add_n(&l->h, ns, n);
+	return 0;
+}
+
 int
 surge_latency_scan(int id, const struct surge_burst *b, uint16_t off)
 {

@@ -81,6 +81,7 @@ surge_pool_create(const struct surge_pool_conf *conf)
 		r->pool[id].single_owner = conf->single_owner;
 		r->pool[id].owner_lcore = (int32_t)lcore_self();
 		r->pool[id].tmpl_len = 60;
+		r->pool[id].resized = 1;     /* its mbufs hold length 0 until a fill */
 		registry_publish(&r->npools, id + 1);
 	}
 	registry_unlock();
@@ -113,8 +114,9 @@ fill_one(struct rte_mempool *mp __rte_unused, void *arg, void *obj, unsigned idx
 		fa->delta = delta;
 	else if (delta != fa->delta)
 		fa->varied = 1;
-	if (fa->bytes != NULL) {
+	if (fa->bytes != NULL)
 		memcpy(data, fa->bytes, fa->len);
+	if (fa->len != 0) {          /* a fill (surge_pool_fill), bytes or not */
 		m->data_len = fa->len;
 		m->pkt_len = fa->len;
 	}
@@ -151,6 +153,7 @@ surge_pool_fill(int pool, const uint8_t *bytes, uint16_t len)
 				len, rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM);
 	rte_mempool_obj_iter(p->mp, fill_one, &fa);
 	p->tmpl_len = len;
+	p->resized = 0;       /* every mbuf now holds len (the pool is idle) */
 	free(p->tmpl);
 	p->tmpl = NULL;
 	if (bytes != NULL && (p->tmpl = malloc(len)) != NULL)

@@ -46,6 +46,29 @@ refuse(uint16_t port, uint16_t q, const struct port_state *ps, const struct queu
 			"mbufs must come from one pool", port, q);
 }
 
+/* A send gives some mbufs of the burst lengths they did not hold: their
+ * pools are resized, so alloc writes the lengths of their mbufs again
+ * (burst_fill; a pool not resized holds its template length in every free
+ * mbuf). Marked before the driver has them, so before they can go back to
+ * a pool; a pool marked already is left alone (no store to a shared line). */
+static void __attribute__((noinline))
+mark_resized(struct runtime *r, const struct surge_burst *b)
+{
+	const struct rte_mempool *last = NULL;
+	int npools = registry_count(&r->npools);
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct rte_mbuf *m = b->mbuf[i];
+
+		if (b->len[i] == m->data_len || m->pool == last)
+			continue;
+		last = m->pool;
+		for (int k = 0; k < npools; k++)
+			if (r->pool[k].mp == last && !r->pool[k].resized)
+				r->pool[k].resized = 1;
+	}
+}
+
 /* The template path's shortcut: a burst exactly as alloc left it (every
  * mbuf from its pool with refcount 1 and data_len = pkt_len = the template
  * length, see surge_burst_alloc) whose len[] Lua left alone needs no look
@@ -78,8 +101,12 @@ prepare(struct runtime *r, uint16_t port, uint16_t q, struct port_state *ps, str
 {
 	uint64_t sum = 0;
 	struct pool_state *pl = ps->csum && b->pool >= 0 ? &r->pool[b->pool] : NULL;
+	const struct pool_state *bp = b->pool >= 0 ? &r->pool[b->pool] : NULL;
+	const struct rte_mempool *bmp = bp != NULL ? bp->mp : NULL;
 	const uint32_t max_len = ps->max_len, n = b->n;
 	const int fast_free = ps->fast_free;
+	uint32_t changed = 0;          /* some length differs from its mbuf's */
+	uint64_t foreign = 0;          /* some mbuf is not of the burst's pool */
 
 	if (unlikely(clones > 1 && !ps->conf.clones))
 		return rt_error(-EINVAL, "port %u tx queue %u: clone send refused: the port was opened "
@@ -104,7 +131,13 @@ prepare(struct runtime *r, uint16_t port, uint16_t q, struct port_state *ps, str
 		if (fast_free && unlikely(rte_mbuf_refcnt_read(m) != 1 || m->pool != s->pool))
 			return refuse(port, q, ps, s, b, i);
 		sum += len;
+		changed |= len ^ m->data_len;
+		foreign |= (uint64_t)(m->pool != bmp);
 	}
+	/* after the checks (a refused burst may mark a pool: harmless, alloc
+	 * then writes lengths it need not), before the writes and the driver */
+	if (unlikely(changed != 0) && (foreign != 0 || bp == NULL || !bp->resized))
+		mark_resized(r, b);
 	for (uint32_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = b->mbuf[i];
 

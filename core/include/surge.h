@@ -538,9 +538,13 @@ struct surge_dut_rx {
  * anything else, for Lua). Frames shorter than an Ethernet header are
  * neither. Returns st->n_other or -errno. */
 int surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b);
-/* surge_rx_recv into b, then surge_dut_rx_count of what came: the
- * measuring receiver's poll in one call. Returns the packets received (the
- * frames that are not test traffic in st->other) or -errno. */
+/* A receive into b counted as surge_dut_rx_count counts: the measuring
+ * receiver's poll in one call, which parses each frame in the one pass
+ * that reads its mbuf (the queue's counts and b->plain as surge_rx_recv
+ * sets them). Returns the packets received or -errno; the frames that are
+ * not test traffic are listed in st->other, and b->data[] and b->len[]
+ * are set for those only (the rest of the burst is counted, held until
+ * the next poll or free). */
 int surge_dut_rx_poll(uint16_t port, uint16_t queue, struct surge_burst *b, struct surge_dut_rx *st);
 /* One frame already parsed: u is its UDP header, avail the bytes from u to
  * the frame's end. 1 when it was test traffic of st (counted), else 0. */

@@ -478,6 +478,61 @@ function T.burst_count_matches_frame_count()
   local s = lat:summary()
   assert(want_probes == 16 and s.probes + s.duplicated == want_probes,
     ("probes: %d found (%d copies), frame by frame %d"):format(s.probes, s.duplicated, want_probes))
+  -- Issue 20 (round 3): the poll (surge_dut_rx_poll) parses the received
+  -- mbufs in the one pass it reads them in, and writes data[] and len[]
+  -- only for the frames it lists: the same counts, the same list, the
+  -- listed frames' bytes and lengths, the queue's byte count and the
+  -- burst's plainness as a recv and count_burst give. The same frames
+  -- through the net_ring loopback, twice, but the 10-byte one (no send
+  -- takes a frame without an Ethernet header; it is neither counted nor
+  -- listed, so the lists' indices before it hold).
+  local port = ring_port()
+  local rxq, wire, wire_bytes = port:rxq(0), {}, 0
+  for _, x in ipairs(frames) do
+    if #x >= 14 then wire[#wire + 1] = x; wire_bytes = wire_bytes + #x end
+  end
+  assert(#wire == #frames - 1 and want_other[#want_other] < #wire - 1, "the list's indices hold on the wire")
+  local prx = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT }
+  local plat = surge.latency.receiver{ offset = 42 + 10 }
+  prx:probes(class_of, ffi.new("int32_t[2]", -1, plat.id), 1)
+  local tb, rb = surge.pool{ size = 255 }:burst(#wire), surge.pool{ size = 255 }:burst(64)
+  for pass = 1, 2 do
+    assert(tb:alloc(#wire) == #wire)
+    for i, x in ipairs(wire) do
+      ffi.copy(tb.data[i - 1], x, #x)
+      tb.len[i - 1] = #x
+    end
+    assert(port:txq(0):send(tb) == #wire, "sent through the loopback")
+    local before = rxq:stats()
+    local n = prx:poll(rxq, rb)
+    local after = rxq:stats()
+    assert(n == #wire and rb.n == #wire, ("pass %d: polled %d, want %d"):format(pass, n, #wire))
+    assert(after.packets - before.packets == #wire and after.bytes - before.bytes == wire_bytes,
+      ("pass %d: the queue counted %d packets, %d bytes; want %d, %d"):format(pass, after.packets - before.packets,
+        after.bytes - before.bytes, #wire, wire_bytes))
+    assert(rb.ro_plain == 1, "a burst of plain mbufs is plain")
+    local k = prx.st.n_other
+    assert(k == #want_other, ("pass %d: the poll listed %d frames, want %d"):format(pass, k, #want_other))
+    for j = 1, k do
+      local x = prx.st.other[j - 1]
+      assert(x == want_other[j], ("poll other %d: frame %d, want %d"):format(j, x, want_other[j]))
+      assert(rb.len[x] == #wire[x + 1] and ffi.string(rb.data[x], rb.len[x]) == wire[x + 1],
+        ("pass %d: listed frame %d: its bytes and length for Lua"):format(pass, x))
+    end
+    rb:free()
+  end
+  got = { prx.total, prx.reordered, prx.duplicated }
+  assert(got[1] == want[1] and got[2] == want[2] and got[3] == want[3],
+    ("polled %d/%d/%d, frame by frame %d/%d/%d"):format(got[1], got[2], got[3], want[1], want[2], want[3]))
+  for f = 0, FLOWS - 1 do
+    local a1, a2, a3 = prx:flow(f)
+    local b1, b2, b3 = ref:flow(f)
+    assert(a1 == b1 and a2 == b2 and a3 == b3, ("poll flow %d: %d/%d/%d against %d/%d/%d"):format(f, a1, a2, a3,
+      b1, b2, b3))
+  end
+  s = plat:summary()
+  assert(s.probes + s.duplicated == want_probes, ("poll probes: %d found (%d copies), want %d"):format(s.probes,
+    s.duplicated, want_probes))
 end
 
 

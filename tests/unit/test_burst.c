@@ -208,6 +208,72 @@ test_pool_template(void **state)
 	assert_pool_full(pool);
 }
 
+/* Receives n frames from the ring into r: each mbuf's lengths and len[]
+ * are want, but frame `odd` (n: none), which is odd_len. Frees r. */
+static void
+recv_lengths(struct surge_burst *r, uint32_t n, uint16_t want, uint32_t odd, uint16_t odd_len)
+{
+	assert_int_equal(surge_rx_recv(RING, 0, r), n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rte_mbuf *m = r->mbuf[i];
+		uint16_t len = i == odd ? odd_len : want;
+
+		assert_int_equal(r->len[i], len);
+		assert_int_equal(m->data_len, len);
+		assert_int_equal(m->pkt_len, len);
+	}
+	surge_burst_free(r);
+}
+
+/* Issue 20 (round 3): alloc leaves the mbuf lengths of a template pool
+ * alone while every mbuf holds the template's (a filled pool no send gave
+ * another length: the pool is not "resized"), and writes them again once
+ * one was sent longer, from its own burst or as a received frame sent on
+ * (the net_ring loopback hands the template pool's mbufs to the
+ * receiver). Either way the next template burst must go out at the
+ * template's length, every mbuf of the pool taken. */
+static void
+test_template_lengths_after_resize(void **state)
+{
+	uint8_t tmpl[60];
+	struct surge_burst *b, *r;
+	int pool;
+
+	(void)state;
+	memset(tmpl, 0x5a, sizeof(tmpl));
+	pool = make_pool(63, 0);
+	ok(surge_pool_fill(pool, tmpl, sizeof(tmpl)));
+	r = surge_burst_new(-1, 64);
+	assert_non_null(r);
+
+	/* a burst of the pool with one frame made longer */
+	b = burst_of(pool, 8);
+	b->len[3] = 100;
+	assert_int_equal(surge_tx_send(RING, 0, b, 1), 8);
+	recv_lengths(r, 8, 60, 3, 100);
+	/* every mbuf of the pool, that one among them, at the template's length */
+	assert_int_equal(surge_burst_alloc(b, 63), 63);
+	assert_int_equal(surge_tx_send(RING, 0, b, 1), 63);
+	recv_lengths(r, 63, 60, 63, 0);
+	assert_pool_full(pool);
+
+	/* a fresh fill holds the template's length again; then a received
+	 * frame of the pool sent on longer (another burst's mbuf) */
+	ok(surge_pool_fill(pool, tmpl, sizeof(tmpl)));
+	assert_int_equal(surge_burst_alloc(b, 4), 4);
+	assert_int_equal(surge_tx_send(RING, 0, b, 1), 4);
+	assert_int_equal(surge_rx_recv(RING, 0, r), 4);
+	r->len[0] = 90;
+	assert_int_equal(surge_tx_send(RING, 0, r, 1), 4);
+	recv_lengths(r, 4, 60, 0, 90);
+	assert_int_equal(surge_burst_alloc(b, 63), 63);
+	assert_int_equal(surge_tx_send(RING, 0, b, 1), 63);
+	recv_lengths(r, 63, 60, 63, 0);
+	assert_pool_full(pool);
+	surge_burst_destroy(r);
+	surge_burst_destroy(b);
+}
+
 /* Filling through surge_pool_data (a template function in Lua): each mbuf
  * keeps its own bytes, and surge_pool_fill(NULL) sets only the length. */
 static void
@@ -807,6 +873,7 @@ main(void)
 		cmocka_unit_test(test_queue_belongs_to_first_lcore),
 		cmocka_unit_test(test_send_errors_keep_their_errno),
 		cmocka_unit_test(test_corrupt_burst_refused),
+		cmocka_unit_test(test_template_lengths_after_resize),
 		cmocka_unit_test(test_no_leaks),
 		cmocka_unit_test(test_leak_is_reported),
 	};

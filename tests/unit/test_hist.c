@@ -200,6 +200,32 @@ test_add_tracks_count_min_max_mean(void **state)
 	assert_int_equal(H.max, N_SAMPLES);
 }
 
+/* hist_add_n (a receiver's burst of probes at once, issue 20) leaves the
+ * histogram exactly as hist_add of each value in turn, also when added to
+ * one that already holds values, and with n = 0 changes nothing. */
+static void
+test_add_n_is_add_of_each(void **state)
+{
+	static const uint64_t v[] = { 5, 7, 1000, 3, 123456789, 3, 0, UINT64_MAX, 64, 65 };
+	static struct hist one, many;
+
+	(void)state;
+	hist_init(&one);
+	hist_init(&many);
+	hist_add(&one, 17);
+	hist_add(&many, 17);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		hist_add(&one, v[i]);
+	hist_add_n(&many, v, 4);
+	hist_add_n(&many, v + 4, 0);
+	hist_add_n(&many, v + 4, sizeof(v) / sizeof(v[0]) - 4);
+	assert_int_equal(many.count, one.count);
+	assert_true(many.min == one.min && many.min == 0);
+	assert_true(many.max == one.max && many.max == UINT64_MAX);
+	assert_true(many.sum == one.sum);
+	assert_memory_equal(many.bucket, one.bucket, sizeof(one.bucket));
+}
+
 static void
 test_empty_and_bounds(void **state)
 {
@@ -346,6 +372,7 @@ main(void)
 		cmocka_unit_test(test_index_consistent),
 		cmocka_unit_test(test_buckets_tile_the_range),
 		cmocka_unit_test(test_add_tracks_count_min_max_mean),
+		cmocka_unit_test(test_add_n_is_add_of_each),
 		cmocka_unit_test(test_empty_and_bounds),
 		cmocka_unit_test(test_uniform),
 		cmocka_unit_test(test_constant),

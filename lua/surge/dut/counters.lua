@@ -180,7 +180,9 @@ end
 
 -- Receives a burst from rxq into b and counts its test frames (one C
 -- call: surge_dut_rx_poll); returns the packets received. How many were
--- not test traffic: st.n_other, their indices st.other[0 .. n_other - 1].
+-- not test traffic: st.n_other, their indices st.other[0 .. n_other - 1];
+-- b.data[x] and b.len[x] are set for those x only (the C pass parses the
+-- rest straight from their mbufs).
 function Receiver:poll(rxq, b)
   local n = C.surge_dut_rx_poll(rxq.port, rxq.id, b, self.st)
   if n < 0 then core.check(n) end
