@@ -130,8 +130,19 @@ struct conn_hooks {
 	uint8_t *tpl_data[SURGE_CONN_TEMPLATES_MAX];   /* [0]: the engine's data */
 	uint32_t tpl_len[SURGE_CONN_TEMPLATES_MAX];
 	uint16_t *status;             /* client: each connection's response status */
+	/* server with on_request: each connection's queue of the responses
+	 * chosen for its unanswered requests (SURGE_CONN_PIPELINE a
+	 * connection, request r at (r - 1) % SURGE_CONN_PIPELINE: a template,
+	 * or CH_PENDING until the hook's action is applied), and the first
+	 * bytes of the request it is receiving (SURGE_CONN_HEAD a connection) */
+	uint8_t *choice;
+	uint8_t *rq_head;
 	uint8_t stopped;              /* abort: the run's end, no more events */
 };
+
+enum { CH_PENDING = 0xff };
+
+_Static_assert((SURGE_CONN_PIPELINE & (SURGE_CONN_PIPELINE - 1)) == 0, "the pipeline is a power of 2");
 
 struct conn_engine {
 	struct surge_conn_conf conf;
@@ -234,6 +245,15 @@ int conn_event_put(struct conn_engine *e, struct conn *c, unsigned kind, unsigne
 void conn_event_status(struct conn_engine *e, const struct conn *c, const uint8_t *p, uint32_t n);
 void conn_event_peer_fin(struct conn_engine *e, struct conn *c);
 void conn_events_apply(struct conn_engine *e);
+/* A server's request received whole (number reqno on c, bytes long; its
+ * first bytes: prior ones kept in rq_head, then q[0..len)): its REQUEST
+ * event, its response pending the action (template 0 when no event could
+ * be recorded) */
+void conn_event_request(struct conn_engine *e, struct conn *c, uint16_t reqno, uint32_t bytes, uint32_t prior,
+			const uint8_t *q, uint32_t len);
+/* The part q[0..len) of the request c is receiving, prior bytes of it before */
+void conn_event_request_part(struct conn_engine *e, const struct conn *c, uint32_t prior, const uint8_t *q,
+			     uint32_t len);
 void conn_events_free(struct conn_engine *e);
 /* Records an event when a hook wants it; 1: the connection is held for
  * the hook's action (a client's ESTABLISHED, RESPONSE), its course stops here */
@@ -247,6 +267,12 @@ static inline int
 conn_events_room(const struct conn_engine *e)
 {
 	return likely(e->hk == NULL) || e->hk->pub.n + 2 <= e->hk->pub.cap;
+}
+/* A server whose hook chooses each response (on_request) */
+static inline int
+conn_routed(const struct conn_engine *e)
+{
+	return unlikely(e->hk != NULL) && e->hk->choice != NULL;
 }
 /* The message connection c sends: its template (the engine's data unless a hook chose) */
 static inline const uint8_t *
@@ -264,6 +290,9 @@ conn_msg_len(const struct conn_engine *e, const struct conn *c)
  * conf.requests), or its close now (counted completed) */
 void fsm_client_next(struct conn_engine *e, struct conn *c, int more);
 void fsm_client_close(struct conn_engine *e, struct conn *c, int rst);
+/* A server's answer to request reqno of c, as a hook chose it (enum
+ * surge_conn_action; tpl: SEND's template) */
+void fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigned action, unsigned tpl);
 
 /* signed difference of two engine times */
 static inline int32_t us_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }

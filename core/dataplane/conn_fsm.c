@@ -55,6 +55,41 @@ iss_for(const struct conn_engine *e, uint32_t peer_ip, uint16_t lport, uint16_t 
 	return e->now / 4u + h;
 }
 
+/* A routed server's queue (conn_routed): the template of the i-th
+ * unanswered response (0: the oldest), or -1 while its choice is pending */
+static inline int
+routed_tpl(const struct conn_engine *e, const struct conn *c, uint32_t i)
+{
+	uint8_t v = e->hk->choice[(size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE +
+				  ((uint16_t)(c->requests - c->owed + i) & (SURGE_CONN_PIPELINE - 1))];
+
+	return v == CH_PENDING ? -1 : v;
+}
+
+/* A routed server's stream at offset x from msg_seq: the response that
+ * holds it (its bytes, length, x's offset in it, whether it is the stream's
+ * last); 0 past the chosen responses (a pending one stops the stream) */
+static int
+routed_at(const struct conn_engine *e, const struct conn *c, uint32_t x, const uint8_t **msg, uint32_t *dlen,
+	  uint32_t *off, int *last)
+{
+	for (uint32_t i = 0, base = 0; i < c->owed; i++) {
+		int t = routed_tpl(e, c, i);
+
+		if (t < 0)
+			return 0;
+		if (x - base < e->hk->tpl_len[t]) {
+			*msg = e->hk->tpl_data[t];
+			*dlen = e->hk->tpl_len[t];
+			*off = x - base;
+			*last = i + 1 == c->owed;
+			return 1;
+		}
+		base += e->hk->tpl_len[t];
+	}
+	return 0;
+}
+
 /* Sends what the window allows of the outgoing stream; segments that
  * start below `high` are retransmissions. Returns 1 when a segment left
  * (it carried an ACK). */
@@ -67,19 +102,31 @@ send_data(struct conn_engine *e, struct conn *c, uint32_t high)
 	/* new data on a connection with nothing outstanding (not go-back-N) */
 	int was_idle = c->snd_una == c->snd_nxt && high == c->snd_nxt;
 	int sent = 0, fin = (c->flags & CF_FIN_QUEUED) != 0;
+	/* a server whose hook chose each response: the stream is the queue's
+	 * responses, each its own template (one test of e->hk without hooks) */
+	int routed = conn_routed(e);
 
-	while (seq_lt(c->snd_nxt, end) && seq_lt(c->snd_nxt, wnd_end)) {
-		uint32_t off = (c->snd_nxt - c->msg_seq) % dlen;
-		uint32_t n = dlen - off;
+	while (seq_lt(c->snd_nxt, wnd_end)) {
+		uint32_t off, n;
 		uint8_t flags = TF_ACK;
+		int last;
 
+		if (likely(!routed)) {
+			if (!seq_lt(c->snd_nxt, end))
+				break;
+			off = (c->snd_nxt - c->msg_seq) % dlen;
+			last = c->snd_nxt - off + dlen == end;
+		} else if (!routed_at(e, c, c->snd_nxt - c->msg_seq, &msg, &dlen, &off, &last)) {
+			break;
+		}
+		n = dlen - off;
 		if (n > e->mss)
 			n = e->mss;
 		if (n > wnd_end - c->snd_nxt)
 			n = wnd_end - c->snd_nxt;
 		if (off + n == dlen)
 			flags |= TF_PSH;
-		if (fin && c->snd_nxt + n == end)
+		if (fin && last && off + n == dlen)
 			flags |= TF_FIN;        /* the stream's last byte: our FIN with it */
 		if (seg_emit(e, c, flags, c->snd_nxt, msg + off, n) != 0)
 			break;                  /* no mbuf: the timer sends it again */
@@ -171,6 +218,43 @@ fsm_client_close(struct conn_engine *e, struct conn *c, int rst)
 	/* the server's FIN already in (it came with the response): ours
 	 * acknowledges it, and no TIME_WAIT here (the server closed first) */
 	send_fin(e, c, (c->flags & CF_FIN_RCVD) ? CS_LAST_ACK : CS_FIN_WAIT_1);
+}
+
+/* A server's answer to request reqno, chosen by its on_request hook
+ * (conn_events.c applies it at the poll after the event). */
+void
+fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigned action, unsigned tpl)
+{
+	uint8_t *q = e->hk->choice + (size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE;
+	uint32_t slot = (uint16_t)(reqno - 1) & (SURGE_CONN_PIPELINE - 1);
+	uint16_t pos = (uint16_t)(reqno - 1 - (uint16_t)(c->requests - c->owed));
+
+	/* still this connection's unanswered request: not closed since, nor
+	 * its entry reused, nor cut off by a close chosen before it */
+	if ((c->state != CS_ESTABLISHED && c->state != CS_CLOSE_WAIT) || pos >= c->owed || q[slot] != CH_PENDING)
+		return;
+	switch (action) {
+	case SURGE_CONN_ACT_RST:
+		seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
+		finish(e, c);           /* completed when it answered one before */
+		return;
+	case SURGE_CONN_ACT_FIN:
+		/* no answer to this request nor to any after it: the FIN
+		 * follows the answers before it (with the last, or once all
+		 * are acknowledged: server_acked) */
+		c->owed = pos;
+		c->requests = (uint16_t)(reqno - 1);
+		c->flags |= CF_CLOSE | CF_FIN_QUEUED;
+		if (c->owed == 0) {
+			send_fin(e, c, c->state == CS_CLOSE_WAIT ? CS_LAST_ACK : CS_FIN_WAIT_1);
+			return;
+		}
+		break;
+	default:
+		q[slot] = (uint8_t)(action == SURGE_CONN_ACT_SEND ? tpl : 0);
+		break;
+	}
+	send_data(e, c, c->snd_nxt);
 }
 
 static int
@@ -298,16 +382,26 @@ http_wants_close(const uint8_t *p, uint32_t n)
 	return close || (v10 && !keep);
 }
 
-static void
+/* Takes the requests in p[0..n) (HTTP: each up to its blank line; else
+ * expect_len bytes each) into c's outgoing stream. Returns the bytes taken:
+ * n, or, for a routed server (conn_routed) whose pipeline is full, those up
+ * to the end of the last request it took (the rest is not acknowledged:
+ * the peer sends it again). */
+static uint32_t
 server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 {
 	static const uint8_t end[4] = { '\r', '\n', '\r', '\n' };
-	uint32_t done = 0, begin = 0, rx = c->rx_bytes;
+	uint32_t done = 0, begin = 0, rx = c->rx_bytes, took = n;
+	int routed = conn_routed(e);
+	/* a routed server takes requests while its pipeline has room */
+	uint32_t room = unlikely(routed) ? SURGE_CONN_PIPELINE - (uint32_t)c->owed : UINT32_MAX;
 
 	if (c->flags & CF_FIN_QUEUED) {
 		e->st.rx_dropped++;             /* a request after the last one we answer: our FIN is due */
-		return;
+		return n;
 	}
+	if (room == 0)
+		return 0;
 
 	/* in locals, not through c: stores through c would be reloaded after
 	 * every byte read through p (a uint8_t pointer may alias them) */
@@ -328,29 +422,48 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 				continue;
 			if (http_wants_close(p + begin, i - begin))
 				c->flags |= CF_CLOSE;
+			if (unlikely(routed))
+				conn_event_request(e, c, (uint16_t)(c->requests + done + 1),
+						   (done == 0 ? rx : 0) + i - begin, done == 0 ? rx : 0, p + begin,
+						   i - begin);
 			match = 0;
 			begin = i;
-			done++;
+			if (++done == room) {
+				took = i;
+				break;
+			}
 		}
 		c->match = (uint8_t)match;
-		rx = done > 0 ? n - begin : rx + n;
+		rx = done > 0 ? took - begin : rx + n;
 	} else {
 		uint32_t left = n;
 
-		while (rx + left >= e->conf.expect_len) {
-			left -= e->conf.expect_len - rx;
+		while (rx + left >= e->conf.expect_len && done < room) {
+			uint32_t part = e->conf.expect_len - rx;
+
+			if (unlikely(routed))
+				conn_event_request(e, c, (uint16_t)(c->requests + done + 1), e->conf.expect_len, rx,
+						   p + (n - left), part);
+			left -= part;
 			rx = 0;
 			done++;
 		}
+		if (done == room) {
+			took = n - left;
+			left = 0;
+		}
+		begin = n - left;
 		rx += left;
 	}
+	if (unlikely(routed) && took > begin)
+		conn_event_request_part(e, c, c->rx_bytes * (done == 0), p + begin, took - begin);
 	c->rx_bytes = rx;
 	if (c->rx_bytes > 65536 || c->owed + done > UINT16_MAX) {
 		abort_conn(e, c, &e->st.failed_bad);   /* a request that never ends */
-		return;
+		return took;
 	}
 	if (done == 0)
-		return;
+		return took;
 	e->st.requests += done;
 	c->requests = (uint16_t)(c->requests + done);
 	if (c->owed == 0)
@@ -360,6 +473,7 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	 * (send_data), as dperf's does, not in a segment of its own */
 	if ((c->flags & CF_CLOSE) || (e->conf.requests != 0 && c->requests >= e->conf.requests))
 		c->flags |= CF_FIN_QUEUED;
+	return took;
 }
 
 /* The server's part once the client acknowledged: completed responses
@@ -367,8 +481,15 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 static void
 server_acked(struct conn_engine *e, struct conn *c)
 {
-	while (c->owed > 0 && seq_le(c->msg_seq + e->data_len, c->snd_una)) {
-		c->msg_seq += e->data_len;
+	int routed = conn_routed(e);
+
+	while (c->owed > 0) {
+		int t = unlikely(routed) ? routed_tpl(e, c, 0) : 0;
+		uint32_t len = unlikely(routed) ? (t < 0 ? 0 : e->hk->tpl_len[t]) : e->data_len;
+
+		if (len == 0 || !seq_le(c->msg_seq + len, c->snd_una))
+			break;                  /* (a pending response: nothing of it sent) */
+		c->msg_seq += len;
 		c->owed--;
 		e->st.responses++;
 		c->flags |= CF_DONE;
@@ -584,9 +705,17 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 			}
 			acked = c->state != st || c->snd_nxt != c->snd_una;
 		} else {
-			server_data(e, c, p, n);
+			uint32_t took = server_data(e, c, p, n);
+
 			if (c->state == CS_FREE)
 				return;
+			if (took < n) {
+				/* a routed server's pipeline is full: the rest is not
+				 * taken (nor the FIN after it), the peer sends it again */
+				c->rcv_nxt -= n - took;
+				e->st.bytes_rcvd -= n - took;
+				e->st.rx_dropped++;
+			}
 		}
 	} else if (n > 0) {
 		e->st.rx_dropped++;             /* data after the peer's FIN */
