@@ -245,11 +245,18 @@ fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigne
 		c->owed = pos;
 		c->requests = (uint16_t)(reqno - 1);
 		c->flags |= CF_CLOSE | CF_FIN_QUEUED;
-		if (c->owed == 0) {
-			send_fin(e, c, c->state == CS_CLOSE_WAIT ? CS_LAST_ACK : CS_FIN_WAIT_1);
-			return;
+		send_data(e, c, c->snd_nxt);
+		if (c->state == CS_ESTABLISHED || c->state == CS_CLOSE_WAIT) {
+			/* the answers before it all sent already (the FIN rode
+			 * none of them): it goes now, on its own */
+			uint32_t len = 0, i;
+
+			for (i = 0; i < c->owed && routed_tpl(e, c, i) >= 0; i++)
+				len += e->hk->tpl_len[routed_tpl(e, c, i)];
+			if (i == c->owed && c->snd_nxt == c->msg_seq + len)
+				send_fin(e, c, c->state == CS_CLOSE_WAIT ? CS_LAST_ACK : CS_FIN_WAIT_1);
 		}
-		break;
+		return;
 	default:
 		q[slot] = (uint8_t)(action == SURGE_CONN_ACT_SEND ? tpl : 0);
 		break;

@@ -970,6 +970,90 @@ pair_segments_per_connection(void **state)
 	}
 }
 
+/* Issue 21 (server hooks that act): a server with on_request takes at
+ * most SURGE_CONN_PIPELINE pipelined requests (the rest unacknowledged,
+ * counted dropped: the peer sends it again), records a REQUEST event for
+ * each with its first bytes and path, sends nothing until the actions are
+ * applied, then answers in order, each with its chosen template; a FIN
+ * chosen for the 4th goes with the 3rd's last byte, and no answer for it. */
+static void
+server_on_request_pipeline(void **state)
+{
+	static uint8_t big[2000];
+	const uint8_t *tpl[1] = { big };
+	const uint32_t tlen[1] = { sizeof(big) };
+	struct surge_conn_conf c = server_conf(16, (const uint8_t *)RESP, (uint32_t)strlen(RESP));
+	struct surge_conn_hooks *pub = NULL;
+	struct surge_conn_event *ev;
+	struct conn_engine *e;
+	const char *one = "GET /a HTTP/1.1\r\n\r\n";
+	char six[256] = "";
+	uint32_t iss, isc = 5000, r = (uint32_t)strlen(one), rl = (uint32_t)strlen(RESP), seq;
+	int id;
+
+	(void)state;
+	memset(big, 'z', sizeof(big));
+	for (int i = 0; i < 6; i++)
+		strcat(six, one);
+	id = surge_conn_new(&c);
+	assert_true(id >= 0);
+	/* a server's templates need REQUEST */
+	assert_int_equal(surge_conn_hooks(id, 1u << SURGE_CONN_EV_CLOSED, tpl, tlen, 1, &pub), -EINVAL);
+	assert_int_equal(surge_conn_hooks(id, 1u << SURGE_CONN_EV_REQUEST, tpl, tlen, 1, &pub), 0);
+	e = engine_of(id);
+	iss = handshake(e, 41000, isc);
+	feed(e, 41000, isc + 1, iss + 1, TF_ACK | TF_PSH, six);
+	assert_int_equal(pub->n, SURGE_CONN_PIPELINE);
+	assert_int_equal(e->st.requests, SURGE_CONN_PIPELINE);
+	assert_int_equal(e->st.rx_dropped, 1);
+	assert_int_equal(e->tx_used, 1);                /* an ACK of the 4 taken, nothing else yet */
+	assert_int_equal(written(e, 0).ack, isc + 1 + 4 * r);
+	assert_int_equal(written(e, 0).len, 0);
+	drop_written(e);
+	ev = pub->ev[pub->cur];
+	for (int i = 0; i < 4; i++) {
+		const uint8_t *h = pub->head[pub->cur] + (size_t)i * SURGE_CONN_HEAD;
+
+		assert_int_equal(ev[i].kind, SURGE_CONN_EV_REQUEST);
+		assert_int_equal(ev[i].requests, i + 1);
+		assert_int_equal(ev[i].bytes, r);
+		assert_int_equal(ev[i].head_len, r);
+		assert_memory_equal(h, one, r);
+		assert_int_equal(ev[i].path_len, 2);
+		assert_memory_equal(h + ev[i].path_off, "/a", 2);
+	}
+	ev[0].action = SURGE_CONN_ACT_SEND;
+	ev[0].tpl = 1;
+	ev[1].action = SURGE_CONN_ACT_NEXT;             /* the response */
+	ev[2].action = SURGE_CONN_ACT_SEND;
+	ev[2].tpl = 1;
+	ev[3].action = SURGE_CONN_ACT_FIN;
+	conn_events_apply(e);
+	/* 2000 (1460 + 540), the 43 of RESP, 2000 again, then our FIN (the
+	 * answers before the close were all out when it was chosen) */
+	assert_int_equal(e->tx_used, 6);
+	seq = iss + 1;
+	assert_int_equal(written(e, 0).seq, seq);
+	assert_int_equal(written(e, 0).len, 1460);
+	assert_int_equal(written(e, 1).len, 540);
+	assert_int_equal(written(e, 2).seq, seq + 2000);
+	assert_int_equal(written(e, 2).len, rl);
+	assert_memory_equal(TX->data[2] + 54, RESP, rl);
+	assert_int_equal(written(e, 3).seq, seq + 2000 + rl);
+	assert_int_equal(written(e, 4).len, 540);
+	assert_int_equal(written(e, 4).flags, TF_ACK | TF_PSH);
+	assert_int_equal(written(e, 5).flags, TF_ACK | TF_FIN);
+	assert_int_equal(written(e, 5).seq, seq + 4000 + rl);
+	assert_int_equal(written(e, 5).len, 0);
+	drop_written(e);
+	/* all acknowledged: three responses; the last two requests again: dropped */
+	feed(e, 41000, isc + 1 + 4 * r, seq + 4000 + rl + 1, TF_ACK | TF_PSH, six + 4 * r);
+	assert_int_equal(e->st.responses, 3);
+	assert_int_equal(e->st.requests, 4);
+	assert_int_equal(e->st.rx_dropped, 2);
+	drop_written(e);
+}
+
 int
 main(void)
 {
@@ -989,6 +1073,7 @@ main(void)
 		cmocka_unit_test(server_rto_from_the_response_after_idle),
 		cmocka_unit_test(server_http_close_from_connection_header),
 		cmocka_unit_test(client_hooks_hold_and_peer_fin),
+		cmocka_unit_test(server_on_request_pipeline),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

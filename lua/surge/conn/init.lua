@@ -25,6 +25,10 @@
 --     on_response = function(c)                      -- after each poll, once per event
 --       if c:status() == 200 and c:requests() == 1 then c:send(1) else c:close() end
 --     end, on_established = .., on_close = .., on_fail = .. }
+--   conn.server{ ..., templates = { conn.http_response{ status = 404 } },  -- response 1 (0: `response`)
+--     on_request = function(c)                       -- once per request whole, its response waits
+--       if c:path() == "/missing" then c:send(1) end -- or c:close() / c:close("rst"); nothing: 0
+--     end }
 local ffi = require "ffi"
 local bit = require "bit"
 local core = require "surge.core"
