@@ -23,8 +23,10 @@
 #define SURGE_CONN_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
 
 #include "hist.h"
 #include "dataplane.h"
@@ -144,6 +146,16 @@ enum { CH_PENDING = 0xff };
 
 _Static_assert((SURGE_CONN_PIPELINE & (SURGE_CONN_PIPELINE - 1)) == 0, "the pipeline is a power of 2");
 
+/* The last message header an engine parsed whole (a client's response
+ * header, a server's request), and what parsing it gave: the next one with
+ * the same bytes gives the same (a keep-alive peer sends one header over
+ * and over), so one memcmp stands for the scans (issue 21, the ka row) */
+struct msg_cache {
+	uint32_t len;                 /* 0: empty */
+	uint32_t val;                 /* client: the response's length; server: 1 = it asks to close */
+	uint8_t b[256];
+};
+
 struct conn_engine {
 	struct surge_conn_conf conf;
 	struct surge_conn_stats st;
@@ -185,6 +197,7 @@ struct conn_engine {
 				       * until a flush goes out whole (the client keeps to
 				       * the pace its peer drains) */
 	struct conn_hooks *hk;        /* NULL: no hooks (every event site tests only this) */
+	struct msg_cache mc;
 };
 
 /* conn_seg.c */
@@ -293,6 +306,50 @@ void fsm_client_close(struct conn_engine *e, struct conn *c, int rst);
 /* A server's answer to request reqno of c, as a hook chose it (enum
  * surge_conn_action; tpl: SEND's template) */
 void fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigned action, unsigned tpl);
+
+/* The 16-bit ones' complement sum of p[0..len), as rte_raw_cksum gives
+ * it (words in native order, folded, not complemented), 8 bytes a step
+ * into two 64-bit sums of 32-bit halves (no carry to follow: RFC 1071's
+ * sum is the same modulo 0xffff whatever the word size) where DPDK 22.11's
+ * takes 2: a received segment's check was most of seg_parse (issue 21) */
+static inline uint16_t
+conn_raw_sum(const uint8_t *p, uint32_t len)
+{
+	uint64_t lo = 0, hi = 0, s;
+
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		lo += (uint32_t)w;
+		hi += w >> 32;
+	}
+	s = lo + hi;
+	if (len >= 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		s += w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		uint16_t w;
+
+		memcpy(&w, p, 2);
+		s += w;
+		p += 2;
+		len -= 2;
+	}
+	if (len > 0)
+		s += RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN ? (uint64_t)*p : (uint64_t)*p << 8;
+	s = (s >> 32) + (s & 0xffffffffu);
+	s = (s >> 32) + (s & 0xffffffffu);
+	s = (s >> 16) + (s & 0xffff);
+	s = (s >> 16) + (s & 0xffff);
+	s = (s >> 16) + (s & 0xffff);
+	return (uint16_t)s;
+}
 
 /* signed difference of two engine times */
 static inline int32_t us_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }

@@ -275,9 +275,9 @@ lower_eq(const uint8_t *p, const char *s, uint32_t n)
 
 /* The response's length from its HTTP header: status line and headers in
  * the first segment (docs/connections.md). 0 when the status or the header
- * is not what is expected. */
+ * is not what is expected. *hdr_out: the header's length (0: no end seen). */
 static uint32_t
-http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
+http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n, uint32_t *hdr_out)
 {
 	uint32_t hdr = 0, status, clen = UINT32_MAX;
 
@@ -292,6 +292,7 @@ http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
 		if (i + 1 >= n)
 			break;
 	}
+	*hdr_out = hdr;
 	if (hdr == 0 || n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
 		return 0;
 	if (p[9] < '0' || p[9] > '9' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
@@ -323,6 +324,26 @@ http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
 	return hdr + clen;
 }
 
+/* http_length through the engine's cache: a response header the same,
+ * byte for byte, as the last one parsed has its length (the result of
+ * http_length depends on the header's bytes and the conf alone) */
+static uint32_t
+http_length_cached(struct conn_engine *e, const uint8_t *p, uint32_t n)
+{
+	struct msg_cache *mc = &e->mc;
+	uint32_t hdr = 0, v;
+
+	if (mc->len != 0 && n >= mc->len && memcmp(p, mc->b, mc->len) == 0)
+		return mc->val;
+	v = http_length(e, p, n, &hdr);
+	if (v != 0 && hdr <= sizeof(mc->b)) {
+		memcpy(mc->b, p, hdr);
+		mc->len = hdr;
+		mc->val = v;
+	}
+	return v;
+}
+
 static void
 client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 {
@@ -331,7 +352,8 @@ client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 		hist_add(&e->connect_h, (uint64_t)(uint32_t)(e->now - c->t_open) * 1000);
 	}
 	if (c->rx_bytes == 0) {
-		c->rx_expect = e->conf.expect == SURGE_CONN_EXPECT_HTTP ? http_length(e, p, n) : e->conf.expect_len;
+		c->rx_expect = e->conf.expect == SURGE_CONN_EXPECT_HTTP ? http_length_cached(e, p, n)
+									: e->conf.expect_len;
 		if (unlikely(e->hk != NULL))
 			conn_event_status(e, c, p, n);
 	}
@@ -414,8 +436,18 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	 * every byte read through p (a uint8_t pointer may alias them) */
 	if (e->conf.expect == SURGE_CONN_EXPECT_HTTP) {
 		uint32_t match = c->match;
+		struct msg_cache *mc = &e->mc;
 
 		for (uint32_t i = 0; i < n;) {
+			int whole = i == begin && (done > 0 || rx == 0), close;
+
+			/* a request that starts here, the same bytes as the last
+			 * one parsed whole: its end and its close, without the scans */
+			if (whole && mc->len != 0 && n - i >= mc->len && memcmp(p + i, mc->b, mc->len) == 0) {
+				i += mc->len;
+				close = (int)mc->val;
+				goto request;
+			}
 			if (match == 0) {          /* nothing matched: on to the next CR */
 				const uint8_t *q = memchr(p + i, '\r', n - i);
 
@@ -427,7 +459,14 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 			i++;
 			if (match < 4)
 				continue;
-			if (http_wants_close(p + begin, i - begin))
+			close = http_wants_close(p + begin, i - begin);
+			if ((begin > 0 || done > 0 || rx == 0) && i - begin <= sizeof(mc->b)) {
+				memcpy(mc->b, p + begin, i - begin);   /* whole in this segment */
+				mc->len = i - begin;
+				mc->val = (uint32_t)close;
+			}
+request:
+			if (close)
 				c->flags |= CF_CLOSE;
 			if (unlikely(routed))
 				conn_event_request(e, c, (uint16_t)(c->requests + done + 1),
