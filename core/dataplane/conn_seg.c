@@ -85,7 +85,11 @@ parse_ip4(const struct conn_engine *e, const uint8_t *ip, uint32_t len, uint64_t
 		return SEG_BAD;
 	*tcp = ip + ihl;
 	*tcp_len = tot - ihl;
-	if (!l4_verdict_ok(ol_flags, rte_ipv4_phdr_cksum((const struct rte_ipv4_hdr *)ip, 0), *tcp, *tcp_len))
+	/* the pseudo header's sum from the addresses in place and the
+	 * values known (rte_ipv4_phdr_cksum copies it out and sums 2 bytes a
+	 * step), in the same order of bytes as the segment's sum */
+	if (!l4_verdict_ok(ol_flags, (uint32_t)conn_raw_sum(ip + 12, 8) + rte_cpu_to_be_16(IPPROTO_TCP) +
+				     rte_cpu_to_be_16((uint16_t)*tcp_len), *tcp, *tcp_len))
 		return SEG_BAD;
 	s->src6 = NULL;
 	s->src_ip = get32(ip + 12);
