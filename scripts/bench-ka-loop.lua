@@ -38,7 +38,8 @@ end
 function loop(port, args)
   local conn = require "surge.conn"
   local rxq, txq = port:rxq(0), port:txq(0)
-  local sv = conn.server{ addr = "10.0.0.1", capacity = 8192, time_wait = 0, response = conn.http_response{ body = 12 } }
+  local sv = conn.server{ addr = "10.0.0.1", capacity = 8192, time_wait = 0,
+    response = conn.http_response{ body = 12 } }
   local cl = conn.client{ src = "10.0.0.2", server = "10.0.0.1", peer_mac = "02:00:00:00:00:01", capacity = 8192,
     concurrency = args.concurrency, connections = 0, requests = 65535, time_wait = 0, idle = 60 }
   local pool = surge.pool{ template = cl:template(), data_room = cl:data_room(), size = 16383, shared = true }

@@ -233,7 +233,8 @@ function T.bad_hooks()
     on_response = function(c) line = debug.getinfo(1, "l").currentline c:send(2) end },
     "connection:send: template 2: 0..1 (0: the request, k: templates[k])")
   raised({ prefix = "b", on_close = function(c) line = debug.getinfo(1, "l").currentline c:close() end },
-    "connection:close: in a client's on_established or on_response or a server's on_request only (this is a client's on_close)")
+    "connection:close: in a client's on_established or on_response or a server's on_request only "
+      .. "(this is a client's on_close)")
   raised({ prefix = "c", slots = 1, on_response = function(c)
     line = debug.getinfo(1, "l").currentline c:set(2, 1) end }, "connection:set: slot 2: 1..1 (the engine's `slots`)")
 end
