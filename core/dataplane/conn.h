@@ -23,8 +23,10 @@
 #define SURGE_CONN_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
 
 #include "hist.h"
 #include "dataplane.h"
@@ -130,7 +132,28 @@ struct conn_hooks {
 	uint8_t *tpl_data[SURGE_CONN_TEMPLATES_MAX];   /* [0]: the engine's data */
 	uint32_t tpl_len[SURGE_CONN_TEMPLATES_MAX];
 	uint16_t *status;             /* client: each connection's response status */
+	/* server with on_request: each connection's queue of the responses
+	 * chosen for its unanswered requests (SURGE_CONN_PIPELINE a
+	 * connection, request r at (r - 1) % SURGE_CONN_PIPELINE: a template,
+	 * or CH_PENDING until the hook's action is applied), and the first
+	 * bytes of the request it is receiving (SURGE_CONN_HEAD a connection) */
+	uint8_t *choice;
+	uint8_t *rq_head;
 	uint8_t stopped;              /* abort: the run's end, no more events */
+};
+
+enum { CH_PENDING = 0xff };
+
+_Static_assert((SURGE_CONN_PIPELINE & (SURGE_CONN_PIPELINE - 1)) == 0, "the pipeline is a power of 2");
+
+/* The last message header an engine parsed whole (a client's response
+ * header, a server's request), and what parsing it gave: the next one with
+ * the same bytes gives the same (a keep-alive peer sends one header over
+ * and over), so one memcmp stands for the scans (issue 21, the ka row) */
+struct msg_cache {
+	uint32_t len;                 /* 0: empty */
+	uint32_t val;                 /* client: the response's length; server: 1 = it asks to close */
+	uint8_t b[256];
 };
 
 struct conn_engine {
@@ -174,6 +197,7 @@ struct conn_engine {
 				       * until a flush goes out whole (the client keeps to
 				       * the pace its peer drains) */
 	struct conn_hooks *hk;        /* NULL: no hooks (every event site tests only this) */
+	struct msg_cache mc;
 };
 
 /* conn_seg.c */
@@ -234,6 +258,15 @@ int conn_event_put(struct conn_engine *e, struct conn *c, unsigned kind, unsigne
 void conn_event_status(struct conn_engine *e, const struct conn *c, const uint8_t *p, uint32_t n);
 void conn_event_peer_fin(struct conn_engine *e, struct conn *c);
 void conn_events_apply(struct conn_engine *e);
+/* A server's request received whole (number reqno on c, bytes long; its
+ * first bytes: prior ones kept in rq_head, then q[0..len)): its REQUEST
+ * event, its response pending the action (template 0 when no event could
+ * be recorded) */
+void conn_event_request(struct conn_engine *e, struct conn *c, uint16_t reqno, uint32_t bytes, uint32_t prior,
+			const uint8_t *q, uint32_t len);
+/* The part q[0..len) of the request c is receiving, prior bytes of it before */
+void conn_event_request_part(struct conn_engine *e, const struct conn *c, uint32_t prior, const uint8_t *q,
+			     uint32_t len);
 void conn_events_free(struct conn_engine *e);
 /* Records an event when a hook wants it; 1: the connection is held for
  * the hook's action (a client's ESTABLISHED, RESPONSE), its course stops here */
@@ -247,6 +280,12 @@ static inline int
 conn_events_room(const struct conn_engine *e)
 {
 	return likely(e->hk == NULL) || e->hk->pub.n + 2 <= e->hk->pub.cap;
+}
+/* A server whose hook chooses each response (on_request) */
+static inline int
+conn_routed(const struct conn_engine *e)
+{
+	return unlikely(e->hk != NULL) && e->hk->choice != NULL;
 }
 /* The message connection c sends: its template (the engine's data unless a hook chose) */
 static inline const uint8_t *
@@ -264,6 +303,53 @@ conn_msg_len(const struct conn_engine *e, const struct conn *c)
  * conf.requests), or its close now (counted completed) */
 void fsm_client_next(struct conn_engine *e, struct conn *c, int more);
 void fsm_client_close(struct conn_engine *e, struct conn *c, int rst);
+/* A server's answer to request reqno of c, as a hook chose it (enum
+ * surge_conn_action; tpl: SEND's template) */
+void fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigned action, unsigned tpl);
+
+/* The 16-bit ones' complement sum of p[0..len), as rte_raw_cksum gives
+ * it (words in native order, folded, not complemented), 8 bytes a step
+ * into two 64-bit sums of 32-bit halves (no carry to follow: RFC 1071's
+ * sum is the same modulo 0xffff whatever the word size) where DPDK 22.11's
+ * takes 2: a received segment's check was most of seg_parse (issue 21) */
+static inline uint16_t
+conn_raw_sum(const uint8_t *p, uint32_t len)
+{
+	uint64_t lo = 0, hi = 0, s;
+
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		lo += (uint32_t)w;
+		hi += w >> 32;
+	}
+	s = lo + hi;
+	if (len >= 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		s += w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		uint16_t w;
+
+		memcpy(&w, p, 2);
+		s += w;
+		p += 2;
+		len -= 2;
+	}
+	if (len > 0)
+		s += RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN ? (uint64_t)*p : (uint64_t)*p << 8;
+	s = (s >> 32) + (s & 0xffffffffu);
+	s = (s >> 32) + (s & 0xffffffffu);
+	s = (s >> 16) + (s & 0xffff);
+	s = (s >> 16) + (s & 0xffff);
+	s = (s >> 16) + (s & 0xffff);
+	return (uint16_t)s;
+}
 
 /* signed difference of two engine times */
 static inline int32_t us_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }

@@ -10,13 +10,21 @@
  * arrays: the next poll records into one while it reads the actions from
  * the other.
  *
+ * A server's on_request is the same mechanism: a request received whole
+ * records a REQUEST event and its response waits (CH_PENDING in the
+ * connection's queue of choices, hk->choice) for the action the next poll
+ * applies; responses go out in their requests' order, each its own
+ * template; at most SURGE_CONN_PIPELINE requests a connection wait for
+ * their answers (a request past them is not taken: the peer sends it again).
+ *
  * The bound (no event is lost): a received segment records at most three
- * events (ESTABLISHED; or RESPONSE, FAILED, CLOSED; a server's ESTABLISHED,
- * FAILED, CLOSED), an applied action at most one (CLOSED after an RST) and
- * actions come from at most one held event per segment of the last poll,
- * so a poll's receive and actions record at most 4 x SURGE_BURST_MAX; the
- * array holds 8 x that, and a due timer (two events at most) waits for the
- * next poll when fewer than two places are left.
+ * events (ESTABLISHED; or RESPONSE, FAILED, CLOSED) and a server's at most
+ * ESTABLISHED, SURGE_CONN_PIPELINE REQUESTs, FAILED, CLOSED (7); an applied
+ * action records at most one (CLOSED after an RST), and actions come from
+ * at most SURGE_CONN_PIPELINE held events per segment of the last poll, so
+ * a poll's receive and actions record at most 11 x SURGE_BURST_MAX; the
+ * array holds 16 x that, and a due timer (two events at most) waits for
+ * the next poll when fewer than two places are left.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,28 +32,41 @@
 
 #include "conn.h"
 
-#define EVENTS_CAP (8 * SURGE_BURST_MAX)
+#define EVENTS_CAP (16 * SURGE_BURST_MAX)
+_Static_assert(3 + 2 * SURGE_CONN_PIPELINE + 1 <= 16, "the events' bound (above)");
+
+/* A new event of c, or NULL when its kind is not hooked or the run ended */
+static struct surge_conn_event *
+event_new(struct conn_engine *e, const struct conn *c, unsigned kind)
+{
+	struct conn_hooks *hk = e->hk;
+	struct surge_conn_hooks *pub = &hk->pub;
+	struct surge_conn_event *ev;
+
+	if (!(pub->mask & (1u << kind)) || hk->stopped)
+		return NULL;
+	if (pub->n >= pub->cap) {
+		pub->lost++;            /* not reached: the bound above */
+		return NULL;
+	}
+	ev = &pub->ev[pub->cur][pub->n++];
+	memset(ev, 0, sizeof(*ev));
+	ev->conn = (int32_t)conn_idx(e, c);
+	ev->kind = (uint8_t)kind;
+	ev->tpl = c->tpl;
+	ev->requests = (int32_t)c->requests;
+	return ev;
+}
 
 int
 conn_event_put(struct conn_engine *e, struct conn *c, unsigned kind, unsigned reason)
 {
 	struct conn_hooks *hk = e->hk;
-	struct surge_conn_hooks *pub = &hk->pub;
-	struct surge_conn_event *ev;
+	struct surge_conn_event *ev = event_new(e, c, kind);
 	uint32_t i = conn_idx(e, c);
 
-	if (!(pub->mask & (1u << kind)) || hk->stopped)
+	if (ev == NULL)
 		return 0;
-	if (pub->n >= pub->cap) {
-		pub->lost++;            /* not reached: the bound above */
-		return 0;
-	}
-	ev = &pub->ev[pub->cur][pub->n++];
-	memset(ev, 0, sizeof(*ev));
-	ev->conn = (int32_t)i;
-	ev->kind = (uint8_t)kind;
-	ev->tpl = c->tpl;
-	ev->requests = (int32_t)c->requests;
 	switch (kind) {
 	case SURGE_CONN_EV_ESTABLISHED:
 		ev->time_us = (int32_t)(e->now - c->t_open);
@@ -69,6 +90,58 @@ conn_event_put(struct conn_engine *e, struct conn *c, unsigned kind, unsigned re
 		return 1;
 	}
 	return 0;
+}
+
+static inline uint32_t
+min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+void
+conn_event_request_part(struct conn_engine *e, const struct conn *c, uint32_t prior, const uint8_t *q,
+			uint32_t len)
+{
+	if (prior < SURGE_CONN_HEAD)
+		memcpy(e->hk->rq_head + (size_t)conn_idx(e, c) * SURGE_CONN_HEAD + prior, q,
+		       min_u32(len, SURGE_CONN_HEAD - prior));
+}
+
+void
+conn_event_request(struct conn_engine *e, struct conn *c, uint16_t reqno, uint32_t bytes, uint32_t prior,
+		   const uint8_t *q, uint32_t len)
+{
+	struct conn_hooks *hk = e->hk;
+	uint8_t *choice = &hk->choice[(size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE +
+				      ((uint16_t)(reqno - 1) & (SURGE_CONN_PIPELINE - 1))];
+	struct surge_conn_event *ev = event_new(e, c, SURGE_CONN_EV_REQUEST);
+	uint8_t *head;
+
+	if (ev == NULL) {
+		*choice = 0;            /* no hook will answer it (the run's end): the response */
+		return;
+	}
+	*choice = CH_PENDING;
+	ev->requests = reqno;
+	ev->bytes = (int32_t)min_u32(bytes, INT32_MAX);
+	head = hk->pub.head[hk->pub.cur] + (size_t)(hk->pub.n - 1) * SURGE_CONN_HEAD;
+	/* its first bytes: those of earlier segments kept, then this one's */
+	prior = min_u32(prior, SURGE_CONN_HEAD);
+	memcpy(head, hk->rq_head + (size_t)conn_idx(e, c) * SURGE_CONN_HEAD, prior);
+	memcpy(head + prior, q, min_u32(len, SURGE_CONN_HEAD - prior));
+	ev->head_len = (uint8_t)min_u32(bytes, SURGE_CONN_HEAD);
+	/* the path, found here (C, per request) so the hook's c:path() is
+	 * one string lookup: the word after the first space */
+	const uint8_t *sp = memchr(head, ' ', ev->head_len);
+
+	if (sp != NULL) {
+		uint32_t a = (uint32_t)(sp - head) + 1, b = a;
+
+		while (b < ev->head_len && head[b] != ' ' && head[b] != '?' && head[b] != '\r')
+			b++;
+		ev->path_off = (uint8_t)a;
+		ev->path_len = (uint8_t)(b - a);
+	}
 }
 
 /* A client's response, its first segment: the status line's code, kept
@@ -112,6 +185,11 @@ conn_events_apply(struct conn_engine *e)
 		const struct surge_conn_event *ev = &held[i];
 		struct conn *c = &e->tab[(uint32_t)ev->conn];
 
+		if (ev->kind == SURGE_CONN_EV_REQUEST) {
+			fsm_server_answer(e, c, (uint16_t)ev->requests, ev->action,
+					  ev->tpl < pub->templates ? ev->tpl : 0);
+			continue;
+		}
 		/* held still: not closed since (an RST, a FIN), nor its entry reused */
 		if ((ev->kind != SURGE_CONN_EV_ESTABLISHED && ev->kind != SURGE_CONN_EV_RESPONSE) ||
 		    !(c->flags & CF_HELD) || c->state != CS_ESTABLISHED)
@@ -150,6 +228,10 @@ conn_events_free(struct conn_engine *e)
 		free(hk->tpl_data[i]);
 	free(hk->pub.ev[0]);
 	free(hk->pub.ev[1]);
+	free(hk->pub.head[0]);
+	free(hk->pub.head[1]);
+	free(hk->choice);
+	free(hk->rq_head);
 	free(hk->status);
 	free(hk);
 	e->hk = NULL;
@@ -168,9 +250,10 @@ surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint3
 		return rt_error(-EBUSY, "connection engine %d: hooks are set once, before its first poll", id);
 	if (kinds == 0 || kinds >= 1u << SURGE_CONN_EV_KINDS)
 		return rt_error(-EINVAL, "connection engine %d: event kinds 0x%x", id, kinds);
-	if (ntpl + 1 > SURGE_CONN_TEMPLATES_MAX || (ntpl > 0 && e->conf.role != SURGE_CONN_CLIENT))
-		return rt_error(-EINVAL, "connection engine %d: %u templates (a client's, at most %d)", id, ntpl,
-				SURGE_CONN_TEMPLATES_MAX - 1);
+	if (ntpl + 1 > SURGE_CONN_TEMPLATES_MAX ||
+	    (ntpl > 0 && e->conf.role == SURGE_CONN_SERVER && !(kinds & 1u << SURGE_CONN_EV_REQUEST)))
+		return rt_error(-EINVAL, "connection engine %d: %u templates (at most %d; a server's with REQUEST)",
+				id, ntpl, SURGE_CONN_TEMPLATES_MAX - 1);
 	hk = calloc(1, sizeof(*hk));
 	if (hk == NULL)
 		return rt_error(-ENOMEM, "out of memory for a connection engine's hooks");
@@ -184,6 +267,16 @@ surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint3
 		hk->status = calloc(e->conf.capacity, sizeof(uint16_t));
 	int bad = hk->pub.ev[0] == NULL || hk->pub.ev[1] == NULL ||
 		  (e->conf.role == SURGE_CONN_CLIENT && (kinds & 1u << SURGE_CONN_EV_RESPONSE) && hk->status == NULL);
+
+	if (!bad && e->conf.role == SURGE_CONN_SERVER && (kinds & 1u << SURGE_CONN_EV_REQUEST)) {
+		/* a server's on_request: each connection's queue of choices and
+		 * the first bytes of its request, each event's copy of those */
+		hk->choice = calloc(e->conf.capacity, SURGE_CONN_PIPELINE);
+		hk->rq_head = calloc(e->conf.capacity, SURGE_CONN_HEAD);
+		hk->pub.head[0] = calloc(EVENTS_CAP, SURGE_CONN_HEAD);
+		hk->pub.head[1] = calloc(EVENTS_CAP, SURGE_CONN_HEAD);
+		bad = hk->choice == NULL || hk->rq_head == NULL || hk->pub.head[0] == NULL || hk->pub.head[1] == NULL;
+	}
 
 	hk->tpl_data[0] = e->data;
 	hk->tpl_len[0] = e->data_len;

@@ -55,6 +55,41 @@ iss_for(const struct conn_engine *e, uint32_t peer_ip, uint16_t lport, uint16_t 
 	return e->now / 4u + h;
 }
 
+/* A routed server's queue (conn_routed): the template of the i-th
+ * unanswered response (0: the oldest), or -1 while its choice is pending */
+static inline int
+routed_tpl(const struct conn_engine *e, const struct conn *c, uint32_t i)
+{
+	uint8_t v = e->hk->choice[(size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE +
+				  ((uint16_t)(c->requests - c->owed + i) & (SURGE_CONN_PIPELINE - 1))];
+
+	return v == CH_PENDING ? -1 : v;
+}
+
+/* A routed server's stream at offset x from msg_seq: the response that
+ * holds it (its bytes, length, x's offset in it, whether it is the stream's
+ * last); 0 past the chosen responses (a pending one stops the stream) */
+static int
+routed_at(const struct conn_engine *e, const struct conn *c, uint32_t x, const uint8_t **msg, uint32_t *dlen,
+	  uint32_t *off, int *last)
+{
+	for (uint32_t i = 0, base = 0; i < c->owed; i++) {
+		int t = routed_tpl(e, c, i);
+
+		if (t < 0)
+			return 0;
+		if (x - base < e->hk->tpl_len[t]) {
+			*msg = e->hk->tpl_data[t];
+			*dlen = e->hk->tpl_len[t];
+			*off = x - base;
+			*last = i + 1 == c->owed;
+			return 1;
+		}
+		base += e->hk->tpl_len[t];
+	}
+	return 0;
+}
+
 /* Sends what the window allows of the outgoing stream; segments that
  * start below `high` are retransmissions. Returns 1 when a segment left
  * (it carried an ACK). */
@@ -67,19 +102,31 @@ send_data(struct conn_engine *e, struct conn *c, uint32_t high)
 	/* new data on a connection with nothing outstanding (not go-back-N) */
 	int was_idle = c->snd_una == c->snd_nxt && high == c->snd_nxt;
 	int sent = 0, fin = (c->flags & CF_FIN_QUEUED) != 0;
+	/* a server whose hook chose each response: the stream is the queue's
+	 * responses, each its own template (one test of e->hk without hooks) */
+	int routed = conn_routed(e);
 
-	while (seq_lt(c->snd_nxt, end) && seq_lt(c->snd_nxt, wnd_end)) {
-		uint32_t off = (c->snd_nxt - c->msg_seq) % dlen;
-		uint32_t n = dlen - off;
+	while (seq_lt(c->snd_nxt, wnd_end)) {
+		uint32_t off, n;
 		uint8_t flags = TF_ACK;
+		int last;
 
+		if (likely(!routed)) {
+			if (!seq_lt(c->snd_nxt, end))
+				break;
+			off = (c->snd_nxt - c->msg_seq) % dlen;
+			last = c->snd_nxt - off + dlen == end;
+		} else if (!routed_at(e, c, c->snd_nxt - c->msg_seq, &msg, &dlen, &off, &last)) {
+			break;
+		}
+		n = dlen - off;
 		if (n > e->mss)
 			n = e->mss;
 		if (n > wnd_end - c->snd_nxt)
 			n = wnd_end - c->snd_nxt;
 		if (off + n == dlen)
 			flags |= TF_PSH;
-		if (fin && c->snd_nxt + n == end)
+		if (fin && last && off + n == dlen)
 			flags |= TF_FIN;        /* the stream's last byte: our FIN with it */
 		if (seg_emit(e, c, flags, c->snd_nxt, msg + off, n) != 0)
 			break;                  /* no mbuf: the timer sends it again */
@@ -173,6 +220,50 @@ fsm_client_close(struct conn_engine *e, struct conn *c, int rst)
 	send_fin(e, c, (c->flags & CF_FIN_RCVD) ? CS_LAST_ACK : CS_FIN_WAIT_1);
 }
 
+/* A server's answer to request reqno, chosen by its on_request hook
+ * (conn_events.c applies it at the poll after the event). */
+void
+fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigned action, unsigned tpl)
+{
+	uint8_t *q = e->hk->choice + (size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE;
+	uint32_t slot = (uint16_t)(reqno - 1) & (SURGE_CONN_PIPELINE - 1);
+	uint16_t pos = (uint16_t)(reqno - 1 - (uint16_t)(c->requests - c->owed));
+
+	/* still this connection's unanswered request: not closed since, nor
+	 * its entry reused, nor cut off by a close chosen before it */
+	if ((c->state != CS_ESTABLISHED && c->state != CS_CLOSE_WAIT) || pos >= c->owed || q[slot] != CH_PENDING)
+		return;
+	switch (action) {
+	case SURGE_CONN_ACT_RST:
+		seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
+		finish(e, c);           /* completed when it answered one before */
+		return;
+	case SURGE_CONN_ACT_FIN:
+		/* no answer to this request nor to any after it: the FIN
+		 * follows the answers before it (with the last, or once all
+		 * are acknowledged: server_acked) */
+		c->owed = pos;
+		c->requests = (uint16_t)(reqno - 1);
+		c->flags |= CF_CLOSE | CF_FIN_QUEUED;
+		send_data(e, c, c->snd_nxt);
+		if (c->state == CS_ESTABLISHED || c->state == CS_CLOSE_WAIT) {
+			/* the answers before it all sent already (the FIN rode
+			 * none of them): it goes now, on its own */
+			uint32_t len = 0, i;
+
+			for (i = 0; i < c->owed && routed_tpl(e, c, i) >= 0; i++)
+				len += e->hk->tpl_len[routed_tpl(e, c, i)];
+			if (i == c->owed && c->snd_nxt == c->msg_seq + len)
+				send_fin(e, c, c->state == CS_CLOSE_WAIT ? CS_LAST_ACK : CS_FIN_WAIT_1);
+		}
+		return;
+	default:
+		q[slot] = (uint8_t)(action == SURGE_CONN_ACT_SEND ? tpl : 0);
+		break;
+	}
+	send_data(e, c, c->snd_nxt);
+}
+
 static int
 lower_eq(const uint8_t *p, const char *s, uint32_t n)
 {
@@ -184,9 +275,9 @@ lower_eq(const uint8_t *p, const char *s, uint32_t n)
 
 /* The response's length from its HTTP header: status line and headers in
  * the first segment (docs/connections.md). 0 when the status or the header
- * is not what is expected. */
+ * is not what is expected. *hdr_out: the header's length (0: no end seen). */
 static uint32_t
-http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
+http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n, uint32_t *hdr_out)
 {
 	uint32_t hdr = 0, status, clen = UINT32_MAX;
 
@@ -201,6 +292,7 @@ http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
 		if (i + 1 >= n)
 			break;
 	}
+	*hdr_out = hdr;
 	if (hdr == 0 || n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
 		return 0;
 	if (p[9] < '0' || p[9] > '9' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
@@ -232,6 +324,26 @@ http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n)
 	return hdr + clen;
 }
 
+/* http_length through the engine's cache: a response header the same,
+ * byte for byte, as the last one parsed has its length (the result of
+ * http_length depends on the header's bytes and the conf alone) */
+static uint32_t
+http_length_cached(struct conn_engine *e, const uint8_t *p, uint32_t n)
+{
+	struct msg_cache *mc = &e->mc;
+	uint32_t hdr = 0, v;
+
+	if (mc->len != 0 && n >= mc->len && memcmp(p, mc->b, mc->len) == 0)
+		return mc->val;
+	v = http_length(e, p, n, &hdr);
+	if (v != 0 && hdr <= sizeof(mc->b)) {
+		memcpy(mc->b, p, hdr);
+		mc->len = hdr;
+		mc->val = v;
+	}
+	return v;
+}
+
 static void
 client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 {
@@ -240,7 +352,8 @@ client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 		hist_add(&e->connect_h, (uint64_t)(uint32_t)(e->now - c->t_open) * 1000);
 	}
 	if (c->rx_bytes == 0) {
-		c->rx_expect = e->conf.expect == SURGE_CONN_EXPECT_HTTP ? http_length(e, p, n) : e->conf.expect_len;
+		c->rx_expect = e->conf.expect == SURGE_CONN_EXPECT_HTTP ? http_length_cached(e, p, n)
+									: e->conf.expect_len;
 		if (unlikely(e->hk != NULL))
 			conn_event_status(e, c, p, n);
 	}
@@ -298,23 +411,43 @@ http_wants_close(const uint8_t *p, uint32_t n)
 	return close || (v10 && !keep);
 }
 
-static void
+/* Takes the requests in p[0..n) (HTTP: each up to its blank line; else
+ * expect_len bytes each) into c's outgoing stream. Returns the bytes taken:
+ * n, or, for a routed server (conn_routed) whose pipeline is full, those up
+ * to the end of the last request it took (the rest is not acknowledged:
+ * the peer sends it again). */
+static uint32_t
 server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 {
 	static const uint8_t end[4] = { '\r', '\n', '\r', '\n' };
-	uint32_t done = 0, begin = 0, rx = c->rx_bytes;
+	uint32_t done = 0, begin = 0, rx = c->rx_bytes, took = n;
+	int routed = conn_routed(e);
+	/* a routed server takes requests while its pipeline has room */
+	uint32_t room = unlikely(routed) ? SURGE_CONN_PIPELINE - (uint32_t)c->owed : UINT32_MAX;
 
 	if (c->flags & CF_FIN_QUEUED) {
 		e->st.rx_dropped++;             /* a request after the last one we answer: our FIN is due */
-		return;
+		return n;
 	}
+	if (room == 0)
+		return 0;
 
 	/* in locals, not through c: stores through c would be reloaded after
 	 * every byte read through p (a uint8_t pointer may alias them) */
 	if (e->conf.expect == SURGE_CONN_EXPECT_HTTP) {
 		uint32_t match = c->match;
+		struct msg_cache *mc = &e->mc;
 
 		for (uint32_t i = 0; i < n;) {
+			int whole = i == begin && (done > 0 || rx == 0), close;
+
+			/* a request that starts here, the same bytes as the last
+			 * one parsed whole: its end and its close, without the scans */
+			if (whole && mc->len != 0 && n - i >= mc->len && memcmp(p + i, mc->b, mc->len) == 0) {
+				i += mc->len;
+				close = (int)mc->val;
+				goto request;
+			}
 			if (match == 0) {          /* nothing matched: on to the next CR */
 				const uint8_t *q = memchr(p + i, '\r', n - i);
 
@@ -326,31 +459,57 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 			i++;
 			if (match < 4)
 				continue;
-			if (http_wants_close(p + begin, i - begin))
+			close = http_wants_close(p + begin, i - begin);
+			if ((begin > 0 || done > 0 || rx == 0) && i - begin <= sizeof(mc->b)) {
+				memcpy(mc->b, p + begin, i - begin);   /* whole in this segment */
+				mc->len = i - begin;
+				mc->val = (uint32_t)close;
+			}
+request:
+			if (close)
 				c->flags |= CF_CLOSE;
+			if (unlikely(routed))
+				conn_event_request(e, c, (uint16_t)(c->requests + done + 1),
+						   (done == 0 ? rx : 0) + i - begin, done == 0 ? rx : 0, p + begin,
+						   i - begin);
 			match = 0;
 			begin = i;
-			done++;
+			if (++done == room) {
+				took = i;
+				break;
+			}
 		}
 		c->match = (uint8_t)match;
-		rx = done > 0 ? n - begin : rx + n;
+		rx = done > 0 ? took - begin : rx + n;
 	} else {
 		uint32_t left = n;
 
-		while (rx + left >= e->conf.expect_len) {
-			left -= e->conf.expect_len - rx;
+		while (rx + left >= e->conf.expect_len && done < room) {
+			uint32_t part = e->conf.expect_len - rx;
+
+			if (unlikely(routed))
+				conn_event_request(e, c, (uint16_t)(c->requests + done + 1), e->conf.expect_len, rx,
+						   p + (n - left), part);
+			left -= part;
 			rx = 0;
 			done++;
 		}
+		if (done == room) {
+			took = n - left;
+			left = 0;
+		}
+		begin = n - left;
 		rx += left;
 	}
+	if (unlikely(routed) && took > begin)
+		conn_event_request_part(e, c, c->rx_bytes * (done == 0), p + begin, took - begin);
 	c->rx_bytes = rx;
 	if (c->rx_bytes > 65536 || c->owed + done > UINT16_MAX) {
 		abort_conn(e, c, &e->st.failed_bad);   /* a request that never ends */
-		return;
+		return took;
 	}
 	if (done == 0)
-		return;
+		return took;
 	e->st.requests += done;
 	c->requests = (uint16_t)(c->requests + done);
 	if (c->owed == 0)
@@ -360,6 +519,7 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	 * (send_data), as dperf's does, not in a segment of its own */
 	if ((c->flags & CF_CLOSE) || (e->conf.requests != 0 && c->requests >= e->conf.requests))
 		c->flags |= CF_FIN_QUEUED;
+	return took;
 }
 
 /* The server's part once the client acknowledged: completed responses
@@ -367,8 +527,15 @@ server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 static void
 server_acked(struct conn_engine *e, struct conn *c)
 {
-	while (c->owed > 0 && seq_le(c->msg_seq + e->data_len, c->snd_una)) {
-		c->msg_seq += e->data_len;
+	int routed = conn_routed(e);
+
+	while (c->owed > 0) {
+		int t = unlikely(routed) ? routed_tpl(e, c, 0) : 0;
+		uint32_t len = unlikely(routed) ? (t < 0 ? 0 : e->hk->tpl_len[t]) : e->data_len;
+
+		if (len == 0 || !seq_le(c->msg_seq + len, c->snd_una))
+			break;                  /* (a pending response: nothing of it sent) */
+		c->msg_seq += len;
 		c->owed--;
 		e->st.responses++;
 		c->flags |= CF_DONE;
@@ -584,9 +751,17 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 			}
 			acked = c->state != st || c->snd_nxt != c->snd_una;
 		} else {
-			server_data(e, c, p, n);
+			uint32_t took = server_data(e, c, p, n);
+
 			if (c->state == CS_FREE)
 				return;
+			if (took < n) {
+				/* a routed server's pipeline is full: the rest is not
+				 * taken (nor the FIN after it), the peer sends it again */
+				c->rcv_nxt -= n - took;
+				e->st.bytes_rcvd -= n - took;
+				e->st.rx_dropped++;
+			}
 		}
 	} else if (n > 0) {
 		e->st.rx_dropped++;             /* data after the peer's FIN */

@@ -43,7 +43,7 @@ static inline void put32(uint8_t *p, uint32_t v)
 static int
 l4_sum_ok(uint32_t phdr, const uint8_t *l4, uint32_t len)
 {
-	uint32_t sum = phdr + rte_raw_cksum(l4, len);
+	uint32_t sum = phdr + conn_raw_sum(l4, len);
 
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -78,14 +78,18 @@ parse_ip4(const struct conn_engine *e, const uint8_t *ip, uint32_t len, uint64_t
 	if ((get16(ip + 6) & 0x3fff) != 0)
 		return SEG_BAD;           /* a fragment: not reassembled (docs/connections.md) */
 	/* the port's verdict where it checked, else software (a valid
-	 * header sums to 0xffff: rte_ipv4_cksum gives its complement, 0) */
+	 * header, options included, sums to 0xffff) */
 	if ((ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
 	    ((ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
-	     rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip) != 0))
+	     conn_raw_sum(ip, ihl) != 0xffff))
 		return SEG_BAD;
 	*tcp = ip + ihl;
 	*tcp_len = tot - ihl;
-	if (!l4_verdict_ok(ol_flags, rte_ipv4_phdr_cksum((const struct rte_ipv4_hdr *)ip, 0), *tcp, *tcp_len))
+	/* the pseudo header's sum from the addresses in place and the
+	 * values known (rte_ipv4_phdr_cksum copies it out and sums 2 bytes a
+	 * step), in the same order of bytes as the segment's sum */
+	if (!l4_verdict_ok(ol_flags, (uint32_t)conn_raw_sum(ip + 12, 8) + rte_cpu_to_be_16(IPPROTO_TCP) +
+				     rte_cpu_to_be_16((uint16_t)*tcp_len), *tcp, *tcp_len))
 		return SEG_BAD;
 	s->src6 = NULL;
 	s->src_ip = get32(ip + 12);
@@ -318,7 +322,7 @@ emit(struct conn_engine *e, uint32_t addr, uint32_t peer_ip, const uint8_t *peer
 
 		if (len > 0)
 			tsum += data == e->data && len == e->data_len ? e->data_sum
-				: rte_be_to_cpu_16(rte_raw_cksum(data, len));
+				: rte_be_to_cpu_16(conn_raw_sum(data, len));
 		put16(ip + 10, (uint16_t)~fold(IP4_CONST_SUM + IP4_LEN + l4 + addrs));
 		put16(tcp + 16, (uint16_t)~fold(tsum));
 	}

@@ -673,13 +673,16 @@ int surge_conn_count(void);
  * for during each poll into ev[cur][0..n); Lua calls the user's functions
  * for them after the poll. A client's ESTABLISHED and RESPONSE events hold
  * their connection until the next poll, which applies the action a hook
- * wrote into the event (nothing written: what the engine would have done). */
+ * wrote into the event (nothing written: what the engine would have done);
+ * a server's REQUEST event holds that request's response the same way. */
 enum surge_conn_event_kind {
 	SURGE_CONN_EV_ESTABLISHED = 0,   /* handshake done; time_us: from the SYN */
 	SURGE_CONN_EV_RESPONSE = 1,      /* client: a response whole: status, bytes, time_us (from its request) */
 	SURGE_CONN_EV_FAILED = 2,        /* counted in failed_*: reason SURGE_CONN_FAIL_* */
 	SURGE_CONN_EV_CLOSED = 3,        /* its table entry freed: reason SURGE_CONN_END_* */
-	SURGE_CONN_EV_KINDS = 4
+	SURGE_CONN_EV_REQUEST = 4,       /* server: a request received whole: bytes, requests (its number);
+					  * its first bytes in head[cur]; its response waits for the action */
+	SURGE_CONN_EV_KINDS = 5
 };
 
 enum surge_conn_reason {
@@ -691,16 +694,24 @@ enum surge_conn_reason {
 	SURGE_CONN_END_OTHER = 6         /* neither (a server's connection closed before an answer) */
 };
 
-/* What a client's held connection does next (event.action). */
+/* What a client's held connection does next, or a server's answer to a
+ * request (event.action). */
 enum surge_conn_action {
-	SURGE_CONN_ACT_NEXT = 0,         /* the engine's own course: the next request, think time, or the close */
-	SURGE_CONN_ACT_SEND = 1,         /* one more request: template event.tpl (even past `requests`) */
-	SURGE_CONN_ACT_FIN = 2,          /* close now with a FIN (counted completed) */
-	SURGE_CONN_ACT_RST = 3           /* close now with an RST (counted completed) */
+	SURGE_CONN_ACT_NEXT = 0,         /* the engine's own course: the next request, think time, or the
+					  * close; a server: the response (template 0) */
+	SURGE_CONN_ACT_SEND = 1,         /* client: one more request, template event.tpl (even past
+					  * `requests`); server: the response template event.tpl */
+	SURGE_CONN_ACT_FIN = 2,          /* close now with a FIN (client: counted completed; server: after
+					  * the responses before this request, which gets none) */
+	SURGE_CONN_ACT_RST = 3           /* close now with an RST (client: counted completed) */
 };
 
 enum {
-	SURGE_CONN_TEMPLATES_MAX = 64    /* a client's request templates (0 = conf.data) */
+	SURGE_CONN_TEMPLATES_MAX = 64,   /* a client's request or a server's response templates (0 = conf.data) */
+	SURGE_CONN_HEAD = 64,            /* a request's first bytes a server's REQUEST event keeps */
+	SURGE_CONN_PIPELINE = 4          /* a server with on_request: requests taken on a connection and
+					  * not yet answered (acknowledged); a request past them waits
+					  * unacknowledged (docs/connections.md) */
 };
 
 /* The numbers are int32_t, not uint32_t, because LuaJIT reads an int32
@@ -716,7 +727,12 @@ struct surge_conn_event {
 	int32_t status;                  /* RESPONSE, HTTP: the status line's code (0: by length) */
 	int32_t bytes;                   /* RESPONSE: its bytes */
 	int32_t time_us;                 /* ESTABLISHED: since the SYN; RESPONSE: since its request */
-	int32_t requests;                /* requests sent on it (client) or received (server) so far */
+	int32_t requests;                /* requests sent on it (client) or received (server) so far;
+					  * REQUEST: this one's number (1: the first) */
+	uint8_t head_len;                /* REQUEST: its first bytes kept in head: min(bytes, SURGE_CONN_HEAD) */
+	uint8_t path_off, path_len;      /* REQUEST: the request line's second word ("GET /a HTTP/1.1":
+					  * /a) in head, up to a space, '?' or CR (0, 0: none) */
+	uint8_t reserved;
 };
 
 struct surge_conn_hooks {
@@ -727,11 +743,14 @@ struct surge_conn_hooks {
 	uint32_t templates;              /* a client's request templates (0: the request itself) */
 	uint32_t lost;                   /* events not recorded for want of room: 0 (the bound is
 					  * docs/connections.md's), checked by Lua after each poll */
+	uint8_t *head[2];                /* REQUEST events (a server's, with the kind asked for): event i's
+					  * request's first min(bytes, SURGE_CONN_HEAD) bytes at
+					  * head[cur] + i * SURGE_CONN_HEAD; else NULL */
 };
 
 /* Sets hooks on an engine not yet polled: `kinds` a mask of 1 << SURGE_CONN_EV_*;
- * a client's extra request templates data[i], len[i] (template i + 1),
- * copied. *out: where the events are, the engine's own. 0 or -errno. */
+ * extra templates data[i], len[i] (template i + 1), copied: a client's
+ * requests, or a server's responses (with REQUEST only). *out: where the events are, the engine's own. 0 or -errno. */
 int surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint32_t *len, uint32_t ntpl,
 		     struct surge_conn_hooks **out);
 /* ABI-END */

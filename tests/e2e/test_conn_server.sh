@@ -4,7 +4,10 @@
 # download is byte-exact (a 3000-byte body: three segments of the 1460-byte
 # MSS), ab with and without keep-alive and wrk finish with 0 failed
 # requests, and surge's counters agree with what the clients sent
-# (test_conn_server6.sh: the same over IPv6).
+# (test_conn_server6.sh: the same over IPv6). Over IPv4 the server runs
+# with --routes (an on_request hook choosing each response by its path):
+# /a and /b get their own status and body, byte-exact, and every other
+# path (all of ab's and wrk's) the --body 200 through the same hook.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
 need_cmd curl
@@ -17,12 +20,13 @@ if [ "${CONN_V6:-}" = 1 ]; then
 else
   conn_pair tcps
   ADDR=10.1.0.2 URL=http://10.1.0.2/
+  ROUTES="/a=200:100,/b=404:0"
 fi
 surge_ns
 BODY=3000
 
 "$SURGE" run --no-huge --stats-interval 0 --duration 25 --vdev "$VDEV" "$EXAMPLES/http-server.lua" \
-  --addr $ADDR --body $BODY >"$TMP/s.out" 2>"$TMP/s.err" &
+  --addr $ADDR --body $BODY ${ROUTES:+--routes $ROUTES} >"$TMP/s.out" 2>"$TMP/s.err" &
 SPID=$!
 on_exit "kill $SPID"
 up=no
@@ -43,6 +47,16 @@ in_k curl -g -s -D "$TMP/h1" -o "$TMP/got1" -o "$TMP/got2" "$URL" "$URL"   # two
 check_true "curl: the body is byte-exact" "cmp says: $(cmp "$TMP/expected" "$TMP/got1" 2>&1)" cmp -s "$TMP/expected" "$TMP/got1"
 check_true "curl: the second (keep-alive) body too" "differs" cmp -s "$TMP/expected" "$TMP/got2"
 check_match "curl: HTTP/1.1 200 with Content-Length $BODY" "Content-Length: $BODY" "$(cat "$TMP/h1")"
+
+if [ -n "${ROUTES:-}" ]; then
+  # /a, /b and /x on one connection: each its route's response, in order
+  python3 -c 'import sys; sys.stdout.write(open(sys.argv[1]).read()[:100])' "$TMP/expected" >"$TMP/expected_a"
+  CODES=$(in_k curl -g -s -o "$TMP/ga" -o "$TMP/gb" -o "$TMP/gx" -w '%{http_code} %{size_download}\n' \
+    "${URL}a" "${URL}b" "${URL}x?q=1")
+  check "curl /a /b /x: statuses and body sizes by route" "200 100 404 0 200 $BODY" "$(echo $CODES)"
+  check_true "curl /a: its 100-byte body, byte-exact" "differs" cmp -s "$TMP/expected_a" "$TMP/ga"
+  check_true "curl /x?q=1 (no route): the --body response" "differs" cmp -s "$TMP/expected" "$TMP/gx"
+fi
 
 AB=$(in_k ab -n 2000 -c 8 "$URL" 2>&1)
 check_match "ab -n 2000 -c 8: 2000 complete" "Complete requests: +2000" "$AB"
@@ -67,7 +81,8 @@ check_pools "http-server"
 # every request the clients made reached surge (wrk's last ones may be cut
 # by its stop: at least as many as it counted)
 REQ=$(printf '%s\n' "$OUT" | sed -n 's/^server: .* \([0-9]*\) requests, .*/\1/p')
-check_true "surge counted every request (2 + 2000 + 2000 + wrk's $WN + the probes): $REQ" "too few" \
-  test "${REQ:-0}" -ge $((4002 + WN))
+NR=0; [ -n "${ROUTES:-}" ] && NR=3
+check_true "surge counted every request (2 + $NR + 2000 + 2000 + wrk's $WN + the probes): $REQ" "too few" \
+  test "${REQ:-0}" -ge $((4002 + NR + WN))
 check_match "surge: no timeout, no bad request, no bad segment" "failed \(timeout 0, rst [0-9]+, bad 0\).*rx bad 0" "$OUT"
 finish

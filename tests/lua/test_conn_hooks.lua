@@ -54,7 +54,8 @@ end
 
 -- Both engines until the client is done (or `rounds` pass): the client's
 -- round, then the frames on the ring read (tap(b, i) for each) and put
--- back, then the server's round; frames an engine leaves go back too.
+-- back, then the server's round (and with a tap, its frames read too);
+-- frames an engine leaves go back too.
 local function pump(cl, sv, tap, rounds)
   for _ = 1, rounds or 100000 do
     if cl:poll(rxq, txq, rx, tx) > 0 then txq:send(rx) end
@@ -64,6 +65,11 @@ local function pump(cl, sv, tap, rounds)
       txq:send(rx)
     end
     if sv:poll(rxq, txq, rx, tx) > 0 then txq:send(rx) end
+    n = tap and rxq:recv(rx) or 0        -- the server's frames, on their way to the client
+    if n > 0 then
+      for i = 0, n - 1 do tap(rx, i) end
+      txq:send(rx)
+    end
     if cl:done() and cl:stats().concurrent == 0 and sv:stats().concurrent == 0 then return end
   end
   error("the pair did not finish: " .. conn.format(cl:summary()) .. " / " .. conn.format(sv:summary()))
@@ -227,9 +233,134 @@ function T.bad_hooks()
     on_response = function(c) line = debug.getinfo(1, "l").currentline c:send(2) end },
     "connection:send: template 2: 0..1 (0: the request, k: templates[k])")
   raised({ prefix = "b", on_close = function(c) line = debug.getinfo(1, "l").currentline c:close() end },
-    "connection:close: in a client's on_established or on_response only (this is a client's on_close)")
+    "connection:close: in a client's on_established or on_response or a server's on_request only "
+      .. "(this is a client's on_close)")
   raised({ prefix = "c", slots = 1, on_response = function(c)
     line = debug.getinfo(1, "l").currentline c:set(2, 1) end }, "connection:set: slot 2: 1..1 (the engine's `slots`)")
+end
+
+-- Issue 21 (server hooks that act): on_request chooses each request's
+-- response among `templates` by its path, or closes (FIN, RST). The
+-- client's connection i asks for /a, /b, /c or /d (i mod 4): /a gets the
+-- `response` (200, 100 bytes), /b templates[1] (404, 10 bytes), /c a FIN
+-- (the client fails it: closed before an answer), /d an RST. The
+-- responses on the wire are those, byte for byte, and the hook's counts
+-- are the engines' counters.
+local NOTFOUND = conn.http_response{ status = 404, body = 10 }
+local get = function(path) return conn.http_get{ host = SRV, path = path } end
+
+local function route(k)
+  return function(c)
+    k.req = k.req + 1
+    local path = c:path()
+    k.paths[path] = (k.paths[path] or 0) + 1
+    assert(c:bytes() == #get(path) and c:starts("GET " .. path .. " HTTP/1.1\r\n"), c:head())
+    assert(c:kind() == "request")
+    k.nums[c:requests()] = (k.nums[c:requests()] or 0) + 1
+    if path == "/a" then c:send()
+    elseif path == "/b" then c:send(1)
+    elseif path == "/c" then c:close()
+    elseif path == "/d" then c:close("rst")
+    else c:send(2) end
+  end
+end
+
+-- the server's TCP payload in the tapped frames, per client port, in order
+local function server_stream(streams)
+  return function(b, i)
+    local p = payload(b, i)
+    local d = b.data[i]
+    if p and d[34] * 256 + d[35] == 80 then
+      local port = d[36] * 256 + d[37]
+      streams[port] = (streams[port] or "") .. p
+    end
+  end
+end
+
+function T.on_request_chooses_responses()
+  setup()
+  local N = 200
+  local k = { req = 0, paths = {}, nums = {} }
+  local sv = server{ prefix = "h7s", templates = { NOTFOUND, "unused" }, on_request = route(k) }
+  local cl = client{ prefix = "h7c", connections = N, concurrency = 32, request = get("/a"), expect = { http = 0 },
+    templates = { get("/b"), get("/c"), get("/d") },
+    on_established = function(c) local m = c:id() % 4 if m > 0 then c:send(m) end end }
+  local streams = {}
+  pump(cl, sv, server_stream(streams))
+  local c, s = cl:stats(), sv:stats()
+  assert(k.req == N and s.requests == N and k.nums[1] == N, ("%d on_request, %d requests"):format(k.req, s.requests))
+  for _, path in ipairs({ "/a", "/b", "/c", "/d" }) do
+    assert(k.paths[path] == N / 4, path .. ": " .. tostring(k.paths[path]))
+  end
+  assert(c.completed == N / 2 and c.failed_bad == N / 4 and c.failed_rst == N / 4 and c.responses == N / 2,
+    conn.format(cl:summary()))
+  assert(s.responses == N / 2 and s.rst_sent == N / 4 and s.completed == N / 2, conn.format(sv:summary()))
+  local got = { [RESPONSE] = 0, [NOTFOUND] = 0, [""] = 0 }
+  for _, v in pairs(streams) do got[v] = (got[v] or 0) + 1 end
+  assert(got[RESPONSE] == N / 4 and got[NOTFOUND] == N / 4, ("%d 200s, %d 404s on the wire"):format(got[RESPONSE],
+    got[NOTFOUND]))
+  local n = 0
+  for _ in pairs(streams) do n = n + 1 end
+  assert(n == N / 2, n .. " connections with response bytes (those closed got none)")
+end
+
+-- Pipelined requests (SURGE_CONN_PIPELINE of them in one segment), each
+-- answered in order with its own choice: /b /a /b /a gets 404 200 404 200.
+function T.on_request_pipelined_in_order()
+  setup()
+  local N = 64
+  local k = { req = 0, paths = {}, nums = {} }
+  local sv = server{ prefix = "h8s", templates = { NOTFOUND }, on_request = route(k) }
+  local req = get("/b") .. get("/a") .. get("/b") .. get("/a")
+  local want = NOTFOUND .. RESPONSE .. NOTFOUND .. RESPONSE
+  local cl = client{ prefix = "h8c", connections = N, concurrency = 16, request = req,
+    expect = { length = #want }, requests = 2 }
+  local streams = {}
+  pump(cl, sv, server_stream(streams))
+  local c, s = cl:stats(), sv:stats()
+  assert(c.completed == N and c.failed == 0, conn.format(cl:summary()))
+  assert(k.req == 8 * N and s.requests == 8 * N and s.responses == 8 * N,
+    ("%d on_request, %d requests, %d responses"):format(k.req, s.requests, s.responses))
+  for r = 1, 8 do assert(k.nums[r] == N, ("request %d: %s"):format(r, tostring(k.nums[r]))) end
+  local n = 0
+  for port, v in pairs(streams) do
+    n = n + 1
+    assert(v == want .. want, ("port %d: %d bytes, not the 4 responses in order twice"):format(port, #v))
+  end
+  assert(n == N)
+end
+
+-- on_request's misuse: one error at the user's line.
+function T.on_request_misuse()
+  setup()
+  errors("unknown option 'on_request'", function() client{ connections = 1, on_request = function() end } end)
+  errors(at("surge.conn.server: templates without on_request to choose them", 1),
+    function() server{ templates = { "x" }, on_close = function() end } end)
+  errors(at("surge.conn.server: on_request: expected a function, got 1", 1),
+    function() server{ on_request = 1 } end)
+  local function raised(o, msg)
+    local sv = server(o)
+    local cl = client{ prefix = "h9c" .. o.prefix, connections = 1 }
+    local ok, err = pcall(pump, cl, sv)
+    while rxq:recv(rx) > 0 do rx:free() end
+    cl:abort(txq, tx)
+    sv:abort(txq, tx)
+    while rxq:recv(rx) > 0 do rx:free() end
+    local want = (":%d: %s"):format(o.line, msg)
+    assert(not ok and err:sub(-#want) == want, tostring(err) .. " (expected " .. want .. ")")
+  end
+  local o = { prefix = "h9a", templates = { NOTFOUND } }
+  o.on_request = function(c) o.line = debug.getinfo(1, "l").currentline c:send(2) end
+  raised(o, "connection:send: template 2: 0..1 (0: the response, k: templates[k])")
+  o = { prefix = "h9b" }
+  o.on_established = function(c) o.line = debug.getinfo(1, "l").currentline c:path() end
+  raised(o, "connection:path: in a server's on_request only (this is a server's on_established)")
+  o = { prefix = "h9c" }
+  o.on_request = function(c) o.line = debug.getinfo(1, "l").currentline c:close("x") end
+  raised(o, "connection:close: \"x\": \"fin\" or \"rst\"")
+  o = { prefix = "h9d" }
+  o.on_request = function(c) o.line = debug.getinfo(1, "l").currentline c:starts(5) end
+  raised(o, "connection:starts: 5: a string")
 end
 
 return T

@@ -271,7 +271,8 @@ end
 
 -- Issue 21 item 2: a connection loop with every hook set (surge.conn: a
 -- client and a server on the net_ring loopback, port 0 of `surge test`),
--- the hooks choosing templates, closing, keeping per-connection state:
+-- the hooks choosing templates (the client's requests, the server's
+-- responses by the request's path), closing, keeping per-connection state:
 -- the handle is one reused table read through methods, so the loop makes
 -- nothing per event. No trace exit or abort in the steady state, no float
 -- work in the traces of surge.conn's Lua (the dispatch loop, the handle's
@@ -282,12 +283,18 @@ local function conn_pair(count)
   local conn = require "surge.conn"
   local ring = surge.port(0, { rxq = 1, txq = 1, clones = true })
   local rxq, txq = ring:rxq(0), ring:txq(0)
-  local k = ffi.new("int32_t[6]")
+  local k = ffi.new("int32_t[7]")
   local get = function(path) return conn.http_get{ host = "10.0.0.1", path = path } end
+  -- the server's on_request routes by path: /b gets a 404 (templates[1]),
+  -- the others the 200; c:path() is an interned string (no new one per call)
+  local routes = { ["/b"] = 1 }
   local sv = conn.server{ addr = "10.0.0.1", capacity = 1024, time_wait = 0, response = conn.http_response{ body = 10 },
+    templates = { conn.http_response{ status = 404, body = 10 } },
+    on_request = function(c) k[6] = k[6] + 1 c:send(routes[c:path()] or 0) end,
     on_established = function() k[4] = k[4] + 1 end, on_close = function() k[5] = k[5] + 1 end }
   local cl = conn.client{ src = "10.0.0.2", server = "10.0.0.1", peer_mac = "02:00:00:00:00:01", capacity = 1024,
     connections = count, concurrency = 32, requests = 2, time_wait = 0, slots = 1, request = get("/"),
+    expect = { http = 0 },
     templates = { get("/a"), get("/b") },
     on_established = function(c) k[0] = k[0] + 1 if bit.band(c:id(), 1) == 0 then c:send(1) end end,
     on_response = function(c)
@@ -296,7 +303,8 @@ local function conn_pair(count)
       if c:requests() == 1 and c:template() == 1 then c:send(2) elseif c:requests() == 2 then c:close() end
     end,
     on_fail = function() k[2] = k[2] + 1 end,
-    on_close = function(c) if c:get(1) == 400 then k[3] = k[3] + 1 end end }
+    -- even ids: /a (200) then /b (404); odd: / twice (200, 200)
+    on_close = function(c) if c:get(1) == (bit.band(c:id(), 1) == 0 and 604 or 400) then k[3] = k[3] + 1 end end }
   local pool = surge.pool{ template = cl:template(), data_room = cl:data_room(), size = 8191 }
   local rx, tx = pool:burst(64), pool:burst(64)
   local tail = 0
@@ -308,8 +316,8 @@ local function conn_pair(count)
   rx:free()
   local c = cl:stats()
   assert(c.completed == count and c.failed == 0, conn.format(cl:summary()))
-  assert(k[0] == count and k[1] == 2 * count and k[2] == 0 and k[3] == count and k[4] == count and k[5] == count,
-    ("hooks: %d %d %d %d %d %d"):format(k[0], k[1], k[2], k[3], k[4], k[5]))
+  assert(k[0] == count and k[1] == 2 * count and k[2] == 0 and k[3] == count and k[4] == count and k[5] == count
+    and k[6] == 2 * count, ("hooks: %d %d %d %d %d %d %d"):format(k[0], k[1], k[2], k[3], k[4], k[5], k[6]))
   return count
 end
 

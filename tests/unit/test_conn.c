@@ -706,10 +706,13 @@ server_http_close_from_connection_header(void **state)
 	struct conn_engine *e;
 
 	(void)state;
-	c = server_conf(8, (const uint8_t *)RESP, (uint32_t)strlen(RESP));
+	c = server_conf(16, (const uint8_t *)RESP, (uint32_t)strlen(RESP));
 	e = engine(&c);
-	for (uint16_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		uint16_t sport = (uint16_t)(41000 + k);
+	/* each case twice, on two connections: the second time the engine's
+	 * cache of the last request parsed answers (issue 21, the ka row),
+	 * and must answer the same */
+	for (uint16_t j = 0; j < 2 * sizeof(cases) / sizeof(cases[0]); j++) {
+		uint16_t k = j / 2, sport = (uint16_t)(41000 + j);
 		uint32_t iss = handshake(e, sport, 5000);
 		struct seg s = { .src_ip = CLI, .sport = sport, .dport = 80 };
 		struct conn *cn;
@@ -721,7 +724,73 @@ server_http_close_from_connection_header(void **state)
 		if (!!(cn->flags & CF_CLOSE) != cases[k].close)
 			fail_msg("\"%s\": close %d, want %d", cases[k].req, !!(cn->flags & CF_CLOSE), cases[k].close);
 	}
-	assert_int_equal(e->st.requests, 5);
+	assert_int_equal(e->st.requests, 10);
+}
+
+/* The 64-bit software sum is rte_raw_cksum's, at every length and
+ * alignment (issue 21, the ka row: it verifies every received segment) */
+static void
+raw_sum_is_dpdks(void **state)
+{
+	static uint8_t buf[512 + 8];
+
+	(void)state;
+	for (uint32_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 151u + (i >> 3) * 7u + 0xa5);
+	for (uint32_t off = 0; off < 8; off++)
+		for (uint32_t len = 0; len <= 512; len++)
+			if (conn_raw_sum(buf + off, len) != rte_raw_cksum(buf + off, len))
+				fail_msg("length %u at offset %u: 0x%04x, DPDK's 0x%04x", len, off,
+					 conn_raw_sum(buf + off, len), rte_raw_cksum(buf + off, len));
+	memset(buf, 0xff, sizeof(buf));
+	assert_int_equal(conn_raw_sum(buf, 512), rte_raw_cksum(buf, 512));
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(conn_raw_sum(buf, 100), 0);
+}
+
+/* A client's response header cache: the same header again has its length
+ * without parsing; one that differs at all (its Content-Length, its
+ * status) is parsed. */
+static void
+client_response_cache_exact(void **state)
+{
+	struct surge_conn_conf c = client_conf(4);
+	struct conn_engine *e;
+	uint32_t iss, n, seq = 7001, ack;
+	const char *resp[3] = { RESP, RESP, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nhello!!" };
+
+	(void)state;
+	c.requests = 3;
+	e = engine(&c);
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	conn_frame(e, F, n, 0);
+	drop_written(e);
+	ack = iss + 1 + c.data_len;
+	for (int k = 0; k < 3; k++) {
+		n = frame(F, SRV, 80, 2000, seq, ack, TF_ACK, resp[k], 1);
+		assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+		assert_int_equal(e->st.responses, k + 1);
+		seq += (uint32_t)strlen(resp[k]);
+		ack += c.data_len;
+		drop_written(e);
+	}
+	assert_int_equal(e->st.completed, 1);
+	assert_int_equal(e->st.failed_bad + e->st.failed_rst + e->st.failed_timeout, 0);
+	/* a second connection: RESP's header but a 404 where 200 is expected */
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	n = frame(F, SRV, 80, 2001, 9000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	conn_frame(e, F, n, 0);
+	drop_written(e);
+	n = frame(F, SRV, 80, 2001, 9001, iss + 1 + c.data_len, TF_ACK, "HTTP/1.1 404 OK\r\nContent-Length: 5\r\n\r\nhello",
+		  1);
+	conn_frame(e, F, n, 0);
+	assert_int_equal(e->st.failed_bad, 1);
+	drop_written(e);
 }
 
 
@@ -970,6 +1039,90 @@ pair_segments_per_connection(void **state)
 	}
 }
 
+/* Issue 21 (server hooks that act): a server with on_request takes at
+ * most SURGE_CONN_PIPELINE pipelined requests (the rest unacknowledged,
+ * counted dropped: the peer sends it again), records a REQUEST event for
+ * each with its first bytes and path, sends nothing until the actions are
+ * applied, then answers in order, each with its chosen template; a FIN
+ * chosen for the 4th goes with the 3rd's last byte, and no answer for it. */
+static void
+server_on_request_pipeline(void **state)
+{
+	static uint8_t big[2000];
+	const uint8_t *tpl[1] = { big };
+	const uint32_t tlen[1] = { sizeof(big) };
+	struct surge_conn_conf c = server_conf(16, (const uint8_t *)RESP, (uint32_t)strlen(RESP));
+	struct surge_conn_hooks *pub = NULL;
+	struct surge_conn_event *ev;
+	struct conn_engine *e;
+	const char *one = "GET /a HTTP/1.1\r\n\r\n";
+	char six[256] = "";
+	uint32_t iss, isc = 5000, r = (uint32_t)strlen(one), rl = (uint32_t)strlen(RESP), seq;
+	int id;
+
+	(void)state;
+	memset(big, 'z', sizeof(big));
+	for (int i = 0; i < 6; i++)
+		strcat(six, one);
+	id = surge_conn_new(&c);
+	assert_true(id >= 0);
+	/* a server's templates need REQUEST */
+	assert_int_equal(surge_conn_hooks(id, 1u << SURGE_CONN_EV_CLOSED, tpl, tlen, 1, &pub), -EINVAL);
+	assert_int_equal(surge_conn_hooks(id, 1u << SURGE_CONN_EV_REQUEST, tpl, tlen, 1, &pub), 0);
+	e = engine_of(id);
+	iss = handshake(e, 41000, isc);
+	feed(e, 41000, isc + 1, iss + 1, TF_ACK | TF_PSH, six);
+	assert_int_equal(pub->n, SURGE_CONN_PIPELINE);
+	assert_int_equal(e->st.requests, SURGE_CONN_PIPELINE);
+	assert_int_equal(e->st.rx_dropped, 1);
+	assert_int_equal(e->tx_used, 1);                /* an ACK of the 4 taken, nothing else yet */
+	assert_int_equal(written(e, 0).ack, isc + 1 + 4 * r);
+	assert_int_equal(written(e, 0).len, 0);
+	drop_written(e);
+	ev = pub->ev[pub->cur];
+	for (int i = 0; i < 4; i++) {
+		const uint8_t *h = pub->head[pub->cur] + (size_t)i * SURGE_CONN_HEAD;
+
+		assert_int_equal(ev[i].kind, SURGE_CONN_EV_REQUEST);
+		assert_int_equal(ev[i].requests, i + 1);
+		assert_int_equal(ev[i].bytes, r);
+		assert_int_equal(ev[i].head_len, r);
+		assert_memory_equal(h, one, r);
+		assert_int_equal(ev[i].path_len, 2);
+		assert_memory_equal(h + ev[i].path_off, "/a", 2);
+	}
+	ev[0].action = SURGE_CONN_ACT_SEND;
+	ev[0].tpl = 1;
+	ev[1].action = SURGE_CONN_ACT_NEXT;             /* the response */
+	ev[2].action = SURGE_CONN_ACT_SEND;
+	ev[2].tpl = 1;
+	ev[3].action = SURGE_CONN_ACT_FIN;
+	conn_events_apply(e);
+	/* 2000 (1460 + 540), the 43 of RESP, 2000 again, then our FIN (the
+	 * answers before the close were all out when it was chosen) */
+	assert_int_equal(e->tx_used, 6);
+	seq = iss + 1;
+	assert_int_equal(written(e, 0).seq, seq);
+	assert_int_equal(written(e, 0).len, 1460);
+	assert_int_equal(written(e, 1).len, 540);
+	assert_int_equal(written(e, 2).seq, seq + 2000);
+	assert_int_equal(written(e, 2).len, rl);
+	assert_memory_equal(TX->data[2] + 54, RESP, rl);
+	assert_int_equal(written(e, 3).seq, seq + 2000 + rl);
+	assert_int_equal(written(e, 4).len, 540);
+	assert_int_equal(written(e, 4).flags, TF_ACK | TF_PSH);
+	assert_int_equal(written(e, 5).flags, TF_ACK | TF_FIN);
+	assert_int_equal(written(e, 5).seq, seq + 4000 + rl);
+	assert_int_equal(written(e, 5).len, 0);
+	drop_written(e);
+	/* all acknowledged: three responses; the last two requests again: dropped */
+	feed(e, 41000, isc + 1 + 4 * r, seq + 4000 + rl + 1, TF_ACK | TF_PSH, six + 4 * r);
+	assert_int_equal(e->st.responses, 3);
+	assert_int_equal(e->st.requests, 4);
+	assert_int_equal(e->st.rx_dropped, 2);
+	drop_written(e);
+}
+
 int
 main(void)
 {
@@ -989,6 +1142,9 @@ main(void)
 		cmocka_unit_test(server_rto_from_the_response_after_idle),
 		cmocka_unit_test(server_http_close_from_connection_header),
 		cmocka_unit_test(client_hooks_hold_and_peer_fin),
+		cmocka_unit_test(server_on_request_pipeline),
+		cmocka_unit_test(raw_sum_is_dpdks),
+		cmocka_unit_test(client_response_cache_exact),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -25,6 +25,10 @@
 --     on_response = function(c)                      -- after each poll, once per event
 --       if c:status() == 200 and c:requests() == 1 then c:send(1) else c:close() end
 --     end, on_established = .., on_close = .., on_fail = .. }
+--   conn.server{ ..., templates = { conn.http_response{ status = 404 } },  -- response 1 (0: `response`)
+--     on_request = function(c)                       -- once per request whole, its response waits
+--       if c:path() == "/missing" then c:send(1) end -- or c:close() / c:close("rst"); nothing: 0
+--     end }
 local ffi = require "ffi"
 local bit = require "bit"
 local core = require "surge.core"
@@ -60,7 +64,8 @@ local common = { mac = 1, peer_mac = 1, capacity = 1, mss = 1, window = 1, rto =
 local client_keys = { src = 1, server = 1, port = 1, sport = 1, rate = 1, connections = 1, concurrency = 1,
                       request = 1, expect = 1, close = 1, think = 1, on_established = 1, on_response = 1,
                       templates = 1 }
-local server_keys = { addr = 1, port = 1, response = 1, expect = 1, on_established = 1 }
+local server_keys = { addr = 1, port = 1, response = 1, expect = 1, on_established = 1, on_request = 1,
+                      templates = 1 }
 for _, k in ipairs({ "on_close", "on_fail", "slots" }) do client_keys[k] = 1 server_keys[k] = 1 end
 for k in pairs(common) do client_keys[k] = 1 server_keys[k] = 1 end
 
@@ -137,23 +142,27 @@ end
 -- shift where a multiplication would be done in floating point)
 local Hook = class.new("connection (in a hook)", { "hk", "at", "slots", "nslots", "ntpl", "client" })
 M.Hook = Hook
-local EV_EST, EV_RESP, EV_FAIL, EV_CLOSE = C.SURGE_CONN_EV_ESTABLISHED, C.SURGE_CONN_EV_RESPONSE,
-  C.SURGE_CONN_EV_FAILED, C.SURGE_CONN_EV_CLOSED
+local EV_EST, EV_RESP, EV_FAIL, EV_CLOSE, EV_REQ = C.SURGE_CONN_EV_ESTABLISHED, C.SURGE_CONN_EV_RESPONSE,
+  C.SURGE_CONN_EV_FAILED, C.SURGE_CONN_EV_CLOSED, C.SURGE_CONN_EV_REQUEST
+local HEAD = C.SURGE_CONN_HEAD
 local REASONS = { [C.SURGE_CONN_FAIL_TIMEOUT] = "timeout", [C.SURGE_CONN_FAIL_RST] = "rst",
   [C.SURGE_CONN_FAIL_BAD] = "bad", [C.SURGE_CONN_END_COMPLETED] = "completed",
   [C.SURGE_CONN_END_FAILED] = "failed", [C.SURGE_CONN_END_OTHER] = "other" }
-local KINDS = { [EV_EST] = "established", [EV_RESP] = "response", [EV_FAIL] = "fail", [EV_CLOSE] = "close" }
+local KINDS = { [EV_EST] = "established", [EV_RESP] = "response", [EV_FAIL] = "fail", [EV_CLOSE] = "close",
+  [EV_REQ] = "request" }
 
 local function event(h) local hk = h.hk return hk.ev[hk.cur][h.at[0]] end
 -- the connection: its table index, 0..capacity-1 (reused once it closed)
 function Hook:id() return event(self).conn end
 function Hook:kind() return KINDS[event(self).kind] end
--- on_response: the HTTP status (0 when the response is by length), its bytes
+-- on_response: the HTTP status (0 when the response is by length), its
+-- bytes; on_request: the request's bytes
 function Hook:status() return event(self).status end
 function Hook:bytes() return event(self).bytes end
 -- on_established: SYN to established; on_response: request to its last byte (microseconds)
 function Hook:time_us() return event(self).time_us end
--- requests sent on the connection so far (a client's; a server's: received)
+-- requests sent on the connection so far (a client's; a server's: received;
+-- on_request: this request's number on it, 1 for the first)
 function Hook:requests() return event(self).requests end
 -- the template of its last request (0: the `request`)
 function Hook:template() return event(self).tpl end
@@ -162,27 +171,69 @@ function Hook:reason() return REASONS[event(self).reason] end
 
 local function held(h, what)
   local ev = event(h)
-  if not h.client or (ev.kind ~= EV_EST and ev.kind ~= EV_RESP) then
-    check.raise(("%s: in a client's on_established or on_response only (this is %s's on_%s)"):format(what,
-      h.client and "a client" or "a server", KINDS[ev.kind]))
+  local kind = ev.kind
+  if h.client and kind ~= EV_EST and kind ~= EV_RESP or not h.client and kind ~= EV_REQ then
+    check.raise(("%s: in a client's on_established or on_response or a server's on_request only (this is %s's on_%s)")
+      :format(what, h.client and "a client" or "a server", KINDS[kind]))
   end
   return ev
 end
 
--- One more request on the connection, template k (0 or nil: the `request`;
--- k: templates[k]), even past `requests`.
+-- A request's event (on_request) and its first bytes
+local function head(h, what)
+  local hk = h.hk
+  local i = h.at[0]
+  local ev = hk.ev[hk.cur][i]
+  if ev.kind ~= EV_REQ then
+    check.raise(("%s: in a server's on_request only (this is %s's on_%s)"):format(what,
+      h.client and "a client" or "a server", KINDS[ev.kind]))
+  end
+  return ev, hk.head[hk.cur] + i * HEAD
+end
+
+-- on_request: the path of the request line "METHOD PATH ..." (to a space,
+-- a '?', a CR or the end of the first SURGE_CONN_HEAD bytes; found by the
+-- engine): a Lua string, the one interned for a path seen before (no new
+-- object for it)
+function Hook:path()
+  local ev, p = head(self, "connection:path")
+  return ffi.string(p + ev.path_off, ev.path_len)
+end
+
+-- on_request: whether the request starts with the bytes of s (within its
+-- first SURGE_CONN_HEAD), compared in place: no string made
+function Hook:starts(s)
+  local ev, p = head(self, "connection:starts")
+  if type(s) ~= "string" then check.raise(("connection:starts: %s: a string"):format(check.show(s))) end
+  local m = #s
+  if m > ev.head_len then return false end
+  for i = 1, m do if p[i - 1] ~= s:byte(i) then return false end end
+  return true
+end
+
+-- on_request: the request's first min(bytes, SURGE_CONN_HEAD) bytes, a string
+function Hook:head()
+  local ev, p = head(self, "connection:head")
+  return ffi.string(p, ev.head_len)
+end
+
+-- A client: one more request on the connection, template k (0 or nil: the
+-- `request`; k: templates[k]), even past `requests`. A server (on_request):
+-- this request's response, template k (0 or nil: the `response`).
 function Hook:send(k)
   local ev = held(self, "connection:send")
   k = k or 0
   if type(k) ~= "number" or k % 1 ~= 0 or k < 0 or k >= self.ntpl then
-    check.raise(("connection:send: template %s: 0..%d (0: the request, k: templates[k])"):format(check.show(k),
-      self.ntpl - 1))
+    check.raise(("connection:send: template %s: 0..%d (0: the %s, k: templates[k])"):format(check.show(k),
+      self.ntpl - 1, self.client and "request" or "response"))
   end
   ev.action = C.SURGE_CONN_ACT_SEND
   ev.tpl = k
 end
 
--- Closes the connection now ("fin", the default, or "rst"), counted completed.
+-- Closes the connection now ("fin", the default, or "rst"), counted
+-- completed (a client); a server (on_request): instead of answering this
+-- request, a FIN after the answers before it, or an RST now.
 function Hook:close(how)
   local ev = held(self, "connection:close")
   if how == nil or how == "fin" then ev.action = C.SURGE_CONN_ACT_FIN
@@ -208,7 +259,7 @@ function Hook:set(k, v)
 end
 
 local HOOKS = { { "on_established", EV_EST }, { "on_response", EV_RESP }, { "on_fail", EV_FAIL },
-                { "on_close", EV_CLOSE } }
+                { "on_close", EV_CLOSE }, { "on_request", EV_REQ } }
 
 -- Hooks from the options (fn's): nil when none is set.
 local function hooks_of(o, fn, capacity)
@@ -220,7 +271,7 @@ local function hooks_of(o, fn, capacity)
     end
   end
   local nslots = check.expect(o.slots, "integer? 0..16", fn, "slots") or 0
-  local tpl = check.expect(o.templates, "table?", fn, "templates (a list of request strings)") or {}
+  local tpl = check.expect(o.templates, "table?", fn, "templates (a list of strings)") or {}
   for k, v in pairs(tpl) do
     if type(k) ~= "number" or k % 1 ~= 0 or k < 1 or k > #tpl then
       check.raise(("%s: templates: a list (1..n), not key %s"):format(fn, check.show(k)))
@@ -229,6 +280,9 @@ local function hooks_of(o, fn, capacity)
   end
   if #tpl + 1 > C.SURGE_CONN_TEMPLATES_MAX then
     check.raise(("%s: templates: %d, at most %d"):format(fn, #tpl, C.SURGE_CONN_TEMPLATES_MAX - 1))
+  end
+  if #tpl > 0 and fn == "surge.conn.server" and not on[EV_REQ] then
+    check.raise(("%s: templates without on_request to choose them"):format(fn))
   end
   if mask == 0 then
     if nslots > 0 or #tpl > 0 then
