@@ -6,8 +6,12 @@ Connects to DPDK's telemetry socket SOCKET (waiting up to 30 s for it),
 waits START_S seconds from the first answer, then samples /ethdev/stats,0
 (ipackets, opackets) twice, WINDOW_S seconds apart. At the second sample it
 also reads, for each PID, VmRSS and HugetlbPages from /proc/PID/status: the
-memory the process holds, hugepages included. Prints one line:
-  rx_pps=X tx_pps=Y rx=N tx=N seconds=S mem_kb=K
+memory the process holds, hugepages included; and at both samples each
+PID's CPU time (utime + stime of /proc/PID/stat), so that a rate can be
+given per CPU-second the processes actually ran: both tools busy-poll, so
+on a shared machine the CPU they got, not the wall clock, is what a rate
+is fair against. Prints one line:
+  rx_pps=X tx_pps=Y rx=N tx=N seconds=S mem_kb=K cpu_s=C
 """
 import json
 import os
@@ -40,17 +44,30 @@ def mem_kb(pid: str) -> int:
     return kb
 
 
+def cpu_s(pid: str) -> float:
+    """Seconds of CPU the process ran so far (user + system), 0 if gone."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     path, start, window = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
     s = connect(path, 30)
     time.sleep(start)
+    pids = sys.argv[4:]
+    c0 = sum(cpu_s(p) for p in pids)
     rx0, tx0, t0 = sample(s)
     time.sleep(window)
     rx1, tx1, t1 = sample(s)
-    mem = sum(mem_kb(p) for p in sys.argv[4:])
+    c1 = sum(cpu_s(p) for p in pids)
+    mem = sum(mem_kb(p) for p in pids)
     dt = t1 - t0
-    print("rx_pps=%.0f tx_pps=%.0f rx=%d tx=%d seconds=%.3f mem_kb=%d"
-          % ((rx1 - rx0) / dt, (tx1 - tx0) / dt, rx1 - rx0, tx1 - tx0, dt, mem))
+    print("rx_pps=%.0f tx_pps=%.0f rx=%d tx=%d seconds=%.3f mem_kb=%d cpu_s=%.2f"
+          % ((rx1 - rx0) / dt, (tx1 - tx0) / dt, rx1 - rx0, tx1 - tx0, dt, mem, c1 - c0))
     return 0
 
 
