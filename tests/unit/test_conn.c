@@ -414,6 +414,22 @@ client_conf(uint32_t capacity)
 	return c;
 }
 
+/* A client's open answered by the server's SYN-ACK (ISS iss_s) on local
+ * port `port`: the client's own ISS; nothing left written. */
+static uint32_t
+client_established(struct conn_engine *e, uint16_t port, uint32_t iss_s)
+{
+	uint32_t iss, n;
+
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	n = frame(F, SRV, 80, port, iss_s, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	conn_frame(e, F, n, 0);
+	drop_written(e);
+	return iss;
+}
+
 static void
 client_syn_retries_then_timeout(void **state)
 {
@@ -506,12 +522,7 @@ client_think_time(void **state)
 	e = engine(&c);
 	len = c.data_len;
 	e->now = 10;
-	assert_int_equal(fsm_open(e), 0);
-	iss = written(e, 0).seq;
-	drop_written(e);
-	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
-	conn_frame(e, F, n, 0);
-	drop_written(e);
+	iss = client_established(e, 2000, 7000);
 	n = frame(F, SRV, 80, 2000, 7001, iss + 1 + len, TF_ACK, RESP, 1);
 	conn_frame(e, F, n, 0);
 	assert_int_equal(e->st.responses, 1);
@@ -762,12 +773,7 @@ client_response_cache_exact(void **state)
 	(void)state;
 	c.requests = 3;
 	e = engine(&c);
-	assert_int_equal(fsm_open(e), 0);
-	iss = written(e, 0).seq;
-	drop_written(e);
-	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
-	conn_frame(e, F, n, 0);
-	drop_written(e);
+	iss = client_established(e, 2000, 7000);
 	ack = iss + 1 + c.data_len;
 	for (int k = 0; k < 3; k++) {
 		n = frame(F, SRV, 80, 2000, seq, ack, TF_ACK, resp[k], 1);
@@ -780,12 +786,7 @@ client_response_cache_exact(void **state)
 	assert_int_equal(e->st.completed, 1);
 	assert_int_equal(e->st.failed_bad + e->st.failed_rst + e->st.failed_timeout, 0);
 	/* a second connection: RESP's header but a 404 where 200 is expected */
-	assert_int_equal(fsm_open(e), 0);
-	iss = written(e, 0).seq;
-	drop_written(e);
-	n = frame(F, SRV, 80, 2001, 9000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
-	conn_frame(e, F, n, 0);
-	drop_written(e);
+	iss = client_established(e, 2001, 9000);
 	n = frame(F, SRV, 80, 2001, 9001, iss + 1 + c.data_len, TF_ACK, "HTTP/1.1 404 OK\r\nContent-Length: 5\r\n\r\nhello",
 		  1);
 	conn_frame(e, F, n, 0);
