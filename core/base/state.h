@@ -204,6 +204,8 @@ struct runtime {
 	size_t script_len;
 	uint64_t tsc_hz;              /* measured by rt_tsc_calibrate(): the run's only Hz */
 	int rdtscp;                   /* rt_tsc_calibrate(): the CPU has RDTSCP (recv.c's receive time) */
+	volatile int rx_tsc_ordered;  /* the run has a latency receiver: a poll orders its receive time
+				       * (burst.h rx_poll_begin; set by latency.c) */
 	struct tsc_pair tsc_ref;      /* the calibration's first pair, for the check at exit */
 	double tsc_drift_ppm;         /* whole run against tsc_hz, set at exit */
 	uint64_t start_tsc;           /* master() started (surge test: first task launch) */

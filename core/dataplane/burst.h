@@ -230,8 +230,14 @@ rx_poll_begin(struct runtime *r, uint16_t port, uint16_t q, struct surge_burst *
 	 * them): a poll spinning while a probe arrives could read the clock
 	 * before the load that saw the probe completed, at or before the
 	 * sender's stamp, a latency of 0 (issue 22 item 3). Ordered only
-	 * where packets came: an empty poll times nothing */
-	b->tsc = n > 0 ? rx_tsc_after_loads(r->rdtscp) : rte_rdtsc();
+	 * where packets came and only in a run that has a latency receiver
+	 * (a run without one times no probe; the wait for the poll's loads
+	 * is ~1 cycle a packet of a bare receive loop, issue 20). The flag
+	 * sits beside rdtscp, on a line the poll reads anyway */
+	if (n > 0 && r->rx_tsc_ordered)
+		b->tsc = rx_tsc_after_loads(r->rdtscp);
+	else
+		b->tsc = rte_rdtsc();
 	*sp = s;
 	return n;
 }

@@ -137,6 +137,40 @@ fixed_layout(uint32_t dport_word, uint32_t dport_mask, const uint8_t *p, uint32_
 		FIXED_L4 : 0;
 }
 
+/* A frame outside the fixed layout (tags, IPv6, IP options, not UDP):
+ * its flow as udp_at and flow_of find it (-1: not a test frame;
+ * NOT_A_FRAME: no Ethernet header, which view.parse ignores) in the low
+ * half, its UDP header's offset in the high half (a pointer to it would
+ * keep the offset in memory on every frame's path). Out of line, as
+ * keep_other below: inlined, the rare paths' values took registers from
+ * the fixed layout's loop, which then spilled its own to the stack (perf
+ * annotate, issue 20). */
+#define NOT_A_FRAME (-2)
+static __rte_noinline uint64_t
+general_flow(const struct counting *c, const uint8_t *p, uint32_t len)
+{
+	int32_t l4, f;
+
+	if (len < 14)
+		return (uint32_t)NOT_A_FRAME;
+	l4 = udp_at(p, len);
+	f = l4 < 0 ? -1 : flow_of(c, p + l4, len - (uint32_t)l4);
+	return (uint64_t)(uint32_t)l4 << 32 | (uint32_t)f;
+}
+
+/* A received frame that is no test traffic, for Lua: its place in
+ * st->other, and (from_mbufs) its data[] and len[] */
+static __rte_noinline void
+keep_other(struct surge_dut_rx *st, struct surge_burst *b, uint32_t i, const uint8_t *p, uint32_t len,
+	   int from_mbufs)
+{
+	if (from_mbufs) {
+		b->data[i] = (uint8_t *)(uintptr_t)p;
+		b->len[i] = (uint16_t)len;
+	}
+	st->other[st->n_other++] = (uint16_t)i;
+}
+
 /* Serial-number arithmetic on 16 bits: at or ahead of the expectation is
  * new and moves it on; behind is a copy of a counted frame (its slot in the
  * window holds its number) or a late one. Returns 1 for a unique frame
@@ -331,27 +365,27 @@ rx_state_ok(const struct surge_dut_rx *st, const char *what)
  * instead of recv's and then the parse's over data[] and len[] (issue 20).
  * Otherwise the frames are data[] and len[] (surge_dut_rx_count). */
 static __rte_always_inline int
-count_frames(struct surge_dut_rx *st, struct surge_burst *b, uint32_t n, int from_mbufs, struct rx_view *v)
+count_frames(struct surge_dut_rx *st, struct surge_burst *b, uint32_t n, int from_mbufs, struct rx_view *v,
+	     int one_dport)
 {
 	/* v's sums in registers: through the pointer they were a load and a
 	 * store a frame, a chain through store forwarding */
 	struct rx_view lv = from_mbufs ? *v : (struct rx_view){ 0 };
 	struct counting c;
-	uint32_t n_other = 0, found = 0, probes = 0, dport_word, dport_mask, scan, sport0, flows;
+	uint32_t found = 0, probes = 0, dport_word, dport_mask, scan, sport0, flows;
 	const uint16_t *dport_of;
 	uint32_t found_flow[SURGE_BURST_MAX], probe_flow[SURGE_BURST_MAX];
 	uint16_t found_seq[SURGE_BURST_MAX];
 	const uint8_t *probe_at[SURGE_BURST_MAX];
-	uint16_t *other;
 
 	counting_begin(&c, st);
-	dport_of = c.dport_of;
+	st->n_other = 0;
+	dport_of = one_dport ? NULL : c.dport_of;
 	dport_mask = dport_of != NULL ? 0 : RTE_BE32(0x0000ffff);
 	dport_word = dport_of != NULL ? 0 : rte_cpu_to_be_32(c.dport);
 	sport0 = c.sport0;
 	flows = c.flows;
 	scan = st->class_of != NULL;
-	other = st->other;
 	/* the parse: each frame's flow and sequence number, or its place in
 	 * the list of frames that are not test traffic */
 	for (uint32_t i = 0; i < n; i++) {
@@ -392,25 +426,23 @@ count_frames(struct surge_dut_rx *st, struct surge_burst *b, uint32_t n, int fro
 				memcpy(&after, p + FIXED_L4 + 6, 8);
 				found_flow[found] = (uint32_t)f;
 				found_seq[found++] = rte_be_to_cpu_16((uint16_t)(after >> 16));
-				if (scan && FIXED_L4 + PROBE_AT + PROBE_BYTES <= len &&
-				    (uint32_t)(after >> 32) == PROBE_MAGIC) {
+				if ((uint32_t)(after >> 32) == PROBE_MAGIC && scan &&
+				    FIXED_L4 + PROBE_AT + PROBE_BYTES <= len) {
 					probe_at[probes] = p + FIXED_L4 + PROBE_AT;
 					probe_flow[probes++] = (uint32_t)f;
 				}
 				continue;
 			}
-		} else if (len < 14) {
-			continue;                       /* no Ethernet header: nothing (view.parse) */
 		} else {
-			l4 = udp_at(p, len);
-			f = l4 < 0 ? -1 : flow_of(&c, p + l4, len - (uint32_t)l4);
+			uint64_t g = general_flow(&c, p, len);
+
+			f = (int32_t)(uint32_t)g;
+			l4 = (int32_t)(g >> 32);
+			if (f == NOT_A_FRAME)
+				continue;
 		}
 		if (unlikely(f < 0)) {
-			if (from_mbufs) {
-				b->data[i] = (uint8_t *)(uintptr_t)p;
-				b->len[i] = (uint16_t)len;
-			}
-			other[n_other++] = (uint16_t)i;
+			keep_other(st, b, i, p, len, from_mbufs);
 			continue;
 		}
 		found_flow[found] = (uint32_t)f;
@@ -433,8 +465,7 @@ count_frames(struct surge_dut_rx *st, struct surge_burst *b, uint32_t n, int fro
 		*v = lv;
 	if (probes > 0)
 		add_probes(st, probe_at, probe_flow, probes, b->tsc);
-	st->n_other = n_other;
-	return (int)n_other;
+	return (int)st->n_other;
 }
 
 int
@@ -447,7 +478,7 @@ surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
 	if ((rc = rx_state_ok(st, "surge_dut_rx_count")) != 0)
 		return rc;
 	/* read only: from_mbufs = 0 writes nothing into b */
-	return count_frames(st, (struct surge_burst *)(uintptr_t)b, b->n, 0, NULL);
+	return count_frames(st, (struct surge_burst *)(uintptr_t)b, b->n, 0, NULL, st->dport_of == NULL);
 }
 
 int
@@ -464,8 +495,12 @@ surge_dut_rx_poll(uint16_t port, uint16_t queue, struct surge_burst *b, struct s
 	if (n < 0)
 		return n;
 	rx_view_begin(&v, b, (uint16_t)n);
-	if (n > 0)
-		count_frames(st, b, (uint32_t)n, 1, &v);
+	/* one copy of the loop a destination port rule: with one port for
+	 * every flow, the loop holds no per-flow port table */
+	if (n > 0 && st->dport_of == NULL)
+		count_frames(st, b, (uint32_t)n, 1, &v, 1);
+	else if (n > 0)
+		count_frames(st, b, (uint32_t)n, 1, &v, 0);
 	rx_poll_end(s, b, (uint16_t)n, v.bytes, v.bad);
 	return n;
 }

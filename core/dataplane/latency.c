@@ -50,6 +50,7 @@ surge_latency_new(void)
 		free(l);
 		return rt_error(-ENOSPC, "too many latency receivers (at most %d)", SURGE_LATENCY_MAX);
 	}
+	r->rx_tsc_ordered = 1;   /* before the id is handed out: its probes are timed ordered */
 	idle_for_latency();
 	return id;
 }
@@ -240,6 +241,7 @@ latency_free_all(void)
 		r->lat[i] = NULL;
 	}
 	r->nlat = 0;
+	r->rx_tsc_ordered = 0;
 }
 
 int

@@ -145,6 +145,10 @@ M.Hook = Hook
 local EV_EST, EV_RESP, EV_FAIL, EV_CLOSE, EV_REQ = C.SURGE_CONN_EV_ESTABLISHED, C.SURGE_CONN_EV_RESPONSE,
   C.SURGE_CONN_EV_FAILED, C.SURGE_CONN_EV_CLOSED, C.SURGE_CONN_EV_REQUEST
 local HEAD = C.SURGE_CONN_HEAD
+-- a request's bytes at head + (i << HEAD_SHIFT): LuaJIT does not narrow a
+-- multiplication, so i * HEAD would be a double multiply in the trace
+local HEAD_SHIFT = math.floor(math.log(HEAD) / math.log(2) + 0.5)
+assert(bit.lshift(1, HEAD_SHIFT) == HEAD, "SURGE_CONN_HEAD is a power of 2")
 local REASONS = { [C.SURGE_CONN_FAIL_TIMEOUT] = "timeout", [C.SURGE_CONN_FAIL_RST] = "rst",
   [C.SURGE_CONN_FAIL_BAD] = "bad", [C.SURGE_CONN_END_COMPLETED] = "completed",
   [C.SURGE_CONN_END_FAILED] = "failed", [C.SURGE_CONN_END_OTHER] = "other" }
@@ -188,7 +192,7 @@ local function head(h, what)
     check.raise(("%s: in a server's on_request only (this is %s's on_%s)"):format(what,
       h.client and "a client" or "a server", KINDS[ev.kind]))
   end
-  return ev, hk.head[hk.cur] + i * HEAD
+  return ev, hk.head[hk.cur] + bit.lshift(i, HEAD_SHIFT)
 end
 
 -- on_request: the path of the request line "METHOD PATH ..." (to a space,
