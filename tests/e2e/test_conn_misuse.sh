@@ -27,7 +27,10 @@ check "exit 1 (connections failed)" 1 "$RC"
 check_match "50 attempted, none established, 50 failed as RST" \
   "client: 50 attempted, 0 established, 0 completed, 50 failed \(timeout 0, rst 50, bad 0\)" "$OUT"
 check "kernel TcpOutRsts = surge's failed_rst" 50 "$(in_k nstat -az TcpOutRsts | awk '$1 == "TcpOutRsts" { print $2 }')"
-check_true "ends in under 10 s ($SECS s)" "too slow" lt "$SECS" 10
+# ~1 s on a quiet machine (EAL, ARP, 50 ms of SYNs); what this guards
+# against is a run that waits for retransmissions or never ends (the
+# 30 s kill, or retries until --duration): 15 s leaves room for a loaded machine
+check_true "ends in under 15 s ($SECS s)" "too slow" lt "$SECS" 15
 check_no_crash "no listener"
 check_pools "no listener"
 
