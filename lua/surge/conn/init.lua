@@ -140,7 +140,8 @@ end
 -- and at[1]: a Lua number field is a double, a conversion per event in the
 -- dispatch loop's trace; a connection's slots start at conn << at[1], a
 -- shift where a multiplication would be done in floating point)
-local Hook = class.new("connection (in a hook)", { "hk", "at", "slots", "nslots", "ntpl", "client" })
+local Hook = class.new("connection (in a hook)", { "hk", "at", "slots", "nslots", "ntpl", "client", "tpl_ok",
+  "slot_ok" })
 M.Hook = Hook
 local EV_EST, EV_RESP, EV_FAIL, EV_CLOSE, EV_REQ = C.SURGE_CONN_EV_ESTABLISHED, C.SURGE_CONN_EV_RESPONSE,
   C.SURGE_CONN_EV_FAILED, C.SURGE_CONN_EV_CLOSED, C.SURGE_CONN_EV_REQUEST
@@ -227,7 +228,7 @@ end
 function Hook:send(k)
   local ev = held(self, "connection:send")
   k = k or 0
-  if type(k) ~= "number" or k % 1 ~= 0 or k < 0 or k >= self.ntpl then
+  if not self.tpl_ok[k] then
     check.raise(("connection:send: template %s: 0..%d (0: the %s, k: templates[k])"):format(check.show(k),
       self.ntpl - 1, self.client and "request" or "response"))
   end
@@ -246,11 +247,11 @@ function Hook:close(how)
 end
 
 local function slot(h, k, what)
-  if type(k) ~= "number" or k % 1 ~= 0 or k < 1 or k > h.nslots then
+  if not h.slot_ok[k] then
     check.raise(("%s: slot %s: 1..%d (the engine's `slots`)"):format(what, check.show(k), h.nslots))
   end
   local at = h.at
-  return bit.lshift(h.hk.ev[h.hk.cur][at[0]].conn, at[1]) + k - 1
+  return bit.lshift(h.hk.ev[h.hk.cur][at[0]].conn, at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
 end
 -- The connection's user state: slots 1..`slots`, int32 each (an int32, not
 -- a uint32: LuaJIT reads it as an integer), 0 when it opens.
@@ -320,8 +321,14 @@ local function new_engine(c, data, role, prefix, hooks)
     e.hooks, e.on, e.tpl_keep = out[0], hooks.on, hooks.tpl
     local at = ffi.new("int32_t[2]")
     at[1] = hooks.shift
+    -- the valid template numbers and slots, looked up rather than
+    -- compared: a number the hook took from a table is a double, and a
+    -- range and integer test of it would be float work on every event
+    local tpl_ok, slot_ok = {}, {}
+    for k = 0, n do tpl_ok[k] = true end
+    for k = 1, hooks.nslots do slot_ok[k] = true end
     e.hook = setmetatable({ hk = out[0], at = at, slots = hooks.slots, nslots = hooks.nslots, ntpl = n + 1,
-                            client = role == "client" }, Hook)
+                            client = role == "client", tpl_ok = tpl_ok, slot_ok = slot_ok }, Hook)
   end
   return e
 end
