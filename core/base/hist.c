@@ -45,18 +45,6 @@ hist_bucket_high(unsigned idx)
 	return idx + 1 >= HIST_BUCKETS ? UINT64_MAX : hist_bucket_low(idx + 1) - 1;
 }
 
-void
-hist_add(struct hist *h, uint64_t v)
-{
-	h->bucket[hist_index(v)]++;
-	h->count++;
-	h->sum += (double)v;
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-}
-
 /* n values at once: the count, sum and extremes in registers over the
  * batch (one hist_add a value chains its double add to h->sum through
  * memory: a receiver adding a burst's probes waits on it, issue 20) */
@@ -76,6 +64,12 @@ hist_add_n(struct hist *h, const uint64_t *v, uint32_t n)
 	h->sum = sum;
 	h->min = lo;
 	h->max = hi;
+}
+
+void
+hist_add(struct hist *h, uint64_t v)
+{
+	hist_add_n(h, &v, 1);
 }
 
 double

@@ -287,6 +287,14 @@ conn_routed(const struct conn_engine *e)
 {
 	return unlikely(e->hk != NULL) && e->hk->choice != NULL;
 }
+/* A routed server's choice for request reqno (1 for the first) of c: its
+ * place in c's queue (struct conn_hooks choice) */
+static inline uint8_t *
+conn_choice(const struct conn_engine *e, const struct conn *c, uint16_t reqno)
+{
+	return e->hk->choice + (size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE +
+	       ((uint16_t)(reqno - 1) & (SURGE_CONN_PIPELINE - 1));
+}
 /* The message connection c sends: its template (the engine's data unless a hook chose) */
 static inline const uint8_t *
 conn_msg(const struct conn_engine *e, const struct conn *c)

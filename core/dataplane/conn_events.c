@@ -98,13 +98,19 @@ min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+/* the first bytes kept of the request c is receiving (conn_hooks rq_head) */
+static uint8_t *
+rq_head(const struct conn_engine *e, const struct conn *c)
+{
+	return e->hk->rq_head + (size_t)conn_idx(e, c) * SURGE_CONN_HEAD;
+}
+
 void
 conn_event_request_part(struct conn_engine *e, const struct conn *c, uint32_t prior, const uint8_t *q,
 			uint32_t len)
 {
 	if (prior < SURGE_CONN_HEAD)
-		memcpy(e->hk->rq_head + (size_t)conn_idx(e, c) * SURGE_CONN_HEAD + prior, q,
-		       min_u32(len, SURGE_CONN_HEAD - prior));
+		memcpy(rq_head(e, c) + prior, q, min_u32(len, SURGE_CONN_HEAD - prior));
 }
 
 void
@@ -112,8 +118,7 @@ conn_event_request(struct conn_engine *e, struct conn *c, uint16_t reqno, uint32
 		   const uint8_t *q, uint32_t len)
 {
 	struct conn_hooks *hk = e->hk;
-	uint8_t *choice = &hk->choice[(size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE +
-				      ((uint16_t)(reqno - 1) & (SURGE_CONN_PIPELINE - 1))];
+	uint8_t *choice = conn_choice(e, c, reqno);
 	struct surge_conn_event *ev = event_new(e, c, SURGE_CONN_EV_REQUEST);
 	uint8_t *head;
 
@@ -127,7 +132,7 @@ conn_event_request(struct conn_engine *e, struct conn *c, uint16_t reqno, uint32
 	head = hk->pub.head[hk->pub.cur] + (size_t)(hk->pub.n - 1) * SURGE_CONN_HEAD;
 	/* its first bytes: those of earlier segments kept, then this one's */
 	prior = min_u32(prior, SURGE_CONN_HEAD);
-	memcpy(head, hk->rq_head + (size_t)conn_idx(e, c) * SURGE_CONN_HEAD, prior);
+	memcpy(head, rq_head(e, c), prior);
 	memcpy(head + prior, q, min_u32(len, SURGE_CONN_HEAD - prior));
 	ev->head_len = (uint8_t)min_u32(bytes, SURGE_CONN_HEAD);
 	/* the path, found here (C, per request) so the hook's c:path() is

@@ -60,8 +60,7 @@ iss_for(const struct conn_engine *e, uint32_t peer_ip, uint16_t lport, uint16_t 
 static inline int
 routed_tpl(const struct conn_engine *e, const struct conn *c, uint32_t i)
 {
-	uint8_t v = e->hk->choice[(size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE +
-				  ((uint16_t)(c->requests - c->owed + i) & (SURGE_CONN_PIPELINE - 1))];
+	uint8_t v = *conn_choice(e, c, (uint16_t)(c->requests - c->owed + i + 1));
 
 	return v == CH_PENDING ? -1 : v;
 }
@@ -225,13 +224,12 @@ fsm_client_close(struct conn_engine *e, struct conn *c, int rst)
 void
 fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigned action, unsigned tpl)
 {
-	uint8_t *q = e->hk->choice + (size_t)conn_idx(e, c) * SURGE_CONN_PIPELINE;
-	uint32_t slot = (uint16_t)(reqno - 1) & (SURGE_CONN_PIPELINE - 1);
+	uint8_t *choice = conn_choice(e, c, reqno);
 	uint16_t pos = (uint16_t)(reqno - 1 - (uint16_t)(c->requests - c->owed));
 
 	/* still this connection's unanswered request: not closed since, nor
 	 * its entry reused, nor cut off by a close chosen before it */
-	if ((c->state != CS_ESTABLISHED && c->state != CS_CLOSE_WAIT) || pos >= c->owed || q[slot] != CH_PENDING)
+	if ((c->state != CS_ESTABLISHED && c->state != CS_CLOSE_WAIT) || pos >= c->owed || *choice != CH_PENDING)
 		return;
 	switch (action) {
 	case SURGE_CONN_ACT_RST:
@@ -250,15 +248,16 @@ fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigne
 			/* the answers before it all sent already (the FIN rode
 			 * none of them): it goes now, on its own */
 			uint32_t len = 0, i;
+			int t;
 
-			for (i = 0; i < c->owed && routed_tpl(e, c, i) >= 0; i++)
-				len += e->hk->tpl_len[routed_tpl(e, c, i)];
+			for (i = 0; i < c->owed && (t = routed_tpl(e, c, i)) >= 0; i++)
+				len += e->hk->tpl_len[t];
 			if (i == c->owed && c->snd_nxt == c->msg_seq + len)
 				send_fin(e, c, c->state == CS_CLOSE_WAIT ? CS_LAST_ACK : CS_FIN_WAIT_1);
 		}
 		return;
 	default:
-		q[slot] = (uint8_t)(action == SURGE_CONN_ACT_SEND ? tpl : 0);
+		*choice = (uint8_t)(action == SURGE_CONN_ACT_SEND ? tpl : 0);
 		break;
 	}
 	send_data(e, c, c->snd_nxt);

@@ -310,9 +310,7 @@ add_probes(const struct surge_dut_rx *st, const uint8_t *const *at, const uint32
 		}
 		memcpy(&seq[run], at[j] + 4, 4);
 		memcpy(&sent, at[j] + 8, 8);
-		/* the TSCs of two CPUs may differ by a few cycles: a probe
-		 * "received before it was sent" took no measurable time */
-		ns[run++] = sent < tsc ? (uint64_t)((double)(tsc - sent) * ns_per_cycle) : 0;
+		ns[run++] = probe_ns(tsc, sent, ns_per_cycle);
 	}
 	if (run > 0)
 		latency_add_n(id, ns, seq, run);

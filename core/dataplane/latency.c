@@ -91,18 +91,6 @@ track(struct latency *l, uint64_t s)
 	}
 }
 
-int
-surge_latency_add(int id, uint64_t ns, uint32_t seq)
-{
-	struct latency *l = get(id);
-
-	if (l == NULL)
-		return rt_error(-EINVAL, "no latency receiver %d", id);
-	track(l, seq);
-	hist_add(&l->h, ns);
-	return 0;
-}
-
 /* surge_latency_add of n probes of one receiver: the lookup once and the
  * histogram's sums in registers (dutrx.c's add_probes, a burst at a time) */
 int
@@ -116,6 +104,12 @@ latency_add_n(int id, const uint64_t *ns, const uint32_t *seq, uint32_t n)
 		track(l, seq[j]);
 	hist_add_n(&l->h, ns, n);
 	return 0;
+}
+
+int
+surge_latency_add(int id, uint64_t ns, uint32_t seq)
+{
+	return latency_add_n(id, &ns, &seq, 1);
 }
 
 int
@@ -150,9 +144,7 @@ surge_latency_scan_samples(int id, const struct surge_burst *b, uint16_t off,
 		if (sent == 0)
 			continue;               /* never stamped: not a real departure */
 		uint64_t dups = l->dup;
-		/* the TSCs of two CPUs may differ by a few cycles: a probe
-		 * "received before it was sent" took no measurable time */
-		uint64_t ns = sent < b->tsc ? (uint64_t)((double)(b->tsc - sent) * ns_per_cycle) : 0;
+		uint64_t ns = probe_ns(b->tsc, sent, ns_per_cycle);
 
 		track(l, seq);
 		if (l->dup == dups)

@@ -381,6 +381,15 @@ function T.hot_loops_compile()
     table.concat(aborted, "; ")))
 end
 
+-- A burst allocated to #frames packets holding the frames' bytes (strings)
+local function fill(b, frames)
+  assert(b:alloc(#frames) == #frames)
+  for i, x in ipairs(frames) do
+    ffi.copy(b.data[i - 1], x, #x)
+    b.len[i - 1] = #x
+  end
+end
+
 -- Issue 20: the measuring receiver counts a received burst in one C pass
 -- (counters' count_burst, core/dataplane/dutrx.c, with a fast path for the
 -- fixed layout of surge's untagged IPv4 test frames). It must count exactly
@@ -453,11 +462,7 @@ function T.burst_count_matches_frame_count()
   rx:probes(class_of, lat_ids, 1)
   local b = surge.pool{ size = 255 }:burst(#frames)
   for pass = 1, 2 do
-    assert(b:alloc(#frames) == #frames)
-    for i, x in ipairs(frames) do
-      ffi.copy(b.data[i - 1], x, #x)
-      b.len[i - 1] = #x
-    end
+    fill(b, frames)
     local n = rx:count_burst(b)
     assert(n == #want_other, ("pass %d: %d frames listed as other, want %d"):format(pass, n, #want_other))
     for k = 1, n do
@@ -497,11 +502,7 @@ function T.burst_count_matches_frame_count()
   prx:probes(class_of, ffi.new("int32_t[2]", -1, plat.id), 1)
   local tb, rb = surge.pool{ size = 255 }:burst(#wire), surge.pool{ size = 255 }:burst(64)
   for pass = 1, 2 do
-    assert(tb:alloc(#wire) == #wire)
-    for i, x in ipairs(wire) do
-      ffi.copy(tb.data[i - 1], x, #x)
-      tb.len[i - 1] = #x
-    end
+    fill(tb, wire)
     assert(port:txq(0):send(tb) == #wire, "sent through the loopback")
     local before = rxq:stats()
     local n = prx:poll(rxq, rb)

@@ -225,6 +225,18 @@ recv_lengths(struct surge_burst *r, uint32_t n, uint16_t want, uint32_t odd, uin
 	surge_burst_free(r);
 }
 
+/* Every mbuf of the 63-mbuf pool (the one a send made longer among them)
+ * allocated through b, sent and received into r at the template's 60
+ * bytes; the pool full again after */
+static void
+whole_pool_at_template_length(struct surge_burst *b, struct surge_burst *r, int pool)
+{
+	assert_int_equal(surge_burst_alloc(b, 63), 63);
+	assert_int_equal(surge_tx_send(RING, 0, b, 1), 63);
+	recv_lengths(r, 63, 60, 63, 0);
+	assert_pool_full(pool);
+}
+
 /* Issue 20 (round 3): alloc leaves the mbuf lengths of a template pool
  * alone while every mbuf holds the template's (a filled pool no send gave
  * another length: the pool is not "resized"), and writes them again once
@@ -251,11 +263,7 @@ test_template_lengths_after_resize(void **state)
 	b->len[3] = 100;
 	assert_int_equal(surge_tx_send(RING, 0, b, 1), 8);
 	recv_lengths(r, 8, 60, 3, 100);
-	/* every mbuf of the pool, that one among them, at the template's length */
-	assert_int_equal(surge_burst_alloc(b, 63), 63);
-	assert_int_equal(surge_tx_send(RING, 0, b, 1), 63);
-	recv_lengths(r, 63, 60, 63, 0);
-	assert_pool_full(pool);
+	whole_pool_at_template_length(b, r, pool);
 
 	/* a fresh fill holds the template's length again; then a received
 	 * frame of the pool sent on longer (another burst's mbuf) */
@@ -266,10 +274,7 @@ test_template_lengths_after_resize(void **state)
 	r->len[0] = 90;
 	assert_int_equal(surge_tx_send(RING, 0, r, 1), 4);
 	recv_lengths(r, 4, 60, 0, 90);
-	assert_int_equal(surge_burst_alloc(b, 63), 63);
-	assert_int_equal(surge_tx_send(RING, 0, b, 1), 63);
-	recv_lengths(r, 63, 60, 63, 0);
-	assert_pool_full(pool);
+	whole_pool_at_template_length(b, r, pool);
 	surge_burst_destroy(r);
 	surge_burst_destroy(b);
 }
