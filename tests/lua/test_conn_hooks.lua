@@ -237,6 +237,14 @@ function T.bad_hooks()
       .. "(this is a client's on_close)")
   raised({ prefix = "c", slots = 1, on_response = function(c)
     line = debug.getinfo(1, "l").currentline c:set(2, 1) end }, "connection:set: slot 2: 1..1 (the engine's `slots`)")
+  raised({ prefix = "d", templates = { "GET /x HTTP/1.1\r\n\r\n" },
+    on_response = function(c) line = debug.getinfo(1, "l").currentline c:send(0.5) end },
+    "connection:send: template 0.5: 0..1 (0: the request, k: templates[k])")
+  raised({ prefix = "e", templates = { "GET /x HTTP/1.1\r\n\r\n" },
+    on_response = function(c) line = debug.getinfo(1, "l").currentline c:send("1") end },
+    "connection:send: template \"1\": 0..1 (0: the request, k: templates[k])")
+  raised({ prefix = "f", slots = 1, on_response = function(c)
+    line = debug.getinfo(1, "l").currentline c:get(0 / 0) end }, "connection:get: slot nan: 1..1 (the engine's `slots`)")
 end
 
 -- Issue 21 (server hooks that act): on_request chooses each request's
