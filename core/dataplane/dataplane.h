@@ -73,16 +73,11 @@ void rx_intr_forget(uint16_t port, uint16_t q);
 uint64_t offload_csum_pick(uint64_t capa);
 void offload_csum_prepare(struct rte_mbuf *m, struct pool_state *p, uint64_t csum);
 
-/* latency.c: surge_latency_add of n probes of receiver id */
-int latency_add_n(int id, const uint64_t *ns, const uint32_t *seq, uint32_t n);
-/* A probe's latency: received at rx_tsc, stamped sent. The TSCs of two
- * CPUs may differ by a few cycles: a probe "received before it was sent"
- * took no measurable time (latency.c's scan, dutrx.c's probes) */
-static inline uint64_t
-probe_ns(uint64_t rx_tsc, uint64_t sent, double ns_per_cycle)
-{
-	return sent < rx_tsc ? (uint64_t)((double)(rx_tsc - sent) * ns_per_cycle) : 0;
-}
+/* latency.c: n probes of receiver id (at[j]: a probe's bytes, magic
+ * checked) received at rx_tsc, by the rule of every receive path; each
+ * taken also into out[] (at most max). The count taken, or -errno. */
+int latency_take_n(int id, const uint8_t *const *at, uint32_t n, uint64_t rx_tsc, struct surge_latency_sample *out,
+		   uint32_t max);
 
 /* probe.c: the probe field every mbuf carries (where to stamp at TX) */
 int probe_field_register(void);

@@ -284,36 +284,28 @@ surge_dut_count_udp(struct surge_dut_rx *st, const uint8_t *u, uint32_t avail)
 /* The latency probes of the test frames found (their flows and probe
  * bytes), matched to their classes' receivers after the counting loop: a
  * call inside it would make the compiler keep the loop's state on the
- * stack around it. */
+ * stack around it. Each receiver's run of probes in one latency_take_n:
+ * in a trial's burst they are mostly one class's. */
 static void
 add_probes(const struct surge_dut_rx *st, const uint8_t *const *at, const uint32_t *flow, uint32_t n,
 	   uint64_t tsc)
 {
-	double ns_per_cycle = 1e9 / (double)rt_hz();
-	uint64_t ns[SURGE_BURST_MAX];
-	uint32_t seq[SURGE_BURST_MAX], run = 0;
+	uint32_t from = 0;
 	int32_t id = -1;
 
-	/* each receiver's run of probes in one latency_add_n: in a trial's
-	 * burst they are mostly one class's */
 	for (uint32_t j = 0; j < n; j++) {
 		int16_t k = st->class_of[flow[j]];
-		uint64_t sent;
+		int32_t to = k <= 0 || (uint32_t)k > st->nclasses ? -1 : st->lat[k];
 
-		if (k <= 0 || (uint32_t)k > st->nclasses || st->lat[k] < 0)
+		if (to == id)
 			continue;
-		if (st->lat[k] != id) {
-			if (run > 0)
-				latency_add_n(id, ns, seq, run);
-			id = st->lat[k];
-			run = 0;
-		}
-		memcpy(&seq[run], at[j] + 4, 4);
-		memcpy(&sent, at[j] + 8, 8);
-		ns[run++] = probe_ns(tsc, sent, ns_per_cycle);
+		if (id >= 0)
+			latency_take_n(id, at + from, j - from, tsc, NULL, 0);
+		id = to;
+		from = j;
 	}
-	if (run > 0)
-		latency_add_n(id, ns, seq, run);
+	if (id >= 0)
+		latency_take_n(id, at + from, n - from, tsc, NULL, 0);
 }
 
 /* Counts the test frames a parse pass found: a loop of its own, with
@@ -361,7 +353,8 @@ rx_state_ok(const struct surge_dut_rx *st, const char *what)
  * finds them), and data[] and len[] are written only for the frames
  * listed in st->other, the only ones Lua reads: one pass over the burst
  * instead of recv's and then the parse's over data[] and len[] (issue 20).
- * Otherwise the frames are data[] and len[] (surge_dut_rx_count). */
+ * Otherwise the frames are data[] and len[] (surge_dut_rx_count). The
+ * caller has emptied st->other (n_other 0). */
 static __rte_always_inline int
 count_frames(struct surge_dut_rx *st, struct surge_burst *b, uint32_t n, int from_mbufs, struct rx_view *v,
 	     int one_dport)
@@ -377,7 +370,6 @@ count_frames(struct surge_dut_rx *st, struct surge_burst *b, uint32_t n, int fro
 	const uint8_t *probe_at[SURGE_BURST_MAX];
 
 	counting_begin(&c, st);
-	st->n_other = 0;
 	dport_of = one_dport ? NULL : c.dport_of;
 	dport_mask = dport_of != NULL ? 0 : RTE_BE32(0x0000ffff);
 	dport_word = dport_of != NULL ? 0 : rte_cpu_to_be_32(c.dport);
@@ -475,6 +467,7 @@ surge_dut_rx_count(struct surge_dut_rx *st, const struct surge_burst *b)
 		return rc;
 	if ((rc = rx_state_ok(st, "surge_dut_rx_count")) != 0)
 		return rc;
+	st->n_other = 0;
 	/* read only: from_mbufs = 0 writes nothing into b */
 	return count_frames(st, (struct surge_burst *)(uintptr_t)b, b->n, 0, NULL, st->dport_of == NULL);
 }
@@ -488,7 +481,7 @@ surge_dut_rx_poll(uint16_t port, uint16_t queue, struct surge_burst *b, struct s
 
 	if (rc != 0)
 		return rc;   /* before the receive: no frame taken and left uncounted */
-	st->n_other = 0;
+	st->n_other = 0;   /* an empty or failed poll lists nothing either */
 	n = rx_poll_begin(rt(), port, queue, b, &s);
 	if (n < 0)
 		return n;

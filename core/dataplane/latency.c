@@ -91,25 +91,78 @@ track(struct latency *l, uint64_t s)
 	}
 }
 
-/* surge_latency_add of n probes of one receiver: the lookup once and the
- * histogram's sums in registers (dutrx.c's add_probes, a burst at a time) */
+/* A probe's latency: received at rx_tsc, stamped sent. The TSCs of two
+ * CPUs may differ by a few cycles: a probe "received before it was sent"
+ * took no measurable time */
+static uint64_t
+probe_ns(uint64_t rx_tsc, uint64_t sent, double ns_per_cycle)
+{
+	return sent < rx_tsc ? (uint64_t)((double)(rx_tsc - sent) * ns_per_cycle) : 0;
+}
+
+/* One probe's arrival: tracked (unique, late or a copy); 1 when it is a
+ * copy of one seen, whose latency stays out of the histogram: a frame the
+ * network duplicated is one departure, timed once. */
+static int
+arrive(struct latency *l, uint64_t seq)
+{
+	uint64_t dups = l->dup;
+
+	track(l, seq);
+	return l->dup != dups;
+}
+
+/* The one rule for a received probe, whichever path found it (the scan
+ * below, dutrx.c's measuring poll): a probe never stamped (TSC 0) was no
+ * real departure and is skipped; every other one is tracked, and its
+ * latency goes into the histogram unless it is a copy. */
 int
-latency_add_n(int id, const uint64_t *ns, const uint32_t *seq, uint32_t n)
+latency_take_n(int id, const uint8_t *const *at, uint32_t n, uint64_t rx_tsc, struct surge_latency_sample *out,
+	       uint32_t max)
 {
 	struct latency *l = get(id);
+	double ns_per_cycle = 1e9 / (double)rt_hz();
+	uint64_t keep[SURGE_BURST_MAX];
+	uint32_t kept = 0, taken = 0;
 
 	if (l == NULL)
 		return rt_error(-EINVAL, "no latency receiver %d", id);
-	for (uint32_t j = 0; j < n; j++)
-		track(l, seq[j]);
-	hist_add_n(&l->h, ns, n);
-	return 0;
+	if (n > SURGE_BURST_MAX)
+		return rt_error(-EINVAL, "latency: %u probes at once (at most %d)", n, SURGE_BURST_MAX);
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t seq;
+		uint64_t sent, ns;
+		int dup;
+
+		memcpy(&seq, at[j] + 4, 4);
+		memcpy(&sent, at[j] + 8, 8);
+		if (sent == 0)
+			continue;
+		ns = probe_ns(rx_tsc, sent, ns_per_cycle);
+		dup = arrive(l, seq);
+		if (!dup)
+			keep[kept++] = ns;   /* the histogram's sums in registers: one hist_add_n */
+		if (out != NULL && taken < max) {
+			out[taken].ns = ns;
+			out[taken].seq = seq;
+			out[taken].duplicate = dup;
+		}
+		taken++;
+	}
+	hist_add_n(&l->h, keep, kept);
+	return (int)taken;
 }
 
 int
 surge_latency_add(int id, uint64_t ns, uint32_t seq)
 {
-	return latency_add_n(id, &ns, &seq, 1);
+	struct latency *l = get(id);
+
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	if (!arrive(l, seq))
+		hist_add(&l->h, ns);
+	return 0;
 }
 
 int
@@ -122,41 +175,24 @@ int
 surge_latency_scan_samples(int id, const struct surge_burst *b, uint16_t off,
 			   struct surge_latency_sample *out, uint32_t max)
 {
-	struct latency *l = get(id);
-	double ns_per_cycle = 1e9 / (double)rt_hz();
-	int found = 0, rc = burst_check(b);
+	const uint8_t *at[SURGE_BURST_MAX];
+	uint32_t n = 0;
+	int rc = burst_check(b);
 
 	if (rc != 0)
 		return rc;
-	if (l == NULL)
+	if (get(id) == NULL)
 		return rt_error(-EINVAL, "no latency receiver %d", id);
 	for (uint32_t i = 0; i < b->n; i++) {
-		uint32_t magic, seq;
-		uint64_t sent;
+		uint32_t magic;
 
 		if (off + PROBE_LEN > b->len[i])
 			continue;
 		memcpy(&magic, b->data[i] + off, 4);
-		if (magic != PROBE_MAGIC)
-			continue;
-		memcpy(&seq, b->data[i] + off + 4, 4);
-		memcpy(&sent, b->data[i] + off + 8, 8);
-		if (sent == 0)
-			continue;               /* never stamped: not a real departure */
-		uint64_t dups = l->dup;
-		uint64_t ns = probe_ns(b->tsc, sent, ns_per_cycle);
-
-		track(l, seq);
-		if (l->dup == dups)
-			hist_add(&l->h, ns);
-		if (out != NULL && (uint32_t)found < max) {
-			out[found].ns = ns;
-			out[found].seq = seq;
-			out[found].duplicate = l->dup != dups;
-		}
-		found++;
+		if (magic == PROBE_MAGIC)
+			at[n++] = b->data[i] + off;
 	}
-	return found;
+	return latency_take_n(id, at, n, b->tsc, out, max);
 }
 
 int

@@ -411,7 +411,7 @@ function T.burst_count_matches_frame_count()
     if o.probe then
       ffi.cast("uint32_t *", p + t.l4 + 10)[0] = PROBE_MAGIC
       ffi.cast("uint32_t *", p + t.l4 + 14)[0] = seq
-      ffi.cast("uint64_t *", p + t.l4 + 18)[0] = 1
+      ffi.cast("uint64_t *", p + t.l4 + 18)[0] = o.stamp or 1
     end
     local out = ffi.string(p, len)
     if o.edit then out = o.edit(out, t) end
@@ -437,6 +437,7 @@ function T.burst_count_matches_frame_count()
                                          tpa = "10.9.0.2" }.bytes   -- ARP: other
   frames[#frames + 1] = ("\0"):rep(10)              -- no Ethernet header: neither
   frame(3, 8, { probe = true, edit = function(x) return x:sub(1, 55) end })   -- probe cut short: counted, no probe
+  frame(1, 8, { probe = true, stamp = 0 })           -- a probe never stamped: counted, no departure
   -- the frame-by-frame reference, twice over (the second pass: all copies)
   local ref = counters.receiver{ flows = FLOWS, sport0 = SPORT0, dport = DPORT }
   local v, want_other, want_probes = view.new(), {}, 0
@@ -446,7 +447,10 @@ function T.burst_count_matches_frame_count()
       if view.parse(v, p, len) then
         if ref:count(p, v) then
           local off = v.l4 + 10
-          if off + 16 <= len and ffi.cast("uint32_t *", p + off)[0] == PROBE_MAGIC then want_probes = want_probes + 1 end
+          if off + 16 <= len and ffi.cast("uint32_t *", p + off)[0] == PROBE_MAGIC and
+             ffi.cast("uint64_t *", p + off + 8)[0] ~= 0 then
+            want_probes = want_probes + 1
+          end
         elseif pass == 1 then
           want_other[#want_other + 1] = i - 1
         end
@@ -483,6 +487,14 @@ function T.burst_count_matches_frame_count()
   local s = lat:summary()
   assert(want_probes == 16 and s.probes + s.duplicated == want_probes,
     ("probes: %d found (%d copies), frame by frame %d"):format(s.probes, s.duplicated, want_probes))
+  -- a copy's latency stays out of the histogram, as surge_latency_scan's
+  local function hist_count(r)
+    local c = 0
+    for _, x in ipairs(r:buckets()) do c = c + x.count end
+    return c
+  end
+  assert(s.duplicated > 0 and hist_count(lat) == s.probes,
+    ("histogram: %d latencies, %d unique probes (%d copies)"):format(hist_count(lat), s.probes, s.duplicated))
   -- Issue 20 (round 3): the poll (surge_dut_rx_poll) parses the received
   -- mbufs in the one pass it reads them in, and writes data[] and len[]
   -- only for the frames it lists: the same counts, the same list, the
@@ -534,6 +546,8 @@ function T.burst_count_matches_frame_count()
   s = plat:summary()
   assert(s.probes + s.duplicated == want_probes, ("poll probes: %d found (%d copies), want %d"):format(s.probes,
     s.duplicated, want_probes))
+  assert(s.duplicated > 0 and hist_count(plat) == s.probes,
+    ("poll histogram: %d latencies, %d unique probes (%d copies)"):format(hist_count(plat), s.probes, s.duplicated))
 end
 
 

@@ -58,6 +58,44 @@ function T.receiver_counts_by_hand()
     ("%d %d %d %d"):format(s.probes, s.lost, s.reordered, s.duplicated))
 end
 
+-- One rule for a received probe on every path (scan, add by hand, the
+-- measuring poll in test_dut): a copy is counted duplicated and its
+-- latency stays out of the histogram; a probe never stamped (TSC 0) is no
+-- departure: neither counted nor timed.
+function T.copies_and_unstamped_probes_stay_out_of_the_histogram()
+  local function hist_count(r)
+    local c = 0
+    for _, x in ipairs(r:buckets()) do c = c + x.count end
+    return c
+  end
+  local h = surge.latency.receiver{ offset = 44 }
+  for _, seq in ipairs({ 0, 1, 1, 2, 0 }) do h:add(1000, seq) end
+  local s = h:summary()
+  assert(s.probes == 3 and s.duplicated == 2 and hist_count(h) == 3,
+    ("by hand: %d probes %d copies, %d in the histogram"):format(s.probes, s.duplicated, hist_count(h)))
+  -- through a scan: 4 probes, the second a copy of the first, the third never stamped
+  local t = surge.proto.udp{ size = 80 }
+  local pool = surge.pool{ size = 63, cache = 1, template = t }
+  local b = pool:burst(4)
+  assert(b:alloc() == 4)
+  local MAGIC = 0x50475253
+  for i, x in ipairs({ { 7, 100 }, { 7, 100 }, { 8, 0 }, { 9, 200 } }) do
+    local p = b.data[i - 1] + 44
+    ffi.cast("uint32_t *", p)[0] = MAGIC
+    ffi.cast("uint32_t *", p + 4)[0] = x[1]
+    ffi.cast("uint64_t *", p + 8)[0] = x[2]
+  end
+  local lat, seen = surge.latency.receiver{ offset = 44 }, {}
+  lat:each(function(_, seq, dup) seen[#seen + 1] = seq .. (dup and "d" or "") end)
+  assert(lat:scan(b) == 3, "a probe never stamped is not taken")
+  assert(table.concat(seen, " ") == "7 7d 9", table.concat(seen, " "))
+  s = lat:summary()
+  assert(s.probes == 2 and s.duplicated == 1 and hist_count(lat) == 2,
+    ("scan: %d probes %d copies, %d in the histogram"):format(s.probes, s.duplicated, hist_count(lat)))
+  b:free()
+  assert(pool:info().avail == 63)
+end
+
 -- every probe reaches Lua through each(); buckets add up to the histogram
 function T.samples_and_buckets()
   local t = surge.proto.udp{ size = 80 }
