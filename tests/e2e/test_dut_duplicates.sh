@@ -6,6 +6,7 @@
 # (the lost flow goes to a second veth pair nobody reads.) surge's flood counts per flow from the sequence numbers: received = the
 # unique frames (3/4 of sent), duplicated = as many again, lost = 1/4 of
 # sent; before the fix the copies counted as received and the loss read 0.
+# Then latency probes through it: the histogram holds each unique probe once.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd ip
@@ -58,4 +59,29 @@ check_match "the per-size row has it too" "^size row True" "$GOT"
 check_true "the results file is schema-valid" "$(python3 "$E2E_DIR/results/check_results.py" "$TMP/r.json" \
   "$SURGE_SRC/docs/results.schema.json" 2>&1 | grep -v '^ok' | head -3)" \
   python3 "$E2E_DIR/results/check_results.py" "$TMP/r.json" "$SURGE_SRC/docs/results.schema.json"
+
+# The same DUT under latency probes (load-latency, a probe every third
+# frame: spread over the 4 flows, a quarter of them lost): each forwarded
+# probe comes back twice, and the second copy's latency stays out of the
+# histogram, whose count is the unique probes (before, it held both: 1500
+# latencies for 750 probes, p50 and max taken up by the copies' later
+# arrival).
+run_surge 90 run --no-huge --stats-interval 0 --file-prefix "sgdupl$$" --output "$TMP/l.json" \
+  --vdev "net_af_packet0,iface=$A" load-latency --flows 4 --rates 3000 --probes 1000 --trial 1 --settle 0.3
+check "load-latency exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 20
+GOT=$(python3 - "$TMP/l.json" <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))["latency"][0]
+probes, dup, lost, hist = l["probes"], l["duplicated"], l["lost"], sum(l["buckets"]["count"])
+print("probes>0", probes > 0, probes)
+print("probe copies", dup == probes, dup)
+print("probes lost", lost * 3 == probes, lost)
+print("histogram", hist == probes, hist)
+PY
+)
+check_match "probes came back" "probes>0 True" "$GOT"
+check_match "each forwarded probe counted duplicated once" "^probe copies True" "$GOT"
+check_match "the dropped flow's probes are lost" "^probes lost True" "$GOT"
+check_match "the histogram times each unique probe once, no copy" "^histogram True" "$GOT"
 finish
