@@ -386,10 +386,13 @@ count_frames(struct surge_dut_rx *st, struct surge_burst *b, uint32_t n, int fro
 		/* the headers a few frames on, while this one is parsed: from a
 		 * NIC's DMA they are not in cache yet */
 		if (from_mbufs) {
-			/* its mbuf's first line the driver has just written */
-			const struct rte_mbuf *a = b->mbuf[i + 4 < n ? i + 4 : i];
-
-			rte_prefetch0((const uint8_t *)a->buf_addr + a->data_off);
+			/* where the frame of a mbuf of surge's pools (no private
+			 * area) lies when the driver keeps the default headroom:
+			 * from the mbuf's address alone, not two more loads a frame
+			 * (buf_addr, data_off) in a pass bound by its loads. A
+			 * frame elsewhere is only not prefetched */
+			rte_prefetch0((const uint8_t *)b->mbuf[i + 4 < n ? i + 4 : i] + sizeof(struct rte_mbuf) +
+				      RTE_PKTMBUF_HEADROOM);
 			len = rx_view_next(&lv, b->mbuf[i], &p);
 		} else {
 			/* past the burst's end a stale pointer, which a prefetch
