@@ -96,6 +96,22 @@ function T.copies_and_unstamped_probes_stay_out_of_the_histogram()
   assert(pool:info().avail == 63)
 end
 
+-- A receiver that does not exist is refused by every receive path, a burst
+-- without probes too (its one check is latency_take_n's).
+function T.no_such_receiver()
+  local C = ffi.C
+  local pool = surge.pool{ size = 15, cache = 1, template = surge.proto.udp{ size = 60 } }
+  local b = pool:burst(2)
+  assert(b:alloc() == 2)
+  for _, id in ipairs({ 99, -1 }) do
+    assert(C.surge_latency_scan(id, b, 44) == -22, "scan of receiver " .. id)
+    assert(require("surge.core").last_error():find("no latency receiver " .. id, 1, true), "the error names it")
+    assert(C.surge_latency_add(id, 1000, 0) == -22, "add to receiver " .. id)
+  end
+  b:free()
+  assert(pool:info().avail == 15)
+end
+
 -- every probe reaches Lua through each(); buckets add up to the histogram
 function T.samples_and_buckets()
   local t = surge.proto.udp{ size = 80 }
