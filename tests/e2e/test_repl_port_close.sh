@@ -62,6 +62,12 @@ on_exit "kill $RUN"
 wait_for_text "$TMP/run.out" '^ready$' 20 "$RUN" && for _ in $(seq 50); do [ -S "$CTL" ] && break; sleep 0.1; done
 A1=$("$SURGE" attach "$CTL" -e 'return surge.port(0):close()' 2>&1); R1=$?
 check "attach -e: the idle ring port closes" "0/0" "$R1/$A1"
+# "ready" comes at the launch; the queue is the task's from its first send
+# (bounded wait, as a user who looks again would)
+for _ in $(seq 100); do
+  [ "$("$SURGE" attach "$CTL" -e 'return surge.port(1):txq(0):stats().lcore' 2>/dev/null)" = 1 ] && break
+  sleep 0.05
+done
 A2=$("$SURGE" attach "$CTL" -e 'surge.port(1):close()' 2>&1); R2=$?
 check "attach -e: refused on the busy port, exit 1" 1 "$R2"
 check_match "attach -e: the refusal names the task" "port 1 cannot close: its tx queue 0 is used by task 'tx' on lcore 1" "$A2"
