@@ -1,6 +1,8 @@
 -- live.lua - a paced sender with latency probes, custom counters and a
 -- gauge on a net_ring loopback, for reading a running surge from outside
--- (DPDK telemetry, the Prometheus endpoint).
+-- (DPDK telemetry, the Prometheus endpoint). --send-for S: the task stops
+-- sending S seconds in and the run goes on quiet to its end, so that what
+-- was last read from outside is the run's final count.
 --   surge run --vdev net_ring_live0 --lcores "(0-1)@(0-1)" --duration 5 live.lua
 --   ... live.lua --rate 20kpps --rx-name rx.seen --tx-name tx-sent --gauge queue.depth
 local surge = require "surge"
@@ -12,13 +14,15 @@ function configure(p)
   p:option("--rx-name", "master's counter of frames received", "rx_seen")
   p:option("--tx-name", "the task's counter of frames sent", "tx_sent")
   p:option("--gauge", "a gauge of master's set to 42.5 (none: no gauge)", "")
+  p:option("--send-for", "seconds the task sends (0: the whole run), then stays idle to the end", 0,
+    "number 0..1e6")
 end
 
 function master(args)
   local port = surge.port(0, { rxq = 1, txq = 1 })
   local q = port:txq(0)
   q:set_rate(args.rate)
-  surge.launch("tx", q, args.tx_name)
+  surge.launch("tx", q, args.tx_name, args.send_for)
   local lat = surge.latency.receiver{ offset = PROBE_AT }
   local burst = surge.pool{ size = 63 }:burst(64)
   local rxq = port:rxq(0)
@@ -38,15 +42,18 @@ function master(args)
   return 0
 end
 
-function tx(q, name)
+function tx(q, name, send_for)
+  local stop = send_for > 0 and tonumber(surge.tsc()) + send_for * surge.tsc_hz() or math.huge
   local pool = surge.pool{ template = surge.proto.udp{ size = 64 }, shared = true }
   local burst = pool:burst(32)
   local probes = surge.latency.marker{ offset = PROBE_AT, every = 10 }
   local sent = surge.counter(name)
-  while surge.running() do
+  while surge.running() and tonumber(surge.tsc()) < stop do
     burst:alloc()
     probes:mark(burst)
     sent:add(q:send(burst))
   end
+  -- the quiet tail: every frame sent is in, and scraped, before the stop
+  while surge.running() do surge.sleep(0.01) end
   return 0
 end
