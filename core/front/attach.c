@@ -8,6 +8,7 @@
  * code saying whether it worked (for shell scripts and CI).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,47 @@ print_reply(char *r, size_t len)
 	return r[0] == 'e' ? 1 : 0;
 }
 
+/* VEOF is off for the whole interactive session (front.h, tty_hold_eof),
+ * not only while a request runs: a Ctrl-D that reached the terminal in
+ * cooked mode with VEOF on was taken by the line discipline as end of file
+ * and lost, and the gaps between libedit's raw mode and a request (after
+ * Enter, after the reply) were such windows. libedit's own Ctrl-D binding
+ * (end of file on an empty line) does the leaving. The settings come back
+ * when the client leaves: at its return, or at a signal that ends it
+ * (Ctrl-C ends the client; libedit restores its modes, then calls this). */
+static struct termios session_cooked;
+static volatile sig_atomic_t session_held;
+
+static void
+session_release(void)
+{
+	if (session_held) {
+		tty_release_eof(STDIN_FILENO, &session_cooked);
+		session_held = 0;
+	}
+}
+
+static void
+session_signal(int sig)
+{
+	session_release();   /* tcsetattr: async-signal-safe */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+session_hold(void)
+{
+	static const int ends[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = session_signal };
+
+	session_held = tty_hold_eof(STDIN_FILENO, &session_cooked);
+	if (!session_held)
+		return;
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		sigaction(ends[i], &sa, NULL);
+}
+
 int
 attach_main(const char *path, const char *code)
 {
@@ -131,18 +173,11 @@ attach_main(const char *path, const char *code)
 		snprintf(hist, sizeof(hist), "%s/.surge_history", home);
 		read_history(hist);
 	}
+	session_hold();
 	while ((line = readline(more ? "   >> " : "surge> ")) != NULL) {
-		struct termios cooked;
-		int held;
-
 		if (line[0] != '\0')
 			add_history(line);
-		/* a Ctrl-D typed while the request runs is kept for the next
-		 * readline (on an empty line it detaches), not lost (front.h) */
-		held = tty_hold_eof(STDIN_FILENO, &cooked);
 		r = ask(fd, 'e', line, &len);
-		if (held)
-			tty_release_eof(STDIN_FILENO, &cooked);
 		free(line);
 		if (r == NULL) {
 			fprintf(stderr, "surge: attach %s: the instance closed the connection\n", path);
@@ -154,6 +189,7 @@ attach_main(const char *path, const char *code)
 			print_reply(r, len);
 		free(r);
 	}
+	session_release();
 	if (hist[0] != '\0')
 		write_history(hist);
 	close(fd);

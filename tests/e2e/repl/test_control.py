@@ -214,6 +214,28 @@ except AssertionError as e:
     rc = "hung: %s" % str(e)[-300:]
 check("attach: Ctrl-D while the request runs: it finishes, then the client leaves (exit 0, < 6 s)",
       rc == 0 and time.monotonic() - t0 < 6, "rc=%s" % rc)
+# the client holds VEOF off for its whole session (a Ctrl-D that reached
+# the terminal between its reads was lost): the terminal's own settings are
+# back when it leaves, by Ctrl-D and by Ctrl-C (which ends the client), as
+# the shell's next command sees them
+for key, how in (("\x04", "Ctrl-D"), ("\x03", "Ctrl-C")):
+    t = Term(["sh", "-c", 'trap : INT; "$0" attach "$1"; echo "left $?"; stty -a', SURGE, ctl], env)
+    t.expect(r"surge> ")
+    t.type("6 * 7\r")
+    t.expect(r"\n42\n")
+    t.expect(r"surge> ")
+    t.type(key)
+    try:
+        t.expect(r"left (\d+)\n", timeout=10)
+        left = re.findall(r"left (\d+)\n", t.screen)[-1]
+        t.expect(r"eof = ([^;]+);")
+        eof = re.findall(r"eof = ([^;]+);", t.screen)[-1]
+        rc = t.close(timeout=8)
+    except AssertionError as e:
+        left, eof, rc = "hung", str(e)[-300:], None
+    check("attach left by %s (exit %s), the terminal's eof is ^D again" % (how, "0" if key == "\x04" else "130"),
+          left == ("0" if key == "\x04" else "130") and eof == "^D" and rc == 0, "left=%s eof=%s rc=%s" % (left, eof, rc))
+
 r = attach("1 + 1")
 check("attach: after that Ctrl-D the instance serves other clients", r.returncode == 0 and r.stdout.strip() == "2",
       repr((r.returncode, r.stdout, r.stderr)))
