@@ -60,17 +60,16 @@ udp_at(const uint8_t *p, uint32_t len)
 
 /* What the per-frame loop reads of a receiver, in locals: st's fields
  * read through st would be reloaded after every store into its arrays
- * (a uint16_t store into seen[] may alias st->sport0 as far as the
+ * (a store into a flow's record may alias st->flows as far as the
  * compiler knows), and the totals are kept in registers and added to st's
  * once a burst: an add to st->total per frame is a chain of dependent
- * double adds through memory, ~8 cycles a frame (perf annotate, issue 20).
- * One record a flow (counts and expectation together) keeps the loop's
- * pointers few enough for the registers. */
+ * double adds through memory (issue 20). One record a flow (counts,
+ * expectation and window together) keeps the loop's pointers few enough
+ * for the registers. */
 struct counting {
 	uint32_t flows, sport0, dport;
 	const uint16_t *dport_of;
 	struct surge_dut_flow *flow;
-	uint16_t *seen;
 	uint32_t counted, reordered, duplicated;
 };
 
@@ -82,7 +81,6 @@ counting_begin(struct counting *c, const struct surge_dut_rx *st)
 	c->dport = st->dport;
 	c->dport_of = st->dport_of;
 	c->flow = st->flow;
-	c->seen = st->seen;
 	c->counted = c->reordered = c->duplicated = 0;
 }
 
@@ -171,31 +169,55 @@ keep_other(struct surge_dut_rx *st, struct surge_burst *b, uint32_t i, const uin
 	st->other[st->n_other++] = (uint16_t)i;
 }
 
+/* The flow's window (struct surge_dut_flow.seen) holds a bit for each of
+ * the WINDOW numbers before the expectation, at the number mod WINDOW:
+ * set when that number was counted. The window moving on from `from` past
+ * n numbers that did not come (yet): their bits, a lap older numbers',
+ * cleared. Rare (a loss or a late frame ahead), hence out of line. */
+_Static_assert(WINDOW == 128, "the window is two 64-bit words");
+_Static_assert(sizeof(struct surge_dut_flow) == 64, "a flow's record is one cache line");
+static __rte_noinline void
+window_skip(struct surge_dut_flow *fl, uint32_t from, uint32_t n)
+{
+	if (n >= WINDOW) {
+		fl->seen[0] = fl->seen[1] = 0;
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t x = (from + k) & (WINDOW - 1);
+
+		fl->seen[x >> 6] &= ~(1ULL << (x & 63));
+	}
+}
+
 /* Serial-number arithmetic on 16 bits: at or ahead of the expectation is
- * new and moves it on; behind is a copy of a counted frame (its slot in the
- * window holds its number) or a late one. Returns 1 for a unique frame
- * (counted), 0 for a copy. */
+ * new and moves it on; behind is a copy of a counted frame (its bit in the
+ * window set) or a late one. The window lives in the flow's own cache
+ * line: a frame reads one line of its flow's, not two. Returns 1 for a
+ * unique frame (counted), 0 for a copy. */
 static inline int
 count_seq(struct counting *c, uint32_t f, uint32_t s)
 {
 	struct surge_dut_flow *fl = &c->flow[f];
 	int32_t e = fl->expect;
 	uint32_t d = e < 0 ? 0 : (s - (uint32_t)e) & 0xffff;
-	uint16_t *slot = &c->seen[f * WINDOW + (s & (WINDOW - 1))];
+	uint64_t *word = &fl->seen[(s >> 6) & 1], bit = 1ULL << (s & 63);
 
 	if (d < 0x8000) {
+		if (unlikely(d > 0))
+			window_skip(fl, (uint32_t)e, d);
 		fl->expect = (int32_t)((s + 1) & 0xffff);
-		*slot = (uint16_t)s;
+		*word |= bit;
 	} else {
 		uint32_t back = ((uint32_t)e - 1 - s) & 0xffff;   /* 0: the newest frame again */
 
 		if (back < WINDOW) {
-			if (*slot == s) {
+			if (*word & bit) {
 				fl->dup += 1;
 				c->duplicated++;
 				return 0;
 			}
-			*slot = (uint16_t)s;
+			*word |= bit;
 		}
 		fl->reord += 1;
 		c->reordered++;
@@ -266,7 +288,7 @@ surge_dut_count_udp(struct surge_dut_rx *st, const uint8_t *u, uint32_t avail)
 
 	int rc;
 
-	if (st == NULL || u == NULL || st->flow == NULL || st->seen == NULL)
+	if (st == NULL || u == NULL || st->flow == NULL)
 		return rt_error(-EINVAL, "surge_dut_count_udp: NULL receiver, arrays or frame");
 	rc = ivl_check(st, "surge_dut_count_udp");
 	if (rc != 0)
@@ -341,7 +363,7 @@ count_found_ivl(struct counting *c, const struct surge_dut_rx *st, const uint32_
 static int
 rx_state_ok(const struct surge_dut_rx *st, const char *what)
 {
-	if (st == NULL || st->flow == NULL || st->seen == NULL || (st->class_of != NULL && st->lat == NULL))
+	if (st == NULL || st->flow == NULL || (st->class_of != NULL && st->lat == NULL))
 		return rt_error(-EINVAL, "%s: receiver without its arrays", what);
 	return ivl_check(st, what);
 }

@@ -501,6 +501,8 @@ struct surge_dut_flow {
 	double dup;             /* copies of counted frames (not in rx) */
 	int32_t expect;         /* next sequence number expected, -1 before the first */
 	uint32_t reserved;
+	uint64_t seen[2];       /* bit s mod 128: number s, of the 128 before expect, was counted */
+	uint64_t spare[2];      /* a flow a cache line: a frame reads one line of its flow's */
 };
 /* A class's availability intervals (y1564): its frames in the order they
  * were tagged (the j-th frame of the class: flow j mod flows, sequence
@@ -525,8 +527,7 @@ struct surge_dut_rx {
 	double total;           /* unique test frames counted */
 	double reordered;       /* of them, late */
 	double duplicated;      /* copies of counted frames (not in total) */
-	struct surge_dut_flow *flow;   /* [flows] */
-	uint16_t *seen;         /* [flows * SURGE_DUT_WINDOW] the last numbers counted, by seq mod window */
+	struct surge_dut_flow *flow;   /* [flows], 64-byte aligned */
 	const int16_t *class_of;/* [flows] the flow's class (1-based), NULL: no latency */
 	const int32_t *lat;     /* [nclasses + 1] latency receiver of each class, -1: none */
 	uint32_t nclasses;

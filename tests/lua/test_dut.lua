@@ -160,6 +160,15 @@ function T.counters_duplicates_are_not_received()
   rx = counters.receiver{ flows = 1, sport0 = 1000, dport = 1 }
   for s = 127, 0, -1 do deliver(p, 0, s) end
   assert(rx.total == 128 and rx.duplicated == 0 and rx.reordered == 127, rx.total .. " " .. rx.duplicated)
+  -- the numbers a jump ahead passes over are forgotten (a window of 128
+  -- holds one bit a number mod 128): after 0..127, 130 then 128 is late,
+  -- not the copy of 0 a lap before; after a jump of a window or more
+  -- (130 -> 400), 300 is late, not 44's copy; 300 again is a copy
+  rx = counters.receiver{ flows = 1, sport0 = 1000, dport = 1 }
+  for s = 0, 127 do deliver(p, 0, s) end
+  for _, s in ipairs{ 130, 128, 400, 300, 300 } do deliver(p, 0, s) end
+  assert(rx.total == 132 and rx.reordered == 2 and rx.duplicated == 1,
+    ("after the jumps: %d received %d reordered %d dup"):format(rx.total, rx.reordered, rx.duplicated))
 end
 
 -- An ARP request for our address gets a reply with the right bytes; a

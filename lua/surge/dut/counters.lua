@@ -9,10 +9,11 @@
 -- Received means unique: a frame whose flow and sequence number were
 -- already counted (a DUT or link that sends a frame twice) is a duplicate,
 -- counted apart, so loss = sent - received cannot be hidden by copies. Each
--- flow remembers the last WINDOW sequence numbers it counted (a ring indexed
--- by seq mod WINDOW): a frame behind the newest one by less than WINDOW is
--- a duplicate when its slot holds its number, else a late (reordered)
--- frame; one further behind cannot be told apart and counts as reordered.
+-- flow remembers which of the WINDOW sequence numbers before the next one
+-- expected it counted (a bit each, by seq mod WINDOW, in the flow's record):
+-- a frame behind the newest one by less than WINDOW is a duplicate when its
+-- bit is set, else a late (reordered) frame; one further behind cannot be
+-- told apart and counts as reordered.
 --
 --   local tag = counters.tagger{ l4 = t.l4, flows = 64, sport0 = 1024 }
 --   local n = tag:tag(burst)          -- before send: rotates flows, writes seqs
@@ -34,7 +35,6 @@ local band, rshift = bit.band, bit.rshift
 local update16 = cs.update16
 -- MAX_FLOWS: the flows one receiver counts (a trial's classes together).
 local M = { SEQ_LEN = 2, MAX_FLOWS = 60000, WINDOW = C.SURGE_DUT_WINDOW }   -- C counts: its window
-local WINDOW = M.WINDOW
 
 local class = require "surge.class"
 local Tagger = class.new("dut tagger", { "l4", "flows", "sport0", "next", "seq", "tx", "last", "last_n", "total" })
@@ -95,7 +95,7 @@ end
 
 function Tagger:flow(f) return self.tx[f] end
 
-local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "dport_of", "per_flow", "seen", "st",
+local Receiver = class.new("dut receiver", { "flows", "sport0", "dport", "dport_of", "per_flow", "flow_mem", "st",
                                              "total", "reordered", "duplicated" })
 
 -- opts: flows, sport0, dport (the test traffic's destination port),
@@ -118,18 +118,19 @@ function M.receiver(opts)
       for f = int(r.first, 0, flows - 1, "first"), math.min(flows, r.first + r.flows) - 1 do dport_of[f] = d end
     end
   end
-  local per_flow = ffi.new("struct surge_dut_flow[?]", flows)
+  -- a record a flow, each in a cache line of its own: the records from a
+  -- 64-byte boundary of a zeroed block (empty windows)
+  local line = ffi.sizeof("struct surge_dut_flow")
+  local flow_mem = ffi.new("uint8_t[?]", (flows + 1) * line)
+  local at = ffi.cast("uintptr_t", flow_mem)
+  local per_flow = ffi.cast("struct surge_dut_flow *", at + (line - at % line) % line)
   for f = 0, flows - 1 do per_flow[f].expect = -1 end   -- nothing seen yet, the first packet sets it
-  -- slot j starts with a number that is not j mod WINDOW, so it matches no
-  -- sequence number until one is counted there
-  local seen = ffi.new("uint16_t[?]", flows * WINDOW)
-  for i = 0, flows * WINDOW - 1 do seen[i] = (i + 1) % WINDOW end
   local self = setmetatable({ flows = flows, sport0 = int(opts.sport0 or 1024, 1, 65535, "sport0"),
-                              dport = dport, dport_of = dport_of, per_flow = per_flow, seen = seen,
+                              dport = dport, dport_of = dport_of, per_flow = per_flow, flow_mem = flow_mem,
                               st = ffi.new("struct surge_dut_rx"), total = 0, reordered = 0, duplicated = 0 },
                             Receiver)
   local st = self.st
-  st.flows, st.sport0, st.dport, st.flow, st.seen = flows, self.sport0, self.dport, per_flow, seen
+  st.flows, st.sport0, st.dport, st.flow = flows, self.sport0, self.dport, per_flow
   st.dport_of = dport_of
   return self
 end
