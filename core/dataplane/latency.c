@@ -23,6 +23,7 @@
 
 struct latency {
 	struct hist h;
+	double ns_per_cycle;          /* the TSC's, fixed at start-up: no division a burst */
 	uint64_t top;                 /* highest sequence seen + 1 */
 	uint64_t unique, dup, reordered;
 	uint64_t seen[WINDOW / 64];   /* bit s % WINDOW: s was seen */
@@ -39,6 +40,7 @@ surge_latency_new(void)
 	if (l == NULL)
 		return rt_error(-ENOMEM, "out of memory for a latency histogram");
 	hist_init(&l->h);
+	l->ns_per_cycle = 1e9 / (double)rt_hz();
 	registry_lock();
 	id = r->nlat;
 	if (id < SURGE_LATENCY_MAX) {
@@ -121,7 +123,6 @@ latency_take_n(int id, const uint8_t *const *at, uint32_t n, uint64_t rx_tsc, st
 	       uint32_t max)
 {
 	struct latency *l = get(id);
-	double ns_per_cycle = 1e9 / (double)rt_hz();
 	uint64_t keep[SURGE_BURST_MAX];
 	uint32_t kept = 0, taken = 0;
 
@@ -131,19 +132,19 @@ latency_take_n(int id, const uint8_t *const *at, uint32_t n, uint64_t rx_tsc, st
 		return rt_error(-EINVAL, "latency: %u probes at once (at most %d)", n, SURGE_BURST_MAX);
 	for (uint32_t j = 0; j < n; j++) {
 		uint32_t seq;
-		uint64_t sent, ns;
+		uint64_t sent;
 		int dup;
 
 		memcpy(&seq, at[j] + 4, 4);
 		memcpy(&sent, at[j] + 8, 8);
 		if (sent == 0)
 			continue;
-		ns = probe_ns(rx_tsc, sent, ns_per_cycle);
 		dup = arrive(l, seq);
-		if (!dup)
-			keep[kept++] = ns;   /* the histogram's sums in registers: one hist_add_n */
+		if (!dup)   /* the histogram's sums in registers: one hist_add_n */
+			keep[kept++] = probe_ns(rx_tsc, sent, l->ns_per_cycle);
 		if (out != NULL && taken < max) {
-			out[taken].ns = ns;
+			/* a copy's time only for the sample that shows it */
+			out[taken].ns = dup ? probe_ns(rx_tsc, sent, l->ns_per_cycle) : keep[kept - 1];
 			out[taken].seq = seq;
 			out[taken].duplicate = dup;
 		}
