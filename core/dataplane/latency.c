@@ -132,19 +132,21 @@ latency_take_n(int id, const uint8_t *const *at, uint32_t n, uint64_t rx_tsc, st
 		return rt_error(-EINVAL, "latency: %u probes at once (at most %d)", n, SURGE_BURST_MAX);
 	for (uint32_t j = 0; j < n; j++) {
 		uint32_t seq;
-		uint64_t sent;
-		int dup;
+		uint64_t sent, ns = 0;
+		int dup, sampled = out != NULL && taken < max;
 
 		memcpy(&seq, at[j] + 4, 4);
 		memcpy(&sent, at[j] + 8, 8);
 		if (sent == 0)
 			continue;
 		dup = arrive(l, seq);
-		if (!dup)   /* the histogram's sums in registers: one hist_add_n */
-			keep[kept++] = probe_ns(rx_tsc, sent, l->ns_per_cycle);
-		if (out != NULL && taken < max) {
-			/* a copy's time only for the sample that shows it */
-			out[taken].ns = dup ? probe_ns(rx_tsc, sent, l->ns_per_cycle) : keep[kept - 1];
+		/* a copy's latency is converted only for a sample that shows it */
+		if (!dup || sampled)
+			ns = probe_ns(rx_tsc, sent, l->ns_per_cycle);
+		if (!dup)
+			keep[kept++] = ns;   /* the histogram's sums in registers: one hist_add_n */
+		if (sampled) {
+			out[taken].ns = ns;
 			out[taken].seq = seq;
 			out[taken].duplicate = dup;
 		}
