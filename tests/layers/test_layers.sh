@@ -119,14 +119,15 @@ elif ! grep -q 'base/clock.c:[0-9]*: includes "report.h" of layer report, which 
 fi
 # ... and the build refuses it: base's objects see only core/base and core/include
 if command -v pkg-config >/dev/null && pkg-config --exists libdpdk luajit; then
-  if cc -fsyntax-only $(pkg-config --cflags libdpdk luajit) -I"$tmp/core/base" -I"$src/core/include" \
+  read -ra cflags <<<"$(pkg-config --cflags libdpdk luajit)"
+  if cc -fsyntax-only "${cflags[@]}" -I"$tmp/core/base" -I"$src/core/include" \
        "$tmp/core/base/clock.c" 2>"$tmp/cc.err"; then
     echo "FAIL: base/clock.c with an upward include compiled with base's include path"; fail=1
   elif ! grep -q 'report.h' "$tmp/cc.err"; then
     echo "FAIL: the compiler failed for another reason:"; cat "$tmp/cc.err"; fail=1
   fi
   # the unchanged file compiles with the same flags (the check above is not vacuous)
-  cc -fsyntax-only $(pkg-config --cflags libdpdk luajit) -I"$src/core/base" -I"$src/core/include" \
+  cc -fsyntax-only "${cflags[@]}" -I"$src/core/base" -I"$src/core/include" \
      "$src/core/base/clock.c" || { echo "FAIL: base/clock.c does not compile on base's include path"; fail=1; }
 fi
 
