@@ -98,4 +98,24 @@ function T.full_tx_ring_is_not_waited_on()
   while rxq:recv(rx) > 0 do rx:free() end
 end
 
+-- issue 30.5: the libraries are layered (docs/architecture.md): conn sits
+-- beside dut, not above it, so no module of surge.conn requires surge.dut
+-- (the packet view it parses ARP with is surge.proto.view, below both).
+function T.conn_requires_no_dut()
+  local dir = package.surge_lua .. "/surge/conn/"
+  local p = io.popen("ls " .. dir .. "*.lua")
+  local n = 0
+  for f in p:lines() do
+    n = n + 1
+    local src = assert(io.open(f)):read("*a")
+    for line in src:gmatch("[^\n]+") do
+      local mod = line:match("require%s*%(?%s*[\"']([%w_.]+)[\"']")
+      assert(not (mod and mod:match("^surge%.dut")), f .. " requires " .. tostring(mod))
+    end
+  end
+  p:close()
+  assert(n >= 2, "found conn's modules in " .. dir)
+  assert(require("surge.dut.view") == require("surge.proto.view"), "the old name is the same module")
+end
+
 return T

@@ -16,7 +16,8 @@
 --   end
 --   e:stats()   --> { attempted = .., established = .., completed = .., ... }
 --
--- e:run{ ... } is that loop with the ARP answering (surge.dut.neigh) and the
+-- e:run{ ... } is that loop with the ARP answering (a responder such as
+-- surge.dut.neigh's, given by the caller; conn itself requires no dut) and the
 -- counters (surge.counter "client.completed", ...) kept as it goes.
 --
 -- Per-connection hooks (docs/connections.md, "Per-connection hooks"):
@@ -38,6 +39,7 @@ local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local http = require "surge.conn.http"
 local addrs = require "surge.proto.addrs"
+local view = require "surge.proto.view"
 
 local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
@@ -541,7 +543,6 @@ function Engine:run(o)
   check.self(self, Engine, "engine:run")
   o = check.options(o, run_keys, "engine:run")
   local surge = require "surge"
-  local view = require "surge.dut.view"
   local pool = o.pool
   local nb = check.expect(o.burst, "integer? 1..256", "engine:run", "burst") or 64
   local rx, tx = pool:burst(nb), pool:burst(nb)
