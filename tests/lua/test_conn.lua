@@ -52,7 +52,7 @@ function T.engine_handle()
   local st = e:stats()
   assert(st.attempted == 0 and st.concurrent == 0 and st.failed == 0)
   assert(e:percentiles("response") == nil, "no sample yet")
-  errors(at("engine:percentiles: \"p99\": \"connect\" or \"response\""), function() e:percentiles("p99") end)
+  errors(at("engine:percentiles: which: expected \"connect\" or \"response\", got \"p99\""), function() e:percentiles("p99") end)
   errors(at("connection engine has no field 'nosuch'"), function() return e.nosuch end)
   local c = conn.client{ src = "10.0.0.2", server = "10.0.0.1", connections = 3, prefix = "t_client" }
   assert(not c:done(), "nothing opened yet")
