@@ -270,7 +270,7 @@ local function slot(h, k, what)
 end
 -- The connection's user state: slots 1..`slots`, int32 each (an int32, not
 -- a uint32: LuaJIT reads it as an integer), 0 when it opens.
-function Hook:get(k) return self.slots[slot(self, k, "connection:get")] end
+function Hook:get(k) local i = slot(self, k, "connection:get") return self.slots[i] end
 function Hook:set(k, v)
   check.self(self, Hook, "connection:set")
   if type(v) ~= "number" or v % 1 ~= 0 or v < -2147483648 or v > 2147483647 then
