@@ -193,15 +193,16 @@ M 'txq:send_due: expected a burst, got nil' 'port():txq(0):send_due(nil)'
 T 'txq:send_due: the queue paces by a gap function' 'q:set_rate{ gap = function() return 10 end }; local b = burst(); b:alloc(); q:send_due(b)'
 
 echo "# issue 31.10: surge.conn's functions and methods check their arguments as the rest of the API"
-CN='local conn = require "surge.conn"; local e = conn.client{ src = "10.0.0.2", server = "10.0.0.1", connections = 1 }'
-M 'engine:poll: rxq: expected an rx queue \(port:rxq\(i\)\), got nil' "$CN; e:poll(nil, port():txq(0), burst(), burst())"
-M 'engine:poll: rx: expected a burst, got "x"' "$CN; local p = port(); e:poll(p:rxq(0), p:txq(0), \"x\", burst())"
-M "engine:poll: expected engine as self, got rxq\\(0,0\\) \\(call it with ':'\\)" "$CN; local p = port(); e.poll(p:rxq(0), p:txq(0), burst(), burst())"
-M 'engine:abort: txq: expected a tx queue \(port:txq\(i\)\), got nil' "$CN; e:abort(nil)"
-M 'engine:run: rxq: expected an rx queue \(port:rxq\(i\)\), got nil' "$CN; e:run{}"
-M 'engine:run: pool: expected a pool \(surge.pool\{...\}\), got "x"' "$CN; local p = port(); e:run{ rxq = p:rxq(0), txq = p:txq(0), pool = \"x\" }"
-M 'engine:run: seconds: expected a number >= 0, got -1' "$CN; local p = port(); e:run{ rxq = p:rxq(0), txq = p:txq(0), pool = surge.pool{}, seconds = -1 }"
-M 'engine:summary: seconds: expected a number >= 0, got "x"' "$CN; e:summary(\"x\")"
+# (the engine made after the call's text, so that the ok line shows the call)
+CN='(require("surge.conn").client{ src = "10.0.0.2", server = "10.0.0.1", connections = 1 })'
+M 'engine:poll: rxq: expected an rx queue \(port:rxq\(i\)\), got nil' "local f = function(e) e:poll(nil, port():txq(0), burst(), burst()) end; f($CN)"
+M 'engine:poll: rx: expected a burst, got "x"' "local f = function(e) local p = port(); e:poll(p:rxq(0), p:txq(0), \"x\", burst()) end; f($CN)"
+M "engine:poll: expected engine as self, got rxq\\(0,0\\) \\(call it with ':'\\)" "local f = function(e) local p = port(); e.poll(p:rxq(0), p:txq(0), burst(), burst()) end; f($CN)"
+M 'engine:abort: txq: expected a tx queue \(port:txq\(i\)\), got nil' "local f = function(e) e:abort(nil) end; f($CN)"
+M 'engine:run: rxq: expected an rx queue \(port:rxq\(i\)\), got nil' "local f = function(e) e:run{} end; f($CN)"
+M 'engine:run: pool: expected a pool \(surge.pool\{...\}\), got "x"' "local f = function(e) local p = port(); e:run{ rxq = p:rxq(0), txq = p:txq(0), pool = \"x\" } end; f($CN)"
+M 'engine:run: seconds: expected a number >= 0, got -1' "local f = function(e) local p = port(); e:run{ rxq = p:rxq(0), txq = p:txq(0), pool = surge.pool{}, seconds = -1 } end; f($CN)"
+M 'engine:summary: seconds: expected a number >= 0, got "x"' "local f = function(e) e:summary(\"x\") end; f($CN)"
 M 'surge.conn.format: t .*expected a table, got nil' 'require("surge.conn").format(nil)'
 M 'surge.conn.data_room: mss: expected an integer in 0..9000, got "x"' 'require("surge.conn").data_room("x")'
 M 'surge.conn.data_room: mss: expected an integer in 0..9000, got -5' 'require("surge.conn").data_room(-5)'
