@@ -11,7 +11,7 @@
 #define SURGE_MAX_DEVS 32
 
 enum surge_cmd { CMD_NONE, CMD_RUN, CMD_TEST, CMD_DEVICES, CMD_SHOW, CMD_PLOT, CMD_HELP, CMD_VERSION,
-		 CMD_REPL, CMD_ATTACH, CMD_SCENARIOS };
+		 CMD_REPL, CMD_ATTACH, CMD_SCENARIOS, CMD_OTG };
 
 struct surge_opts {
 	enum surge_cmd cmd;
@@ -41,6 +41,12 @@ struct surge_opts {
 	int metrics_port;         /* its port, 0 = any free one */
 	unsigned long long vm_memory; /* bytes each Lua VM may allocate, 0 = vm_budget_default() */
 	double stop_grace;        /* seconds from a stop to the watchdog */
+	const char *otg_listen;   /* otg --listen ADDR:PORT as given, NULL = 127.0.0.1:8443 */
+	char otg_addr[48];        /* its numeric address */
+	int otg_port;
+	int otg_http;             /* otg --http: plain HTTP, not HTTPS */
+	const char *otg_cert;     /* otg --cert/--key: PEM files, NULL = the self-signed pair */
+	const char *otg_key;
 	const char *script;       /* run: the script; test: NULL */
 	int script_argc;          /* what follows the script (or test files) */
 	char **script_argv;

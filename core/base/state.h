@@ -34,6 +34,7 @@ struct conn_engine;
 struct pool_state;
 struct pcap_file;
 struct repl_state;
+struct otg_server;
 struct run_hooks;
 struct metrics_server;
 
@@ -250,6 +251,7 @@ struct runtime {
 	int interactive;              /* a prompt is open: a failed task does not stop the run */
 	int at_prompt;                /* no periodic stats lines while someone types */
 	struct repl_state *repl;
+	struct otg_server *otg;       /* front/otg_http.c: surge otg's server, main lcore only */
 	/* set from above (run/boot.c): a port is about to close (report/series.c
 	 * records a results row, so the port's counts are kept up to its close) */
 	void (*port_closing)(void);

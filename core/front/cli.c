@@ -114,7 +114,7 @@ parse_command(const char *word, enum surge_cmd *cmd)
 		{ "plot", CMD_PLOT }, { "scenarios", CMD_SCENARIOS },
 		{ "help", CMD_HELP }, { "--help", CMD_HELP }, { "-h", CMD_HELP },
 		{ "--version", CMD_VERSION }, { "version", CMD_VERSION },
-		{ "repl", CMD_REPL }, { "attach", CMD_ATTACH },
+		{ "repl", CMD_REPL }, { "attach", CMD_ATTACH }, { "otg", CMD_OTG },
 	};
 	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
 		if (strcmp(word, cmds[k].name) == 0) {
@@ -253,11 +253,11 @@ opt_stats_interval(struct surge_opts *o, const char *v, char *err, size_t errlen
 	return 0;
 }
 
-/* --metrics [ADDR:]PORT: PORT, :PORT, 0.0.0.0:PORT, [::1]:PORT. The address
- * is numeric (nothing to resolve before EAL, no surprise interface) and
- * 127.0.0.1 unless given: the metrics are readable by anyone who can connect. */
+/* [ADDR:]PORT: PORT, :PORT, 0.0.0.0:PORT, [::1]:PORT, the address numeric
+ * (nothing to resolve before EAL, no surprise interface), `dflt` unless
+ * given. Port 0 (any free one) only where min_port says so. 0 or -EINVAL. */
 static int
-opt_metrics(struct surge_opts *o, const char *v, char *err, size_t errlen)
+parse_addr_port(const char *v, char *out, size_t outlen, int *port_out, long min_port, const char *dflt)
 {
 	const char *colon = strrchr(v, ':'), *port = colon != NULL ? colon + 1 : v;
 	size_t alen = colon != NULL ? (size_t)(colon - v) : 0;
@@ -271,25 +271,49 @@ opt_metrics(struct surge_opts *o, const char *v, char *err, size_t errlen)
 		alen -= 2;
 	}
 	p = strtol(port, &end, 10);
-	if (*port < '0' || *port > '9' || *end != '\0' || p > 65535 || alen >= sizeof(o->metrics_addr))
-		goto bad;
+	if (*port < '0' || *port > '9' || *end != '\0' || p > 65535 || p < min_port || alen >= outlen)
+		return -EINVAL;
 	if (alen == 0) {
-		snprintf(o->metrics_addr, sizeof(o->metrics_addr), "127.0.0.1");
+		snprintf(out, outlen, "%s", dflt);
 	} else {
-		memcpy(o->metrics_addr, addr, alen);
-		o->metrics_addr[alen] = '\0';
-		if (inet_pton(AF_INET, o->metrics_addr, bin) != 1 && inet_pton(AF_INET6, o->metrics_addr, bin) != 1)
-			goto bad;
+		memcpy(out, addr, alen);
+		out[alen] = '\0';
+		if (inet_pton(AF_INET, out, bin) != 1 && inet_pton(AF_INET6, out, bin) != 1)
+			return -EINVAL;
 		/* an IPv6 address needs its brackets: "::1:9100" reads two ways */
-		if (strchr(o->metrics_addr, ':') != NULL && addr == v)
-			goto bad;
+		if (strchr(out, ':') != NULL && addr == v)
+			return -EINVAL;
 	}
-	o->metrics = v;
-	o->metrics_port = (int)p;
+	*port_out = (int)p;
 	return 0;
-bad:
-	return fail(err, errlen, "option --metrics: '%s' is not [ADDR:]PORT with a numeric address "
-		    "(try 9100, 127.0.0.1:9100, 0.0.0.0:9100, [::1]:9100)%s", v, "");
+}
+
+/* --metrics [ADDR:]PORT: 127.0.0.1 unless given: the metrics are readable
+ * by anyone who can connect. */
+static int
+opt_metrics(struct surge_opts *o, const char *v, char *err, size_t errlen)
+{
+	if (parse_addr_port(v, o->metrics_addr, sizeof(o->metrics_addr), &o->metrics_port, 0, "127.0.0.1") != 0)
+		return fail(err, errlen, "option --metrics: '%s' is not [ADDR:]PORT with a numeric address "
+			    "(try 9100, 127.0.0.1:9100, 0.0.0.0:9100, [::1]:9100)%s", v, "");
+	o->metrics = v;
+	return 0;
+}
+
+int
+cli_parse_listen(const char *v, struct surge_opts *o, char *err, size_t errlen)
+{
+	if (parse_addr_port(v, o->otg_addr, sizeof(o->otg_addr), &o->otg_port, 1, "127.0.0.1") != 0)
+		return fail(err, errlen, "option --listen: '%s' is not [ADDR:]PORT with a numeric address and a "
+			    "port 1..65535 (try 8443, 127.0.0.1:8443, 0.0.0.0:8443, [::1]:8443)%s", v, "");
+	o->otg_listen = v;
+	return 0;
+}
+
+static int
+opt_listen(struct surge_opts *o, const char *v, char *err, size_t errlen)
+{
+	return cli_parse_listen(v, o, err, errlen);
 }
 
 /* The options before the script: a flag sets an int, a text option keeps
@@ -325,6 +349,11 @@ static const struct option {
 	{ "--path", NULL, 0, 0, opt_path, ALL_CMDS, NULL },
 	{ "--vm-memory", NULL, 0, 0, opt_vm_memory, ALL_CMDS, NULL },
 	{ "--stop-grace", NULL, 0, 0, opt_stop_grace, ALL_CMDS, NULL },
+	{ "--listen", NULL, 0, 0, opt_listen, ONLY(CMD_OTG), "option --listen needs [ADDR:]PORT (try 8443)" },
+	{ "--http", NULL, offsetof(struct surge_opts, otg_http), 0, NULL, ONLY(CMD_OTG), NULL },
+	{ "--cert", NULL, 0, offsetof(struct surge_opts, otg_cert), NULL, ONLY(CMD_OTG),
+	  "option --cert needs a PEM file" },
+	{ "--key", NULL, 0, offsetof(struct surge_opts, otg_key), NULL, ONLY(CMD_OTG), "option --key needs a PEM file" },
 };
 
 /* The option `a` names (a flag only without "=value"), or NULL. */
@@ -367,7 +396,7 @@ parse_operands(int argc, char **argv, int i, struct surge_opts *o, char *err, si
 		o->script = argv[i++];
 	} else if (o->cmd == CMD_REPL && i < argc) {
 		o->script = argv[i++];    /* optional: its functions, for launch() */
-	} else if ((o->cmd == CMD_DEVICES || o->cmd == CMD_SCENARIOS) && i < argc) {
+	} else if ((o->cmd == CMD_DEVICES || o->cmd == CMD_SCENARIOS || o->cmd == CMD_OTG) && i < argc) {
 		return fail(err, errlen, "%s: unexpected argument '%s' (it takes none)", argv[1], argv[i]);
 	}
 	o->script_argc = argc - i;
@@ -387,6 +416,8 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 	o->argv = argv;
 	o->vm_memory = 0;           /* vm_budget_default(): 1G, less where memory is short */
 	o->stop_grace = SURGE_STOP_GRACE_DEFAULT;
+	snprintf(o->otg_addr, sizeof(o->otg_addr), "127.0.0.1");
+	o->otg_port = 8443;
 	if (argc < 2)
 		return fail(err, errlen, "missing command (try 'surge --help')%s%s", "", "");
 	if (parse_command(argv[1], &o->cmd) != 0)
@@ -424,6 +455,11 @@ cli_parse(int argc, char **argv, struct surge_opts *o, char *err, size_t errlen)
 		else if ((rc = op->set(o, v, err, errlen)) != 0)
 			return rc;
 	}
+	if (o->cmd == CMD_OTG && (o->otg_cert == NULL) != (o->otg_key == NULL))
+		return fail(err, errlen, "option %s: give --cert and --key together%s",
+			    o->otg_cert == NULL ? "--key" : "--cert", "");
+	if (o->cmd == CMD_OTG && o->otg_http && o->otg_cert != NULL)
+		return fail(err, errlen, "option --cert: --http serves plain HTTP, with no certificate%s%s", "", "");
 	return parse_operands(argc, argv, i, o, err, errlen);
 }
 
@@ -442,6 +478,8 @@ cli_usage(const char *prog)
 	       "  repl [SCRIPT [args]] a Lua prompt with the ports and tasks live (SCRIPT's\n"
 	       "                      functions loaded, master not called); see docs/repl.md\n"
 	       "  attach PATH [-e CODE] the prompt of a run started with --control PATH\n"
+	       "  otg                 serve the Open Traffic Generator API (snappi, gosnappi,\n"
+	       "                      featureprofiles): HTTPS on 127.0.0.1:8443; see docs/otg.md\n"
 	       "  show SCRIPT [args]  print the first packets the script's show(args) makes,\n"
 	       "                      decoded and as hex, without opening any port\n"
 	       "  plot FILE.json      draw a results file with gnuplot: FILE.svg, or -o OUT.svg|png\n"
@@ -469,6 +507,11 @@ cli_usage(const char *prog)
 	       "  --metrics [ADDR:]PORT run, repl: serve Prometheus metrics at\n"
 	       "                      http://ADDR:PORT/metrics (ADDR default 127.0.0.1;\n"
 	       "                      see docs/metrics.md)\n"
+	       "  --listen [ADDR:]PORT otg: where to serve (default 127.0.0.1:8443)\n"
+	       "  --http              otg: plain HTTP instead of HTTPS\n"
+	       "  --cert FILE --key FILE otg: the HTTPS certificate and key (PEM; default a\n"
+	       "                      self-signed pair made at the first start, kept in\n"
+	       "                      $XDG_STATE_HOME/surge/otg or ~/.local/state/surge/otg)\n"
 	       "  --packets N         show: how many packets to print (default 4)\n"
 	       "  --path DIR          also look for modules and scenarios in DIR (repeatable;\n"
 	       "                      SURGE_PATH=DIR:DIR does the same)\n"

@@ -18,6 +18,9 @@ int cli_parse_seconds(const char *s, double *out);
 int cli_parse_bytes(const char *s, unsigned long long *out);
 
 void cli_usage(const char *prog);
+/* otg --listen [ADDR:]PORT into o->otg_addr, o->otg_port (otg_http.c
+ * checks a listen address given through the FFI with it too) */
+int cli_parse_listen(const char *v, struct surge_opts *o, char *err, size_t errlen);
 /* --output names a file that exists and is the script or a file named
  * elsewhere on the command line (same device and inode): -EEXIST and a
  * one-line message in err; 0 otherwise. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * main.c - `surge run | repl | attach | test | devices | show | plot | scenarios | --version | --help`.
+ * main.c - `surge run | repl | attach | otg | test | devices | show | plot | scenarios | --version | --help`.
  *
  * Dispatch only: parse surge's options, read the script once, check the
  * script's options before EAL starts, then hand the run to the core's one
@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "front.h"
+#include "otg.h"
 
 static int
 wants_help(const struct surge_opts *o)
@@ -118,12 +119,22 @@ run(struct surge_opts *o, int scenario, const char *prog)
 		fprintf(stderr, "surge: %s\n", surge_last_error());
 		return 2;
 	}
+	if (o->cmd == CMD_OTG) {           /* --listen in use, --cert unreadable: before EAL */
+		char err[512];
+
+		if (otg_prepare(o, err, sizeof(err)) != 0) {
+			fprintf(stderr, "surge otg: %s\n", err);
+			return 2;
+		}
+	}
 	if (boot_start(o, prog) != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());
 		boot_abandon();
 		return 1;
 	}
-	return rt_exit_status(boot_finish(boot_run(o)));
+	rc = boot_run(o);
+	otg_release();                     /* its connections closed before the ports */
+	return rt_exit_status(boot_finish(rc));
 }
 
 int

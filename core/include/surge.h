@@ -754,6 +754,29 @@ struct surge_conn_hooks {
  * requests, or a server's responses (with REQUEST only). *out: where the events are, the engine's own. 0 or -errno. */
 int surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint32_t *len, uint32_t ntpl,
 		     struct surge_conn_hooks **out);
+/* --- surge otg's HTTP server (core/front/otg_http.c, docs/otg.md) -------
+ * A pull API: master asks for the next whole request and answers it by id;
+ * the server never calls into Lua. */
+struct surge_otg;
+struct surge_otg_req {
+	uint64_t id;             /* what surge_otg_reply answers */
+	const char *method;      /* "GET", "POST", ... */
+	const char *path;        /* "/config" (no query string) */
+	const char *body;        /* len bytes (NUL after them), valid until answered */
+	size_t len;
+};
+/* listen NULL: the server `surge otg` bound at start (--listen, --http,
+ * --cert/--key); else "ADDR:PORT" with tls 1/0 and cert/key PEM files
+ * (NULL, NULL: the self-signed pair). NULL with err set on failure. */
+struct surge_otg *surge_otg_open(const char *listen, int tls, const char *cert, const char *key, char *err,
+				 size_t errlen);
+/* Waits at most timeout_ms for a whole request: 1 with *req set, 0 none
+ * (or the run stopped), -errno. */
+int surge_otg_next(struct surge_otg *srv, int timeout_ms, struct surge_otg_req *req);
+/* Answers request id (the body is copied): 0, -ENOENT (no such request). */
+int surge_otg_reply(struct surge_otg *srv, uint64_t id, int status, const char *content_type, const char *body,
+		    size_t len);
+void surge_otg_close(struct surge_otg *srv);
 /* ABI-END */
 
 #ifdef __cplusplus

@@ -120,7 +120,7 @@ boot_run(const struct surge_opts *o)
 	}
 	/* the monitor: --duration, stats lines, the watchdog (a typed command
 	 * that ignores the stop is stopped as master() is) */
-	if ((o->cmd == CMD_RUN || o->cmd == CMD_REPL) && monitor_start() != 0) {
+	if ((o->cmd == CMD_RUN || o->cmd == CMD_REPL || o->cmd == CMD_OTG) && monitor_start() != 0) {
 		fprintf(stderr, "surge: %s\n", surge_last_error());
 		rc = 1;
 	} else {

@@ -39,8 +39,9 @@ default_vdevs(enum surge_cmd cmd)
 {
 	static const char *const run[] = { VIRTUAL_DEFAULT, NULL };
 	static const char *const test[] = { "net_ring0", VIRTUAL_DEFAULT, NULL };
+	static const char *const none[] = { NULL };   /* otg: its ports come from /config */
 
-	return cmd == CMD_TEST ? test : run;
+	return cmd == CMD_TEST ? test : cmd == CMD_OTG ? none : run;
 }
 
 /* Free hugepage memory in MB that DPDK can use: free pages of the default
@@ -237,7 +238,7 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 	if (o->lcores != NULL) {
 		rc |= push(argv, argc, "--lcores");
 		rc |= push(argv, argc, o->lcores);
-	} else if (o->cmd == CMD_REPL && !eal_maps_lcores(o->eal)) {
+	} else if ((o->cmd == CMD_REPL || o->cmd == CMD_OTG) && !eal_maps_lcores(o->eal)) {
 		char cpus[256], map[300];
 		cpu_set_t set;
 
@@ -266,10 +267,10 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 			rc |= push(argv, argc, "--vdev");
 			rc |= push(argv, argc, d[i]);
 		}
-		if (o->cmd == CMD_TEST)
+		if (d[0] != NULL && o->cmd == CMD_TEST)
 			rt_info("no device given and no NIC bound to DPDK: port 0 is the loopback %s, "
 				"port 1 the sink %s", d[0], d[1]);
-		else
+		else if (d[0] != NULL)
 			rt_info("no device given and no NIC bound to DPDK: using the virtual sink %s", d[0]);
 	}
 	if (o->npci == 0 && (o->nvdev > 0 || !pci_nic_available()))

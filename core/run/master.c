@@ -144,7 +144,7 @@ int
 master_run(const char *script, int argc, char **argv)
 {
 	static const char *names[] = { [CMD_TEST] = "test", [CMD_SHOW] = "show", [CMD_PLOT] = "plot",
-				       [CMD_REPL] = "repl", [CMD_SCENARIOS] = "scenarios" };
+				       [CMD_REPL] = "repl", [CMD_SCENARIOS] = "scenarios", [CMD_OTG] = "otg" };
 	enum surge_cmd c = rt()->opts.cmd;
 
 	return master_call(c < sizeof(names) / sizeof(names[0]) && names[c] ? names[c] : "run",

@@ -266,7 +266,8 @@ surge_run_start(void)
 
 	/* the run's clock starts with master(): --duration, stats lines and
 	 * the summary work for scripts that launch no task */
-	if (r != NULL && r->eal_up && (r->opts.cmd == CMD_RUN || r->opts.cmd == CMD_REPL) && r->start_tsc == 0 &&
+	if (r != NULL && r->eal_up && (r->opts.cmd == CMD_RUN || r->opts.cmd == CMD_REPL || r->opts.cmd == CMD_OTG) &&
+	    r->start_tsc == 0 &&
 	    surge_is_main())
 		r->start_tsc = rte_rdtsc();
 }

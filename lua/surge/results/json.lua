@@ -7,7 +7,10 @@
 --                              json.null encodes null; strings are
 --                              made valid UTF-8 (below), so any JSON tool
 --                              reads the file.
---   json.decode(text)          -> value, or nil, "json: ... at byte N"
+--   json.decode(text [, max_depth]) -> value, or nil, "json: ... at byte N";
+--                              arrays and objects nest at most max_depth
+--                              deep (default 200): text from the network
+--                              (surge otg) cannot run the parser out of stack
 --
 -- Results files are written once per run, so clarity wins over speed here.
 local M = {}
@@ -166,41 +169,49 @@ local function skip(s, pos)
   return s:find("[^ \t\r\n]", pos) or #s + 1
 end
 
+local escape_of = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["\\"] = "\\", ["/"] = "/" }
+
 local function decode_string(s, pos)
   local out, i = {}, pos + 1
   while true do
+    -- a run of plain characters at once: a long string is not a table entry per byte
+    local j = s:find('["\\%c]', i)
+    if j == nil then fail(s, pos, "unterminated string") end
+    if j > i then out[#out + 1] = s:sub(i, j - 1) end
+    i = j
     local c = s:sub(i, i)
-    if c == "" then fail(s, pos, "unterminated string") end
     if c == '"' then return table.concat(out), i + 1 end
-    if c == "\\" then
-      local e = s:sub(i + 1, i + 1)
-      local map = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["\\"] = "\\", ["/"] = "/" }
-      if map[e] then
-        out[#out + 1] = map[e]; i = i + 2
-      elseif e == "u" then
-        local hex = s:sub(i + 2, i + 5)
-        local cp = tonumber(hex, 16)
-        if not cp or #hex < 4 then fail(s, i, "bad \\u escape") end
-        if cp < 0x80 then out[#out + 1] = string.char(cp)
-        elseif cp < 0x800 then out[#out + 1] = string.char(0xc0 + math.floor(cp / 64), 0x80 + cp % 64)
-        else out[#out + 1] = string.char(0xe0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64) end
-        i = i + 6
-      else
-        fail(s, i, "bad escape")
-      end
+    if c ~= "\\" then fail(s, i, "a control character in a string") end
+    local e = s:sub(i + 1, i + 1)
+    if escape_of[e] then
+      out[#out + 1] = escape_of[e]; i = i + 2
+    elseif e == "u" then
+      local hex = s:sub(i + 2, i + 5)
+      local cp = hex:match("^%x%x%x%x$") and tonumber(hex, 16)
+      if not cp then fail(s, i, "bad \\u escape") end
+      if cp < 0x80 then out[#out + 1] = string.char(cp)
+      elseif cp < 0x800 then out[#out + 1] = string.char(0xc0 + math.floor(cp / 64), 0x80 + cp % 64)
+      else out[#out + 1] = string.char(0xe0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64) end
+      i = i + 6
     else
-      out[#out + 1] = c; i = i + 1
+      fail(s, i, "bad escape")
     end
   end
 end
 
+local max_depth, depth = 200, 0
+
 function decode_value(s, pos)
   pos = skip(s, pos)
   local c = s:sub(pos, pos)
+  if c == "{" or c == "[" then
+    depth = depth + 1
+    if depth > max_depth then fail(s, pos, ("nested deeper than %d"):format(max_depth)) end
+  end
   if c == "{" then
     local t = {}
     pos = skip(s, pos + 1)
-    if s:sub(pos, pos) == "}" then return t, pos + 1 end
+    if s:sub(pos, pos) == "}" then depth = depth - 1 return t, pos + 1 end
     while true do
       if s:sub(pos, pos) ~= '"' then fail(s, pos, "expected a string key") end
       local k
@@ -210,21 +221,21 @@ function decode_value(s, pos)
       t[k], pos = decode_value(s, pos + 1)
       pos = skip(s, pos)
       local d = s:sub(pos, pos)
-      if d == "}" then return t, pos + 1 end
+      if d == "}" then depth = depth - 1 return t, pos + 1 end
       if d ~= "," then fail(s, pos, "expected ',' or '}'") end
       pos = skip(s, pos + 1)
     end
   elseif c == "[" then
     local t = M.array({})
     pos = skip(s, pos + 1)
-    if s:sub(pos, pos) == "]" then return t, pos + 1 end
+    if s:sub(pos, pos) == "]" then depth = depth - 1 return t, pos + 1 end
     while true do
       local v
       v, pos = decode_value(s, pos)
       t[#t + 1] = v
       pos = skip(s, pos)
       local d = s:sub(pos, pos)
-      if d == "]" then return t, pos + 1 end
+      if d == "]" then depth = depth - 1 return t, pos + 1 end
       if d ~= "," then fail(s, pos, "expected ',' or ']'") end
       pos = pos + 1
     end
@@ -239,7 +250,9 @@ function decode_value(s, pos)
   return tonumber(num), pos + #num
 end
 
-function M.decode(text)
+function M.decode(text, limit)
+  if type(text) ~= "string" then return nil, "json: the text is not a string" end
+  max_depth, depth = limit or 200, 0
   local ok, v, pos = pcall(decode_value, text, 1)
   if not ok then return nil, v end
   if skip(text, pos) <= #text then return nil, ("json: trailing text at byte %d"):format(pos) end

@@ -161,6 +161,10 @@ function M.main(cmd, script, packets)
     if cmd == "plot" then return require("surge.results.plot").main(script, arg) end
     if cmd == "repl" then return repl(script) end
     if cmd == "scenarios" then return list_scenarios() end
+    if cmd == "otg" then
+      core.C.surge_run_start()
+      return require("surge.otg.main").serve()
+    end
     return run(script)
   end, report)
   -- "run stopped" ends master's loop as its end would: a normal end

@@ -1,0 +1,126 @@
+-- otg/main.lua - `surge otg`: master serves the OTG API (docs/otg.md) until
+-- the run stops (SIGINT, SIGTERM: traffic stopped, pools checked, exit 0).
+--
+-- The HTTP server is C's (core/front/otg_http.c), pulled from here: the next
+-- whole request, routed, answered. A request never ends the server: a bad
+-- one is the model's Error (400 validation, 409 conflict), a Lua error in a
+-- handler a 500 with its traceback on stderr.
+local ffi = require "ffi"
+local core = require "surge.core"
+local json = require "surge.results.json"
+local schema = require "surge.otg.schema"
+local model = require "surge.otg.model"
+local config = require "surge.otg.config"
+local traffic = require "surge.otg.traffic"
+
+local C = core.C
+local M = { API_VERSION = "1.3.0", MAX_DEPTH = 64 }
+
+local function err_reply(status, kind, errors)
+  return status, { code = status, kind = kind, errors = setmetatable(errors, { __json = "array" }) }
+end
+
+-- The body as JSON; or nil, and the error reply's status and table.
+local function body_json(req)
+  if req.body == "" then return nil, err_reply(400, "validation", { "the request has no body (JSON expected)" }) end
+  local v, why = json.decode(req.body, M.MAX_DEPTH)
+  if v == nil then return nil, err_reply(400, "validation", { "the body is not JSON: " .. tostring(why) }) end
+  return v
+end
+
+local function warnings() return 200, { warnings = setmetatable({}, { __json = "array" }) } end
+
+local routes = {}
+
+routes["GET /capabilities/version"] = function()
+  return 200, { api_spec_version = M.API_VERSION, sdk_version = "", app_version = require("surge").version }
+end
+
+routes["POST /config"] = function(req)
+  local body, status, e = body_json(req)
+  if not body then return status, e end
+  local busy = traffic.busy()
+  if not busy then traffic.stop() end      -- the last run's tasks, all flows done: ended before the ports change
+  local r = config.set(body, busy)
+  if r then return err_reply(r.status, r.kind, r.errors) end
+  return warnings()
+end
+
+routes["GET /config"] = function()
+  return 200, config.get() or {}
+end
+
+routes["POST /control/state"] = function(req)
+  local body, status, e = body_json(req)
+  if not body then return status, e end
+  local st, errs = schema.check(model.CONTROL_STATE, body, "")
+  if not st then return err_reply(400, "validation", errs) end
+  local ft = st.traffic.flow_transmit
+  if ft.state == "pause" or ft.state == "resume" then
+    return err_reply(400, "validation", { "traffic.flow_transmit.state: " .. ft.state .. ": " .. schema.NOT_IMPL })
+  end
+  if ft.state == "start" then traffic.start(ft.flow_names)
+  else traffic.stop() end
+  return warnings()
+end
+
+routes["POST /monitor/metrics"] = function(req)
+  local body, status, e = body_json(req)
+  if not body then return status, e end
+  local mr, errs = schema.check(model.METRICS_REQUEST, body, "")
+  if not mr then return err_reply(400, "validation", errs) end
+  return 200, traffic.metrics(mr)
+end
+
+local KNOWN = { ["/config"] = 1, ["/control/state"] = 1, ["/control/action"] = 1, ["/monitor/metrics"] = 1,
+                ["/monitor/states"] = 1, ["/monitor/capture"] = 1, ["/capabilities/version"] = 1 }
+
+-- One request: status and the reply's table. Errors raised as
+-- { status, errors } are the handler's answer; any other is a 500.
+function M.handle(method, path, body)
+  local fn = routes[method .. " " .. path]
+  if not fn then
+    if KNOWN[path] and (method == "POST" or method == "GET" or method == "PATCH") then
+      return err_reply(501, "internal", { method .. " " .. path .. ": " .. schema.NOT_IMPL })
+    end
+    if KNOWN[path] then return err_reply(405, "validation", { method .. " " .. path .. ": not a method of the model" }) end
+    return err_reply(404, "validation", { path .. ": not a path of the OTG API" })
+  end
+  local ok, status, reply = xpcall(fn, function(e)
+    if type(e) == "table" then return e end
+    return { trace = debug.traceback(tostring(e), 2) }
+  end, { method = method, path = path, body = body })
+  if ok then return status, reply end
+  local e = status
+  if e.status then return err_reply(e.status, e.status == 500 and "internal" or "validation", e.errors) end
+  io.stderr:write("surge otg: internal error in ", method, " ", path, ": ", tostring(e.trace or e.msg), "\n")
+  return err_reply(500, "internal", { "internal error in surge (its traceback is on the server's stderr): "
+    .. tostring(e.trace):match("^[^\n]*") })
+end
+
+-- Serves until the run stops; returns the exit status.
+function M.serve()
+  local err = ffi.new("char[512]")
+  local srv = C.surge_otg_open(nil, -1, nil, nil, err, 512)
+  if srv == nil then
+    io.stderr:write("surge otg: ", ffi.string(err), "\n")
+    return 1
+  end
+  local req = ffi.new("struct surge_otg_req")
+  local poll = require("surge").poll
+  while C.surge_running() ~= 0 do
+    local n = C.surge_otg_next(srv, 100, req)
+    if n < 0 then core.check(n) end
+    if n > 0 then
+      local status, reply = M.handle(ffi.string(req.method), ffi.string(req.path), ffi.string(req.body, req.len))
+      local text = json.encode(reply)
+      C.surge_otg_reply(srv, req.id, status, "application/json", text, #text)
+    end
+    pcall(poll)     -- progress, --duration
+  end
+  traffic.stop()
+  C.surge_otg_close(srv)
+  return 0
+end
+
+return M

@@ -1,0 +1,29 @@
+-- otg/stats.lua - the counts of a traffic run, in memory master owns and
+-- the port tasks write (otg/task.lua): per flow what was sent, per port
+-- and flow what was received. Master keeps the block alive until the tasks
+-- have ended (otg/traffic.lua) and hands its address to them: tasks run in
+-- the same process, each in its own VM.
+local ffi = require "ffi"
+
+local M = {}
+
+ffi.cdef [[
+struct otg_flow_stats { double tx_frames, tx_bytes, done, pad; };
+struct otg_rx_stats { double frames, bytes; };
+]]
+
+-- A zeroed block for nflows flows and nports ports: { flow, rx, addr }.
+function M.new(nflows, nports)
+  local s = { flow = ffi.new("struct otg_flow_stats[?]", math.max(nflows, 1)),
+              rx = ffi.new("struct otg_rx_stats[?]", math.max(nflows * nports, 1)) }
+  s.addr = { tonumber(ffi.cast("uintptr_t", s.flow)), tonumber(ffi.cast("uintptr_t", s.rx)) }
+  return s
+end
+
+-- The block at addr (M.new's addr), in a task.
+function M.view(addr)
+  return { flow = ffi.cast("struct otg_flow_stats *", addr[1]),
+           rx = ffi.cast("struct otg_rx_stats *", addr[2]) }
+end
+
+return M

@@ -1,0 +1,185 @@
+-- otg/traffic.lua - /control/state traffic start and stop and
+-- /monitor/metrics: one task per port of the config (otg/task.lua) sends
+-- the flows whose tx port it is and counts what its port receives; master
+-- reads the counts (otg/stats.lua) and the ports' own (port:stats()).
+--
+-- A flow's transmit state is "started" from its start until its packets
+-- are all sent (fixed_packets) and every one of them has been received on
+-- its rx ports, or SETTLE_S has passed since the last was sent (the rest
+-- are lost): from then on "stopped", and its counts are final. A stop
+-- ends the tasks: the counts are final then too.
+local surge = require "surge"
+local config = require "surge.otg.config"
+local stats = require "surge.otg.stats"
+
+local M = {}
+
+local SETTLE_S = 0.5
+
+local run             -- { tasks, stats, flows = { [index] = { spec, on, done_at } }, base = { [port id] = stats } }
+local opened = {}     -- port id -> txq count it was opened with
+
+local function now() return tonumber(surge.tsc()) / surge.tsc_hz() end
+
+local function open_port(id, txq)
+  if opened[id] and opened[id] ~= txq then
+    surge.port(id):close()
+    opened[id] = nil
+  end
+  local p = surge.port(id, { rxq = 1, txq = txq, clones = true, link_timeout = 2 })
+  opened[id] = txq
+  return p
+end
+
+local function rx_of(f, c)
+  local st, total = run.stats, 0
+  local nflows = #c.flows
+  local rows = f.spec.rx
+  if #rows == 0 then
+    for r = 0, #c.ports - 1 do total = total + st.rx[r * nflows + f.spec.index].frames end
+    return total
+  end
+  for _, name in ipairs(rows) do
+    for r, p in ipairs(c.ports) do
+      if p.name == name then total = total + st.rx[(r - 1) * nflows + f.spec.index].frames end
+    end
+  end
+  return total
+end
+
+local function rx_bytes_of(f, c)
+  local st, total = run.stats, 0
+  local nflows = #c.flows
+  for r, p in ipairs(c.ports) do
+    local take = #f.spec.rx == 0
+    for _, name in ipairs(f.spec.rx) do if name == p.name then take = true end end
+    if take then total = total + st.rx[(r - 1) * nflows + f.spec.index].bytes end
+  end
+  return total
+end
+
+-- "started" or "stopped", settling a flow whose packets are all sent.
+local function state_of(f, c)
+  if not f.on then return "stopped" end
+  local s = run.stats.flow[f.spec.index]
+  if s.done == 0 then return "started" end
+  f.done_at = f.done_at or now()
+  if rx_of(f, c) >= s.tx_frames or now() - f.done_at > SETTLE_S then
+    f.on = false
+    return "stopped"
+  end
+  return "started"
+end
+
+-- True while a flow of the run is started.
+function M.busy()
+  local c = config.compiled()
+  if not run or not c then return false end
+  for _, f in pairs(run.flows) do if state_of(f, c) == "started" then return true end end
+  return false
+end
+
+-- Ends the run's tasks (their counts stay readable).
+function M.stop()
+  if not run then return end
+  for _, id in ipairs(run.tasks) do pcall(surge.stop_task, id) end
+  for _, id in ipairs(run.tasks) do
+    local ok, err = pcall(surge.wait, id, 10)
+    if not ok then io.stderr:write("surge otg: a port task failed: ", tostring(err), "\n") end
+  end
+  run.tasks = {}
+  for _, f in pairs(run.flows) do f.on = false end
+end
+
+local function flow_names(c, names, path)
+  local by = {}
+  for _, s in ipairs(c.flows) do by[s.name] = s end
+  local out = {}
+  if names == nil or #names == 0 then
+    for _, s in ipairs(c.flows) do out[#out + 1] = s end
+    return out
+  end
+  for i, n in ipairs(names) do
+    if not by[n] then error({ status = 400, errors = { ("%s[%d]: '%s' is not a flow of the config"):format(path, i - 1,
+      n) } }, 0) end
+    out[#out + 1] = by[n]
+  end
+  return out
+end
+
+-- Starts the named flows (all: names empty); what ran before is stopped.
+function M.start(names)
+  local c = config.compiled()
+  if not c then error({ status = 409, errors = { "no config: set one (POST /config) first" } }, 0) end
+  local chosen = flow_names(c, names, "traffic.flow_transmit.flow_names")
+  M.stop()
+  local nports = #c.ports
+  run = { tasks = {}, stats = stats.new(#c.flows, nports), flows = {}, base = {} }
+  for _, s in ipairs(c.flows) do run.flows[s.index] = { spec = s, on = false } end
+  for _, s in ipairs(chosen) do run.flows[s.index].on = true end
+  for r, p in ipairs(c.ports) do
+    local mine = {}
+    for _, s in ipairs(chosen) do if s.tx == p.name then mine[#mine + 1] = s end end
+    local port = open_port(p.id, math.max(1, #mine))
+    local txqs = {}
+    for i = 1, #mine do txqs[i] = port:txq(i - 1) end
+    run.base[p.id] = port:stats()
+    run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { txqs = txqs, rxq = port:rxq(0), flows = mine,
+      stats = run.stats.addr, nflows = #c.flows, nports = nports, row = r - 1 })
+  end
+end
+
+-- A metrics request (checked): the model's Metrics.Response.
+function M.metrics(req)
+  local c = config.compiled()
+  if req.choice == "flow" then
+    local out = setmetatable({}, { __json = "array" })
+    if not c then return { choice = "flow_metrics", flow_metrics = out } end
+    for _, s in ipairs(flow_names(c, req.flow.flow_names, "flow.flow_names")) do
+      local m = { name = s.name, port_tx = s.tx, port_rx = s.rx[1], transmit = "stopped", frames_tx = 0,
+                  frames_rx = 0, bytes_tx = 0, bytes_rx = 0, frames_tx_rate = 0, frames_rx_rate = 0, loss = 0 }
+      local f = run and run.flows[s.index]
+      if f then
+        local st = run.stats.flow[s.index]
+        m.transmit = state_of(f, c)
+        m.frames_tx, m.bytes_tx = st.tx_frames, st.tx_bytes
+        m.frames_rx, m.bytes_rx = rx_of(f, c), rx_bytes_of(f, c)
+        if m.frames_tx > 0 then m.loss = math.max(0, (m.frames_tx - m.frames_rx) / m.frames_tx * 100) end
+      end
+      out[#out + 1] = m
+    end
+    return { choice = "flow_metrics", flow_metrics = out }
+  end
+  local out = setmetatable({}, { __json = "array" })
+  if not c then return { choice = "port_metrics", port_metrics = out } end
+  local want = {}
+  for _, n in ipairs(req.port and req.port.port_names or {}) do want[n] = true end
+  for i, p in ipairs(c.ports) do
+    if next(want) == nil or want[p.name] then
+      local m = { name = p.name, location = p.location, link = "down", capture = "stopped", frames_tx = 0,
+                  frames_rx = 0, bytes_tx = 0, bytes_rx = 0, frames_tx_rate = 0, frames_rx_rate = 0,
+                  bytes_tx_rate = 0, bytes_rx_rate = 0, transmit = "stopped" }
+      if opened[p.id] then
+        local port = surge.port(p.id)
+        local s, b = port:stats(), run and run.base[p.id]
+        m.link = port:info().link_up and "up" or "down"
+        if b then
+          m.frames_tx, m.frames_rx = s.tx_packets - b.tx_packets, s.rx_packets - b.rx_packets
+          -- bytes with the FCS, as the flows' (the model's frame size counts it)
+          m.bytes_tx = s.tx_bytes - b.tx_bytes + 4 * m.frames_tx
+          m.bytes_rx = s.rx_bytes - b.rx_bytes + 4 * m.frames_rx
+        end
+        if run then
+          for _, f in pairs(run.flows) do
+            if f.spec.tx == p.name and state_of(f, c) == "started" then m.transmit = "started" end
+          end
+        end
+      end
+      out[#out + 1] = m
+    end
+    local _ = i
+  end
+  return { choice = "port_metrics", port_metrics = out }
+end
+
+return M

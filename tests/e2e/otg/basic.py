@@ -1,0 +1,162 @@
+"""basic.py - surge otg driven by snappi as a lab drives Ixia-c, back to back
+over net_ring ports (each a loopback: what a port sends it receives).
+
+  PYTHONPATH=../shared/peers/otg python3 basic.py URL PCAP_DIR
+
+Checks: the version, set_config, traffic start, transmit state stopped,
+flow metrics exact (frames_rx == frames_tx == packets asked, bytes =
+frames x size), port metrics, GET /config; the refusals (BGP, unknown
+field, wrong type, bad enum, missing port, malformed JSON, pause,
+set_config while traffic runs) each a model Error with its JSON path and
+status, the server answering after each. Prints one line per check;
+exits 1 when one failed.
+"""
+import json
+import sys
+import time
+from typing import Any, List
+
+import requests
+import snappi
+
+URL = sys.argv[1]
+fails = 0
+
+
+def check(name: str, cond: bool, detail: Any = "") -> None:
+    global fails
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+    fails += 0 if cond else 1
+
+
+def post(path: str, body: str) -> requests.Response:
+    return requests.post(URL + path, data=body, headers={"Content-Type": "application/json"}, verify=False,
+                         timeout=30)
+
+
+def refused(name: str, path: str, body: str, status: int, needle: str) -> None:
+    r = post(path, body)
+    try:
+        e = r.json()
+    except ValueError:
+        e = {}
+    errs: List[str] = e.get("errors", [])
+    check(f"{name}: status {status}", r.status_code == status, (r.status_code, r.text[:300]))
+    check(f"{name}: a model Error (code {status}, errors naming '{needle}')",
+          e.get("code") == status and e.get("kind") in ("validation", "internal")
+          and any(needle in x for x in errs), r.text[:300])
+    v = requests.get(URL + "/capabilities/version", verify=False, timeout=10)
+    check(f"{name}: the server still answers", v.status_code == 200, v.status_code)
+
+
+api = snappi.api(location=URL, verify=False, version_check=True)
+v = api.get_version()
+check("capabilities/version: api_spec_version 1.3.0", v.api_spec_version == "1.3.0", v.serialize())
+
+# --- the documented example (docs/otg.md runs it too) ---------------------
+cfg = api.config()
+p1 = cfg.ports.add(name="p1", location="net_ring0")
+p2 = cfg.ports.add(name="p2", location="net_ring1")
+f1 = cfg.flows.add(name="f1")
+f1.tx_rx.port.tx_name, f1.tx_rx.port.rx_names = p1.name, [p1.name]
+f1.size.fixed, f1.rate.pps = 128, 20000
+f1.duration.fixed_packets.packets = 1000
+f1.metrics.enable = True
+eth, ip, udp = f1.packet.ethernet().ipv4().udp()
+eth.src.value, eth.dst.value = "02:00:00:00:00:01", "02:00:00:00:00:02"
+ip.src.increment.start, ip.src.increment.step, ip.src.increment.count = "10.0.0.1", "0.0.0.1", 10
+ip.dst.value = "10.1.0.1"
+udp.src_port.value = 1234
+udp.dst_port.values = [5000, 5001]
+f2 = cfg.flows.add(name="f2")
+f2.tx_rx.port.tx_name, f2.tx_rx.port.rx_names = p2.name, [p2.name]
+f2.size.fixed, f2.rate.pps = 64, 10000
+f2.duration.fixed_packets.packets = 500
+f2.metrics.enable = True
+eth2, vlan2, ip2, tcp2 = f2.packet.ethernet().vlan().ipv4().tcp()
+vlan2.id.decrement.start, vlan2.id.decrement.step, vlan2.id.decrement.count = 100, 1, 5
+ip2.src.value, ip2.dst.value = "192.168.1.1", "192.168.2.1"
+tcp2.src_port.value, tcp2.dst_port.increment.start, tcp2.dst_port.increment.count = 80, 8000, 4
+api.set_config(cfg)
+check("set_config: accepted", True)
+
+got = api.get_config()
+check("get_config: the flows and ports as set", [f.name for f in got.flows] == ["f1", "f2"]
+      and [p.location for p in got.ports] == ["net_ring0", "net_ring1"], got.serialize()[:300])
+
+cs = api.control_state()
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
+api.set_control_state(cs)
+
+# set_config while traffic runs -> 409 (f1 takes 50 ms at least)
+r = post("/config", cfg.serialize())
+check("set_config while traffic runs: 409", r.status_code == 409, (r.status_code, r.text[:200]))
+
+deadline = time.time() + 30
+while time.time() < deadline:
+    mr = api.metrics_request()
+    mr.flow.flow_names = []
+    fm = api.get_metrics(mr).flow_metrics
+    if all(m.transmit == "stopped" for m in fm):
+        break
+    time.sleep(0.1)
+by = {m.name: m for m in fm}
+for name, n, size in (("f1", 1000, 128), ("f2", 500, 64)):
+    m = by[name]
+    check(f"{name}: transmit stopped", m.transmit == "stopped", m.transmit)
+    check(f"{name}: frames_tx == {n}", m.frames_tx == n, m.frames_tx)
+    check(f"{name}: frames_rx == frames_tx", m.frames_rx == m.frames_tx, (m.frames_rx, m.frames_tx))
+    check(f"{name}: bytes_tx == bytes_rx == {n} x {size}", m.bytes_tx == n * size and m.bytes_rx == n * size,
+          (m.bytes_tx, m.bytes_rx))
+    check(f"{name}: loss 0", m.loss == 0, m.loss)
+mr = api.metrics_request()
+mr.port.port_names = []
+pm = {m.name: m for m in api.get_metrics(mr).port_metrics}
+check("port p1: frames_tx == frames_rx == 1000 (a loopback)", pm["p1"].frames_tx == 1000 and pm["p1"].frames_rx == 1000,
+      pm["p1"].serialize())
+check("port p2: frames_tx == 500", pm["p2"].frames_tx == 500, pm["p2"].serialize())
+
+# a second run of the same config counts from 0 again
+api.set_control_state(cs)
+time.sleep(0.3)
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.STOP
+api.set_control_state(cs)
+fm = {m.name: m for m in api.get_metrics(api.metrics_request().set(choice="flow")).flow_metrics}
+check("after stop: f1 transmit stopped and frames_tx <= 1000", fm["f1"].transmit == "stopped"
+      and fm["f1"].frames_tx <= 1000, fm["f1"].serialize())
+
+# --- refusals: each a model Error naming its path; the server goes on ------
+good = json.loads(cfg.serialize())
+bgp = dict(good, devices=[{"name": "d1", "bgp": {"router_id": "1.1.1.1"}}])
+refused("devices[0].bgp", "/config", json.dumps(bgp), 400, "devices[0].bgp: not implemented by surge")
+unk = json.loads(cfg.serialize())
+unk["flows"][0]["colour"] = "red"
+refused("unknown field", "/config", json.dumps(unk), 400, "flows[0].colour: unknown field")
+wt = json.loads(cfg.serialize())
+wt["flows"][0]["size"]["fixed"] = "big"
+refused("wrong type", "/config", json.dumps(wt), 400, "flows[0].size.fixed: expected an integer")
+be = json.loads(cfg.serialize())
+be["flows"][0]["rate"]["choice"] = "fast"
+refused("bad enum", "/config", json.dumps(be), 400, "flows[0].rate.choice: 'fast' is not one of")
+mp = json.loads(cfg.serialize())
+mp["flows"][1]["tx_rx"]["port"]["tx_name"] = "p9"
+refused("missing port", "/config", json.dumps(mp), 400, "flows[1].tx_rx.port.tx_name: 'p9' is not a port")
+refused("malformed JSON", "/config", '{"ports": [', 400, "not JSON")
+refused("deep JSON", "/config", "[" * 100000, 400, "nested deeper than")
+refused("pause", "/control/state",
+        '{"choice":"traffic","traffic":{"choice":"flow_transmit","flow_transmit":{"state":"pause"}}}', 400,
+        "traffic.flow_transmit.state: pause: not implemented by surge")
+bl = json.loads(cfg.serialize())
+bl["flows"][0]["size"]["choice"] = "increment"
+refused("size increment", "/config", json.dumps(bl), 400, "flows[0].size.increment: not implemented by surge")
+gap = json.loads(cfg.serialize())
+gap["flows"][0]["duration"]["fixed_packets"]["gap"] = 5
+refused("gap other than 12", "/config", json.dumps(gap), 400, "flows[0].duration.fixed_packets.gap: 5")
+gre = json.loads(cfg.serialize())
+gre["flows"][0]["packet"].append({"choice": "gre"})
+refused("gre header", "/config", json.dumps(gre), 400, "flows[0].packet[3].gre: not implemented by surge")
+# the config refused left the one set before: the traffic runs again
+api.set_config(cfg)
+check("a good config after the refusals: accepted", True)
+print("otg basic: %d failed" % fails)
+sys.exit(1 if fails else 0)
