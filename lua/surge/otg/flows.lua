@@ -59,6 +59,7 @@ local function fail(path, fmt, ...) error({ path = path, msg = fmt:format(...) }
 local function field(spec, layer, opts, def, pat, path)
   local c = pat.choice
   if c == "auto" or def.opt == nil then return end   -- surge computes it (or the only value the model allows)
+  if c == "value" and def.unset ~= nil and pat.value == def.unset then return end
   local kind = def.kind
   local first, fspec
   if c == "value" then
