@@ -175,7 +175,7 @@ function M.build(spec)
   stack.size, stack.payload = spec.size, payload
   local t = proto.stack(stack)
   local f
-  if #spec.fields > 0 then f = flow{ template = t, fields = spec.fields, combine = "zip" } end
+  if #spec.fields > 0 then f = flow{ template = t, fields = spec.fields, combine = "cycle" } end
   return t, f
 end
 
