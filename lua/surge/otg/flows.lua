@@ -148,8 +148,8 @@ function M.compile(f, index, ports, path)
   if last.name == "vlan" then fail(path .. ".packet", "a stack ending in a vlan header has no type to carry") end
   local d = f.duration
   spec.count = d.choice == "fixed_packets" and d.fixed_packets.packets or -1
-  if f.rate.choice == "pps" then spec.rate = ("%dpps"):format(f.rate.pps)
-  else spec.rate = ("%g%%"):format(f.rate.percentage) end
+  if f.rate.choice == "pps" then spec.pps_asked = f.rate.pps
+  else spec.pct = f.rate.percentage end
   spec.path = path
   return spec
 end

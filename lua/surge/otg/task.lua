@@ -1,15 +1,20 @@
 -- otg/task.lua - the task of one port while OTG traffic runs (launched as
--- "surge.otg.task:port" by otg/traffic.lua): it sends the flows whose
--- tx port this is, each on its own TX queue paced by surge's pacer at the
--- flow's rate (send_due: no flow waits on another's schedule), and counts
--- what the port receives per flow (the tag otg/flows.lua puts at the end of
--- a frame).
+-- "surge.otg.task:port" by otg/traffic.lua): it sends the flows whose tx
+-- port this is and counts what the port receives per flow (the tag
+-- otg/flows.lua puts at the end of a frame).
+--
+-- Sending: the port's flows are spread over its TX queues (as many as the
+-- device has, up to one a flow); each queue is paced by surge's pacer at
+-- the sum of its flows' rates, and send_due keeps any queue from waiting on
+-- another's schedule. Flows sharing a queue take turns a burst at a time,
+-- the one furthest behind its rate first (sent / rate smallest): over a
+-- run each gets its own rate within a burst. When a fixed_packets flow
+-- ends, its queue is re-paced at what the others ask.
 --
 -- Counts go to memory master owns (otg/stats.lua): per flow the frames and
--- bytes sent and whether its packets are all sent (this task alone writes
--- them), per port and flow the frames and bytes received (this port's
--- task alone writes its row). Aligned 8-byte stores: master reads whole
--- values while the task runs.
+-- bytes sent and whether all are sent (this task alone writes them), per
+-- port and flow the frames and bytes received (this port's task alone
+-- writes its row). Aligned 8-byte stores: master reads whole values.
 local surge = require "surge"
 local core = require "surge.core"
 local flows = require "surge.otg.flows"
@@ -19,50 +24,83 @@ local C = core.C
 local M = {}
 
 local BURST = 32
-local IDLE_US = 20     -- a round with nothing to send or receive: the lcore is shared (floating lcores)
+local IDLE_US = 20     -- a round with nothing to send or receive: the lcore may be shared (floating lcores)
 
--- a: { txqs = { txq, ... } (one per flow, in order), rxq, flows = { spec, ... },
---      stats = address of the run's stats, nflows, row (this port's rx row) }
+local function pace(g)
+  local pps = 0
+  for _, x in ipairs(g.flows) do if x.left ~= 0 then pps = pps + x.pps end end
+  if pps > 0 then g.q:set_rate(("%.6fpps"):format(pps)) end
+  g.pps = pps
+end
+
+-- The flow of group g to send next (nil: all done): the one furthest
+-- behind its rate.
+local function pick(g)
+  local best, key
+  for _, x in ipairs(g.flows) do
+    if x.left ~= 0 then
+      local k = x.s.tx_frames / x.pps
+      if best == nil or k < key then best, key = x, k end
+    end
+  end
+  return best
+end
+
+-- One send on group g; returns the packets sent.
+local function send(g)
+  local x = g.cur
+  if x == nil or x.burst.n == 0 then
+    x = pick(g)
+    g.cur = x
+    if x == nil then return 0 end
+    local left = x.left
+    x.burst:alloc((left > 0 and left < BURST) and left or BURST)
+    if x.f then x.f:apply(x.burst) end
+  end
+  local sent = g.q:send_due(x.burst)
+  if sent > 0 then
+    local s = x.s
+    s.tx_frames = s.tx_frames + sent
+    s.tx_bytes = s.tx_bytes + sent * x.bytes
+    if x.left > 0 then
+      x.left = x.left - sent
+      if x.left == 0 then
+        s.done = 1
+        pace(g)
+      end
+    end
+  end
+  return sent
+end
+
+-- a: { groups = { { txq = q, flows = { spec, ... } } }, rxq, stats (the
+--      block's address), nflows, row (this port's rx row) }; a spec has
+--      pps (its rate in frames a second) set by master.
 function M.port(a)
-  local st = stats.view(a.stats, a.nflows, a.nports)
-  local sending = {}
-  for i, spec in ipairs(a.flows) do
-    local t, f = flows.build(spec)
-    local pool = surge.pool{ template = t, shared = true }
-    local q = a.txqs[i]
-    q:set_rate(spec.rate)
-    sending[i] = { q = q, burst = pool:burst(BURST), f = f or false, left = spec.count, s = st.flow[spec.index],
-                   bytes = spec.size + flows.FCS }
+  local st = stats.view(a.stats)
+  local groups, all = {}, {}
+  for gi, g in ipairs(a.groups) do
+    local grp = { q = g.txq, flows = {}, cur = nil, pps = 0 }
+    for _, spec in ipairs(g.flows) do
+      local t, f = flows.build(spec)
+      local pool = surge.pool{ template = t, shared = true }
+      local x = { burst = pool:burst(BURST), f = f or false, left = spec.count, s = st.flow[spec.index],
+                  bytes = spec.size + flows.FCS, pps = spec.pps }
+      grp.flows[#grp.flows + 1] = x
+      all[#all + 1] = x
+    end
+    pace(grp)
+    groups[gi] = grp
   end
   local rxq = a.rxq
   local rxb = surge.pool{ size = 2048, shared = true }:burst(BURST)
   local rx = st.rx + a.row * a.nflows
-  local nflows, ns = a.nflows, #sending
+  local nflows, ng = a.nflows, #groups
   local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
   while surge.running() do
     local busy = false
-    for i = 1, ns do
-      local x = sending[i]
-      local left = x.left
-      if left ~= 0 then
-        local b = x.burst
-        if b.n == 0 then
-          b:alloc((left > 0 and left < BURST) and left or BURST)
-          if x.f then x.f:apply(b) end
-        end
-        local sent = x.q:send_due(b)
-        if sent > 0 then
-          busy = true
-          local s = x.s
-          s.tx_frames = s.tx_frames + sent
-          s.tx_bytes = s.tx_bytes + sent * x.bytes
-          if left > 0 then
-            left = left - sent
-            x.left = left
-            if left == 0 then s.done = 1 end
-          end
-        end
-      end
+    for i = 1, ng do
+      if groups[i].pps > 0 and send(groups[i]) > 0 then busy = true end
     end
     local n = rxq:recv(rxb)
     if n > 0 then
@@ -82,7 +120,7 @@ function M.port(a)
     end
     if not busy then C.surge_sleep_us(IDLE_US) end
   end
-  for i = 1, ns do sending[i].burst:free() end   -- allocated when the run stopped: never sent
+  for _, x in ipairs(all) do x.burst:free() end   -- allocated when the run stopped: never sent
   rxb:free()
   return true
 end

@@ -15,6 +15,7 @@ local stats = require "surge.otg.stats"
 local M = {}
 
 local SETTLE_S = 0.5
+local MAX_TXQ = 16
 
 local run             -- { tasks, stats, flows = { [index] = { spec, on, done_at } }, base = { [port id] = stats } }
 local opened = {}     -- port id -> txq count it was opened with
@@ -120,12 +121,28 @@ function M.start(names)
   for r, p in ipairs(c.ports) do
     local mine = {}
     for _, s in ipairs(chosen) do if s.tx == p.name then mine[#mine + 1] = s end end
-    local port = open_port(p.id, math.max(1, #mine))
-    local txqs = {}
-    for i = 1, #mine do txqs[i] = port:txq(i - 1) end
+    -- as many TX queues as the device has, up to one a flow (net_pcap, af_packet: one)
+    local info = require("surge.port").wrap(p.id):info()
+    local nq = math.max(1, math.min(#mine, info.max_txq, MAX_TXQ))
+    local port = open_port(p.id, nq)
+    local groups = {}
+    for q = 1, nq do groups[q] = { txq = port:txq(q - 1), flows = {} } end
+    for k, s in ipairs(mine) do
+      s.pps = s.pps_asked
+      if s.pct then
+        -- the model's percentage is of the line rate: frames of size + 20 bytes (preamble, gap) on the wire
+        if (info.speed_mbps or 0) <= 0 then
+          error({ status = 409, errors = { ("%s.rate.percentage: port %s reports no link speed: give the rate "
+            .. "in pps"):format(s.path, p.name) } }, 0)
+        end
+        s.pps = s.pct / 100 * info.speed_mbps * 1e6 / ((s.size + 4 + 20) * 8)
+      end
+      local g = groups[(k - 1) % nq + 1]
+      g.flows[#g.flows + 1] = s
+    end
     run.base[p.id] = port:stats()
-    run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { txqs = txqs, rxq = port:rxq(0), flows = mine,
-      stats = run.stats.addr, nflows = #c.flows, nports = nports, row = r - 1 })
+    run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxq = port:rxq(0),
+      stats = run.stats.addr, nflows = #c.flows, row = r - 1 })
   end
 end
 
