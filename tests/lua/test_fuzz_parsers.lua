@@ -1,6 +1,9 @@
 -- Bounded fuzzing of the Lua parsers that read text surge did not write
--- itself: the task-data decoder (surge.serial) and script options
--- (surge.args). Seeds come from tests/fuzz/{serial,args}; each target gets a
+-- itself: the task-data decoder (surge.serial), script options
+-- (surge.args) and the JSON `surge otg` takes from the network with what
+-- reads it after the decoder (surge.results.json, the OTG model's checks,
+-- the flow compiler and builder). Seeds come from
+-- tests/fuzz/{serial,args,otg}; each target gets a
 -- fixed number of mutations under a time cap. A parser may accept an input
 -- or refuse it with its own error (string "corrupt task data: ..." /
 -- args.OptionError); anything else (a Lua runtime error, a stack overflow, a
@@ -9,6 +12,10 @@
 -- raises the cap for a longer local campaign.
 local serial = require "surge.base.serial"
 local args = require "surge.args"
+local json = require "surge.results.json"
+local otg_schema = require "surge.otg.schema"
+local otg_model = require "surge.otg.model"
+local otg_flows = require "surge.otg.flows"
 
 local T = {}
 
@@ -33,7 +40,10 @@ end
 -- Pieces that steer mutations toward the grammar's corners.
 local tokens = { "{", "}", "[", "]", "=", ",", "(", ")", '"', "\\", "\n", "0/0", "1/0", "-", "e308",
                  "nil", "true", "n=", "return", "port(", "txq(0,", "pcap_writer(1,", "\\999", "9e999",
-                 ("{"):rep(150), ("["):rep(50), "--", "=", "0x", "inf", "nan", " " }
+                 ("{"):rep(150), ("["):rep(50), "--", "=", "0x", "inf", "nan", " ",
+                 -- JSON and OTG's shapes
+                 '"choice":', '"increment"', '"values":[', '"count":', '"start":"', "\\ud800", "\255\254", "1e999",
+                 "-0", ":null", '":{}', "}]", '"packet":[{"choice":"', "65536", "-1", '"fixed":' }
 
 local function mutate(s, rnd, seeds)
   for _ = 1, rnd(1, 4) do
@@ -115,6 +125,65 @@ local function check_args(line)
   elseif getmetatable(r) ~= args.OptionError or tostring(r):find("\n") then
     error(("parse raised %s for argv %q"):format(tostring(r), line), 0)
   end
+end
+
+-- The JSON decoder answers a value or nil and "json: ..." (never raises,
+-- bounded time and depth); what it decodes goes through the model's check
+-- (a value or errors naming paths, never a raise) and, when that passes,
+-- the flow compiler (a { path, msg } refusal) and builder (a message).
+local function check_otg(text)
+  local t0 = os.clock()
+  local ok, v, why = pcall(json.decode, text, 64)
+  if not ok then error(("json.decode raised %s for %q"):format(tostring(v), text), 0) end
+  if v == nil then
+    assert(type(why) == "string" and why:match("^json: "), "no reason for " .. ("%q"):format(text))
+    return
+  end
+  for _, node in ipairs({ otg_model.CONFIG, otg_model.CONTROL_STATE, otg_model.METRICS_REQUEST }) do
+    local ok2, cfg, errs = pcall(otg_schema.check, node, v, "")
+    if not ok2 then error(("schema.check raised %s for %q"):format(tostring(cfg), text), 0) end
+    assert(cfg ~= nil or (type(errs) == "table" and #errs > 0), "neither a value nor errors for " .. text)
+    if cfg and node == otg_model.CONFIG then
+      local names = {}
+      for _, p in ipairs(cfg.ports or {}) do names[p.name] = 0 end
+      for i, f in ipairs(cfg.flows or {}) do
+        local ok3, spec = pcall(otg_flows.compile, f, i - 1, names, "flows")
+        if not ok3 and (type(spec) ~= "table" or type(spec.path) ~= "string") then
+          error(("flows.compile raised %s for %q"):format(tostring(spec), text), 0)
+        end
+        if ok3 then
+          local ok4, e = pcall(otg_flows.build, spec)
+          if not ok4 and (type(e) ~= "string" or e:match("attempt to") or e:match("%.lua:%d+: bad argument")) then
+            error(("flows.build raised %s for %q"):format(tostring(e), text), 0)
+          end
+        end
+      end
+    end
+  end
+  assert(os.clock() - t0 < 0.5, ("otg took %.2f s on %q"):format(os.clock() - t0, text))
+end
+
+function T.otg_json_survives_mutations()
+  local n = fuzz(corpus("otg"), check_otg)
+  print(("  otg json/model/flows: %d mutated inputs, seed %d"):format(n, SEED))
+  assert(n >= 300, "too few iterations: " .. n)
+end
+
+function T.otg_json_bounds()
+  local v, why = json.decode(("["):rep(100000), 64)
+  assert(v == nil and why:match("nested deeper than 64"), why)
+  v, why = json.decode(('{"a":'):rep(65) .. "1" .. ("}"):rep(65), 64)
+  assert(v == nil and why:match("nested deeper than 64"), why)
+  v = json.decode(('{"a":'):rep(64) .. "1" .. ("}"):rep(64), 64)
+  assert(type(v) == "table")
+  v, why = json.decode('"a\\nb\\u00e9"')
+  assert(v == "a\nb\195\169", tostring(why))
+  v, why = json.decode('"tab\\tinside"')
+  assert(v == "tab\tinside", why)
+  v, why = json.decode('"raw\ncontrol"')    -- a raw newline in a string: RFC 8259 says escape it
+  assert(v == nil and why:match("control character"), tostring(why))
+  v = json.decode('"' .. ("x"):rep(4e6) .. '"')   -- long strings: a run at a time, not a table entry a byte
+  assert(#v == 4e6)
 end
 
 function T.decoder_survives_mutations()
