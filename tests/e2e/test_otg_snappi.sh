@@ -78,4 +78,19 @@ check "an unknown path: 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http
 check "still serving" 200 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/capabilities/version")"
 stop
 check "SIGTERM after --http: exit 0" 0 "$RC"
+
+echo "# docs/otg.md's snappi example, as written (https://localhost:8443)"
+awk '/^## A snappi example/ { on = 1 } on && /^```python/ { grab = 1; next } grab && /^```/ { exit } grab' \
+  "$SURGE_SRC/docs/otg.md" > "$TMP/example.py"
+check_match "the example is there" "snappi.api\\(location=\"https://localhost:8443\"" "$(cat "$TMP/example.py")"
+if /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 8443))' 2>/dev/null; then
+  PORT=8443
+  start || { FAILS=$((FAILS + 1)); finish; }
+  OUT=$(cd "$TMP" && PYTHONPATH="$PEERS" timeout 60 /usr/bin/python3 example.py 2>&1 | grep -v WARNING)
+  check "the example prints what docs/otg.md says" "f1: sent 1000 received 1000 loss 0.0 %" "$OUT"
+  stop
+  check "SIGTERM: exit 0" 0 "$RC"
+else
+  echo "skip: port 8443 is in use here, the example (which names it) not run"
+fi
 finish
