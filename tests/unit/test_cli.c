@@ -488,6 +488,41 @@ test_metrics(void **state)
 	assert_fails_naming("unknown option '--metrics'", "test", "--metrics", "9100");
 }
 
+/* surge otg: --listen (the --metrics parser, port 1..65535), --http, --cert/--key */
+static void
+test_otg(void **state)
+{
+	static const struct { char *spec; const char *addr; int port; } good[] = {
+		{ "8443", "127.0.0.1", 8443 }, { ":1", "127.0.0.1", 1 }, { "0.0.0.0:65535", "0.0.0.0", 65535 },
+		{ "[::1]:8443", "::1", 8443 },
+	};
+	static char *const bad[] = { "0", "x", "65536", "localhost:8443", "::1:8443", "127.0.0.1:", "1.2.3.4.5:80" };
+
+	(void)state;
+	assert_int_equal(PARSE("otg"), 0);
+	assert_int_equal(o.cmd, CMD_OTG);
+	assert_string_equal(o.otg_addr, "127.0.0.1");
+	assert_int_equal(o.otg_port, 8443);
+	assert_int_equal(o.otg_http, 0);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(PARSE("otg", "--listen", good[i].spec), 0);
+		assert_string_equal(o.otg_addr, good[i].addr);
+		assert_int_equal(o.otg_port, good[i].port);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_fails_naming("option --listen: '", "otg", "--listen", bad[i]);
+	assert_fails_naming("option --listen needs [ADDR:]PORT", "otg", "--listen");
+	assert_int_equal(PARSE("otg", "--http", "--vdev", "net_ring0"), 0);
+	assert_int_equal(o.otg_http, 1);
+	assert_int_equal(PARSE("otg", "--cert", "c.pem", "--key", "k.pem"), 0);
+	assert_string_equal(o.otg_cert, "c.pem");
+	assert_fails_naming("option --cert: give --cert and --key together", "otg", "--cert", "c.pem");
+	assert_fails_naming("option --key: give --cert and --key together", "otg", "--key", "k.pem");
+	assert_fails_naming("option --cert: --http serves plain HTTP", "otg", "--http", "--cert", "c", "--key", "k");
+	assert_fails_naming("otg: unexpected argument 'x.lua'", "otg", "x.lua");
+	assert_fails_naming("unknown option '--listen'", "run", "--listen", "8443", "x.lua");
+}
+
 int
 main(void)
 {
@@ -507,6 +542,7 @@ main(void)
 		cmocka_unit_test(test_output_clash),
 		cmocka_unit_test(test_repl_attach),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_otg),
 		cmocka_unit_test(test_path_and_scenarios),
 	};
 
