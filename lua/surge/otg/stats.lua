@@ -2,7 +2,9 @@
 -- the port tasks write (otg/task.lua): per flow what was sent, per port
 -- and flow what was received. Master keeps the block alive until the tasks
 -- have ended (otg/traffic.lua) and hands its address to them: tasks run in
--- the same process, each in its own VM.
+-- the same process, each in its own VM. run: each task says it is ready
+-- (its templates built, its port receiving) and master says go once all
+-- are: no flow sends before every port receives.
 local ffi = require "ffi"
 
 local M = {}
@@ -10,20 +12,23 @@ local M = {}
 ffi.cdef [[
 struct otg_flow_stats { double tx_frames, tx_bytes, done, pad; };
 struct otg_rx_stats { double frames, bytes; };
+struct otg_run { double go; double ready[64]; };
 ]]
 
 -- A zeroed block for nflows flows and nports ports: { flow, rx, addr }.
 function M.new(nflows, nports)
   local s = { flow = ffi.new("struct otg_flow_stats[?]", math.max(nflows, 1)),
-              rx = ffi.new("struct otg_rx_stats[?]", math.max(nflows * nports, 1)) }
-  s.addr = { tonumber(ffi.cast("uintptr_t", s.flow)), tonumber(ffi.cast("uintptr_t", s.rx)) }
+              rx = ffi.new("struct otg_rx_stats[?]", math.max(nflows * nports, 1)),
+              run = ffi.new("struct otg_run[1]") }
+  s.addr = { tonumber(ffi.cast("uintptr_t", s.flow)), tonumber(ffi.cast("uintptr_t", s.rx)),
+             tonumber(ffi.cast("uintptr_t", s.run)) }
   return s
 end
 
 -- The block at addr (M.new's addr), in a task.
 function M.view(addr)
   return { flow = ffi.cast("struct otg_flow_stats *", addr[1]),
-           rx = ffi.cast("struct otg_rx_stats *", addr[2]) }
+           rx = ffi.cast("struct otg_rx_stats *", addr[2]), run = ffi.cast("struct otg_run *", addr[3]) }
 end
 
 return M

@@ -97,8 +97,14 @@ function M.port(a)
   local rx = st.rx + a.row * a.nflows
   local nflows, ng = a.nflows, #groups
   local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
+  st.run.ready[a.row] = 1
+  local go = false
   while surge.running() do
     local busy = false
+    if not go then
+      go = st.run.go ~= 0
+      if not go then ng = 0 else ng = #groups end
+    end
     for i = 1, ng do
       if groups[i].pps > 0 and send(groups[i]) > 0 then busy = true end
     end

@@ -16,6 +16,7 @@ local M = {}
 
 local SETTLE_S = 0.5
 local MAX_TXQ = 16
+local READY_S = 10
 
 local run             -- { tasks, stats, flows = { [index] = { spec, on, done_at } }, base = { [port id] = stats } }
 local opened = {}     -- port id -> txq count it was opened with
@@ -144,6 +145,26 @@ function M.start(names)
     run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxq = port:rxq(0),
       stats = run.stats.addr, nflows = #c.flows, row = r - 1 })
   end
+  -- every port receives before any flow sends
+  local deadline = now() + READY_S
+  local function all_ready()
+    for r = 0, nports - 1 do if run.stats.run[0].ready[r] == 0 then return false end end
+    return true
+  end
+  while not all_ready() and now() < deadline do
+    surge.sleep(0.001)
+    for _, id in ipairs(run.tasks) do
+      local t
+      for _, e in ipairs(surge.tasks()) do if e.id == id then t = e end end
+      local ok, why = surge.collect(t)
+      if ok == false then M.stop() error({ status = 500, errors = { "a port's task failed: " .. tostring(why) } }, 0) end
+    end
+  end
+  if not all_ready() then
+    M.stop()
+    error({ status = 500, errors = { ("the ports' tasks were not ready in %d s"):format(READY_S) } }, 0)
+  end
+  run.stats.run[0].go = 1
 end
 
 -- A metrics request (checked): the model's Metrics.Response.

@@ -1,0 +1,67 @@
+"""pair.py - one flow each way between two ports wired back to back
+(test_otg_veth.sh: a veth pair, each end a Linux interface name as the
+port's location).
+
+  PYTHONPATH=../shared/peers/otg python3 pair.py URL LOC_A LOC_B
+
+Checks, per flow: transmit stopped, frames_tx == the packets asked,
+frames_rx on the other port == frames_tx, bytes; per port: frames_tx.
+Prints one line per check; exits 1 when one failed.
+"""
+import sys
+import time
+from typing import Any
+
+import snappi
+
+URL, LOC_A, LOC_B = sys.argv[1], sys.argv[2], sys.argv[3]
+fails = 0
+
+
+def check(name: str, cond: bool, detail: Any = "") -> None:
+    global fails
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+    fails += 0 if cond else 1
+
+
+api = snappi.api(location=URL, verify=False)
+cfg = api.config()
+pa = cfg.ports.add(name="a", location=LOC_A)
+pb = cfg.ports.add(name="b", location=LOC_B)
+for name, tx, rx, n, size in (("ab", pa, pb, 2000, 256), ("ba", pb, pa, 700, 1518)):
+    f = cfg.flows.add(name=name)
+    f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = tx.name, [rx.name]
+    f.size.fixed, f.rate.pps = size, 20000
+    f.duration.fixed_packets.packets = n
+    f.metrics.enable = True
+    eth, ip, udp = f.packet.ethernet().ipv4().udp()
+    eth.src.value, eth.dst.value = "02:00:00:00:0a:01", "02:00:00:00:0b:01"
+    ip.src.value, ip.dst.value = "198.18.0.1", "198.19.0.1"
+    udp.src_port.increment.start, udp.src_port.increment.count = 1000, 100
+    udp.dst_port.value = 7
+api.set_config(cfg)
+cs = api.control_state()
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
+api.set_control_state(cs)
+deadline = time.time() + 30
+while time.time() < deadline:
+    mr = api.metrics_request()
+    mr.flow.flow_names = []
+    fm = api.get_metrics(mr).flow_metrics
+    if all(m.transmit == "stopped" for m in fm):
+        break
+    time.sleep(0.1)
+by = {m.name: m for m in fm}
+for name, n, size in (("ab", 2000, 256), ("ba", 700, 1518)):
+    m = by[name]
+    check(f"{name}: transmit stopped", m.transmit == "stopped", m.transmit)
+    check(f"{name}: frames_tx == {n}", m.frames_tx == n, m.frames_tx)
+    check(f"{name}: frames_rx on the other end == frames_tx", m.frames_rx == n, m.frames_rx)
+    check(f"{name}: bytes_rx == {n} x {size}", m.bytes_rx == n * size, m.bytes_rx)
+mr = api.metrics_request()
+mr.port.port_names = []
+pm = {m.name: m for m in api.get_metrics(mr).port_metrics}
+check("port a: frames_tx 2000, link up", pm["a"].frames_tx == 2000 and pm["a"].link == "up", pm["a"].serialize())
+check("port b: frames_tx 700, link up", pm["b"].frames_tx == 700 and pm["b"].link == "up", pm["b"].serialize())
+print("otg pair: %d failed" % fails)
+sys.exit(1 if fails else 0)
