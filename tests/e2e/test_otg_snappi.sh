@@ -75,6 +75,9 @@ check_match "--http: plain HTTP answers" '"api_spec_version":"1.3.0"' \
 check "a body over 64 MiB: 413" 413 "$(head -c 70000000 /dev/zero | curl -s -o /dev/null -w '%{http_code}' \
   -H 'Content-Type: application/json' --data-binary @- "http://127.0.0.1:$PORT/config")"
 check "an unknown path: 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")"
+/usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/trickle.py" 127.0.0.1 "$PORT" > "$TMP/trickle.log" 2>&1
+check "3 clients trickling their bodies and 10 idle ones: every other request answered within 0.5 s" 0 "$?"
+cat "$TMP/trickle.log"
 check "still serving" 200 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/capabilities/version")"
 stop
 check "SIGTERM after --http: exit 0" 0 "$RC"
