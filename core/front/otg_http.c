@@ -40,6 +40,7 @@
 #define OTG_REQ_DEADLINE_S 30
 #define OTG_IDLE_S 10
 #define OTG_CONN_LIMIT 64
+#define OTG_PER_IP_LIMIT 16             /* one client cannot take every connection */
 
 enum req_state { REQ_READING, REQ_READY, REQ_TAKEN, REQ_ANSWERED };
 
@@ -343,6 +344,7 @@ surge_otg_open(const char *listen, int tls, const char *cert, const char *key, c
 	srv->d = MHD_start_daemon(flags, 0, NULL, NULL, answer, srv,
 				  MHD_OPTION_LISTEN_SOCKET, s->fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)OTG_CONN_LIMIT,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)OTG_PER_IP_LIMIT,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)OTG_IDLE_S,
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
 				  s->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->cert_pem,

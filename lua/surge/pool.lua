@@ -22,7 +22,7 @@ function M.wrap(id) return setmetatable({ id = id }, Pool) end
 -- Tells C where the template's first IP and L4 headers are, so ports with
 -- checksum offload can compute them (core/dataplane/offload.c).
 local l4_protos = { udp = 17, tcp = 6 }
-local function set_layout(id, t)
+local function set_layout(id, t, reset)
   for i, l in ipairs(t.layers or {}) do
     if l.name == "ip4" or l.name == "ip6" then
       local nxt = t.layers[i + 1]
@@ -31,6 +31,7 @@ local function set_layout(id, t)
       return
     end
   end
+  if reset then rc_check(C.surge_pool_layout(id, 0, 0, 0, 0), 3) end   -- a refill: no IP now
 end
 
 local known = { size = 1, cache = 1, data_room = 1, template = 1, shared = 1, socket = 1, fill = 1 }
@@ -98,6 +99,19 @@ function M.new(opts)
   elseif opts.fill ~= nil then
     check.raise("surge.pool: fill = LENGTH goes with a template function")
   end
+  return self
+end
+
+-- Fills an idle pool (every mbuf back in it) with another template: pools
+-- are never freed during a run, so a program that changes its templates
+-- (surge otg's configs) reuses them. Refused (EBUSY) while mbufs are out.
+function Pool:refill(t)
+  check.self(self, Pool, "pool:refill")
+  check.expect(t, "table", "pool:refill", "t (a template from surge.proto)")
+  check.expect(t.bytes, "string", "pool:refill", "t.bytes (a template from surge.proto)")
+  if #t.bytes < 14 then check.raise(("pool:refill: template of %d bytes: at least 14"):format(#t.bytes)) end
+  rc_check(C.surge_pool_fill(self.id, t.bytes, #t.bytes), 2)
+  set_layout(self.id, t, true)
   return self
 end
 

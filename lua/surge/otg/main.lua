@@ -43,6 +43,7 @@ routes["POST /config"] = function(req)
   if not busy then traffic.stop() end      -- the last run's tasks, all flows done: ended before the ports change
   local r = config.set(body, busy)
   if r then return err_reply(r.status, r.kind, r.errors) end
+  traffic.forget()
   return warnings()
 end
 

@@ -17,6 +17,7 @@
 -- writes its row). Aligned 8-byte stores: master reads whole values.
 local surge = require "surge"
 local core = require "surge.core"
+local pool = require "surge.pool"
 local flows = require "surge.otg.flows"
 local stats = require "surge.otg.stats"
 
@@ -24,7 +25,8 @@ local C = core.C
 local M = {}
 
 local BURST = 32
-local IDLE_US = 20     -- a round with nothing to send or receive: the lcore may be shared (floating lcores)
+local IDLE_US = 20
+local DRAIN_ROUNDS = 1024     -- a round with nothing to send or receive: the lcore may be shared (floating lcores)
 
 local function pace(g)
   local pps = 0
@@ -73,7 +75,7 @@ local function send(g)
   return sent
 end
 
--- a: { groups = { { txq = q, flows = { spec, ... } } }, rxq, stats (the
+-- a: { groups = { { txq = q, flows = { spec, ... } } }, rxqs = { rxq, ... }, stats (the
 --      block's address), nflows, row (this port's rx row) }; a spec has
 --      pps (its rate in frames a second) set by master.
 function M.port(a)
@@ -82,9 +84,8 @@ function M.port(a)
   for gi, g in ipairs(a.groups) do
     local grp = { q = g.txq, flows = {}, cur = nil, pps = 0 }
     for _, spec in ipairs(g.flows) do
-      local t, f = flows.build(spec)
-      local pool = surge.pool{ template = t, shared = true }
-      local x = { burst = pool:burst(BURST), f = f or false, left = spec.count, s = st.flow[spec.index],
+      local _, f = flows.build(spec)    -- the template is in spec.pool (master's: otg/traffic.lua)
+      local x = { burst = spec.pool:burst(BURST), f = f or false, left = spec.count, s = st.flow[spec.index],
                   bytes = spec.size + flows.FCS, pps = spec.pps }
       grp.flows[#grp.flows + 1] = x
       all[#all + 1] = x
@@ -92,11 +93,36 @@ function M.port(a)
     pace(grp)
     groups[gi] = grp
   end
-  local rxq = a.rxq
-  local rxb = surge.pool{ size = 2048, shared = true }:burst(BURST)
+  local rxqs, nrx = a.rxqs, #a.rxqs
+  local rxb = pool.burst(-1, BURST)    -- receive only: the mbufs are the port's
   local rx = st.rx + a.row * a.nflows
   local nflows, ng = a.nflows, #groups
   local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
+  local FCS = flows.FCS
+  -- one receive, counted per flow by the tag; returns the frames
+  local function receive_on(rxq)
+    local n = rxq:recv(rxb)
+    if n > 0 then
+      local data, len = rxb.data, rxb.len
+      for j = 0, n - 1 do
+        local p, l = data[j], len[j]
+        if l >= 6 and p[l - 6] == T0 and p[l - 5] == T1 and p[l - 4] == T2 and p[l - 3] == T3 then
+          local k = p[l - 2] * 256 + p[l - 1]
+          if k < nflows then
+            local r = rx[k]
+            r.frames = r.frames + 1
+            r.bytes = r.bytes + l + FCS
+          end
+        end
+      end
+    end
+    return n
+  end
+  local function receive()
+    local n = receive_on(rxqs[1])
+    for q = 2, nrx do n = n + receive_on(rxqs[q]) end
+    return n
+  end
   st.run.ready[a.row] = 1
   local go = false
   while surge.running() do
@@ -108,25 +134,13 @@ function M.port(a)
     for i = 1, ng do
       if groups[i].pps > 0 and send(groups[i]) > 0 then busy = true end
     end
-    local n = rxq:recv(rxb)
-    if n > 0 then
-      busy = true
-      local data, len = rxb.data, rxb.len
-      for j = 0, n - 1 do
-        local p, l = data[j], len[j]
-        if l >= 6 and p[l - 6] == T0 and p[l - 5] == T1 and p[l - 4] == T2 and p[l - 3] == T3 then
-          local k = p[l - 2] * 256 + p[l - 1]
-          if k < nflows then
-            local r = rx[k]
-            r.frames = r.frames + 1
-            r.bytes = r.bytes + l + flows.FCS
-          end
-        end
-      end
-    end
+    if receive() > 0 then busy = true end
     if not busy then C.surge_sleep_us(IDLE_US) end
   end
   for _, x in ipairs(all) do x.burst:free() end   -- allocated when the run stopped: never sent
+  -- what is still queued to this port (a loopback's own frames) is counted
+  -- and goes back to its pool: the next start refills idle pools
+  for _ = 1, DRAIN_ROUNDS do if receive() == 0 then break end end
   rxb:free()
   return true
 end

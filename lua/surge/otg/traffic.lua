@@ -9,8 +9,10 @@
 -- are lost): from then on "stopped", and its counts are final. A stop
 -- ends the tasks: the counts are final then too.
 local surge = require "surge"
+local pool = require "surge.pool"
 local config = require "surge.otg.config"
 local stats = require "surge.otg.stats"
+local flows = require "surge.otg.flows"
 
 local M = {}
 
@@ -19,17 +21,45 @@ local MAX_TXQ = 16
 local READY_S = 10
 
 local run             -- { tasks, stats, flows = { [index] = { spec, on, done_at } }, base = { [port id] = stats } }
-local opened = {}     -- port id -> txq count it was opened with
+local opened = {}     -- port id -> "txq/rxq" counts it was opened with
+-- Template pools, master's (shared with the tasks): a pool cannot be freed
+-- while surge runs, so every start takes them from here, one a flow, the
+-- same template's again, or an idle one refilled. { pool, bytes, busy }
+local pools = {}
+local POOL_SIZE = 4096
+
+local function take_pool(t)
+  for _, p in ipairs(pools) do
+    if not p.busy and p.bytes == t.bytes and p.pool:info().avail == p.size then p.busy = true return p.pool end
+  end
+  for _, p in ipairs(pools) do
+    if not p.busy and pcall(p.pool.refill, p.pool, t) then
+      p.bytes, p.busy = t.bytes, true
+      return p.pool
+    end
+  end
+  local ok, new = pcall(pool.new, { template = t, size = POOL_SIZE, shared = true })
+  if not ok then
+    error({ status = 500, errors = { "no pool for another flow: " .. tostring(new):gsub("^[^\n:]+:%d+: ", "")
+      .. " (surge otg keeps one a flow; fewer flows, or restart the server)" } }, 0)
+  end
+  pools[#pools + 1] = { pool = new, bytes = t.bytes, busy = true, size = new:info().size }
+  return new
+end
 
 local function now() return tonumber(surge.tsc()) / surge.tsc_hz() end
 
-local function open_port(id, txq)
-  if opened[id] and opened[id] ~= txq then
+-- Opened with txq TX queues and as many RX queues as the device has up to
+-- that: a loopback (net_ring) returns queue k's frames on RX queue k, a
+-- NIC spreads what it receives over every RX queue (RSS); the task polls them all.
+local function open_port(id, txq, rxq)
+  local key = txq .. "/" .. rxq
+  if opened[id] and opened[id] ~= key then
     surge.port(id):close()
     opened[id] = nil
   end
-  local p = surge.port(id, { rxq = 1, txq = txq, clones = true, link_timeout = 2 })
-  opened[id] = txq
+  local p = surge.port(id, { rxq = rxq, txq = txq, clones = true, link_timeout = 2 })
+  opened[id] = key
   return p
 end
 
@@ -91,6 +121,14 @@ function M.stop()
   end
   run.tasks = {}
   for _, f in pairs(run.flows) do f.on = false end
+  for _, p in ipairs(pools) do p.busy = false end
+end
+
+-- A new config: the last run's counts belonged to the old one (its tasks
+-- have ended: M.stop before the config was set).
+function M.forget()
+  M.stop()
+  run = nil
 end
 
 local function flow_names(c, names, path)
@@ -110,7 +148,7 @@ local function flow_names(c, names, path)
 end
 
 -- Starts the named flows (all: names empty); what ran before is stopped.
-function M.start(names)
+local function start(names)
   local c = config.compiled()
   if not c then error({ status = 409, errors = { "no config: set one (POST /config) first" } }, 0) end
   local chosen = flow_names(c, names, "traffic.flow_transmit.flow_names")
@@ -125,7 +163,10 @@ function M.start(names)
     -- as many TX queues as the device has, up to one a flow (net_pcap, af_packet: one)
     local info = require("surge.port").wrap(p.id):info()
     local nq = math.max(1, math.min(#mine, info.max_txq, MAX_TXQ))
-    local port = open_port(p.id, nq)
+    local nrx = math.max(1, math.min(nq, info.max_rxq))
+    local port = open_port(p.id, nq, nrx)
+    local rxqs = {}
+    for q = 1, nrx do rxqs[q] = port:rxq(q - 1) end
     local groups = {}
     for q = 1, nq do groups[q] = { txq = port:txq(q - 1), flows = {} } end
     for k, s in ipairs(mine) do
@@ -138,11 +179,12 @@ function M.start(names)
         end
         s.pps = s.pct / 100 * info.speed_mbps * 1e6 / ((s.size + 4 + 20) * 8)
       end
+      s.pool = take_pool((flows.build(s)))
       local g = groups[(k - 1) % nq + 1]
       g.flows[#g.flows + 1] = s
     end
     run.base[p.id] = port:stats()
-    run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxq = port:rxq(0),
+    run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxqs = rxqs,
       stats = run.stats.addr, nflows = #c.flows, row = r - 1 })
   end
   -- every port receives before any flow sends
@@ -165,6 +207,18 @@ function M.start(names)
     error({ status = 500, errors = { ("the ports' tasks were not ready in %d s"):format(READY_S) } }, 0)
   end
   run.stats.run[0].go = 1
+end
+
+-- A start that fails leaves no run behind: its tasks stopped, nothing
+-- counted as started (the next config or start is not refused for it).
+function M.start(names)
+  local ok, e = xpcall(start, function(x) return type(x) == "table" and x or debug.traceback(tostring(x), 2) end,
+    names)
+  if not ok then
+    pcall(M.stop)
+    run = nil
+    error(e, 0)
+  end
 end
 
 -- A metrics request (checked): the model's Metrics.Response.

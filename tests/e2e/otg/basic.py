@@ -88,10 +88,6 @@ cs = api.control_state()
 cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
 api.set_control_state(cs)
 
-# set_config while traffic runs -> 409 (f1 takes 50 ms at least)
-r = post("/config", cfg.serialize())
-check("set_config while traffic runs: 409", r.status_code == 409, (r.status_code, r.text[:200]))
-
 deadline = time.time() + 30
 while time.time() < deadline:
     mr = api.metrics_request()
@@ -116,16 +112,31 @@ check("port p1: frames_tx == frames_rx == 1000 (a loopback)", pm["p1"].frames_tx
       pm["p1"].serialize())
 check("port p2: frames_tx == 500", pm["p2"].frames_tx == 500, pm["p2"].serialize())
 
-# a second run of the same config counts from 0 again
+# a continuous flow runs until stopped; a config set meanwhile is a 409
+cont = json.loads(cfg.serialize())
+cont["flows"][0]["duration"] = {"choice": "continuous", "continuous": {"gap": 12}}
+api.set_config(json.dumps(cont))
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
+cs.traffic.flow_transmit.flow_names = ["f1"]
 api.set_control_state(cs)
 time.sleep(0.3)
+r = post("/config", cfg.serialize())
+check("set_config while traffic runs: 409", r.status_code == 409 and r.json().get("code") == 409,
+      (r.status_code, r.text[:200]))
+mr = api.metrics_request()
+mr.flow.flow_names = ["f1"]
+m = api.get_metrics(mr).flow_metrics[0]
+check("continuous f1: transmit started, sending", m.transmit == "started" and m.frames_tx > 0, m.serialize())
 cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.STOP
 api.set_control_state(cs)
-mr = api.metrics_request()
-mr.flow.flow_names = []
-fm = {m.name: m for m in api.get_metrics(mr).flow_metrics}
-check("after stop: f1 transmit stopped and frames_tx <= 1000", fm["f1"].transmit == "stopped"
-      and fm["f1"].frames_tx <= 1000, fm["f1"].serialize())
+m1 = api.get_metrics(mr).flow_metrics[0]
+time.sleep(0.2)
+m2 = api.get_metrics(mr).flow_metrics[0]
+check("after stop: f1 transmit stopped, frames_tx final (%d)" % m1.frames_tx,
+      m1.transmit == "stopped" and m1.frames_tx > 1000 and m2.frames_tx == m1.frames_tx
+      and m2.frames_rx == m1.frames_rx and m1.frames_rx <= m1.frames_tx, (m1.serialize(), m2.frames_tx))
+mr.flow.flow_names = ["f2"]
+check("f2 was not started: frames_tx 0", api.get_metrics(mr).flow_metrics[0].frames_tx == 0)
 
 # --- refusals: each a model Error naming its path; the server goes on ------
 good = json.loads(cfg.serialize())

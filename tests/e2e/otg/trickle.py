@@ -26,7 +26,7 @@ def trickle() -> None:
 
 
 threads = [threading.Thread(target=trickle, daemon=True) for _ in range(3)]
-idle = [socket.create_connection((HOST, PORT)) for _ in range(10)]
+idle = [socket.create_connection((HOST, PORT)) for _ in range(8)]
 for t in threads:
     t.start()
 time.sleep(0.3)

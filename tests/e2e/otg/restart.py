@@ -1,0 +1,53 @@
+"""restart.py - a server lives through many configs and starts: 40 rounds,
+alternating two configs of two flows each on one loopback port (other
+templates each round: pools are refilled, surge cannot free them; 80 flow
+starts are more than the 64 pools surge can have), every round's counts
+exact: both flows' frames come back (the second flow's on the port's
+second queue pair).
+
+  PYTHONPATH=../shared/peers/otg python3 restart.py URL
+"""
+import sys
+import time
+
+import snappi
+
+URL = sys.argv[1]
+api = snappi.api(location=URL, verify=False)
+fails = 0
+
+
+def config(k: int) -> "snappi.Config":
+    cfg = api.config()
+    p = cfg.ports.add(name="p", location="net_ring0")
+    for j in range(2):
+        f = cfg.flows.add(name="f%d" % j)
+        f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = p.name, [p.name]
+        f.size.fixed, f.rate.pps = 64 + 8 * k + 4 * j, 50000
+        f.duration.fixed_packets.packets = 100 + j
+        f.metrics.enable = True
+        eth, ip, udp = f.packet.ethernet().ipv4().udp()
+        udp.dst_port.value = 1000 * (k + 1) + j
+    return cfg
+
+
+cfgs = [config(0), config(1)]
+cs = api.control_state()
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
+mr = api.metrics_request()
+mr.flow.flow_names = []
+for r in range(40):
+    api.set_config(cfgs[r % 2])
+    api.set_control_state(cs)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        fm = api.get_metrics(mr).flow_metrics
+        if all(m.transmit == "stopped" for m in fm):
+            break
+        time.sleep(0.02)
+    got = [(m.frames_tx, m.frames_rx) for m in fm]
+    if got != [(100, 100), (101, 101)]:
+        print("FAIL round %d: %s" % (r, got))
+        fails += 1
+print("restart: 40 rounds, %d failed" % fails)
+sys.exit(1 if fails else 0)
