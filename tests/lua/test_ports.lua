@@ -92,6 +92,25 @@ function T.empty_pool_gives_short_bursts()
   assert(pool:info().avail == 40)
 end
 
+-- pool:refill: an idle pool takes another template (every mbuf, its length
+-- too); refused while an mbuf is out (surge otg reuses its pools so)
+function T.refill_idle_pool()
+  local pool = surge.pool{ size = 20, cache = 1, template = surge.proto.udp{ size = 60, dport = 7 } }
+  local b = pool:burst(20)
+  assert(b:alloc() == 20)
+  errors("in use", pool.refill, pool, surge.proto.tcp{ size = 80 })
+  b:free()
+  pool:refill(surge.proto.tcp{ size = 80, dport = 9 })
+  assert(pool:info().template_len == 80)
+  assert(b:alloc() == 20)
+  for i = 0, 19 do
+    assert(b.len[i] == 80 and b.data[i][23] == 6, "packet " .. i .. " holds the TCP template")
+    assert(b.data[i][36] == 0 and b.data[i][37] == 9)
+  end
+  b:free()
+  errors("pool:refill: t .a template from surge.proto.: expected a table", pool.refill, pool, "x")
+end
+
 function T.template_function_fills_each_mbuf()
   local calls = 0
   local pool = surge.pool{ size = 15, cache = 1, fill = 64, template = function(buf, len, i)
