@@ -1,0 +1,49 @@
+"""otg-overhead.py - what surge otg adds around the data path, measured from
+snappi (docs/performance.md, "surge otg's overhead"): set_config, a traffic
+start (the port tasks launched, every port receiving, the flows sending)
+and a metrics poll.
+
+  build/surge otg --no-huge --vdev net_ring0 &
+  PYTHONPATH=../shared/peers/otg /usr/bin/python3 bench/otg-overhead.py https://127.0.0.1:8443
+"""
+import statistics
+import sys
+import time
+
+import requests
+import snappi
+
+URL = sys.argv[1]
+api = snappi.api(location=URL, verify=False)
+cfg = api.config()
+p = cfg.ports.add(name="p", location="net_ring0")
+f = cfg.flows.add(name="f")
+f.tx_rx.port.tx_name = "p"
+f.rate.pps = 1000
+f.metrics.enable = True
+f.duration.fixed_packets.packets = 10
+f.packet.ethernet().ipv4().udp()
+
+
+def timed(fn, n: int) -> list:
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+t = timed(lambda: api.set_config(cfg), 20)
+print("set_config: median %.1f ms" % (statistics.median(t) * 1e3))
+cs = api.control_state()
+cs.traffic.flow_transmit.state = "start"
+t = timed(lambda: (api.set_control_state(cs), time.sleep(0.05)), 20)
+print("start: median %.1f ms" % (statistics.median(t) * 1e3 - 50))
+mr = api.metrics_request()
+mr.flow.flow_names = []
+t = sorted(timed(lambda: api.get_metrics(mr), 200))
+print("flow metrics poll (snappi): median %.2f ms, p99 %.2f ms" % (statistics.median(t) * 1e3, t[197] * 1e3))
+s = requests.Session()
+t = timed(lambda: s.post(URL + "/monitor/metrics", data='{"choice":"port"}', verify=False), 200)
+print("port metrics poll (a plain HTTP client): median %.2f ms" % (statistics.median(t) * 1e3))
