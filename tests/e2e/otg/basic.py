@@ -70,7 +70,8 @@ udp.src_port.value = 1234
 udp.dst_port.values = [5000, 5001]
 f2 = cfg.flows.add(name="f2")
 f2.tx_rx.port.tx_name, f2.tx_rx.port.rx_names = p2.name, [p2.name]
-f2.size.fixed, f2.rate.pps = 72, 10000
+f2.size.fixed = 72
+f2.rate.percentage = 0.05     # of net_ring's 10 Gbit/s at L1: 6793 frames/s
 f2.duration.fixed_packets.packets = 500
 f2.metrics.enable = True
 eth2, vlan2, ip2, tcp2 = f2.packet.ethernet().vlan().ipv4().tcp()
@@ -168,6 +169,9 @@ refused("gap other than 12", "/config", json.dumps(gap), 400, "flows[0].duration
 gre = json.loads(cfg.serialize())
 gre["flows"][0]["packet"].append({"choice": "gre"})
 refused("gre header", "/config", json.dumps(gre), 400, "flows[0].packet[3].gre: not implemented by surge")
+refused("/control/action", "/control/action", '{"choice":"protocol"}', 501,
+        "POST /control/action: not implemented by surge")
+refused("an unknown path", "/nope", "{}", 404, "/nope: not a path of the OTG API")
 # the config refused left the one set before: the traffic runs again
 api.set_config(cfg)
 check("a good config after the refusals: accepted", True)
