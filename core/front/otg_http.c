@@ -13,7 +13,8 @@
  *   surge_otg_close  stops the server
  *
  * Bounds, so one client cannot hold the others back or take the memory: a
- * body of at most OTG_BODY_MAX bytes (413 beyond, never read whole), a whole
+ * body of at most OTG_BODY_MAX bytes (413 beyond, never read whole) and
+ * OTG_BUFFERED_MAX of them held at once (503 beyond), a whole
  * request within OTG_REQ_DEADLINE_S of its first byte (a client trickling
  * its body is cut there, as an idle one is after OTG_IDLE_S), at most
  * OTG_CONN_LIMIT connections. Only the master thread touches any of it.
@@ -37,6 +38,7 @@
 #include "otg.h"
 
 #define OTG_BODY_MAX (64u << 20)
+#define OTG_BUFFERED_MAX (256u << 20)   /* bodies held at once, all connections: 503 beyond */
 #define OTG_REQ_DEADLINE_S 30
 #define OTG_IDLE_S 10
 #define OTG_CONN_LIMIT 64
@@ -50,6 +52,8 @@ struct otg_req {
 	uint64_t id;
 	enum req_state state;
 	int too_big;                    /* over OTG_BODY_MAX: the rest is skipped, 413 */
+	int no_room;                    /* over OTG_BUFFERED_MAX with the others: skipped, 503 */
+	struct surge_otg *srv;
 	struct timespec started;
 	char method[16];
 	char *path;
@@ -63,6 +67,7 @@ struct surge_otg {
 	struct MHD_Daemon *d;
 	struct otg_req *reqs;
 	uint64_t next_id;
+	size_t buffered;                /* the bodies' allocations, every request */
 };
 
 struct otg_server {
@@ -196,6 +201,7 @@ req_new(struct surge_otg *srv, struct MHD_Connection *c, const char *method, con
 		return NULL;
 	}
 	q->c = c;
+	q->srv = srv;
 	q->id = ++srv->next_id;
 	snprintf(q->method, sizeof(q->method), "%s", method);
 	clock_gettime(CLOCK_MONOTONIC, &q->started);
@@ -215,6 +221,7 @@ req_unlink(struct surge_otg *srv, struct otg_req *q)
 	}
 	if (q->resp != NULL)
 		MHD_destroy_response(q->resp);
+	srv->buffered -= q->cap;
 	free(q->path);
 	free(q->body);
 	free(q);
@@ -247,8 +254,8 @@ queue_text(struct MHD_Connection *c, unsigned status, const char *json)
 static int
 append(struct otg_req *q, const char *data, size_t n)
 {
-	if (q->too_big || q->len + n > OTG_BODY_MAX) {
-		q->too_big = 1;
+	if (q->too_big || q->no_room || q->len + n > OTG_BODY_MAX) {
+		q->too_big = !q->no_room;
 		return 0;
 	}
 	if (q->len + n + 1 > q->cap) {
@@ -257,8 +264,13 @@ append(struct otg_req *q, const char *data, size_t n)
 
 		while (cap < q->len + n + 1)
 			cap *= 2;
+		if (q->srv->buffered - q->cap + cap > OTG_BUFFERED_MAX) {
+			q->no_room = 1;     /* many large bodies at once: this one waits for none */
+			return 0;
+		}
 		if ((b = realloc(q->body, cap)) == NULL)
 			return -ENOMEM;
+		q->srv->buffered += cap - q->cap;
 		q->body = b;
 		q->cap = cap;
 	}
@@ -298,6 +310,10 @@ answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (q->no_room)
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "{\"code\":503,\"kind\":\"internal\",\"errors\":[\"surge otg holds 256 MiB of request "
+				  "bodies already: send it again\"]}");
 	if (q->too_big)
 		return queue_text(c, 413,
 				  "{\"code\":413,\"kind\":\"validation\",\"errors\":[\"the request body is larger than "
