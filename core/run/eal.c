@@ -140,10 +140,20 @@ static void cpu_list_format(const cpu_set_t *set, char *buf, size_t len);
 void
 eal_repl_lcores(char *buf, size_t len, const char *cpus, int ncpus)
 {
-	if (ncpus >= REPL_LCORES || cpus == NULL || cpus[0] == '\0')
+	eal_floating_lcores(buf, len, cpus, ncpus, REPL_LCORES);
+}
+
+/* `surge otg`: master and a task per port of a config, up to OTG_LCORES - 1
+ * ports without --lcores (docs/otg.md) */
+#define OTG_LCORES 8
+
+void
+eal_floating_lcores(char *buf, size_t len, const char *cpus, int ncpus, int want)
+{
+	if (ncpus >= want || cpus == NULL || cpus[0] == '\0')
 		snprintf(buf, len, "%s", "");
 	else
-		snprintf(buf, len, "(0-%d)@(%s)", REPL_LCORES - 1, cpus);
+		snprintf(buf, len, "(0-%d)@(%s)", want - 1, cpus);
 }
 
 /* Whether --eal already maps lcores (-l, -c, --lcores): then it is theirs. */
@@ -245,7 +255,10 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 		CPU_ZERO(&set);
 		if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
 			cpu_list_format(&set, cpus, sizeof(cpus));
-			eal_repl_lcores(map, sizeof(map), cpus, CPU_COUNT(&set));
+			if (o->cmd == CMD_OTG)
+				eal_floating_lcores(map, sizeof(map), cpus, CPU_COUNT(&set), OTG_LCORES);
+			else
+				eal_repl_lcores(map, sizeof(map), cpus, CPU_COUNT(&set));
 			if (map[0] != '\0') {
 				rc |= push(argv, argc, "--lcores");
 				rc |= push(argv, argc, map);

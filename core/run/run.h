@@ -40,6 +40,9 @@ int eal_default_port(const struct surge_opts *o);   /* none found: the virtual s
 void eal_stop(void);
 long eal_hugepages_free_mb(const char *meminfo, const char *mounts);   /* for the unit tests */
 void eal_repl_lcores(char *buf, size_t len, const char *cpus, int ncpus);   /* surge repl's default map */
+/* `want` lcores floating over the CPUs `cpus` (ncpus of them) when they are
+ * fewer, else "" (EAL's one lcore per CPU); surge repl's and surge otg's */
+void eal_floating_lcores(char *buf, size_t len, const char *cpus, int ncpus, int want);
 
 /* run_dir.c */
 void eal_forget(void);           /* the watchdog's exit: remove surge's own runtime folder */

@@ -93,7 +93,7 @@ check "3 clients trickling their bodies and 8 idle ones: every other request ans
 cat "$TMP/trickle.log"
 PYTHONPATH="$PEERS" /usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/restart.py" "http://127.0.0.1:$PORT" \
   > "$TMP/restart.log" 2>&1
-check "40 configs and starts on one server, counts exact each time" 0 "$?"
+check "40 configs and starts on one server, then six ports: counts exact each time" 0 "$?"
 grep -v WARNING "$TMP/restart.log" | tail -3
 check "still serving" 200 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/capabilities/version")"
 stop

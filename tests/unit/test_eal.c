@@ -290,6 +290,11 @@ test_repl_lcores(void **state)
 	assert_string_equal(buf, "");
 	eal_repl_lcores(buf, sizeof(buf), "", 0);      /* affinity unknown: EAL's default */
 	assert_string_equal(buf, "");
+	/* surge otg's: eight (master and seven ports' tasks) */
+	eal_floating_lcores(buf, sizeof(buf), "0-1", 2, 8);
+	assert_string_equal(buf, "(0-7)@(0-1)");
+	eal_floating_lcores(buf, sizeof(buf), "0-7", 8, 8);
+	assert_string_equal(buf, "");
 }
 
 int

@@ -3,7 +3,7 @@ alternating two configs of two flows each on one loopback port (other
 templates each round: pools are refilled, surge cannot free them; 80 flow
 starts are more than the 64 pools surge can have), every round's counts
 exact: both flows' frames come back (the second flow's on the port's
-second queue pair).
+second queue pair); then six ports at once, each a task.
 
   PYTHONPATH=../shared/peers/otg python3 restart.py URL
 """
@@ -49,5 +49,26 @@ for r in range(40):
     if got != [(100, 100), (101, 101)]:
         print("FAIL round %d: %s" % (r, got))
         fails += 1
-print("restart: 40 rounds, %d failed" % fails)
+# six ports at once: a task each (surge otg's default lcores: master and 7)
+cfg = api.config()
+for i in range(6):
+    p = cfg.ports.add(name="p%d" % i, location="net_ring%d" % (i + 10))
+    f = cfg.flows.add(name="f%d" % i)
+    f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = p.name, [p.name]
+    f.duration.fixed_packets.packets = 300 + i
+    f.metrics.enable, f.rate.pps = True, 20000
+    f.packet.ethernet().ipv4().udp()
+api.set_config(cfg)
+api.set_control_state(cs)
+deadline = time.time() + 20
+while time.time() < deadline:
+    fm = api.get_metrics(mr).flow_metrics
+    if all(m.transmit == "stopped" for m in fm):
+        break
+    time.sleep(0.05)
+got6 = [(m.frames_tx, m.frames_rx) for m in fm]
+if got6 != [(300 + i, 300 + i) for i in range(6)]:
+    print("FAIL six ports: %s" % got6)
+    fails += 1
+print("restart: 40 rounds and six ports, %d failed" % fails)
 sys.exit(1 if fails else 0)
