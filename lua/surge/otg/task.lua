@@ -25,8 +25,11 @@ local C = core.C
 local M = {}
 
 local BURST = 32
-local IDLE_US = 20
-local DRAIN_ROUNDS = 1024     -- a round with nothing to send or receive: the lcore may be shared (floating lcores)
+-- A round with nothing to send or receive sleeps (the lcore may be shared:
+-- floating lcores), longer while nothing comes, up to IDLE_MAX_US: a 1024-frame
+-- ring fills in no less than ~1 ms at 1 Mpps
+local IDLE_US, IDLE_MAX_US = 20, 200
+local DRAIN_ROUNDS = 1024     -- receives at most at a task's end: what its queues still hold
 
 local function pace(g)
   local pps = 0
@@ -124,7 +127,7 @@ function M.port(a)
     return n
   end
   st.run.ready[a.row] = 1
-  local go = false
+  local go, idle = false, IDLE_US
   while surge.running() do
     local busy = false
     if not go then
@@ -135,7 +138,11 @@ function M.port(a)
       if groups[i].pps > 0 and send(groups[i]) > 0 then busy = true end
     end
     if receive() > 0 then busy = true end
-    if not busy then C.surge_sleep_us(IDLE_US) end
+    if busy then idle = IDLE_US
+    else
+      C.surge_sleep_us(idle)
+      if idle < IDLE_MAX_US then idle = idle * 2 end
+    end
   end
   for _, x in ipairs(all) do x.burst:free() end   -- allocated when the run stopped: never sent
   -- what is still queued to this port (a loopback's own frames) is counted
