@@ -8,10 +8,11 @@ once; every client gets an answer, the server then answers others.
 import socket
 import sys
 from collections import Counter
+from typing import List
 
 HOST, PORT = sys.argv[1], int(sys.argv[2])
 SIZE, CHUNK = 60_000_000, 1 << 20
-socks = []
+socks: List[socket.socket] = []
 for _ in range(6):
     s = socket.create_connection((HOST, PORT))
     s.sendall(b"POST /config HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -31,7 +32,7 @@ while any(n < SIZE for n in sent):
         except OSError:          # answered (503) and closed before the whole body
             closed[i] = True
         sent[i] += n
-codes = Counter()
+codes: "Counter[str]" = Counter()
 for s in socks:
     s.settimeout(20)
     head = b""
