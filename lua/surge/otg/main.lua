@@ -57,11 +57,9 @@ routes["POST /control/state"] = function(req)
   local st, errs = schema.check(model.CONTROL_STATE, body, "")
   if not st then return err_reply(400, "validation", errs) end
   local ft = st.traffic.flow_transmit
-  if ft.state == "pause" or ft.state == "resume" then
-    return err_reply(400, "validation", { "traffic.flow_transmit.state: " .. ft.state .. ": " .. schema.NOT_IMPL })
-  end
   if ft.state == "start" then traffic.start(ft.flow_names)
-  else traffic.stop() end
+  elseif ft.state == "pause" or ft.state == "resume" then traffic.pause(ft.flow_names, ft.state == "pause")
+  else traffic.stop_flows(ft.flow_names) end
   return warnings()
 end
 

@@ -4,15 +4,17 @@
 -- have ended (otg/traffic.lua) and hands its address to them: tasks run in
 -- the same process, each in its own VM. run: each task says it is ready
 -- (its templates built, its port receiving) and master says go once all
--- are: no flow sends before every port receives.
+-- are: no flow sends before every port receives. A flow's paused is
+-- master's (pause, resume), gen counts master's changes of them: a task
+-- re-paces its queues when it moves.
 local ffi = require "ffi"
 
 local M = {}
 
 ffi.cdef [[
-struct otg_flow_stats { double tx_frames, tx_bytes, done, pad; };
+struct otg_flow_stats { double tx_frames, tx_bytes, done, paused; };
 struct otg_rx_stats { double frames, bytes; };
-struct otg_run { double go; double ready[64]; };
+struct otg_run { double go, gen; double ready[64]; };
 ]]
 
 -- A zeroed block for nflows flows and nports ports: { flow, rx, addr }.

@@ -33,7 +33,7 @@ local DRAIN_ROUNDS = 1024     -- receives at most at a task's end: what its queu
 
 local function pace(g)
   local pps = 0
-  for _, x in ipairs(g.flows) do if x.left ~= 0 then pps = pps + x.pps end end
+  for _, x in ipairs(g.flows) do if x.left ~= 0 and x.s.paused == 0 then pps = pps + x.pps end end
   if pps > 0 then g.q:set_rate(("%.6fpps"):format(pps)) end
   g.pps = pps
 end
@@ -43,7 +43,7 @@ end
 local function pick(g)
   local best, key
   for _, x in ipairs(g.flows) do
-    if x.left ~= 0 then
+    if x.left ~= 0 and x.s.paused == 0 then
       local k = x.s.tx_frames / x.pps
       if best == nil or k < key then best, key = x, k end
     end
@@ -127,9 +127,13 @@ function M.port(a)
     return n
   end
   st.run.ready[a.row] = 1
-  local go, idle = false, IDLE_US
+  local go, idle, gen = false, IDLE_US, st.run.gen
   while surge.running() do
     local busy = false
+    if st.run.gen ~= gen then          -- flows paused or resumed: each queue at what its flows ask now
+      gen = st.run.gen
+      for i = 1, #groups do pace(groups[i]) end
+    end
     if not go then
       go = st.run.go ~= 0
       if not go then ng = 0 else ng = #groups end

@@ -94,7 +94,7 @@ end
 local function state_of(f, c)
   if not f.on then return "stopped" end
   local s = run.stats.flow[f.spec.index]
-  if s.done == 0 then return "started" end
+  if s.done == 0 and not f.halt then return s.paused ~= 0 and "paused" or "started" end
   f.done_at = f.done_at or now()
   if rx_of(f, c) >= s.tx_frames or now() - f.done_at > SETTLE_S then
     f.on = false
@@ -107,7 +107,7 @@ end
 function M.busy()
   local c = config.compiled()
   if not run or not c then return false end
-  for _, f in pairs(run.flows) do if state_of(f, c) == "started" then return true end end
+  for _, f in pairs(run.flows) do if state_of(f, c) ~= "stopped" then return true end end
   return false
 end
 
@@ -219,6 +219,39 @@ function M.start(names)
     run = nil
     error(e, 0)
   end
+end
+
+-- Pauses (or resumes) the named flows of the run (all: names empty); a
+-- flow not started, or done, is left as it is. A paused flow's queue is
+-- re-paced at what the others ask; it may finish the burst it had begun.
+function M.pause(names, paused)
+  local c = config.compiled()
+  if not run or not c or #run.tasks == 0 then
+    error({ status = 409, errors = { "no traffic runs: start it before pausing or resuming" } }, 0)
+  end
+  for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
+    local f = run.flows[s.index]
+    if f and f.on and not f.halt then run.stats.flow[s.index].paused = paused and 1 or 0 end
+  end
+  local r = run.stats.run[0]
+  r.gen = r.gen + 1
+end
+
+-- Stops the named flows (all: names empty, their tasks ended too): a named
+-- flow's sending ends (as a pause) and its transmit state is stopped, its
+-- counts final once what it sent has come back.
+function M.stop_flows(names)
+  local c = config.compiled()
+  if names == nil or #names == 0 or not run or not c then return M.stop() end
+  for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
+    local f = run.flows[s.index]
+    if f and f.on then
+      run.stats.flow[s.index].paused = 1
+      f.halt = true             -- stopped like a flow whose packets are all sent: settled, then final
+    end
+  end
+  local r = run.stats.run[0]
+  r.gen = r.gen + 1
 end
 
 -- A metrics request (checked): the model's Metrics.Response.

@@ -116,10 +116,11 @@ check("port p2: frames_tx == 500", pm["p2"].frames_tx == 500, pm["p2"].serialize
 # a continuous flow runs until stopped; a config set meanwhile is a 409
 cont = json.loads(cfg.serialize())
 cont["flows"][0]["duration"] = {"choice": "continuous", "continuous": {"gap": 12}}
+cont["flows"][1]["duration"] = {"choice": "continuous", "continuous": {"gap": 12}}
 api.set_config(json.dumps(cont))
 cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
-cs.traffic.flow_transmit.flow_names = ["f1"]
 api.set_control_state(cs)
+cs.traffic.flow_transmit.flow_names = ["f1"]
 time.sleep(0.3)
 r = post("/config", cfg.serialize())
 check("set_config while traffic runs: 409", r.status_code == 409 and r.json().get("code") == 409,
@@ -128,7 +129,39 @@ mr = api.metrics_request()
 mr.flow.flow_names = ["f1"]
 m = api.get_metrics(mr).flow_metrics[0]
 check("continuous f1: transmit started, sending", m.transmit == "started" and m.frames_tx > 0, m.serialize())
+# pause: the flow's sending stops (its last burst may still go), resume: it goes on
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.PAUSE
+api.set_control_state(cs)
+time.sleep(0.1)
+p1 = api.get_metrics(mr).flow_metrics[0]
+time.sleep(0.3)
+p2 = api.get_metrics(mr).flow_metrics[0]
+check("pause: transmit paused, frames_tx still (%d)" % p1.frames_tx,
+      p1.transmit == "paused" and p2.transmit == "paused" and p2.frames_tx == p1.frames_tx, (p1.serialize(), p2.frames_tx))
+r = post("/config", cfg.serialize())
+check("set_config while paused: 409", r.status_code == 409, r.status_code)
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.RESUME
+api.set_control_state(cs)
+time.sleep(0.3)
+p3 = api.get_metrics(mr).flow_metrics[0]
+check("resume: transmit started, sending again (%d more)" % (p3.frames_tx - p2.frames_tx),
+      p3.transmit == "started" and p3.frames_tx > p2.frames_tx + 1000, p3.serialize())
+# stop of one named flow: it stops, the other goes on
 cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.STOP
+cs.traffic.flow_transmit.flow_names = ["f2"]
+api.set_control_state(cs)
+time.sleep(0.2)
+mr2 = api.metrics_request()
+mr2.flow.flow_names = ["f1", "f2"]
+q1 = {m.name: m for m in api.get_metrics(mr2).flow_metrics}
+time.sleep(0.2)
+q2 = {m.name: m for m in api.get_metrics(mr2).flow_metrics}
+check("stop f2 alone: f2 stopped, its counts final; f1 still sending",
+      q1["f2"].transmit == "stopped" and q2["f2"].frames_tx == q1["f2"].frames_tx > 0
+      and q2["f2"].frames_rx == q1["f2"].frames_rx == q1["f2"].frames_tx
+      and q2["f1"].transmit == "started" and q2["f1"].frames_tx > q1["f1"].frames_tx,
+      (q1["f2"].serialize(), q2["f1"].frames_tx, q1["f1"].frames_tx))
+cs.traffic.flow_transmit.flow_names = []
 api.set_control_state(cs)
 m1 = api.get_metrics(mr).flow_metrics[0]
 time.sleep(0.2)
@@ -136,8 +169,6 @@ m2 = api.get_metrics(mr).flow_metrics[0]
 check("after stop: f1 transmit stopped, frames_tx final (%d)" % m1.frames_tx,
       m1.transmit == "stopped" and m1.frames_tx > 1000 and m2.frames_tx == m1.frames_tx
       and m2.frames_rx == m1.frames_rx and m1.frames_rx <= m1.frames_tx, (m1.serialize(), m2.frames_tx))
-mr.flow.flow_names = ["f2"]
-check("f2 was not started: frames_tx 0", api.get_metrics(mr).flow_metrics[0].frames_tx == 0)
 
 # --- refusals: each a model Error naming its path; the server goes on ------
 good = json.loads(cfg.serialize())
@@ -157,9 +188,12 @@ mp["flows"][1]["tx_rx"]["port"]["tx_name"] = "p9"
 refused("missing port", "/config", json.dumps(mp), 400, "flows[1].tx_rx.port.tx_name: 'p9' is not a port")
 refused("malformed JSON", "/config", '{"ports": [', 400, "not JSON")
 refused("deep JSON", "/config", "[" * 100000, 400, "nested deeper than")
-refused("pause", "/control/state",
-        '{"choice":"traffic","traffic":{"choice":"flow_transmit","flow_transmit":{"state":"pause"}}}', 400,
-        "traffic.flow_transmit.state: pause: not implemented by surge")
+refused("pause with no traffic", "/control/state",
+        '{"choice":"traffic","traffic":{"choice":"flow_transmit","flow_transmit":{"state":"pause"}}}', 409,
+        "no traffic runs")
+refused("a state not of the model", "/control/state",
+        '{"choice":"traffic","traffic":{"choice":"flow_transmit","flow_transmit":{"state":"halt"}}}', 400,
+        "traffic.flow_transmit.state: 'halt' is not one of start, stop, pause, resume")
 bl = json.loads(cfg.serialize())
 bl["flows"][0]["size"]["choice"] = "increment"
 refused("size increment", "/config", json.dumps(bl), 400, "flows[0].size.increment: not implemented by surge")
