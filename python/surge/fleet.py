@@ -70,24 +70,6 @@ def start_local(name: str, script: str, args: Sequence[str] = (), *, surge: str 
     return Instance(name, sock, proc, log)
 
 
-# Stop the tasks, wait for them (their counters are final then) and return the
-# results as --output would write them (a failed task: "failed" and its error).
-_STOP_AND_COLLECT = (
-    "(function() stop() pcall(surge.wait, nil, 5) "
-    "local err for _, t in ipairs(surge.tasks()) do "
-    "if t.ok == false and not tostring(t.value):match('run stopped') then "
-    "err = err or tostring(t.value):match('^[^\\n]*') end end "
-    "return require('surge.results.json').encode(surge.results.collect(err and 'failed' or 'ok', "
-    "err and 1 or 0, err)) end)()"
-)
-
-_HEALTH = (
-    "(function() for _, t in ipairs(surge.tasks()) do "
-    "if t.ok == false and not tostring(t.value):match('run stopped') then "
-    "return tostring(t.value):match('^[^\\n]*') end end return false end)()"
-)
-
-
 class Fleet:
     """N instances as one run."""
 
@@ -133,7 +115,7 @@ class Fleet:
                                            f"{i.process.returncode})", instance=i.name)
                 try:
                     i.client = connect(i.socket, timeout=30.0, name=i.name)
-                    i.client.eval("1")
+                    i.client.remote("health")
                     return
                 except ConnectionClosed:
                     if time.monotonic() > deadline:
@@ -158,7 +140,7 @@ class Fleet:
 
         def arm(i: Instance) -> None:
             assert i.client is not None
-            i.armed_lead_s = float(i.client.eval(f"require('surge.fleet').arm({t!r})"))
+            i.armed_lead_s = float(i.client.remote("arm", {"t": t}))
             if i.armed_lead_s <= 0:
                 raise SurgeError(f"the start time arrived {-i.armed_lead_s * 1e3:.1f} ms late (its clock is "
                                  "ahead, or the link is slow): give a larger margin_s", instance=i.name)
@@ -170,7 +152,7 @@ class Fleet:
         failed task or has gone."""
         def one(i: Instance) -> None:
             assert i.client is not None
-            err = i.client.eval(_HEALTH)
+            err = i.client.remote("health")
             if err:
                 raise SurgeError(err, instance=i.name)
         self._check(self._each(one), "run")
@@ -190,7 +172,7 @@ class Fleet:
         instance order; a failed instance raises :class:`FleetError` naming it."""
         def one(i: Instance) -> dict[str, Any]:
             assert i.client is not None
-            i.results = json.loads(i.client.eval(_STOP_AND_COLLECT, timeout=60))
+            i.results = dict(i.client.remote("stop_collect", timeout=60))
             return i.results
         res = self._each(one)
         self._check(res, "stop")
@@ -205,7 +187,7 @@ class Fleet:
         def one(i: Instance) -> None:
             if i.client is not None and not i.client.closed:
                 try:
-                    i.client.eval("surge.stop()", timeout=10)
+                    i.client.remote("stop_run", timeout=10)
                 except SurgeError:
                     pass
         self._each(one)

@@ -311,6 +311,10 @@ local requester       -- the client whose request is being evaluated
 -- progress lines, python/surge/client.py).
 function M.requester() return requester end
 
+-- Writes to where the line being evaluated prints (its client's reply, or the
+-- terminal): surge.remote's replies, which typed code cannot redirect.
+function M.output(s) out(s) end
+
 local function serve_request(id, req)
   local kind, text = req:sub(1, 1), req:sub(2)
   if kind == "c" then
