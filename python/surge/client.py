@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, NoReturn, Optional, Union
 
 __all__ = ["Client", "Lua", "SurgeError", "ConnectionClosed", "Task", "connect", "lua_literal"]
 
@@ -33,6 +33,8 @@ MAX_INT = 1 << 53            # Lua numbers are doubles: integers beyond this are
 # tags of the values JSON has no form for (surge.remote's PAIRS, LUA, HEX, FLOAT)
 PAIRS, LUA, HEX, FLOAT = "\x00surge:pairs", "\x00surge:lua", "\x00surge:hex", "\x00surge:float"
 _LEN_DIGITS = len(str(MAX_FRAME))
+# how surge's prompt answers code that left it (core's repl/init.lua serve_request)
+_LEFT = ("os.exit: the instance ends", "exit() leaves the prompt")
 
 
 class SurgeError(Exception):
@@ -287,7 +289,7 @@ class Client:
         except (EOFError, OSError, _NotSurge):
             return None
 
-    def _finish(self, body: bytes, why: str) -> tuple[str, str]:
+    def _finish(self, body: bytes, why: str) -> NoReturn:
         self._close_locked()
         text = body[1:].decode("utf-8", "replace").strip()
         raise ConnectionClosed(f"the instance {why} the connection: {text}", instance=self.name)
@@ -323,15 +325,21 @@ class Client:
         if kind == "e":
             raise SurgeError(text.strip().removeprefix("error: ").strip() or "error", instance=self.name)
         if kind != "o":
-            raise SurgeError(f"unexpected reply {kind!r}: {text.strip()}", instance=self.name)
+            self._not_surge(f"a reply of kind {kind!r} to a whole request")
         out, sep, js = text.rpartition(MARK)
         if not sep:
-            # the code left the prompt (exit(), os.exit): surge said what happened
-            return None, text
+            if fn == "eval" and any(w in text for w in _LEFT):
+                return None, text       # the code left the prompt (exit(), os.exit): surge said so
+            self._not_surge(f"a reply without surge.remote's marker ({text[:40]!r})")
         try:
             return json.loads(js, object_hook=_from_wire), out
         except (ValueError, RecursionError) as e:
-            raise SurgeError(f"a reply that is not surge.remote's JSON ({e})", instance=self.name) from None
+            self._not_surge(f"a reply that is not JSON ({str(e)[:80]})")
+
+    def _not_surge(self, what: str) -> NoReturn:
+        self.close()
+        raise SurgeError(f"{self.path} is not a surge control socket: it sent {what} "
+                         "(the connection was closed)", instance=self.name)
 
     def remote(self, fn: str, args: Optional[dict[str, Any]] = None, timeout: Optional[float] = None) -> Any:
         """The value of ``surge.remote``'s function ``fn`` (see :meth:`remote_output`)."""

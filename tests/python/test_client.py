@@ -135,3 +135,58 @@ def test_sizes_and_arguments(instance):
         c.call("print", object())
     assert c.eval("#" + surge.lua_literal("a\"b\\\n\x00é")) == 8     # bytes as Lua sees them
     assert c.eval("1") == 1
+
+
+def test_values_kept_whole(instance):
+    c = instance().client
+    # keys of several types: none replaces another (issue 31.8)
+    assert c.eval("{ [1] = 'a', ['1'] = 'b' }") == {1: "a", "1": "b"}
+    assert c.eval("{ [true] = 'x', [2.5] = 'y', z = 1 }") == {True: "x", 2.5: "y", "z": 1}
+    assert c.eval("{ [1] = 'a', [3] = 'c' }") == {1: "a", 3: "c"}
+    # integers Lua cannot hold exactly are refused before anything is sent
+    assert c.call("tostring", 2 ** 53) == "9.007199254741e+15"
+    for big in (2 ** 53 + 1, -(2 ** 53) - 1, 2 ** 64):
+        with pytest.raises(TypeError, match="2\\^53"):
+            c.call("tostring", big)
+        with pytest.raises(TypeError, match="2\\^53"):
+            c.launch("tx", big)
+        with pytest.raises(TypeError, match="2\\^53"):
+            c.scenario("load-latency", {"rates": big})
+    with pytest.raises(TypeError):
+        c.call("tostring", "\ud800")
+    assert c.eval("1") == 1
+
+
+def test_waits_longer_than_the_socket_timeout(instance):
+    i = instance(args=(IDLE,))
+    c = surge.connect(i.sock, timeout=1.0)
+    t0 = time.monotonic()
+    t = c.launch("nap", 2.5)
+    assert t.wait() == "napped"                     # 2.5 s: several requests, none cut
+    assert 2.0 < time.monotonic() - t0 < 15
+    c.launch("nap", 2.5)
+    c.launch("nap", 1.5)
+    assert c.wait(0.2) is None                      # the wait's own timeout
+    assert c.wait() == ["napped", "napped"]
+    assert not c.closed and c.eval("1") == 1
+    c.close()
+
+
+def test_seventeenth_client(instance):
+    i = instance(args=(IDLE,))
+    others = []
+    for _ in range(15):                                       # 16 with the fixture's
+        others.append(surge.connect(i.sock, wait=10))
+        assert others[-1].eval("1") == 1
+    extra = surge.connect(i.sock, wait=10)
+    # surge accepts it, sends its refusal and closes before the client's first
+    # request: that request meets a closed socket, the refusal still unread
+    assert i.client.eval("1") == 1
+    time.sleep(0.3)
+    with pytest.raises(surge.SurgeError) as e:
+        extra.eval("1")
+    assert "too many clients attached" in str(e.value), str(e.value)
+    others.pop().close()
+    assert i.client.eval("2") == 2
+    for o in others:
+        o.close()
