@@ -3,8 +3,9 @@ and as pandas DataFrames when pandas is installed (it is optional)."""
 from __future__ import annotations
 
 import csv
-import os
+import io
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional, Union
 
@@ -173,30 +174,70 @@ class Results:
         return _pandas().json_normalize(rows)
 
 
-def load(path: PathLike) -> Results:
-    """Reads a ``--output`` file: JSON (everything) or CSV (the port series only,
-    put under ``series.ports``)."""
-    path = str(path)
-    if path.endswith(".csv"):
-        with open(path, newline="") as f:
-            rows = [{k: (float(v) if k not in ("port",) else int(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-        for r in rows:
-            for k in ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "drops", "unsent"):
-                r[k] = int(r[k])
-        data = {"schema": "surge-results", "schema_version": 1, "status": "ok", "metadata": {},
-                "series": {"ports": rows, "queues": [], "tasks": [], "counters": []}, "summary": {"ports": []}}
-        return Results(data, path)
+_CSV_INTS = ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "drops", "unsent")
+
+
+def _read_text(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as e:
         raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise ResultsError(f"{path}:{line}: not UTF-8 (byte {e.start}), not a file surge wrote") from None
+
+
+def _csv_cell(path: str, line: int, key: str, v: Optional[str]) -> Union[int, float]:
+    if v is None:
+        raise ResultsError(f"{path}:{line}: the row has no {key} (fewer cells than the header)")
+    try:
+        if key == "port" or key in _CSV_INTS:
+            return int(v)
+        return float(v)
+    except ValueError:
+        raise ResultsError(f"{path}:{line}: {key} is {v[:40]!r}, not a number") from None
+
+
+def _load_csv(path: str, text: str) -> Results:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[dict[str, Any]] = []
+    try:
+        header = reader.fieldnames or []
+        missing = [k for k in ("t", "port") + _CSV_INTS if k not in header]
+        if missing:
+            raise ResultsError(f"{path}:1: not surge's CSV: no column {', '.join(missing)}")
+        for r in reader:
+            line = reader.line_num
+            if None in r:
+                raise ResultsError(f"{path}:{line}: the row has more cells than the header")
+            rows.append({k: _csv_cell(path, line, k, v) for k, v in r.items()})
+    except csv.Error as e:
+        raise ResultsError(f"{path}:{reader.line_num}: not CSV: {e}") from None
+    data = {"schema": "surge-results", "schema_version": 1, "status": "ok", "metadata": {},
+            "series": {"ports": rows, "queues": [], "tasks": [], "counters": []}, "summary": {"ports": []}}
+    return Results(data, path)
+
+
+def load(path: PathLike) -> Results:
+    """Reads a ``--output`` file: JSON (everything) or CSV (the port series only,
+    put under ``series.ports``). A file that is not one surge wrote (not UTF-8,
+    not JSON or CSV, nested too deep, missing columns) is :class:`ResultsError`
+    naming the file and line."""
+    path = str(path)
+    text = _read_text(path)
+    if path.endswith(".csv"):
+        return _load_csv(path, text)
     if not text.strip():
         raise ResultsError(f"{path}: empty file")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ResultsError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: not a results file: its JSON is nested too deep") from None
     return Results(data, path)
 
 
