@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from .client import Client, ConnectionClosed, SurgeError, connect
+from .results import merge
 
 __all__ = ["Instance", "Fleet", "FleetError", "merge"]
 
@@ -220,72 +221,6 @@ class Fleet:
         if exc[0] is not None:
             self.abort()
         self.close()
-
-
-_SUMMED_PORT = ("tx_packets", "tx_bytes", "tx_pps", "tx_bps_l2", "tx_bps_l1", "rx_packets", "rx_bytes", "rx_pps",
-                "rx_bps_l2", "rx_bps_l1", "drops", "unsent")
-_SUMMED_QUEUE = ("packets", "bytes", "drops", "unsent")
-
-
-def merge(parts: dict[str, dict[str, Any]], start_time: Optional[float] = None) -> dict[str, Any]:
-    """One results file (schema version 1) for several instances: ``summary`` holds
-    the totals (ports and queues summed by number across instances, custom counters
-    by name), ``scenarios.fleet`` each instance's whole results and how its start
-    lined up. ``status`` is the worst of the parts."""
-    if not parts:
-        raise ValueError("merge: no results")
-    first = next(iter(parts.values()))
-    order = {"ok": 0, "running": 1, "interrupted": 2, "failed": 3}
-    worst_name, worst = max(parts.items(), key=lambda kv: order.get(kv[1]["status"], 3))
-    ports: dict[int, dict[str, Any]] = {}
-    queues: dict[tuple[int, int, str], dict[str, Any]] = {}
-    counters: dict[str, dict[str, Any]] = {}
-    duration = 0.0
-    for r in parts.values():
-        s = r["summary"]
-        duration = max(duration, float(s.get("duration_s", 0)))
-        for p in s.get("ports", []):
-            t = ports.setdefault(p["port"], {"port": p["port"], **{k: 0 for k in _SUMMED_PORT}})
-            for k in _SUMMED_PORT:
-                t[k] += p.get(k, 0)
-        for q in s.get("queues", []):
-            key = (q["port"], q["queue"], q["dir"])
-            t = queues.setdefault(key, {"port": key[0], "queue": key[1], "dir": key[2],
-                                        **{k: 0 for k in _SUMMED_QUEUE}})
-            for k in _SUMMED_QUEUE:
-                t[k] += q.get(k, 0)
-        for c in r.get("counters", []):
-            t = counters.setdefault(c["name"], {"name": c["name"], "kind": c["kind"], "value": 0, "lcores": 0})
-            t["value"] += c["value"]
-            t["lcores"] += c["lcores"]
-    leads = {}
-    for name, r in parts.items():
-        f = (r.get("scenarios") or {}).get("fleet")
-        if isinstance(f, dict) and "armed_lead_s" in f:
-            leads[name] = f["armed_lead_s"]
-    fleet: dict[str, Any] = {"instances": [{"name": n, "results": r} for n, r in parts.items()]}
-    if start_time is not None:
-        fleet["start"] = start_time
-    if leads:
-        fleet["armed_lead_s"] = leads      # how far ahead of each host's clock the start time arrived
-    meta = dict(first["metadata"])
-    meta["command_line"] = ["surge-fleet"] + [f"{n}={' '.join(r['metadata'].get('command_line', []))}"
-                                            for n, r in parts.items()]
-    meta["duration_s"] = duration
-    meta["devices"] = []
-    return {
-        "schema": "surge-results", "schema_version": 1,
-        "status": worst["status"], "exit_code": max((r.get("exit_code") or 0) for r in parts.values()),
-        "error": f"{worst_name}: {worst['error']}" if worst.get("error") else None,
-        "signal": None,
-        "metadata": meta,
-        "series": {"ports": [], "queues": [], "tasks": [], "counters": []},
-        "summary": {"duration_s": duration, "ports": [ports[k] for k in sorted(ports)],
-                    "queues": [queues[k] for k in sorted(queues)], "tasks": []},
-        "latency": [],
-        "counters": list(counters.values()),
-        "scenarios": {"fleet": fleet},
-    }
 
 
 def write(path: str, data: dict[str, Any]) -> None:

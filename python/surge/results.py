@@ -7,9 +7,9 @@ import io
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
-__all__ = ["Results", "Histogram", "load", "ResultsError"]
+__all__ = ["Results", "Histogram", "load", "merge", "ResultsError"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -245,3 +245,90 @@ def iter_files(paths: list[PathLike]) -> Iterator[Results]:
     """Each file loaded in turn."""
     for p in paths:
         yield load(p)
+
+
+# -- several instances' results as one ----------------------------------------
+# The one place results are added up across instances (surge.merge, Fleet.merged).
+# Records are matched by what names them (a port by its number, a queue by port,
+# queue and direction, a counter by name); every other field is kept, whatever
+# it is called, so a field surge adds later is merged too, not dropped:
+# numbers are summed, except times (the latest) and percentages (the mean);
+# objects (a port's device counters, a queue's rate) are merged field by field
+# with the same rules; anything else is the first instance's. Each instance's
+# whole results stay in scenarios.fleet.instances.
+_LATEST = frozenset({"t", "interval_s", "duration_s", "seconds"})
+
+
+def _merge_field(name: str, vals: list[Any]) -> Any:
+    if all(isinstance(v, dict) for v in vals):
+        return _merge_records(vals)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        if name in _LATEST:
+            return max(vals)
+        if name.endswith("_pct"):
+            return sum(vals) / len(vals)
+        return sum(vals)
+    return vals[0]
+
+
+def _merge_records(records: Sequence[dict[str, Any]], keys: Sequence[str] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {k: records[0].get(k) for k in keys}
+    for r in records:
+        for k in r:
+            if k not in out:
+                out[k] = _merge_field(k, [x[k] for x in records if k in x])
+    return out
+
+
+def _merge_lists(lists: Sequence[list[dict[str, Any]]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for lst in lists:
+        for rec in lst:
+            groups.setdefault(tuple(rec.get(k) for k in keys), []).append(rec)
+    return [_merge_records(groups[k], keys) for k in sorted(groups, key=lambda k: tuple(str(x) for x in k))]
+
+
+def merge(parts: dict[str, dict[str, Any]], start_time: Optional[float] = None) -> dict[str, Any]:
+    """One results file (schema version 1) for several instances: ``summary`` holds
+    the totals (ports and queues by number across instances, tasks by lcore, custom
+    counters by name; every field, see above), ``scenarios.fleet`` each instance's
+    whole results and how its start lined up. ``status`` is the worst of the parts."""
+    if not parts:
+        raise ValueError("merge: no results")
+    for name, r in parts.items():
+        Results(r, f"the results of {name}")
+    first = next(iter(parts.values()))
+    order = {"ok": 0, "running": 1, "interrupted": 2, "failed": 3}
+    worst_name, worst = max(parts.items(), key=lambda kv: order.get(kv[1]["status"], 3))
+    summaries = [r["summary"] for r in parts.values()]
+    duration = max(float(s.get("duration_s", 0)) for s in summaries)
+    leads = {}
+    for name, r in parts.items():
+        f = (r.get("scenarios") or {}).get("fleet")
+        if isinstance(f, dict) and "armed_lead_s" in f:
+            leads[name] = f["armed_lead_s"]
+    fleet: dict[str, Any] = {"instances": [{"name": n, "results": r} for n, r in parts.items()]}
+    if start_time is not None:
+        fleet["start"] = start_time
+    if leads:
+        fleet["armed_lead_s"] = leads      # how far ahead of each host's clock the start time arrived
+    meta = dict(first["metadata"])
+    meta["command_line"] = ["surge-fleet"] + [f"{n}={' '.join(r['metadata'].get('command_line', []))}"
+                                            for n, r in parts.items()]
+    meta["duration_s"] = duration
+    meta["devices"] = []
+    return {
+        "schema": "surge-results", "schema_version": 1,
+        "status": worst["status"], "exit_code": max((r.get("exit_code") or 0) for r in parts.values()),
+        "error": f"{worst_name}: {worst['error']}" if worst.get("error") else None,
+        "signal": None,
+        "metadata": meta,
+        "series": {"ports": [], "queues": [], "tasks": [], "counters": []},
+        "summary": {"duration_s": duration,
+                    "ports": _merge_lists([s.get("ports") or [] for s in summaries], ("port",)),
+                    "queues": _merge_lists([s.get("queues") or [] for s in summaries], ("port", "queue", "dir")),
+                    "tasks": _merge_lists([s.get("tasks") or [] for s in summaries], ("lcore",))},
+        "latency": [],
+        "counters": _merge_lists([r.get("counters") or [] for r in parts.values()], ("name", "kind")),
+        "scenarios": {"fleet": fleet},
+    }
