@@ -35,7 +35,7 @@ class Instance:
     ``ssh -L`` forward), and the process when the fleet started it."""
     name: str
     socket: str
-    process: Optional[subprocess.Popen] = None
+    process: Optional[subprocess.Popen[bytes]] = None
     log: Optional[str] = None                 # its stdout+stderr, when the fleet started it
     client: Optional[Client] = field(default=None, repr=False)
     results: Optional[dict[str, Any]] = field(default=None, repr=False)
@@ -86,7 +86,7 @@ class Fleet:
 
     def _each(self, fn: Callable[[Instance], Any]) -> list[tuple[Instance, Any, Optional[BaseException]]]:
         futs = [(i, self._pool.submit(fn, i)) for i in self.instances]
-        out = []
+        out: list[tuple[Instance, Any, Optional[BaseException]]] = []
         for i, f in futs:
             try:
                 out.append((i, f.result(), None))

@@ -3,14 +3,15 @@ import os
 import signal
 import threading
 import time
+from typing import Any
 
 import pytest
 
 import surge
-from conftest import IDLE
+from conftest import IDLE, MakeInstance
 
 
-def test_eval_values(instance):
+def test_eval_values(instance: MakeInstance) -> None:
     c = instance().client
     assert c.eval("1 + 1") == 2
     assert c.eval("'x' .. 1") == "x1"
@@ -25,7 +26,7 @@ def test_eval_values(instance):
     assert c.call("string.rep", "ab", 2) == "abab"
 
 
-def test_lua_errors(instance):
+def test_lua_errors(instance: MakeInstance) -> None:
     c = instance().client
     with pytest.raises(surge.SurgeError) as e:
         c.eval("1 + nil")
@@ -42,7 +43,7 @@ def test_lua_errors(instance):
     assert c.eval("2") == 2       # the connection goes on after errors
 
 
-def test_tasks_rates_stats(instance):
+def test_tasks_rates_stats(instance: MakeInstance) -> None:
     c = instance().client
     c.eval("require('surge.fleet').arm(0)")            # fleet_tx.lua without --fleet starts at once anyway
     for _ in range(200):     # the task has set its own rate once it sends
@@ -68,9 +69,9 @@ def test_tasks_rates_stats(instance):
     assert r["summary"]["ports"][0]["tx_packets"] > 0
 
 
-def test_scenario_with_progress(instance):
+def test_scenario_with_progress(instance: MakeInstance) -> None:
     c = instance(args=("--vdev", "net_ring0", IDLE)).client
-    lines = []
+    lines: list[str] = []
     res = c.scenario("load-latency", {"rates": "5kpps,10kpps", "trial": 0.3, "settle": 0.1}, progress=lines.append,
                      timeout=120)
     assert len(res["rows"]) == 2
@@ -81,18 +82,18 @@ def test_scenario_with_progress(instance):
     assert "unknown scenario" in str(e.value)
 
 
-def test_dead_socket(tmp):
+def test_dead_socket(tmp: str) -> None:
     with pytest.raises(surge.ConnectionClosed) as e:
         surge.connect(os.path.join(tmp, "none.sock"))
     assert "cannot connect to the control socket" in str(e.value)
 
 
-def test_stop_during_a_call(instance):
+def test_stop_during_a_call(instance: MakeInstance) -> None:
     i = instance()
     c = i.client
-    got = {}
+    got: dict[str, Any] = {}
 
-    def call():
+    def call() -> None:
         try:
             c.eval("while true do end", timeout=60)
         except surge.SurgeError as e:
@@ -116,14 +117,14 @@ def test_stop_during_a_call(instance):
             time.sleep(0.1)
 
 
-def test_instance_ends_during_call(instance):
+def test_instance_ends_during_call(instance: MakeInstance) -> None:
     c = instance().client
     with pytest.raises(surge.SurgeError) as e:
         c.eval("surge.stop() while true do end")
     assert "interrupted" in str(e.value) or isinstance(e.value, surge.ConnectionClosed)
 
 
-def test_sizes_and_arguments(instance):
+def test_sizes_and_arguments(instance: MakeInstance) -> None:
     c = instance().client
     with pytest.raises(surge.SurgeError) as e:
         c.eval("string.rep('x', 2 ^ 21)")
@@ -137,7 +138,7 @@ def test_sizes_and_arguments(instance):
     assert c.eval("1") == 1
 
 
-def test_values_kept_whole(instance):
+def test_values_kept_whole(instance: MakeInstance) -> None:
     c = instance().client
     # keys of several types: none replaces another (issue 31.8)
     assert c.eval("{ [1] = 'a', ['1'] = 'b' }") == {1: "a", "1": "b"}
@@ -157,7 +158,7 @@ def test_values_kept_whole(instance):
     assert c.eval("1") == 1
 
 
-def test_waits_longer_than_the_socket_timeout(instance):
+def test_waits_longer_than_the_socket_timeout(instance: MakeInstance) -> None:
     i = instance(args=(IDLE,))
     c = surge.connect(i.sock, timeout=1.0)
     t0 = time.monotonic()
@@ -172,9 +173,9 @@ def test_waits_longer_than_the_socket_timeout(instance):
     c.close()
 
 
-def test_seventeenth_client(instance):
+def test_seventeenth_client(instance: MakeInstance) -> None:
     i = instance(args=(IDLE,))
-    others = []
+    others: list[surge.Client] = []
     for _ in range(15):                                       # 16 with the fixture's
         others.append(surge.connect(i.sock, wait=10))
         assert others[-1].eval("1") == 1
