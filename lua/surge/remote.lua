@@ -188,21 +188,29 @@ end
 
 local API = {}
 
+-- Runs fn(...) as the prompt runs a line (errors at the user's line) and
+-- returns its values as a JSON array.
+local function values(progress_on, fn, ...)
+  local r = { with_progress(progress_on, xpcall, fn, where, ...) }
+  if not r[1] then error(r[2], 0) end
+  local vals = json.array()
+  for i = 2, table.maxn(r) do vals[i - 1] = to_json(r[i], {}) end
+  return vals
+end
+
 -- { code, progress } -> the code's values (an array).
 function API.eval(a)
   if type(a.code) ~= "string" then error("surge.remote: eval needs code (a string)", 0) end
-  local fn = compile(a.code)
-  local res = { n = 0 }
-  with_progress(a.progress, function()
-    res = { n = 0 }
-    local r = { xpcall(fn, where) }
-    if not r[1] then error(r[2], 0) end
-    res.n = table.maxn(r) - 1
-    for i = 2, res.n + 1 do res[i - 1] = r[i] end
-  end)
-  local vals = json.array()
-  for i = 1, res.n do vals[i] = to_json(res[i], {}) end
-  return vals
+  return values(a.progress, compile(a.code))
+end
+
+-- { fn, args, n } -> the values of fn(args...), fn a name or an expression
+-- (string.rep, surge.port(0).stats) evaluated in the prompt's environment.
+-- The call is made from a chunk named "prompt", so errors read as if typed.
+function API.call(a)
+  if type(a.fn) ~= "string" then error("surge.remote: call needs fn (a string)", 0) end
+  local args = a.args or {}
+  return values(false, compile("(" .. a.fn .. ")(...)"), unpack(args, 1, a.n or table.maxn(args)))
 end
 
 -- { fn, args } -> { id, name } of the task launched (the prompt's launch()).

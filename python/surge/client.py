@@ -366,7 +366,8 @@ class Client:
 
     def call(self, fn: str, *args: Any, timeout: Optional[float] = None) -> Any:
         """Calls a Lua function by name with Python arguments: ``call("surge.ports")``."""
-        return self.eval(f"{fn}({', '.join(lua_literal(a) for a in args)})", timeout)
+        vals = self.remote("call", {"fn": fn, "args": list(args), "n": len(args)}, timeout)
+        return None if not vals else vals[0] if len(vals) == 1 else tuple(vals)
 
     def complete(self, word: str) -> list[str]:
         """What Tab would complete ``word`` to at the prompt."""

@@ -35,6 +35,15 @@ function T.eval_values_and_printed_text()
   assert(v[1] == json.null and v[2] == 5, "nil is null, and the values after it stay")
 end
 
+function T.call_by_name_with_arguments()
+  local _, _, v = call("call", { fn = "string.rep", args = json.array({ "ab", 2 }), n = 2 })
+  assert(v[1] == "abab")
+  _, _, v = call("call", { fn = "select", args = json.array({ "#", json.null, json.null }), n = 3 })
+  assert(v[1] == 2, "nil arguments are passed, counted by n")
+  local status, text = call("call", { fn = "error", args = json.array({ "boom" }), n = 1 })
+  assert(status == "error" and text == "error: prompt:1: boom\n", text)
+end
+
 -- issue 31.8: keys 1 and "1" both come back (as pairs), none replaces another
 function T.tables_with_keys_of_several_types_keep_every_key()
   local _, _, v = call("eval", { code = "{ [1] = 'a', ['1'] = 'b' }" })
