@@ -112,4 +112,25 @@ function T.errors()
   assert(not text:match("remote%.lua"), text)
 end
 
+-- A bounded fuzz of what reaches surge.remote: requests built from random
+-- pieces of JSON, its tags and function names. Each is answered (a value, or
+-- one error line); nothing escapes the prompt's evaluation.
+function T.random_requests()
+  local pieces = { "{", "}", "[", "]", ",", ":", '"fn"', '"args"', '"eval"', '"call"', '"launch"', '"wait"',
+    '"stop"', '"state"', '"code"', '"1 +"', '"n"', "null", "true", "1e400", "-1", "2", '"\\u0000surge:pairs"',
+    '"\\u0000surge:lua"', '"\\u0000surge:hex"', '"zz"', '"\\u0000surge:float"', '"nan"', '"x"' }
+  math.randomseed(3106)
+  local answered = 0
+  for _ = 1, 300 do
+    local parts = {}
+    for k = 1, math.random(0, 24) do parts[k] = pieces[math.random(#pieces)] end
+    local req = table.concat(parts)
+    if math.random() < 0.5 then req = '{"fn":' .. req end
+    local status, text = repl.eval({}, "require(\"surge.remote\").run(" .. literal(req) .. ")")
+    assert(status == "ok" or (status == "error" and text:match("^error: [^\n]*\n$")), req .. " -> " .. text)
+    answered = answered + 1
+  end
+  assert(answered == 300)
+end
+
 return T

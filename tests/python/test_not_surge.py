@@ -7,6 +7,7 @@ connection is closed (docs/guarantees.md, "Python clients and fleets")."""
 from __future__ import annotations
 
 import os
+import random
 import socket
 import threading
 import time
@@ -134,3 +135,34 @@ def test_always_surge_error(fake: Callable[[object, bool], FakeServer], name: st
     assert c.closed, f"{name}: the connection stays open after {err}"
     with pytest.raises(surge.ConnectionClosed):
         c.eval("1")
+
+
+def test_random_replies(fake: Callable[[object, bool], FakeServer]) -> None:
+    """A bounded fuzz of the reply reader: 300 replies built from random pieces
+    of surge's framing and random bytes, each sent before the server closes.
+    A call returns a value (the pieces made a valid reply) or raises SurgeError;
+    nothing else, and quickly."""
+    rng = random.Random(3111)
+    pieces = [b"12\n", b"3\n", b"1048576\n", b"o", b"e", b"p", MARK.encode(), b"[", b"]", b"{", b'"', b"1",
+              b"\n", b"99999999", b"\xff", b"\x00"]
+    payloads = []
+    for _ in range(300):
+        body = b"".join(rng.choice(pieces) if rng.random() < 0.7 else bytes([rng.randrange(256)])
+                        for _ in range(rng.randrange(0, 40)))
+        payloads.append(frame(body) if rng.random() < 0.5 else body)
+    it = iter(payloads)
+    server = fake(lambda conn, stop: conn.sendall(next(it)), True)
+    t0 = time.monotonic()
+    returned = 0
+    for p in payloads:
+        c = surge.connect(server.path, timeout=TIMEOUT)
+        try:
+            c.eval("1")
+            returned += 1
+        except surge.SurgeError:
+            pass
+        except BaseException as e:  # noqa: B902
+            raise AssertionError(f"{p!r}: {type(e).__name__}: {e}") from e
+        c.close()
+    assert time.monotonic() - t0 < 60, "each reply ends at its close"
+    assert returned < len(payloads)
