@@ -308,7 +308,7 @@ local requester       -- the client whose request is being evaluated
 
 -- The client whose request runs now (nil at the terminal): a client may
 -- send that client extra frames before its reply (the Python client's
--- progress lines, python/surge/client.py).
+-- progress lines, lua/surge/remote.lua).
 function M.requester() return requester end
 
 -- Writes to where the line being evaluated prints (its client's reply, or the
