@@ -30,6 +30,8 @@ local helpers = require "surge.repl.helpers"
 local progress = require "surge.results.progress"
 local results = require "surge.results"
 local surge = require "surge"
+local counter = require "surge.counter"
+local fleet = require "surge.fleet"
 
 local M = {}
 
@@ -270,7 +272,7 @@ function API.stats()
       end
     end
   end
-  return { ports = ports, queues = queues, counters = json.array(require("surge.counter").all()) }
+  return { ports = ports, queues = queues, counters = json.array(counter.all()) }
 end
 
 function API.results() return results.collect() end
@@ -297,7 +299,7 @@ function API.stop_collect()
   return results.collect(err and "failed" or "ok", err and 1 or 0, err)
 end
 
-function API.arm(a) return require("surge.fleet").arm(a.t) end
+function API.arm(a) return fleet.arm(a.t) end
 
 function API.stop_run() surge.stop() return json.null end
 
