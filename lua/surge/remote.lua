@@ -3,7 +3,7 @@
 --
 -- Each Python call is one request, always the same line:
 --
---   require("surge.remote").run('{"fn": "tasks", "args": {...}}')
+--   require("surge.remote").run('{"fn": "tasks", "args": {...}}' [, code])
 --
 -- a JSON text (as a Lua string literal: data, never spliced as code) naming
 -- one function of API below and its arguments. The reply is what the prompt
@@ -309,13 +309,17 @@ local function strip(e)
   return e
 end
 
--- The one entry point: a JSON request, the reply printed after MARK.
-function M.run(text)
+-- The one entry point: a JSON request, the reply printed after MARK. code:
+-- eval's code, when the client sends it apart from the JSON (as a string
+-- literal of its own, which Lua's lexer reads faster than the JSON decoder).
+function M.run(text, code)
   local req, err = json.decode(text)
   if type(req) ~= "table" or type(req.fn) ~= "string" or API[req.fn] == nil then
     error("surge.remote: not a request (" .. (err or "no known fn") .. ")", 0)
   end
   local args = req.args ~= nil and from_json(req.args) or {}
+  if type(args) ~= "table" then error("surge.remote: not a request (args is not an object)", 0) end
+  if code ~= nil then args.code = code end
   local ok, v = xpcall(API[req.fn], strip, args)
   if not ok then error(v, 0) end
   repl.output(M.MARK .. json.encode(v))

@@ -44,6 +44,16 @@ function T.call_by_name_with_arguments()
   assert(status == "error" and text == "error: prompt:1: boom\n", text)
 end
 
+-- eval's code as the client sends it: a string literal beside the JSON
+function T.code_beside_the_json()
+  local status, text = repl.eval({}, [[require("surge.remote").run('{"fn":"eval","args":{"progress":false}}', "1 + 2")]])
+  assert(status == "ok" and text == remote.MARK .. "[3]", text)
+  status, text = repl.eval({}, [[require("surge.remote").run('{"fn":"eval","args":[]}', "x_beside = 1")]])
+  assert(status == "ok" and text == remote.MARK .. "[]", text)
+  status, text = repl.eval({}, [[require("surge.remote").run('{"fn":"eval","args":5}')]])
+  assert(status == "error" and text:match("args is not an object"), text)
+end
+
 -- issue 31.8: keys 1 and "1" both come back (as pairs), none replaces another
 function T.tables_with_keys_of_several_types_keep_every_key()
   local _, _, v = call("eval", { code = "{ [1] = 'a', ['1'] = 'b' }" })
