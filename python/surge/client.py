@@ -157,8 +157,11 @@ def _from_wire(obj: dict[str, Any]) -> Any:
     if len(obj) == 1 and PAIRS in obj and isinstance(obj[PAIRS], list):
         out: dict[Any, Any] = {}
         for kv in obj[PAIRS]:
-            k = kv[0]
-            out[tuple(k) if isinstance(k, list) else k] = kv[1]
+            # surge.remote's keys are numbers, strings and booleans (ValueError:
+            # the caller's "not surge.remote's JSON")
+            if not (isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], (str, int, float, bool))):
+                raise ValueError(f"a key-value pair that is not one: {str(kv)[:40]}")
+            out[kv[0]] = kv[1]
         return out
     return obj
 
@@ -294,6 +297,11 @@ class Client:
                 why = "" if isinstance(e, EOFError) else f": {e.strerror or e}"
                 raise ConnectionClosed(f"the control socket closed during the call (the instance ended){why}",
                                        instance=self.name) from None
+            except BaseException:
+                # anything else (the progress callback raised, Ctrl-C) leaves the rest
+                # of the reply unread, which would answer the next call
+                self._close_locked()
+                raise
 
     def _pending_reply(self) -> Optional[bytes]:
         """A frame the server sent before it closed, if there is one (briefly waited for)."""

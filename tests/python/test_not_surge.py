@@ -57,6 +57,8 @@ CASES: list[tuple[str, object, bool]] = [
     ("bad-json", frame(b"o" + MARK.encode() + b"{not json"), False),
     ("deep-json", frame(b"o" + MARK.encode() + b"[" * 200000), False),
     ("not-utf8-json", frame(b"o" + MARK.encode() + b"\xff\xfe"), False),
+    ("pairs-with-a-list-key", frame(b"o" + MARK.encode() + b'[{"\\u0000surge:pairs": [[[1], 2]]}]'), False),
+    ("pairs-not-pairs", frame(b"o" + MARK.encode() + b'[{"\\u0000surge:pairs": [1, 2]}]'), False),
 ]
 
 
@@ -166,3 +168,16 @@ def test_random_replies(fake: Callable[[object, bool], FakeServer]) -> None:
         c.close()
     assert time.monotonic() - t0 < 60, "each reply ends at its close"
     assert returned < len(payloads)
+
+
+def test_progress_callback_that_raises(fake: Callable[[object, bool], FakeServer]) -> None:
+    """The callback's exception reaches the caller, and the connection closes: the
+    rest of the reply, unread, would otherwise answer the next call."""
+    server = fake(frame(b"pprogress: 50%") + frame(b"o" + MARK.encode() + b"[1]"), False)
+    c = surge.connect(server.path, timeout=TIMEOUT)
+
+    def boom(line: str) -> None:
+        raise RuntimeError(f"the callback's own error at {line}")
+    with pytest.raises(RuntimeError, match="the callback's own error at 50%"):
+        c.eval("1", on_progress=boom)
+    assert c.closed
