@@ -163,15 +163,18 @@ local function find_task(id)
   return nil
 end
 
+-- Values with their count: a trailing nil counts (`1, nil` is two values).
+local function pack(...) return { n = select("#", ...), ... } end
+
 -- Sends progress lines to the requesting client (frames 'p') while fn runs.
 local function with_progress(on, fn, ...)
   local id = on and repl.requester() or nil
   if not id then return fn(...) end
   local old = progress.tap(function(s) pcall(replio.reply, id, "p", s) end)
-  local res = { pcall(fn, ...) }
+  local res = pack(pcall(fn, ...))
   progress.tap(old)
   if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, table.maxn(res))
+  return unpack(res, 2, res.n)
 end
 
 -- Errors raised without a line get the line of the innermost frame of the
@@ -193,10 +196,10 @@ local API = {}
 -- Runs fn(...) as the prompt runs a line (errors at the user's line) and
 -- returns its values as a JSON array.
 local function values(progress_on, fn, ...)
-  local r = { with_progress(progress_on, xpcall, fn, where, ...) }
+  local r = pack(with_progress(progress_on, xpcall, fn, where, ...))
   if not r[1] then error(r[2], 0) end
   local vals = json.array()
-  for i = 2, table.maxn(r) do vals[i - 1] = to_json(r[i], {}) end
+  for i = 2, r.n do vals[i - 1] = to_json(r[i], {}) end
   return vals
 end
 

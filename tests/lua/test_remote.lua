@@ -33,6 +33,8 @@ function T.eval_values_and_printed_text()
   assert(#v == 0, "statements: no value")
   _, _, v = call("eval", { code = "nil, 5" })
   assert(v[1] == json.null and v[2] == 5, "nil is null, and the values after it stay")
+  _, _, v = call("eval", { code = "1, nil, nil" })
+  assert(#v == 3 and v[3] == json.null, "trailing nils are values too")
 end
 
 function T.call_by_name_with_arguments()

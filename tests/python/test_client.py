@@ -144,6 +144,7 @@ def test_values_kept_whole(instance: MakeInstance) -> None:
     assert c.eval("{ [1] = 'a', ['1'] = 'b' }") == {1: "a", "1": "b"}
     assert c.eval("{ [true] = 'x', [2.5] = 'y', z = 1 }") == {True: "x", 2.5: "y", "z": 1}
     assert c.eval("{ [1] = 'a', [3] = 'c' }") == {1: "a", 3: "c"}
+    assert c.eval("1, nil") == (1, None) and c.call("select", 2, "a", None, None) == (None, None)
     # integers Lua cannot hold exactly are refused before anything is sent
     assert c.call("tostring", 2 ** 53) == "9.007199254741e+15"
     for big in (2 ** 53 + 1, -(2 ** 53) - 1, 2 ** 64):
