@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/bench-huge.sh - hugepages for the benches (sourced by scripts/bench
 # and scripts/bench-conn, not run): removing what the peers leave on the
 # hugepage mount, and the pre-flight check that the hugepages a bench

@@ -50,7 +50,7 @@ check "a run: the live process's file kept" yes "$([ -e "$MNT/$HELD" ] && echo y
 OWN=$(sed -n "s/^bench-conn: removed a peer's leftover hugepage file: dperf-\([0-9]*\)map_0 4 MB$/\1/p" <<<"$ERR" |
       grep -v "^9$$\$")
 check "a run: its two dperf processes' files (4 MB each) removed after the pair" 2 "$(printf '%s\n' "$OWN" | grep -c .)"
-check "a run: no dperf file left on $MNT but the live one" "$HELD" "$(ls "$MNT" | grep '^dperf-' | tr '\n' ' ' | sed 's/ $//')"
+check "a run: no dperf file left on $MNT but the live one" "$HELD" "$(find "$MNT" -maxdepth 1 -name 'dperf-*' -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 for p in $OWN; do
   check "a run: dperf $p: stopped, its runtime folder gone" "no no" \
     "$(kill -0 "$p" 2>/dev/null && echo yes || echo no) $([ -e "/var/run/dpdk/dperf-$p" ] && echo yes || echo no)"
