@@ -637,7 +637,9 @@ local function axis_lines(s, name, a)
     -- a tick's text is a format too: its % doubled
     for _, tk in ipairs(a.ticks) do t[#t + 1] = ("%s %.17g"):format(quote(tk[2]:gsub("%%", "%%%%")), tk[1]) end
     s[#s + 1] = ("set %stics (%s)"):format(name, table.concat(t, ", "))
-    s[#s + 1] = ("set %srange [%.17g:%.17g]"):format(name, a.lo, a.hi)
+    -- a hair wider than the ticks at its ends: gnuplot leaves out a tick
+    -- exactly at a log axis' end (10 kpps under a 10k-100k axis)
+    s[#s + 1] = ("set %srange [%.17g:%.17g]"):format(name, a.lo * (1 - 1e-6), a.hi * (1 + 1e-6))
   else
     s[#s + 1] = ("set format %s %s"):format(name, quote(a.format))
     -- an autoscaled x: no rounding out to ticks (chart_text's offsets give the room)
