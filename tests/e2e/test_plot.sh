@@ -443,6 +443,12 @@ ERR=$(FAKE_GNUPLOT=undefined PATH=$TMP/fakebin:$PATH timeout 30 "$SURGE" plot "$
 check "gnuplot fails, two charts: exit 1 and nothing made" "1 f-rate.svg" "$? $(ls -A "$TMP/out" | tr '\n' ' ' | sed 's/ $//')"
 check_match "gnuplot fails, two charts: names the one gnuplot stopped at" "^surge plot: cannot draw $TMP/out/g-rate.svg " "$ERR"
 
+# a folder where no file can be made (as root too: /proc): said by surge
+# before gnuplot runs, one line, exit 1
+ERR=$(timeout 30 "$SURGE" plot "$TMP/flood.json" -o /proc/surge-plot-e2e.svg 2>&1)
+check "-o in a folder no file can be made in: exit 1, one line" \
+  "1 surge plot: cannot write /proc/surge-plot-e2e-rate.svg: No such file or directory" "$? $ERR"
+
 # issue 31 item 17: a title wider than the figure was cut off at both
 # sides, and y1564's CIR + EIR line (a policer holding the IR at it) lay
 # under the top frame: the title is wrapped into lines of the figure's
