@@ -5,7 +5,13 @@
  *
  * HTTP is libmicrohttpd's: it parses requests, answers malformed ones (400)
  * and runs one thread of its own that polls every connection, so a slow or
- * idle client holds no other back (connection limit and timeout below). We
+ * idle client makes no other wait for it. Slots are what clients could
+ * hold: a client that trickles a header line now and then is never idle, so
+ * libmicrohttpd's inactivity timeout never ends it, and 64 of them took
+ * every slot for good (issue 31). So the connection that takes the last
+ * slot closes the one that has waited longest since it opened or since its
+ * last answer (struct conn below): a new connection always finds a slot,
+ * and a scraper's request, sent as it connects, is answered at once. We
  * bind the listening socket ourselves, before EAL starts, so a bad address
  * or a port in use is a command-line error (exit 2) that names --metrics,
  * and a port 0 can be told back; libmicrohttpd then takes that socket.
@@ -43,12 +49,25 @@
 #include "hist.h"
 #include "report.h"
 
-#define CONN_LIMIT 64          /* open connections at once; more wait in the backlog */
+#define CONN_LIMIT 64          /* open connections at once; the last slot frees one */
 #define CONN_TIMEOUT_S 10      /* an idle or stalled client is dropped after this */
+#define LABEL_MAX 256          /* a label value's bytes, escapes included */
+
+/* An open connection, oldest first in the server's list: ordered by when it
+ * opened or its last answer was sent. Only libmicrohttpd's thread touches
+ * the list (its callbacks), so no lock. */
+struct conn {
+	struct conn *prev, *next;
+	MHD_socket fd;
+	uint8_t busy;              /* a request of it is being answered */
+	uint8_t closing;           /* shut down: libmicrohttpd closes it next */
+};
 
 struct metrics_server {
 	struct MHD_Daemon *d;
 	volatile int open;         /* EAL is up: the run's state may be read */
+	struct conn *head, *tail;
+	unsigned live;             /* connections not closing */
 };
 
 /* Latency buckets: 8 per power of two from 64 ns to 2^34 ns (17 s), each
@@ -107,23 +126,80 @@ outf(struct out *o, const char *fmt, ...)
 	}
 }
 
-/* A label value (or help text) with \ " and newline escaped, read to a NUL
- * or max bytes (a task name may be rewritten while it is read). */
-static void
-esc(char *buf, size_t len, const char *in, size_t max)
+/* One character of s (n bytes left, n >= 1) copied into ch: its length if it
+ * is well-formed UTF-8 (RFC 3629: shortest form, no surrogate, at most
+ * U+10FFFF), else minus the bytes of its longest well-formed start (at
+ * least 1), which one U+FFFD replaces. Each byte is read once: a task's
+ * name may be rewritten while it is read. */
+static int
+utf8_char(const unsigned char *s, size_t n, unsigned char ch[4])
 {
-	size_t k = 0;
+	unsigned char c = ch[0] = s[0], lo = 0x80, hi = 0xbf;
+	int len;
 
-	for (size_t i = 0; i < max && in[i] != '\0' && k + 3 < len; i++) {
-		char c = in[i];
-
-		if (c == '\\' || c == '"' || c == '\n') {
-			buf[k++] = '\\';
-			c = c == '\n' ? 'n' : c;
-		}
-		buf[k++] = c;
+	if (c < 0x80)
+		return 1;
+	if (c < 0xc2 || c > 0xf4)      /* a continuation, an overlong lead, beyond U+10FFFF */
+		return -1;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (c == 0xe0)
+		lo = 0xa0;             /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f;             /* UTF-16 surrogates */
+	else if (c == 0xf0)
+		lo = 0x90;             /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f;             /* beyond U+10FFFF */
+	for (int k = 1; k < len; k++) {
+		if ((size_t)k >= n)
+			return -k;
+		ch[k] = s[k];
+		if (ch[k] < (k == 1 ? lo : 0x80) || ch[k] > (k == 1 ? hi : 0xbf))
+			return -k;
 	}
-	buf[k] = '\0';
+	return len;
+}
+
+size_t
+metrics_text(char *out, size_t cap, const char *in, size_t max, int quote)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t k = 0, i = 0;
+
+	if (cap == 0)
+		return 0;
+	while (i < max && s[i] != '\0') {
+		unsigned char ch[4];
+		const char *w = (const char *)ch;
+		int n = utf8_char(s + i, max - i, ch);
+		size_t wn = n > 0 ? (size_t)n : 3;
+
+		if (n < 0) {
+			w = "\xef\xbf\xbd";   /* U+FFFD for what is not UTF-8 */
+		} else if (ch[0] == '\\' || ch[0] == '\n' || (quote && ch[0] == '"')) {
+			w = ch[0] == '\\' ? "\\\\" : ch[0] == '\n' ? "\\n" : "\\\"";
+			wn = 2;
+		}
+		if (k + wn >= cap)
+			break;                 /* cut before a character, never inside */
+		memcpy(out + k, w, wn);
+		k += wn;
+		i += n > 0 ? (size_t)n : (size_t)-n;
+	}
+	out[k] = '\0';
+	return k;
+}
+
+/* Appends NAME="VALUE" to labels (len bytes), a comma first unless it is
+ * the first: the one way a label is written. */
+static void
+label(char *labels, size_t len, const char *name, const char *value, size_t max)
+{
+	char v[LABEL_MAX + 1];
+	size_t n = strlen(labels);
+
+	metrics_text(v, sizeof(v), value, max, 1);
+	snprintf(labels + n, len - n, "%s%s=\"%s\"", n > 0 ? "," : "", name, v);
 }
 
 /* Writes the family's header before its first sample. The text format
@@ -175,16 +251,18 @@ run_info(struct out *o)
 {
 	struct runtime *r = rt();
 	const struct surge_opts *opt = &r->opts;
-	char script[512], prefix[160], labels[1024];
+	char labels[8 * (LABEL_MAX + 16)] = "", pid[16];
 	uint64_t end = r->end_tsc ? r->end_tsc : rte_rdtsc();
 
-	esc(script, sizeof(script), opt->script != NULL ? opt->script : "", 256);
-	esc(prefix, sizeof(prefix), r->file_prefix, sizeof(r->file_prefix));
-	snprintf(labels, sizeof(labels),
-		 "version=\"%s\",commit=\"%s\",dpdk_version=\"%s\",command=\"%s\",script=\"%s\","
-		 "file_prefix=\"%s\",pid=\"%d\"",
-		 surge_version(), surge_git_commit(), surge_dpdk_version(), opt->cmd == CMD_REPL ? "repl" : "run",
-		 script, prefix, (int)getpid());
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	label(labels, sizeof(labels), "version", surge_version(), SIZE_MAX);
+	label(labels, sizeof(labels), "commit", surge_git_commit(), SIZE_MAX);
+	label(labels, sizeof(labels), "dpdk_version", surge_dpdk_version(), SIZE_MAX);
+	label(labels, sizeof(labels), "command", opt->cmd == CMD_REPL ? "repl" : "run", SIZE_MAX);
+	/* a path is bytes: not UTF-8, or cut, it would void the whole scrape */
+	label(labels, sizeof(labels), "script", opt->script != NULL ? opt->script : "", SIZE_MAX);
+	label(labels, sizeof(labels), "file_prefix", r->file_prefix, sizeof(r->file_prefix));
+	label(labels, sizeof(labels), "pid", pid, SIZE_MAX);
 	put_u64(o, "surge_run", INFO, "the run: surge's version and commit, DPDK's, the command and script",
 		labels, 1);
 	put_u64(o, "surge_running", GAUGE, "1 while the run goes on, 0 once it stops", "",
@@ -307,14 +385,15 @@ lcores(struct out *o)
 	RTE_LCORE_FOREACH_WORKER(id) {
 		struct surge_lcore_stats ls;
 		uint64_t total;
-		char fn[2 * SURGE_NAME_MAX], labels[3 * SURGE_NAME_MAX];
+		char labels[2 * (LABEL_MAX + 16)] = "", lc[16];
 		int st = __atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE);
 
 		if (surge_lcore_stats((int)id, &ls) != 0 || (ls.busy_cycles + ls.idle_cycles == 0 && st == 0))
 			continue;
 		total = ls.busy_cycles + ls.idle_cycles;
-		esc(fn, sizeof(fn), r->lcore[id].fn, sizeof(r->lcore[id].fn));
-		snprintf(labels, sizeof(labels), "lcore=\"%u\",task=\"%s\"", id, fn);
+		snprintf(lc, sizeof(lc), "%u", id);
+		label(labels, sizeof(labels), "lcore", lc, SIZE_MAX);
+		label(labels, sizeof(labels), "task", r->lcore[id].fn, sizeof(r->lcore[id].fn));
 		put_dbl(o, "surge_lcore_idle_ratio", GAUGE,
 			"share of its task's time the lcore waited (pacing, sleeping, empty polls), 0..1", labels,
 			total ? (double)ls.idle_cycles / (double)total : 0);
@@ -389,12 +468,14 @@ counters(struct out *o)
 {
 	for (int i = 0; i < surge_counter_count(); i++) {
 		struct surge_counter_info ci;
-		char name[SURGE_NAME_MAX + 32], help[2 * SURGE_NAME_MAX + 32], raw[2 * SURGE_NAME_MAX];
+		char name[SURGE_NAME_MAX + 32], help[LABEL_MAX + 32], raw[LABEL_MAX + 1];
 
 		if (surge_counter_get(i, &ci) != 0)
 			continue;
 		counter_metric_name(ci.name, ci.kind, name, sizeof(name));
-		esc(raw, sizeof(raw), ci.name, sizeof(ci.name));
+		/* the text format's help escapes no " (promtool refuses \"),
+		 * OpenMetrics' does */
+		metrics_text(raw, sizeof(raw), ci.name, sizeof(ci.name), o->om);
 		if (ci.kind == SURGE_COUNTER) {
 			name[strlen(name) - strlen("_total")] = '\0';   /* the family's name */
 			snprintf(help, sizeof(help), "the script's surge.counter %s", raw);
@@ -422,6 +503,106 @@ expose(struct out *o)
 }
 
 /* --- HTTP ----------------------------------------------------------------- */
+
+/* --- connections: the one that takes the last slot frees the oldest ------ */
+
+static void
+conn_unlink(struct metrics_server *m, struct conn *k)
+{
+	*(k->prev != NULL ? &k->prev->next : &m->head) = k->next;
+	*(k->next != NULL ? &k->next->prev : &m->tail) = k->prev;
+	k->prev = k->next = NULL;
+}
+
+static void
+conn_append(struct metrics_server *m, struct conn *k)
+{
+	k->prev = m->tail;
+	*(m->tail != NULL ? &m->tail->next : &m->head) = k;
+	m->tail = k;
+}
+
+/* The oldest connection other than k, not closing, not being answered if
+ * any is not. */
+static struct conn *
+conn_oldest(const struct metrics_server *m, const struct conn *k)
+{
+	struct conn *x, *any = NULL;
+
+	for (x = m->head; x != NULL; x = x->next) {
+		if (x == k || x->closing)
+			continue;
+		if (!x->busy)
+			return x;
+		if (any == NULL)
+			any = x;
+	}
+	return any;
+}
+
+/* libmicrohttpd's thread: a connection opened (it is the newest) or was
+ * closed. The one that takes the last slot shuts the oldest down, so
+ * libmicrohttpd, which stops accepting while every slot is taken, never
+ * does: a client trickling its headers, one reading an answer a byte at a
+ * time or one saying nothing keeps its slot only until it is the oldest
+ * and a slot is wanted. shutdown, not close: the socket stays
+ * libmicrohttpd's, which sees the end and closes it (no descriptor is
+ * reused under it). */
+static void
+on_connection(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode code)
+{
+	struct metrics_server *m = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct conn *k = *ctx, *old;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (k != NULL) {
+			conn_unlink(m, k);
+			m->live -= !k->closing;
+			free(k);
+			*ctx = NULL;
+		}
+		return;
+	}
+	if (code != MHD_CONNECTION_NOTIFY_STARTED ||
+	    (ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) == NULL ||
+	    (k = calloc(1, sizeof(*k))) == NULL)
+		return;       /* untracked: the inactivity timeout still ends it */
+	k->fd = ci->connect_fd;
+	*ctx = k;
+	conn_append(m, k);
+	if (++m->live < CONN_LIMIT || (old = conn_oldest(m, k)) == NULL)
+		return;
+	(void)shutdown(old->fd, SHUT_RDWR);
+	old->closing = 1;
+	m->live--;
+}
+
+static struct conn *
+conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* libmicrohttpd's thread: a request's answer was sent (or the request
+ * ended): the connection is the newest again, an idle keep-alive one. */
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **req, enum MHD_RequestTerminationCode toe)
+{
+	struct metrics_server *m = cls;
+	struct conn *k = conn_of(c);
+
+	(void)req;
+	(void)toe;
+	if (k == NULL)
+		return;
+	k->busy = 0;
+	conn_unlink(m, k);
+	conn_append(m, k);
+}
+
 
 static enum MHD_Result
 reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
@@ -459,11 +640,14 @@ answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 	struct metrics_server *m = cls;
 	struct out o = { 0 };
 	const char *accept;
+	struct conn *k = conn_of(c);
 
 	(void)version;
 	(void)upload;
 	(void)upload_size;
 	(void)req;
+	if (k != NULL)
+		k->busy = 1;          /* until on_completed */
 	if (strcmp(url, "/metrics") != 0)
 		return refuse(c, MHD_HTTP_NOT_FOUND, "not found: surge serves GET /metrics only\n", NULL);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
@@ -550,6 +734,8 @@ metrics_start(void)
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
 				MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (m->d == NULL) {
@@ -582,7 +768,7 @@ metrics_stop(void)
 	 * in progress ends first. A quiesced socket is ours to close, else
 	 * libmicrohttpd closes it. */
 	fd = MHD_quiesce_daemon(m->d);
-	MHD_stop_daemon(m->d);
+	MHD_stop_daemon(m->d);     /* each connection's NOTIFY_CLOSED frees its conn */
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
 	free(m);

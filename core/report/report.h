@@ -7,6 +7,7 @@
 #ifndef SURGE_REPORT_H
 #define SURGE_REPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "control.h"
@@ -37,5 +38,12 @@ void telemetry_close(void);  /* tear-down begins: /surge commands answer -EINVAL
 int metrics_start(void);
 void metrics_open(void);
 void metrics_stop(void);
+/* A label value or help text for the exposition, the one way one is
+ * written: read to a NUL or max bytes; each piece that is not well-formed
+ * UTF-8 (a stray byte, an overlong form, a surrogate, beyond U+10FFFF, a
+ * character cut short) becomes U+FFFD; backslash and newline escaped, and "
+ * when quote; cut before the character that would not fit in cap bytes
+ * with the NUL (never inside one, nor inside an escape). Returns the length. */
+size_t metrics_text(char *out, size_t cap, const char *in, size_t max, int quote);
 
 #endif /* SURGE_REPORT_H */
