@@ -51,6 +51,9 @@
 
 #define CONN_LIMIT 64          /* open connections at once; the last slot frees one */
 #define CONN_TIMEOUT_S 10      /* an idle or stalled client is dropped after this */
+#define ACCEPT_QUEUE 1024      /* the kernel's queue of connections not yet taken:
+				* while it has room a scraper's SYN is never dropped
+				* (a drop is a 1 s, then 3 s, retry) */
 #define LABEL_MAX 256          /* a label value's bytes, escapes included */
 
 /* An open connection, oldest first in the server's list: ordered by when it
@@ -698,7 +701,7 @@ bind_spec(const struct surge_opts *opt, int *port)
 		return rt_error(-errno, "--metrics %s: %s", opt->metrics, strerror(errno));
 	/* a run just ended may leave connections in TIME_WAIT on the port */
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0 ||
+	if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, ACCEPT_QUEUE) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
 		err = errno;
 		close(fd);
