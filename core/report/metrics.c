@@ -8,10 +8,12 @@
  * idle client makes no other wait for it. Slots are what clients could
  * hold: a client that trickles a header line now and then is never idle, so
  * libmicrohttpd's inactivity timeout never ends it, and 64 of them took
- * every slot for good (issue 31). So the connection that takes the last
- * slot closes the one that has waited longest since it opened or since its
- * last answer (struct conn below): a new connection always finds a slot,
- * and a scraper's request, sent as it connects, is answered at once. We
+ * every slot for good (issue 31). So when every slot is taken, the
+ * connection that has waited longest since it opened or its last answer is
+ * shut down, once it has had CONN_GRACE_NS (struct conn, make_room below):
+ * a slot is free again within the grace, in order of arrival (the kernel's
+ * queue), and a scraper, whose request comes with its connection, has the
+ * grace to send it however fast others reconnect. We
  * bind the listening socket ourselves, before EAL starts, so a bad address
  * or a port in use is a command-line error (exit 2) that names --metrics,
  * and a port 0 can be told back; libmicrohttpd then takes that socket.
@@ -33,12 +35,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -54,14 +58,17 @@
 #define ACCEPT_QUEUE 1024      /* the kernel's queue of connections not yet taken:
 				* while it has room a scraper's SYN is never dropped
 				* (a drop is a 1 s, then 3 s, retry) */
+#define CONN_GRACE_NS 250000000ULL   /* a connection is not shut down to make room
+				      * before this, from its start or last answer */
 #define LABEL_MAX 256          /* a label value's bytes, escapes included */
 
 /* An open connection, oldest first in the server's list: ordered by when it
- * opened or its last answer was sent. Only libmicrohttpd's thread touches
- * the list (its callbacks), so no lock. */
+ * opened or its last answer was sent (since). Under the server's lock:
+ * libmicrohttpd's callbacks and the reaper thread take it. */
 struct conn {
 	struct conn *prev, *next;
 	MHD_socket fd;
+	uint64_t since;            /* CLOCK_MONOTONIC ns */
 	uint8_t busy;              /* a request of it is being answered */
 	uint8_t closing;           /* shut down: libmicrohttpd closes it next */
 };
@@ -69,6 +76,10 @@ struct conn {
 struct metrics_server {
 	struct MHD_Daemon *d;
 	volatile int open;         /* EAL is up: the run's state may be read */
+	pthread_mutex_t lock;      /* the connections, live, stopping */
+	pthread_cond_t wake;       /* the reaper: a full table, or the stop */
+	pthread_t reaper;
+	int stopping;
 	struct conn *head, *tail;
 	unsigned live;             /* connections not closing */
 };
@@ -164,7 +175,7 @@ utf8_char(const unsigned char *s, size_t n, unsigned char ch[4])
 }
 
 size_t
-metrics_text(char *out, size_t cap, const char *in, size_t max, int quote)
+report_text(char *out, size_t cap, const char *in, size_t max, enum text_mode mode)
 {
 	const unsigned char *s = (const unsigned char *)in;
 	size_t k = 0, i = 0;
@@ -177,9 +188,13 @@ metrics_text(char *out, size_t cap, const char *in, size_t max, int quote)
 		int n = utf8_char(s + i, max - i, ch);
 		size_t wn = n > 0 ? (size_t)n : 3;
 
-		if (n < 0) {
+		if (mode == TEXT_ASCII) {
+			if (n != 1 || ch[0] < 0x20 || ch[0] == 0x7f)
+				w = "?";
+			wn = 1;
+		} else if (n < 0) {
 			w = "\xef\xbf\xbd";   /* U+FFFD for what is not UTF-8 */
-		} else if (ch[0] == '\\' || ch[0] == '\n' || (quote && ch[0] == '"')) {
+		} else if (ch[0] == '\\' || ch[0] == '\n' || (mode == TEXT_LABEL && ch[0] == '"')) {
 			w = ch[0] == '\\' ? "\\\\" : ch[0] == '\n' ? "\\n" : "\\\"";
 			wn = 2;
 		}
@@ -201,7 +216,7 @@ label(char *labels, size_t len, const char *name, const char *value, size_t max)
 	char v[LABEL_MAX + 1];
 	size_t n = strlen(labels);
 
-	metrics_text(v, sizeof(v), value, max, 1);
+	report_text(v, sizeof(v), value, max, TEXT_LABEL);
 	snprintf(labels + n, len - n, "%s%s=\"%s\"", n > 0 ? "," : "", name, v);
 }
 
@@ -476,9 +491,8 @@ counters(struct out *o)
 		if (surge_counter_get(i, &ci) != 0)
 			continue;
 		counter_metric_name(ci.name, ci.kind, name, sizeof(name));
-		/* the text format's help escapes no " (promtool refuses \"),
-		 * OpenMetrics' does */
-		metrics_text(raw, sizeof(raw), ci.name, sizeof(ci.name), o->om);
+		/* OpenMetrics' help escapes " as a label does */
+		report_text(raw, sizeof(raw), ci.name, sizeof(ci.name), o->om ? TEXT_LABEL : TEXT_HELP);
 		if (ci.kind == SURGE_COUNTER) {
 			name[strlen(name) - strlen("_total")] = '\0';   /* the family's name */
 			snprintf(help, sizeof(help), "the script's surge.counter %s", raw);
@@ -507,7 +521,16 @@ expose(struct out *o)
 
 /* --- HTTP ----------------------------------------------------------------- */
 
-/* --- connections: the one that takes the last slot frees the oldest ------ */
+/* --- connections: a full table frees its oldest ------------------------- */
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static void
 conn_unlink(struct metrics_server *m, struct conn *k)
@@ -525,43 +548,79 @@ conn_append(struct metrics_server *m, struct conn *k)
 	m->tail = k;
 }
 
-/* The oldest connection other than k, not closing, not being answered if
- * any is not. */
-static struct conn *
-conn_oldest(const struct metrics_server *m, const struct conn *k)
+/* Under the lock, while every slot is taken: shuts down the oldest
+ * connection not being answered (else the oldest), if it had its grace;
+ * returns when the next will have had it (0: the table is not full).
+ * One slot is kept free, so libmicrohttpd, which stops accepting while
+ * every slot is taken, mostly never does. shutdown, not close: the socket
+ * stays libmicrohttpd's, which sees the end and closes it, after its
+ * NOTIFY_CLOSED, which takes the lock: no descriptor is reused under us. */
+static uint64_t
+make_room(struct metrics_server *m, uint64_t now)
 {
-	struct conn *x, *any = NULL;
+	while (m->live >= CONN_LIMIT) {
+		struct conn *x, *old = NULL;
 
-	for (x = m->head; x != NULL; x = x->next) {
-		if (x == k || x->closing)
-			continue;
-		if (!x->busy)
-			return x;
-		if (any == NULL)
-			any = x;
+		for (x = m->head; x != NULL; x = x->next) {
+			if (x->closing)
+				continue;
+			if (!x->busy) {
+				old = x;
+				break;
+			}
+			if (old == NULL)
+				old = x;
+		}
+		if (old == NULL)
+			return 0;
+		if (now - old->since < CONN_GRACE_NS)
+			return old->since + CONN_GRACE_NS;
+		(void)shutdown(old->fd, SHUT_RDWR);
+		old->closing = 1;
+		m->live--;
 	}
-	return any;
+	return 0;
+}
+
+/* Its own thread (libmicrohttpd has no timer for us): shuts the oldest down
+ * when its grace ends while the table is full. Idle otherwise. */
+static void *
+reaper(void *arg)
+{
+	struct metrics_server *m = arg;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->stopping) {
+		uint64_t due = make_room(m, mono_ns());
+		struct timespec ts = { .tv_sec = (time_t)(due / 1000000000ULL),
+				       .tv_nsec = (long)(due % 1000000000ULL) };
+
+		if (due == 0)
+			pthread_cond_wait(&m->wake, &m->lock);
+		else
+			pthread_cond_timedwait(&m->wake, &m->lock, &ts);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
 }
 
 /* libmicrohttpd's thread: a connection opened (it is the newest) or was
- * closed. The one that takes the last slot shuts the oldest down, so
- * libmicrohttpd, which stops accepting while every slot is taken, never
- * does: a client trickling its headers, one reading an answer a byte at a
- * time or one saying nothing keeps its slot only until it is the oldest
- * and a slot is wanted. shutdown, not close: the socket stays
- * libmicrohttpd's, which sees the end and closes it (no descriptor is
- * reused under it). */
+ * closed. A client trickling its headers, one reading an answer a byte at
+ * a time or one saying nothing keeps its slot until it is the oldest and
+ * the table is full. */
 static void
 on_connection(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode code)
 {
 	struct metrics_server *m = cls;
 	const union MHD_ConnectionInfo *ci;
-	struct conn *k = *ctx, *old;
+	struct conn *k = *ctx;
 
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
 		if (k != NULL) {
+			pthread_mutex_lock(&m->lock);
 			conn_unlink(m, k);
 			m->live -= !k->closing;
+			pthread_mutex_unlock(&m->lock);
 			free(k);
 			*ctx = NULL;
 		}
@@ -573,12 +632,13 @@ on_connection(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_Connecti
 		return;       /* untracked: the inactivity timeout still ends it */
 	k->fd = ci->connect_fd;
 	*ctx = k;
+	pthread_mutex_lock(&m->lock);
+	k->since = mono_ns();
 	conn_append(m, k);
-	if (++m->live < CONN_LIMIT || (old = conn_oldest(m, k)) == NULL)
-		return;
-	(void)shutdown(old->fd, SHUT_RDWR);
-	old->closing = 1;
-	m->live--;
+	m->live++;
+	if (make_room(m, k->since) != 0)
+		pthread_cond_signal(&m->wake);   /* all young: the reaper waits for the oldest */
+	pthread_mutex_unlock(&m->lock);
 }
 
 static struct conn *
@@ -601,9 +661,12 @@ on_completed(void *cls, struct MHD_Connection *c, void **req, enum MHD_RequestTe
 	(void)toe;
 	if (k == NULL)
 		return;
+	pthread_mutex_lock(&m->lock);
 	k->busy = 0;
+	k->since = mono_ns();
 	conn_unlink(m, k);
 	conn_append(m, k);
+	pthread_mutex_unlock(&m->lock);
 }
 
 
@@ -649,8 +712,11 @@ answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 	(void)upload;
 	(void)upload_size;
 	(void)req;
-	if (k != NULL)
+	if (k != NULL) {
+		pthread_mutex_lock(&m->lock);
 		k->busy = 1;          /* until on_completed */
+		pthread_mutex_unlock(&m->lock);
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return refuse(c, MHD_HTTP_NOT_FOUND, "not found: surge serves GET /metrics only\n", NULL);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
@@ -711,14 +777,25 @@ bind_spec(const struct surge_opts *opt, int *port)
 	return fd;
 }
 
+static void
+reaper_stop(struct metrics_server *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->stopping = 1;
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->reaper, NULL);
+}
+
 int
 metrics_start(void)
 {
 	struct runtime *r = rt();
 	const struct surge_opts *opt = &r->opts;
 	struct metrics_server *m;
+	pthread_condattr_t ca;
 	sigset_t all, old;
-	int fd, port = 0;
+	int fd, port = 0, err;
 
 	if (opt->metrics == NULL)
 		return 0;
@@ -728,10 +805,21 @@ metrics_start(void)
 		close(fd);
 		return rt_error(-ENOMEM, "--metrics %s: out of memory", opt->metrics);
 	}
-	/* its thread takes no signal: SIGINT and the rest go to surge's own
-	 * threads (signals.c); it inherits this mask */
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* the reaper's deadlines are mono_ns */
+	pthread_cond_init(&m->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	/* its threads take no signal: SIGINT and the rest go to surge's own
+	 * threads (signals.c); they inherit this mask */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if ((err = pthread_create(&m->reaper, NULL, reaper, m)) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		close(fd);
+		free(m);
+		return rt_error(-err, "--metrics %s: %s", opt->metrics, strerror(err));
+	}
 	/* MHD_USE_ITC: metrics_stop can take the socket back (quiesce) */
 	m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0, NULL, NULL, answer, m,
 				MHD_OPTION_LISTEN_SOCKET, fd,
@@ -743,6 +831,7 @@ metrics_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (m->d == NULL) {
 		/* fd is not closed: whether libmicrohttpd did is not said */
+		reaper_stop(m);
 		free(m);
 		return rt_error(-EIO, "--metrics %s: libmicrohttpd could not start", opt->metrics);
 	}
@@ -770,10 +859,13 @@ metrics_stop(void)
 	/* no new connection from here; the stop joins the thread, so a scrape
 	 * in progress ends first. A quiesced socket is ours to close, else
 	 * libmicrohttpd closes it. */
+	reaper_stop(m);
 	fd = MHD_quiesce_daemon(m->d);
 	MHD_stop_daemon(m->d);     /* each connection's NOTIFY_CLOSED frees its conn */
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
+	pthread_cond_destroy(&m->wake);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 	rt()->metrics = NULL;
 }

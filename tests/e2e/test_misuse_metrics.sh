@@ -174,6 +174,20 @@ for dir in "$BAD" "$LONG"; do
   label_is "$what: the script label" script "$TMP/script.raw"
   label_is "$what: the task label" task "$TMP/task.raw"
   check_match "$what: the counter" '^surge_script_seen_total 3$' "$(cat "$TMP/scrape")"
+  # DPDK telemetry's /surge/tasks: JSON a reader takes, the name in ASCII
+  # (DPDK 22.11's writer mangles bytes above 0x7f: the answer was no JSON)
+  SOCK=$(sed -n 's|^surge: telemetry: \([^ ]*\) .*|\1|p' "$TMP/p.out" | head -1)
+  TFN=$(python3 - "$SOCK" 2>&1 <<'PYT'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.recv(4096)
+s.send(b"/surge/tasks")
+r = json.loads(s.recv(65536))["/surge/tasks"]
+print([v for k, v in r.items() if k.endswith("_fn")])
+PYT
+)
+  check "$what: /surge/tasks names the task in ASCII" "['t?\"\\\\x?']" "$TFN"
   kill -INT "$SPID"
   wait "$SPID"
   check "$what: exit 0" 0 "$?"

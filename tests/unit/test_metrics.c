@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_metrics.c - metrics_text (core/report/metrics.c), the one way a label
- * value or help text reaches the Prometheus exposition: what is not UTF-8
- * (stray bytes, overlong forms, surrogates, beyond U+10FFFF, characters cut
- * short) reads as U+FFFD, \ " and newline are escaped, and a cut falls
- * before a character or escape, never inside. A label that is not UTF-8
+ * test_metrics.c - report_text (core/report/metrics.c), the one way a label
+ * value or help text reaches the Prometheus exposition (and a task's name
+ * DPDK telemetry): what is not UTF-8 (stray bytes, overlong forms,
+ * surrogates, beyond U+10FFFF, characters cut short) reads as U+FFFD,
+ * \ " and newline are escaped, and a cut falls before a character or
+ * escape, never inside. A label that is not UTF-8
  * makes Prometheus refuse the whole scrape (issue 31 item 7). The outputs
  * are checked against a decoder of this file's own, by code point
  * arithmetic, not metrics.c's table of byte ranges.
@@ -50,16 +51,16 @@ valid_utf8(const char *str, size_t n)
 	return 1;
 }
 
-/* metrics_text of in (to its NUL), quoting, into a buffer of cap bytes */
+/* report_text of in (to its NUL) in mode, into a buffer of cap bytes */
 static void
-expect(const char *in, size_t cap, int quote, const char *want)
+expect(const char *in, size_t cap, enum text_mode mode, const char *want)
 {
 	char out[1024];
 	size_t n;
 
 	assert_true(cap <= sizeof(out));
 	memset(out, 'Z', sizeof(out));
-	n = metrics_text(out, cap, in, SIZE_MAX, quote);
+	n = report_text(out, cap, in, SIZE_MAX, mode);
 	if (strcmp(out, want) != 0)
 		fail_msg("'%s' (cap %zu): got '%s', want '%s'", in, cap, out, want);
 	assert_int_equal(n, strlen(want));
@@ -71,12 +72,12 @@ static void
 ascii_and_escapes(void **state)
 {
 	(void)state;
-	expect("/home/u/run.lua", 64, 1, "/home/u/run.lua");
-	expect("a\\b\"c\nd", 64, 1, "a\\\\b\\\"c\\nd");
+	expect("/home/u/run.lua", 64, TEXT_LABEL, "/home/u/run.lua");
+	expect("a\\b\"c\nd", 64, TEXT_LABEL, "a\\\\b\\\"c\\nd");
 	/* the text format's help text escapes no quote */
-	expect("a\\b\"c\nd", 64, 0, "a\\\\b\"c\\nd");
-	expect("", 64, 1, "");
-	expect("tab\tcr\r", 64, 1, "tab\tcr\r");
+	expect("a\\b\"c\nd", 64, TEXT_HELP, "a\\\\b\"c\\nd");
+	expect("", 64, TEXT_LABEL, "");
+	expect("tab\tcr\r", 64, TEXT_LABEL, "tab\tcr\r");
 }
 
 static void
@@ -84,45 +85,45 @@ well_formed_kept(void **state)
 {
 	(void)state;
 	/* U+00E9, U+20AC, U+1F600, U+10FFFF, U+FFFD itself, U+D7FF, U+E000 */
-	expect("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf", 64, 1,
+	expect("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf", 64, TEXT_LABEL,
 	       "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf");
-	expect(FFFD "\xed\x9f\xbf\xee\x80\x80", 64, 1, FFFD "\xed\x9f\xbf\xee\x80\x80");
+	expect(FFFD "\xed\x9f\xbf\xee\x80\x80", 64, TEXT_LABEL, FFFD "\xed\x9f\xbf\xee\x80\x80");
 }
 
 static void
 invalid_bytes(void **state)
 {
 	(void)state;
-	expect("a\xff" "b", 64, 1, "a" FFFD "b");
-	expect("\xfe\xfe", 64, 1, FFFD FFFD);
-	expect("\x80" "x", 64, 1, FFFD "x");             /* a continuation alone */
-	expect("\xbf\x80", 64, 1, FFFD FFFD);
-	expect("\xf5\x80\x80\x80", 64, 1, FFFD FFFD FFFD FFFD);
+	expect("a\xff" "b", 64, TEXT_LABEL, "a" FFFD "b");
+	expect("\xfe\xfe", 64, TEXT_LABEL, FFFD FFFD);
+	expect("\x80" "x", 64, TEXT_LABEL, FFFD "x");             /* a continuation alone */
+	expect("\xbf\x80", 64, TEXT_LABEL, FFFD FFFD);
+	expect("\xf5\x80\x80\x80", 64, TEXT_LABEL, FFFD FFFD FFFD FFFD);
 	/* latin-1 as a path might be: caf\xe9.lua */
-	expect("caf\xe9.lua", 64, 1, "caf" FFFD ".lua");
+	expect("caf\xe9.lua", 64, TEXT_LABEL, "caf" FFFD ".lua");
 }
 
 static void
 overlong_forms(void **state)
 {
 	(void)state;
-	expect("\xc0\xaf", 64, 1, FFFD FFFD);             /* '/' in 2 bytes */
-	expect("\xc1\xbf", 64, 1, FFFD FFFD);
-	expect("\xe0\x80\xaf", 64, 1, FFFD FFFD FFFD);    /* in 3 */
-	expect("\xe0\x9f\xbf", 64, 1, FFFD FFFD FFFD);
-	expect("\xf0\x80\x80\xaf", 64, 1, FFFD FFFD FFFD FFFD);   /* in 4 */
-	expect("\xf0\x8f\xbf\xbf", 64, 1, FFFD FFFD FFFD FFFD);
-	expect("\xc0\x80", 64, 1, FFFD FFFD);             /* a NUL in 2 bytes */
+	expect("\xc0\xaf", 64, TEXT_LABEL, FFFD FFFD);             /* '/' in 2 bytes */
+	expect("\xc1\xbf", 64, TEXT_LABEL, FFFD FFFD);
+	expect("\xe0\x80\xaf", 64, TEXT_LABEL, FFFD FFFD FFFD);    /* in 3 */
+	expect("\xe0\x9f\xbf", 64, TEXT_LABEL, FFFD FFFD FFFD);
+	expect("\xf0\x80\x80\xaf", 64, TEXT_LABEL, FFFD FFFD FFFD FFFD);   /* in 4 */
+	expect("\xf0\x8f\xbf\xbf", 64, TEXT_LABEL, FFFD FFFD FFFD FFFD);
+	expect("\xc0\x80", 64, TEXT_LABEL, FFFD FFFD);             /* a NUL in 2 bytes */
 }
 
 static void
 surrogates_and_beyond(void **state)
 {
 	(void)state;
-	expect("\xed\xa0\x80", 64, 1, FFFD FFFD FFFD);    /* U+D800 */
-	expect("\xed\xbf\xbf", 64, 1, FFFD FFFD FFFD);    /* U+DFFF */
-	expect("\xed\xa0\xbd\xed\xb8\x80", 64, 1, FFFD FFFD FFFD FFFD FFFD FFFD);   /* CESU-8 */
-	expect("\xf4\x90\x80\x80", 64, 1, FFFD FFFD FFFD FFFD);  /* U+110000 */
+	expect("\xed\xa0\x80", 64, TEXT_LABEL, FFFD FFFD FFFD);    /* U+D800 */
+	expect("\xed\xbf\xbf", 64, TEXT_LABEL, FFFD FFFD FFFD);    /* U+DFFF */
+	expect("\xed\xa0\xbd\xed\xb8\x80", 64, TEXT_LABEL, FFFD FFFD FFFD FFFD FFFD FFFD);   /* CESU-8 */
+	expect("\xf4\x90\x80\x80", 64, TEXT_LABEL, FFFD FFFD FFFD FFFD);  /* U+110000 */
 }
 
 static void
@@ -130,12 +131,25 @@ characters_cut_short(void **state)
 {
 	(void)state;
 	/* the longest well-formed start of a character is one U+FFFD */
-	expect("\xc3", 64, 1, FFFD);
-	expect("\xe2\x82", 64, 1, FFFD);
-	expect("\xe2\x82" "A", 64, 1, FFFD "A");
-	expect("\xf0\x9f\x98", 64, 1, FFFD);
-	expect("\xf0\x9f\x98\"", 64, 1, FFFD "\\\"");
-	expect("\xf0\x9f" "\xc3\xa9", 64, 1, FFFD "\xc3\xa9");
+	expect("\xc3", 64, TEXT_LABEL, FFFD);
+	expect("\xe2\x82", 64, TEXT_LABEL, FFFD);
+	expect("\xe2\x82" "A", 64, TEXT_LABEL, FFFD "A");
+	expect("\xf0\x9f\x98", 64, TEXT_LABEL, FFFD);
+	expect("\xf0\x9f\x98\"", 64, TEXT_LABEL, FFFD "\\\"");
+	expect("\xf0\x9f" "\xc3\xa9", 64, TEXT_LABEL, FFFD "\xc3\xa9");
+}
+
+/* DPDK telemetry's strings: printable ASCII, '?' for each character
+ * (well-formed or not) beyond it, nothing escaped (DPDK escapes " and \) */
+static void
+ascii_for_telemetry(void **state)
+{
+	(void)state;
+	expect("tx_1-a.b \"q\" \\", 64, TEXT_ASCII, "tx_1-a.b \"q\" \\");
+	expect("t\xc3\xa2" "che\xf0\x9f\x98\x80", 64, TEXT_ASCII, "t?che?");
+	expect("t\xff\xc0\xaf\xe2\x82", 64, TEXT_ASCII, "t????");
+	expect("a\nb\tc\x7f", 64, TEXT_ASCII, "a?b?c?");
+	expect("abcdef", 4, TEXT_ASCII, "abc");
 }
 
 /* A buffer too small: the cut is before the character (or escape) that
@@ -166,14 +180,14 @@ cut_on_a_boundary(void **state)
 				keep = strlen(full);
 			memcpy(want, full, keep);
 			want[keep] = '\0';
-			expect(in, cap, 1, want);
+			expect(in, cap, TEXT_LABEL, want);
 		}
 	}
 	{
 		char out[2] = "Z";
 
 		/* no room at all: nothing written, not even a NUL */
-		assert_int_equal(metrics_text(out, 0, "abc", SIZE_MAX, 1), 0);
+		assert_int_equal(report_text(out, 0, "abc", SIZE_MAX, TEXT_LABEL), 0);
 		assert_int_equal(out[0], 'Z');
 	}
 }
@@ -191,7 +205,7 @@ long_path(void **state)
 	for (size_t i = 1; i + 2 < 302; i += 2)
 		memcpy(in + i, "\xc3\xa9", 2);
 	in[301] = '\0';
-	n = metrics_text(out, sizeof(out), in, SIZE_MAX, 1);
+	n = report_text(out, sizeof(out), in, SIZE_MAX, TEXT_LABEL);
 	assert_int_equal(n, 255);    /* '/' and 127 of them: a 128th would need 257 */
 	assert_true(valid_utf8(out, n));
 	assert_memory_equal(out, in, n);
@@ -204,11 +218,11 @@ read_bound(void **state)
 	char out[64];
 
 	(void)state;
-	assert_int_equal(metrics_text(out, sizeof(out), "abcdef", 3, 1), 3);
+	assert_int_equal(report_text(out, sizeof(out), "abcdef", 3, TEXT_LABEL), 3);
 	assert_string_equal(out, "abc");
-	metrics_text(out, sizeof(out), "a\xc3\xa9", 2, 1);
+	report_text(out, sizeof(out), "a\xc3\xa9", 2, TEXT_LABEL);
 	assert_string_equal(out, "a" FFFD);
-	metrics_text(out, sizeof(out), "a\0b", 3, 1);
+	report_text(out, sizeof(out), "a\0b", 3, TEXT_LABEL);
 	assert_string_equal(out, "a");
 }
 
@@ -230,7 +244,7 @@ random_bytes(void **state)
 			in[i] = rand() % 2 ? pick[rand() % sizeof(pick)] : (unsigned char)(1 + rand() % 255);
 		}
 		in[len] = '\0';
-		n = metrics_text(out, cap, (const char *)in, SIZE_MAX, 1);
+		n = report_text(out, cap, (const char *)in, SIZE_MAX, TEXT_LABEL);
 		assert_true(n < cap);
 		assert_int_equal(strlen(out), n);
 		assert_true(valid_utf8(out, n));
@@ -256,6 +270,7 @@ main(void)
 		cmocka_unit_test(overlong_forms),
 		cmocka_unit_test(surrogates_and_beyond),
 		cmocka_unit_test(characters_cut_short),
+		cmocka_unit_test(ascii_for_telemetry),
 		cmocka_unit_test(cut_on_a_boundary),
 		cmocka_unit_test(long_path),
 		cmocka_unit_test(read_bound),
