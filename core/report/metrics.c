@@ -519,8 +519,6 @@ expose(struct out *o)
 		outf(o, "# EOF\n");
 }
 
-/* --- HTTP ----------------------------------------------------------------- */
-
 /* --- connections: a full table frees its oldest ------------------------- */
 
 static uint64_t
@@ -669,6 +667,7 @@ on_completed(void *cls, struct MHD_Connection *c, void **req, enum MHD_RequestTe
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* --- HTTP ----------------------------------------------------------------- */
 
 static enum MHD_Result
 reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
@@ -832,6 +831,8 @@ metrics_start(void)
 	if (m->d == NULL) {
 		/* fd is not closed: whether libmicrohttpd did is not said */
 		reaper_stop(m);
+		pthread_cond_destroy(&m->wake);
+		pthread_mutex_destroy(&m->lock);
 		free(m);
 		return rt_error(-EIO, "--metrics %s: libmicrohttpd could not start", opt->metrics);
 	}
