@@ -78,7 +78,7 @@ garbage 100 each a line of bytes that is not HTTP
 pipeline 64 each 200 requests at once, no answer read
 EOF
 # all of them at once, and surge stopped while they hold on
-for m in "trickle 64" "idle 32" "pipeline 16" "garbage 16" "huge 16"; do hostile $m; done
+for m in "trickle 64" "idle 32" "pipeline 16" "garbage 16" "huge 16"; do hostile "${m% *}" "${m#* }"; done
 scrape_ok "every kind at once" "$URL"
 T0=$(date +%s%N)
 kill -INT "$SPID"
