@@ -24,14 +24,14 @@ if out=$(cd "$tmp" && luacheck . --codes --no-color -q 2>&1); then
 elif ! grep -q "lua/surge/planted.lua:2:.*(W111) setting non-standard global variable 'leaked'" <<<"$out"; then
   echo "FAIL: luacheck did not name the planted global: $out"; fail=1
 fi
-# every shell script: *.sh, and the files of scripts/ and .ci/ that start
-# with a bash or sh line; at severity warning, since the tests split an
-# unquoted $DEV or $OPTS into arguments on purpose
+# every shell script: the files named *.sh or in scripts/ and .ci/ that
+# start with a bash or sh line (a sourced library, tests/e2e/lib.sh, is
+# read through the scripts that source it); at severity warning, since the
+# tests split an unquoted $DEV or $OPTS into arguments on purpose
 mapfile -t scripts < <(find . -path './build*' -prune -o -path ./.git -prune -o -type f -print |
   while read -r f; do
     case $f in
-      *.sh) echo "$f";;
-      ./scripts/*|./.ci/*) head -n 1 "$f" | grep -q '^#!.*\<\(bash\|sh\)\>' && echo "$f";;
+      *.sh|./scripts/*|./.ci/*) head -n 1 "$f" | grep -q '^#!.*\<\(bash\|sh\)\>' && echo "$f";;
     esac
   done | sort)
 [ ${#scripts[@]} -ge 50 ] || { echo "FAIL: found only ${#scripts[@]} shell scripts"; fail=1; }
