@@ -418,12 +418,14 @@ insert_pasted(struct repl_state *s)
 static void
 feed_editor(struct repl_state *s)
 {
-	own_line_buffer();
 	if (insert_pasted(s)) {
 		if (!s->editing)
 			return;   /* refused: too long */
 		s->redraw = REDRAW_KEYS;   /* the next call draws the line */
 	}
+	/* after the insert: growing the line, it pointed rl_line_buffer at a
+	 * conversion buffer of libedit's that the next key reallocates */
+	own_line_buffer();
 	rl_callback_read_char();
 	s->inserted = 0;      /* rl_end counts it now */
 	check_length(s);
