@@ -391,6 +391,13 @@ function M.session()
       io_flush()
       if status == "leave" then break end
     elseif ev == "eof" then
+      -- the input ended inside a statement (a file cut short, an `end`
+      -- missing): Lua's own error for it, and the exit status says so
+      if term.buf then
+        local _, err = source(term.buf)
+        out("error: " .. tostring(err) .. "\n")
+        M.unfinished = true
+      end
       break
     elseif ev == "intr" then
       if not tty then break end

@@ -133,10 +133,11 @@ local function repl(script)
     env.args = opts
     surge.results.run_started(script, opts)
   end
-  require("surge.repl").session()
+  local prompt = require("surge.repl")
+  prompt.session()
   require("surge.repl.helpers").stop()
   surge._wait_all()
-  return 0
+  return prompt.unfinished and 1 or 0     -- the input ended inside a statement
 end
 
 -- `surge run`, before EAL starts: only a bad script option is an error here
