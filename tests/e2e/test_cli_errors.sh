@@ -31,6 +31,10 @@ refused "run without a script" "missing SCRIPT" one-line -- run --no-huge
 refused "script not found" "cannot read script '$TMP/nope\\.lua'.*No such file" one-line -- run --no-huge "$TMP/nope.lua"
 refused "bad --vdev" "net_bogus0" one-line -- run --no-huge --vdev net_bogus0 "$FLOOD"
 refused "bad --lcores" "--lcores" one-line -- run --no-huge --lcores zz "$FLOOD"
+# a long path: the reason comes before the path (a message cut at its end lost it)
+LONG=/tmp/$(printf 'd%.0s' $(seq 300))/s.sock
+refused "--control with a 312-byte path" "^surge: --control: path longer than 107 bytes \\(312\\): /tmp/ddd" one-line -- \
+  run --no-huge --control "$LONG" "$FLOOD"
 # commands that take no argument, and plot's own arguments: exit 2 (the CLI)
 refused "devices with an argument" "devices: unexpected argument 'extra'" one-line -- devices extra
 refused "scenarios with an argument" "scenarios: unexpected argument 'extra'" one-line -- scenarios extra
