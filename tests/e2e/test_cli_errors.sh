@@ -46,6 +46,15 @@ for a in devices scenarios --version plot; do
   check "$a: a command-line error is exit 2" 2 "$("$SURGE" $a extra extra2 >/dev/null 2>&1; echo $?)"
 done
 
+echo "# surge show: what show(args) returned, refused at the script's line"
+printf '\nfunction show(args)\n  return {}\nend\n' >"$TMP/show_empty.lua"
+refused "show() returning an empty list" \
+  "^$TMP/show_empty\\.lua:2: show\\(args\\) returned an empty list \\(no packets to show\\)" one-line -- show "$TMP/show_empty.lua"
+printf 'function show(args) return { x = 1 } end\n' >"$TMP/show_tab.lua"
+refused "show() returning a table that is no list" \
+  "^$TMP/show_tab\\.lua:1: show\\(args\\) returned a table that is no frame, template, flow or list" one-line -- \
+  show "$TMP/show_tab.lua"
+
 echo "# the script's options"
 refused "unknown script option" "udp-flood\\.lua: unknown option '--frob'" one-line -- \
   run --no-huge --vdev net_null0,no-rx=1 "$FLOOD" --frob 1

@@ -44,7 +44,8 @@ local function show(script, count)
   if type(fn) ~= "function" then
     error(("%s: no function show(args) to say which packets it sends"):format(script), 0)
   end
-  local frames = require("surge.vm.show").frames(fn(opts), count)
+  local def = debug.getinfo(fn, "S")
+  local frames = require("surge.vm.show").frames(fn(opts), count, ("%s:%d: "):format(def.short_src, def.linedefined))
   local decode = require "surge.proto.decode"
   for i, f in ipairs(frames) do
     print(("packet %d, %d bytes: %s"):format(i, #f, decode.decode(f)))
