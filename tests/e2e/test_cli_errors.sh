@@ -46,6 +46,11 @@ for a in devices scenarios --version plot; do
   check "$a: a command-line error is exit 2" 2 "$("$SURGE" $a extra extra2 >/dev/null 2>&1; echo $?)"
 done
 
+echo "# EAL's notices of a healthy run are not shown, without --quiet too"
+run_surge 60 run --vdev net_null0,no-rx=1 "$FLOOD" --count 1000
+check "a run with hugepages: exit 0" 0 "$RC"
+check_nomatch "a run without -q: no 'EAL: No free/available ... hugepages' notice" 'EAL: No (free|available) ' "$ERR"
+
 echo "# surge show: what show(args) returned, refused at the script's line"
 printf '\nfunction show(args)\n  return {}\nend\n' >"$TMP/show_empty.lua"
 refused "show() returning an empty list" \
