@@ -52,9 +52,10 @@
  * then draws the whole line (insert_pasted). */
 #define REDRAW_BIND "bind ^[[9999~ ed-redisplay"
 #define REDRAW_KEYS "\033[9999~"
-#define HISTORY_MAX_BYTES (16 << 20)
-#define PEND_BYTES 65536
-#define PASTE_MIN 16           /* plain bytes at once that make a paste, not typing */       /* keys read ahead at once: a pasted line comes in chunks this big */
+#define HISTORY_MAX_BYTES (16 << 20) /* a larger ~/.surge_history is not read (history_usable) */
+#define PEND_BYTES 65536       /* keys read ahead at once: a pasted line comes in chunks this big */
+#define PASTE_WAIT_MS 5        /* a pause in a paste longer than this ends it */
+#define PASTE_MIN 16           /* plain bytes at once that make a paste, not typing */
 #define EVAL_HOOK_COUNT 1000   /* instructions between two looks of eval_hook */
 #define CLIENT_CHECK_MS 50     /* how often eval_hook asks whether the client left */
 
@@ -354,16 +355,16 @@ check_length(struct repl_state *s)
 	}
 }
 
-/* Keys waiting at the terminal now, read ahead into pend (never blocks). */
+/* Keys waiting at the terminal (within ms), read ahead into pend. */
 static int
-read_ahead(struct repl_state *s)
+read_ahead(struct repl_state *s, int ms)
 {
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 	ssize_t r;
 
 	if (s->pendoff < s->pendlen)
 		return 1;
-	if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+	if (poll(&p, 1, ms) <= 0 || !(p.revents & POLLIN))
 		return 0;
 	r = read(STDIN_FILENO, s->pend, sizeof(s->pend));
 	if (r <= 0)
@@ -389,7 +390,9 @@ insert_pasted(struct repl_state *s)
 {
 	int any = 0;
 
-	while (s->bulk && s->editing && !s->discard && read_ahead(s)) {
+	/* once a paste began, a pause of PASTE_WAIT_MS ends it: a terminal that
+	 * hands it over in small pieces costs one drawing, not one a piece */
+	while (s->bulk && s->editing && !s->discard && read_ahead(s, any ? PASTE_WAIT_MS : 0)) {
 		size_t i = s->pendoff, end = s->pendlen;
 		unsigned char saved;
 
