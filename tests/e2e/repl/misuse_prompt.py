@@ -72,9 +72,11 @@ def pty_rows():
     time.sleep(0.3)
     row("... while the value is shown", "\x03", r"error: interrupted \(Ctrl-C\)\n")
     row("a NUL typed at the terminal is the key Ctrl-@, not text", "#'a\x00b'\r", r"\n2\n", then=None)
-    row("Tab does not complete surge's internals (surge.handles, surge.TaskFailure)", "surge.hand\t\r",
-        r"surge\.hand\nnil\n", then=None)
-    row("... nor surge.TaskF", "surge.TaskF\t\r", r"surge\.TaskF\nnil\n", then=None)
+    row("Tab does not complete surge's internals (surge.handles, surge.TaskFailure)", "print(surge.hand\t)\r",
+        r"print\(surge\.hand\)\nnil\n", then=None)
+    row("... nor surge.TaskF", "print(surge.TaskF\t)\r", r"print\(surge\.TaskF\)\nnil\n", then=None)
+    row("... and still completes the API next to them (surge.tas -> surge.tasks)", "print(type(surge.tas\t))\r",
+        r"print\(type\(surge\.tasks\)\)\nfunction\n", then=None)
     row("Ctrl-Z at an empty prompt is no key: the session goes on", "\x1a", r"surge> ")
     t.type("surge.sleep(0.6) return 'slept'\r")
     time.sleep(0.2)
