@@ -53,6 +53,7 @@
 #define REDRAW_BIND "bind ^[[9999~ ed-redisplay"
 #define REDRAW_KEYS "\033[9999~"
 #define HISTORY_MAX_BYTES (16 << 20) /* a larger ~/.surge_history is not read (history_usable) */
+#define HISTORY_LINE_MAX 4096  /* a longer line is not kept in the history */
 #define PEND_BYTES 65536       /* keys read ahead at once: a pasted line comes in chunks this big */
 #define PASTE_WAIT_MS 5        /* a pause in a paste longer than this ends it */
 #define PASTE_MIN 16           /* plain bytes at once that make a paste, not typing */
@@ -681,9 +682,14 @@ static int
 l_history_add(lua_State *L)
 {
 	struct repl_state *s = rt()->repl;
+	size_t len;
+	const char *line = luaL_checklstring(L, 1, &len);
 
-	if (s != NULL && s->tty)
-		add_history(luaL_checkstring(L, 1));
+	/* a pasted line of a megabyte is not kept: 1000 lines (stifle_history)
+	 * of at most this, escaped by libedit (up to 4 bytes a byte), stay
+	 * under HISTORY_MAX_BYTES, so the file is read again next time */
+	if (s != NULL && s->tty && len <= HISTORY_LINE_MAX)
+		add_history(line);
 	return 0;
 }
 

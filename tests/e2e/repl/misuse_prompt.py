@@ -140,6 +140,10 @@ def paste_rows():
             check("terminal: a pasted block of lines runs line by line", False, e)
         t.type("\x04")
         check("terminal: after the pastes Ctrl-D leaves, exit 0", t.close() == 0, t.screen[-300:])
+        # the history keeps the short lines, not the pasted megabyte: it stays readable next time
+        hist = open(os.path.join(tmp, ".surge_history"), "rb").read()
+        check("terminal: the history keeps the short pasted lines, not the %d-character one" % (n + 17),
+              b"a\\040=\\04040" in hist and len(hist) < 64 << 10, len(hist))
     # past the limit: refused whole, quickly, and the rest of the paste is skipped to its Enter
     t = Term([SURGE, "repl", "--no-huge", "-q"], env)
     t.expect(r"surge> ")
