@@ -59,7 +59,9 @@ def pty_rows():
     row("Ctrl-C at an empty prompt says what a second one does", "\x03",
         r"\(Ctrl-C again stops the tasks; Ctrl-D or exit\(\) leaves\)\n", then=None)
     t.type("a = launch(\"tx\", surge.port(0):txq(0))\r")
-    t.expect(r"surge> ")
+    # the prompt after the launch ran (the one on screen before it was typed
+    # matched too early: under load a Ctrl-C then interrupted the launch)
+    t.expect(r"txq\(0\)\)\nsurge> ", 20)
     row("... a first Ctrl-C", "\x03", r"Ctrl-C again stops the tasks", then=None)
     row("Ctrl-C twice at an empty prompt stops the tasks, the session stays", "\x03",
         r"stopping 1 task\(s\)\n")
