@@ -380,11 +380,12 @@ read_ahead(struct repl_state *s, int ms)
  * narrow characters after every key (el_gets, and el_line for rl_end), so a
  * line fed one key at a time cost time quadratic in its length (measured
  * through a pty: 10 000 characters 6.6 s, 65 000 over 5 minutes, nearly all
- * in wcrtomb). Runs of printable ASCII waiting at the terminal go into the
- * line at once instead (rl_insert_text), as long as more of them come without
- * waiting; then REDRAW_KEYS, given to libedit as keys, draws the line once
- * and sets rl_end. Any other byte (Enter, Tab, an escape sequence, UTF-8) goes through
- * libedit's key handling as typed. Returns whether it inserted anything.
+ * in wcrtomb). Runs of printable ASCII waiting at the terminal (at least
+ * PASTE_MIN bytes: typing goes key by key) go into the line at once instead
+ * (rl_insert_text), as long as more come within PASTE_WAIT_MS; then
+ * REDRAW_KEYS, given to libedit as keys, draws the line once and sets
+ * rl_end. Any other byte (Enter, Tab, an escape sequence, UTF-8) goes
+ * through libedit's key handling as typed. Returns whether it inserted.
  */
 static int
 insert_pasted(struct repl_state *s)
