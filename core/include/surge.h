@@ -415,7 +415,8 @@ enum surge_counter_kind {
 
 /* surge_counter_info.flags */
 enum surge_counter_flag {
-	SURGE_COUNTER_SATURATED = 1    /* a gauge's sum beyond a double: value is +-DBL_MAX */
+	SURGE_COUNTER_SATURATED = 1    /* a gauge's sum beyond a double: value is +-DBL_MAX;
+					* a counter's past 2^64: total is UINT64_MAX */
 };
 
 enum {

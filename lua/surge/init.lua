@@ -125,5 +125,8 @@ surge.launch, surge.wait, surge.poll, surge.sleep = tasks.launch, tasks.wait, ta
 surge.stop_task, surge.tasks, surge.collect = tasks.stop_task, tasks.tasks, tasks.collect
 surge.handles, surge.TaskFailure = tasks.handles, tasks.TaskFailure
 surge._wait_all = tasks.wait_all   -- master.lua's wait for the tasks master left running
+-- Fields for surge's own modules (and the Python client), not the API
+-- (docs/api.md): the prompt's Tab completion does not offer them.
+surge._internals = { handles = true, TaskFailure = true }
 
 return surge

@@ -257,7 +257,12 @@ local function complete(text)
     local hops = 0    -- an __index chain may loop
     while type(obj) == "table" and hops < 16 do
       hops = hops + 1
-      for k, v in pairs(obj) do if sep == "." or type(v) == "function" then add(k, head .. sep) end end
+      -- a module's internals it lists in _internals (surge.handles) are not offered
+      local internal = rawget(obj, "_internals")
+      internal = type(internal) == "table" and internal or {}
+      for k, v in pairs(obj) do
+        if (sep == "." or type(v) == "function") and not internal[k] then add(k, head .. sep) end
+      end
       local mt = getmetatable(obj)   -- (a __metatable field may make it any value)
       obj = type(mt) == "table" and type(rawget(mt, "__index")) == "table" and rawget(mt, "__index") or nil
     end
@@ -395,6 +400,13 @@ function M.session()
       io_flush()
       if status == "leave" then break end
     elseif ev == "eof" then
+      -- the input ended inside a statement (a file cut short, an `end`
+      -- missing): Lua's own error for it, and the exit status says so
+      if term.buf then
+        local _, err = source(term.buf)
+        out("error: " .. tostring(err) .. "\n")
+        M.unfinished = true
+      end
       break
     elseif ev == "intr" then
       if not tty then break end

@@ -20,7 +20,7 @@ function M.pack(f, name, env)
   local up = upvalue(f)
   if up then
     error(("launch: %s uses '%s', a local from outside it; locals (upvalues) do not reach a task's VM: "
-      .. "pass the value as an argument"):format(name, up), 0)
+      .. "pass the value as an argument"):format(name == "?" and "the function" or name, up), 0)
   end
   local helpers = {}
   for k, v in pairs(env) do

@@ -115,11 +115,18 @@ function M.list()
                       where = "built in" }
   end
   for _, d in ipairs(user_dirs()) do
-    local p = io.popen("ls '" .. d:gsub("'", "") .. "' 2>/dev/null")
+    -- quoted for the shell whatever the folder's name holds (a ' in it left it out)
+    local p = io.popen("ls -- '" .. d:gsub("'", "'\\''") .. "' 2>/dev/null")
     for f in p:lines() do
       local name = f:match("^([%w_%-]+)%.lua$")
       if name and M.find(name) and select(2, M.find(name)) == d .. "/" .. f then
-        local m, err, got = M.load(name)
+        -- a module's top level runs to be listed: an os.exit there is its
+        -- error, not the end of the listing (and of surge, with its status)
+        local exit = os.exit
+        os.exit = function() error("os.exit called while the module loads", 2) end
+        local ok, m, err, got = pcall(M.load, name)
+        os.exit = exit
+        if not ok then m, err, got = nil, tostring(m), nil end
         local helper = not m and got ~= nil and (type(got) ~= "table" or (got.run == nil and got.description == nil))
         if not helper then
           out[#out + 1] = { name = name, module = name, where = d,

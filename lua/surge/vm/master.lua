@@ -44,7 +44,8 @@ local function show(script, count)
   if type(fn) ~= "function" then
     error(("%s: no function show(args) to say which packets it sends"):format(script), 0)
   end
-  local frames = require("surge.base.frames").frames(fn(opts), count)
+  local def = debug.getinfo(fn, "S")
+  local frames = require("surge.base.frames").frames(fn(opts), count, ("%s:%d: "):format(def.short_src, def.linedefined))
   local decode = require "surge.proto.decode"
   for i, f in ipairs(frames) do
     print(("packet %d, %d bytes: %s"):format(i, #f, decode.decode(f)))
@@ -133,10 +134,11 @@ local function repl(script)
     env.args = opts
     surge.results.run_started(script, opts)
   end
-  require("surge.repl").session()
+  local prompt = require("surge.repl")
+  prompt.session()
   require("surge.repl.helpers").stop()
   surge._wait_all()
-  return 0
+  return prompt.unfinished and 1 or 0     -- the input ended inside a statement
 end
 
 -- `surge run`, before EAL starts: only a bad script option is an error here
