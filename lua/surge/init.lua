@@ -32,7 +32,9 @@ local surge = {
 }
 
 -- surge.plot(file [, out]): charts of a results file (gnuplot), as `surge plot`.
-function surge.plot(file, out) return require("surge.results.plot").plot(file, out) end
+function surge.plot(file, out)
+  return require("surge.results.plot").plot(file, out)   -- lazy: every VM loads the facade; only a plot needs gnuplot's charts
+end
 
 function surge.running() return C.surge_running() ~= 0 end
 function surge.stop() C.surge_stop() end

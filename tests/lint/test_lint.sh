@@ -46,5 +46,19 @@ if out=$(cd "$tmp" && shellcheck -x -S warning -f gcc planted.sh 2>&1); then
 elif ! grep -q "planted.sh:2:.*SC2164" <<<"$out"; then
   echo "FAIL: shellcheck did not name the planted cd: $out"; fail=1
 fi
+# requires at the top of a module (docs/architecture.md, "Requires"),
+# read with luacheck's own parser; shown failing on a planted one
+mapfile -t modules < <(find lua -name '*.lua' | sort)
+if ! out=$(lua5.1 "$src/tests/lint/requires.lua" "${modules[@]}" 2>&1); then
+  echo "$out"; echo "FAIL: a require inside a function without its reason"; fail=1
+else
+  echo "requires: ${#modules[@]} modules, each require at the top or with its reason"
+fi
+printf 'local M = {}\nfunction M.f()\n  return require("surge.check").show(1)\nend\nreturn M\n' >"$tmp/lua/surge/planted.lua"
+if out=$(lua5.1 "$src/tests/lint/requires.lua" "$tmp/lua/surge/planted.lua" 2>&1); then
+  echo "FAIL: a require inside a function of planted.lua was not reported"; fail=1
+elif ! grep -q 'planted.lua:3: require "surge.check" inside a function' <<<"$out"; then
+  echo "FAIL: requires.lua did not name the planted require: $out"; fail=1
+fi
 if [ $fail = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 exit $fail

@@ -16,6 +16,9 @@ local M = {}
 
 local Task = require("surge.class").new("task", { "id", "name", "entry" }, show.Task)
 local ports = require "surge.port"
+local repl_task = require "surge.repl.task"
+local decode = require "surge.proto.decode"
+local frames = require "surge.base.frames"
 
 -- Every task this session started (the prompt's launch and the script's
 -- surge.launch alike), in launch order, with its state, until
@@ -178,7 +181,7 @@ function M.launch(env, f, ...)
       .. "launch(function(...) return %s(...) end, ...)"):format(name,
       info.what == "C" and "a C function" or "one of surge's own", name ~= "?" and name or "f"), 0)
   end
-  local packed = require("surge.repl.task").pack(f, name, env)
+  local packed = repl_task.pack(f, name, env)
   surge.launch("=" .. name, packed, ...)
   return handle(launched())
 end
@@ -250,8 +253,7 @@ function M.watch(out, seconds)
 end
 
 function M.show(out, what, n)
-  local decode = require "surge.proto.decode"
-  for i, f in ipairs(require("surge.base.frames").frames(what, n or 4)) do
+  for i, f in ipairs(frames.frames(what, n or 4)) do
     out(("packet %d, %d bytes: %s\n%s\n"):format(i, #f, decode.decode(f), decode.hex(f)))
   end
 end
