@@ -92,6 +92,11 @@ _Static_assert(sizeof(struct conn) == 64, "struct conn is 64 bytes (docs/connect
 
 #define CONN_NIL UINT32_MAX
 
+/* A server's responses owed a connection (struct conn owed x their
+ * length) stay under this: a quarter of the sequence space, so the
+ * outgoing stream's end never wraps behind snd_nxt (conn_fsm.c owed_room) */
+#define OWED_BYTES_MAX (1u << 30)
+
 struct conn_list {
 	uint32_t head, tail;
 };

@@ -410,19 +410,36 @@ http_wants_close(const uint8_t *p, uint32_t n)
 	return close || (v10 && !keep);
 }
 
+/* The requests a server may still take on c: the bytes of the responses
+ * owed stay within OWED_BYTES_MAX, so the stream's end (msg_seq + owed x
+ * the response's length) is always ahead of snd_nxt in 32-bit sequence
+ * arithmetic (past 2^31 it would wrap behind it and nothing more would be
+ * sent: issue 31), and owed within its 16 bits. A request past them is not
+ * taken (the peer sends it again, as a routed server's past its pipeline). */
+static inline uint32_t
+owed_room(const struct conn_engine *e, const struct conn *c)
+{
+	uint32_t most = OWED_BYTES_MAX / e->data_len;
+
+	if (most > UINT16_MAX)
+		most = UINT16_MAX;
+	return most > c->owed ? most - c->owed : 0;
+}
+
 /* Takes the requests in p[0..n) (HTTP: each up to its blank line; else
  * expect_len bytes each) into c's outgoing stream. Returns the bytes taken:
- * n, or, for a routed server (conn_routed) whose pipeline is full, those up
- * to the end of the last request it took (the rest is not acknowledged:
- * the peer sends it again). */
+ * n, or, when the responses owed are at their bound (owed_room; a routed
+ * server's pipeline), those up to the end of the last request it took (the
+ * rest is not acknowledged: the peer sends it again). */
 static uint32_t
 server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 {
 	static const uint8_t end[4] = { '\r', '\n', '\r', '\n' };
 	uint32_t done = 0, begin = 0, rx = c->rx_bytes, took = n;
 	int routed = conn_routed(e);
-	/* a routed server takes requests while its pipeline has room */
-	uint32_t room = unlikely(routed) ? SURGE_CONN_PIPELINE - (uint32_t)c->owed : UINT32_MAX;
+	/* requests are taken while the responses owed have room: a routed
+	 * server's pipeline, anyone's OWED_BYTES_MAX (owed_room) */
+	uint32_t room = unlikely(routed) ? SURGE_CONN_PIPELINE - (uint32_t)c->owed : owed_room(e, c);
 
 	if (c->flags & CF_FIN_QUEUED) {
 		e->st.rx_dropped++;             /* a request after the last one we answer: our FIN is due */
@@ -503,7 +520,7 @@ request:
 	if (unlikely(routed) && took > begin)
 		conn_event_request_part(e, c, c->rx_bytes * (done == 0), p + begin, took - begin);
 	c->rx_bytes = rx;
-	if (c->rx_bytes > 65536 || c->owed + done > UINT16_MAX) {
+	if (c->rx_bytes > 65536) {
 		abort_conn(e, c, &e->st.failed_bad);   /* a request that never ends */
 		return took;
 	}
@@ -755,8 +772,9 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 			if (c->state == CS_FREE)
 				return;
 			if (took < n) {
-				/* a routed server's pipeline is full: the rest is not
-				 * taken (nor the FIN after it), the peer sends it again */
+				/* the responses owed at their bound (owed_room): the
+				 * rest is not taken (nor the FIN after it), the peer
+				 * sends it again */
 				c->rcv_nxt -= n - took;
 				e->st.bytes_rcvd -= n - took;
 				e->st.rx_dropped++;

@@ -8,7 +8,8 @@
 #                               the fixed RTO, failed_timeout after the retries;
 #                               with no count, the run still ends at --duration
 #   a full server table      -> SYNs refused and counted; room again after
-#   a response larger than the MSS and the window -> segmented, byte-exact
+#   a response larger than the MSS and the window -> segmented, byte-exact;
+#                               30 of them pipelined in one write: all, in order
 #   an MSS the port's MTU cannot carry, bad options -> one line, non-zero exit
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
@@ -78,6 +79,32 @@ n = 200000; line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 sys.stdout.write((line * (n // len(line) + 1))[:n])' >"$TMP/expected"
 check_true "room again, and the 200000-byte body byte-exact" "$(cmp "$TMP/expected" "$TMP/got" 2>&1)" \
   cmp -s "$TMP/expected" "$TMP/got"
+echo "# 30 GETs pipelined in one write (issue 31): every response comes back, byte-exact, in order"
+PIPE=$(in_k timeout 60 python3 - <<'PY'
+import socket
+def fetch(n):
+    s = socket.create_connection(("10.1.0.2", 80), timeout=10)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" * n)
+    got = b""
+    while True:
+        # one response's length from its header, then n of them
+        if b"\r\n\r\n" in got:
+            head = got[:got.index(b"\r\n\r\n") + 4]
+            clen = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")][0].split(b":")[1])
+            if len(got) >= n * (len(head) + clen):
+                break
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        got += b
+    s.close()
+    return got
+one = fetch(1)
+many = fetch(30)
+print("same" if many == one * 30 else "differs: %d bytes, %d expected" % (len(many), 30 * len(one)))
+PY
+)
+check "30 pipelined responses: the one response 30 times over" same "$PIPE"
 kill -INT $SPID
 wait $SPID
 RC=$?
