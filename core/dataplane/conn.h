@@ -250,6 +250,7 @@ void fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s);
 void fsm_listen(struct conn_engine *e, const struct seg *s);
 void fsm_timer(struct conn_engine *e, struct conn *c);
 int fsm_open(struct conn_engine *e);
+int fsm_abort(struct conn_engine *e, struct conn *c);
 
 /* conn_poll.c: one received frame through the engine (counted by kind;
  * SEG_OTHER ones are the caller's), and the timers due at e->now */

@@ -27,14 +27,51 @@ count_fail(struct conn_engine *e, struct conn *c, uint64_t *reason)
 					      : reason == &e->st.failed_rst ? SURGE_CONN_FAIL_RST : SURGE_CONN_FAIL_BAD);
 }
 
+/* Whether c's end is counted already: at its failure (count_fail), a
+ * client's at its last response (CF_DONE); a server's completion is
+ * counted at its release (finish), so it is not before. Every attempted
+ * connection is counted once: completed, failed_*, closed_other or
+ * aborted (docs/connections.md, "Counters"). */
+static inline int
+counted(const struct conn_engine *e, const struct conn *c)
+{
+	return (c->flags & CF_FAILED) || (e->conf.role == SURGE_CONN_CLIENT && (c->flags & CF_DONE));
+}
+
 /* The end of a connection: a server counts it complete when it answered
- * at least once and nothing failed (a client counted at its last response). */
+ * at least once and nothing failed (a client counted at its last response);
+ * one counted nowhere else (a server's closed before any answer) is
+ * closed_other. */
 static void
 finish(struct conn_engine *e, struct conn *c)
 {
-	if (e->conf.role == SURGE_CONN_SERVER && (c->flags & (CF_DONE | CF_FAILED)) == CF_DONE)
-		e->st.completed++;
+	if (!counted(e, c)) {
+		if (c->flags & CF_DONE)
+			e->st.completed++;
+		else
+			e->st.closed_other++;
+	}
 	conn_release(e, c);
+}
+
+/* The run's end (surge_conn_abort): c reset (an RST unless its SYN is
+ * unanswered) and released, counted aborted unless counted already; one in
+ * TIME_WAIT closed: counted as its close. Returns 1 when an RST went out. */
+int
+fsm_abort(struct conn_engine *e, struct conn *c)
+{
+	int rst = c->state != CS_SYN_SENT;
+
+	if (c->state == CS_TIME_WAIT) {
+		finish(e, c);
+		return 0;
+	}
+	if (!counted(e, c))
+		e->st.aborted++;
+	if (rst)
+		seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
+	conn_release(e, c);
+	return rst;
 }
 
 static void
@@ -211,7 +248,7 @@ fsm_client_close(struct conn_engine *e, struct conn *c, int rst)
 	e->st.completed++;
 	if (rst) {
 		seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
-		conn_release(e, c);
+		finish(e, c);
 		return;
 	}
 	/* the server's FIN already in (it came with the response): ours

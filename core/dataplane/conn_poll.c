@@ -407,13 +407,8 @@ surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx)
 	for (uint32_t i = 0; i < e->conf.capacity; i++) {
 		struct conn *c = &e->tab[i];
 
-		if (c->state == CS_FREE)
-			continue;
-		if (c->state != CS_TIME_WAIT && c->state != CS_SYN_SENT) {
-			seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
-			reset++;
-		}
-		conn_release(e, c);
+		if (c->state != CS_FREE)
+			reset += (uint32_t)fsm_abort(e, c);
 	}
 	e->opened_all = 1;
 	seg_flush(e);

@@ -48,6 +48,13 @@ run_surge 30 run --no-huge --stats-interval 0 --duration 1 --vdev "$VDEV" "${GET
   --rate 100 --rto 0.1 --retries 2
 check_true "no count: the run ends at --duration 1 ($SECS s)" "took $SECS s" lt "$SECS" 6
 check_match "the summary comes, with timeouts counted" "client: [0-9]+ attempted, 0 established, 0 completed, [0-9]+ failed \(timeout [1-9]" "$OUT"
+# those still in SYN_SENT at the cut are counted aborted (issue 31 item 4):
+# every attempted connection once
+SUM=$(printf '%s\n' "$OUT" | sed -n 's/^client: \([0-9]*\) attempted, .* \([0-9]*\) completed, \([0-9]*\) failed (.*), \([0-9]*\) aborted, \([0-9]*\) closed other,.*/\1 \2 \3 \4 \5/p')
+read -r A CO F AB OT <<<"$SUM"
+check_true "attempted $A = completed $CO + failed $F + aborted $AB + closed other $OT" "$SUM" \
+  test -n "$SUM" -a "${A:-x}" = "$((CO + F + AB + OT))"
+check_true "the cut's connections aborted ($AB)" "$SUM" test "${AB:-0}" -gt 0
 check_no_crash "never answers, --duration"
 check_pools "never answers, --duration"
 

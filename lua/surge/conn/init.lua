@@ -53,11 +53,11 @@ M.Engine = Engine
 M.FIELDS = { "attempted", "established", "completed", "failed_timeout", "failed_rst", "failed_bad", "refused",
   "retransmits", "requests", "responses", "rst_sent", "rst_rcvd", "rx_segments", "tx_segments", "rx_dropped",
   "rx_bad", "tx_nobufs", "time_wait", "concurrent", "concurrent_max", "rx_other", "bytes_sent", "bytes_rcvd",
-  "tx_full" }
+  "tx_full", "aborted", "closed_other" }
 local GAUGES = { concurrent = true, concurrent_max = true }
 local PUBLISHED = { "attempted", "established", "completed", "failed_timeout", "failed_rst", "failed_bad",
   "refused", "retransmits", "requests", "responses", "rst_sent", "rst_rcvd", "rx_dropped", "rx_bad", "tx_nobufs", "tx_full",
-  "concurrent", "concurrent_max" }
+  "aborted", "closed_other", "concurrent", "concurrent_max" }
 
 local common = { mac = 1, peer_mac = 1, capacity = 1, mss = 1, window = 1, rto = 1, retries = 1, time_wait = 1,
                  idle = 1, requests = 1, prefix = 1 }
@@ -481,6 +481,9 @@ function Engine:stats()
   local t = {}
   for _, k in ipairs(M.FIELDS) do t[k] = tonumber(st[k]) end
   t.failed = t.failed_timeout + t.failed_rst + t.failed_bad
+  -- every attempted connection ends counted once (docs/connections.md,
+  -- "Counters"): those not yet are open
+  t.ended = t.completed + t.failed + t.aborted + t.closed_other
   return t
 end
 
@@ -594,9 +597,11 @@ end
 -- One line: "client: 10000 attempted, 10000 established, 10000 completed, 0 failed ..."
 function M.format(t)
   local s = ("%s: %d attempted, %d established, %d completed, %d failed (timeout %d, rst %d, bad %d), "
+    .. "%d aborted, %d closed other, "
     .. "%d refused, %d retransmits, %d requests, %d responses, concurrent max %d, rx dropped %d, rx bad %d")
     :format(t.role, t.attempted, t.established, t.completed, t.failed, t.failed_timeout, t.failed_rst,
-      t.failed_bad, t.refused, t.retransmits, t.requests, t.responses, t.concurrent_max, t.rx_dropped, t.rx_bad)
+      t.failed_bad, t.aborted or 0, t.closed_other or 0, t.refused, t.retransmits, t.requests, t.responses,
+      t.concurrent_max, t.rx_dropped, t.rx_bad)
   if t.cps then s = s .. (", %.1f conn/s, %.1f req/s"):format(t.cps, t.requests_per_s) end
   local r = t.response_us
   if r then s = s .. (", response p50 %.0f us p99 %.0f us max %.0f us"):format(r.p50, r.p99, r.max) end
