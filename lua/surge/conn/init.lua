@@ -156,26 +156,39 @@ local REASONS = { [C.SURGE_CONN_FAIL_TIMEOUT] = "timeout", [C.SURGE_CONN_FAIL_RS
 local KINDS = { [EV_EST] = "established", [EV_RESP] = "response", [EV_FAIL] = "fail", [EV_CLOSE] = "close",
   [EV_REQ] = "request" }
 
-local function event(h) local hk = h.hk return hk.ev[hk.cur][h.at[0]] end
+-- A handle is valid during its hook's call only (issue 31 item 5: one
+-- kept and used later acted on whatever connection then held the event's
+-- place): dispatch sets its event index (at[0]) for the call and -1 after
+-- it, and every method reads the event through here (one test of at[0]).
+local function stale(what)
+  check.raise(("%s: the connection's handle is valid during its hook's call only (kept after the hook returned)")
+    :format(what))
+end
+local function index(h, what)
+  local i = h.at[0]
+  if i < 0 then stale(what) end
+  return i
+end
+local function event(h, what) local hk = h.hk return hk.ev[hk.cur][index(h, what)] end
 -- the connection: its table index, 0..capacity-1 (reused once it closed)
-function Hook:id() return event(self).conn end
-function Hook:kind() return KINDS[event(self).kind] end
+function Hook:id() return event(self, "connection:id").conn end
+function Hook:kind() return KINDS[event(self, "connection:kind").kind] end
 -- on_response: the HTTP status (0 when the response is by length), its
 -- bytes; on_request: the request's bytes
-function Hook:status() return event(self).status end
-function Hook:bytes() return event(self).bytes end
+function Hook:status() return event(self, "connection:status").status end
+function Hook:bytes() return event(self, "connection:bytes").bytes end
 -- on_established: SYN to established; on_response: request to its last byte (microseconds)
-function Hook:time_us() return event(self).time_us end
+function Hook:time_us() return event(self, "connection:time_us").time_us end
 -- requests sent on the connection so far (a client's; a server's: received;
 -- on_request: this request's number on it, 1 for the first)
-function Hook:requests() return event(self).requests end
+function Hook:requests() return event(self, "connection:requests").requests end
 -- the template of its last request (0: the `request`)
-function Hook:template() return event(self).tpl end
+function Hook:template() return event(self, "connection:template").tpl end
 -- on_fail: "timeout", "rst", "bad"; on_close: "completed", "failed", "other"
-function Hook:reason() return REASONS[event(self).reason] end
+function Hook:reason() return REASONS[event(self, "connection:reason").reason] end
 
 local function held(h, what)
-  local ev = event(h)
+  local ev = event(h, what)
   local kind = ev.kind
   if h.client and kind ~= EV_EST and kind ~= EV_RESP or not h.client and kind ~= EV_REQ then
     check.raise(("%s: in a client's on_established or on_response or a server's on_request only (this is %s's on_%s)")
@@ -187,7 +200,7 @@ end
 -- A request's event (on_request) and its first bytes
 local function head(h, what)
   local hk = h.hk
-  local i = h.at[0]
+  local i = index(h, what)
   local ev = hk.ev[hk.cur][i]
   if ev.kind ~= EV_REQ then
     check.raise(("%s: in a server's on_request only (this is %s's on_%s)"):format(what,
@@ -250,8 +263,7 @@ local function slot(h, k, what)
   if not h.slot_ok[k] then
     check.raise(("%s: slot %s: 1..%d (the engine's `slots`)"):format(what, check.show(k), h.nslots))
   end
-  local at = h.at
-  return bit.lshift(h.hk.ev[h.hk.cur][at[0]].conn, at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
+  return bit.lshift(event(h, what).conn, h.at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
 end
 -- The connection's user state: slots 1..`slots`, int32 each (an int32, not
 -- a uint32: LuaJIT reads it as an integer), 0 when it opens.
@@ -320,7 +332,7 @@ local function new_engine(c, data, role, prefix, hooks)
     rc_check(C.surge_conn_hooks(id, hooks.mask, ptrs, lens, n, out), 3)
     e.hooks, e.on, e.tpl_keep = out[0], hooks.on, hooks.tpl
     local at = ffi.new("int32_t[2]")
-    at[1] = hooks.shift
+    at[0], at[1] = -1, hooks.shift          -- no event: outside a hook's call (index)
     -- the valid template numbers and slots, looked up rather than
     -- compared: a number the hook took from a table is a double, and a
     -- range and integer test of it would be float work on every event
@@ -346,6 +358,7 @@ local function dispatch(self)
     local f = on[kind]
     at[0] = i
     if f then f(h) end
+    at[0] = -1                              -- the call is over: the handle is not valid (index)
     if kind == EV_CLOSE and nslots > 0 then
       local base = bit.lshift(evs[i].conn, at[1])
       for k = 0, nslots - 1 do slots[base + k] = 0 end
