@@ -94,9 +94,6 @@ void latency_free_all(void);
 struct hist;
 int latency_hist_copy(int id, struct hist *out);
 
-/* conn_poll.c: the TCP engines, freed at the end of the run */
-void conn_free_all(void);
-
 /* idle.c */
 void idle_task_begin(void);
 void idle_task_end(void);

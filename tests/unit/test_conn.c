@@ -35,6 +35,7 @@
 
 #include "run.h"
 #include "conn.h"
+#include "conn_http.h"
 #include "check.h"
 
 static struct surge_opts opts;
@@ -505,6 +506,62 @@ client_http_response(void **state)
 	assert_int_equal(e->st.responses, 1);
 	assert_int_equal(written(e, 0).flags, TF_FIN | TF_ACK);
 	drop_written(e);
+}
+
+/* Issue 31: the status line is parsed strictly (RFC 9112 section 4):
+ * "HTTP/1.1 2000 OK" was taken for a 200. Table of lines and what
+ * http_status gives, then a client engine fed the 4-digit one: failed_bad. */
+static void
+client_status_line_strict(void **state)
+{
+	static const struct { const char *line; int status; } t[] = {
+		{ "HTTP/1.1 200 OK\r\n", 200 },
+		{ "HTTP/1.0 404 Not Found\r\n", 404 },
+		{ "HTTP/1.1 200 \r\n", 200 },                  /* an empty reason */
+		{ "HTTP/1.1 503 a\tb \x80\r\n", 503 },         /* HTAB, obs-text */
+		{ "HTTP/1.1 2000 OK\r\n", -1 },
+		{ "HTTP/1.1 20 OK\r\n", -1 },
+		{ "HTTP/1.1 200\r\n", -1 },                    /* no SP after the code */
+		{ "HTTP/1.1  200 OK\r\n", -1 },
+		{ "HTTP/1.x 200 OK\r\n", -1 },
+		{ "HTTP/2.0 200 OK\r\n", -1 },
+		{ "http/1.1 200 OK\r\n", -1 },
+		{ "HTTP/1.1 2a0 OK\r\n", -1 },
+		{ "HTTP/1.1 200 O\x01K\r\n", -1 },            /* a control byte */
+		{ "HTTP/1.1 200 OK\n", -1 },                   /* no CR */
+		{ "HTTP/1.1 200 OK\r", -1 },                   /* no line end */
+		{ "HTTP/1.1 200 OK", -1 },
+	};
+	struct surge_conn_conf c = client_conf(4);
+	struct conn_engine *e;
+	uint32_t iss, n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int got = http_status((const uint8_t *)t[i].line, (uint32_t)strlen(t[i].line));
+
+		if (got != t[i].status)
+			fail_msg("http_status(\"%s\") = %d, %d expected", t[i].line, got, t[i].status);
+	}
+	e = engine(&c);
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7001, iss + 1 + c.data_len, TF_ACK,
+		  "HTTP/1.1 2000 OK\r\nContent-Length: 0\r\n\r\n", 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	assert_int_equal(e->st.failed_bad, 1);
+	assert_int_equal(e->st.completed, 0);
+	assert_int_equal(written(e, 0).flags & TF_RST, TF_RST);
+	drop_written(e);
+	/* a Content-Length with more after its digits is no length either */
+	assert_int_equal(http_response_length((const uint8_t *)"HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\n", 39,
+					      200, &n), 0);
+	assert_int_equal(http_response_length((const uint8_t *)"HTTP/1.1 200 OK\r\nContent-Length: 5 \r\n\r\n", 39,
+					      200, &n), 39 + 5);
 }
 
 /* Keep-alive with a think time: the second request leaves think_us after
@@ -1199,6 +1256,7 @@ main(void)
 		cmocka_unit_test(table_full_refuses),
 		cmocka_unit_test(client_syn_retries_then_timeout),
 		cmocka_unit_test(client_http_response),
+		cmocka_unit_test(client_status_line_strict),
 		cmocka_unit_test(client_several_source_addresses),
 		cmocka_unit_test(client_addresses_misuse),
 		cmocka_unit_test(pair_segments_per_connection),

@@ -365,6 +365,17 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 }
 
 int
+surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint32_t *len, uint32_t ntpl,
+		 struct surge_conn_hooks **out)
+{
+	struct conn_engine *e = get(id);
+
+	if (e == NULL)
+		return rt_error(-EINVAL, "no connection engine %d", id);
+	return conn_events_init(e, id, kinds, data, len, ntpl, out);
+}
+
+int
 surge_conn_stats(int id, struct surge_conn_stats *out)
 {
 	struct conn_engine *e = get(id);

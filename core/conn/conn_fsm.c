@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "conn_http.h"
 
 static void
 count_fail(struct conn_engine *e, struct conn *c, uint64_t *reason)
@@ -300,69 +301,9 @@ fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigne
 	send_data(e, c, c->snd_nxt);
 }
 
-static int
-lower_eq(const uint8_t *p, const char *s, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if ((p[i] | 0x20) != (uint8_t)s[i] && p[i] != (uint8_t)s[i])
-			return 0;
-	return 1;
-}
-
-/* The response's length from its HTTP header: status line and headers in
- * the first segment (docs/connections.md). 0 when the status or the header
- * is not what is expected. *hdr_out: the header's length (0: no end seen). */
-static uint32_t
-http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n, uint32_t *hdr_out)
-{
-	uint32_t hdr = 0, status, clen = UINT32_MAX;
-
-	/* line ends found with memchr, not a compare at every byte */
-	for (const uint8_t *q = p; (q = memchr(q, '\n', n - (uint32_t)(q - p))) != NULL; q++) {
-		uint32_t i = (uint32_t)(q - p);
-
-		if (i >= 3 && p[i - 3] == '\r' && p[i - 2] == '\n' && p[i - 1] == '\r') {
-			hdr = i + 1;
-			break;
-		}
-		if (i + 1 >= n)
-			break;
-	}
-	*hdr_out = hdr;
-	if (hdr == 0 || n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
-		return 0;
-	if (p[9] < '0' || p[9] > '9' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
-		return 0;
-	status = (uint32_t)(p[9] - '0') * 100 + (uint32_t)(p[10] - '0') * 10 + (uint32_t)(p[11] - '0');
-	if (e->conf.expect_status != 0 && status != e->conf.expect_status)
-		return 0;
-	for (const uint8_t *q = p; (q = memchr(q, '\n', hdr - (uint32_t)(q - p))) != NULL; q++) {
-		uint32_t i = (uint32_t)(q - p);
-
-		if (i + 16 >= hdr)
-			break;
-		if (!lower_eq(p + i + 1, "content-length:", 15))
-			continue;
-		uint32_t j = i + 16;
-		uint64_t v = 0;
-
-		while (j < hdr && p[j] == ' ')
-			j++;
-		if (j >= hdr || p[j] < '0' || p[j] > '9')
-			return 0;
-		while (j < hdr && p[j] >= '0' && p[j] <= '9' && v < UINT32_MAX)
-			v = v * 10 + (uint64_t)(p[j++] - '0');
-		clen = v < UINT32_MAX - hdr ? (uint32_t)v : UINT32_MAX;
-		break;
-	}
-	if (clen == UINT32_MAX)
-		return 0;                       /* no length: not supported (no chunked, no close-delimited) */
-	return hdr + clen;
-}
-
-/* http_length through the engine's cache: a response header the same,
- * byte for byte, as the last one parsed has its length (the result of
- * http_length depends on the header's bytes and the conf alone) */
+/* http_response_length (conn_http.c) through the engine's cache: a
+ * response header the same, byte for byte, as the last one parsed has its
+ * length (the result depends on the header's bytes and the conf alone) */
 static uint32_t
 http_length_cached(struct conn_engine *e, const uint8_t *p, uint32_t n)
 {
@@ -371,7 +312,7 @@ http_length_cached(struct conn_engine *e, const uint8_t *p, uint32_t n)
 
 	if (mc->len != 0 && n >= mc->len && memcmp(p, mc->b, mc->len) == 0)
 		return mc->val;
-	v = http_length(e, p, n, &hdr);
+	v = http_response_length(p, n, e->conf.expect_status, &hdr);
 	if (v != 0 && hdr <= sizeof(mc->b)) {
 		memcpy(mc->b, p, hdr);
 		mc->len = hdr;
@@ -410,41 +351,6 @@ client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 		else
 			client_next(e, c);
 	}
-}
-
-/* Does the HTTP request in p[0..n) ask the server to close after its
- * answer: HTTP/1.0 without "keep-alive", or "Connection: close"? Only the
- * part of the request in this segment is read (docs/connections.md). */
-static int
-http_wants_close(const uint8_t *p, uint32_t n)
-{
-	int v10 = 0, keep = 0, close = 0;
-	const uint8_t *end = p + n, *l = memchr(p, '\n', n);
-
-	/* the request line's version; then only the header lines that start
-	 * with "Connection:" are read, found a line at a time with memchr
-	 * (the per-byte scan of every position was most of a server's cycles
-	 * per request, issue 21) */
-	if (l == NULL)
-		return 0;
-	v10 = l - p >= 9 && l[-1] == '\r' && memcmp(l - 9, "HTTP/1.0", 8) == 0;
-	for (l++; l < end; l++) {
-		const uint8_t *eol = memchr(l, '\n', (size_t)(end - l));
-		uint32_t len = (uint32_t)((eol != NULL ? eol : end) - l);
-
-		if (len >= 11 && lower_eq(l, "connection:", 11)) {
-			for (uint32_t i = 11; i + 5 <= len; i++) {
-				if (lower_eq(l + i, "close", 5))
-					close = 1;
-				else if (i + 10 <= len && lower_eq(l + i, "keep-alive", 10))
-					keep = 1;
-			}
-		}
-		if (eol == NULL)
-			break;
-		l = eol;
-	}
-	return close || (v10 && !keep);
 }
 
 /* The requests a server may still take on c: the bytes of the responses
@@ -600,6 +506,19 @@ server_acked(struct conn_engine *e, struct conn *c)
 		send_fin(e, c, CS_FIN_WAIT_1);
 }
 
+/* The peer's FIN reached a held client connection: after a whole response
+ * it completed (no hook's request can follow a close), before any request
+ * (held at ESTABLISHED) it is the failure it always was. */
+static void
+held_peer_fin(struct conn_engine *e, struct conn *c)
+{
+	c->flags &= (uint8_t)~CF_HELD;
+	if (c->requests > 0 && !(c->flags & (CF_DONE | CF_FAILED))) {
+		c->flags |= CF_DONE;
+		e->st.completed++;
+	}
+}
+
 /* The peer's FIN, now counted in rcv_nxt: what it does in each state.
  * Returns 0 where it changes nothing (the caller acknowledges it). */
 static int
@@ -608,7 +527,7 @@ peer_fin(struct conn_engine *e, struct conn *c)
 	switch (c->state) {
 	case CS_ESTABLISHED:
 		if (unlikely(c->flags & CF_HELD))
-			conn_event_peer_fin(e, c);  /* held after a whole response: completed */
+			held_peer_fin(e, c);        /* held after a whole response: completed */
 		if (e->conf.role == SURGE_CONN_CLIENT && !(c->flags & CF_DONE))
 			count_fail(e, c, &e->st.failed_bad);   /* closed before the answer was whole */
 		if (e->conf.role == SURGE_CONN_SERVER && c->owed > 0) {
