@@ -565,100 +565,138 @@ rst_acceptable(const struct conn_engine *e, const struct conn *c, const struct s
 	return !seq_lt(s->seq, c->rcv_nxt) && seq_lt(s->seq, c->rcv_nxt + e->conf.window);
 }
 
-void
-fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
-{
-	const uint8_t *p = s->payload;
-	uint32_t n = s->len, seq = s->seq;
-	int acked = 0, need_ack = 0;
+/* A segment for a connection, in the steps of RFC 9293 section 3.10.7
+ * (SEGMENT ARRIVES), one function each. Each returns 1 when the segment
+ * ends there (dropped, answered, or the connection gone), 0 to go on. The
+ * RST and SYN bits are looked at before the sequence number (the RFC's
+ * first step): each has its own acceptability test (rst_acceptable, the
+ * SYN's seq + 1 == rcv_nxt), and the segment without ACK is dropped before
+ * it is trimmed, so neither is trimmed or answered as data would be. */
 
-	if (s->flags & TF_RST) {
-		if (!rst_acceptable(e, c, s)) {
-			e->st.rx_dropped++;
-			return;
-		}
-		e->st.rst_rcvd++;
-		count_fail(e, c, &e->st.failed_rst);
-		finish(e, c);
+/* What the sequence step leaves of a segment for the text and FIN steps */
+struct seg_text {
+	const uint8_t *p;       /* its payload from rcv_nxt on */
+	uint32_t n, seq;        /* its bytes, and the sequence number of p[0] */
+	int need_ack, acked;    /* an ACK is owed; one left since (it carried it) */
+};
+
+/* 3.10.7.3: SYN-SENT, a client's SYN answered */
+static void
+step_syn_sent(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	if ((s->flags & TF_ACK) && s->ack != c->snd_nxt) {
+		e->st.rx_dropped++;
+		seg_emit_reset(e, s);
 		return;
 	}
-	if (c->state == CS_SYN_SENT) {
-		if ((s->flags & TF_ACK) && s->ack != c->snd_nxt) {
-			e->st.rx_dropped++;
-			seg_emit_reset(e, s);
-			return;
-		}
-		if ((s->flags & (TF_SYN | TF_ACK)) != (TF_SYN | TF_ACK)) {
-			e->st.rx_dropped++;
-			return;
-		}
-		if (s->mss_opt && s->mss < e->mss && s->mss >= 64)
-			e->mss = s->mss;
-		c->rcv_nxt = s->seq + 1;
-		c->snd_una = s->ack;
-		c->peer_wnd = s->wnd;
-		c->state = CS_ESTABLISHED;
-		c->retries = 0;
-		e->st.established++;
-		timer_arm(e, c, CL_RTO, e->conf.rto_us);
-		c->snd_nxt = c->snd_una;
-		if (!conn_hook(e, c, SURGE_CONN_EV_ESTABLISHED, 0))
-			client_next(e, c);      /* the request carries the handshake's ACK */
-		if (c->state == CS_ESTABLISHED && c->snd_nxt == c->snd_una)
-			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-		return;
-	}
-	if (s->flags & TF_SYN) {
-		if (c->state == CS_TIME_WAIT && e->conf.role == SURGE_CONN_SERVER && seq_lt(c->rcv_nxt, s->seq)) {
-			finish(e, c);           /* a new connection on the 4-tuple (RFC 9293 3.10.7.4) */
-			fsm_listen(e, s);
-			return;
-		}
-		if (c->state == CS_SYN_RCVD && s->seq + 1 == c->rcv_nxt && !(s->flags & TF_ACK)) {
-			/* the peer did not get our SYN-ACK */
-			seg_emit(e, c, TF_SYN | TF_ACK, c->snd_una, NULL, 0);
-			e->st.retransmits++;
-			return;
-		}
-		/* a repeated SYN-ACK (our ACK was lost) or a stray SYN: ACK it */
-		if (!(s->flags & TF_ACK) || s->seq + 1 != c->rcv_nxt)
-			e->st.rx_dropped++;
-		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-		return;
-	}
-	if (!(s->flags & TF_ACK)) {
+	if ((s->flags & (TF_SYN | TF_ACK)) != (TF_SYN | TF_ACK)) {
 		e->st.rx_dropped++;
 		return;
 	}
-	/* in order, or trimmed to rcv_nxt; past it or outside the window: dropped */
-	if (seq != c->rcv_nxt) {
-		uint32_t skip = c->rcv_nxt - seq;
+	if (s->mss_opt && s->mss < e->mss && s->mss >= 64)
+		e->mss = s->mss;
+	c->rcv_nxt = s->seq + 1;
+	c->snd_una = s->ack;
+	c->peer_wnd = s->wnd;
+	c->state = CS_ESTABLISHED;
+	c->retries = 0;
+	e->st.established++;
+	timer_arm(e, c, CL_RTO, e->conf.rto_us);
+	c->snd_nxt = c->snd_una;
+	if (!conn_hook(e, c, SURGE_CONN_EV_ESTABLISHED, 0))
+		client_next(e, c);      /* the request carries the handshake's ACK */
+	if (c->state == CS_ESTABLISHED && c->snd_nxt == c->snd_una)
+		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+}
 
-		if (!seq_lt(seq, c->rcv_nxt) || skip > n || (skip == n && !(s->flags & TF_FIN))) {
-			if (n > 0 || (s->flags & TF_FIN) || seq != c->rcv_nxt - 1)
+/* 3.10.7.4, second: the RST bit (in the window: the connection fails) */
+static int
+step_rst(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	if (!(s->flags & TF_RST))
+		return 0;
+	if (!rst_acceptable(e, c, s)) {
+		e->st.rx_dropped++;
+		return 1;
+	}
+	e->st.rst_rcvd++;
+	count_fail(e, c, &e->st.failed_rst);
+	finish(e, c);
+	return 1;
+}
+
+/* 3.10.7.4, fourth: the SYN bit (a new connection on a TIME_WAIT 4-tuple,
+ * our SYN-ACK lost, our ACK lost, or a stray SYN) */
+static int
+step_syn(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	if (!(s->flags & TF_SYN))
+		return 0;
+	if (c->state == CS_TIME_WAIT && e->conf.role == SURGE_CONN_SERVER && seq_lt(c->rcv_nxt, s->seq)) {
+		finish(e, c);           /* a new connection on the 4-tuple (RFC 9293 3.10.7.4) */
+		fsm_listen(e, s);
+		return 1;
+	}
+	if (c->state == CS_SYN_RCVD && s->seq + 1 == c->rcv_nxt && !(s->flags & TF_ACK)) {
+		/* the peer did not get our SYN-ACK */
+		seg_emit(e, c, TF_SYN | TF_ACK, c->snd_una, NULL, 0);
+		e->st.retransmits++;
+		return 1;
+	}
+	/* a repeated SYN-ACK (our ACK was lost) or a stray SYN: ACK it */
+	if (!(s->flags & TF_ACK) || s->seq + 1 != c->rcv_nxt)
+		e->st.rx_dropped++;
+	seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+	return 1;
+}
+
+/* 3.10.7.4, first: the sequence number. In order, or trimmed to rcv_nxt;
+ * past it, wholly before it or more than the window offered: dropped, a
+ * duplicate ACK. Fills t with what is left. */
+static int
+step_seq(struct conn_engine *e, struct conn *c, const struct seg *s, struct seg_text *t)
+{
+	t->p = s->payload;
+	t->n = s->len;
+	t->seq = s->seq;
+	if (t->seq != c->rcv_nxt) {
+		uint32_t skip = c->rcv_nxt - t->seq;
+
+		if (!seq_lt(t->seq, c->rcv_nxt) || skip > t->n || (skip == t->n && !(s->flags & TF_FIN))) {
+			if (t->n > 0 || (s->flags & TF_FIN) || t->seq != c->rcv_nxt - 1)
 				e->st.rx_dropped++;     /* (a keep-alive probe at rcv_nxt - 1 is no fault) */
 			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-			return;
+			return 1;
 		}
-		p += skip;
-		n -= skip;
-		seq = c->rcv_nxt;
+		t->p += skip;
+		t->n -= skip;
+		t->seq = c->rcv_nxt;
 	}
-	if (n > e->conf.window) {
+	if (t->n > e->conf.window) {
 		e->st.rx_dropped++;             /* more than the window we offered */
 		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-		return;
+		return 1;
 	}
+	return 0;
+}
+
+/* 3.10.7.4, fifth: the ACK field. What was never sent is not taken;
+ * SYN-RECEIVED becomes ESTABLISHED; what it acknowledges leaves the stream
+ * (a client's request, a server's answers); our FIN acknowledged moves the
+ * close on (FIN_WAIT_2, TIME_WAIT, the end). */
+static int
+step_ack(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
 	if (seq_lt(c->snd_nxt, s->ack)) {
 		e->st.rx_dropped++;             /* acknowledges what was never sent */
 		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-		return;
+		return 1;
 	}
 	if (c->state == CS_SYN_RCVD) {
 		if (s->ack != c->snd_nxt) {
 			e->st.rx_dropped++;
 			seg_emit_reset(e, s);
-			return;
+			return 1;
 		}
 		c->state = CS_ESTABLISHED;
 		e->st.established++;
@@ -684,23 +722,34 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 	case CS_CLOSING:
 		if (c->snd_una == c->snd_nxt) {
 			enter_time_wait(e, c);
-			return;
+			return 1;
 		}
 		break;
 	case CS_LAST_ACK:
 		if (c->snd_una == c->snd_nxt) {
 			finish(e, c);
-			return;
+			return 1;
 		}
 		break;
 	default:
 		break;
 	}
+	return 0;
+}
+
+/* 3.10.7.4, seventh: the segment text, taken where the peer may still send
+ * (a client's response, a server's requests); then what the stream has
+ * for the window */
+static int
+step_text(struct conn_engine *e, struct conn *c, const struct seg *s, struct seg_text *t)
+{
+	uint32_t n = t->n;
+
 	if (n > 0 && (c->state == CS_ESTABLISHED || c->state == CS_FIN_WAIT_1 || c->state == CS_FIN_WAIT_2)) {
 		c->rcv_nxt += n;
 		e->st.bytes_rcvd += n;
 		c->retries = 0;
-		need_ack = 1;
+		t->need_ack = 1;
 		if (e->conf.role == SURGE_CONN_CLIENT) {
 			uint8_t st = c->state;
 			/* a FIN with the data (a server closing with its last
@@ -713,20 +762,20 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 				c->rcv_nxt++;
 				c->flags |= CF_FIN_RCVD;
 			}
-			client_data(e, c, p, n);
+			client_data(e, c, t->p, n);
 			if (c->state == CS_FREE)
-				return;         /* answered with an RST */
+				return 1;       /* answered with an RST */
 			if (fin_with) {
 				if (!peer_fin(e, c))
 					seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-				return;
+				return 1;
 			}
-			acked = c->state != st || c->snd_nxt != c->snd_una;
+			t->acked = c->state != st || c->snd_nxt != c->snd_una;
 		} else {
-			uint32_t took = server_data(e, c, p, n);
+			uint32_t took = server_data(e, c, t->p, n);
 
 			if (c->state == CS_FREE)
-				return;
+				return 1;
 			if (took < n) {
 				/* the responses owed at their bound (owed_room): the
 				 * rest is not taken (nor the FIN after it), the peer
@@ -740,18 +789,48 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 		e->st.rx_dropped++;             /* data after the peer's FIN */
 	}
 	if ((c->state == CS_ESTABLISHED || c->state == CS_CLOSE_WAIT) && c->owed > 0)
-		acked |= send_data(e, c, c->snd_nxt);
-	if ((s->flags & TF_FIN) && seq + n == c->rcv_nxt && !(c->flags & CF_FIN_RCVD)) {
+		t->acked |= send_data(e, c, c->snd_nxt);
+	return 0;
+}
+
+/* 3.10.7.4, eighth: the FIN bit, in order (after the text taken), or
+ * again (our ACK of it was lost) */
+static int
+step_fin(struct conn_engine *e, struct conn *c, const struct seg *s, struct seg_text *t)
+{
+	if ((s->flags & TF_FIN) && t->seq + t->n == c->rcv_nxt && !(c->flags & CF_FIN_RCVD)) {
 		c->rcv_nxt++;
 		c->flags |= CF_FIN_RCVD;
 		if (peer_fin(e, c))
-			return;
+			return 1;
 	} else if ((s->flags & TF_FIN) && (c->flags & CF_FIN_RCVD)) {
-		need_ack = 1;                   /* the peer's FIN again: our ACK was lost */
+		t->need_ack = 1;                /* the peer's FIN again: our ACK was lost */
 		if (c->state == CS_TIME_WAIT)
 			timer_arm(e, c, CL_TW, e->conf.time_wait_us);
 	}
-	if (need_ack && !acked)
+	return 0;
+}
+
+void
+fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	struct seg_text t = { NULL, 0, 0, 0, 0 };
+
+	if (step_rst(e, c, s))
+		return;
+	if (c->state == CS_SYN_SENT) {
+		step_syn_sent(e, c, s);
+		return;
+	}
+	if (step_syn(e, c, s))
+		return;
+	if (!(s->flags & TF_ACK)) {
+		e->st.rx_dropped++;             /* the fifth step's first rule, before any trimming */
+		return;
+	}
+	if (step_seq(e, c, s, &t) || step_ack(e, c, s) || step_text(e, c, s, &t) || step_fin(e, c, s, &t))
+		return;
+	if (t.need_ack && !t.acked)
 		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
 }
 
