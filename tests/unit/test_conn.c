@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_conn.c - the TCP engine's state machine (core/dataplane/conn_*.c)
+ * test_conn.c - the TCP engine's state machine (core/conn/)
  * fed hand-made segments, on a real EAL (for its pools) but no wire: what
  * the engine writes is read back from its tx burst before it is sent.
  *

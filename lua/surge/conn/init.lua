@@ -1,5 +1,5 @@
 -- surge.conn - TCP connections: a client or server engine per task, its
--- per-packet loop in C (core/dataplane/conn_*.c), driven from Lua once per
+-- per-packet loop in C (core/conn/), driven from Lua once per
 -- burst (docs/connections.md).
 --
 --   local conn = require "surge.conn"
