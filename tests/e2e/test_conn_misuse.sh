@@ -10,6 +10,11 @@
 #   a full server table      -> SYNs refused and counted; room again after
 #   a response larger than the MSS and the window -> segmented, byte-exact;
 #                               30 of them pipelined in one write: all, in order
+#   a raw peer crafting any segment (conn/raw_peer.py on an AF_PACKET socket:
+#   out-of-window SEQ, ACKs of unsent data, SYN in ESTABLISHED, a zero
+#   window, RST in each state, lying lengths, garbage options) -> each
+#                               answered as RFC 9293 says or dropped and
+#                               counted, no hang or crash, counts adding up
 #   an MSS the port's MTU cannot carry, bad options -> one line, non-zero exit
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
@@ -120,6 +125,33 @@ check "server exits 0" 0 "$RC"
 check_match "server: the refused SYNs counted" "server: .* [1-9][0-9]* refused" "$OUT"
 check_no_crash "table full"
 check_pools "table full"
+
+echo "# a raw peer crafting every segment (tests/e2e/conn/raw_peer.py): out of the window, bad ACKs,"
+echo "# SYN when established, a zero window, RST in each state, lying lengths, garbage options"
+"$SURGE" run --no-huge --stats-interval 0 --duration 60 --vdev "$VDEV" "$EXAMPLES/http-server.lua" \
+  --addr 10.1.0.2 --capacity 64 --body 3000 >"$TMP/r.out" 2>"$TMP/r.err" &
+SPID=$!
+on_exit "kill $SPID"
+for _ in $(seq 100); do in_k curl -s -m 0.5 -o /dev/null http://10.1.0.2/ && break; sleep 0.1; done
+SMAC=$(in_k ip neigh show 10.1.0.2 | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }')
+check_true "the kernel resolved surge's address ($SMAC)" "no neighbour entry" test -n "$SMAC"
+RAW=$(in_k timeout 60 python3 "$SURGE_SRC/tests/e2e/conn/raw_peer.py" "$IF_K" 10.1.0.2 "$SMAC" 2>&1)
+RAW_RC=$?
+printf '%s\n' "$RAW" | grep -v '^SENT'
+check "raw peer: every check passed (exit status: failures)" 0 "$RAW_RC"
+kill -INT $SPID
+wait $SPID
+RC=$?
+OUT=$(cat "$TMP/r.out") ERR=$(cat "$TMP/r.err")
+check "server exits 0 after the raw peer" 0 "$RC"
+MAL=$(printf '%s\n' "$RAW" | sed -n 's/^SENT MALFORMED //p')
+check "every malformed segment counted in rx_bad" "${MAL:-none}" "$(printf '%s\n' "$OUT" | sed -n 's/^server: .*, rx bad \([0-9]*\).*/\1/p')"
+SUM=$(printf '%s\n' "$OUT" | sed -n 's/^server: \([0-9]*\) attempted, .* \([0-9]*\) completed, \([0-9]*\) failed (.*), \([0-9]*\) aborted, \([0-9]*\) closed other,.*/\1 \2 \3 \4 \5/p')
+read -r A CO F AB OT <<<"$SUM"
+check_true "server: attempted $A = completed $CO + failed $F + aborted $AB + closed other $OT" "$OUT" \
+  test -n "$SUM" -a "${A:-x}" = "$((CO + F + AB + OT))"
+check_no_crash "raw peer"
+check_pools "raw peer"
 
 echo "# an MSS the port cannot carry: one line before traffic"
 run_surge 30 run --no-huge --stats-interval 0 --vdev "$VDEV" "${GET[@]}" --connections 1 --mss 9000
