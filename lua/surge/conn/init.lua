@@ -610,11 +610,11 @@ end
 -- One line: "client: 10000 attempted, 10000 established, 10000 completed, 0 failed ..."
 function M.format(t)
   local s = ("%s: %d attempted, %d established, %d completed, %d failed (timeout %d, rst %d, bad %d), "
-    .. "%d aborted, %d closed other, "
     .. "%d refused, %d retransmits, %d requests, %d responses, concurrent max %d, rx dropped %d, rx bad %d")
     :format(t.role, t.attempted, t.established, t.completed, t.failed, t.failed_timeout, t.failed_rst,
-      t.failed_bad, t.aborted or 0, t.closed_other or 0, t.refused, t.retransmits, t.requests, t.responses,
-      t.concurrent_max, t.rx_dropped, t.rx_bad)
+      t.failed_bad, t.refused, t.retransmits, t.requests, t.responses, t.concurrent_max, t.rx_dropped, t.rx_bad)
+  -- the ends counted nowhere else (docs/connections.md, "Counters")
+  s = s .. (", %d aborted, %d closed other"):format(t.aborted or 0, t.closed_other or 0)
   if t.cps then s = s .. (", %.1f conn/s, %.1f req/s"):format(t.cps, t.requests_per_s) end
   local r = t.response_us
   if r then s = s .. (", response p50 %.0f us p99 %.0f us max %.0f us"):format(r.p50, r.p99, r.max) end
