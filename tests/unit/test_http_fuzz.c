@@ -9,7 +9,8 @@
  * pass places each input in an allocation of its exact size, so a read
  * past it is a failure), and http_path's word must lie inside it.
  *
- * Two ways to run it:
+ * Two ways to run it (a third: ctest runs fuzz/http, this file under
+ * libFuzzer for 10 s, in a build whose compiler is clang):
  *   - in ctest (both CI passes): a bounded, deterministic fuzzer mutating
  *     the seeds of tests/fuzz/http/ (byte flips, tokens of the grammar
  *     inserted, cuts, duplicated chunks) for SURGE_FUZZ_SECONDS (default
