@@ -54,9 +54,9 @@ function configure(p)
       local a = o[k]
       if a ~= "" then
         local six = a:find(":", 1, true) ~= nil
-        local ok = six and pcall(surge.proto.ip6.addr, a, k, 1) or
+        local valid = six and pcall(surge.proto.ip6.addr, a, k, 1) or
                    (not six and a:match("^%d+%.%d+%.%d+%.%d+$") and pcall(surge.proto.ip4.addr, a, k, 1))
-        if not ok then return ("--%s: '%s' is not an IPv4 or IPv6 address"):format(k, a) end
+        if not valid then return ("--%s: '%s' is not an IPv4 or IPv6 address"):format(k, a) end
         if six ~= v6 then return ("--%s %s is not of the family of --src %s"):format(k, a, o.src) end
       end
     end
@@ -89,7 +89,6 @@ function master(args)
   local conn = require "surge.conn"
   local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
   local mac = args.mac ~= "" and args.mac or port:info().mac
-  local t0 = surge.tsc()
   local r = surge.wait(surge.launch("client", port:rxq(0), port:txq(0), args, mac))
   if r == nil then return 1 end
   if r.unresolved then          -- stopped (--duration, Ctrl-C) before the ARP reply
@@ -130,9 +129,9 @@ function client(rxq, txq, args, mac)
   local mix = args.mix ~= "" and { ok = 0, other = 0 } or nil
   local hooks = {}
   if #paths > 1 then
-    local n = #paths
+    local npaths = #paths
     hooks.on_established = function(c)
-      local k = c:id() % n
+      local k = c:id() % npaths
       if k > 0 then c:send(k) end         -- template k: paths[k + 1]
     end
   end

@@ -55,9 +55,9 @@ function configure(p)
     if not ok then return err end
     if o.mss ~= 0 and o.mss < 64 then return ("--mss %d: 0 (by family) or 64..9000"):format(o.mss) end
     local six = o.addr:find(":", 1, true) ~= nil
-    local ok = six and pcall(surge.proto.ip6.addr, o.addr, "addr", 1) or
+    local valid = six and pcall(surge.proto.ip6.addr, o.addr, "addr", 1) or
                (not six and o.addr:match("^%d+%.%d+%.%d+%.%d+$") and pcall(surge.proto.ip4.addr, o.addr, "addr", 1))
-    if not ok then return ("--addr: '%s' is not an IPv4 or IPv6 address"):format(o.addr) end
+    if not valid then return ("--addr: '%s' is not an IPv4 or IPv6 address"):format(o.addr) end
     return nil
   end)
 end

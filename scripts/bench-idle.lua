@@ -5,7 +5,6 @@
 -- the idle policy being measured and reports its own thread's CPU use (from
 -- /proc/thread-self/stat) and the probe latency.
 local surge = require "surge"
-local ffi = require "ffi"
 
 function configure(p)
   p:option("--policy", "busy, pause or sleep", "sleep")

@@ -4,6 +4,7 @@
 --   check.expect(n, "integer 1..256", "pool:burst", "n")
 --   check.expect(opts, "table?", "surge.port", "opts")
 --   check.burst(b, "txq:send")            -- hot paths: one type test
+--   check.handle(q, port.TxQueue, "engine:poll", "txq", "a tx queue (port:txq(i))")
 --
 -- A failed check raises "FN: PARAM: expected WHAT, got VALUE" at the first
 -- stack frame outside surge's own modules: the user's file:line, however
@@ -194,10 +195,22 @@ function M.options(opts, known, fn)
 end
 
 -- The hot-path check for a burst argument: one type test, compiled away by
--- the JIT when the type is right.
-function M.burst(b, fn)
-  if not is_burst(b) then M.raise(("%s: expected a burst, got %s"):format(fn, M.show(b))) end
+-- the JIT when the type is right. param names the argument where a
+-- function takes more than one burst ("engine:poll: rx: expected a burst").
+function M.burst(b, fn, param)
+  if not is_burst(b) then
+    M.raise(("%s: %sexpected a burst, got %s"):format(fn, param and param .. ": " or "", M.show(b)))
+  end
   return b
+end
+
+-- A handle argument (a queue, a pool, an engine: a table whose metatable is
+-- its class, surge.class): v must have the metatable mt, else "FN: PARAM:
+-- expected WHAT, got VALUE" at the user's line, as expect says it. One
+-- compare, so a hot path can afford it.
+function M.handle(v, mt, fn, param, what)
+  if getmetatable(v) ~= mt then M.raise(("%s: %s: expected %s, got %s"):format(fn, param, what, M.show(v))) end
+  return v
 end
 
 -- Hot-path number check with bounds known only at run time (a burst's

@@ -94,9 +94,7 @@ end
 -- Reader ------------------------------------------------------------------
 
 local function tx_queue(q, fn)
-  if getmetatable(q) ~= require("surge.port").TxQueue then
-    check.raise(("%s: q: expected a tx queue (port:txq(i)), got %s"):format(fn, check.show(q)))
-  end
+  check.handle(q, require("surge.port").TxQueue, fn, "q", "a tx queue (port:txq(i))")
 end
 
 local function parse_timing(t, level)

@@ -33,7 +33,7 @@ function M.rxq(port, id)
   return setmetatable({ port = port, id = id }, RxQueue)
 end
 M.wrap = wrap
-M.TxQueue = TxQueue   -- for checks elsewhere (surge.pcap pacing)
+M.TxQueue, M.RxQueue = TxQueue, RxQueue   -- for checks elsewhere (check.handle: surge.pcap pacing, surge.conn)
 
 local known = { rxq = 1, txq = 1, rxd = 1, txd = 1, promisc = 1, clones = 1, link_timeout = 1, mtu = 1,
                 checksum_offload = 1 }

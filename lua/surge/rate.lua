@@ -25,30 +25,35 @@ local keys = { rate = 1, pattern = 1, seed = 1, on = 1, off = 1, to = 1, over = 
 local catchups = { burst = C.SURGE_CATCHUP_BURST, skip = C.SURGE_CATCHUP_SKIP }
 M.catchup_names = { [0] = "burst", "skip" }
 
-local function set_catchup(r, spec)
+local function set_catchup(r, spec, fn)
   if spec.catchup ~= nil then
     local c = catchups[spec.catchup]
-    if not c then check.raise(("rate: catchup '%s' unknown (burst, skip)"):format(tostring(spec.catchup))) end
+    if not c then check.raise(("%s: catchup '%s' unknown (burst, skip)"):format(fn, tostring(spec.catchup))) end
     r.catchup = c
   end
   local ml = spec.max_late_us
   if ml ~= nil then
     if type(ml) ~= "number" or ml < 0 or ml > 1e7 or ml ~= math.floor(ml) then
-      check.raise(("rate: max_late_us = %s: microseconds, 0..10000000"):format(tostring(ml)))
+      check.raise(("%s: max_late_us = %s: microseconds, 0..10000000"):format(fn, tostring(ml)))
     end
     r.max_late_us = ml
   end
   return r
 end
 
-local function parse_value(text, what, level)
+-- (fn: "rate", or "OWNER: rate" for a rate that is an option of OWNER)
+local function parse_value(text, what, fn)
   local r = ffi.new("struct surge_rate")
+  local owner = fn:match("^(.*): rate$")
   if type(text) == "number" then
-    check.expect(text, "number >=0", "rate", what)
+    check.expect(text, "number >=0", fn, what)
     text = ("%.17gpps"):format(text)
   end
-  if type(text) ~= "string" then check.raise(("%s must be a string like \"1mpps\", got %s"):format(what, check.show(text))) end
-  if C.surge_rate_parse(text, r) < 0 then check.raise(core.last_error()) end
+  if type(text) ~= "string" then
+    check.raise(("%s%s must be a string like \"1mpps\", got %s"):format(owner and owner .. ": " or "", what,
+      check.show(text)))
+  end
+  if C.surge_rate_parse(text, r) < 0 then check.raise((owner and owner .. ": " or "") .. core.last_error()) end
   return r
 end
 
@@ -66,43 +71,45 @@ function M.describe(spec)
 end
 
 -- Returns a struct surge_rate (and the Lua gap function, if any) for spec.
-function M.build(spec, level)
-  level = (level or 1) + 1
+-- owner: the function whose option the rate is ("surge.conn.client"), named
+-- in its errors ("surge.conn.client: rate: ..."); nil: a queue's rate.
+function M.build(spec, level, owner)
+  local fn = owner and owner .. ": rate" or "rate"
   if spec == nil or spec == 0 or spec == false then return ffi.new("struct surge_rate") end
   if type(spec) ~= "table" then spec = { rate = spec } end
-  check.options(spec, keys, "rate")
-  check.expect(spec.hw, "boolean?", "rate", "hw")
+  check.options(spec, keys, fn)
+  check.expect(spec.hw, "boolean?", fn, "hw")
   if spec.gap ~= nil then
-    check.expect(spec.gap, "function", "rate", "gap (a function returning nanoseconds)")
+    check.expect(spec.gap, "function", fn, "gap (a function returning nanoseconds)")
     local r = ffi.new("struct surge_rate")
     r.pattern = C.SURGE_PACE_GAPS
     r.unit = C.SURGE_RATE_PPS
-    return set_catchup(r, spec), spec.gap
+    return set_catchup(r, spec, fn), spec.gap
   end
   local pattern = spec.pattern or "constant"
   local p = patterns[pattern]
-  if not p then check.raise(("rate: unknown pattern '%s' (constant, poisson, onoff, ramp)"):format(tostring(pattern))) end
+  if not p then check.raise(("%s: unknown pattern '%s' (constant, poisson, onoff, ramp)"):format(fn, tostring(pattern))) end
   local r
   if spec.rate == nil and pattern == "onoff" then
     r = ffi.new("struct surge_rate")
     r.unit = C.SURGE_RATE_PPS                  -- on periods at full speed
   else
-    r = parse_value(spec.rate, "rate", level)
+    r = parse_value(spec.rate, "rate", fn)
   end
   r.pattern = p
   r.hw = spec.hw and 1 or 0
   if pattern == "poisson" then
-    r.seed = check.expect(spec.seed, "integer? 0..9007199254740992", "rate", "seed") or 0
+    r.seed = check.expect(spec.seed, "integer? 0..9007199254740992", fn, "seed") or 0
   elseif pattern == "onoff" then
-    r.on_pkts = check.expect(spec.on, "integer 1..4294967295", "rate", "on (packets per on period)")
-    r.off_s = check.expect(spec.off, "number 0..31536000", "rate", "off (seconds of silence)")
+    r.on_pkts = check.expect(spec.on, "integer 1..4294967295", fn, "on (packets per on period)")
+    r.off_s = check.expect(spec.off, "number 0..31536000", fn, "off (seconds of silence)")
   elseif pattern == "ramp" then
-    local to = parse_value(spec.to, "rate: ramp's to", level)
-    if to.unit ~= r.unit then check.raise("rate: ramp's rate and to must use the same unit") end
-    check.expect(spec.over, "number >0", "rate", "over (seconds)")
+    local to = parse_value(spec.to, "rate: ramp's to", fn)
+    if to.unit ~= r.unit then check.raise(fn .. ": ramp's rate and to must use the same unit") end
+    check.expect(spec.over, "number >0", fn, "over (seconds)")
     r.ramp_to, r.ramp_s = to.value, spec.over
   end
-  return set_catchup(r, spec)
+  return set_catchup(r, spec, fn)
 end
 
 -- The frames per second of a constant rate (a q:set_rate text or number)
@@ -111,7 +118,7 @@ end
 -- constant or a % without a link speed. A run of D seconds at it is
 -- round(pps * D) frames: what a script that sends for a time should count.
 function M.pps(spec, len, link_bps)
-  local r = parse_value(spec, "rate")
+  local r = parse_value(spec, "rate", "rate")
   local v = r.value
   if r.pattern ~= C.SURGE_PACE_CONSTANT then return nil end
   if r.unit == C.SURGE_RATE_PPS then return v end

@@ -36,7 +36,7 @@ OUT=$(cat "$TMP/idle.out")
 CPU=$(awk -v a="$C0" -v b="$C1" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) * 100 / hz / 5 }')
 MCPU=$(awk -v a="$M0" -v b="$M1" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) * 100 / hz / 5 }')
 check "idle: exit 0" 0 "$RC"
-read -r POLLS SLEEPS <<<"$(printf '%s\n' "$OUT" | sed -nE 's/^idle_rx: polls ([0-9]+) packets [0-9]+ sleeps ([0-9]+) .*/\1 \2/p')"
+read -r POLLS _ <<<"$(printf '%s\n' "$OUT" | sed -nE 's/^idle_rx: polls ([0-9]+) packets [0-9]+ sleeps ([0-9]+) .*/\1 \2/p')"
 echo "     idle RX task on net_tap: ${POLLS:-?} polls in 8 s, thread CPU ${CPU}% over 5 s"
 check_true "idle: ${POLLS:-?} polls in 8 s (<= 250 a second: blocked on the interrupt)" "$OUT" \
   [ "${POLLS:-999999}" -le 2000 ]

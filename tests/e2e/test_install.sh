@@ -51,7 +51,7 @@ check_match "installed: the Python package imports from lib/python3/dist-package
 check_match "installed: from another folder through PATH" '^surge [0-9.]+$' "$(printf '%s\n' "$OUT" | tail -1)"
 check "installed: the results file was written" ok \
   "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["status"])' "$TMP/other/r.json" 2>&1)"
-SURGE_PID= check_pools "installed run"
+SURGE_PID='' check_pools "installed run"
 
 # the Debian package
 need_cmd cpack

@@ -192,6 +192,28 @@ T 'txq:send_alloc: clones: .*got -1' 'local b = burst(); b:alloc(); q:send_alloc
 M 'txq:send_due: expected a burst, got nil' 'port():txq(0):send_due(nil)'
 T 'txq:send_due: the queue paces by a gap function' 'q:set_rate{ gap = function() return 10 end }; local b = burst(); b:alloc(); q:send_due(b)'
 
+echo "# issue 31.10: surge.conn's functions and methods check their arguments as the rest of the API"
+# (the engine made after the call's text, so that the ok line shows the call)
+CN='(require("surge.conn").client{ src = "10.0.0.2", server = "10.0.0.1", connections = 1 })'
+M 'engine:poll: rxq: expected an rx queue \(port:rxq\(i\)\), got nil' "local f = function(e) e:poll(nil, port():txq(0), burst(), burst()) end; f($CN)"
+M 'engine:poll: rx: expected a burst, got "x"' "local f = function(e) local p = port(); e:poll(p:rxq(0), p:txq(0), \"x\", burst()) end; f($CN)"
+M "engine:poll: expected engine as self, got rxq\\(0,0\\) \\(call it with ':'\\)" "local f = function(e) local p = port(); e.poll(p:rxq(0), p:txq(0), burst(), burst()) end; f($CN)"
+M 'engine:abort: txq: expected a tx queue \(port:txq\(i\)\), got nil' "local f = function(e) e:abort(nil) end; f($CN)"
+M 'engine:run: rxq: expected an rx queue \(port:rxq\(i\)\), got nil' "local f = function(e) e:run{} end; f($CN)"
+M 'engine:run: pool: expected a pool \(surge.pool\{...\}\), got "x"' "local f = function(e) local p = port(); e:run{ rxq = p:rxq(0), txq = p:txq(0), pool = \"x\" } end; f($CN)"
+M 'engine:run: seconds: expected a number >= 0, got -1' "local f = function(e) local p = port(); e:run{ rxq = p:rxq(0), txq = p:txq(0), pool = surge.pool{}, seconds = -1 } end; f($CN)"
+M 'engine:summary: seconds: expected a number >= 0, got "x"' "local f = function(e) e:summary(\"x\") end; f($CN)"
+M 'surge.conn.format: t .*expected a table, got nil' 'require("surge.conn").format(nil)'
+M 'surge.conn.data_room: mss: expected an integer in 0..9000, got "x"' 'require("surge.conn").data_room("x")'
+M 'surge.conn.data_room: mss: expected an integer in 0..9000, got -5' 'require("surge.conn").data_room(-5)'
+M 'surge.conn.client: prefix: expected a string, got a table' 'require("surge.conn").client{ src = "10.0.0.2", server = "10.0.0.1", prefix = {} }'
+M "surge.conn.server: addr: '10.0.0' is not an IPv4 address" 'require("surge.conn").server{ addr = "10.0.0" }'
+M "surge.conn.client: server: '10.0.0' is not an IPv4 address" 'require("surge.conn").client{ src = "10.0.0.2", server = "10.0.0" }'
+M "surge.conn.client: rate 'x' does not start with a number" 'require("surge.conn").client{ src = "10.0.0.2", server = "10.0.0.1", rate = "x" }'
+M "surge.conn.client: rate: unknown pattern 'zz'" 'require("surge.conn").client{ src = "10.0.0.2", server = "10.0.0.1", rate = { rate = 5, pattern = "zz" } }'
+M 'surge.conn.http.body: n: expected an integer in 0..1000000, got "x"' 'require("surge.conn.http").body("x")'
+M 'connection:status: expected connection as self, got nil' 'require("surge.conn").Hook.status(nil)'
+
 echo "# 15. what cannot cross between VMs, and errors that are not strings"
 M 'surge.launch\("tx"\): cannot pass argument 1 .*function' 'surge.launch("tx", function() end)'
 M 'surge.launch\("tx"\): cannot pass argument 1 .*cdata' 'surge.launch("tx", ffi.new("int[1]"))'

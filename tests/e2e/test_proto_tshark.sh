@@ -14,7 +14,7 @@ need_cmd timeout
 EMIT=$SURGE_SRC/tests/e2e/proto/emit.lua
 N=4
 TS=(-o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -o tcp.check_checksum:TRUE
-    -o tcp.analyze_sequence_numbers:FALSE -d udp.port==4789,vxlan)
+    -o tcp.analyze_sequence_numbers:FALSE -d "udp.port==4789,vxlan")
 # ICMP and ICMPv6 checksums are always verified (tshark 4.0 has no preference
 # for them); UDP over IPv6 follows udp.check_checksum.
 

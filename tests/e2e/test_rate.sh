@@ -18,7 +18,7 @@
 # schedule it could not catch up, so another program's load shows as that.
 . "$(dirname "$0")/lib.sh"
 PACE=$E2E_DIR/rate/pace.lua
-NULL=(--vdev net_null0,no-rx=1)
+NULL=(--vdev "net_null0,no-rx=1")
 RING=(--vdev net_ring0 --lcores '(0-2)@(0-1)')
 TOL=2
 

@@ -16,7 +16,7 @@
 #     queue with its own rate refuses its bursts with a clear error
 . "$(dirname "$0")/lib.sh"
 CNT=$E2E_DIR/rate/counters.lua
-NULL=(--vdev net_null0,no-rx=1)
+NULL=(--vdev "net_null0,no-rx=1")
 field() { printf '%s\n' "$OUT" | sed -nE "s/$1/\\1/p" | head -1; }
 near() { awk -v x="$1" -v w="$2" -v t="$3" 'BEGIN { if (x == "") exit 1; d = x / w - 1; if (d < 0) d = -d; exit !(d <= t / 100) }'; }
 

@@ -45,5 +45,5 @@ check "surge.results.write on a full disk: exit 1" 1 "$RC"
 check_match "it names the script's line and the reason" \
   "s\\.lua:4: surge\\.results\\.write: $M/good\\.json: No space left on device" "$ERR"
 check "the good JSON file is still untouched" "$GOOD_JSON" "$(sha1sum <"$M/good.json")"
-check "no temporary file is left" "" "$(ls -a "$M" | grep '\.tmp-')"
+check "no temporary file is left" "" "$(find "$M" -maxdepth 1 -name '*.tmp-*' -printf '%f\n')"
 finish

@@ -16,7 +16,7 @@ interrupt() {
   timeout -k 5 60 "$SURGE" run --no-huge --stats-interval 0.2 "$@" "$FLOOD" >"$TMP/bg.out" 2>"$TMP/bg.err" &
   tpid=$!
   BG_PID=$tpid
-  SPID= RUNDIR_SEEN= SURGE_PID=
+  SPID='' RUNDIR_SEEN='' SURGE_PID=''
   for _ in $(seq 50); do SPID=$(pgrep -P "$tpid" | head -1); [ -n "$SPID" ] && break; sleep 0.1; done
   if wait_for_text "$TMP/bg.out" 'TX +[0-9.]+ Mpps' 20 "$tpid"; then
     sleep 0.5
@@ -90,6 +90,7 @@ for s in toploop cfgloop; do
   kill -INT "$(pgrep -P "$TPID" | head -1)"
   wait "$TPID"
   RC=$?
+  # shellcheck disable=SC2034 # read by the on_exit trap above
   BG_PID=
   ERR=$(cat "$TMP/top.err")
   check "$s: loop before EAL, SIGINT: exit 0 (a stop, not a kill)" 0 "$RC"

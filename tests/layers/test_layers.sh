@@ -11,7 +11,11 @@
 #      objects are checked too);
 #   3. the checks themselves are shown to fail: an upward #include added
 #      to a copy of a base file is reported, and the compiler refuses it
-#      with base's include path, as the build does.
+#      with base's include path, as the build does;
+#   4. no two files call each other, directly or round a loop, inside a
+#      folder too (cycles.py: the core's objects and private headers, the
+#      Lua modules' requires and their packages), and that check is shown
+#      to fail on a planted C cycle and a planted Lua cycle.
 # Usage: test_layers.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=${1:-$SURGE_SRC}
@@ -115,19 +119,51 @@ elif ! grep -q 'base/clock.c:[0-9]*: includes "report.h" of layer report, which 
 fi
 # ... and the build refuses it: base's objects see only core/base and core/include
 if command -v pkg-config >/dev/null && pkg-config --exists libdpdk luajit; then
-  if cc -fsyntax-only $(pkg-config --cflags libdpdk luajit) -I"$tmp/core/base" -I"$src/core/include" \
+  read -ra cflags <<<"$(pkg-config --cflags libdpdk luajit)"
+  if cc -fsyntax-only "${cflags[@]}" -I"$tmp/core/base" -I"$src/core/include" \
        "$tmp/core/base/clock.c" 2>"$tmp/cc.err"; then
     echo "FAIL: base/clock.c with an upward include compiled with base's include path"; fail=1
   elif ! grep -q 'report.h' "$tmp/cc.err"; then
     echo "FAIL: the compiler failed for another reason:"; cat "$tmp/cc.err"; fail=1
   fi
   # the unchanged file compiles with the same flags (the check above is not vacuous)
-  cc -fsyntax-only $(pkg-config --cflags libdpdk luajit) -I"$src/core/base" -I"$src/core/include" \
+  cc -fsyntax-only "${cflags[@]}" -I"$src/core/base" -I"$src/core/include" \
      "$src/core/base/clock.c" || { echo "FAIL: base/clock.c does not compile on base's include path"; fail=1; }
 fi
 
+# 4. no call cycle between files; the check fails on planted ones
+here=$(dirname "$0")
+if [ -n "$build" ] && [ -d "$build/CMakeFiles" ]; then
+  python3 "$here/cycles.py" c "$src" "$build" || { echo "FAIL: a call cycle between files of the core"; fail=1; }
+fi
+python3 "$here/cycles.py" lua "$src/lua" || { echo "FAIL: a require cycle in the Lua API"; fail=1; }
+# a planted C cycle: two files of one folder calling each other (and ten
+# files of another folder, since the check wants a tree of some size)
+plant=$tmp/plant
+mkdir -p "$plant/core/x" "$plant/core/y" "$plant/build/CMakeFiles/surge_x.dir/core/x" \
+  "$plant/build/CMakeFiles/surge_y.dir/core/y"
+printf 'int b_half(int n);\nint a_count(int n) { return n > 0 ? b_half(n - 1) : 0; }\n' >"$plant/core/x/a.c"
+printf 'int a_count(int n);\nint b_half(int n) { return a_count(n / 2); }\n' >"$plant/core/x/b.c"
+for i in $(seq 10); do echo "int f$i(void) { return $i; }" >"$plant/core/y/f$i.c"; done
+for f in x/a x/b $(for i in $(seq 10); do echo y/f$i; done); do
+  cc -c -o "$plant/build/CMakeFiles/surge_${f%%/*}.dir/core/$f.c.o" "$plant/core/$f.c"
+done
+if out=$(python3 "$here/cycles.py" c "$plant" "$plant/build"); then
+  echo "FAIL: a planted cycle a.c <-> b.c was not reported"; fail=1
+elif ! grep -q 'x/a.c -> x/b.c (calls b_half)' <<<"$out" || ! grep -q 'x/b.c -> x/a.c (calls a_count)' <<<"$out"; then
+  echo "FAIL: the report does not name the planted C cycle: $out"; fail=1
+fi
+# a planted Lua cycle: check.lua, which flow.lua requires, requires flow
+cp -r "$src/lua" "$tmp/lua"
+echo 'local function later() return require "surge.flow" end' >>"$tmp/lua/surge/check.lua"
+if out=$(python3 "$here/cycles.py" lua "$tmp/lua"); then
+  echo "FAIL: a planted require cycle check.lua <-> flow.lua was not reported"; fail=1
+elif ! grep -q 'surge/check.lua -> surge/flow.lua (line [0-9]* requires surge.flow)' <<<"$out"; then
+  echo "FAIL: the report does not name the planted Lua cycle: $out"; fail=1
+fi
+
 if [ $fail = 0 ]; then
-  echo "layers: ${#below[@]} layers, every #include and call goes to its own layer or below"
+  echo "layers: ${#below[@]} layers, every #include and call goes to its own layer or below, no two files in a cycle"
   echo "1 passed, 0 failed"
 else
   echo "0 passed, 1 failed"

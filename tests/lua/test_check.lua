@@ -121,4 +121,23 @@ function T.options_refuse_unknown_keys()
   assert(err(check.options, 5, {}, "f"):match("f: opts: expected a table, got 5"))
 end
 
+-- check.handle: a handle argument by its class, in expect's form; and
+-- check.burst naming the parameter where a function takes two bursts.
+function T.handle_and_named_burst()
+  local Q = require("surge.port").TxQueue
+  local q = surge.port(1):txq(0)
+  assert(check.handle(q, Q, "f", "q", "a tx queue") == q)
+  local line = debug.getinfo(1, "l").currentline + 1
+  local e = err(function() check.handle(surge.port(1):rxq(0), Q, "f", "q", "a tx queue (port:txq(i))") end)
+  assert(e == THIS .. ":" .. line .. ": f: q: expected a tx queue (port:txq(i)), got rxq(1,0)", e)
+  local bad = { "x", 5, {}, setmetatable({}, { __index = Q }), ffi.new("int[1]") }
+  for i = 0, #bad do   -- bad[0]: nil
+    assert(err(check.handle, bad[i], Q, "f", "q", "a tx queue"):find("f: q: expected a tx queue, got ", 1, true))
+  end
+  line = debug.getinfo(1, "l").currentline + 1
+  e = err(function() check.burst("x", "g", "rx") end)
+  assert(e == THIS .. ":" .. line .. ': g: rx: expected a burst, got "x"', e)
+  assert(err(check.burst, nil, "g"):find("g: expected a burst, got nil", 1, true))
+end
+
 return T

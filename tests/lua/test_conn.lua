@@ -52,7 +52,7 @@ function T.engine_handle()
   local st = e:stats()
   assert(st.attempted == 0 and st.concurrent == 0 and st.failed == 0)
   assert(e:percentiles("response") == nil, "no sample yet")
-  errors(at("engine:percentiles: \"p99\": \"connect\" or \"response\""), function() e:percentiles("p99") end)
+  errors(at("engine:percentiles: which: expected \"connect\" or \"response\", got \"p99\""), function() e:percentiles("p99") end)
   errors(at("connection engine has no field 'nosuch'"), function() return e.nosuch end)
   local c = conn.client{ src = "10.0.0.2", server = "10.0.0.1", connections = 3, prefix = "t_client" }
   assert(not c:done(), "nothing opened yet")
@@ -96,6 +96,26 @@ function T.full_tx_ring_is_not_waited_on()
   while rxq:recv(rx) > 0 do rx:free() end
   e:abort(txq, tx)
   while rxq:recv(rx) > 0 do rx:free() end
+end
+
+-- issue 30.5: the libraries are layered (docs/architecture.md): conn sits
+-- beside dut, not above it, so no module of surge.conn requires surge.dut
+-- (the packet view it parses ARP with is surge.proto.view, below both).
+function T.conn_requires_no_dut()
+  local dir = package.surge_lua .. "/surge/conn/"
+  local p = io.popen("ls " .. dir .. "*.lua")
+  local n = 0
+  for f in p:lines() do
+    n = n + 1
+    local src = assert(io.open(f)):read("*a")
+    for line in src:gmatch("[^\n]+") do
+      local mod = line:match("require%s*%(?%s*[\"']([%w_.]+)[\"']")
+      assert(not (mod and mod:match("^surge%.dut")), f .. " requires " .. tostring(mod))
+    end
+  end
+  p:close()
+  assert(n >= 2, "found conn's modules in " .. dir)
+  assert(require("surge.dut.view") == require("surge.proto.view"), "the old name is the same module")
 end
 
 return T

@@ -231,20 +231,20 @@ function T.bad_hooks()
   end
   raised({ prefix = "a", templates = { "GET /x HTTP/1.1\r\n\r\n" },
     on_response = function(c) line = debug.getinfo(1, "l").currentline c:send(2) end },
-    "connection:send: template 2: 0..1 (0: the request, k: templates[k])")
+    "connection:send: k: expected a template in 0..1 (0: the request, k: templates[k]), got 2")
   raised({ prefix = "b", on_close = function(c) line = debug.getinfo(1, "l").currentline c:close() end },
     "connection:close: in a client's on_established or on_response or a server's on_request only "
       .. "(this is a client's on_close)")
   raised({ prefix = "c", slots = 1, on_response = function(c)
-    line = debug.getinfo(1, "l").currentline c:set(2, 1) end }, "connection:set: slot 2: 1..1 (the engine's `slots`)")
+    line = debug.getinfo(1, "l").currentline c:set(2, 1) end }, "connection:set: k: expected a slot in 1..1 (the engine's `slots`), got 2")
   raised({ prefix = "d", templates = { "GET /x HTTP/1.1\r\n\r\n" },
     on_response = function(c) line = debug.getinfo(1, "l").currentline c:send(0.5) end },
-    "connection:send: template 0.5: 0..1 (0: the request, k: templates[k])")
+    "connection:send: k: expected a template in 0..1 (0: the request, k: templates[k]), got 0.5")
   raised({ prefix = "e", templates = { "GET /x HTTP/1.1\r\n\r\n" },
     on_response = function(c) line = debug.getinfo(1, "l").currentline c:send("1") end },
-    "connection:send: template \"1\": 0..1 (0: the request, k: templates[k])")
+    "connection:send: k: expected a template in 0..1 (0: the request, k: templates[k]), got \"1\"")
   raised({ prefix = "f", slots = 1, on_response = function(c)
-    line = debug.getinfo(1, "l").currentline c:get(0 / 0) end }, "connection:get: slot nan: 1..1 (the engine's `slots`)")
+    line = debug.getinfo(1, "l").currentline c:get(0 / 0) end }, "connection:get: k: expected a slot in 1..1 (the engine's `slots`), got nan")
 end
 
 -- Issue 21 (server hooks that act): on_request chooses each request's
@@ -359,16 +359,16 @@ function T.on_request_misuse()
   end
   local o = { prefix = "h9a", templates = { NOTFOUND } }
   o.on_request = function(c) o.line = debug.getinfo(1, "l").currentline c:send(2) end
-  raised(o, "connection:send: template 2: 0..1 (0: the response, k: templates[k])")
+  raised(o, "connection:send: k: expected a template in 0..1 (0: the response, k: templates[k]), got 2")
   o = { prefix = "h9b" }
   o.on_established = function(c) o.line = debug.getinfo(1, "l").currentline c:path() end
   raised(o, "connection:path: in a server's on_request only (this is a server's on_established)")
   o = { prefix = "h9c" }
   o.on_request = function(c) o.line = debug.getinfo(1, "l").currentline c:close("x") end
-  raised(o, "connection:close: \"x\": \"fin\" or \"rst\"")
+  raised(o, "connection:close: how: expected \"fin\" or \"rst\", got \"x\"")
   o = { prefix = "h9d" }
   o.on_request = function(c) o.line = debug.getinfo(1, "l").currentline c:starts(5) end
-  raised(o, "connection:starts: 5: a string")
+  raised(o, "connection:starts: s: expected a string, got 5")
 end
 
 return T

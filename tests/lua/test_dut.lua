@@ -4,7 +4,7 @@
 -- trial and a resolve through the net_ring loopback (port 0 of `surge test`).
 local ffi = require "ffi"
 local surge = require "surge"
-local view = require "surge.dut.view"
+local view = require "surge.proto.view"
 local counters = require "surge.dut.counters"
 local neigh = require "surge.dut.neigh"
 local testrun = require "surge.vm.testrun"

@@ -222,7 +222,7 @@ function T.reset_and_frames_keep_position()
   f:next(buf)
   assert(u16(buf, 34) == 1)
   -- surge show takes a flow
-  local shown = require("surge.vm.show").frames(f, 3)
+  local shown = require("surge.base.frames").frames(f, 3)
   assert(#shown == 3 and shown[1] == fr[1])
 end
 

@@ -7,7 +7,7 @@
 -- hang past the cap) fails the test and prints the input to add to
 -- regressions below. SURGE_FUZZ_SEED=N replays a run; SURGE_FUZZ_SECONDS
 -- raises the cap for a longer local campaign.
-local serial = require "surge.vm.serial"
+local serial = require "surge.base.serial"
 local args = require "surge.args"
 
 local T = {}

@@ -97,7 +97,7 @@ end
 -- surge asking what a value is (the prompt showing it, `surge show` reading
 -- what show(args) returned) is not the script misspelling a field
 function T.showing_a_handle_does_not_raise()
-  local show, frames = require("surge.repl.show").format, require("surge.vm.show").frames
+  local show, frames = require("surge.repl.show").format, require("surge.base.frames").frames
   local f = surge.flow{ template = surge.proto.udp{}, fields = { ["udp.sport"] = { range = { 1, 3 } } } }
   assert(show(f):find("udp.sport", 1, true), show(f))
   assert(type(show(surge.size("imix"))) == "string")

@@ -269,7 +269,7 @@ function T.bad_options()
 end
 
 function T.handles_cross_to_tasks()
-  local serial = require "surge.vm.serial"
+  local serial = require "surge.base.serial"
   local path = make_file(tmp("h.pcap"))
   local r = pcap.reader(path)
   local w = pcap.writer(tmp("h2.pcap"))

@@ -124,7 +124,7 @@ function T.typed_functions_pack_and_refuse_upvalues()
   local ok, err = pcall(rtask.pack, function() return k end, "g", env)
   assert(not ok and err:match("g uses 'k', a local from outside it"), err)
   -- what launch sends must survive serialisation as task data
-  local serial = require "surge.vm.serial"
+  local serial = require "surge.base.serial"
   local back = serial.decode(serial.encode({ p }, 1), surge.handles)[1]
   assert(rtask.load(back)(1) == 3)
 end

@@ -1,6 +1,6 @@
 -- Task arguments and results cross VMs as text: everything plain must come
 -- back equal, handles must come back as handles, the rest is a clear error.
-local serial = require "surge.vm.serial"
+local serial = require "surge.base.serial"
 local surge = require "surge"
 
 local T = {}

@@ -11,6 +11,7 @@ local M = {}
 -- The body of N bytes http_response makes: a repeating pattern, so a byte
 -- out of place shows in a comparison (the tests download it with curl).
 function M.body(n)
+  check.expect(n, "integer 0..1000000", "surge.conn.http.body", "n")
   local line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
   local reps = math.floor(n / #line)
   return line:rep(reps) .. line:sub(1, n - reps * #line)

@@ -16,7 +16,8 @@
 --   end
 --   e:stats()   --> { attempted = .., established = .., completed = .., ... }
 --
--- e:run{ ... } is that loop with the ARP answering (surge.dut.neigh) and the
+-- e:run{ ... } is that loop with the ARP answering (a responder such as
+-- surge.dut.neigh's, given by the caller; conn itself requires no dut) and the
 -- counters (surge.counter "client.completed", ...) kept as it goes.
 --
 -- Per-connection hooks (docs/connections.md, "Per-connection hooks"):
@@ -38,6 +39,9 @@ local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local http = require "surge.conn.http"
 local addrs = require "surge.proto.addrs"
+local view = require "surge.proto.view"
+local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").TxQueue
+local Pool = require("surge.pool").Pool
 
 local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
@@ -117,14 +121,16 @@ end
 
 -- An address (IPv4 or IPv6 text) into the conf's local_* or peer_*
 -- fields; the conf's family is the first address's. Returns true for IPv6.
+-- Called by surge.conn.client and .server only: a bad address is an error
+-- at their caller's line (level 3 from the parser: set_addr, client, user).
 local function set_addr(c, which, text, what)
   local v6 = text:find(":", 1, true) ~= nil
   if v6 then
-    ffi.copy(which == "local" and c.local_ip6 or c.peer_ip6, ip6.addr(text, what, 4), 16)
+    ffi.copy(which == "local" and c.local_ip6 or c.peer_ip6, ip6.addr(text, what, 3), 16)
   elseif which == "local" then
-    c.local_ip4 = ip4.addr(text, what, 4)
+    c.local_ip4 = ip4.addr(text, what, 3)
   else
-    c.peer_ip4 = ip4.addr(text, what, 4)
+    c.peer_ip4 = ip4.addr(text, what, 3)
   end
   if which == "local" then
     c.ip_version = v6 and 6 or 4
@@ -169,7 +175,14 @@ local function index(h, what)
   if i < 0 then stale(what) end
   return i
 end
-local function event(h, what) local hk = h.hk return hk.ev[hk.cur][index(h, what)] end
+-- The event the handle h stands for; fn names the method for a wrong self
+-- (c.status() with a dot) or a handle kept past its call: one metatable
+-- compare and one index test, the checks every method of the handle makes.
+local function event(h, fn)
+  check.self(h, Hook, fn)
+  local hk = h.hk
+  return hk.ev[hk.cur][index(h, fn)]
+end
 -- the connection: its table index, 0..capacity-1 (reused once it closed)
 function Hook:id() return event(self, "connection:id").conn end
 function Hook:kind() return KINDS[event(self, "connection:kind").kind] end
@@ -199,6 +212,7 @@ end
 
 -- A request's event (on_request) and its first bytes
 local function head(h, what)
+  check.self(h, Hook, what)
   local hk = h.hk
   local i = index(h, what)
   local ev = hk.ev[hk.cur][i]
@@ -222,7 +236,7 @@ end
 -- first SURGE_CONN_HEAD), compared in place: no string made
 function Hook:starts(s)
   local ev, p = head(self, "connection:starts")
-  if type(s) ~= "string" then check.raise(("connection:starts: %s: a string"):format(check.show(s))) end
+  if type(s) ~= "string" then check.raise(("connection:starts: s: expected a string, got %s"):format(check.show(s))) end
   local m = #s
   if m > ev.head_len then return false end
   for i = 1, m do if p[i - 1] ~= s:byte(i) then return false end end
@@ -242,8 +256,8 @@ function Hook:send(k)
   local ev = held(self, "connection:send")
   k = k or 0
   if not self.tpl_ok[k] then
-    check.raise(("connection:send: template %s: 0..%d (0: the %s, k: templates[k])"):format(check.show(k),
-      self.ntpl - 1, self.client and "request" or "response"))
+    check.raise(("connection:send: k: expected a template in 0..%d (0: the %s, k: templates[k]), got %s"):format(
+      self.ntpl - 1, self.client and "request" or "response", check.show(k)))
   end
   ev.action = C.SURGE_CONN_ACT_SEND
   ev.tpl = k
@@ -256,21 +270,24 @@ function Hook:close(how)
   local ev = held(self, "connection:close")
   if how == nil or how == "fin" then ev.action = C.SURGE_CONN_ACT_FIN
   elseif how == "rst" then ev.action = C.SURGE_CONN_ACT_RST
-  else check.raise(("connection:close: %s: \"fin\" or \"rst\""):format(check.show(how))) end
+  else check.raise(("connection:close: how: expected \"fin\" or \"rst\", got %s"):format(check.show(how))) end
 end
 
 local function slot(h, k, what)
+  check.self(h, Hook, what)
   if not h.slot_ok[k] then
-    check.raise(("%s: slot %s: 1..%d (the engine's `slots`)"):format(what, check.show(k), h.nslots))
+    check.raise(("%s: k: expected a slot in 1..%d (the engine's `slots`), got %s"):format(what, h.nslots, check.show(k)))
   end
-  return bit.lshift(event(h, what).conn, h.at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
+  return bit.lshift(h.hk.ev[h.hk.cur][index(h, what)].conn, h.at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
 end
 -- The connection's user state: slots 1..`slots`, int32 each (an int32, not
 -- a uint32: LuaJIT reads it as an integer), 0 when it opens.
-function Hook:get(k) return self.slots[slot(self, k, "connection:get")] end
+function Hook:get(k) local i = slot(self, k, "connection:get") return self.slots[i] end
 function Hook:set(k, v)
+  check.self(self, Hook, "connection:set")
   if type(v) ~= "number" or v % 1 ~= 0 or v < -2147483648 or v > 2147483647 then
-    check.raise(("connection:set: %s: an integer -2147483648..2147483647 (int32)"):format(check.show(v)))
+    check.raise(("connection:set: v: expected an integer in -2147483648..2147483647 (int32), got %s"):format(
+      check.show(v)))
   end
   self.slots[slot(self, k, "connection:set")] = v
 end
@@ -313,6 +330,17 @@ local function hooks_of(o, fn, capacity)
   while bit.lshift(1, shift) < nslots do shift = shift + 1 end   -- a stride of 2^shift >= nslots
   return { on = on, mask = mask, nslots = nslots, shift = shift, tpl = tpl,
            slots = nslots > 0 and ffi.new("int32_t[?]", capacity * bit.lshift(1, shift)) or false }
+end
+
+-- The counters' prefix: PREFIX.NAME must be a counter name (surge.counter:
+-- letters, digits, _ - ., at most 63 with the longest NAME, concurrent_max).
+local function prefix_of(o, fn, default)
+  local p = check.expect(o.prefix, "string?", fn, "prefix") or default
+  if p == "" or #p > 48 or p:find("[^%w_%-%.]") then
+    check.raise(("%s: prefix: expected 1..48 characters of letters, digits, _ - . (its counters are PREFIX.NAME), "
+      .. "got %s"):format(fn, check.show(p)))
+  end
+  return p
 end
 
 local function new_engine(c, data, role, prefix, hooks)
@@ -408,8 +436,9 @@ function M.client(o)
   end
   c.close = close == "rst" and C.SURGE_CONN_CLOSE_RST or C.SURGE_CONN_CLOSE_FIN
   expect_into(c, o.expect, fn, true)
+  if type(o.rate) == "number" then check.expect(o.rate, "number >=0", fn, "rate (connections per second)") end
   if o.rate ~= nil and o.rate ~= 0 then
-    local r = require("surge.rate").build(o.rate, 2)
+    local r = require("surge.rate").build(o.rate, 2, fn)
     if r.unit ~= C.SURGE_RATE_PPS then
       check.raise(("%s: rate %s: connections per second, a plain number (or \"Npps\")"):format(fn,
         check.show(o.rate)))
@@ -417,7 +446,7 @@ function M.client(o)
     c.rate = r
   end
   local req = bytes_of(o.request or http.get{ host = o.server }, fn, "request")
-  local e = new_engine(c, req, "client", o.prefix or "client", hooks_of(o, fn, c.capacity))
+  local e = new_engine(c, req, "client", prefix_of(o, fn, "client"), hooks_of(o, fn, c.capacity))
   if packed then c.local_addrs = nil end     -- copied by the engine (packed held till here)
   return e
 end
@@ -434,7 +463,7 @@ function M.server(o)
   c.requests = check.expect(o.requests, "integer? 0..65535", fn, "requests") or 0
   expect_into(c, o.expect, fn, false)
   local resp = bytes_of(o.response or http.response{ body = 0 }, fn, "response")
-  return new_engine(c, resp, "server", o.prefix or "server", hooks_of(o, fn, c.capacity))
+  return new_engine(c, resp, "server", prefix_of(o, fn, "server"), hooks_of(o, fn, c.capacity))
 end
 
 -- A template for the engine's pool: its layout (Ethernet, IPv4, TCP) is
@@ -456,6 +485,7 @@ local HEADERS = { [4] = 54, [6] = 74 }     -- Ethernet + IP + TCP, no options
 
 -- The frame size the engine's pool must hold: its mbufs' data room.
 function Engine:data_room()
+  check.self(self, Engine, "engine:data_room")
   return self.conf.mss + HEADERS[self.conf.ip_version] + HEADROOM
 end
 
@@ -463,6 +493,7 @@ end
 -- while the peer's MAC, which the engine needs, is resolved): segments of
 -- mss bytes (0 or nil: 1460, a 1500-byte MTU's) under either family's headers.
 function M.data_room(mss)
+  check.expect(mss, "integer? 0..9000", "surge.conn.data_room", "mss")
   return (mss and mss > 0 and mss or 1460) + HEADERS[6] + HEADROOM
 end
 
@@ -470,6 +501,12 @@ end
 -- caller looks at (ARP) and frees. With hooks set, then calls them for the
 -- round's events (without: one field test here, none in C's per-segment path).
 function Engine:poll(rxq, txq, rx, tx)
+  -- once per burst: compares and type tests only (the JIT keeps them as guards)
+  check.self(self, Engine, "engine:poll")
+  check.handle(rxq, RxQueue, "engine:poll", "rxq", "an rx queue (port:rxq(i))")
+  check.handle(txq, TxQueue, "engine:poll", "txq", "a tx queue (port:txq(i))")
+  check.burst(rx, "engine:poll", "rx")
+  check.burst(tx, "engine:poll", "tx")
   local n = C.surge_conn_poll(self.id, rxq.port, rxq.id, txq.id, rx, tx)
   if n < 0 then rc_check(n, 2) end
   if self.hooks then dispatch(self) end
@@ -478,11 +515,15 @@ end
 
 -- true once a client opened every connection it was asked for and all ended.
 function Engine:done()
+  check.self(self, Engine, "engine:done")
   return rc_check(C.surge_conn_done(self.id), 2) == 1
 end
 
 -- Resets what is still open (an RST each): the end of a run cut short.
 function Engine:abort(txq, tx)
+  check.self(self, Engine, "engine:abort")
+  check.handle(txq, TxQueue, "engine:abort", "txq", "a tx queue (port:txq(i))")
+  check.burst(tx, "engine:abort", "tx")
   return rc_check(C.surge_conn_abort(self.id, txq.port, txq.id, tx), 2)
 end
 
@@ -506,7 +547,9 @@ local WHICH = { connect = 0, response = 1 }
 function Engine:percentiles(which)
   check.self(self, Engine, "engine:percentiles")
   local w = WHICH[which]
-  if w == nil then check.raise(("engine:percentiles: %s: \"connect\" or \"response\""):format(check.show(which))) end
+  if w == nil then
+    check.raise(("engine:percentiles: which: expected \"connect\" or \"response\", got %s"):format(check.show(which)))
+  end
   if C.surge_conn_percentile(self.id, w, 50) < 0 then return nil end
   local t = {}
   for _, q in ipairs({ { "p50", 50 }, { "p90", 90 }, { "p99", 99 }, { "p999", 99.9 }, { "max", 100 } }) do
@@ -518,6 +561,7 @@ end
 -- Publishes the counters as surge counters PREFIX.NAME (the stats lines,
 -- the summary, --output, telemetry, the prompt): sync() copies them.
 function Engine:publish()
+  check.self(self, Engine, "engine:publish")
   local counter = require "surge.counter"
   local cells, gauges = {}, {}
   for _, k in ipairs(PUBLISHED) do
@@ -538,6 +582,7 @@ end
 
 -- Copies the engine's counters into its published cells (no allocation).
 function Engine:sync()
+  check.self(self, Engine, "engine:sync")
   local cells = self.cells
   if not cells then return end
   local st = self.st
@@ -554,18 +599,29 @@ local run_keys = { rxq = 1, txq = 1, pool = 1, neigh = 1, iface = 1, seconds = 1
 -- a client is done, o.seconds passed, or the run stops. What is still open
 -- at the end is reset. Returns the counters (engine:stats()).
 function Engine:run(o)
-  check.self(self, Engine, "engine:run")
-  o = check.options(o, run_keys, "engine:run")
+  local fn = "engine:run"
+  check.self(self, Engine, fn)
+  o = check.options(o, run_keys, fn)
   local surge = require "surge"
-  local view = require "surge.dut.view"
-  local pool = o.pool
-  local nb = check.expect(o.burst, "integer? 1..256", "engine:run", "burst") or 64
+  local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
+  local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
+  local pool = check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})")
+  local nb = check.expect(o.burst, "integer? 1..256", fn, "burst") or 64
+  local seconds = check.expect(o.seconds, "number? >=0", fn, "seconds")
+  -- neigh: a responder with handle(iface, p, len, view), surge.dut.neigh's
+  -- (not required here: conn does not depend on dut)
+  local neigh = check.expect(o.neigh, "table?", fn, "neigh")
+  if neigh and type(class.get(neigh, "handle")) ~= "function" then
+    check.raise(("%s: neigh: expected a responder (surge.dut.neigh.new{...}), got %s"):format(fn, check.show(neigh)))
+  end
+  local ifaces = neigh and class.get(neigh, "ifaces")
+  local iface = check.expect(o.iface, ("integer? 1..%d"):format(type(ifaces) == "table" and #ifaces or 65535), fn,
+    "iface") or 1
   local rx, tx = pool:burst(nb), pool:burst(nb)
-  local rxq, txq, neigh, iface = o.rxq, o.txq, o.neigh, o.iface or 1
   if not self.cells then self:publish() end
   local v = view.new()
   local hz = tonumber(surge.tsc_hz())
-  local deadline = o.seconds and tonumber(surge.tsc()) + o.seconds * hz or math.huge
+  local deadline = seconds and tonumber(surge.tsc()) + seconds * hz or math.huge
   local client = self.role == "client"
   local next_sync = 0
   local ok, err = pcall(function()
@@ -595,6 +651,8 @@ end
 -- A summary for people and for --output: the counters, the rates over
 -- `seconds`, the percentiles (µs).
 function Engine:summary(seconds)
+  check.self(self, Engine, "engine:summary")
+  check.expect(seconds, "number? >=0", "engine:summary", "seconds")
   local t = self:stats()
   t.role = self.role
   t.seconds = seconds
@@ -608,7 +666,18 @@ function Engine:summary(seconds)
 end
 
 -- One line: "client: 10000 attempted, 10000 established, 10000 completed, 0 failed ..."
+local FORMAT_NUMBERS = { "attempted", "established", "completed", "failed", "failed_timeout", "failed_rst",
+  "failed_bad", "refused", "retransmits", "requests", "responses", "concurrent_max", "rx_dropped", "rx_bad" }
 function M.format(t)
+  local fn = "surge.conn.format"
+  check.expect(t, "table", fn, "t (engine:summary()'s)")
+  check.expect(t.role, "string", fn, "t.role")
+  for _, k in ipairs(FORMAT_NUMBERS) do check.expect(t[k], "number", fn, "t." .. k) end
+  check.expect(t.cps, "number?", fn, "t.cps")
+  if t.cps then check.expect(t.requests_per_s, "number", fn, "t.requests_per_s") end
+  if check.expect(t.response_us, "table?", fn, "t.response_us") then
+    for _, k in ipairs({ "p50", "p99", "max" }) do check.expect(t.response_us[k], "number", fn, "t.response_us." .. k) end
+  end
   local s = ("%s: %d attempted, %d established, %d completed, %d failed (timeout %d, rst %d, bad %d), "
     .. "%d refused, %d retransmits, %d requests, %d responses, concurrent max %d, rx dropped %d, rx bad %d")
     :format(t.role, t.attempted, t.established, t.completed, t.failed, t.failed_timeout, t.failed_rst,

@@ -158,7 +158,7 @@ function Receiver:intervals(ivl)
   self.st.ivl = ivl
 end
 
--- v: a parsed view (surge.dut.view) of the frame at p. Counts it when it is
+-- v: a parsed view (surge.proto.view) of the frame at p. Counts it when it is
 -- test traffic of this receiver's flows and returns true.
 function Receiver:count(p, v)
   if v.proto ~= 17 or v.l4 < 0 or v.l4 + 10 > v.len then return false end

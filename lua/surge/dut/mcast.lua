@@ -14,7 +14,7 @@
 -- within one round of its arrival.
 local ffi = require "ffi"
 local surge = require "surge"
-local view = require "surge.dut.view"
+local view = require "surge.proto.view"
 local neigh = require "surge.dut.neigh"
 local counters = require "surge.dut.counters"
 

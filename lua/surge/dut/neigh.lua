@@ -18,7 +18,7 @@ local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local stack = require "surge.proto.stack"
-local view = require "surge.dut.view"
+local view = require "surge.proto.view"
 
 local M = {}
 local N = require("surge.class").new("dut responder", { "ifaces", "burst", "answered", "scratch", "rx_burst" })

@@ -10,7 +10,7 @@
 local ffi = require "ffi"
 local surge = require "surge"
 local core = require "surge.core"
-local view = require "surge.dut.view"
+local view = require "surge.proto.view"
 local neigh = require "surge.dut.neigh"
 local counters = require "surge.dut.counters"
 

@@ -45,7 +45,7 @@ end
 -- bytes, swapped in the register on little-endian machines) and turn only
 -- the new value into that order: one load and one store per word instead
 -- of two of each per byte, and no swap of the checksum itself.
-local bswap, bxor, bor = bit.bswap, bit.bxor, bit.bor
+local bswap, bxor = bit.bswap, bit.bxor
 M.uint16p = ffi.typeof("uint16_t *")
 
 -- A host-order 16-bit value as a uint16_t load of its network bytes reads it.

@@ -227,7 +227,7 @@ end
 
 function M.show(out, what, n)
   local decode = require "surge.proto.decode"
-  for i, f in ipairs(require("surge.vm.show").frames(what, n or 4)) do
+  for i, f in ipairs(require("surge.base.frames").frames(what, n or 4)) do
     out(("packet %d, %d bytes: %s\n%s\n"):format(i, #f, decode.decode(f), decode.hex(f)))
   end
 end

@@ -10,7 +10,7 @@ local surge = require "surge"
 local replio = require "surge.replio"
 local show = require "surge.repl.show"
 local helpers = require "surge.repl.helpers"
-local trace = require "surge.vm.trace"
+local trace = require "surge.base.trace"
 local core = require "surge.core"
 local M = {}
 

@@ -23,7 +23,7 @@ function M.main(name, ...)
   if ok then return nil end
   if getmetatable(e) == args.OptionError then return tostring(e), 2 end
   -- options(parser) itself raised: the module's fault, at its line
-  return (require("surge.vm.trace").message(e):match("^[^\n]*")), 1
+  return (require("surge.base.trace").message(e):match("^[^\n]*")), 1
 end
 
 return M

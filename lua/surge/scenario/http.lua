@@ -81,7 +81,7 @@ function M.task(spec)
   local surge = require "surge"
   local conn = require "surge.conn"
   local neigh_mod = require "surge.dut.neigh"
-  local view = require "surge.dut.view"
+  local view = require "surge.proto.view"
   local json = require "surge.results.json"
   local scenario = require "surge.scenario"
   local o = spec.opts

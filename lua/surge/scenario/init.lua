@@ -63,7 +63,7 @@ end
 -- The message of an error raised while loading or checking a module: its
 -- first line (the position is the module's own; no traceback of surge's).
 local function first_line(e)
-  local ok, text = pcall(require("surge.vm.trace").message, e)
+  local ok, text = pcall(require("surge.base.trace").message, e)
   return (ok and type(text) == "string" and text or tostring(e)):match("^[^\n]*")
 end
 
@@ -527,7 +527,7 @@ function M.main(name, mod, argv)
   -- here, where the stack still has it (surge's own errors pass as they are)
   local ok, results = xpcall(mod.run, function(e)
     if type(e) == "string" or (type(e) == "table" and getmetatable(e) ~= nil) then return e end
-    return require("surge.vm.trace").message(e)
+    return require("surge.base.trace").message(e)
   end, opts)
   current.cli = false
   if ok and type(results) ~= "table" then

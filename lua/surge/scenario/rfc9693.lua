@@ -271,7 +271,7 @@ function M.task(spec)
   local surge = require "surge"
   local conn = require "surge.conn"
   local neigh_mod = require "surge.dut.neigh"
-  local view = require "surge.dut.view"
+  local view = require "surge.proto.view"
   local json = require "surge.results.json"
   local o = spec.opts
   local t = surge.proto.tcp{ src = spec.src, dst = spec.dst, sport = 1024, dport = o.port, size = 74 }

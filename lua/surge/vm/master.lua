@@ -15,7 +15,7 @@ local function report(e)
     return e.msg
   end
   if getmetatable(e) == require("surge.args").OptionError then return e end   -- exits 2
-  local trace = require "surge.vm.trace"
+  local trace = require "surge.base.trace"
   local msg = trace.message(e)
   if msg == "not enough memory" then return msg .. " (master, lcore " .. surge.lcore() .. ")" end
   -- errors raised with a position (file:line:) get the script's part of the
@@ -28,7 +28,7 @@ end
 local function load_script(script)
   local chunk, err = core.load_script(script)
   if not chunk then error(err, 0) end
-  require("surge.vm.strict").enable()
+  require("surge.base.strict").enable()
   chunk()
   local parser = require("surge.args").new(script)
   local configure = rawget(_G, "configure")
@@ -44,7 +44,7 @@ local function show(script, count)
   if type(fn) ~= "function" then
     error(("%s: no function show(args) to say which packets it sends"):format(script), 0)
   end
-  local frames = require("surge.vm.show").frames(fn(opts), count)
+  local frames = require("surge.base.frames").frames(fn(opts), count)
   local decode = require "surge.proto.decode"
   for i, f in ipairs(frames) do
     print(("packet %d, %d bytes: %s"):format(i, #f, decode.decode(f)))

@@ -14,17 +14,17 @@ function M.main(script, fn, args)
   local core = require "surge.core"
   local ok, res = xpcall(function()
     local surge = require "surge"
-    local serial = require "surge.vm.serial"
+    local serial = require "surge.base.serial"
     lcore = surge.lcore()
     local a
     local mod, name = fn:match("^([^:]+):([%w_]+)$")
     if mod then                           -- a module task: no script
-      require("surge.vm.strict").enable()
+      require("surge.base.strict").enable()
       f = require(mod)[name]
     elseif script ~= "" then              -- `surge repl` may have no script
       local chunk, err = core.load_script(script)
       if not chunk then error(err, 0) end
-      require("surge.vm.strict").enable()
+      require("surge.base.strict").enable()
       chunk()
     end
     a = serial.decode(args, surge.handles)
@@ -42,17 +42,17 @@ function M.main(script, fn, args)
     if not eok then
       -- the return statement is gone from the stack: point at the function
       local info = debug.getinfo(f, "S")
-      error(require("surge.vm.trace").full(("%s:%d: %s"):format(info.short_src, info.linedefined, text)), 0)
+      error(require("surge.base.trace").full(("%s:%d: %s"):format(info.short_src, info.linedefined, text)), 0)
     end
     return text
   end, function(e)
     if e == core.STOPPED then return e end
-    local trace = require "surge.vm.trace"
+    local trace = require "surge.base.trace"
     return trace.report(trace.message(e))
   end)
   if not ok and res == core.STOPPED then
     -- the run stopped and the task's loop ran on: a normal end, no results
-    return true, require("surge.vm.serial").encode({}, 0)
+    return true, require("surge.base.serial").encode({}, 0)
   end
   if not ok then
     -- first line: file:line: message (task 'fn', lcore N); then the traceback

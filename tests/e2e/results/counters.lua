@@ -26,8 +26,8 @@ function tx(q, count, level)
   local burst = surge.pool{ template = surge.proto.udp{} }:burst(32)
   local n = 0
   while surge.running() and n < count do
-    local k = burst:alloc(math.min(32, count - n))
-    k = q:send(burst)
+    burst:alloc(math.min(32, count - n))
+    local k = q:send(burst)
     n = n + k
     sent:add(k)
     bursts:add()

@@ -1,4 +1,4 @@
--- vm/serial.lua - pass plain data between LuaJIT VMs as Lua-like text.
+-- base/serial.lua - pass plain data between LuaJIT VMs as Lua-like text.
 --
 -- Tasks run in separate VMs, so arguments and results cross as text:
 -- numbers, strings, booleans, nested tables, and surge handles (ports,

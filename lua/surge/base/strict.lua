@@ -1,4 +1,4 @@
--- vm/strict.lua - no accidental globals in scripts.
+-- base/strict.lua - no accidental globals in scripts.
 --
 -- A script's top level may define globals (master, tx, configure, ...);
 -- anywhere else, assigning an undeclared global or reading one is an error

@@ -1,4 +1,4 @@
--- vm/trace.lua - error reports that show the script's frames, not surge's.
+-- base/trace.lua - error reports that show the script's frames, not surge's.
 --
 -- A traceback made only of surge's own frames (a syntax error, a bad option)
 -- says nothing the message doesn't: then the report is the message alone.

@@ -1,4 +1,4 @@
--- vm/show.lua - turn what a script's show(args) returns into frames to print.
+-- base/frames.lua - turn what a script's show(args) returns into frames to print.
 --
 -- show(args) may return a frame string, a template ({ bytes = ... }), a flow
 -- (anything with a :frames(n) method returning a list of strings), or a
