@@ -308,8 +308,12 @@ local requester       -- the client whose request is being evaluated
 
 -- The client whose request runs now (nil at the terminal): a client may
 -- send that client extra frames before its reply (the Python client's
--- progress lines, python/surge/client.py).
+-- progress lines, lua/surge/remote.lua).
 function M.requester() return requester end
+
+-- Writes to where the line being evaluated prints (its client's reply, or the
+-- terminal): surge.remote's replies, which typed code cannot redirect.
+function M.output(s) out(s) end
 
 local function serve_request(id, req)
   local kind, text = req:sub(1, 1), req:sub(2)
