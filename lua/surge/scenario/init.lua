@@ -159,7 +159,9 @@ end
 -- The scenario running now (defaults() below, which every run() calls
 -- first, names it) and whether its options came from the command line
 -- (main() runs it): what refuse() needs.
-local current = { name = nil, cli = false }
+local current = { name = nil, cli = false, active = nil }
+-- What the running scenario measured so far (M.partial below).
+local partial
 
 -- A bad option value the scenario finds itself (a rate with its unit, a
 -- list of sizes, a port, a class, options that contradict each other), after
@@ -181,6 +183,9 @@ end
 -- a table, or nil where the defaults suffice.
 function M.defaults(name, mod, given)
   current.name = name
+  -- a run from Lua starts here (main() clears its own): until done() it is
+  -- the scenario a stop cuts (stopped_in_lua)
+  if not current.cli then partial, current.active = nil, name end
   if given ~= nil and type(given) ~= "table" then
     check.raise(("%s: run(opts): expected a table of options (or nil), got %s"):format(name, check.show(given)))
   end
@@ -487,13 +492,13 @@ end
 -- A scenario's run() ends with this: its results go to --output (under
 -- its name) whether it ran by name, from a script or at the prompt.
 function M.done(name, res)
+  current.active = nil
   require("surge.results").scenario_done(name, res)
   return res
 end
 
 -- What a scenario measured so far (M.partial): kept when the run stops in
 -- the middle of it. `finish` completes such a table (its flat rows).
-local partial
 function M.partial(res, finish)
   partial = { res = res, finish = finish }
 end
@@ -509,6 +514,43 @@ function M.take_partial(why)
   if p.finish then p.finish(p.res) end
   p.res.partial, p.res.stopped = true, why
   return p.res
+end
+
+-- Whether error e is a stop that cut a scenario (Ctrl-C, SIGTERM,
+-- surge.stop(), --duration): "run stopped", or a trial's "the run was
+-- stopped during ...".
+local function is_stop(e)
+  local why = tostring(e)
+  return e == require("surge.core").STOPPED or why:sub(1, #dut.STOPPED_DURING) == dut.STOPPED_DURING
+end
+
+-- What a stop that cut a scenario leaves: the results so far, completed and
+-- marked partial, recorded for --output under the scenario's name (nil:
+-- nothing measured yet), and the one line saying which. The command line
+-- (main below) and a run from Lua (stopped_in_lua) both end this way.
+local function keep_partial(name, why)
+  local res = partial and partial.res
+  io.stderr:write(("%s: %s: %s\n"):format(name, why, res and "the results so far are partial"
+    or "nothing was measured yet"))
+  if not res then return nil end
+  if partial.finish then partial.finish(res) end
+  res.partial, res.stopped = true, why
+  partial = nil
+  require("surge.results").scenario_done(name, res)
+  return res
+end
+
+-- For the main VM (vm/master.lua), when a script ends with error e: a
+-- scenario it called from Lua that a stop cut (the script did not catch
+-- it) ends the run as the same stop does on the command line: its results
+-- so far recorded and marked partial, no failure. True when e was that.
+function M.stopped_in_lua(e)
+  if current.cli or not current.active or require("surge.core").C.surge_running() ~= 0 or not is_stop(e) then
+    return false
+  end
+  keep_partial(current.active, tostring(e))
+  current.active = nil
+  return true
 end
 
 -- Runs scenario `name` (module mod) from the command line: parse argv,
@@ -535,18 +577,11 @@ function M.main(name, mod, argv)
       check.show(results)), 0)
   end
   if not ok then
-    local why = tostring(results)
-    if results ~= require("surge.core").STOPPED and why:sub(1, #dut.STOPPED_DURING) ~= dut.STOPPED_DURING then
-      error(results, 0)
-    end
-    io.stderr:write(("%s: %s: %s\n"):format(name, why,
-      partial and "the results so far are partial" or "nothing was measured yet"))
-    if not partial then return 0 end
-    results = partial.res
-    if partial.finish then partial.finish(results) end
-    results.partial, results.stopped = true, why
+    if not is_stop(results) then error(results, 0) end
+    results = keep_partial(name, tostring(results))
+    if not results then return 0 end
   end
-  results_file.scenario_done(name, results) -- for --output and surge plot
+  results_file.scenario_done(name, results) -- for --output and surge plot (once: done() may have)
   if mod.report then
     local text = mod.report(results)
     if type(text) ~= "string" then

@@ -21,7 +21,7 @@ end
 
 -- One flat row per load: what surge plot reads (docs/results.md).
 local function flat_rows(res)
-  res.rows = {}
+  res.rows = require("surge.results.json").array()
   for _, pt in ipairs(res.points) do
     local l = pt.latency or {}
     res.rows[#res.rows + 1] = { load_pps = pt.rate_pps, loss_pct = pt.loss_pct, p50_ns = l.p50_ns,

@@ -79,7 +79,7 @@ end
 -- One flat row per frame size: what surge plot and spreadsheets read
 -- (docs/results.md).
 local function flat_rows(results)
-  results.rows = {}
+  results.rows = require("surge.results.json").array()
   for _, r in ipairs(results.sizes) do
     local t, l = r.throughput or {}, r.latency or {}
     results.rows[#results.rows + 1] = { frame_size = r.size, throughput_pps = t.pps,

@@ -101,7 +101,7 @@ end
 
 -- One flat row per test and frame size (docs/results.md).
 local function flat_rows(res)
-  res.rows = {}
+  res.rows = require("surge.results.json").array()
   for _, r in ipairs(res.results) do
     local row = {}
     for k, v in pairs(r) do

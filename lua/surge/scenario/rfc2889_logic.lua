@@ -14,6 +14,8 @@
 -- receive it }, whole (every frame must leave: late ones catch up, the
 -- rate a ceiling; else a paced stream keeps to its schedule and one that
 -- fell behind ends short, sent < planned) }. Ports are indices 1..#ports of the --ports list.
+local frames = require "surge.dut.frames"
+
 local M = {}
 
 -- The tests, in the order they run, with the ports each needs (RFC 2889
@@ -240,7 +242,7 @@ function M.mesh_streams(pairs_, rate, duration, macs)
     local src, dst = M.port_addr(p.from), M.port_addr(p.to)
     src.n, dst.n = macs, macs
     streams[#streams + 1] = { tx = p.from, src = src, dst = dst, rate = r,
-                              count = math.max(1, math.floor(r * duration + 0.5)), to = { p.to } }
+                              count = frames.planned(r, duration), to = { p.to } }
   end
   return streams
 end
@@ -294,7 +296,7 @@ function M.broadcast(o)
   local to = {}
   for i = 2, o.nports do to[#to + 1] = i end
   local streams = { { tx = 1, src = M.port_addr(1), dst = BCAST, rate = o.rate,
-                      count = math.max(1, math.floor(o.rate * o.duration + 0.5)), to = to } }
+                      count = frames.planned(o.rate, o.duration), to = to } }
   local r = o.send(streams, o.settle)
   local a = M.account(streams, r)
   local s = r.streams[1]
@@ -319,7 +321,7 @@ end
 -- cut that stream too). Unknown (nil): neither, or surge fell short.
 function M.congestion(o)
   M.learn_ports(o, { 1, 2, 3, 4 }, 1)
-  local count = function(r) return math.max(1, math.floor(r * o.duration + 0.5)) end
+  local count = function(r) return frames.planned(r, o.duration) end
   local streams = {
     { tx = 1, src = M.port_addr(1), dst = M.port_addr(3), rate = o.rate / 2, count = count(o.rate / 2), to = { 3 } },
     { tx = 1, src = M.port_addr(1), dst = M.port_addr(4), rate = o.rate / 2, count = count(o.rate / 2), to = { 4 } },
@@ -356,9 +358,9 @@ function M.pressure(o)
   local loads = { 0.25, 0.5, 0.75, 1 }
   for k = 1, #loads + 1 do
     local rate = loads[k] and o.rate * loads[k] or nil
-    local n = math.max(1, math.floor(o.rate * o.duration + 0.5))
+    local n = frames.planned(o.rate, o.duration)
     local s = { { tx = 1, src = M.port_addr(1), dst = M.port_addr(2), rate = rate,
-                  count = rate and math.max(1, math.floor(rate * o.duration + 0.5)) or n, to = { 2 } } }
+                  count = rate and frames.planned(rate, o.duration) or n, to = { 2 } } }
     local r = o.send(s, o.settle)
     local a = M.account(s, r)
     local secs = rate and o.duration or r.streams[1].seconds
