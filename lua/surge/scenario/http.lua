@@ -54,7 +54,7 @@ function M.plan(o)
     scenario.refuse("--path", "'%s' starts with / and holds no spaces", o.path)
   end
   local rates = scenario.items(o.rates, "--rates", { what = "rate", unique = true, parse = function(w)
-    local n = tonumber(w)
+    local n = require("surge.scenario").finite(w)
     if not n or n <= 0 or n ~= n or n == math.huge then
       scenario.refuse("--rates", "'%s' is not a rate above 0 (connections/s)", tostring(w))
     end
@@ -162,7 +162,7 @@ function M.run(opts)
   local dut = require "surge.dut"
   opts = scenario.defaults(M.name, M, opts)
   local rates = M.plan(opts)
-  local id = tonumber(opts.tx)
+  local id = require("surge.scenario").finite(opts.tx)
   if id == nil or id ~= math.floor(id) or id < 0 then
     scenario.refuse("--tx", "expected a port number, got '%s'", tostring(opts.tx))
   end

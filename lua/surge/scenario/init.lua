@@ -195,6 +195,56 @@ function M.defaults(name, mod, given)
   return opts
 end
 
+-- The dry run: `surge run NAME` checks a built-in scenario's options before
+-- EAL starts by running the scenario itself (scenario/check.lua) against
+-- stand-ins for what needs EAL: ports (no link speed known, the largest
+-- MTU), pools, tasks, pcap readers. Every refusal its run() makes before
+-- it needs a port's fact or sends a frame is so made before EAL, by the
+-- code that makes it after: one mechanism for every option of every
+-- scenario, none to keep in step. The run stops (DRY) at the first thing
+-- only a real port can answer: a trial, a resolution, a rate given as % of
+-- line rate (M.pps), a stand-in's unknown field. A refusal that depends on
+-- such a fact (the MTU, the link speed, the number of ports) is made after
+-- EAL as before; any error of the dry run other than a refusal is left to
+-- the real run to report.
+local DRY = setmetatable({}, { __tostring = function() return "the dry run needs a port from here on" end })
+M.DRY = DRY
+M.dry = false
+
+local function dry_end() error(DRY, 0) end
+-- An object every use of which ends the dry run.
+local function standin()
+  return setmetatable({}, { __index = dry_end, __newindex = dry_end, __call = dry_end })
+end
+-- A port: its id, its info (a MAC, no link speed, the largest MTU; other
+-- fields unknown), stand-in queues.
+local function standin_port(id)
+  local info = setmetatable({ mac = "02:00:00:00:00:00", speed_mbps = 0, mtu = 65535 - 26 }, { __index = dry_end })
+  return setmetatable({ id = id, info = function() return info end, rxq = function() return standin() end,
+                        txq = function() return standin() end }, { __index = dry_end })
+end
+
+-- Runs mod.run(opts) (the options as parsed) dry; returns nil, or the
+-- refusal (an args.OptionError) it made.
+function M.dry_run(mod, opts)
+  local surge = require "surge"
+  local pcap = require "surge.pcap"
+  local stubs = { port = function(id) return standin_port(id) end, ports = function() return 65536 end,
+                  pool = function() return standin() end, launch = dry_end, wait = dry_end, sleep = dry_end,
+                  tsc_hz = dry_end, progress = standin() }
+  local saved, saved_reader = {}, pcap.reader
+  for k, f in pairs(stubs) do saved[k], surge[k] = surge[k], f end
+  pcap.reader = dry_end
+  local saved_cli = current.cli
+  M.dry, current.cli = true, true
+  local ok, e = pcall(mod.run, opts)
+  M.dry, current.cli = false, saved_cli
+  for k in pairs(stubs) do surge[k] = saved[k] end
+  pcap.reader = saved_reader
+  if not ok and getmetatable(e) == require("surge.args").OptionError then return e end
+  return nil
+end
+
 -- A check of a scenario's options that needs no port (goals, services,
 -- group addresses): fn(opts) refuses with M.refuse as run() would, but runs
 -- when the options are parsed, so `surge run NAME` exits 2 before EAL. The
@@ -246,12 +296,12 @@ end
 -- a port opened from Lua.
 local function port(v, option)
   if type(v) == "table" then return v end
-  local id = tonumber(v)
+  local id = M.finite(v)
   if id == nil or id ~= math.floor(id) or id < 0 then
     M.refuse(option, "expected a port number, got %s", type(v) == "string" and "'" .. v .. "'" or check.show(v))
   end
   local n = require("surge").ports()
-  if id >= n then
+  if id >= n and not M.dry then
     M.refuse(option, "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id, n,
       n == 1 and "" or "s")
   end
@@ -269,6 +319,17 @@ function M.session(o)
                       dst_mac = (o.dst_mac ~= "" and o.dst_mac) or nil,
                       vlan = (o.vlan and o.vlan ~= 0) and o.vlan or nil,
                       resolve_timeout = o.resolve_timeout, link_timeout = o.link_timeout }
+end
+
+-- A number given as text (or a number), when it is one and finite: nil for
+-- anything else. "1e400" reads as inf and "nan" as nan in tonumber, and
+-- a rate, a size or a time of either is no value (an infinite CIR was
+-- taken for one). Every option text a scenario reads as a number goes
+-- through here.
+function M.finite(v)
+  local n = type(v) == "number" and v or type(v) == "string" and tonumber(v) or nil
+  if n == nil or n ~= n or n == math.huge or n == -math.huge then return nil end
+  return n
 end
 
 -- A value as the user gave it, for messages: text quoted as on the command line.
@@ -325,7 +386,7 @@ function M.sizes(text, option)
   option = option or "--sizes"
   local out = M.items(text, option, { what = "size", unique = true, expected = "frame sizes (\"64,512\")",
     parse = function(w)
-      local n = type(w) == "string" and tonumber(w) or w
+      local n = type(w) == "string" and (M.finite(w) or w) or w
       if type(n) ~= "number" or n ~= math.floor(n) or n < 1 or n > 65535 then
         M.refuse(option, "%s is not a frame size in bytes", given(n))
       end
@@ -356,12 +417,14 @@ function M.pps(text, size, line_pps, option, zero_ok)
     if text == text and text >= 0 and text < math.huge then rate = text end
   elseif type(text) == "string" then
     local v, unit = text:lower():match("^%s*([%d%.]+)%s*([%a%%]*)%s*$")
-    v = tonumber(v)
+    v = M.finite(v)
     local mult = { [""] = 1, pps = 1, kpps = 1e3, mpps = 1e6 }
     local bits = { bit = 1, kbit = 1e3, mbit = 1e6, gbit = 1e9 }
     if v and mult[unit] then rate = v * mult[unit]
     elseif v and bits[unit] then rate = v * bits[unit] / ((size + 20) * 8)
     elseif v and unit == "%" then
+      -- the dry run's port has no speed: from here on the rates need the real one
+      if (not line_pps or line_pps == 0) and M.dry then error(DRY, 0) end
       if not line_pps or line_pps == 0 then
         M.refuse(option, "'%s': the port reports no link speed; give pps (e.g. 1mpps)", text)
       end
@@ -430,7 +493,7 @@ function M.notes(entries)
 end
 
 function M.progress(fmt, ...)
-  if require("surge.core").C.surge_quiet() ~= 0 then return end
+  if M.dry or require("surge.core").C.surge_quiet() ~= 0 then return end
   io.write(fmt:format(...), "\n")
   io.flush()
 end
@@ -440,6 +503,7 @@ end
 -- in place on a terminal, plain lines otherwise, nothing with --quiet.
 local steps
 function M.steps(total, label)
+  if M.dry then return end
   steps = { done = 0, total = total, label = label }
   require("surge.results.progress")(0, total, label)
 end
@@ -492,6 +556,7 @@ end
 -- A scenario's run() ends with this: its results go to --output (under
 -- its name) whether it ran by name, from a script or at the prompt.
 function M.done(name, res)
+  if M.dry then error(DRY, 0) end
   current.active = nil
   require("surge.results").scenario_done(name, res)
   return res

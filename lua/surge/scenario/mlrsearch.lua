@@ -39,7 +39,7 @@ local function ratio(v, option)
   if type(v) == "number" then return v end
   if type(v) == "string" then
     local n, pct = v:match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-    n = tonumber(n)
+    n = require("surge.scenario").finite(n)
     if n then return pct == "%" and n / 100 or n end
   end
   scenario.refuse(option, "%s is not a ratio (0.005 or 0.5%%)", type(v) == "string" and "'" .. v .. "'" or tostring(v))
@@ -120,7 +120,7 @@ function M.run(opts)
   for _, g in ipairs(goals) do shortest = math.min(shortest, g.final_trial) end
   local initial = shortest / 10
   if opts.initial_trial ~= "" then
-    initial = tonumber(opts.initial_trial)
+    initial = scenario.finite(opts.initial_trial)
     if not initial or initial <= 0 or initial > shortest then
       scenario.refuse("--initial-trial", "%s must be seconds above 0, at most the final trial (%g s)",
         tostring(opts.initial_trial), shortest)

@@ -57,7 +57,7 @@ local function port_list(v, option)
   local scenario = require "surge.scenario"
   return scenario.items(v, option, { what = "port", unique = true, expected = "port numbers (\"1,2\")",
     parse = function(w)
-      local n = tonumber(w)
+      local n = require("surge.scenario").finite(w)
       if not n or n ~= math.floor(n) or n < 0 then refuse(option, "'%s' is not a port number", tostring(w)) end
       return n
     end })
@@ -86,7 +86,7 @@ function M.plan(o)
     refuse("--igmp", "'%s' is not an IGMP version: v2 or v3", tostring(o.igmp))
   end
   if groups.v6 and o.igmp == "v2" then refuse("--igmp", "v2 is IGMP (IPv4): IPv6 groups join with MLDv2") end
-  local tx = tonumber(o.tx)
+  local tx = require("surge.scenario").finite(o.tx)
   if not tx or tx ~= math.floor(tx) or tx < 0 then refuse("--tx", "'%s' is not a port number", tostring(o.tx)) end
   local rx = port_list(o.rx, "--rx")
   if #rx == 0 then refuse("--rx", "no receiving port given: rfc3918 needs --tx and at least one --rx port") end

@@ -42,7 +42,7 @@ local function ratio(v, option)
   local n, pct
   if type(v) == "number" then n, pct = v, "" else
     n, pct = tostring(v):match("^%s*([%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-    n = tonumber(n)
+    n = require("surge.scenario").finite(n)
   end
   if not n then scenario.refuse(option, "'%s' is not a ratio (0.005 or 0.5%%)", tostring(v)) end
   n = pct == "%" and n / 100 or n

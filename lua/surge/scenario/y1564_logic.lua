@@ -11,6 +11,8 @@
 -- second), flr (frame loss ratio allowed, 0..1), ftd_us (mean frame transfer
 -- delay allowed), fdv_us (frame delay variation allowed), avail_pct
 -- (availability required) }; the last three nil: not judged.
+local finite = require("surge.scenario").finite
+
 local M = {}
 
 M.KEYS = { "dscp", "vlan", "port", "cir", "eir", "cbs", "ebs", "flr", "ftd", "fdv", "avail" }
@@ -31,7 +33,7 @@ function M.bitrate(v)
   if type(v) == "number" then return v == v and v < math.huge and v > -math.huge and v or nil end
   if type(v) ~= "string" then return nil end
   local n, unit = v:lower():match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%a*)%s*$")
-  n = tonumber(n)
+  n = finite(n)
   local mult = { [""] = 1, bit = 1, bps = 1, k = 1e3, kbit = 1e3, kbps = 1e3, m = 1e6, mbit = 1e6, mbps = 1e6,
                  g = 1e9, gbit = 1e9, gbps = 1e9 }
   if not n or not mult[unit] then return nil end
@@ -43,7 +45,7 @@ function M.bytes(v)
   if type(v) == "number" then return v == v and v < math.huge and v > -math.huge and v or nil end
   if type(v) ~= "string" then return nil end
   local n, unit = v:lower():match("^%s*([-+]?[%d%.]+)%s*(%a*)%s*$")
-  n = tonumber(n)
+  n = finite(n)
   local mult = { [""] = 1, b = 1, k = 1e3, kb = 1e3, m = 1e6, mb = 1e6 }
   if not n or not mult[unit] then return nil end
   return n * mult[unit]
@@ -54,7 +56,7 @@ function M.delay_us(v)
   if type(v) == "number" then return v == v and v < math.huge and v or nil end
   if type(v) ~= "string" then return nil end
   local n, unit = v:lower():match("^%s*([-+]?[%d%.]+)%s*(%a*)%s*$")
-  n = tonumber(n)
+  n = finite(n)
   local mult = { [""] = 1, us = 1, ms = 1e3, s = 1e6 }
   if not n or not mult[unit] then return nil end
   return n * mult[unit]
@@ -65,7 +67,7 @@ function M.ratio(v)
   if type(v) == "number" then return v == v and v or nil end
   if type(v) ~= "string" then return nil end
   local n, pct = v:match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-  n = tonumber(n)
+  n = finite(n)
   if not n then return nil end
   return pct == "%" and n / 100 or n
 end
@@ -107,7 +109,7 @@ local function fields(w, refuse)
 end
 
 local function int(v, lo, hi, name, key, refuse)
-  local n = type(v) == "string" and tonumber(v) or v
+  local n = type(v) == "string" and finite(v) or v
   if type(n) ~= "number" or n ~= math.floor(n) or n < lo or n > hi then
     refuse("service '%s': %s=%s is not an integer in %d..%d", name, key, tostring(v), lo, hi)
   end
@@ -161,7 +163,7 @@ local function service(name, f, refuse)
   end
   if f.avail ~= nil then
     local v = f.avail           -- a percentage: 99.9, "99.9" or "99.9%"
-    local pct = type(v) == "number" and v or (type(v) == "string" and tonumber((v:gsub("%s*%%%s*$", ""))))
+    local pct = type(v) == "number" and v or (type(v) == "string" and finite((v:gsub("%s*%%%s*$", ""))))
     if not pct or pct < 0 or pct > 100 then
       refuse("service '%s': avail=%s is not a percentage in 0..100 (99.9%%)", name, tostring(v))
     end
