@@ -235,7 +235,7 @@ function M.run(opts)
       scenario.step()
     end
     if want.latency and T > 0 then
-      local every = math.max(1, math.floor(T / opts.probes))
+      local every = scenario.probe_every(T, opts.probes)
       local t = trial(T, "the latency trial", { duration = opts.latency_trial, probe_every = every })
       local l = t.classes[1].latency
       r.latency = { rate_pps = T, probes = l.probes, min_ns = l.min_ns, mean_ns = l.mean_ns, p50_ns = l.p50_ns,

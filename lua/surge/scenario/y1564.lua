@@ -116,7 +116,7 @@ local function class_of(s, o, bps, seconds)
   local pps = bps / (o.size * 8)
   local per = math.max(1, math.floor(pps * o.interval + 0.5))
   return { size = o.size, tos = s.dscp and s.dscp * 4 or nil, vlan = s.vlan, dport = s.port, flows = o.flows,
-           share = pps, probe_every = math.max(1, math.floor(pps / o.probes)),
+           share = pps, probe_every = require("surge.scenario").probe_every(pps, o.probes),
            interval_frames = per, intervals = math.max(1, math.ceil(pps * seconds / per)) }, pps
 end
 
