@@ -305,4 +305,34 @@ function T.one_lost_frame_is_loss()
   assert(g.NDR.lower_bound <= 40000, "NDR lower bound " .. g.NDR.lower_bound)
 end
 
+-- docs/scenarios.md's example of surge.scenario.mlr's search, run as the
+-- doc shows it (issue 31 item 13: the doc named a mlrsearch.search that
+-- does not exist): its goals as tables, what it prints as the doc says.
+function T.doc_example_runs()
+  local here = debug.getinfo(1, "S").source:gsub("^@", ""):match("^(.*)/[^/]*$")
+  local f = assert(io.open(here .. "/../../docs/scenarios.md"))
+  local text = f:read("*a")
+  f:close()
+  local block = text:match("\n```lua\n(local mlr = require \"surge.scenario.mlr\".-)```\n")
+  assert(block, "docs/scenarios.md shows the mlr.search example")
+  local out = {}
+  local env = setmetatable({ print = function(...)
+    local t = {}
+    for i = 1, select("#", ...) do t[i] = tostring((select(i, ...))) end
+    out[#out + 1] = table.concat(t, "\t")
+  end }, { __index = _G })
+  local chunk = assert(loadstring(block, "=docs/scenarios.md"))
+  setfenv(chunk, env)
+  chunk()
+  assert(#out == 3, "three lines printed, got " .. #out)
+  local name, lo, hi, ct, reached = out[1]:match("^(%S+)\t(%S+)\t(%S+)\t(%S+)\t(%S+)$")
+  assert(name == "NDR" and reached == "true", out[1])
+  lo, hi = tonumber(lo), tonumber(hi)
+  assert(lo <= 41667 and hi > 41667 and (hi - lo) / hi <= 0.005 + 1e-9, "NDR brackets the truth: " .. out[1])
+  assert(out[1] == "NDR\t41667\t41876.381909548\t41667\ttrue", "the line the doc shows: " .. out[1])
+  assert(out[3] == "39 trials, 33.82082039325 trial seconds", "the line the doc shows: " .. out[3])
+  assert(out[2]:match("^PDR\t") and out[2]:match("\ttrue$"), out[2])
+  assert(out[3]:match("^%d+ trials, [%d.]+ trial seconds$"), out[3])
+end
+
 return T

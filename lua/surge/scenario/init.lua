@@ -352,6 +352,30 @@ function M.probe_every(rate, probes)
   return math.min(4294967295, math.max(1, math.floor(rate / probes)))
 end
 
+-- A figure for people: four significant digits at most and never an
+-- exponent ("0.0001", "9624000", "1500"), as surge.rate.format_pps does
+-- for rates: a failure line read "IR 6e+06 bit/s above CIR+EIR 5e+06".
+function M.num(v)
+  if type(v) ~= "number" or v ~= v or math.abs(v) == math.huge then return tostring(v) end
+  if v == 0 then return "0" end
+  local r = tonumber(("%.4g"):format(v))   -- rounded first: 9999.6 is 10000
+  local digits = math.max(0, 3 - math.floor(math.log10(math.abs(r)) + 1e-9))
+  local text = ("%." .. digits .. "f"):format(r)
+  if text:find(".", 1, true) then text = text:gsub("0+$", ""):gsub("%.$", "") end
+  return text
+end
+
+-- A bit rate for people: "6 Mbit/s", "962.4 Mbit/s", "500 bit/s" (M.num's digits).
+function M.bits(bps)
+  if type(bps) ~= "number" or bps ~= bps or math.abs(bps) == math.huge then return tostring(bps) .. " bit/s" end
+  local r = tonumber(("%.4g"):format(bps))
+  local a = math.abs(r)
+  if a >= 1e9 then return M.num(r / 1e9) .. " Gbit/s" end
+  if a >= 1e6 then return M.num(r / 1e6) .. " Mbit/s" end
+  if a >= 1e3 then return M.num(r / 1e3) .. " kbit/s" end
+  return M.num(r) .. " bit/s"
+end
+
 -- A value as the user gave it, for messages: text quoted as on the command line.
 local function given(v)
   return type(v) == "string" and "'" .. v .. "'" or check.show(v)

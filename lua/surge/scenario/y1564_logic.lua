@@ -11,7 +11,8 @@
 -- second), flr (frame loss ratio allowed, 0..1), ftd_us (mean frame transfer
 -- delay allowed), fdv_us (frame delay variation allowed), avail_pct
 -- (availability required) }; the last three nil: not judged.
-local finite = require("surge.scenario").finite
+local scenario = require "surge.scenario"
+local finite, num, bits = scenario.finite, scenario.num, scenario.bits
 
 local M = {}
 
@@ -248,26 +249,26 @@ end
 function M.verdict(s, kind, m, tolerance)
   local why = {}
   if kind == "cir" or kind == "perf" then
-    if m.flr_pct > s.flr * 100 + 1e-9 then why[#why + 1] = ("FLR %.4g %% > %.4g %%"):format(m.flr_pct, s.flr * 100) end
+    if m.flr_pct > s.flr * 100 + 1e-9 then why[#why + 1] = ("FLR %s %% > %s %%"):format(num(m.flr_pct), num(s.flr * 100)) end
     if s.ftd_us then
       if not (m.ftd_us and m.ftd_us.mean) then why[#why + 1] = "FTD not measured (no probe came back)"
-      elseif m.ftd_us.mean > s.ftd_us then why[#why + 1] = ("FTD %.4g us > %.4g us"):format(m.ftd_us.mean, s.ftd_us) end
+      elseif m.ftd_us.mean > s.ftd_us then why[#why + 1] = ("FTD %s us > %s us"):format(num(m.ftd_us.mean), num(s.ftd_us)) end
     end
     if s.fdv_us then
       if not m.fdv_us then why[#why + 1] = "FDV not measured (no probe came back)"
-      elseif m.fdv_us > s.fdv_us then why[#why + 1] = ("FDV %.4g us > %.4g us"):format(m.fdv_us, s.fdv_us) end
+      elseif m.fdv_us > s.fdv_us then why[#why + 1] = ("FDV %s us > %s us"):format(num(m.fdv_us), num(s.fdv_us)) end
     end
     if s.avail_pct and (m.avail_pct or 0) < s.avail_pct then
-      why[#why + 1] = ("availability %.4g %% < %.4g %%"):format(m.avail_pct or 0, s.avail_pct)
+      why[#why + 1] = ("availability %s %% < %s %%"):format(num(m.avail_pct or 0), num(s.avail_pct))
     end
   else
     local lo = s.cir_bps * (1 - tolerance)
     local hi = (s.cir_bps + s.eir_bps) * (1 + tolerance)
     if m.seconds and m.seconds > 0 then hi = hi + ((s.cbs or 0) + (s.ebs or 0)) * 8 / m.seconds end
-    if m.ir_bps < lo then why[#why + 1] = ("IR %.4g bit/s below CIR %.4g"):format(m.ir_bps, s.cir_bps) end
+    if m.ir_bps < lo then why[#why + 1] = ("IR %s below CIR %s"):format(bits(m.ir_bps), bits(s.cir_bps)) end
     if m.ir_bps > hi then
-      why[#why + 1] = ("IR %.4g bit/s above CIR+EIR %.4g%s (not policed)"):format(m.ir_bps, s.cir_bps + s.eir_bps,
-        ((s.cbs or 0) + (s.ebs or 0)) > 0 and (" and its bursts (%.4g)"):format(hi) or "")
+      why[#why + 1] = ("IR %s above CIR+EIR %s%s (not policed)"):format(bits(m.ir_bps), bits(s.cir_bps + s.eir_bps),
+        ((s.cbs or 0) + (s.ebs or 0)) > 0 and (" and its bursts (%s)"):format(bits(hi)) or "")
     end
   end
   return #why == 0, why
