@@ -102,7 +102,8 @@ check "mlrsearch exits 0" 0 "$RC"
 # run's MACs, its table's columns, its trial line's shape
 doc_first=$(grep -m1 '^mlrsearch: tx port ' "$SURGE_SRC/docs/scenarios.md")
 doc_re=$(printf '%s' "$doc_first" | sed -E 's/[][().^$*+?{}|\\]/\\&/g; s/([0-9a-f]{2}:){5}[0-9a-f]{2}/[0-9a-f:]{17}/g')
-check_match "the first line is the one docs/scenarios.md shows (MACs aside)" "^$doc_re$" "$(printf '%s\n' "$OUT" | head -1)"
+check_match "its first line is the one docs/scenarios.md shows (MACs aside)" "^$doc_re$" \
+  "$(printf '%s\n' "$OUT" | grep -v '^surge: ' | head -1)"
 doc_head=$(grep -m1 '^size  goal  loss_ratio' "$SURGE_SRC/docs/scenarios.md" | tr -s ' ')
 check "the table's columns are the ones docs/scenarios.md shows" "$doc_head" \
   "$(printf '%s\n' "$OUT" | grep -m1 '^size  goal  loss_ratio' | tr -s ' ')"
