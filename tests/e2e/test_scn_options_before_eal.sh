@@ -29,22 +29,32 @@ base() {
   esac
 }
 
-n=0 late=0
-# sweep SCN OPTION VALUE: refused before EAL, by a line naming the option
-sweep() {
-  local scn=$1 opt=$2 v=$3 eal first
-  n=$((n + 1))
+# one run: refused before EAL, by a line naming the option? Prints "ok" or
+# what happened; run three at a time (xargs), each in files of its own
+one() {
+  local scn=$1 opt=$2 v=$3 d rc eal first
+  d=$(mktemp -d "$TMP/run.XXXXXX")
   # shellcheck disable=SC2046
-  run_surge 20 run --no-huge --vdev net_nosuchdriver0 "$scn" $(base "$scn") "$opt" "$v"
-  eal=$(printf '%s\n%s\n' "$ERR" "$OUT" | grep -c '^EAL: \|net_nosuchdriver0\|^surge: telemetry')
-  first=$(printf '%s\n' "$ERR" | grep . | head -1)
-  if [ "$RC" != 2 ] || [ "$eal" != 0 ] || ! printf '%s' "$first" | grep -q -- "^$scn: .*$opt"; then
-    echo "FAIL $scn $opt '$v': not refused before EAL naming the option (rc $RC, $eal EAL line(s)): $first"
-    late=$((late + 1))
+  timeout -k 5 20 "$SURGE" run --no-huge --vdev net_nosuchdriver0 "$scn" $(base "$scn") "$opt" "$v" >"$d/out" 2>"$d/err"
+  rc=$?
+  eal=$(cat "$d/err" "$d/out" | grep -c '^EAL: \|net_nosuchdriver0\|^surge: telemetry')
+  first=$(grep . "$d/err" | head -1)
+  if printf '%s\n' "$(cat "$d/err")" | grep -Eq -- "$CRASH_RE"; then
+    echo "FAIL $scn $opt '$v': crash text: $(grep -E -- "$CRASH_RE" "$d/err" | head -1)"
+  elif [ "$rc" != 2 ] || [ "$eal" != 0 ] || ! printf '%s' "$first" | grep -q -- "^$scn: .*$opt"; then
+    echo "FAIL $scn $opt '$v': not refused before EAL naming the option (rc $rc, $eal EAL line(s)): $first"
+  else
+    echo "ok   $scn $opt '$v': $first"
   fi
-  check_nomatch "$scn $opt '$v': no crash text" "$CRASH_RE" "$ERR" >/dev/null || FAILS=$((FAILS + 1))
+  rm -rf "$d"
 }
+export -f one base
+export SURGE TMP CRASH_RE
 
+JOBS=$TMP/jobs
+: >"$JOBS"
+# job SCN OPTION VALUE: one line of the sweep (values without spaces or quotes)
+job() { printf '%s %s %s\n' "$1" "$2" "$3" >>"$JOBS"; }
 for scn in rfc2544 load-latency flood qos replay mlrsearch y1564 rfc2889 rfc3918 rfc9693 http; do
   run_surge 20 run "$scn" --help
   opts=$(printf '%s\n' "$OUT" | awk '/^  --/ && $1 != "--help" && $2 != "" && $2 !~ /^[a-z]/ { print $1 "=" $2 }')
@@ -58,21 +68,26 @@ for scn in rfc2544 load-latency flood qos replay mlrsearch y1564 rfc2889 rfc3918
   for ok in $opts; do
     opt=${ok%%=*} kind=${ok#*=}
     if [ "$kind" = STRING ]; then
-      for v in "${BAD[@]}"; do sweep "$scn" "$opt" "$v"; done
+      for v in "${BAD[@]}"; do job "$scn" "$opt" "$v"; done
     else
-      sweep "$scn" "$opt" nan     # the parser's numeric kinds: one path, nan outside every range
+      job "$scn" "$opt" nan     # the parser's numeric kinds: one path, nan outside every range
     fi
   done
 done
 # the reports of issue 31 item 12, by value
-sweep y1564 --size 10
-sweep y1564 --interval 1e-6
-sweep y1564 --services a:cir=1e400mbit
-sweep mlrsearch --initial-trial abc
-sweep mlrsearch --initial-trial -1
-sweep y1564 --step 1e-6
-sweep replay --timing scale=0
-sweep load-latency --rates 10kpps,1e400
+job y1564 --size 10
+job y1564 --interval 1e-6
+job y1564 --services a:cir=1e400mbit
+job mlrsearch --initial-trial abc
+job mlrsearch --initial-trial -1
+job load-latency --rates 10kpps,1e400
+job y1564 --step 1e-6
+job replay --timing scale=0
+xargs -P 3 -L 1 bash -c 'one "$@"' _ <"$JOBS" >"$TMP/results"
+n=$(wc -l <"$JOBS")
+late=$(grep -c '^FAIL' "$TMP/results")
+grep '^FAIL' "$TMP/results"
 echo "# $n bad values swept, $late not refused before EAL"
-check "every bad value refused before EAL" 0 "$late"
+check "every bad value refused before EAL, naming the option" 0 "$late"
+check "every job reported" "$n" "$(wc -l <"$TMP/results")"
 finish
