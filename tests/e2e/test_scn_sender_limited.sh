@@ -99,4 +99,21 @@ check_match "table: limited_by is surge" "^ +64 +NDR .* surge$" "$OUT"
 check_match "table: the line under it" "^limited_by surge: in 2 row\(s\) surge did not send the offered rate" "$OUT"
 check_nomatch "no 95 % rule of its own" "less than 95 %" "$OUT"
 schema_ok "mlrsearch JSON valid against the schema" "$TMP/mlr.json"
+
+echo "# rfc2889 congestion at 100 % on four ring ports (issue 31 item 9): surge short of the offer, HOL blocking unknown"
+run_surge 120 run --no-huge --vdev net_ring0 --vdev net_ring1 --vdev net_ring2 --vdev net_ring3 --output "$TMP/cg.json" \
+  rfc2889 --ports 0,1,2,3 --tests congestion --trial 0.2 --settle 0.05
+check "rfc2889 exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+short=$(py "$TMP/cg.json" "r['scenarios']['rfc2889']['rows'][0]['sent'] < r['scenarios']['rfc2889']['rows'][0]['planned']")
+if [ "$short" = True ]; then
+  check_match "congestion: the progress line says surge fell short, and HOL blocking is unknown" \
+    "^ +64 B  congestion  14.88 Mpps  .*head-of-line blocking unknown  \(surge sent only [0-9]+ of 5952380 frames: surge's limit, not the switch's\)$" "$OUT"
+  check "JSON: flagged, no hol_blocking verdict" "True False" \
+    "$(py "$TMP/cg.json" "r['scenarios']['rfc2889']['rows'][0]['sender_limited'], 'hol_blocking' in r['scenarios']['rfc2889']['rows'][0]")"
+else
+  echo "note: surge sent all 29.76 Mpps of this trial: nothing to flag"
+  check_nomatch "congestion: no shortfall claimed" "surge sent only" "$OUT"
+fi
+schema_ok "rfc2889 JSON valid against the schema" "$TMP/cg.json"
 finish
