@@ -167,6 +167,9 @@ function M.main(cmd, script, packets)
   end, report)
   -- "run stopped" ends master's loop as its end would: a normal end
   if not ok and rc == core.STOPPED then ok, rc = true, 0 end
+  -- a scenario the script ran, cut by the stop: its results so far are kept
+  local scenario = package.loaded["surge.scenario"]
+  if not ok and cmd == "run" and type(scenario) == "table" and scenario.stopped_in_lua(rc) then ok, rc = true, 0 end
   if (cmd == "run" or cmd == "repl") and package.loaded["surge.results"] and package.loaded["surge.results"].armed then
     -- the results file is written however the run ended (error, signal)
     local wrote = require("surge.results").finish(ok, rc)
