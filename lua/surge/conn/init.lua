@@ -47,6 +47,10 @@ local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
 
 local class = require "surge.class"
+local rate = require "surge.rate"
+local tcp = require "surge.proto.tcp"
+local counter = require "surge.counter"
+local surge = require "surge"
 local Engine = class.new("connection engine", { "id", "role", "conf", "data", "st",
   "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "on", "tpl_keep" })
 Engine.__handle = function(e) return ("connection engine %d (%s)"):format(e.id, e.role) end
@@ -438,7 +442,7 @@ function M.client(o)
   expect_into(c, o.expect, fn, true)
   if type(o.rate) == "number" then check.expect(o.rate, "number >=0", fn, "rate (connections per second)") end
   if o.rate ~= nil and o.rate ~= 0 then
-    local r = require("surge.rate").build(o.rate, 2, fn)
+    local r = rate.build(o.rate, 2, fn)
     if r.unit ~= C.SURGE_RATE_PPS then
       check.raise(("%s: rate %s: connections per second, a plain number (or \"Npps\")"):format(fn,
         check.show(o.rate)))
@@ -476,7 +480,7 @@ function Engine:template()
   if c.role == C.SURGE_CONN_CLIENT then
     dst = c.ip_version == 6 and ip6.addr_text(ffi.string(c.peer_ip6, 16)) or ip4.addr_text(c.peer_ip4)
   end
-  return require("surge.proto.tcp"){ src = self.local_ip, dst = dst, sport = c.local_port,
+  return tcp{ src = self.local_ip, dst = dst, sport = c.local_port,
     dport = c.peer_port ~= 0 and c.peer_port or 1, size = c.ip_version == 6 and 74 or 60 }
 end
 
@@ -562,7 +566,6 @@ end
 -- the summary, --output, telemetry, the prompt): sync() copies them.
 function Engine:publish()
   check.self(self, Engine, "engine:publish")
-  local counter = require "surge.counter"
   local cells, gauges = {}, {}
   for _, k in ipairs(PUBLISHED) do
     local name = self.prefix .. "." .. k
@@ -602,7 +605,6 @@ function Engine:run(o)
   local fn = "engine:run"
   check.self(self, Engine, fn)
   o = check.options(o, run_keys, fn)
-  local surge = require "surge"
   local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
   local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
   local pool = check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})")
