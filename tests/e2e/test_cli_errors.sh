@@ -81,7 +81,7 @@ check "--rate 3frob: one error line" 1 "$(printf '%s\n' "$ERR" | grep -c .)"
 echo "# scenario options the scenario reads itself: exit 2, the exact line, no traffic"
 # list options split in one place (an empty item or a repeat is refused;
 # load-latency's rates may repeat), and a trial must send a frame
-NULL=(--no-huge -q --vdev net_null0,no-rx=1)
+NULL=(--no-huge -q --vdev "net_null0,no-rx=1")
 TAIL="a trial must send 1 or more (give a higher rate or a longer trial)"
 while IFS='|' read -r opts msg; do
   msg=${msg//TAIL/$TAIL}
@@ -131,7 +131,7 @@ run_surge 30 --help
 check "--help exits 0" 0 "$RC"
 check_match "--help: usage line" '^usage: surge COMMAND' "$OUT"
 for o in "run SCRIPT" --vdev --pci --lcores --no-huge --eal --duration --stats-interval --quiet --version; do
-  check_match "--help lists $o" "^  $o[ ,]" "$OUT"
+  check_match "--help lists $o" "^  ${o}[ ,]" "$OUT"
 done
 check "--help: nothing on stderr" "" "$ERR"
 run_surge 30 --version

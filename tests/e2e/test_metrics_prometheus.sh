@@ -166,10 +166,9 @@ for i in $(seq 1 $RUNS); do
   SP=$!
   wait_for_text "$TMP/stop.out" '^surge: metrics: http://' 20 "$SP"
   SU=$(sed -n 's|^surge: metrics: \(http://.*\)$|\1|p' "$TMP/stop.out" | head -1)
-  N=0
   while kill -0 "$SP" 2>/dev/null; do
     PIDS=()
-    for k in 1 2 3 4; do curl -s -m 5 -o /dev/null -w '%{http_code} %{time_total}\n' "$SU" >>"$TMP/stop.codes.$i" & PIDS+=($!); done
+    for _ in 1 2 3 4; do curl -s -m 5 -o /dev/null -w '%{http_code} %{time_total}\n' "$SU" >>"$TMP/stop.codes.$i" & PIDS+=($!); done
     wait "${PIDS[@]}"
   done
   wait "$SP"

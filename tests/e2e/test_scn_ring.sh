@@ -156,7 +156,7 @@ end
 LUA
 cd /
 SURGE_PATH=$TMP/lib run_surge 30 run --no-huge --lcores '(0-1)@(0-1)' "$TMP/proj/main.lua"
-cd - >/dev/null
+cd - >/dev/null || exit 1
 check "modules: exit 0 (run from another folder)" 0 "$RC"
 check_match "modules: the script's neighbour and SURGE_PATH's, in master and in a task" \
   '^master: nearby\+faraway, task: nearby\+faraway$' "$OUT"
