@@ -36,9 +36,63 @@
 #define SURGE_GEN_DIR "lua"
 #endif
 
-#define VM_RESERVE (32u << 20)      /* granted once past the budget: the error handler, cleanup */
+#define VM_RESERVE (32u << 20)      /* past a budget: until the error is raised, the handler, cleanup */
 #define SCRIPT_MAX (64u << 20)
 #define VM_GIVE_SLACK (8u << 20)  /* freed past this below its grant: a VM gives chunks back */
+
+/* Runs at the VM's first bytecode after a budget ran out: the interpreter's
+ * state is whole there, so the error unwinds like any other. It puts back
+ * the hook it replaced (the prompt's, master's pre-pass's) and the GC's
+ * pace, then raises "not enough memory" (no position: its message handler
+ * and the traceback say where, as for LuaJIT's own memory error). */
+static void
+vm_memory_hook(lua_State *L, lua_Debug *ar)
+{
+	void *ud;
+	struct vm_mem *m;
+
+	(void)ar;
+	lua_getallocf(L, &ud);
+	m = ud;
+	if (!m->pending)
+		return;
+	m->pending = 0;
+	lua_sethook(L, m->saved_hook, m->saved_mask, m->saved_count);
+	lua_gc(L, LUA_GCSETSTEPMUL, m->stepmul);
+	lua_pushliteral(L, "not enough memory");
+	lua_error(L);
+}
+
+/* A budget ran out at an allocation of `after` bytes in all. Refusing it
+ * (LuaJIT's own memory error) is not survivable everywhere: Debian's LuaJIT
+ * 2.1 (2022) raises it from a compiled trace with the trace's stack frame
+ * not written back (fixed upstream in 2022-11 and 2023-06), and unwinding
+ * from there may crash. So the allocation is granted from a reserve and
+ * the error waits for a safe point: a count hook, which runs at the next
+ * bytecode the interpreter runs. A trace does not run the interpreter, but
+ * it leaves to it when its GC step reaches the atomic phase; the GC is made
+ * to step at once (threshold = total) and to the end of its marking in one
+ * step (stepmul 0), so a loop that allocates gets there at its next turn.
+ * lua_sethook and lua_gc here only write fields of the global state: both
+ * are safe from inside an allocation, as lua_sethook is from a signal
+ * handler. Returns 0, or -1 to refuse this allocation (no hook: too big
+ * for the reserve, or no VM yet). */
+static int
+vm_run_out(struct vm_mem *m, int which, size_t after)
+{
+	m->over = which;
+	m->ran_out_at = m->used;
+	if (m->L == NULL || after > m->used + VM_RESERVE)
+		return -1;
+	m->ceiling = m->used + VM_RESERVE;
+	m->pending = 1;
+	m->saved_hook = lua_gethook(m->L);
+	m->saved_mask = lua_gethookmask(m->L);
+	m->saved_count = lua_gethookcount(m->L);
+	m->stepmul = lua_gc(m->L, LUA_GCSETSTEPMUL, 0);
+	lua_sethook(m->L, vm_memory_hook, LUA_MASKCOUNT, 1);
+	return 0;
+}
 
 static void *
 vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -52,21 +106,30 @@ vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		m->used -= old;
 		if (m->used == 0 || m->granted > m->used + VM_GIVE_SLACK)
 			vm_budget_give(m);
+		/* the error was raised and the memory freed well below where it
+		 * ran out (a prompt goes on): the next one is caught the same way */
+		if (m->ceiling != 0 && !m->pending && m->used + VM_RESERVE < m->ran_out_at)
+			m->ceiling = 0;
 		return NULL;
 	}
 	after = m->used - old + nsize;
 	if (nsize > old) {
-		/* the first refusal raises the error; the reserve lets the VM
-		 * unwind, report and close its resources */
-		if (after > m->limit + (m->over ? VM_RESERVE : 0)) {
-			m->over = m->over ? m->over : VM_OVER_OWN;
-			return NULL;
+		if (m->ceiling != 0) {
+			/* the reserve: a VM that catches the error and goes on
+			 * allocating gets LuaJIT's error when it is gone */
+			if (after > m->ceiling)
+				return NULL;
+		} else if (after > m->limit) {
+			if (vm_run_out(m, VM_OVER_OWN, after) != 0)
+				return NULL;
+		} else if (after > m->granted && vm_budget_take(m, after) != 0) {
+			if (vm_run_out(m, VM_OVER_SHARED, after) != 0)
+				return NULL;
 		}
-		if (after > m->granted && !m->over && vm_budget_take(m, after) != 0) {
-			m->over = VM_OVER_SHARED;
-			m->limit = m->used;      /* from now on: only the reserve */
-			return NULL;
-		}
+		/* until the hook runs: a GC step at the trace's next check
+		 * (a step ending a cycle sets the threshold far again) */
+		if (m->pending)
+			lua_gc(m->L, LUA_GCRESTART, 0);
 	}
 	p = realloc(ptr, nsize);
 	if (p != NULL)
@@ -299,13 +362,12 @@ vm_new(const char *script, struct vm_mem *mem)
 	struct runtime *r = rt();
 	lua_State *L;
 
-	mem->used = 0;
-	mem->over = 0;
-	mem->granted = 0;
+	memset(mem, 0, sizeof(*mem));
 	mem->limit = r != NULL && r->opts.vm_memory > 0 ? (size_t)r->opts.vm_memory : vm_budget_default();
 	L = lua_newstate(vm_alloc, mem);
 	if (L == NULL)
 		return NULL;
+	mem->L = L;
 	luaL_openlibs(L);
 	set_path(L, script);
 	if (script != NULL)
