@@ -40,8 +40,8 @@ struct metrics_server;
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 
-/* What one Lua VM may allocate (vm.c): the allocator refuses past limit, so
- * LuaJIT raises "not enough memory" inside the VM, also in compiled code. */
+/* What one Lua VM may allocate (vm.c): past limit the VM gets "not enough
+ * memory" at its next bytecode, also in compiled code. */
 struct vm_mem {
 	size_t used;
 	size_t limit;

@@ -3,11 +3,12 @@
  * vm.c - making a LuaJIT VM: its memory budget, its module path and the
  * script text it runs.
  *
- * Each VM allocates through vm_alloc, which counts its bytes and refuses
- * past the --vm-memory budget. LuaJIT then raises "not enough memory" at the
- * allocation, from interpreted and from JIT-compiled code alike, so a loop
- * that allocates without bound ends as an ordinary Lua error of its task
- * (or of master) and the run ends normally. (On x86-64 this needs LuaJIT
+ * Each VM allocates through vm_alloc, which counts its bytes against the
+ * --vm-memory budget. Past it, the VM gets "not enough memory" at its next
+ * bytecode (vm_run_out: not from inside a compiled trace, where LuaJIT's
+ * own memory error is not safe), from interpreted and from JIT-compiled
+ * code alike, so a loop that allocates without bound ends as an ordinary
+ * Lua error of its task (or of master) and the run ends normally. (On x86-64 this needs LuaJIT
  * built with GC64, as Debian's is: non-GC64 builds refuse lua_newstate with a
  * custom allocator; tests/unit/test_vm.c proves it works here.)
  *
