@@ -107,9 +107,9 @@ vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		m->used -= old;
 		if (m->used == 0 || m->granted > m->used + VM_GIVE_SLACK)
 			vm_budget_give(m);
-		/* the error was raised and the memory freed well below where it
-		 * ran out (a prompt goes on): the next one is caught the same way */
-		if (m->ceiling != 0 && !m->pending && m->used + VM_RESERVE < m->ran_out_at)
+		/* the error was raised and half the memory freed (a prompt goes
+		 * on, a caught error): the next one is caught the same way */
+		if (m->ceiling != 0 && !m->pending && m->used < m->ran_out_at / 2)
 			m->ceiling = 0;
 		return NULL;
 	}
