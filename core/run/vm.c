@@ -8,9 +8,10 @@
  * bytecode (vm_run_out: not from inside a compiled trace, where LuaJIT's
  * own memory error is not safe), from interpreted and from JIT-compiled
  * code alike, so a loop that allocates without bound ends as an ordinary
- * Lua error of its task (or of master) and the run ends normally. (On x86-64 this needs LuaJIT
- * built with GC64, as Debian's is: non-GC64 builds refuse lua_newstate with a
- * custom allocator; tests/unit/test_vm.c proves it works here.)
+ * Lua error of its task (or of master) and the run ends normally. (On
+ * x86-64 this needs LuaJIT built with GC64, as Debian's is: non-GC64 builds
+ * refuse lua_newstate with a custom allocator; tests/unit/test_vm.c proves
+ * it works here.)
  *
  * The script is read once by main() (it may be a pipe: `surge run <(cmd)`
  * or `-` for standard input) and every VM loads that text, from
