@@ -51,6 +51,7 @@ struct vm_mem {
 	int pending;                  /* the error's hook is set, not run yet */
 	size_t ceiling;               /* 0, or where the reserve ends: refused past it */
 	size_t ran_out_at;            /* what was used when the budget ran out */
+	size_t rearm_at;              /* past this, in the reserve: the error again */
 	int stepmul;                  /* the GC's, while pending */
 	struct lua_State *L;          /* the VM's main thread, for its hook */
 	void (*saved_hook)(struct lua_State *, struct lua_Debug *);

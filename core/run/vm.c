@@ -59,6 +59,11 @@ vm_memory_hook(lua_State *L, lua_Debug *ar)
 	if (!m->pending)
 		return;
 	m->pending = 0;
+	/* its handler, the unwinding and the report get half of what is left
+	 * of the reserve; a VM that allocates on past that (the prompt's next
+	 * line before the GC freed the last one's, a caught error) gets the
+	 * error again, until the reserve is gone */
+	m->rearm_at = m->used + (m->ceiling - m->used) / 2;
 	lua_sethook(L, m->saved_hook, m->saved_mask, m->saved_count);
 	lua_gc(L, LUA_GCSETSTEPMUL, m->stepmul);
 	lua_pushliteral(L, "not enough memory");
@@ -77,22 +82,43 @@ vm_memory_hook(lua_State *L, lua_Debug *ar)
  * step (stepmul 0), so a loop that allocates gets there at its next turn.
  * lua_sethook and lua_gc here only write fields of the global state: both
  * are safe from inside an allocation, as lua_sethook is from a signal
- * handler. Returns 0, or -1 to refuse this allocation (no hook: too big
- * for the reserve, or no VM yet). */
-static int
-vm_run_out(struct vm_mem *m, int which, size_t after)
+ * handler. */
+static void
+vm_hook_arm(struct vm_mem *m)
 {
-	m->over = which;
-	m->ran_out_at = m->used;
-	if (m->L == NULL || after > m->used + VM_RESERVE)
-		return -1;
-	m->ceiling = m->used + VM_RESERVE;
 	m->pending = 1;
 	m->saved_hook = lua_gethook(m->L);
 	m->saved_mask = lua_gethookmask(m->L);
 	m->saved_count = lua_gethookcount(m->L);
 	m->stepmul = lua_gc(m->L, LUA_GCSETSTEPMUL, 0);
 	lua_sethook(m->L, vm_memory_hook, LUA_MASKCOUNT, 1);
+}
+
+/* LuaJIT raises its own error now: the hook's would come a second time,
+ * in the handler or the report. */
+static void
+vm_hook_cancel(struct vm_mem *m)
+{
+	m->pending = 0;
+	lua_sethook(m->L, m->saved_hook, m->saved_mask, m->saved_count);
+	lua_gc(m->L, LUA_GCSETSTEPMUL, m->stepmul);
+}
+
+/* Returns 0, or -1 to refuse this allocation (no hook: too big for the
+ * reserve, or no VM yet). */
+static int
+vm_run_out(struct vm_mem *m, int which, size_t after)
+{
+	size_t from = m->L == NULL || after > m->used + VM_RESERVE ? m->used : after;
+
+	m->over = which;
+	m->ran_out_at = m->used;
+	/* the reserve counts from what is granted: the unwinding has it whole */
+	m->ceiling = from + VM_RESERVE;
+	m->rearm_at = from + VM_RESERVE / 2;
+	if (from != after)
+		return -1;      /* LuaJIT's error now */
+	vm_hook_arm(m);
 	return 0;
 }
 
@@ -127,10 +153,17 @@ vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	after = m->used - old + footprint(nsize);
 	if (after > m->used) {
 		if (m->ceiling != 0) {
-			/* the reserve: a VM that catches the error and goes on
-			 * allocating gets LuaJIT's error when it is gone */
-			if (after > m->ceiling)
+			/* the reserve: a VM that goes on allocating gets the
+			 * error again, and LuaJIT's when the reserve is gone */
+			if (after > m->ceiling) {
+				/* (a loop whose trace never steps the GC: a
+				 * table of numbers only, doubling) */
+				if (m->pending)
+					vm_hook_cancel(m);
 				return NULL;
+			}
+			if (!m->pending && after > m->rearm_at)
+				vm_hook_arm(m);
 		} else if (after > m->limit) {
 			if (vm_run_out(m, VM_OVER_OWN, after) != 0)
 				return NULL;
