@@ -37,7 +37,7 @@ hog() {
 
 # (300M as in the report; an AddressSanitizer build's malloc is slower and
 # keeps freed memory: 64M there)
-if ldd "$SURGE" | grep -q libasan; then ASAN=1 MB=64; else ASAN= MB=300; fi
+if ldd "$SURGE" | grep -q libasan; then ASAN=1 MB=64; else ASAN='' MB=300; fi
 OWN="memory budget of $MB MB \\(--vm-memory\\)"
 for shape in tables strings cdata stitched array; do hog task "$shape" "$OWN" --vm-memory ${MB}M; done
 hog master tables "$OWN" --vm-memory ${MB}M
