@@ -1,0 +1,25 @@
+"""python3 bench/surgebench PROGRAM ARGS...: the benches' harness, run by
+scripts/bench (PROGRAM bench), scripts/bench-conn (conn) and
+scripts/bench-rx-ab (rx-ab)."""
+from __future__ import annotations
+
+import os
+import sys
+
+if not __package__:
+    # run as a folder: the package is the folder's parent's
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main() -> int:
+    from surgebench import bench, conn, rxab
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    progs = {"bench": bench.entry, "conn": conn.entry, "rx-ab": rxab.entry}
+    if len(sys.argv) < 2 or sys.argv[1] not in progs:
+        sys.stderr.write("surgebench: want one of %s, then its options\n" % ", ".join(sorted(progs)))
+        return 2
+    return progs[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
