@@ -12,13 +12,15 @@ if not __package__:
 
 
 def main() -> int:
-    from surgebench import bench, conn, rxab
+    import importlib
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    progs = {"bench": bench.entry, "conn": conn.entry, "rx-ab": rxab.entry}
+    progs = {"bench": "bench", "conn": "conn", "rx-ab": "rxab"}
     if len(sys.argv) < 2 or sys.argv[1] not in progs:
         sys.stderr.write("surgebench: want one of %s, then its options\n" % ", ".join(sorted(progs)))
         return 2
-    return progs[sys.argv[1]](sys.argv[2:])
+    prog = importlib.import_module("surgebench." + progs[sys.argv[1]])
+    rc: int = prog.entry(sys.argv[2:])
+    return rc
 
 
 if __name__ == "__main__":

@@ -45,6 +45,10 @@ def page_kb() -> int:
     return _meminfo("Hugepagesize")
 
 
+def free_pages() -> int:
+    return _meminfo("HugePages_Free")
+
+
 def free_mb() -> int:
     return _meminfo("HugePages_Free") * page_kb() // 1024
 
