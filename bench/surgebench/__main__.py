@@ -13,7 +13,9 @@ if not __package__:
 
 def main() -> int:
     import importlib
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    import io
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)   # the tables and the progress lines in order
     progs = {"bench": "bench", "conn": "conn", "rx-ab": "rxab"}
     if len(sys.argv) < 2 or sys.argv[1] not in progs:
         sys.stderr.write("surgebench: want one of %s, then its options\n" % ", ".join(sorted(progs)))

@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import List, Optional
+from typing import List
 
 from . import common, huge, peers, stats
 from .common import Fail, err
@@ -228,8 +228,8 @@ def measure(b: Bench, runs: peers.Runs, pages: huge.Pages, work: common.Work) ->
 
     # --- TSC frequency, from DPDK (rte_get_tsc_hz) through surge --------------------
     tsc = work.file("tsc.lua")
-    with open(tsc, "w") as f:
-        f.write('function master() print(("tsc_hz %d"):format(require("surge").tsc_hz())) return 0 end\n')
+    with open(tsc, "w") as t:
+        t.write('function master() print(("tsc_hz %d"):format(require("surge").tsc_hz())) return 0 end\n')
     with open(work.file("tsc.err"), "wb") as e:
         r = subprocess.run(["timeout", "-k", "5", "60", runs.surge, "run", "-q", *runs.surge_mem, "--vdev",
                             "net_null0,no-rx=1", tsc], stdout=subprocess.PIPE, stderr=e, stdin=subprocess.DEVNULL)

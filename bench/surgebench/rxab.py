@@ -96,13 +96,13 @@ def main(argv: List[str]) -> int:
         ratios: List[str] = []
         for k in range(1, pairs + 1):
             if k % 2:
-                a = one(a_bin)
-                b = one(b_bin)
+                fa = one(a_bin)
+                fb = one(b_bin)
             else:
-                b = one(b_bin)
-                a = one(a_bin)
-            ratios.append("%.3f" % (b / a))
-            print("%d  %.2f  %.2f  %s" % (k, a, b, ratios[-1]))
+                fb = one(b_bin)
+                fa = one(a_bin)
+            ratios.append("%.3f" % (fb / fa))
+            print("%d  %.2f  %.2f  %s" % (k, fa, fb, ratios[-1]))
         lo, hi = stats.spread(ratios)
         print("median B/A %.3f over %d pairs (range %s-%s); A = %s, B = %s"
               % (stats.median(float(x) for x in ratios), len(ratios), lo, hi, a_bin, b_bin))
