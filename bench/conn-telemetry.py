@@ -20,6 +20,7 @@ import sys
 import time
 from typing import Tuple
 
+sys.dont_write_bytecode = True     # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from surgebench.cpu import process_cpu_s  # noqa: E402
 from surgebench.telemetry import connect  # noqa: E402

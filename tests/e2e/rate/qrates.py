@@ -16,6 +16,7 @@ import socket
 import sys
 import time
 
+sys.dont_write_bytecode = True     # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench"))
 from surgebench.telemetry import connect  # noqa: E402
 
