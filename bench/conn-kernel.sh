@@ -10,6 +10,11 @@
 #   bench/conn-kernel.sh TMP NS SURGE DURATION ID
 set -uo pipefail
 TMP=$1 NS=$2 SURGE=$3 DURATION=$4 ID=$5
+# nginx lives as long as this row: stopped (and reaped) on every exit
+NGINX=
+stop_nginx() { [ -z "$NGINX" ] || { kill -TERM "$NGINX" 2>/dev/null; wait "$NGINX" 2>/dev/null; }; return 0; }
+trap stop_nginx EXIT
+trap 'exit 130' INT TERM
 # run_kernel: nginx in $NS (10.77.0.1, CPU 1) against ab, then wrk (CPU 0)
 run_kernel() {
   local d=$TMP/nginx
@@ -25,6 +30,7 @@ http { access_log off; keepalive_requests 1000000;
   server { listen 10.77.0.1:80 reuseport backlog=4096; location / { return 200 "hello dperf!"; } } }
 NGX
   ip netns exec "$NS" taskset -c 1 nginx -c "$d/nginx.conf" -p "$d" 2>"$TMP/nginx.log" &
+  NGINX=$!
   for _ in $(seq 50); do curl -s -o /dev/null http://10.77.0.1/ && break; sleep 0.1; done
   ip netns exec "$NS" nstat -n
   taskset -c 0 ab -q -t "$DURATION" -n 100000000 -c 32 http://10.77.0.1/ > "$TMP/kernel-ab.log" 2>&1
