@@ -238,6 +238,7 @@ done
 # draws them again; each has the same texts and series as the one committed
 MK=$(SURGE=$SURGE "$SURGE_SRC/docs/img/make.sh" "$TMP/img" 2>&1); MKRC=$?
 check "docs figures: make.sh ran" 0 "$MKRC"
+[ "$MKRC" = 0 ] || printf '%s\n' "$MK"
 check "docs figures: the same files" "$(cd "$SURGE_SRC/docs/img" && ls *.svg)" "$(cd "$TMP/img" && ls *.svg)"
 for f in "$SURGE_SRC"/docs/img/*.svg; do
   b=$(basename "$f")

@@ -1,5 +1,5 @@
 -- surge.conn - TCP connections: a client or server engine per task, its
--- per-packet loop in C (core/dataplane/conn_*.c), driven from Lua once per
+-- per-packet loop in C (core/conn/), driven from Lua once per
 -- burst (docs/connections.md).
 --
 --   local conn = require "surge.conn"
@@ -47,6 +47,10 @@ local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
 
 local class = require "surge.class"
+local rate = require "surge.rate"
+local tcp = require "surge.proto.tcp"
+local counter = require "surge.counter"
+local surge = require "surge"
 local Engine = class.new("connection engine", { "id", "role", "conf", "data", "st",
   "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "on", "tpl_keep" })
 Engine.__handle = function(e) return ("connection engine %d (%s)"):format(e.id, e.role) end
@@ -57,11 +61,11 @@ M.Engine = Engine
 M.FIELDS = { "attempted", "established", "completed", "failed_timeout", "failed_rst", "failed_bad", "refused",
   "retransmits", "requests", "responses", "rst_sent", "rst_rcvd", "rx_segments", "tx_segments", "rx_dropped",
   "rx_bad", "tx_nobufs", "time_wait", "concurrent", "concurrent_max", "rx_other", "bytes_sent", "bytes_rcvd",
-  "tx_full" }
+  "tx_full", "aborted", "closed_other" }
 local GAUGES = { concurrent = true, concurrent_max = true }
 local PUBLISHED = { "attempted", "established", "completed", "failed_timeout", "failed_rst", "failed_bad",
   "refused", "retransmits", "requests", "responses", "rst_sent", "rst_rcvd", "rx_dropped", "rx_bad", "tx_nobufs", "tx_full",
-  "concurrent", "concurrent_max" }
+  "aborted", "closed_other", "concurrent", "concurrent_max" }
 
 local common = { mac = 1, peer_mac = 1, capacity = 1, mss = 1, window = 1, rto = 1, retries = 1, time_wait = 1,
                  idle = 1, requests = 1, prefix = 1 }
@@ -162,13 +166,26 @@ local REASONS = { [C.SURGE_CONN_FAIL_TIMEOUT] = "timeout", [C.SURGE_CONN_FAIL_RS
 local KINDS = { [EV_EST] = "established", [EV_RESP] = "response", [EV_FAIL] = "fail", [EV_CLOSE] = "close",
   [EV_REQ] = "request" }
 
+-- A handle is valid during its hook's call only (issue 31 item 5: one
+-- kept and used later acted on whatever connection then held the event's
+-- place): dispatch sets its event index (at[0]) for the call and -1 after
+-- it, and every method reads the event through here (one test of at[0]).
+local function stale(what)
+  check.raise(("%s: the connection's handle is valid during its hook's call only (kept after the hook returned)")
+    :format(what))
+end
+local function index(h, what)
+  local i = h.at[0]
+  if i < 0 then stale(what) end
+  return i
+end
 -- The event the handle h stands for; fn names the method for a wrong self
--- (c.status() with a dot): one metatable compare, the check every method
--- of the handle makes.
+-- (c.status() with a dot) or a handle kept past its call: one metatable
+-- compare and one index test, the checks every method of the handle makes.
 local function event(h, fn)
   check.self(h, Hook, fn)
   local hk = h.hk
-  return hk.ev[hk.cur][h.at[0]]
+  return hk.ev[hk.cur][index(h, fn)]
 end
 -- the connection: its table index, 0..capacity-1 (reused once it closed)
 function Hook:id() return event(self, "connection:id").conn end
@@ -201,7 +218,7 @@ end
 local function head(h, what)
   check.self(h, Hook, what)
   local hk = h.hk
-  local i = h.at[0]
+  local i = index(h, what)
   local ev = hk.ev[hk.cur][i]
   if ev.kind ~= EV_REQ then
     check.raise(("%s: in a server's on_request only (this is %s's on_%s)"):format(what,
@@ -265,8 +282,7 @@ local function slot(h, k, what)
   if not h.slot_ok[k] then
     check.raise(("%s: k: expected a slot in 1..%d (the engine's `slots`), got %s"):format(what, h.nslots, check.show(k)))
   end
-  local at = h.at
-  return bit.lshift(h.hk.ev[h.hk.cur][at[0]].conn, at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
+  return bit.lshift(h.hk.ev[h.hk.cur][index(h, what)].conn, h.at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
 end
 -- The connection's user state: slots 1..`slots`, int32 each (an int32, not
 -- a uint32: LuaJIT reads it as an integer), 0 when it opens.
@@ -348,7 +364,7 @@ local function new_engine(c, data, role, prefix, hooks)
     rc_check(C.surge_conn_hooks(id, hooks.mask, ptrs, lens, n, out), 3)
     e.hooks, e.on, e.tpl_keep = out[0], hooks.on, hooks.tpl
     local at = ffi.new("int32_t[2]")
-    at[1] = hooks.shift
+    at[0], at[1] = -1, hooks.shift          -- no event: outside a hook's call (index)
     -- the valid template numbers and slots, looked up rather than
     -- compared: a number the hook took from a table is a double, and a
     -- range and integer test of it would be float work on every event
@@ -374,6 +390,7 @@ local function dispatch(self)
     local f = on[kind]
     at[0] = i
     if f then f(h) end
+    at[0] = -1                              -- the call is over: the handle is not valid (index)
     if kind == EV_CLOSE and nslots > 0 then
       local base = bit.lshift(evs[i].conn, at[1])
       for k = 0, nslots - 1 do slots[base + k] = 0 end
@@ -425,7 +442,7 @@ function M.client(o)
   expect_into(c, o.expect, fn, true)
   if type(o.rate) == "number" then check.expect(o.rate, "number >=0", fn, "rate (connections per second)") end
   if o.rate ~= nil and o.rate ~= 0 then
-    local r = require("surge.rate").build(o.rate, 2, fn)
+    local r = rate.build(o.rate, 2, fn)
     if r.unit ~= C.SURGE_RATE_PPS then
       check.raise(("%s: rate %s: connections per second, a plain number (or \"Npps\")"):format(fn,
         check.show(o.rate)))
@@ -463,7 +480,7 @@ function Engine:template()
   if c.role == C.SURGE_CONN_CLIENT then
     dst = c.ip_version == 6 and ip6.addr_text(ffi.string(c.peer_ip6, 16)) or ip4.addr_text(c.peer_ip4)
   end
-  return require("surge.proto.tcp"){ src = self.local_ip, dst = dst, sport = c.local_port,
+  return tcp{ src = self.local_ip, dst = dst, sport = c.local_port,
     dport = c.peer_port ~= 0 and c.peer_port or 1, size = c.ip_version == 6 and 74 or 60 }
 end
 
@@ -522,6 +539,9 @@ function Engine:stats()
   local t = {}
   for _, k in ipairs(M.FIELDS) do t[k] = tonumber(st[k]) end
   t.failed = t.failed_timeout + t.failed_rst + t.failed_bad
+  -- every attempted connection ends counted once (docs/connections.md,
+  -- "Counters"): those not yet are open
+  t.ended = t.completed + t.failed + t.aborted + t.closed_other
   return t
 end
 
@@ -546,7 +566,6 @@ end
 -- the summary, --output, telemetry, the prompt): sync() copies them.
 function Engine:publish()
   check.self(self, Engine, "engine:publish")
-  local counter = require "surge.counter"
   local cells, gauges = {}, {}
   for _, k in ipairs(PUBLISHED) do
     local name = self.prefix .. "." .. k
@@ -586,7 +605,6 @@ function Engine:run(o)
   local fn = "engine:run"
   check.self(self, Engine, fn)
   o = check.options(o, run_keys, fn)
-  local surge = require "surge"
   local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
   local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
   local pool = check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})")
@@ -666,6 +684,8 @@ function M.format(t)
     .. "%d refused, %d retransmits, %d requests, %d responses, concurrent max %d, rx dropped %d, rx bad %d")
     :format(t.role, t.attempted, t.established, t.completed, t.failed, t.failed_timeout, t.failed_rst,
       t.failed_bad, t.refused, t.retransmits, t.requests, t.responses, t.concurrent_max, t.rx_dropped, t.rx_bad)
+  -- the ends counted nowhere else (docs/connections.md, "Counters")
+  s = s .. (", %d aborted, %d closed other"):format(t.aborted or 0, t.closed_other or 0)
   if t.cps then s = s .. (", %.1f conn/s, %.1f req/s"):format(t.cps, t.requests_per_s) end
   local r = t.response_us
   if r then s = s .. (", response p50 %.0f us p99 %.0f us max %.0f us"):format(r.p50, r.p99, r.max) end

@@ -11,6 +11,8 @@ local ffi = require "ffi"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local stack = require "surge.proto.stack"
+local vlan = require "surge.proto.vlan"
+local check = require "surge.check"
 
 local M = { size = 28, REQUEST = 1, REPLY = 2 }
 
@@ -79,7 +81,7 @@ local function build(o)
     local v = o.vlan
     if type(v) == "number" then v = { id = v } end
     if type(v) ~= "table" then error("surge.proto.arp: vlan must be a VLAN id or { id = ..., pcp = ... }", 0) end
-    layers[#layers + 1] = require("surge.proto.vlan").layer(v)
+    layers[#layers + 1] = vlan.layer(v)
   end
   layers[#layers + 1] = M.layer{ op = op, sha = sha, spa = o.spa, tha = tha, tpa = o.tpa }
   layers.size, layers.payload = o.size, o.payload
@@ -90,7 +92,6 @@ end
 -- sha to src_mac); a request goes to ff:ff:ff:ff:ff:ff with tha zero, a
 -- reply to tha (default 02:00:00:00:00:02, or dst_mac when given).
 local function frame(_, o)
-  local check = require "surge.check"
   check.expect(o, "table?", "surge.proto.arp", "fields")
   local ok, t = pcall(build, o or {})
   if not ok then check.raise((tostring(t):gsub("^[^\n:]+:%d+: ", ""))) end

@@ -2,6 +2,7 @@
 --   "eth 02:..:01 > 02:..:02 type 0x0800 | ip4 10.0.0.1 > 10.0.0.2 proto 17 ... csum ok | udp ..."
 -- Checksums are verified. Unknown protocols end the chain with "data N bytes".
 local ffi = require "ffi"
+local check = require "surge.check"
 
 local M = {}
 
@@ -24,7 +25,6 @@ end
 -- length, all of it by default), a uint8_t[N] buffer (len up to N), or a
 -- pointer with len. Returns the bytes as a const uint8_t * and len.
 local function bytes(data, len, fn)
-  local check = require "surge.check"
   if type(data) == "string" then
     check.expect(len, "integer? 0.." .. #data, fn, "len (at most the string's length)")
     return ffi.cast("const uint8_t *", data), len or #data

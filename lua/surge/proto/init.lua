@@ -7,9 +7,12 @@
 --   surge.proto.udp.set_sport(p, v), surge.proto.ip4.set_src(p, a), ...
 --
 -- Protocol modules (one file each in lua/surge/proto/) load on first use.
+local decode = require "surge.proto.decode"
+local stack = require "surge.proto.stack"
+
 local M = {
   checksum = require "surge.proto.checksum",
-  stack = function(spec) local t = require("surge.proto.stack").build(spec, 2) return t end,
+  stack = function(spec) local t = stack.build(spec, 2) return t end,
   payload = require "surge.proto.payload",
 }
 
@@ -24,7 +27,7 @@ M.layer = setmetatable({}, { __index = function(t, name)
 end })
 
 function M.decode(data, len)
-  return require("surge.proto.decode").decode(data, len)
+  return decode.decode(data, len)
 end
 
 return setmetatable(M, { __index = function(t, name)

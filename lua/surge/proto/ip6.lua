@@ -9,6 +9,7 @@ local ffi = require "ffi"
 local bit = require "bit"
 local cs = require "surge.proto.checksum"
 local stack = require "surge.proto.stack"
+local check = require "surge.check"
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 40, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_ICMP6 = 58 }
@@ -75,9 +76,9 @@ end
 -- case, no leading zeros, the longest run of two or more zero groups as "::").
 function M.addr_text(b)
   if type(b) == "string" then
-    if #b < 16 then require("surge.check").raise(("surge.proto.ip6.addr_text: b: expected 16 bytes, got %d"):format(#b)) end
+    if #b < 16 then check.raise(("surge.proto.ip6.addr_text: b: expected 16 bytes, got %d"):format(#b)) end
   else
-    require("surge.check").expect(b, "pointer", "surge.proto.ip6.addr_text", "b")
+    check.expect(b, "pointer", "surge.proto.ip6.addr_text", "b")
   end
   local p = type(b) == "string" and ffi.cast("const uint8_t *", b) or b
   local g, best, bestlen, run, runlen = {}, 0, 0, 0, 0

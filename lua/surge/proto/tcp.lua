@@ -13,6 +13,7 @@
 local bit = require "bit"
 local cs = require "surge.proto.checksum"
 local stack = require "surge.proto.stack"
+local flat = require "surge.proto.flat"
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 20, FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10, URG = 0x20,
@@ -99,7 +100,7 @@ end
 
 -- surge.proto.tcp{...}: a whole Ethernet [/VLAN]/IPv4|IPv6/TCP frame from flat fields.
 local function frame(_, o)
-  local l = require("surge.proto.flat").frame("tcp", o, { sport = 1024, dport = 80, seq = 0, ack = 0,
+  local l = flat.frame("tcp", o, { sport = 1024, dport = 80, seq = 0, ack = 0,
     flags = "S", window = 65535, urg = 0, checksum = true }, M.layer, 3)
   return l
 end

@@ -13,13 +13,16 @@
 --     or any table with a `plot` description.
 -- Needs no EAL; the REPL calls surge.plot(file [, out]) the same way.
 local json = require "surge.results.json"
+local results_file = require "surge.results.file"
+local args = require "surge.args"
+local check = require "surge.check"
 
 local M = {}
 
 local function fail(msg) error(msg, 0) end        -- about the file or gnuplot: one line
 -- gnuplot's input in the temporary folder: a full disk is an error, not a cut chart
 local function save_or_fail(path, text)
-  local ok, err = require("surge.results.file").save(path, text)
+  local ok, err = results_file.save(path, text)
   if not ok then fail(("surge plot: %s: %s"):format(path, err)) end
 end
 -- about the arguments (the output's name, a results file that cannot be
@@ -27,8 +30,8 @@ end
 -- from the command line (M.main) a usage error, exit 2 like core/front/cli.c's
 local cli = false
 local function misuse(msg)
-  if cli then error(setmetatable({ msg = msg }, require("surge.args").OptionError), 0) end
-  require("surge.check").raise(msg)
+  if cli then error(setmetatable({ msg = msg }, args.OptionError), 0) end
+  check.raise(msg)
 end
 
 -- The text of results file `file`. One check for every file that cannot be

@@ -365,6 +365,17 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 }
 
 int
+surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint32_t *len, uint32_t ntpl,
+		 struct surge_conn_hooks **out)
+{
+	struct conn_engine *e = get(id);
+
+	if (e == NULL)
+		return rt_error(-EINVAL, "no connection engine %d", id);
+	return conn_events_init(e, id, kinds, data, len, ntpl, out);
+}
+
+int
 surge_conn_stats(int id, struct surge_conn_stats *out)
 {
 	struct conn_engine *e = get(id);
@@ -407,13 +418,8 @@ surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx)
 	for (uint32_t i = 0; i < e->conf.capacity; i++) {
 		struct conn *c = &e->tab[i];
 
-		if (c->state == CS_FREE)
-			continue;
-		if (c->state != CS_TIME_WAIT && c->state != CS_SYN_SENT) {
-			seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
-			reset++;
-		}
-		conn_release(e, c);
+		if (c->state != CS_FREE)
+			reset += (uint32_t)fsm_abort(e, c);
 	}
 	e->opened_all = 1;
 	seg_flush(e);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "conn_http.h"
 
 static void
 count_fail(struct conn_engine *e, struct conn *c, uint64_t *reason)
@@ -27,14 +28,51 @@ count_fail(struct conn_engine *e, struct conn *c, uint64_t *reason)
 					      : reason == &e->st.failed_rst ? SURGE_CONN_FAIL_RST : SURGE_CONN_FAIL_BAD);
 }
 
+/* Whether c's end is counted already: at its failure (count_fail), a
+ * client's at its last response (CF_DONE); a server's completion is
+ * counted at its release (finish), so it is not before. Every attempted
+ * connection is counted once: completed, failed_*, closed_other or
+ * aborted (docs/connections.md, "Counters"). */
+static inline int
+counted(const struct conn_engine *e, const struct conn *c)
+{
+	return (c->flags & CF_FAILED) || (e->conf.role == SURGE_CONN_CLIENT && (c->flags & CF_DONE));
+}
+
 /* The end of a connection: a server counts it complete when it answered
- * at least once and nothing failed (a client counted at its last response). */
+ * at least once and nothing failed (a client counted at its last response);
+ * one counted nowhere else (a server's closed before any answer) is
+ * closed_other. */
 static void
 finish(struct conn_engine *e, struct conn *c)
 {
-	if (e->conf.role == SURGE_CONN_SERVER && (c->flags & (CF_DONE | CF_FAILED)) == CF_DONE)
-		e->st.completed++;
+	if (!counted(e, c)) {
+		if (c->flags & CF_DONE)
+			e->st.completed++;
+		else
+			e->st.closed_other++;
+	}
 	conn_release(e, c);
+}
+
+/* The run's end (surge_conn_abort): c reset (an RST unless its SYN is
+ * unanswered) and released, counted aborted unless counted already; one in
+ * TIME_WAIT closed: counted as its close. Returns 1 when an RST went out. */
+int
+fsm_abort(struct conn_engine *e, struct conn *c)
+{
+	int rst = c->state != CS_SYN_SENT;
+
+	if (c->state == CS_TIME_WAIT) {
+		finish(e, c);
+		return 0;
+	}
+	if (!counted(e, c))
+		e->st.aborted++;
+	if (rst)
+		seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
+	conn_release(e, c);
+	return rst;
 }
 
 static void
@@ -211,7 +249,7 @@ fsm_client_close(struct conn_engine *e, struct conn *c, int rst)
 	e->st.completed++;
 	if (rst) {
 		seg_emit(e, c, TF_RST | TF_ACK, c->snd_nxt, NULL, 0);
-		conn_release(e, c);
+		finish(e, c);
 		return;
 	}
 	/* the server's FIN already in (it came with the response): ours
@@ -263,69 +301,9 @@ fsm_server_answer(struct conn_engine *e, struct conn *c, uint16_t reqno, unsigne
 	send_data(e, c, c->snd_nxt);
 }
 
-static int
-lower_eq(const uint8_t *p, const char *s, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if ((p[i] | 0x20) != (uint8_t)s[i] && p[i] != (uint8_t)s[i])
-			return 0;
-	return 1;
-}
-
-/* The response's length from its HTTP header: status line and headers in
- * the first segment (docs/connections.md). 0 when the status or the header
- * is not what is expected. *hdr_out: the header's length (0: no end seen). */
-static uint32_t
-http_length(const struct conn_engine *e, const uint8_t *p, uint32_t n, uint32_t *hdr_out)
-{
-	uint32_t hdr = 0, status, clen = UINT32_MAX;
-
-	/* line ends found with memchr, not a compare at every byte */
-	for (const uint8_t *q = p; (q = memchr(q, '\n', n - (uint32_t)(q - p))) != NULL; q++) {
-		uint32_t i = (uint32_t)(q - p);
-
-		if (i >= 3 && p[i - 3] == '\r' && p[i - 2] == '\n' && p[i - 1] == '\r') {
-			hdr = i + 1;
-			break;
-		}
-		if (i + 1 >= n)
-			break;
-	}
-	*hdr_out = hdr;
-	if (hdr == 0 || n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
-		return 0;
-	if (p[9] < '0' || p[9] > '9' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
-		return 0;
-	status = (uint32_t)(p[9] - '0') * 100 + (uint32_t)(p[10] - '0') * 10 + (uint32_t)(p[11] - '0');
-	if (e->conf.expect_status != 0 && status != e->conf.expect_status)
-		return 0;
-	for (const uint8_t *q = p; (q = memchr(q, '\n', hdr - (uint32_t)(q - p))) != NULL; q++) {
-		uint32_t i = (uint32_t)(q - p);
-
-		if (i + 16 >= hdr)
-			break;
-		if (!lower_eq(p + i + 1, "content-length:", 15))
-			continue;
-		uint32_t j = i + 16;
-		uint64_t v = 0;
-
-		while (j < hdr && p[j] == ' ')
-			j++;
-		if (j >= hdr || p[j] < '0' || p[j] > '9')
-			return 0;
-		while (j < hdr && p[j] >= '0' && p[j] <= '9' && v < UINT32_MAX)
-			v = v * 10 + (uint64_t)(p[j++] - '0');
-		clen = v < UINT32_MAX - hdr ? (uint32_t)v : UINT32_MAX;
-		break;
-	}
-	if (clen == UINT32_MAX)
-		return 0;                       /* no length: not supported (no chunked, no close-delimited) */
-	return hdr + clen;
-}
-
-/* http_length through the engine's cache: a response header the same,
- * byte for byte, as the last one parsed has its length (the result of
- * http_length depends on the header's bytes and the conf alone) */
+/* http_response_length (conn_http.c) through the engine's cache: a
+ * response header the same, byte for byte, as the last one parsed has its
+ * length (the result depends on the header's bytes and the conf alone) */
 static uint32_t
 http_length_cached(struct conn_engine *e, const uint8_t *p, uint32_t n)
 {
@@ -334,7 +312,7 @@ http_length_cached(struct conn_engine *e, const uint8_t *p, uint32_t n)
 
 	if (mc->len != 0 && n >= mc->len && memcmp(p, mc->b, mc->len) == 0)
 		return mc->val;
-	v = http_length(e, p, n, &hdr);
+	v = http_response_length(p, n, e->conf.expect_status, &hdr);
 	if (v != 0 && hdr <= sizeof(mc->b)) {
 		memcpy(mc->b, p, hdr);
 		mc->len = hdr;
@@ -375,54 +353,36 @@ client_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 	}
 }
 
-/* Does the HTTP request in p[0..n) ask the server to close after its
- * answer: HTTP/1.0 without "keep-alive", or "Connection: close"? Only the
- * part of the request in this segment is read (docs/connections.md). */
-static int
-http_wants_close(const uint8_t *p, uint32_t n)
+/* The requests a server may still take on c: the bytes of the responses
+ * owed stay within OWED_BYTES_MAX, so the stream's end (msg_seq + owed x
+ * the response's length) is always ahead of snd_nxt in 32-bit sequence
+ * arithmetic (past 2^31 it would wrap behind it and nothing more would be
+ * sent: issue 31), and owed within its 16 bits. A request past them is not
+ * taken (the peer sends it again, as a routed server's past its pipeline). */
+static inline uint32_t
+owed_room(const struct conn_engine *e, const struct conn *c)
 {
-	int v10 = 0, keep = 0, close = 0;
-	const uint8_t *end = p + n, *l = memchr(p, '\n', n);
+	uint32_t most = OWED_BYTES_MAX / e->data_len;
 
-	/* the request line's version; then only the header lines that start
-	 * with "Connection:" are read, found a line at a time with memchr
-	 * (the per-byte scan of every position was most of a server's cycles
-	 * per request, issue 21) */
-	if (l == NULL)
-		return 0;
-	v10 = l - p >= 9 && l[-1] == '\r' && memcmp(l - 9, "HTTP/1.0", 8) == 0;
-	for (l++; l < end; l++) {
-		const uint8_t *eol = memchr(l, '\n', (size_t)(end - l));
-		uint32_t len = (uint32_t)((eol != NULL ? eol : end) - l);
-
-		if (len >= 11 && lower_eq(l, "connection:", 11)) {
-			for (uint32_t i = 11; i + 5 <= len; i++) {
-				if (lower_eq(l + i, "close", 5))
-					close = 1;
-				else if (i + 10 <= len && lower_eq(l + i, "keep-alive", 10))
-					keep = 1;
-			}
-		}
-		if (eol == NULL)
-			break;
-		l = eol;
-	}
-	return close || (v10 && !keep);
+	if (most > UINT16_MAX)
+		most = UINT16_MAX;
+	return most > c->owed ? most - c->owed : 0;
 }
 
 /* Takes the requests in p[0..n) (HTTP: each up to its blank line; else
  * expect_len bytes each) into c's outgoing stream. Returns the bytes taken:
- * n, or, for a routed server (conn_routed) whose pipeline is full, those up
- * to the end of the last request it took (the rest is not acknowledged:
- * the peer sends it again). */
+ * n, or, when the responses owed are at their bound (owed_room; a routed
+ * server's pipeline), those up to the end of the last request it took (the
+ * rest is not acknowledged: the peer sends it again). */
 static uint32_t
 server_data(struct conn_engine *e, struct conn *c, const uint8_t *p, uint32_t n)
 {
 	static const uint8_t end[4] = { '\r', '\n', '\r', '\n' };
 	uint32_t done = 0, begin = 0, rx = c->rx_bytes, took = n;
 	int routed = conn_routed(e);
-	/* a routed server takes requests while its pipeline has room */
-	uint32_t room = unlikely(routed) ? SURGE_CONN_PIPELINE - (uint32_t)c->owed : UINT32_MAX;
+	/* requests are taken while the responses owed have room: a routed
+	 * server's pipeline, anyone's OWED_BYTES_MAX (owed_room) */
+	uint32_t room = unlikely(routed) ? SURGE_CONN_PIPELINE - (uint32_t)c->owed : owed_room(e, c);
 
 	if (c->flags & CF_FIN_QUEUED) {
 		e->st.rx_dropped++;             /* a request after the last one we answer: our FIN is due */
@@ -503,7 +463,7 @@ request:
 	if (unlikely(routed) && took > begin)
 		conn_event_request_part(e, c, c->rx_bytes * (done == 0), p + begin, took - begin);
 	c->rx_bytes = rx;
-	if (c->rx_bytes > 65536 || c->owed + done > UINT16_MAX) {
+	if (c->rx_bytes > 65536) {
 		abort_conn(e, c, &e->st.failed_bad);   /* a request that never ends */
 		return took;
 	}
@@ -546,6 +506,19 @@ server_acked(struct conn_engine *e, struct conn *c)
 		send_fin(e, c, CS_FIN_WAIT_1);
 }
 
+/* The peer's FIN reached a held client connection: after a whole response
+ * it completed (no hook's request can follow a close), before any request
+ * (held at ESTABLISHED) it is the failure it always was. */
+static void
+held_peer_fin(struct conn_engine *e, struct conn *c)
+{
+	c->flags &= (uint8_t)~CF_HELD;
+	if (c->requests > 0 && !(c->flags & (CF_DONE | CF_FAILED))) {
+		c->flags |= CF_DONE;
+		e->st.completed++;
+	}
+}
+
 /* The peer's FIN, now counted in rcv_nxt: what it does in each state.
  * Returns 0 where it changes nothing (the caller acknowledges it). */
 static int
@@ -554,7 +527,7 @@ peer_fin(struct conn_engine *e, struct conn *c)
 	switch (c->state) {
 	case CS_ESTABLISHED:
 		if (unlikely(c->flags & CF_HELD))
-			conn_event_peer_fin(e, c);  /* held after a whole response: completed */
+			held_peer_fin(e, c);        /* held after a whole response: completed */
 		if (e->conf.role == SURGE_CONN_CLIENT && !(c->flags & CF_DONE))
 			count_fail(e, c, &e->st.failed_bad);   /* closed before the answer was whole */
 		if (e->conf.role == SURGE_CONN_SERVER && c->owed > 0) {
@@ -592,100 +565,138 @@ rst_acceptable(const struct conn_engine *e, const struct conn *c, const struct s
 	return !seq_lt(s->seq, c->rcv_nxt) && seq_lt(s->seq, c->rcv_nxt + e->conf.window);
 }
 
-void
-fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
-{
-	const uint8_t *p = s->payload;
-	uint32_t n = s->len, seq = s->seq;
-	int acked = 0, need_ack = 0;
+/* A segment for a connection, in the steps of RFC 9293 section 3.10.7
+ * (SEGMENT ARRIVES), one function each. Each returns 1 when the segment
+ * ends there (dropped, answered, or the connection gone), 0 to go on. The
+ * RST and SYN bits are looked at before the sequence number (the RFC's
+ * first step): each has its own acceptability test (rst_acceptable, the
+ * SYN's seq + 1 == rcv_nxt), and the segment without ACK is dropped before
+ * it is trimmed, so neither is trimmed or answered as data would be. */
 
-	if (s->flags & TF_RST) {
-		if (!rst_acceptable(e, c, s)) {
-			e->st.rx_dropped++;
-			return;
-		}
-		e->st.rst_rcvd++;
-		count_fail(e, c, &e->st.failed_rst);
-		finish(e, c);
+/* What the sequence step leaves of a segment for the text and FIN steps */
+struct seg_text {
+	const uint8_t *p;       /* its payload from rcv_nxt on */
+	uint32_t n, seq;        /* its bytes, and the sequence number of p[0] */
+	int need_ack, acked;    /* an ACK is owed; one left since (it carried it) */
+};
+
+/* 3.10.7.3: SYN-SENT, a client's SYN answered */
+static void
+step_syn_sent(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	if ((s->flags & TF_ACK) && s->ack != c->snd_nxt) {
+		e->st.rx_dropped++;
+		seg_emit_reset(e, s);
 		return;
 	}
-	if (c->state == CS_SYN_SENT) {
-		if ((s->flags & TF_ACK) && s->ack != c->snd_nxt) {
-			e->st.rx_dropped++;
-			seg_emit_reset(e, s);
-			return;
-		}
-		if ((s->flags & (TF_SYN | TF_ACK)) != (TF_SYN | TF_ACK)) {
-			e->st.rx_dropped++;
-			return;
-		}
-		if (s->mss_opt && s->mss < e->mss && s->mss >= 64)
-			e->mss = s->mss;
-		c->rcv_nxt = s->seq + 1;
-		c->snd_una = s->ack;
-		c->peer_wnd = s->wnd;
-		c->state = CS_ESTABLISHED;
-		c->retries = 0;
-		e->st.established++;
-		timer_arm(e, c, CL_RTO, e->conf.rto_us);
-		c->snd_nxt = c->snd_una;
-		if (!conn_hook(e, c, SURGE_CONN_EV_ESTABLISHED, 0))
-			client_next(e, c);      /* the request carries the handshake's ACK */
-		if (c->state == CS_ESTABLISHED && c->snd_nxt == c->snd_una)
-			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-		return;
-	}
-	if (s->flags & TF_SYN) {
-		if (c->state == CS_TIME_WAIT && e->conf.role == SURGE_CONN_SERVER && seq_lt(c->rcv_nxt, s->seq)) {
-			finish(e, c);           /* a new connection on the 4-tuple (RFC 9293 3.10.7.4) */
-			fsm_listen(e, s);
-			return;
-		}
-		if (c->state == CS_SYN_RCVD && s->seq + 1 == c->rcv_nxt && !(s->flags & TF_ACK)) {
-			/* the peer did not get our SYN-ACK */
-			seg_emit(e, c, TF_SYN | TF_ACK, c->snd_una, NULL, 0);
-			e->st.retransmits++;
-			return;
-		}
-		/* a repeated SYN-ACK (our ACK was lost) or a stray SYN: ACK it */
-		if (!(s->flags & TF_ACK) || s->seq + 1 != c->rcv_nxt)
-			e->st.rx_dropped++;
-		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-		return;
-	}
-	if (!(s->flags & TF_ACK)) {
+	if ((s->flags & (TF_SYN | TF_ACK)) != (TF_SYN | TF_ACK)) {
 		e->st.rx_dropped++;
 		return;
 	}
-	/* in order, or trimmed to rcv_nxt; past it or outside the window: dropped */
-	if (seq != c->rcv_nxt) {
-		uint32_t skip = c->rcv_nxt - seq;
+	if (s->mss_opt && s->mss < e->mss && s->mss >= 64)
+		e->mss = s->mss;
+	c->rcv_nxt = s->seq + 1;
+	c->snd_una = s->ack;
+	c->peer_wnd = s->wnd;
+	c->state = CS_ESTABLISHED;
+	c->retries = 0;
+	e->st.established++;
+	timer_arm(e, c, CL_RTO, e->conf.rto_us);
+	c->snd_nxt = c->snd_una;
+	if (!conn_hook(e, c, SURGE_CONN_EV_ESTABLISHED, 0))
+		client_next(e, c);      /* the request carries the handshake's ACK */
+	if (c->state == CS_ESTABLISHED && c->snd_nxt == c->snd_una)
+		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+}
 
-		if (!seq_lt(seq, c->rcv_nxt) || skip > n || (skip == n && !(s->flags & TF_FIN))) {
-			if (n > 0 || (s->flags & TF_FIN) || seq != c->rcv_nxt - 1)
+/* 3.10.7.4, second: the RST bit (in the window: the connection fails) */
+static int
+step_rst(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	if (!(s->flags & TF_RST))
+		return 0;
+	if (!rst_acceptable(e, c, s)) {
+		e->st.rx_dropped++;
+		return 1;
+	}
+	e->st.rst_rcvd++;
+	count_fail(e, c, &e->st.failed_rst);
+	finish(e, c);
+	return 1;
+}
+
+/* 3.10.7.4, fourth: the SYN bit (a new connection on a TIME_WAIT 4-tuple,
+ * our SYN-ACK lost, our ACK lost, or a stray SYN) */
+static int
+step_syn(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	if (!(s->flags & TF_SYN))
+		return 0;
+	if (c->state == CS_TIME_WAIT && e->conf.role == SURGE_CONN_SERVER && seq_lt(c->rcv_nxt, s->seq)) {
+		finish(e, c);           /* a new connection on the 4-tuple (RFC 9293 3.10.7.4) */
+		fsm_listen(e, s);
+		return 1;
+	}
+	if (c->state == CS_SYN_RCVD && s->seq + 1 == c->rcv_nxt && !(s->flags & TF_ACK)) {
+		/* the peer did not get our SYN-ACK */
+		seg_emit(e, c, TF_SYN | TF_ACK, c->snd_una, NULL, 0);
+		e->st.retransmits++;
+		return 1;
+	}
+	/* a repeated SYN-ACK (our ACK was lost) or a stray SYN: ACK it */
+	if (!(s->flags & TF_ACK) || s->seq + 1 != c->rcv_nxt)
+		e->st.rx_dropped++;
+	seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
+	return 1;
+}
+
+/* 3.10.7.4, first: the sequence number. In order, or trimmed to rcv_nxt;
+ * past it, wholly before it or more than the window offered: dropped, a
+ * duplicate ACK. Fills t with what is left. */
+static int
+step_seq(struct conn_engine *e, struct conn *c, const struct seg *s, struct seg_text *t)
+{
+	t->p = s->payload;
+	t->n = s->len;
+	t->seq = s->seq;
+	if (t->seq != c->rcv_nxt) {
+		uint32_t skip = c->rcv_nxt - t->seq;
+
+		if (!seq_lt(t->seq, c->rcv_nxt) || skip > t->n || (skip == t->n && !(s->flags & TF_FIN))) {
+			if (t->n > 0 || (s->flags & TF_FIN) || t->seq != c->rcv_nxt - 1)
 				e->st.rx_dropped++;     /* (a keep-alive probe at rcv_nxt - 1 is no fault) */
 			seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-			return;
+			return 1;
 		}
-		p += skip;
-		n -= skip;
-		seq = c->rcv_nxt;
+		t->p += skip;
+		t->n -= skip;
+		t->seq = c->rcv_nxt;
 	}
-	if (n > e->conf.window) {
+	if (t->n > e->conf.window) {
 		e->st.rx_dropped++;             /* more than the window we offered */
 		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-		return;
+		return 1;
 	}
+	return 0;
+}
+
+/* 3.10.7.4, fifth: the ACK field. What was never sent is not taken;
+ * SYN-RECEIVED becomes ESTABLISHED; what it acknowledges leaves the stream
+ * (a client's request, a server's answers); our FIN acknowledged moves the
+ * close on (FIN_WAIT_2, TIME_WAIT, the end). */
+static int
+step_ack(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
 	if (seq_lt(c->snd_nxt, s->ack)) {
 		e->st.rx_dropped++;             /* acknowledges what was never sent */
 		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-		return;
+		return 1;
 	}
 	if (c->state == CS_SYN_RCVD) {
 		if (s->ack != c->snd_nxt) {
 			e->st.rx_dropped++;
 			seg_emit_reset(e, s);
-			return;
+			return 1;
 		}
 		c->state = CS_ESTABLISHED;
 		e->st.established++;
@@ -711,23 +722,34 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 	case CS_CLOSING:
 		if (c->snd_una == c->snd_nxt) {
 			enter_time_wait(e, c);
-			return;
+			return 1;
 		}
 		break;
 	case CS_LAST_ACK:
 		if (c->snd_una == c->snd_nxt) {
 			finish(e, c);
-			return;
+			return 1;
 		}
 		break;
 	default:
 		break;
 	}
+	return 0;
+}
+
+/* 3.10.7.4, seventh: the segment text, taken where the peer may still send
+ * (a client's response, a server's requests); then what the stream has
+ * for the window */
+static int
+step_text(struct conn_engine *e, struct conn *c, const struct seg *s, struct seg_text *t)
+{
+	uint32_t n = t->n;
+
 	if (n > 0 && (c->state == CS_ESTABLISHED || c->state == CS_FIN_WAIT_1 || c->state == CS_FIN_WAIT_2)) {
 		c->rcv_nxt += n;
 		e->st.bytes_rcvd += n;
 		c->retries = 0;
-		need_ack = 1;
+		t->need_ack = 1;
 		if (e->conf.role == SURGE_CONN_CLIENT) {
 			uint8_t st = c->state;
 			/* a FIN with the data (a server closing with its last
@@ -740,23 +762,24 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 				c->rcv_nxt++;
 				c->flags |= CF_FIN_RCVD;
 			}
-			client_data(e, c, p, n);
+			client_data(e, c, t->p, n);
 			if (c->state == CS_FREE)
-				return;         /* answered with an RST */
+				return 1;       /* answered with an RST */
 			if (fin_with) {
 				if (!peer_fin(e, c))
 					seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
-				return;
+				return 1;
 			}
-			acked = c->state != st || c->snd_nxt != c->snd_una;
+			t->acked = c->state != st || c->snd_nxt != c->snd_una;
 		} else {
-			uint32_t took = server_data(e, c, p, n);
+			uint32_t took = server_data(e, c, t->p, n);
 
 			if (c->state == CS_FREE)
-				return;
+				return 1;
 			if (took < n) {
-				/* a routed server's pipeline is full: the rest is not
-				 * taken (nor the FIN after it), the peer sends it again */
+				/* the responses owed at their bound (owed_room): the
+				 * rest is not taken (nor the FIN after it), the peer
+				 * sends it again */
 				c->rcv_nxt -= n - took;
 				e->st.bytes_rcvd -= n - took;
 				e->st.rx_dropped++;
@@ -766,18 +789,48 @@ fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
 		e->st.rx_dropped++;             /* data after the peer's FIN */
 	}
 	if ((c->state == CS_ESTABLISHED || c->state == CS_CLOSE_WAIT) && c->owed > 0)
-		acked |= send_data(e, c, c->snd_nxt);
-	if ((s->flags & TF_FIN) && seq + n == c->rcv_nxt && !(c->flags & CF_FIN_RCVD)) {
+		t->acked |= send_data(e, c, c->snd_nxt);
+	return 0;
+}
+
+/* 3.10.7.4, eighth: the FIN bit, in order (after the text taken), or
+ * again (our ACK of it was lost) */
+static int
+step_fin(struct conn_engine *e, struct conn *c, const struct seg *s, struct seg_text *t)
+{
+	if ((s->flags & TF_FIN) && t->seq + t->n == c->rcv_nxt && !(c->flags & CF_FIN_RCVD)) {
 		c->rcv_nxt++;
 		c->flags |= CF_FIN_RCVD;
 		if (peer_fin(e, c))
-			return;
+			return 1;
 	} else if ((s->flags & TF_FIN) && (c->flags & CF_FIN_RCVD)) {
-		need_ack = 1;                   /* the peer's FIN again: our ACK was lost */
+		t->need_ack = 1;                /* the peer's FIN again: our ACK was lost */
 		if (c->state == CS_TIME_WAIT)
 			timer_arm(e, c, CL_TW, e->conf.time_wait_us);
 	}
-	if (need_ack && !acked)
+	return 0;
+}
+
+void
+fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s)
+{
+	struct seg_text t = { NULL, 0, 0, 0, 0 };
+
+	if (step_rst(e, c, s))
+		return;
+	if (c->state == CS_SYN_SENT) {
+		step_syn_sent(e, c, s);
+		return;
+	}
+	if (step_syn(e, c, s))
+		return;
+	if (!(s->flags & TF_ACK)) {
+		e->st.rx_dropped++;             /* the fifth step's first rule, before any trimming */
+		return;
+	}
+	if (step_seq(e, c, s, &t) || step_ack(e, c, s) || step_text(e, c, s, &t) || step_fin(e, c, s, &t))
+		return;
+	if (t.need_ack && !t.acked)
 		seg_emit(e, c, TF_ACK, c->snd_nxt, NULL, 0);
 }
 

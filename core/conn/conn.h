@@ -9,15 +9,23 @@
  * slot), and its counters and two histograms. Nothing is allocated per
  * packet: frames come from the pool of the tx burst Lua gives to poll.
  *
- * Files, each a step above the one before:
- *   conn_seg.c    parse a received frame into a struct seg; write a segment
+ * The engine is a layer of its own, core/conn/ (docs/architecture.md):
+ * above the data plane (bursts, pools, the pacer, the clock), below run
+ * (which frees the engines at a run's end, conn_free_all). Its files are a
+ * ladder: each calls only those before it (no cycle; tests/layers):
+ *   conn_http.c   HTTP/1.1 parsing: pure, bytes in, numbers out (conn_http.h)
+ *   conn_events.c the hooks' recorder: their state, and the events a poll
+ *                 records for Lua
  *   conn_table.c  the table: free queue, client index by local port,
  *                 server index by (peer address, peer port), timer lists
- *   conn_fsm.c    the state machine: what a segment or a timer does
- *   conn_poll.c   the FFI entry points: make, poll (receive, timers, opens,
- *                 send), counters
- *   conn_events.c per-connection hooks: the events a poll records for Lua,
- *                 the actions Lua's hooks chose, applied at the next poll
+ *                 (a release records its CLOSED event)
+ *   conn_seg.c    parse a received frame into a struct seg; write a segment
+ *   conn_fsm.c    the state machine: what a segment (one function per step
+ *                 of RFC 9293 3.10.7.4), a timer, an open or the end does
+ *   conn_hooks.c  the hooks' applier: the actions Lua's hooks chose, applied
+ *                 through the state machine at the next poll
+ *   conn_poll.c   the FFI entry points: make, hooks, poll (receive, timers,
+ *                 opens, send), abort, counters
  */
 #ifndef SURGE_CONN_H
 #define SURGE_CONN_H
@@ -92,6 +100,11 @@ _Static_assert(sizeof(struct conn) == 64, "struct conn is 64 bytes (docs/connect
 
 #define CONN_NIL UINT32_MAX
 
+/* A server's responses owed a connection (struct conn owed x their
+ * length) stay under this: a quarter of the sequence space, so the
+ * outgoing stream's end never wraps behind snd_nxt (conn_fsm.c owed_room) */
+#define OWED_BYTES_MAX (1u << 30)
+
 struct conn_list {
 	uint32_t head, tail;
 };
@@ -122,7 +135,7 @@ enum seg_kind {
 	SEG_BAD = 2         /* TCP to us but malformed or with a wrong checksum: dropped, counted */
 };
 
-/* conn.flags, the hooks' bit (conn_events.c): a client connection held for
+/* conn.flags, the hooks' bit (conn_events.c, conn_hooks.c): a client connection held for
  * a hook's action; the top bit, apart from the engine's own flags above */
 enum { CF_HELD = 128 };
 
@@ -245,19 +258,26 @@ void fsm_input(struct conn_engine *e, struct conn *c, const struct seg *s);
 void fsm_listen(struct conn_engine *e, const struct seg *s);
 void fsm_timer(struct conn_engine *e, struct conn *c);
 int fsm_open(struct conn_engine *e);
+/* The run's end: c reset and released, counted aborted unless counted already */
+int fsm_abort(struct conn_engine *e, struct conn *c);
 
 /* conn_poll.c: one received frame through the engine (counted by kind;
  * SEG_OTHER ones are the caller's), and the timers due at e->now */
 enum seg_kind conn_frame(struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol_flags);
 void conn_timers(struct conn_engine *e);
 struct conn_engine *conn_engine_get(int id);
+/* the TCP engines, freed at the end of the run (core/run/boot.c) */
+void conn_free_all(void);
+
+/* conn_hooks.c: the hooks' actions on the last poll's events */
+void conn_events_apply(struct conn_engine *e);
 
 /* conn_events.c. Without hooks each call below is one test of e->hk,
  * at a connection's events (not per segment). */
+int conn_events_init(struct conn_engine *e, int id, uint32_t kinds, const uint8_t *const *data,
+		     const uint32_t *len, uint32_t ntpl, struct surge_conn_hooks **out);
 int conn_event_put(struct conn_engine *e, struct conn *c, unsigned kind, unsigned reason);
 void conn_event_status(struct conn_engine *e, const struct conn *c, const uint8_t *p, uint32_t n);
-void conn_event_peer_fin(struct conn_engine *e, struct conn *c);
-void conn_events_apply(struct conn_engine *e);
 /* A server's request received whole (number reqno on c, bytes long; its
  * first bytes: prior ones kept in rq_head, then q[0..len)): its REQUEST
  * event, its response pending the action (template 0 when no event could
@@ -307,7 +327,7 @@ conn_msg_len(const struct conn_engine *e, const struct conn *c)
 	return likely(c->tpl == 0) ? e->data_len : e->hk->tpl_len[c->tpl];
 }
 
-/* conn_fsm.c, for conn_events.c: a client's next request (more: even past
+/* conn_fsm.c, for conn_hooks.c: a client's next request (more: even past
  * conf.requests), or its close now (counted completed) */
 void fsm_client_next(struct conn_engine *e, struct conn *c, int more);
 void fsm_client_close(struct conn_engine *e, struct conn *c, int rst);

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * conn_events.c - per-connection hooks (docs/connections.md, "Per-connection
- * hooks"). Lua's functions cannot run inside a poll (the poll is C's and
- * per burst), so a poll records its connections' events into a preallocated
- * array that Lua reads after it; a client's connection whose ESTABLISHED or
- * RESPONSE event is recorded is held (CF_HELD) where its course would go on,
- * and the next poll applies the action a hook wrote into the event (a
- * request template, a close) or, with none, the engine's own course. Two
- * arrays: the next poll records into one while it reads the actions from
- * the other.
+ * conn_events.c - per-connection hooks, the recorder (docs/connections.md,
+ * "Per-connection hooks"): the hooks' state (made by surge_conn_hooks), and
+ * the events a poll records for Lua. Lua's functions cannot run inside a
+ * poll (the poll is C's and per burst), so a poll records its connections'
+ * events into a preallocated array that Lua reads after it; a client's
+ * connection whose ESTABLISHED or RESPONSE event is recorded is held
+ * (CF_HELD) where its course would go on, and the next poll applies the
+ * action a hook wrote into the event (conn_hooks.c). Two arrays: the next
+ * poll records into one while it reads the actions from the other. This
+ * file calls no other of the engine's but conn_http.c: the state machine,
+ * the table and the applier record through it.
  *
  * A server's on_request is the same mechanism: a request received whole
  * records a REQUEST event and its response waits (CH_PENDING in the
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "conn_http.h"
 
 #define EVENTS_CAP (16 * SURGE_BURST_MAX)
 _Static_assert(3 + 2 * SURGE_CONN_PIPELINE + 1 <= 16, "the events' bound (above)");
@@ -137,89 +140,25 @@ conn_event_request(struct conn_engine *e, struct conn *c, uint16_t reqno, uint32
 	ev->head_len = (uint8_t)min_u32(bytes, SURGE_CONN_HEAD);
 	/* the path, found here (C, per request) so the hook's c:path() is
 	 * one string lookup: the word after the first space */
-	const uint8_t *sp = memchr(head, ' ', ev->head_len);
+	uint32_t off, plen;
 
-	if (sp != NULL) {
-		uint32_t a = (uint32_t)(sp - head) + 1, b = a;
-
-		while (b < ev->head_len && head[b] != ' ' && head[b] != '?' && head[b] != '\r')
-			b++;
-		ev->path_off = (uint8_t)a;
-		ev->path_len = (uint8_t)(b - a);
-	}
+	http_path(head, ev->head_len, &off, &plen);
+	ev->path_off = (uint8_t)off;
+	ev->path_len = (uint8_t)plen;
 }
 
 /* A client's response, its first segment: the status line's code, kept
- * for its RESPONSE event ("HTTP/1.x NNN"; else 0) */
+ * for its RESPONSE event (conn_http.c http_status; 0 when not valid) */
 void
 conn_event_status(struct conn_engine *e, const struct conn *c, const uint8_t *p, uint32_t n)
 {
-	uint16_t v = 0;
+	int v = 0;
 
 	if (e->hk->status == NULL)
 		return;
-	if (e->conf.expect == SURGE_CONN_EXPECT_HTTP && n >= 12 && memcmp(p, "HTTP/1.", 7) == 0 &&
-	    p[9] >= '0' && p[9] <= '9' && p[10] >= '0' && p[10] <= '9' && p[11] >= '0' && p[11] <= '9')
-		v = (uint16_t)((p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0'));
-	e->hk->status[conn_idx(e, c)] = v;
-}
-
-/* The peer's FIN reached a held client connection: after a whole response
- * it completed (no hook's request can follow a close), before any request
- * (held at ESTABLISHED) it is the failure it always was. */
-void
-conn_event_peer_fin(struct conn_engine *e, struct conn *c)
-{
-	c->flags &= (uint8_t)~CF_HELD;
-	if (c->requests > 0 && !(c->flags & (CF_DONE | CF_FAILED))) {
-		c->flags |= CF_DONE;
-		e->st.completed++;
-	}
-}
-
-void
-conn_events_apply(struct conn_engine *e)
-{
-	struct surge_conn_hooks *pub = &e->hk->pub;
-	const struct surge_conn_event *held = pub->ev[pub->cur];
-	uint32_t n = pub->n;
-
-	pub->cur ^= 1;
-	pub->n = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct surge_conn_event *ev = &held[i];
-		struct conn *c = &e->tab[(uint32_t)ev->conn];
-
-		if (ev->kind == SURGE_CONN_EV_REQUEST) {
-			fsm_server_answer(e, c, (uint16_t)ev->requests, ev->action,
-					  ev->tpl < pub->templates ? ev->tpl : 0);
-			continue;
-		}
-		/* held still: not closed since (an RST, a FIN), nor its entry reused */
-		if ((ev->kind != SURGE_CONN_EV_ESTABLISHED && ev->kind != SURGE_CONN_EV_RESPONSE) ||
-		    !(c->flags & CF_HELD) || c->state != CS_ESTABLISHED)
-			continue;
-		c->flags &= (uint8_t)~CF_HELD;
-		switch (ev->action) {
-		case SURGE_CONN_ACT_SEND:
-			if (ev->tpl < pub->templates)
-				c->tpl = ev->tpl;
-			fsm_client_next(e, c, 1);
-			break;
-		case SURGE_CONN_ACT_FIN:
-		case SURGE_CONN_ACT_RST:
-			fsm_client_close(e, c, ev->action == SURGE_CONN_ACT_RST);
-			break;
-		default:
-			/* the engine's own course, as client_data takes it */
-			if (ev->kind == SURGE_CONN_EV_RESPONSE && e->conf.think_us > 0 &&
-			    c->requests < e->conf.requests)
-				timer_arm(e, c, CL_THINK, e->conf.think_us);
-			else
-				fsm_client_next(e, c, 0);
-			break;
-		}
-	}
+	if (e->conf.expect == SURGE_CONN_EXPECT_HTTP && (v = http_status(p, n)) < 0)
+		v = 0;
+	e->hk->status[conn_idx(e, c)] = (uint16_t)v;
 }
 
 void
@@ -242,15 +181,14 @@ conn_events_free(struct conn_engine *e)
 	e->hk = NULL;
 }
 
+/* surge_conn_hooks (conn_poll.c) on engine e, number id: the hooks' state,
+ * checked and allocated, or -errno with the error set */
 int
-surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint32_t *len, uint32_t ntpl,
-		 struct surge_conn_hooks **out)
+conn_events_init(struct conn_engine *e, int id, uint32_t kinds, const uint8_t *const *data, const uint32_t *len,
+		 uint32_t ntpl, struct surge_conn_hooks **out)
 {
-	struct conn_engine *e = conn_engine_get(id);
 	struct conn_hooks *hk;
 
-	if (e == NULL)
-		return rt_error(-EINVAL, "no connection engine %d", id);
 	if (e->hk != NULL || e->sw_csum != 2)
 		return rt_error(-EBUSY, "connection engine %d: hooks are set once, before its first poll", id);
 	if (kinds == 0 || kinds >= 1u << SURGE_CONN_EV_KINDS)
