@@ -24,34 +24,20 @@ import os
 import socket
 import sys
 import time
+from typing import Tuple
 
+sys.dont_write_bytecode = True     # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dpdk_telemetry import connect  # noqa: E402
+from surgebench.cpu import HZ, worker_ticks  # noqa: E402
+from surgebench.telemetry import connect  # noqa: E402
 
 
-def sample(s: socket.socket, port: int, counter: str) -> tuple:
+def sample(s: socket.socket, port: int, counter: str) -> Tuple[int, float, float]:
     a_raw, a_mono = time.clock_gettime(time.CLOCK_MONOTONIC_RAW), time.monotonic()
     s.send(("/ethdev/stats,%d" % port).encode())
     reply = json.loads(s.recv(1 << 16))
     b_raw, b_mono = time.clock_gettime(time.CLOCK_MONOTONIC_RAW), time.monotonic()
     return reply["/ethdev/stats"][counter], (a_raw + b_raw) / 2, (a_mono + b_mono) / 2
-
-
-def worker_ticks(pid: int) -> tuple:
-    """utime + stime (clock ticks) of PID's rte-worker-N threads, and their number."""
-    ticks = n = 0
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
-                if not f.read().startswith("rte-worker"):
-                    continue
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:                       # the thread ended
-            continue
-        ticks += int(fields[11]) + int(fields[12])   # stat fields 14 and 15
-        n += 1
-    return ticks, n
 
 
 def wait_traffic(s: socket.socket, port: int, counter: str, limit: float) -> None:
@@ -104,7 +90,7 @@ def main() -> None:
     n1, r1, m1 = last
     if cpu_of:
         cpu1 = worker_ticks(cpu_of)
-        share = (cpu1[0] - cpu0[0]) / os.sysconf("SC_CLK_TCK") / (r1 - r0) / max(1, cpu1[1])
+        share = (cpu1[0] - cpu0[0]) / HZ / (r1 - r0) / max(1, cpu1[1])
         print("cpu_share=%.4f" % share)
     print("pps_raw=%.3f pps_mono=%.3f packets=%d seconds=%.6f" % (
         (n1 - n0) / (r1 - r0), (n1 - n0) / (m1 - m0), n1 - n0, r1 - r0))

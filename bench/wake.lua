@@ -1,6 +1,6 @@
--- bench-wake.lua - first-packet latency after an idle spell, for
+-- bench/wake.lua - first-packet latency after an idle spell, for
 -- scripts/bench-idle --cpu. An RX task polls port 0 (a net_tap port)
--- under --mode; scripts/bench-wake.py writes a frame into the tap every
+-- under --mode; bench/wake.py writes a frame into the tap every
 -- --gap-ms (ethertype 0x88b5, "SRGW", then its send time as little-endian
 -- CLOCK_MONOTONIC_RAW ns); the task turns burst.tsc into the same clock
 -- (surge.tsc_ns) and prints the delay's quantiles in us:

@@ -1,4 +1,4 @@
--- bench-idle.lua - one cell of the idle-policy table (driven by scripts/bench-idle).
+-- bench/idle.lua - one cell of the idle-policy table (driven by scripts/bench-idle).
 --
 -- A TX task sends through a net_ring loopback at --load, every 100th packet
 -- a latency probe (at idle load: probes only, 1 kpps). Master receives under

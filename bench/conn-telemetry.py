@@ -18,12 +18,15 @@ import os
 import socket
 import sys
 import time
+from typing import Tuple
 
+sys.dont_write_bytecode = True     # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dpdk_telemetry import connect  # noqa: E402
+from surgebench.cpu import process_cpu_s  # noqa: E402
+from surgebench.telemetry import connect  # noqa: E402
 
 
-def sample(s: socket.socket) -> tuple[int, int, float]:
+def sample(s: socket.socket) -> Tuple[int, int, float]:
     a = time.monotonic()
     s.send(b"/ethdev/stats,0")
     reply = json.loads(s.recv(1 << 16))
@@ -44,26 +47,16 @@ def mem_kb(pid: str) -> int:
     return kb
 
 
-def cpu_s(pid: str) -> float:
-    """Seconds of CPU the process ran so far (user + system), 0 if gone."""
-    try:
-        with open("/proc/%s/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def main() -> int:
     path, start, window = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
     s = connect(path, 30)
     time.sleep(start)
     pids = sys.argv[4:]
-    c0 = sum(cpu_s(p) for p in pids)
+    c0 = sum(process_cpu_s(int(p)) for p in pids)
     rx0, tx0, t0 = sample(s)
     time.sleep(window)
     rx1, tx1, t1 = sample(s)
-    c1 = sum(cpu_s(p) for p in pids)
+    c1 = sum(process_cpu_s(int(p)) for p in pids)
     mem = sum(mem_kb(p) for p in pids)
     dt = t1 - t0
     print("rx_pps=%.0f tx_pps=%.0f rx=%d tx=%d seconds=%.3f mem_kb=%d cpu_s=%.2f"

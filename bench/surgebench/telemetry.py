@@ -1,6 +1,6 @@
-"""dpdk_telemetry.py - the one client of DPDK's telemetry socket that the
-benchmarks and rate tests share (scripts/telemetry-rate.py,
-scripts/conn-telemetry.py, tests/e2e/rate/qrates.py): they measure surge,
+"""surgebench.telemetry - the one client of DPDK's telemetry socket that the
+benchmarks and rate tests share (bench/telemetry-rate.py,
+bench/conn-telemetry.py, tests/e2e/rate/qrates.py, the harness): they measure surge,
 or a peer, from outside the process.
 """
 import socket

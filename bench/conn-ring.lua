@@ -1,10 +1,10 @@
--- bench-conn-ring.lua - the connection engine's C path alone: a surge
+-- bench/conn-ring.lua - the connection engine's C path alone: a surge
 -- client and a surge server engine polled in turn on one lcore over a
 -- net_ring loopback (no wire, no other process, no hugepages), for an A/B
 -- of two builds of the engine on a busy machine where scripts/bench-conn
 -- (two processes over memif, against dperf) cannot run or hold still.
 --
---   surge run --no-huge --vdev net_ring0 scripts/bench-conn-ring.lua --mode tcp --seconds 3
+--   surge run --no-huge --vdev net_ring0 bench/conn-ring.lua --mode tcp --seconds 3
 --
 -- Prints "MODE: N connections/s (R requests/s), C CPU-s", the rate per
 -- CPU-second of the process (both engines busy-poll the one lcore).

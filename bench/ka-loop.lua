@@ -1,4 +1,4 @@
--- scripts/bench-ka-loop.lua - keep-alive requests through a surge client
+-- bench/ka-loop.lua - keep-alive requests through a surge client
 -- and a surge server on one net_ring port, in one task: the CPU time per
 -- request of both ends together (the process's utime + stime, so time the
 -- VM gives to other work is not counted, as the pair bench's rates are:
@@ -6,7 +6,7 @@
 -- builds in one batch:
 --
 --   for s in build/surge OTHER/build/surge; do
---     $s run --no-huge --vdev net_ring0 scripts/bench-ka-loop.lua --responses 5000000 --concurrency 32
+--     $s run --no-huge --vdev net_ring0 bench/ka-loop.lua --responses 5000000 --concurrency 32
 --   done
 --
 -- (concurrency past ~64 overflows the ring: the engines retransmit, and

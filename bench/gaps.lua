@@ -1,4 +1,4 @@
--- bench-gaps.lua - one paced TX task for scripts/bench-gaps: sends for
+-- bench/gaps.lua - one paced TX task for scripts/bench-gaps: sends for
 -- --seconds at --rate with --pattern into port 0 (a net_pcap capture there)
 -- under the given idle policy, and prints the pacer's own figures.
 local surge = require "surge"

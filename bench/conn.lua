@@ -1,10 +1,10 @@
--- bench-conn.lua - one side of scripts/bench-conn: surge's connection
+-- bench/conn.lua - one side of scripts/bench-conn: surge's connection
 -- engine (docs/connections.md) as a client or a server on one worker lcore,
 -- over a port whose peer's MAC is known (a net_memif pair: no ARP to wait
 -- for, as dperf's configuration gives its gateway's MAC).
 --
---   surge run --vdev net_memif0,role=server,... scripts/bench-conn.lua --role server --mode tcp
---   surge run --vdev net_memif0,role=client,... scripts/bench-conn.lua --role client --mode http
+--   surge run --vdev net_memif0,role=server,... bench/conn.lua --role server --mode tcp
+--   surge run --vdev net_memif0,role=client,... bench/conn.lua --role client --mode http
 --
 -- --mode tcp: the request and the response are 1 byte each (dperf's
 -- "protocol tcp" with "payload_size 1"); --mode http: an HTTP/1.1 GET and a

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""bench-wake.py IFACE COUNT GAP_MS - writes COUNT frames into IFACE (a
+"""bench/wake.py IFACE COUNT GAP_MS - writes COUNT frames into IFACE (a
 surge net_tap port's kernel side), GAP_MS apart: ethertype 0x88b5, "SRGW",
-the send time as little-endian CLOCK_MONOTONIC_RAW ns. See bench-wake.lua."""
+the send time as little-endian CLOCK_MONOTONIC_RAW ns. See bench/wake.lua."""
 import socket
 import struct
 import sys

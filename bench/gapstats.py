@@ -13,7 +13,7 @@ import math
 import sys
 
 
-def main():
+def main() -> int:
     path, rate = sys.argv[1], float(sys.argv[2])
     gaps = sorted(float(x) for x in open(path) if x.strip())
     n = len(gaps)
