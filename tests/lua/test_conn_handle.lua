@@ -19,9 +19,17 @@ function T.kept_handle_is_an_error()
   local pool = surge.pool{ template = surge.proto.tcp{ src = CLI, dst = SRV, size = 60 },
                            data_room = conn.data_room(), size = 8191 }
   local rx, tx = pool:burst(64), pool:burst(64)
-  local s_kept, c_kept, inside
+  local s_kept, c_kept, inside, own, own_calls
   local sv = conn.server{ addr = SRV, capacity = 64, time_wait = 0, slots = 1, prefix = "hk1s",
-    on_request = function(c) s_kept = c end }
+    on_request = function(c)
+      -- its own engine's handle from the call before, kept, used in this
+      -- call (another connection's, or this one's next request): an error
+      if s_kept and own == nil then
+        own_calls = 1
+        own = select(2, pcall(s_kept.close, s_kept, "rst"))
+      end
+      s_kept = c
+    end }
   local cl = conn.client{ src = CLI, server = SRV, capacity = 64, time_wait = 0, peer_mac = "02:00:00:00:00:01",
     prefix = "hk1c", connections = 40, concurrency = 8, requests = 3,
     on_response = function(c)
@@ -38,6 +46,8 @@ function T.kept_handle_is_an_error()
   assert(s_kept and c_kept, "the hooks ran")
   assert(tostring(inside):find("connection:close: the connection's handle is valid during its hook's call only",
     1, true), tostring(inside))
+  assert(own_calls == 1 and tostring(own):find("connection:close: the connection's handle is valid during its " ..
+    "hook's call only", 1, true), tostring(own))
   local msg = "the connection's handle is valid during its hook's call only (kept after the hook returned)"
   errors(at("connection:close: " .. msg), function() s_kept:close("rst") end)
   errors(at("connection:send: " .. msg), function() s_kept:send(0) end)

@@ -52,7 +52,7 @@ local tcp = require "surge.proto.tcp"
 local counter = require "surge.counter"
 local surge = require "surge"
 local Engine = class.new("connection engine", { "id", "role", "conf", "data", "st",
-  "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "on", "tpl_keep" })
+  "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "turn", "on", "tpl_keep" })
 Engine.__handle = function(e) return ("connection engine %d (%s)"):format(e.id, e.role) end
 M.Engine = Engine
 
@@ -143,9 +143,10 @@ local function set_addr(c, which, text, what)
   return v6
 end
 
--- The handle a hook gets: one per engine, reused for every event (its
--- event index `i` rewritten), read through methods: nothing is made per
--- event. Its methods are valid inside the hook call only.
+-- The handle a hook gets: one of HANDLES per engine, made with it and
+-- handed out in turn, one per event (its event index `i` rewritten), read
+-- through methods: nothing is made per event. Its methods are valid inside
+-- the hook call only.
 -- (the event's index and log2 of the slots' stride in an int32 cdata, at[0]
 -- and at[1]: a Lua number field is a double, a conversion per event in the
 -- dispatch loop's trace; a connection's slots start at conn << at[1], a
@@ -170,6 +171,11 @@ local KINDS = { [EV_EST] = "established", [EV_RESP] = "response", [EV_FAIL] = "f
 -- kept and used later acted on whatever connection then held the event's
 -- place): dispatch sets its event index (at[0]) for the call and -1 after
 -- it, and every method reads the event through here (one test of at[0]).
+-- A handle kept past its call holds -1 until its turn comes again,
+-- HANDLES events later: used in a later hook of the same engine it is not
+-- that hook's handle, so it is caught there too (one object for every
+-- event could not tell them apart).
+local HANDLES = 64
 local function stale(what)
   check.raise(("%s: the connection's handle is valid during its hook's call only (kept after the hook returned)")
     :format(what))
@@ -353,7 +359,7 @@ local function new_engine(c, data, role, prefix, hooks)
   local id = rc_check(C.surge_conn_new(c), 3)
   local v6 = c.ip_version == 6
   local e = setmetatable({ id = id, role = role, conf = c, data = data, st = ffi.new("struct surge_conn_stats"),
-                        prefix = prefix, cells = false, gauges = false, hooks = false, hook = false, on = false,
+                        prefix = prefix, cells = false, gauges = false, hooks = false, hook = false, turn = 0, on = false,
                         local_ip = v6 and ip6.addr_text(ffi.string(c.local_ip6, 16)) or ip4.addr_text(c.local_ip4),
                         mac = ffi.string(c.local_mac, 6) }, Engine)
   if hooks then
@@ -363,16 +369,20 @@ local function new_engine(c, data, role, prefix, hooks)
     local out = ffi.new("struct surge_conn_hooks *[1]")
     rc_check(C.surge_conn_hooks(id, hooks.mask, ptrs, lens, n, out), 3)
     e.hooks, e.on, e.tpl_keep = out[0], hooks.on, hooks.tpl
-    local at = ffi.new("int32_t[2]")
-    at[0], at[1] = -1, hooks.shift          -- no event: outside a hook's call (index)
     -- the valid template numbers and slots, looked up rather than
     -- compared: a number the hook took from a table is a double, and a
     -- range and integer test of it would be float work on every event
     local tpl_ok, slot_ok = {}, {}
     for k = 0, n do tpl_ok[k] = true end
     for k = 1, hooks.nslots do slot_ok[k] = true end
-    e.hook = setmetatable({ hk = out[0], at = at, slots = hooks.slots, nslots = hooks.nslots, ntpl = n + 1,
-                            client = role == "client", tpl_ok = tpl_ok, slot_ok = slot_ok }, Hook)
+    local ring = {}
+    for k = 1, HANDLES do
+      local at = ffi.new("int32_t[2]")
+      at[0], at[1] = -1, hooks.shift        -- no event: outside a hook's call (index)
+      ring[k] = setmetatable({ hk = out[0], at = at, slots = hooks.slots, nslots = hooks.nslots, ntpl = n + 1,
+                               client = role == "client", tpl_ok = tpl_ok, slot_ok = slot_ok }, Hook)
+    end
+    e.hook = ring
   end
   return e
 end
@@ -383,19 +393,23 @@ local function dispatch(self)
   local n = hk.n
   if hk.lost > 0 then check.raise(("connection engine %d: %d events lost"):format(self.id, hk.lost)) end
   if n == 0 then return end
-  local evs, on, h = hk.ev[hk.cur], self.on, self.hook
-  local slots, at, nslots = h.slots, h.at, h.nslots
+  local evs, on, ring, turn = hk.ev[hk.cur], self.on, self.hook, bit.tobit(self.turn)
+  local first = ring[1]
+  local slots, nslots, shift = first.slots, first.nslots, first.at[1]
   for i = 0, n - 1 do
     local kind = evs[i].kind
     local f = on[kind]
+    local h = ring[bit.band(i + turn, HANDLES - 1) + 1]
+    local at = h.at
     at[0] = i
     if f then f(h) end
     at[0] = -1                              -- the call is over: the handle is not valid (index)
     if kind == EV_CLOSE and nslots > 0 then
-      local base = bit.lshift(evs[i].conn, at[1])
+      local base = bit.lshift(evs[i].conn, shift)
       for k = 0, nslots - 1 do slots[base + k] = 0 end
     end
   end
+  self.turn = bit.band(turn + n, HANDLES - 1)
 end
 
 -- A client: connections from src (source ports sport, sport + 1, ...) to
