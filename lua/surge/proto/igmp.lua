@@ -30,6 +30,13 @@ local M = { V2_REPORT = 0x16, V2_LEAVE = 0x17, V3_REPORT = 0x22, MLD2_REPORT = 1
             ALL_ROUTERS = "224.0.0.2", V3_ROUTERS = "224.0.0.22", MLD2_ROUTERS = "ff02::16",
             ROUTER_ALERT = "\148\4\0\0" }
 
+-- An IGMP message as a flow varies it (OTG's igmpv1: version and type
+-- nibbles, unused, group); the checksum covers the message alone.
+M.fields = { version = { off = 0, bytes = 2, mask = 0xf000 }, type = { off = 0, bytes = 2, mask = 0x0f00 },
+             unused = { off = 1, bytes = 1 }, group = { off = 4, bytes = 4 } }
+M.checksum = 2
+M.pseudo_header = false
+
 local function fail(fn, msg) require("surge.check").raise(("surge.proto.igmp.%s: %s"):format(fn, msg)) end
 
 -- Whether a is a multicast address: IPv4 text or number in 224/4, IPv6 text
@@ -176,7 +183,7 @@ function M.decode(p, len, ctx)
   end
   local t = p[0]
   local ok = cs.sum(p, len) == 0xffff and "ok" or "BAD"
-  local names = { [0x11] = "query", [0x16] = "v2-report", [0x17] = "leave", [0x22] = "v3-report" }
+  local names = { [0x11] = "query", [0x12] = "v1-report", [0x16] = "v2-report", [0x17] = "leave", [0x22] = "v3-report" }
   local text = ("igmp %s csum %s"):format(names[t] or ("type " .. t), ok)
   if t ~= 0x22 then text = text .. " group " .. ip4.addr_text(stack.get32(p + 4))
   else text = text .. (" records %d"):format(stack.get16(p + 6)) end
