@@ -4,7 +4,7 @@
 --   local f = flow{ template = t,                       -- from surge.proto
 --                   fields = { ["ip4.src"] = { range = { "10.0.0.0", "10.0.255.255" } },
 --                              ["udp.sport"] = { range = { 1000, 1015 } } },   -- 1M flows
---                   combine = "product" }               -- or "zip"
+--                   combine = "product" }               -- or "zip", "cycle"
 --   f:apply(burst)     -- writes the next flows into burst.data[0..n-1]
 --   f:next(p)          -- one packet at p (uint8_t *)
 --   f:count()          -- packets before the sequence repeats (math.huge with random fields)
@@ -223,8 +223,8 @@ local function build(def)
   local ok, plan = pcall(generator.plan, t)
   if not ok then error(plan, 0) end
   local combine = def.combine or "product"
-  if combine ~= "product" and combine ~= "zip" then
-    fail("combine = '%s': product or zip", tostring(combine))
+  if combine ~= "product" and combine ~= "zip" and combine ~= "cycle" then
+    fail("combine = '%s': product, zip or cycle", tostring(combine))
   end
   if type(def.fields) ~= "table" then fail("fields = { [\"ip4.src\"] = SPEC, ... } missing") end
   -- a list { {name, spec}, ... } keeps its order; a map goes in frame order
@@ -265,7 +265,19 @@ local function build(def)
     end
   end
   local count
-  if combine == "product" then
+  if combine == "cycle" then
+    -- every field wraps at its own count; the sequence repeats after their
+    -- least common multiple (never, as far as a double counts, beyond 2^53)
+    count = 1
+    for _, f in ipairs(fields) do
+      local c = f.spec.count
+      if c == math.huge then count = math.huge break end
+      local a, b = count, c
+      while b ~= 0 do a, b = b, a % b end
+      count = count / a * c
+      if count > 2 ^ 53 then count = math.huge break end
+    end
+  elseif combine == "product" then
     count = 1
     for _, f in ipairs(fields) do count = count * f.spec.count end
   else
@@ -276,13 +288,16 @@ local function build(def)
     if random then count = math.huge end
   end
   local period = 1
+  if combine == "cycle" then period = count end
   for _, f in ipairs(fields) do
+    if combine == "cycle" then break end
     if f.spec.count < math.huge then
       if combine == "product" then period = period * f.spec.count
       elseif f.spec.count > period then period = f.spec.count end
     end
   end
-  local fns, text = generator.compile(fields, plan, combine, period)
+  -- a cycle is a zip whose period is the count: no field restarts before its own wrap
+  local fns, text = generator.compile(fields, plan, combine == "cycle" and "zip" or combine, period)
   local self = setmetatable({ template = t, fields = fields, combine = combine, _count = count,
                               _fns = fns, _source = text, plan = plan }, Flow)
   -- the generated functions are the methods: flow:apply(burst), flow:next(p)

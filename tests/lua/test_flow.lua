@@ -453,7 +453,7 @@ function T.errors_name_the_field_and_line()
     return def
   end
   fails(d{ ["ip6.src"] = 1 }, "'ip6.src': the template has no ip6 layer (it has eth, ip4, udp)")
-  fails(d{ ["udp.colour"] = 1 }, "'udp.colour': udp has no field 'colour' (dport, sport)")
+  fails(d{ ["udp.colour"] = 1 }, "'udp.colour': udp has no field 'colour' (dport, len, sport)")
   fails(d{ ["udp"] = 1 }, "a field is LAYER.FIELD")
   fails(d{ ["udp.sport"] = { range = { 1 } } }, "udp.sport: range needs { from, to }")
   fails(d{ ["udp.sport"] = { range = 5 } }, "udp.sport: range needs { from, to }")
@@ -475,7 +475,7 @@ end
 
 function T.errors_definition()
   local t = udp_t()
-  fails({ template = t, fields = { ["udp.sport"] = 1 }, combine = "cross" }, "combine = 'cross': product or zip")
+  fails({ template = t, fields = { ["udp.sport"] = 1 }, combine = "cross" }, "combine = 'cross': product, zip or cycle")
   fails({ template = t }, "fields = { [\"ip4.src\"] = SPEC, ... } missing")
   fails({ template = t, fields = {} }, "fields is empty")
   fails({ fields = { ["udp.sport"] = 1 } }, "template = T missing")

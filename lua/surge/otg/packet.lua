@@ -5,7 +5,7 @@
 --   local c = packet.compile(flow, "flows[2]", { dst_mac = "02:..." })
 --   c.template   -- a surge.proto stack (surge.pool{ template = }, surge.flow{ template = })
 --   c.fields     -- { { "ip4#1.dst", { range = { A, B }, step = S } }, ... }: surge.flow{ fields = }
---   c.combine    -- "zip": every pattern advances once per packet and wraps at its own count
+--   c.combine    -- "cycle": every pattern advances once per packet and wraps at its own count
 --   c.flow       -- surge.flow{ template, fields, combine } built from them (nil with no fields)
 --   c.size       -- a frame length without FCS (fixed), or a surge.size bound to c.template
 --   c.tags       -- { { name, offset, length, path } }: metric tags, bit offset and length in the frame
@@ -943,14 +943,14 @@ function M.compile(flow, path, opts)
     fail(gre_csum.path, "a GRE checksum over varying fields or sizes: surge.flow and surge.size do not " ..
       "update GRE checksums")
   end
-  local out = { template = t, fields = fields, combine = "zip", tags = tags, header_bytes = hdr }
+  local out = { template = t, fields = fields, combine = "cycle", tags = tags, header_bytes = hdr }
   if #fields > 0 then
-    local fok, f = pcall(flow_mod.new, { template = t, fields = fields, combine = "zip" })
+    local fok, f = pcall(flow_mod.new, { template = t, fields = fields, combine = "cycle" })
     if not fok then
       -- name the pattern surge.flow refused
       local msg = tostring(f)
       for i, fe in ipairs(fields) do
-        if not pcall(flow_mod.new, { template = t, fields = { fe }, combine = "zip" }) then
+        if not pcall(flow_mod.new, { template = t, fields = { fe }, combine = "cycle" }) then
           fail(fpaths[i], "%s", (msg:gsub("^.-surge%.flow: ", "surge.flow: ")))
         end
       end

@@ -1,0 +1,434 @@
+-- surge.otg.packet: OTG flows (model 1.3.0) compiled to a surge template,
+-- surge.flow fields and a size. Every header choice surge builds, with
+-- non-default values in its fields, against bytes written out here by hand
+-- from the standards (xx marks a checksum, verified by an independent
+-- ones' complement sum below, not surge.proto.checksum); every pattern kind
+-- against the first packets' varying bytes computed here; every size kind;
+-- and a table of refusals, each with its exact JSON path.
+local surge = require "surge"
+local packet = require "surge.otg.packet"
+
+local T = {}
+
+local function unhex(h) return (h:gsub("%s", ""):gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)) end
+local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+
+-- Ones' complement sum of bytes [i, j] (1-based) of s.
+local function osum(s, i, j, acc)
+  local x = acc or 0
+  for k = i, j, 2 do x = x + s:byte(k) * 256 + (k < j and s:byte(k + 1) or 0) end
+  while x > 0xffff do x = x % 65536 + math.floor(x / 65536) end
+  return x
+end
+local function be16(s, off) return s:byte(off + 1) * 256 + s:byte(off + 2) end   -- off 0-based
+
+-- bytes equal to the pattern: hex digits, spaces ignored, "xx" any byte (a checksum)
+local function expect_bytes(got, pattern, what, prefix)
+  local p = pattern:gsub("%s", "")
+  assert(#p % 2 == 0, "odd pattern")
+  local n = #p / 2
+  if #got < n then error(("%s: %d bytes, expected at least %d"):format(what, #got, n), 2) end
+  for i = 1, n do
+    local pair = p:sub(2 * i - 1, 2 * i)
+    if pair ~= "xx" and got:byte(i) ~= tonumber(pair, 16) then
+      error(("%s: byte %d is %02x, expected %s\n got  %s\n want %s"):format(what, i - 1, got:byte(i), pair,
+        hex(got:sub(1, n)), p), 2)
+    end
+  end
+  -- the rest (payload) is zeros
+  for i = n + 1, prefix and 0 or #got do
+    if got:byte(i) ~= 0 then error(("%s: payload byte %d is %02x, not 0"):format(what, i - 1, got:byte(i)), 2) end
+  end
+end
+
+-- checksums verified from the frame alone; offsets 0-based
+local function ip4_ok(s, off) assert(osum(s, off + 1, off + 20) == 0xffff, "IPv4 header checksum") end
+local function pseudo4(s, ip, proto, len) return osum(s, ip + 13, ip + 20) + proto + len end
+local function pseudo6(s, ip, proto, len) return osum(s, ip + 9, ip + 40) + proto + len end
+local function l4_ok(s, off, init, what)
+  local v = osum(s, off + 1, #s, init)
+  assert(v == 0xffff, ("%s checksum: sum 0x%04x"):format(what, v))
+end
+
+local function compile(packet_list, size, opts)
+  return packet.compile({ name = "f", packet = packet_list, size = size }, "flows[0]", opts)
+end
+local function fixed(n) return { choice = "fixed", fixed = n } end
+local function v(x) return { choice = "value", value = x } end
+local function hdr(name, body) return { choice = name, [name] = body or {} } end
+
+-------------------------------------------------------------------------------
+-- Header choices: template bytes.
+
+function T.ethernet_vlan_ipv4_udp_fields()
+  local c = compile({
+    hdr("ethernet", { dst = v("02:00:00:00:00:02"), src = v("02:00:00:00:00:01") }),
+    hdr("vlan", { priority = v(5), cfi = v(1), id = v(0x123) }),
+    hdr("ipv4", { priority = { choice = "dscp", dscp = { phb = v(46), ecn = v(1) } }, identification = v(0x1234),
+                  dont_fragment = v(1), time_to_live = v(33), src = v("192.0.2.1"), dst = v("198.51.100.2") }),
+    hdr("udp", { src_port = v(1234), dst_port = v(5678) }) }, fixed(64))
+  local s = c.template.bytes
+  assert(#s == 60 and c.size == 60, "64 bytes on the wire are 60 without the FCS")
+  expect_bytes(s, "020000000002 020000000001 8100 b123 0800" ..
+    "45 b9 002a 1234 4000 21 11 xxxx c0000201 c6336402" ..
+    "04d2 162e 0016 xxxx", "eth/vlan/ipv4/udp")
+  ip4_ok(s, 18)
+  l4_ok(s, 38, pseudo4(s, 18, 17, 22), "UDP")
+  assert(#c.fields == 0 and c.flow == nil, "nothing varies")
+end
+
+function T.ipv4_priority_raw_and_tos_and_flags()
+  local c = compile({ hdr("ethernet"), hdr("ipv4", { priority = { choice = "raw", raw = v(0xe0) },
+    reserved = v(1), more_fragments = v(1), fragment_offset = v(31), header_length = v(6), version = v(5),
+    protocol = v(200), total_length = v(1000) }) }, fixed(64))
+  expect_bytes(c.template.bytes, "000000000000 000000000000 0800 56 e0 03e8 0000 a01f 40 c8 xxxx 00000000 00000000",
+    "ipv4 raw priority")
+  ip4_ok(c.template.bytes, 14)
+  c = compile({ hdr("ethernet"), hdr("ipv4", { priority = { choice = "tos", tos = { precedence = v(5), delay = v(1),
+    monetary = v(1) } } }) }, fixed(64))
+  -- precedence 101, delay 1, throughput 0, reliability 0, monetary 1, unused 0: 1011 0010
+  expect_bytes(c.template.bytes, "000000000000 000000000000 0800 45 b2 002e 0000 0000 40 3d xxxx 00000000 00000000",
+    "ipv4 tos bits; protocol auto with nothing after: 61")
+end
+
+function T.ipv6_tcp_fields()
+  local c = compile({ hdr("ethernet"),
+    hdr("ipv6", { traffic_class = v(0xb8), flow_label = v(0x12345), hop_limit = v(9), src = v("2001:db8::1"),
+                  dst = v("2001:db8::2") }),
+    hdr("tcp", { src_port = v(80), dst_port = v(443), seq_num = v(0x01020304), ack_num = v(0x0a0b0c0d),
+                 ecn_ns = v(1), ctl_ack = v(1), ctl_syn = v(1), window = v(0x1000) }) }, fixed(100))
+  local s = c.template.bytes
+  expect_bytes(s, "000000000000 000000000000 86dd 6b812345 002a 06 09" ..
+    "20010db8000000000000000000000001 20010db8000000000000000000000002" ..
+    "0050 01bb 01020304 0a0b0c0d 51 12 1000 xxxx 0000", "ipv6/tcp")
+  l4_ok(s, 54, pseudo6(s, 14, 6, 42), "TCP")
+end
+
+function T.ethernetpause_and_pfcpause()
+  local c = compile({ hdr("ethernetpause", { src = v("02:00:00:00:00:01"), time = v(0xffff) }) }, fixed(64))
+  expect_bytes(c.template.bytes, "0180c2000001 020000000001 8808 0001 ffff", "802.3x pause")
+  c = compile({ hdr("pfcpause", { src = v("02:00:00:00:00:01"), class_enable_vector = v(0x81),
+    pause_class_0 = v(10), pause_class_7 = v(0xffff) }) }, fixed(64))
+  expect_bytes(c.template.bytes, "0180c2000001 020000000001 8808 0101 0081 000a 0000 0000 0000 0000 0000 0000 ffff",
+    "802.1Qbb PFC")
+end
+
+function T.arp_fields()
+  local c = compile({ hdr("ethernet", { dst = v("ff:ff:ff:ff:ff:ff") }), hdr("arp", { operation = v(2),
+    sender_hardware_addr = v("02:00:00:00:00:01"), sender_protocol_addr = v("10.0.0.1"),
+    target_hardware_addr = v("02:00:00:00:00:02"), target_protocol_addr = v("10.0.0.2") }) }, fixed(64))
+  expect_bytes(c.template.bytes, "ffffffffffff 000000000000 0806 0001 0800 06 04 0002 020000000001 0a000001" ..
+    "020000000002 0a000002", "arp")
+end
+
+function T.icmp_and_icmpv6_echo()
+  local c = compile({ hdr("ethernet"), hdr("ipv4"),
+    { choice = "icmp", icmp = { choice = "echo", echo = { identifier = v(7), sequence_number = v(9) } } } }, fixed(64))
+  local s = c.template.bytes
+  expect_bytes(s, "000000000000 000000000000 0800 45 00 002e 0000 0000 40 01 xxxx 00000000 00000000" ..
+    "08 00 xxxx 0007 0009", "icmp echo")
+  l4_ok(s, 34, 0, "ICMP")
+  c = compile({ hdr("ethernet"), hdr("ipv6", { src = v("fe80::1"), dst = v("fe80::2") }),
+    { choice = "icmpv6", icmpv6 = { echo = { identifier = v(7), sequence_number = v(9) } } } }, fixed(80))
+  s = c.template.bytes
+  expect_bytes(s, "000000000000 000000000000 86dd 60000000 0016 3a 40" ..
+    "fe800000000000000000000000000001 fe800000000000000000000000000002 80 00 xxxx 0007 0009", "icmpv6 echo")
+  l4_ok(s, 54, pseudo6(s, 14, 58, 22), "ICMPv6")
+end
+
+function T.gre_with_checksum_carries_ipv6()
+  local c = compile({ hdr("ethernet"), hdr("ipv4"), hdr("gre", { checksum_present = v(1), protocol = v(0x86dd) }),
+    hdr("ipv6") }, fixed(100))
+  local s = c.template.bytes
+  expect_bytes(s, "000000000000 000000000000 0800 45 00 0052 0000 0000 40 2f xxxx 00000000 00000000" ..
+    "8000 86dd xxxx 0000 60000000 000e 3b 40" .. ("00"):rep(32), "gre+checksum")
+  l4_ok(s, 34, 0, "GRE")
+end
+
+function T.gtpv1_and_gtpv2()
+  local c = compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp", { src_port = v(2152), dst_port = v(2152) }),
+    hdr("gtpv1", { message_type = v(255), teid = v(0x11223344), s_flag = v(1), squence_number = v(7) }),
+    hdr("ipv4", { src = v("10.9.0.1"), dst = v("10.9.0.2") }) }, fixed(100))
+  local s = c.template.bytes
+  -- 96 bytes: udp 62, gtp length = 96 - 42 - 8 = 46, inner ip 96 - 54 = 42
+  expect_bytes(s, "000000000000 000000000000 0800 45 00 0052 0000 0000 40 11 xxxx 00000000 00000000" ..
+    "0868 0868 003e xxxx 32 ff 002e 11223344 0007 00 00" ..
+    "45 00 002a 0000 0000 40 3d xxxx 0a090001 0a090002", "gtpv1")
+  ip4_ok(s, 54)
+  l4_ok(s, 34, pseudo4(s, 14, 17, 62), "UDP over GTP")
+  c = compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp", { src_port = v(2123), dst_port = v(2123) }),
+    hdr("gtpv2", { teid_flag = v(1), message_type = v(32), teid = v(5), sequence_number = v(0x010203) }) }, fixed(64))
+  s = c.template.bytes
+  -- 60 bytes: gtp at 42, length = 60 - 42 - 4 = 14
+  expect_bytes(s, "000000000000 000000000000 0800 45 00 002e 0000 0000 40 11 xxxx 00000000 00000000" ..
+    "084b 084b 001a xxxx 48 20 000e 00000005 010203 00", "gtpv2")
+  c = compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp"), hdr("gtpv2", { sequence_number = v(9) }) }, fixed(64))
+  expect_bytes(c.template.bytes:sub(43), "40 00 000e 000009 00", "gtpv2 without a TEID: 8 bytes", true)
+end
+
+function T.ppp_igmpv1_mpls_vxlan_custom()
+  local c = compile({ hdr("ethernet"), hdr("ppp"), hdr("ipv4") }, fixed(64))
+  expect_bytes(c.template.bytes, "000000000000 000000000000 880b ff 03 0021 45 00 002a 0000 0000 40 3d xxxx" ..
+    "00000000 00000000", "ppp")
+  c = compile({ hdr("ethernet"), hdr("ipv4", { dst = v("239.1.1.1") }),
+    hdr("igmpv1", { type = v(2), group_address = v("239.1.1.1") }) }, fixed(64))
+  local s = c.template.bytes
+  expect_bytes(s, "000000000000 000000000000 0800 45 00 002e 0000 0000 40 02 xxxx 00000000 ef010101" ..
+    "12 00 xxxx ef010101", "igmpv1")
+  l4_ok(s, 34, 0, "IGMP")
+  c = compile({ hdr("ethernet"), hdr("mpls", { label = v(100), traffic_class = v(5), time_to_live = v(9) }),
+    hdr("mpls", { label = v(200) }), hdr("ipv4") }, fixed(64))
+  expect_bytes(c.template.bytes, "000000000000 000000000000 8847 00064a09 000c8140 45", "mpls: bottom of stack auto", true)
+  c = compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp", { dst_port = v(4789) }), hdr("vxlan", { vni = v(0x123456) }),
+    hdr("ethernet", { src = v("02:00:00:00:00:0a") }), hdr("ipv4") }, fixed(100))
+  expect_bytes(c.template.bytes:sub(43), "08 000000 123456 00 000000000000 02000000000a 0800 45", "vxlan", true)
+  c = compile({ hdr("ethernet", { ether_type = v(0x88b5) }), hdr("custom", { bytes = "de:ad be ef" }) }, fixed(64))
+  expect_bytes(c.template.bytes, "000000000000 000000000000 88b5 deadbeef", "custom")
+end
+
+function T.defaults_as_the_model_says()
+  -- an empty packet is one ethernet header; 64 bytes; every field its default
+  local c = packet.compile({ name = "f" }, "flows[0]")
+  expect_bytes(c.template.bytes, "000000000000 000000000000 ffff", "ethernet alone: ether_type auto's default")
+  assert(c.size == 60)
+  -- the destination MAC the server resolved (auto)
+  c = compile({ hdr("ethernet"), hdr("ipv4") }, nil, { dst_mac = "02:aa:00:00:00:01" })
+  expect_bytes(c.template.bytes:sub(1, 6), "02aa00000001", "auto dst from the resolver", true)
+  -- JSON null is an absent value
+  local json = require "surge.results.json"
+  c = compile({ hdr("ethernet", { src = json.null }), hdr("ipv4", { time_to_live = json.null }) }, fixed(64))
+  expect_bytes(c.template.bytes:sub(15, 24), "45 00 002e 0000 0000 40", "nulls are defaults", true)
+end
+
+-------------------------------------------------------------------------------
+-- Patterns: the first packets' varying bytes.
+
+local function frames(c, n)
+  assert(c.flow, "a flow")
+  return c.flow:frames(n)
+end
+
+function T.patterns_values_increment_decrement()
+  local c = compile({
+    hdr("ethernet", { src = { choice = "decrement", decrement = { start = "02:00:00:00:00:05", step = "00:00:00:00:00:02",
+                                                                   count = 3 } } }),
+    hdr("vlan", { id = { choice = "increment", increment = { start = 4094, step = 1, count = 4 } } }),
+    hdr("ipv4", { dst = { choice = "increment", increment = { start = "10.0.0.2", step = "0.0.0.1", count = 5 } },
+                  time_to_live = { choice = "decrement", decrement = { start = 1, step = 1, count = 3 } },
+                  priority = { choice = "dscp", dscp = { phb = { choice = "values", values = { 10, 46, 0 } } } } }),
+    hdr("udp", { src_port = v(1), dst_port = { choice = "values", values = { 7, 8, 9 } } }) }, fixed(128))
+  assert(c.combine == "cycle" and c.flow:count() == 60, "counts 3, 4, 5, 3, 3, 3: the sequence repeats after 60")
+  local want = {
+    -- src low byte, vlan id, dst low byte, ttl, dscp, udp dport: each pattern wraps at its own count
+    { 5, 4094, 2, 1, 10, 7 }, { 3, 4095, 3, 0, 46, 8 }, { 1, 0, 4, 255, 0, 9 }, { 5, 1, 5, 1, 10, 7 },
+    { 3, 4094, 6, 0, 46, 8 }, { 1, 4095, 2, 255, 0, 9 },
+  }
+  for i, s in ipairs(frames(c, #want)) do
+    local w = want[i]
+    local got = { s:byte(12), be16(s, 14) % 4096, s:byte(22 + 16), s:byte(18 + 9), math.floor(s:byte(18 + 2) / 4),
+                  be16(s, 38 + 2) }
+    for k = 1, #w do
+      if got[k] ~= w[k] then error(("packet %d field %d: %d, expected %d"):format(i - 1, k, got[k], w[k])) end
+    end
+    assert(be16(s, 14) - be16(s, 14) % 4096 == 0, "vlan pcp/dei stay 0")
+    assert(s:byte(18 + 2) % 4 == 0, "ECN stays 0")
+    ip4_ok(s, 18)
+    l4_ok(s, 38, pseudo4(s, 18, 17, 128 - 4 - 38), "UDP")
+  end
+end
+
+function T.patterns_ipv6_low_bits_and_bit_fields()
+  local c = compile({ hdr("ethernet"),
+    hdr("ipv6", { dst = { choice = "increment", increment = { start = "2001:db8::fffe", step = "::1", count = 3 } },
+                  flow_label = { choice = "values", values = { 1, 0xfffff } } }),
+    hdr("tcp", { ctl_syn = { choice = "values", values = { 1, 0 } }, ctl_fin = { choice = "values", values = { 0, 1, 1 } },
+                 seq_num = { choice = "increment", increment = { start = 4294967295, step = 1, count = 2 } } }) },
+    fixed(100))
+  local want = { { 0xfffe, 1, 1, 0, 4294967295 }, { 0xffff, 0xfffff, 0, 1, 0 }, { 0x10000, 1, 1, 1, 4294967295 } }
+  for i, s in ipairs(frames(c, 3)) do
+    local low = be16(s, 14 + 36) * 65536 + be16(s, 14 + 38)
+    local got = { low, be16(s, 14) % 16 * 65536 + be16(s, 16), math.floor(s:byte(54 + 14) / 2) % 2,
+                  s:byte(54 + 14) % 2, be16(s, 54 + 4) * 65536 + be16(s, 54 + 6) }
+    for k = 1, #want[i] do
+      if got[k] ~= want[i][k] then error(("packet %d field %d: %d, expected %d"):format(i - 1, k, got[k], want[i][k])) end
+    end
+    assert(s:byte(54 + 13) == 0x50, "data offset 5 kept")
+    l4_ok(s, 54, pseudo6(s, 14, 6, 42), "TCP")
+  end
+end
+
+function T.patterns_in_new_headers_keep_checksums()
+  local c = compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp", { src_port = v(2152), dst_port = v(2152) }),
+    hdr("gtpv1", { teid = { choice = "increment", increment = { start = 100, step = 10, count = 3 } } }),
+    hdr("ipv4", { src = { choice = "values", values = { "10.0.0.1", "10.0.0.9" } } }),
+    hdr("udp", { src_port = v(5), dst_port = v(6) }) }, fixed(128))
+  local want = { { 100, 1 }, { 110, 9 }, { 120, 1 }, { 100, 9 } }
+  for i, s in ipairs(frames(c, 4)) do
+    local teid = be16(s, 46) * 65536 + be16(s, 48)
+    assert(teid == want[i][1] and s:byte(50 + 16) == want[i][2], ("packet %d: teid %d src .%d"):format(i - 1, teid, s:byte(67)))
+    ip4_ok(s, 50)
+    l4_ok(s, 34, pseudo4(s, 14, 17, 124 - 34), "outer UDP")
+    l4_ok(s, 70, pseudo4(s, 50, 17, 124 - 70), "inner UDP")
+  end
+  c = compile({ hdr("ethernet"), hdr("ipv4"),
+    hdr("igmpv1", { group_address = { choice = "increment", increment = { start = "239.0.0.1", count = 2 } } }) },
+    fixed(64))
+  for i, s in ipairs(frames(c, 2)) do
+    assert(s:byte(42) == i, "group")
+    l4_ok(s, 34, 0, "IGMP")
+  end
+  c = compile({ hdr("ethernet"), hdr("mpls", { label = { choice = "increment", increment = { start = 1048574, count = 3 } } }),
+    hdr("ipv4") }, fixed(64))
+  for i, s in ipairs(frames(c, 3)) do
+    local lab = math.floor((be16(s, 14) * 65536 + be16(s, 16)) / 4096)
+    assert(lab == ({ 1048574, 1048575, 0 })[i], "label wraps at 20 bits")
+    assert(s:byte(18) == 64 and s:byte(17) % 2 == 1, "ttl and S kept")
+  end
+end
+
+function T.metric_tags_are_frame_bit_offsets()
+  local c = compile({ hdr("ethernet"), hdr("vlan", { id = { choice = "value", value = 5,
+      metric_tags = { { name = "vid" } } } }),
+    hdr("ipv4", { dst = { choice = "value", value = "10.0.0.1", metric_tags = { { name = "dst lo", offset = 24, length = 8 } } } }),
+    hdr("custom", { bytes = "0102", metric_tags = { { name = "c", offset = 4, length = 4 } } }) }, fixed(64))
+  local want = { { "vid", 14 * 8 + 4, 12 }, { "dst lo", (18 + 16) * 8 + 24, 8 }, { "c", 38 * 8 + 4, 4 } }
+  assert(#c.tags == 3, #c.tags)
+  for i, w in ipairs(want) do
+    local t = c.tags[i]
+    assert(t.name == w[1] and t.offset == w[2] and t.length == w[3],
+      ("tag %d: %s %d %d"):format(i, t.name, t.offset, t.length))
+  end
+end
+
+-------------------------------------------------------------------------------
+-- Sizes.
+
+local function udp_flow(size)
+  return compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp", { src_port = v(1), dst_port = v(2) }) }, size)
+end
+
+function T.size_kinds()
+  local c = udp_flow(fixed(1518))
+  assert(c.size == 1514 and c.template.size == 1514)
+  c = udp_flow({ choice = "increment", increment = { start = 64, ["end"] = 70, step = 3 } })
+  assert(type(c.size) == "table" and c.template.size == 66, "bound to the largest: 70 - 4")
+  local fr = c.size:frames(4)
+  for i, want in ipairs({ 60, 63, 66, 60 }) do
+    local s = fr[i]:sub(1, want)
+    assert(c.size._t[(i - 1) % c.size.n] == want, ("size %d: %d"):format(i, c.size._t[(i - 1) % c.size.n]))
+    assert(be16(s, 16) == want - 14, "IPv4 total length follows")
+    ip4_ok(s, 14)
+    l4_ok(s, 34, pseudo4(s, 14, 17, want - 34), "UDP")
+  end
+  c = udp_flow({ choice = "random", random = { min = 100, max = 200 } })
+  assert(c.size.min >= 96 and c.size.largest <= 196 and c.template.size == 196)
+  c = udp_flow({ choice = "weight_pairs", weight_pairs = { choice = "predefined", predefined = "imix" } })
+  local k = c.size.counts
+  assert(k[60] == 7 * k[1514] and k[566] == 4 * k[1514] and k[1514] > 0, "imix 7:4:1 less the FCS")
+  c = udp_flow({ choice = "weight_pairs", weight_pairs = { choice = "custom", custom = { { size = 100, weight = 1 },
+    { size = 200, weight = 3 } } } })
+  k = c.size.counts
+  assert(k[196] == 3 * k[96] and k[96] > 0, "custom pairs 1:3")
+  c = udp_flow({ choice = "weight_pairs", weight_pairs = { predefined = "ipsec_imix" } })
+  assert(c.size.counts[86] and c.size.counts[1414], "ipsec imix sizes less the FCS")
+end
+
+-------------------------------------------------------------------------------
+-- Refusals: one error, a table with the exact path.
+
+local E = "flows[0]"
+local refusals = {
+  { { hdr("ethernet"), hdr("rsvp") }, nil, E .. ".packet[1].rsvp", "not implemented by surge" },
+  { { hdr("snmpv2c") }, nil, E .. ".packet[0].snmpv2c", "not implemented by surge" },
+  { { { choice = "foo" } }, nil, E .. ".packet[0].choice", "not a flow header" },
+  { { hdr("ethernet"), hdr("ipv4", { bogus = v(1) }) }, nil, E .. ".packet[1].ipv4.bogus", "unknown field" },
+  { { hdr("ethernet"), hdr("ipv4", { dst = { choice = "increment", increment = { start = "1.1.1.1", count = 0 } } }) },
+    nil, E .. ".packet[1].ipv4.dst.increment.count", "at least one value" },
+  { { hdr("ethernet"), hdr("ipv6", { dst = { choice = "increment", increment = { step = "::1:0:0:0", count = 2 } } }) },
+    nil, E .. ".packet[1].ipv6.dst.increment.step", "low 32 bits" },
+  { { hdr("ethernet"), hdr("ipv6", { src = { choice = "increment", increment = { start = "::ffff:ffff", count = 2 } } }) },
+    nil, E .. ".packet[1].ipv6.src.increment.count", "low 32 bits" },
+  { { hdr("ethernet"), hdr("ipv6", { src = { choice = "values", values = { "::1", "1::1" } } }) },
+    nil, E .. ".packet[1].ipv6.src.values[1]", "upper 96 bits" },
+  { { hdr("ethernet"), hdr("vlan", { id = v(4096) }) }, nil, E .. ".packet[1].vlan.id.value", "0..4095" },
+  { { hdr("ethernet", { src = v("02:00:00:00:00") }) }, nil, E .. ".packet[0].ethernet.src.value", "not a MAC" },
+  { { hdr("ethernet"), hdr("ipv4", { dst = v(5) }) }, nil, E .. ".packet[1].ipv4.dst.value", "not an IPv4" },
+  { { hdr("ethernet"), hdr("ipv4", { options = { { choice = "router_alert" } } }) }, nil, E .. ".packet[1].ipv4.options",
+    "not implemented by surge" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("udp"), hdr("gtpv1", { extension_headers = { {} } }) }, nil,
+    E .. ".packet[3].gtpv1.extension_headers", "not implemented by surge" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("udp"), hdr("gtpv1", { e_flag = { choice = "values", values = { 0, 1 } } }) }, nil,
+    E .. ".packet[3].gtpv1.e_flag", "header's length" },
+  { { hdr("ethernet"), hdr("vlan", { tpid = { choice = "values", values = { 0x8100, 0x88a8 } } }) }, nil,
+    E .. ".packet[1].vlan.tpid", "ether_type" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("udp", { src_port = { choice = "values", values = { 1, 2 } },
+    checksum = { choice = "custom", custom = 5 } }) }, nil, E .. ".packet[2].udp.checksum", "custom checksum" },
+  { { hdr("ethernet", { pfc_queue = v(3) }) }, nil, E .. ".packet[0].ethernet.pfc_queue", "not implemented by surge" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("tcp") }, fixed(57), E .. ".size.fixed", "cannot hold the headers" },
+  { { hdr("ethernet") }, { choice = "fixed", fixed = 9700 }, E .. ".size.fixed", "largest frame" },
+  { { hdr("ethernet") }, { choice = "increment", increment = { step = 0 } }, E .. ".size.increment.step", "never moves" },
+  { { hdr("ethernet") }, { choice = "weight_pairs", weight_pairs = { predefined = "jumbo" } },
+    E .. ".size.weight_pairs.predefined", "not imix" },
+  { { hdr("ethernet") }, { choice = "bogus" }, E .. ".size.choice", "not fixed" },
+  { { hdr("ethernet"), hdr("ethernetpause") }, nil, E .. ".packet[1].ethernetpause", "first header" },
+  { { hdr("ethernet"), hdr("ipv4", { time_to_live = { choice = "auto" } }) }, nil,
+    E .. ".packet[1].ipv4.time_to_live.choice", "auto is not a choice" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("udp", { length = v(100) }) }, { choice = "random", random = {} },
+    E .. ".packet[2].udp.length", "varying frame size" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("udp"), hdr("gtpv1") }, { choice = "random", random = {} },
+    E .. ".packet[3].gtpv1.message_length", "fixed frame size" },
+  { { hdr("ethernet"), hdr("ipv4", { dst = { choice = "value", value = "1.1.1.1",
+    metric_tags = { { name = "x", offset = 32 } } } }) }, nil, E .. ".packet[1].ipv4.dst.metric_tags[0].offset", "0..31" },
+  { { hdr("ethernet", { src = { choice = "increment", increment = { start = "ff:ff:ff:ff:ff:ff", count = 2000000 } } }) },
+    nil, E .. ".packet[0].ethernet.src.increment.count", "cannot wrap" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("udp", { src_port = { choice = "values", values = {} } }) }, nil,
+    E .. ".packet[2].udp.src_port.values", "empty" },
+  { { hdr("ethernet"), hdr("ipv4"), { choice = "icmp", icmp = { choice = "unreachable" } } }, nil,
+    E .. ".packet[2].icmp.choice", "not echo" },
+  { { hdr("ethernet"), hdr("custom", { bytes = "0g" }) }, nil, E .. ".packet[1].custom.bytes", "hex bytes" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("gre", { checksum_present = v(1) }),
+      hdr("ipv4", { src = { choice = "values", values = { "1.1.1.1", "1.1.1.2" } } }) }, fixed(100),
+    E .. ".packet[2].gre.checksum", "GRE checksum" },
+  { { hdr("ethernet"), hdr("ipv4", { dst = { choice = "bogus" } }) }, nil, E .. ".packet[1].ipv4.dst.choice", "not one of" },
+  { { hdr("ethernet", {}), { choice = "ipv4", ipv6 = {} } }, nil, E .. ".packet[1].ipv6", "the choice is ipv4" },
+  { { hdr("ethernet"), hdr("ipv4"), hdr("udp", { dst_port = { choice = "increment", increment = { step = -1, count = 2 } } }) },
+    nil, E .. ".packet[2].udp.dst_port.increment.step", "not an integer" },
+  { { hdr("ethernet"), hdr("udp") }, nil, E .. ".packet", "needs an IPv4 or IPv6 header" },
+}
+
+function T.refusals_name_their_path()
+  for i, r in ipairs(refusals) do
+    local ok, err = pcall(compile, r[1], r[2])
+    if ok then error(("refusal %d (%s): compiled"):format(i, r[3])) end
+    if type(err) ~= "table" then error(("refusal %d: not a table error: %s"):format(i, tostring(err))) end
+    if err.path ~= r[3] then error(("refusal %d: path %s, expected %s (%s)"):format(i, err.path, r[3], err.message)) end
+    if not err.message:find(r[4], 1, true) then
+      error(("refusal %d (%s): message %q lacks %q"):format(i, r[3], err.message, r[4]))
+    end
+  end
+  -- not a flow at all
+  local ok, err = pcall(packet.compile, "x", "flows[3]")
+  assert(not ok and err.path == "flows[3]", "a flow that is not an object")
+  ok, err = pcall(packet.compile, { packet = { 1 } }, "flows[3]")
+  assert(not ok and err.path == "flows[3].packet[0]", tostring(err.path))
+end
+
+-- surge show decodes the new headers (decode is what `surge show` prints)
+function T.decode_new_headers()
+  local cases = {
+    { { hdr("ethernet"), hdr("ipv4"), hdr("udp", { dst_port = v(2152) }), hdr("gtpv1", { teid = v(9), message_type = v(255) }),
+        hdr("ipv4") }, "gtpv1 teid 9 type 255 len 46 flags 0x30 | ip4 " },
+    { { hdr("ethernet"), hdr("ipv4"), hdr("udp", { dst_port = v(2123) }), hdr("gtpv2", { teid_flag = v(1), teid = v(3),
+        sequence_number = v(4), message_type = v(1) }) }, "gtpv2 type 1 len 50 teid 3 seq 4" },
+    { { hdr("ethernet"), hdr("ppp"), hdr("ipv6") }, "ppp addr 0xff ctrl 0x03 proto 0x0057 | ip6 " },
+    { { hdr("ethernetpause", { time = v(7) }) }, "pause time 7" },
+    { { hdr("pfcpause", { class_enable_vector = v(1), pause_class_0 = v(5) }) }, "pfc enable 0x0001 times 5/0/0/0/0/0/0/0" },
+  }
+  for _, cse in ipairs(cases) do
+    local text = surge.proto.decode(compile(cse[1], fixed(100)).template.bytes)
+    assert(text:find(cse[2], 1, true), ("decode: %q lacks %q"):format(text, cse[2]))
+  end
+end
+
+local _ = unhex
+return T
