@@ -430,5 +430,100 @@ function T.decode_new_headers()
   end
 end
 
+-------------------------------------------------------------------------------
+-- Untrusted input: the compiler takes decoded JSON from the network, the
+-- decoders bytes from the wire. Mutations must give a table error naming a
+-- path (the compiler) or a line of text (the decoders), never a Lua error.
+
+local SEED = tonumber(os.getenv("SURGE_FUZZ_SEED") or "") or 12345
+local CORPUS = {
+  { hdr("ethernet", { src = v("02:00:00:00:00:01") }), hdr("vlan", { id = { choice = "increment", increment = { count = 3 } } }),
+    hdr("ipv4", { priority = { choice = "tos", tos = { delay = v(1) } }, dst = { choice = "values", values = { "1.1.1.1", "1.1.1.2" },
+      metric_tags = { { name = "t", offset = 1, length = 2 } } } }),
+    hdr("udp", { checksum = { choice = "generated", generated = "bad" } }) },
+  { hdr("ethernet"), hdr("ipv6", { dst = { choice = "decrement", decrement = { start = "::5", step = "::1", count = 2 } } }),
+    hdr("tcp", { ctl_syn = v(1) }) },
+  { hdr("ethernet"), hdr("ipv4"), hdr("udp"), hdr("gtpv1", { s_flag = v(1) }), hdr("ipv4") },
+  { hdr("ethernet"), hdr("ipv4"), hdr("udp"), hdr("gtpv2", { teid_flag = v(1) }) },
+  { hdr("pfcpause", { pause_class_2 = v(3) }) }, { hdr("ethernetpause") },
+  { hdr("ethernet"), hdr("mpls"), hdr("ppp"), hdr("ipv4"), hdr("igmpv1") },
+  { hdr("ethernet"), hdr("ipv4"), hdr("gre", { checksum_present = v(1) }), hdr("ethernet"), hdr("arp") },
+  { hdr("ethernet"), hdr("ipv4"), hdr("udp"), hdr("vxlan"), hdr("ethernet"), hdr("custom", { bytes = "0102" }) },
+  { hdr("ethernet"), hdr("ipv4"), { choice = "icmp", icmp = { echo = { identifier = v(1) } } } },
+}
+local SIZES = { fixed(100), { choice = "increment", increment = { start = 100, ["end"] = 110 } },
+                { choice = "random", random = { min = 100, max = 120 } },
+                { choice = "weight_pairs", weight_pairs = { choice = "custom", custom = { { size = 100, weight = 2 } } } } }
+local ODD = { -1, 0, 1, 2 ^ 32, 2 ^ 53, 0.5, 1e308, -1e308, "", "x", "1.2.3.4", "::1", "ff:ff:ff:ff:ff:ff", true, false,
+              {}, { 1 }, { choice = "value" }, { choice = "increment", increment = { count = 0 } }, { choice = 5 },
+              { choice = "auto" }, { choice = "values", values = { "a" } }, { name = {} } }
+
+local function deep(t)
+  if type(t) ~= "table" then return t end
+  local o = {}
+  for k, x in pairs(t) do o[k] = deep(x) end
+  return o
+end
+
+-- every table of t (with its parent and key), for mutation
+local function slots(t, out)
+  for k, x in pairs(t) do
+    out[#out + 1] = { t, k }
+    if type(x) == "table" then slots(x, out) end
+  end
+  return out
+end
+
+function T.compile_survives_mutations()
+  math.randomseed(SEED)
+  local n, refused = 0, 0
+  for round = 1, 3000 do
+    local flow = { name = "f", packet = deep(CORPUS[(round % #CORPUS) + 1]), size = deep(SIZES[(round % #SIZES) + 1]) }
+    for _ = 1, math.random(1, 3) do
+      local s = slots(flow, {})
+      local pick = s[math.random(#s)]
+      local r = math.random(4)
+      if r == 1 then pick[1][pick[2]] = deep(ODD[math.random(#ODD)])
+      elseif r == 2 then pick[1][pick[2]] = nil
+      elseif r == 3 then pick[1][pick[2] .. "x"] = deep(ODD[math.random(#ODD)])
+      else pick[1][pick[2]] = deep(CORPUS[math.random(#CORPUS)][1]) end
+    end
+    local ok, err = pcall(packet.compile, flow, "flows[0]")
+    n = n + 1
+    if not ok then
+      refused = refused + 1
+      if type(err) ~= "table" or type(err.path) ~= "string" or type(err.message) ~= "string"
+          or not err.path:find("^flows%[0%]") or err.message == "" then
+        error(("round %d (seed %d): not a model error: %s"):format(round, SEED, tostring(err)), 0)
+      end
+    end
+  end
+  assert(refused > 100 and refused < n, ("%d of %d refused: the mutations reach both outcomes"):format(refused, n))
+  print(("  otg.packet.compile: %d mutated flows, %d refused, seed %d"):format(n, refused, SEED))
+end
+
+function T.decoders_survive_truncation_and_garbage()
+  math.randomseed(SEED)
+  local decode = surge.proto.decode
+  for _, pk in ipairs(CORPUS) do
+    local s = compile(pk, fixed(100)).template.bytes
+    for len = 0, #s do assert(type(decode(s:sub(1, len))) == "string") end
+    for _ = 1, 300 do
+      local b = { s:byte(1, -1) }
+      for _ = 1, math.random(1, 6) do b[math.random(#b)] = math.random(0, 255) end
+      local m = string.char(unpack(b))
+      assert(type(decode(m:sub(1, math.random(#m)))) == "string")
+    end
+  end
+  -- GTPv1 extension headers: a zero length, one past the end
+  local gt = compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp", { dst_port = v(2152) }), hdr("gtpv1") }, fixed(100))
+    .template.bytes
+  local off = 42
+  local bad = gt:sub(1, off) .. string.char(0x34, 0xff, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0x85) .. string.char(0):rep(10)
+  assert(decode(bad):find("gtpv1 .*%(bad extension%)"), decode(bad))
+  bad = gt:sub(1, off) .. string.char(0x34, 0xff, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0x85, 200)
+  assert(decode(bad):find("bad extension"), decode(bad))
+end
+
 local _ = unhex
 return T

@@ -109,6 +109,7 @@ function M.set_ttl(ip, v)
 end
 stack.setters(M, "ip4", { set_ttl = "integer 0..255" })
 
+-- (a total length below the header, from the wire, is an empty payload)
 function M.decode(p, len)
   if len < 20 then return "ip4 (truncated)", nil, len end
   local ihl = band(p[0], 15) * 4
@@ -117,7 +118,7 @@ function M.decode(p, len)
   local text = ("ip4 %s > %s proto %d ttl %d len %d id %d csum %s"):format(M.addr_text(src),
     M.addr_text(dst), proto, p[8], stack.get16(p + 2), stack.get16(p + 4), ok and "ok" or "BAD")
   return text, { ipproto = proto, ip = { pseudo_sum = function(pr, l) return M.pseudo_sum(src, dst, pr, l) end,
-                                           v4 = true, payload = stack.get16(p + 2) - ihl } }, ihl
+                                           v4 = true, payload = math.max(stack.get16(p + 2) - ihl, 0) } }, ihl
 end
 
 stack.readers(M, "ip4", { "src", "dst" })
