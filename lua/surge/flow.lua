@@ -213,6 +213,13 @@ local function byte_masks(f)
   return out
 end
 
+-- The least common multiple, capped at 2^52 (a period longer than any run).
+local function lcm(a, b)
+  local x, y = a, b
+  while y ~= 0 do x, y = y, x % y end
+  return math.min(a / x * b, 2 ^ 52)
+end
+
 local function build(def)
   if type(def) ~= "table" then fail("give a table: surge.flow{ template = T, fields = { ... } }") end
   for k in pairs(def) do
@@ -265,19 +272,7 @@ local function build(def)
     end
   end
   local count
-  if combine == "cycle" then
-    -- every field wraps at its own count; the sequence repeats after their
-    -- least common multiple (never, as far as a double counts, beyond 2^53)
-    count = 1
-    for _, f in ipairs(fields) do
-      local c = f.spec.count
-      if c == math.huge then count = math.huge break end
-      local a, b = count, c
-      while b ~= 0 do a, b = b, a % b end
-      count = count / a * c
-      if count > 2 ^ 53 then count = math.huge break end
-    end
-  elseif combine == "product" then
+  if combine == "product" then
     count = 1
     for _, f in ipairs(fields) do count = count * f.spec.count end
   else
@@ -288,16 +283,21 @@ local function build(def)
     if random then count = math.huge end
   end
   local period = 1
-  if combine == "cycle" then period = count end
   for _, f in ipairs(fields) do
-    if combine == "cycle" then break end
     if f.spec.count < math.huge then
       if combine == "product" then period = period * f.spec.count
+      elseif combine == "cycle" then period = lcm(period, f.spec.count)
       elseif f.spec.count > period then period = f.spec.count end
     end
   end
-  -- a cycle is a zip whose period is the count: no field restarts before its own wrap
-  local fns, text = generator.compile(fields, plan, combine == "cycle" and "zip" or combine, period)
+  if combine == "cycle" then
+    -- every field on its own cycle (OTG's patterns): the zip loop with the
+    -- least common multiple as its period, so each field wraps at its own
+    -- count and all meet again at the period
+    if count < math.huge then count = period end
+    combine = "zip"
+  end
+  local fns, text = generator.compile(fields, plan, combine, period)
   local self = setmetatable({ template = t, fields = fields, combine = combine, _count = count,
                               _fns = fns, _source = text, plan = plan }, Flow)
   -- the generated functions are the methods: flow:apply(burst), flow:next(p)
