@@ -5,6 +5,8 @@
 -- ones' complement sum below, not surge.proto.checksum); every pattern kind
 -- against the first packets' varying bytes computed here; every size kind;
 -- and a table of refusals, each with its exact JSON path.
+local bit = require "bit"
+local ffi = require "ffi"
 local surge = require "surge"
 local packet = require "surge.otg.packet"
 
@@ -48,6 +50,11 @@ local function pseudo6(s, ip, proto, len) return osum(s, ip + 9, ip + 40) + prot
 local function l4_ok(s, off, init, what)
   local v = osum(s, off + 1, #s, init)
   assert(v == 0xffff, ("%s checksum: sum 0x%04x"):format(what, v))
+end
+
+local function frames(c, n)
+  assert(c.flow, "a flow")
+  return c.flow:frames(n)
 end
 
 local function compile(packet_list, size, opts)
@@ -194,19 +201,63 @@ function T.defaults_as_the_model_says()
   -- the destination MAC the server resolved (auto)
   c = compile({ hdr("ethernet"), hdr("ipv4") }, nil, { dst_mac = "02:aa:00:00:00:01" })
   expect_bytes(c.template.bytes:sub(1, 6), "02aa00000001", "auto dst from the resolver", true)
+  -- a payload the server gives (its measurement tag): after the headers, in the checksums
+  c = compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp") }, fixed(64), { payload = "TAG\1" })
+  local s = c.template.bytes
+  assert(s:sub(43, 46) == "TAG\1", hex(s:sub(43, 46)))
+  l4_ok(s, 34, pseudo4(s, 14, 17, 26), "UDP over the payload")
   -- JSON null is an absent value
   local json = require "surge.results.json"
   c = compile({ hdr("ethernet", { src = json.null }), hdr("ipv4", { time_to_live = json.null }) }, fixed(64))
   expect_bytes(c.template.bytes:sub(15, 24), "45 00 002e 0000 0000 40", "nulls are defaults", true)
 end
 
+function T.tpid_goes_before_the_tag_and_checksum_choices()
+  -- QinQ: the outer tag's TPID in the Ethernet type, the inner tag's (default 0x8100) in the outer tag's
+  local c = compile({ hdr("ethernet"), hdr("vlan", { id = v(10), tpid = v(0x88a8) }), hdr("vlan", { id = v(20) }),
+    hdr("ipv6") }, fixed(80))
+  expect_bytes(c.template.bytes:sub(13, 22), "88a8 000a 8100 0014 86dd", "qinq", true)
+  -- an explicit ether_type wins over the tag's TPID
+  c = compile({ hdr("ethernet", { ether_type = v(0x9100) }), hdr("vlan", { tpid = v(0x88a8) }), hdr("ipv4") }, fixed(64))
+  expect_bytes(c.template.bytes:sub(13, 14), "9100", "set ether_type", true)
+  -- checksums: bad is the good one with its low byte inverted; custom as given
+  local good = compile({ hdr("ethernet"), hdr("ipv4"), hdr("udp", { src_port = v(9) }) }, fixed(64)).template.bytes
+  c = compile({ hdr("ethernet"), hdr("ipv4", { header_checksum = { choice = "generated", generated = "bad" } }),
+    hdr("udp", { src_port = v(9), checksum = { choice = "custom", custom = 0x1234 } }) }, fixed(64))
+  local s = c.template.bytes
+  assert(be16(s, 24) == bit.bxor(be16(good, 24), 0x00ff), "IPv4 bad checksum")
+  assert(be16(s, 40) == 0x1234, "UDP custom checksum")
+  assert(osum(s, 15, 34) ~= 0xffff, "the bad checksum is bad")
+  -- bad stays bad while a field varies (the incremental updates keep the difference)
+  c = compile({ hdr("ethernet"), hdr("ipv4", { dst = { choice = "increment", increment = { count = 3 } } }),
+    hdr("tcp", { checksum = { choice = "generated", generated = "bad" } }) }, fixed(64))
+  for _, f in ipairs(frames(c, 3)) do
+    ip4_ok(f, 14)
+    assert(osum(f, 35, #f, pseudo4(f, 14, 6, 26)) ~= 0xffff, "TCP checksum stays bad")
+  end
+end
+
+function T.fields_and_sizes_together()
+  local c = compile({ hdr("ethernet"), hdr("ipv4", { src = { choice = "increment", increment = { start = "10.0.0.1", count = 5 } } }),
+    hdr("udp", { src_port = v(1), dst_port = { choice = "values", values = { 7, 8 } } }) },
+    { choice = "increment", increment = { start = 70, ["end"] = 100, step = 10 } })
+  local t = c.template
+  local buf = ffi.new("uint8_t[?]", t.size)
+  for i = 0, 9 do
+    ffi.copy(buf, t.bytes, t.size)
+    c.flow:next(buf)
+    local len = c.size:next(buf)
+    local s = ffi.string(buf, len)
+    assert(len == 66 + 10 * (i % 4), ("packet %d: %d bytes"):format(i, len))
+    assert(s:byte(30) == 1 + i % 5 and be16(s, 36) == 7 + i % 2, "fields")
+    assert(be16(s, 16) == len - 14 and be16(s, 38) == len - 34, "lengths")
+    ip4_ok(s, 14)
+    l4_ok(s, 34, pseudo4(s, 14, 17, len - 34), "UDP")
+  end
+end
+
 -------------------------------------------------------------------------------
 -- Patterns: the first packets' varying bytes.
-
-local function frames(c, n)
-  assert(c.flow, "a flow")
-  return c.flow:frames(n)
-end
 
 function T.patterns_values_increment_decrement()
   local c = compile({

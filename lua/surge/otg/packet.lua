@@ -2,7 +2,7 @@
 -- 1.3.0) compiled into what surge's data path takes.
 --
 --   local packet = require "surge.otg.packet"
---   local c = packet.compile(flow, "flows[2]", { dst_mac = "02:..." })
+--   local c = packet.compile(flow, "flows[2]", { dst_mac = "02:...", payload = "..." })
 --   c.template   -- a surge.proto stack (surge.pool{ template = }, surge.flow{ template = })
 --   c.fields     -- { { "ip4#1.dst", { range = { A, B }, step = S } }, ... }: surge.flow{ fields = }
 --   c.combine    -- "cycle": every pattern advances once per packet and wraps at its own count
@@ -889,7 +889,9 @@ function M.compile(flow, path, opts)
     fail(sz.path or (path .. ".size"), "%d bytes is above surge's largest frame, %d bytes with the FCS",
       sz.largest, M.MAX_FRAME + FCS)
   end
-  local ok, t = pcall(stack.build, { size = largest, unpack(layers) }, 1)
+  -- opts.payload: what follows the headers (surge.proto.payload: a string, "inc", ...), e.g. the
+  -- server's measurement tag; the checksums cover it
+  local ok, t = pcall(stack.build, { size = largest, payload = opts.payload, unpack(layers) }, 1)
   if not ok then fail(path .. ".packet", "%s", type(t) == "table" and t.message or tostring(t)) end
   -- the fields that vary, named as surge.flow finds them (LAYER#K.FIELD)
   local fields, fpaths, tags = {}, {}, {}
