@@ -237,6 +237,49 @@ function T.tpid_goes_before_the_tag_and_checksum_choices()
   end
 end
 
+-- Each OTG field a pattern may vary names a surge.proto field (offset,
+-- width, mask) that must cover exactly the field's bits on the wire: the
+-- two tables are written independently, this holds them together.
+function T.flow_fields_cover_the_header_bits()
+  local checked = 0
+  local function check_field(hname, parts, fd, flags)
+    local pos, f = fd[2], fd.f
+    if type(pos) == "function" then pos = pos(flags) end
+    if type(f) == "function" then f = f(flags) end
+    if not f or pos == nil then return end
+    local part = parts[fd.part or 1][1]
+    local def = require("surge.proto." .. part).fields[f]
+    assert(def, ("%s.%s: surge.proto.%s has no field %s"):format(hname, fd[1], part, f))
+    local want, got = {}, {}
+    local from, n = pos, fd[3]
+    if fd.kind == "ipv6" then from, n = pos + 96, 32 end     -- surge.flow varies the low 32 bits
+    for b = from, from + n - 1 do want[b] = true end
+    local mask = def.mask or (2 ^ (8 * def.bytes) - 1)
+    for i = 0, 8 * def.bytes - 1 do
+      if math.floor(mask / 2 ^ (8 * def.bytes - 1 - i)) % 2 == 1 then got[def.off * 8 + i] = true end
+    end
+    for b in pairs(want) do assert(got[b], ("%s.%s: bit %d not in %s.%s"):format(hname, fd[1], b, part, f)) end
+    for b in pairs(got) do assert(want[b], ("%s.%s: %s.%s also covers bit %d"):format(hname, fd[1], part, f, b)) end
+    checked = checked + 1
+  end
+  for hname, h in pairs(packet.HEADERS) do
+    local lists = h.choice and { h.choice.echo } or { h.fields }
+    for _, list in ipairs(lists) do
+      for _, fd in ipairs(list) do
+        if fd.special == "ipv4_priority" then
+          for _, sub in pairs(packet.PRIORITY) do
+            for _, sf in ipairs(sub) do check_field(hname, h.parts, sf, {}) end
+          end
+        elseif not fd.special then
+          check_field(hname, h.parts, fd, { teid_flag = 1 })
+          check_field(hname, h.parts, fd, { teid_flag = 0 })
+        end
+      end
+    end
+  end
+  assert(checked > 120, checked)
+end
+
 function T.fields_and_sizes_together()
   local c = compile({ hdr("ethernet"), hdr("ipv4", { src = { choice = "increment", increment = { start = "10.0.0.1", count = 5 } } }),
     hdr("udp", { src_port = v(1), dst_port = { choice = "values", values = { 7, 8 } } }) },

@@ -986,6 +986,7 @@ end
 
 -- For tests and the docs: the headers this module builds and refuses.
 M.HEADERS = H
+M.PRIORITY = PRIORITY
 M.REFUSED = REFUSED
 M.get_bits = get_bits
 
