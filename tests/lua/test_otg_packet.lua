@@ -524,6 +524,33 @@ function T.decode_new_headers()
   end
 end
 
+-- The new surge.proto layers on their own (what a Lua script writes)
+function T.new_proto_layers()
+  local L = surge.proto.layer
+  local t = surge.proto.stack{ L.eth{}, L.ip4{}, L.udp{ sport = 2152 }, L.gtpv1{ teid = 7, seq = 3 }, L.ip4{}, L.udp{},
+                               size = 100 }
+  -- udp dport from the gtpv1 layer (2152); surge sizes have no FCS: udp 100 - 34, gtp 100 - 42 - 8
+  expect_bytes(t.bytes:sub(35, 58), "0868 0868 0042 xxxx 32 ff 0032 00000007 0003 00 00", "L.gtpv1", true)
+  t = surge.proto.stack{ L.eth{}, L.ip4{}, L.udp{}, L.gtpv2{ type = 32, teid = 5, seq = 9 }, size = 64 }
+  expect_bytes(t.bytes:sub(37, 54), "084b xxxx xxxx 48 20 0012 00000005 000009 00", "L.gtpv2", true)
+  t = surge.proto.stack{ L.eth{}, L.ppp{}, L.ip6{ proto = 59 }, size = 64 }
+  expect_bytes(t.bytes:sub(13, 19), "880b ff 03 0057 60", "L.ppp", true)
+  t = surge.proto.stack{ L.eth{ dst = surge.proto.pause.DST }, L.pause{ time = 5 } }
+  expect_bytes(t.bytes, "0180c2000001 020000000001 8808 0001 0005", "L.pause")
+  t = surge.proto.stack{ L.eth{ dst = surge.proto.pause.DST }, L.pfc{ enable = 8, times = { [3] = 100 } } }
+  expect_bytes(t.bytes, "0180c2000001 020000000001 8808 0101 0008 0000 0000 0000 0064 0000 0000 0000 0000", "L.pfc")
+  t = surge.proto.stack{ L.eth{ type = 0x88b5 }, L.raw{ hex = "01:02 03" } }
+  expect_bytes(t.bytes:sub(13), "88b5 010203", "L.raw")
+  for _, bad in ipairs({ function() local l = L.gtpv1{ teid = -1 } return l end, function() local l = L.gtpv2{ seq = 2 ^ 24 } return l end,
+                         function() local l = L.pfc{ times = { [8] = 1 } } return l end, function() local l = L.raw{ hex = "123" } return l end,
+                         function() local l = L.ppp{ colour = 1 } return l end, function() local l = L.pause{ time = 65536 } return l end }) do
+    local ok, e = pcall(bad)
+    assert(not ok and tostring(e):find("test_otg_packet.lua:%d+: surge.proto.%a+"), tostring(e))
+  end
+  local ok, e = pcall(surge.proto.stack, { L.eth{}, L.ppp{}, L.arp{} })
+  assert(not ok and tostring(e):find("not IPv4, IPv6 or MPLS"), tostring(e))
+end
+
 -------------------------------------------------------------------------------
 -- Untrusted input: the compiler takes decoded JSON from the network, the
 -- decoders bytes from the wire. Mutations must give a table error naming a
