@@ -551,6 +551,68 @@ function T.new_proto_layers()
   assert(not ok and tostring(e):find("not IPv4, IPv6 or MPLS"), tostring(e))
 end
 
+-- Flows as snappi 1.3.0 (../shared/peers/otg) serializes them (cfg.serialize(),
+-- tx_rx dropped), from: f1 eth().vlan().ipv4().udp() with dst.increment,
+-- vlan.id.values, ipv4.dst.decrement and a metric tag, udp.dst_port.increment,
+-- size.increment 64..128 step 32; f2 eth().ipv6().tcp() with ipv6 dst
+-- increment, tcp_imix (edited from imix, whose 64 bytes cannot hold the headers: refused); f3 eth().ipv4().udp().gtpv1().ipv4() with a bad header
+-- checksum; f4 pfcpause(); f5 eth().custom(); f6 eth().ipv4().icmp() with a
+-- random size.
+local SNAPPI = [[
+[{"name":"f1","packet":[{"choice":"ethernet","ethernet":{"dst":{"choice":"increment","increment":{"count":3,"start":"02:00:00:00:00:02",
+"step":"00:00:00:00:00:01"}},"src":{"choice":"value","value":"02:00:00:00:00:01"}}},{"choice":"vlan","vlan":{"id":{"choice":"values",
+"values":[10,20]}}},{"choice":"ipv4","ipv4":{"dst":{"choice":"decrement","decrement":{"count":4,"start":"10.0.0.9","step":"0.0.0.1"},
+"metric_tags":[{"length":8,"name":"dst","offset":24}]},"priority":{"choice":"dscp","dscp":{"phb":{"choice":"value","value":46}}},
+"src":{"choice":"value","value":"10.0.0.1"},"time_to_live":{"choice":"value","value":3}}},{"choice":"udp","udp":{"dst_port":{"choice":"increment",
+"increment":{"count":10,"start":5000,"step":1}},"src_port":{"choice":"value","value":1234}}}],"size":{"choice":"increment",
+"increment":{"end":128,"start":64,"step":32}}},{"name":"f2","packet":[{"choice":"ethernet","ethernet":{}},{"choice":"ipv6",
+"ipv6":{"dst":{"choice":"increment","increment":{"count":100,"start":"2001:db8::1","step":"::1"}}}},{"choice":"tcp","tcp":{"ctl_syn":{"choice":"value",
+"value":1},"src_port":{"choice":"values","values":[1,2,3]}}}],"size":{"choice":"weight_pairs","weight_pairs":{"choice":"predefined",
+"predefined":"tcp_imix"}}},{"name":"f3","packet":[{"choice":"ethernet","ethernet":{}},{"choice":"ipv4","ipv4":{"header_checksum":{"choice":"generated",
+"generated":"bad"}}},{"choice":"udp","udp":{"dst_port":{"choice":"value","value":2152}}},{"choice":"gtpv1","gtpv1":{"teid":{"choice":"increment",
+"increment":{"count":5,"start":1,"step":1}}}},{"choice":"ipv4","ipv4":{}}],"size":{"choice":"fixed","fixed":200}},{"name":"f4",
+"packet":[{"choice":"pfcpause","pfcpause":{"class_enable_vector":{"choice":"value","value":8},"pause_class_3":{"choice":"value",
+"value":100}}}]},{"name":"f5","packet":[{"choice":"ethernet","ethernet":{"ether_type":{"choice":"value","value":34997}}},
+{"choice":"custom","custom":{"bytes":"aa bb cc"}}]},{"name":"f6","packet":[{"choice":"ethernet","ethernet":{}},{"choice":"ipv4",
+"ipv4":{}},{"choice":"icmp","icmp":{"choice":"echo","echo":{"sequence_number":{"choice":"increment","increment":{"count":9,
+"start":1,"step":1}}}}}],"size":{"choice":"random","random":{"max":200,"min":100}}}]
+]]
+
+function T.flows_as_snappi_sends_them()
+  local json = require "surge.results.json"
+  local flows = json.decode((SNAPPI:gsub("\n", "")))
+  local c = {}
+  for i, f in ipairs(flows) do
+    local ok, r = pcall(packet.compile, f, ("flows[%d]"):format(i - 1))
+    if not ok then error(type(r) == "table" and (r.path .. ": " .. r.message) or r, 0) end
+    c[i] = r
+  end
+  -- f1: dst MAC +1 (3), vlan 10/20, dst IP -1 from .9 (4), dport 5000.. (10); sizes 60, 92, 124
+  local fr = c[1].flow:frames(5)
+  for i, s in ipairs(fr) do
+    local k = i - 1
+    assert(s:byte(6) == 2 + k % 3 and be16(s, 14) % 4096 == ({ 10, 20 })[k % 2 + 1], "f1 eth/vlan " .. k)
+    assert(s:byte(18 + 20) == 9 - k % 4 and be16(s, 38 + 2) == 5000 + k, "f1 ip/udp " .. k)
+    assert(s:byte(18 + 2) == 46 * 4 and s:byte(18 + 9) == 3, "f1 dscp, ttl")
+  end
+  assert(c[1].size.n == 3 and c[1].size._t[0] == 60 and c[1].size._t[2] == 124, "f1 sizes")
+  assert(c[1].tags[1].name == "dst" and c[1].tags[1].offset == (18 + 16) * 8 + 24 and c[1].tags[1].length == 8)
+  -- f2: IPv6 dst low bits +1, source ports 1/2/3, SYN; imix
+  fr = c[2].flow:frames(4)
+  for i, s in ipairs(fr) do
+    assert(s:byte(54) == i and be16(s, 54) == ({ 1, 2, 3, 1 })[i] and s:byte(54 + 14) == 0x02, "f2 " .. i)
+    l4_ok(s, 54, pseudo6(s, 14, 6, #s - 54), "TCP (the template at the largest size)")
+  end
+  -- f3: the outer IPv4 checksum bad, the inner good; TEID 1..5
+  local s = c[3].flow:frames(2)[2]
+  assert(osum(s, 15, 34) ~= 0xffff and be16(s, 42 + 4 + 2) == 2, "f3")
+  ip4_ok(s, 50)
+  -- f4, f5, f6
+  expect_bytes(c[4].template.bytes, "0180c2000001 000000000000 8808 0101 0008 0000 0000 0000 0064", "f4", true)
+  expect_bytes(c[5].template.bytes, "000000000000 000000000000 88b5 aabbcc", "f5")
+  assert(c[6].size.largest == 196 and c[6].flow:count() == 9, "f6")
+end
+
 -------------------------------------------------------------------------------
 -- Untrusted input: the compiler takes decoded JSON from the network, the
 -- decoders bytes from the wire. Mutations must give a table error naming a
