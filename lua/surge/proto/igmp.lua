@@ -30,13 +30,6 @@ local M = { V2_REPORT = 0x16, V2_LEAVE = 0x17, V3_REPORT = 0x22, MLD2_REPORT = 1
             ALL_ROUTERS = "224.0.0.2", V3_ROUTERS = "224.0.0.22", MLD2_ROUTERS = "ff02::16",
             ROUTER_ALERT = "\148\4\0\0" }
 
--- An IGMP message as a flow varies it (OTG's igmpv1: version and type
--- nibbles, unused, group); the checksum covers the message alone.
-M.fields = { version = { off = 0, bytes = 2, mask = 0xf000 }, type = { off = 0, bytes = 2, mask = 0x0f00 },
-             unused = { off = 1, bytes = 1 }, group = { off = 4, bytes = 4 } }
-M.checksum = 2
-M.pseudo_header = false
-
 local function fail(fn, msg) require("surge.check").raise(("surge.proto.igmp.%s: %s"):format(fn, msg)) end
 
 -- Whether a is a multicast address: IPv4 text or number in 224/4, IPv6 text
@@ -175,6 +168,13 @@ function M.link_local(mac)
   return ("fe80::%x:%x:%x:%x"):format(bit.bxor(x[1], 2) * 256 + x[2], x[3] * 256 + 0xff, 0xfe00 + x[4],
     x[5] * 256 + x[6])
 end
+
+-- An IGMP message as a flow varies it (OTG's igmpv1: version and type
+-- nibbles, unused, group); the checksum covers the message alone.
+M.fields = { version = { off = 0, bytes = 2, mask = 0xf000 }, type = { off = 0, bytes = 2, mask = 0x0f00 },
+             unused = { off = 1, bytes = 1 }, group = { off = 4, bytes = 4 } }
+M.checksum = 2
+M.pseudo_header = false
 
 function M.decode(p, len, ctx)
   if len < 8 then return "igmp (truncated)", nil, len end
