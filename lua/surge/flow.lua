@@ -4,7 +4,7 @@
 --   local f = flow{ template = t,                       -- from surge.proto
 --                   fields = { ["ip4.src"] = { range = { "10.0.0.0", "10.0.255.255" } },
 --                              ["udp.sport"] = { range = { 1000, 1015 } } },   -- 1M flows
---                   combine = "product" }               -- or "zip"
+--                   combine = "product" }               -- or "zip", "cycle"
 --   f:apply(burst)     -- writes the next flows into burst.data[0..n-1]
 --   f:next(p)          -- one packet at p (uint8_t *)
 --   f:count()          -- packets before the sequence repeats (math.huge with random fields)
@@ -213,6 +213,13 @@ local function byte_masks(f)
   return out
 end
 
+-- The least common multiple, capped at 2^52 (a period longer than any run).
+local function lcm(a, b)
+  local x, y = a, b
+  while y ~= 0 do x, y = y, x % y end
+  return math.min(a / x * b, 2 ^ 52)
+end
+
 local function build(def)
   if type(def) ~= "table" then fail("give a table: surge.flow{ template = T, fields = { ... } }") end
   for k in pairs(def) do
@@ -223,8 +230,8 @@ local function build(def)
   local ok, plan = pcall(generator.plan, t)
   if not ok then error(plan, 0) end
   local combine = def.combine or "product"
-  if combine ~= "product" and combine ~= "zip" then
-    fail("combine = '%s': product or zip", tostring(combine))
+  if combine ~= "product" and combine ~= "zip" and combine ~= "cycle" then
+    fail("combine = '%s': product, zip or cycle", tostring(combine))
   end
   if type(def.fields) ~= "table" then fail("fields = { [\"ip4.src\"] = SPEC, ... } missing") end
   -- a list { {name, spec}, ... } keeps its order; a map goes in frame order
@@ -279,8 +286,16 @@ local function build(def)
   for _, f in ipairs(fields) do
     if f.spec.count < math.huge then
       if combine == "product" then period = period * f.spec.count
+      elseif combine == "cycle" then period = lcm(period, f.spec.count)
       elseif f.spec.count > period then period = f.spec.count end
     end
+  end
+  if combine == "cycle" then
+    -- every field on its own cycle (OTG's patterns): the zip loop with the
+    -- least common multiple as its period, so each field wraps at its own
+    -- count and all meet again at the period
+    if count < math.huge then count = period end
+    combine = "zip"
   end
   local fns, text = generator.compile(fields, plan, combine, period)
   local self = setmetatable({ template = t, fields = fields, combine = combine, _count = count,

@@ -173,6 +173,23 @@ function T.zip_longest_count_shorter_wrap()
   all_equal(h, 20)
 end
 
+-- cycle: each field on its own cycle, all together again at the least
+-- common multiple of the counts (OTG's patterns, lua/surge/otg/flows.lua)
+function T.cycle_each_field_its_own_count()
+  local t = udp_t()
+  local f = flow{ template = t, combine = "cycle",
+                  fields = { ["ip4.src"] = { range = { "10.1.0.1", "10.1.0.5" } },
+                             ["udp.sport"] = { list = { 7, 8, 9 } } } }
+  assert(f:count() == 15, f:count())
+  local h, d = histogram(f, t, 15 * 4, function(p, k)
+    assert(u32(p, 26) == 0x0a010001 + k % 5, "src of packet " .. k)
+    assert(u16(p, 34) == 7 + k % 3, "sport of packet " .. k)
+    return u32(p, 26) * 65536 + u16(p, 34)
+  end)
+  assert(d == 15)
+  all_equal(h, 4)
+end
+
 function T.random_reproducible_within_bounds()
   local t = udp_t()
   local function seq(seed, n)
@@ -453,7 +470,7 @@ function T.errors_name_the_field_and_line()
     return def
   end
   fails(d{ ["ip6.src"] = 1 }, "'ip6.src': the template has no ip6 layer (it has eth, ip4, udp)")
-  fails(d{ ["udp.colour"] = 1 }, "'udp.colour': udp has no field 'colour' (dport, sport)")
+  fails(d{ ["udp.colour"] = 1 }, "'udp.colour': udp has no field 'colour' (dport, len, sport)")
   fails(d{ ["udp"] = 1 }, "a field is LAYER.FIELD")
   fails(d{ ["udp.sport"] = { range = { 1 } } }, "udp.sport: range needs { from, to }")
   fails(d{ ["udp.sport"] = { range = 5 } }, "udp.sport: range needs { from, to }")
@@ -475,7 +492,7 @@ end
 
 function T.errors_definition()
   local t = udp_t()
-  fails({ template = t, fields = { ["udp.sport"] = 1 }, combine = "cross" }, "combine = 'cross': product or zip")
+  fails({ template = t, fields = { ["udp.sport"] = 1 }, combine = "cross" }, "combine = 'cross': product, zip or cycle")
   fails({ template = t }, "fields = { [\"ip4.src\"] = SPEC, ... } missing")
   fails({ template = t, fields = {} }, "fields is empty")
   fails({ fields = { ["udp.sport"] = 1 } }, "template = T missing")

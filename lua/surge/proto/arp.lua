@@ -17,7 +17,9 @@ local check = require "surge.check"
 local M = { size = 28, REQUEST = 1, REPLY = 2 }
 
 M.fields = { op = { off = 6, bytes = 2 }, sha = { off = 8, bytes = 6 }, spa = { off = 14, bytes = 4 },
-             tha = { off = 18, bytes = 6 }, tpa = { off = 24, bytes = 4 } }
+             tha = { off = 18, bytes = 6 }, tpa = { off = 24, bytes = 4 },
+             htype = { off = 0, bytes = 2 }, ptype = { off = 2, bytes = 2 }, hlen = { off = 4, bytes = 1 },
+             plen = { off = 5, bytes = 1 } }
 
 local ops = { request = 1, reply = 2 }
 local op_names = { [1] = "request", [2] = "reply", [3] = "rarp-request", [4] = "rarp-reply" }

@@ -7,10 +7,11 @@ local check = require "surge.check"
 local M = {}
 
 local by_ethertype = { [0x0800] = "ip4", [0x86dd] = "ip6", [0x0806] = "arp", [0x8100] = "vlan",
-                       [0x88a8] = "qinq", [0x8847] = "mpls", [0x6558] = "eth" }
+                       [0x88a8] = "qinq", [0x8847] = "mpls", [0x6558] = "eth",
+                       [0x8808] = "pause", [0x880b] = "ppp" }
 local by_ipproto = { [1] = "icmp", [2] = "igmp", [6] = "tcp", [17] = "udp", [58] = "icmp6", [47] = "gre",
                      [4] = "ip4", [41] = "ip6" }
-local by_udpport = { [4789] = "vxlan" }
+local by_udpport = { [4789] = "vxlan", [2152] = "gtpv1", [2123] = "gtpv2" }
 
 local function next_kind(info)
   if not info then return nil end

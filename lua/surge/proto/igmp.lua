@@ -170,6 +170,13 @@ function M.link_local(mac)
     x[5] * 256 + x[6])
 end
 
+-- An IGMP message as a flow varies it (OTG's igmpv1: version and type
+-- nibbles, unused, group); the checksum covers the message alone.
+M.fields = { version = { off = 0, bytes = 2, mask = 0xf000 }, type = { off = 0, bytes = 2, mask = 0x0f00 },
+             unused = { off = 1, bytes = 1 }, group = { off = 4, bytes = 4 } }
+M.checksum = 2
+M.pseudo_header = false
+
 function M.decode(p, len, ctx)
   if len < 8 then return "igmp (truncated)", nil, len end
   if ctx and ctx.ip and ctx.ip.payload and ctx.ip.payload >= 8 and ctx.ip.payload <= len then
@@ -177,7 +184,7 @@ function M.decode(p, len, ctx)
   end
   local t = p[0]
   local ok = cs.sum(p, len) == 0xffff and "ok" or "BAD"
-  local names = { [0x11] = "query", [0x16] = "v2-report", [0x17] = "leave", [0x22] = "v3-report" }
+  local names = { [0x11] = "query", [0x12] = "v1-report", [0x16] = "v2-report", [0x17] = "leave", [0x22] = "v3-report" }
   local text = ("igmp %s csum %s"):format(names[t] or ("type " .. t), ok)
   if t ~= 0x22 then text = text .. " group " .. ip4.addr_text(stack.get32(p + 4))
   else text = text .. (" records %d"):format(stack.get16(p + 6)) end

@@ -17,7 +17,8 @@ local M = {
 }
 
 local modules = { eth = 1, vlan = 1, qinq = 1, arp = 1, ip4 = 1, ip6 = 1, udp = 1, tcp = 1, icmp = 1,
-                  icmp6 = 1, vxlan = 1, gre = 1, mpls = 1, igmp = 1 }
+                  icmp6 = 1, vxlan = 1, gre = 1, mpls = 1, igmp = 1, gtpv1 = 1, gtpv2 = 1,
+                  ppp = 1, pause = 1, pfc = 1, raw = 1 }
 
 M.layer = setmetatable({}, { __index = function(t, name)
   if not modules[name] then error(("surge.proto.layer: no protocol '%s'"):format(tostring(name)), 2) end

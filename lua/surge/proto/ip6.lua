@@ -18,7 +18,8 @@ local M = { size = 40, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_ICMP6 = 58 }
 -- checksum's pseudo header), hop limit, flow label, traffic class.
 M.fields = { src = { off = 20, bytes = 4, pseudo = true }, dst = { off = 36, bytes = 4, pseudo = true },
              hlim = { off = 7, bytes = 1 }, flow = { off = 0, bytes = 4, mask = 0x000fffff },
-             tclass = { off = 0, bytes = 2, mask = 0x0ff0 } }
+             tclass = { off = 0, bytes = 2, mask = 0x0ff0 }, version = { off = 0, bytes = 2, mask = 0xf000 },
+             plen = { off = 4, bytes = 2 }, next = { off = 6, bytes = 1 } }
 
 -- Groups of one side of "::" ("" is none); nil when a group is not 1..4 hex digits.
 local function groups(side, out)

@@ -13,7 +13,7 @@ local flat = require "surge.proto.flat"
 
 local M = { size = 8 }
 
-M.fields = { sport = { off = 0, bytes = 2 }, dport = { off = 2, bytes = 2 } }
+M.fields = { sport = { off = 0, bytes = 2 }, dport = { off = 2, bytes = 2 }, len = { off = 4, bytes = 2 } }
 M.checksum = 6            -- offset of the checksum covering header, payload and pseudo header
 M.checksum_zero_none = true
 
