@@ -11,7 +11,7 @@ globals = { os = { fields = { "exit" } } }
 -- A script's functions are found by name (master, configure, show and its
 -- tasks), so a script defines globals at its top level on purpose and need
 -- not read them.
-for _, dir in ipairs { "examples", "bench", "scripts", "tests/e2e", "tests/lua" } do
+for _, dir in ipairs { "examples", "bench", "scripts", "tests/e2e", "tests/lua", "tests/python" } do
   files[dir] = { allow_defined_top = true, ignore = { "131", "212" } }
 end
 -- the misuse tests' scripts make a handle and drop it on purpose

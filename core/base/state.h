@@ -27,6 +27,7 @@
 #define SURGE_ERR_MAX 512
 
 struct lua_State;
+struct lua_Debug;
 struct rte_mempool;
 struct rte_mbuf;
 struct latency;
@@ -40,13 +41,22 @@ struct metrics_server;
 
 enum task_state { TASK_IDLE, TASK_RUNNING, TASK_DONE, TASK_FAILED };
 
-/* What one Lua VM may allocate (vm.c): the allocator refuses past limit, so
- * LuaJIT raises "not enough memory" inside the VM, also in compiled code. */
+/* What one Lua VM may allocate (vm.c): past limit the VM gets "not enough
+ * memory" at its next bytecode, also in compiled code. */
 struct vm_mem {
 	size_t used;
 	size_t limit;
 	size_t granted;               /* drawn from the VMs' shared budget (vm_budget.c) */
-	int over;                     /* refused once, VM_OVER_*: the reserve is granted */
+	int over;                     /* a budget ran out, VM_OVER_* (sticky, for the hint) */
+	/* past a budget (vm.c): the error waits for the VM's next bytecode */
+	int pending;                  /* the error's hook is set, not run yet */
+	size_t ceiling;               /* 0, or where the reserve ends: refused past it */
+	size_t ran_out_at;            /* what was used when the budget ran out */
+	size_t rearm_at;              /* past this, in the reserve: the error again */
+	int stepmul;                  /* the GC's, while pending */
+	struct lua_State *L;          /* the VM's main thread, for its hook */
+	void (*saved_hook)(struct lua_State *, struct lua_Debug *);
+	int saved_mask, saved_count;  /* the hook the error's hook replaced */
 };
 enum { VM_OVER_OWN = 1, VM_OVER_SHARED = 2 };
 

@@ -137,6 +137,7 @@ surge_counter_get(int id, struct surge_counter_info *out)
 {
 	struct runtime *r = rt();
 	long double sum = 0;
+	uint64_t cell;
 
 	if (id < 0 || id >= surge_counter_count())
 		return rt_error(-EINVAL, "no counter %d", id);
@@ -149,7 +150,14 @@ surge_counter_get(int id, struct surge_counter_info *out)
 		if (!(__atomic_load_n(&s->used, __ATOMIC_RELAXED) & (1ULL << id)))
 			continue;
 		out->lcores++;
-		out->total += __atomic_load_n(&s->count[id], __ATOMIC_RELAXED);
+		/* a sum past 2^64 (or a cell counter:add saturated) stays at
+		 * UINT64_MAX, flagged, instead of wrapping to a small number */
+		cell = __atomic_load_n(&s->count[id], __ATOMIC_RELAXED);
+		if (cell == UINT64_MAX || __builtin_add_overflow(out->total, cell, &out->total)) {
+			out->total = UINT64_MAX;
+			if (out->kind == SURGE_COUNTER)
+				out->flags |= SURGE_COUNTER_SATURATED;
+		}
 		sum += s->gauge[id];
 	}
 	/* Each cell is a finite double (gauge:set refuses NaN and infinities),

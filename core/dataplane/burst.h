@@ -18,20 +18,6 @@
 
 #include "dataplane.h"
 
-/* burst_check() with the runtime at hand */
-static inline int
-burst_ok(struct runtime *r, const struct surge_burst *b)
-{
-	if (unlikely(b == NULL))
-		return rt_error(-EINVAL, "no burst (NULL)");
-	if (unlikely(b->cap == 0 || b->cap > SURGE_BURST_MAX || b->n > b->cap))
-		return rt_error(-EINVAL, "corrupt burst: n %u, capacity %u (at most %d)", b->n, b->cap,
-				SURGE_BURST_MAX);
-	if (unlikely(b->pool != -1 && pool_at(r, b->pool) == NULL))
-		return rt_error(-EINVAL, "corrupt burst: no pool %d", b->pool);
-	return 0;
-}
-
 /* An mbuf is plain when it is as a receive or a template allocation
  * leaves it: refcnt 1, one segment, direct (rte_mbuf_core.h: next is NULL
  * in a packet of one segment). A burst of plain mbufs of one pool needs no

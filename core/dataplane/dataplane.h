@@ -35,6 +35,23 @@ pool_at(struct runtime *r, int id)
 	return &r->pool[id];
 }
 
+/* burst_check() with the runtime at hand: a burst's validity, inline where
+ * every file that takes a burst (burst.c, send.c, recv.c, probe.c) reads
+ * it, beside pool_at (in burst.h, probe.c's one use of it made probe.c and
+ * burst.c call each other: burst.c unmarks probes) */
+static inline int
+burst_ok(struct runtime *r, const struct surge_burst *b)
+{
+	if (unlikely(b == NULL))
+		return rt_error(-EINVAL, "no burst (NULL)");
+	if (unlikely(b->cap == 0 || b->cap > SURGE_BURST_MAX || b->n > b->cap))
+		return rt_error(-EINVAL, "corrupt burst: n %u, capacity %u (at most %d)", b->n, b->cap,
+				SURGE_BURST_MAX);
+	if (unlikely(b->pool != -1 && pool_at(r, b->pool) == NULL))
+		return rt_error(-EINVAL, "corrupt burst: no pool %d", b->pool);
+	return 0;
+}
+
 /* burst.c: every entry point taking a burst from Lua calls this first, so
  * no count or pool id in it is trusted: 0, or -EINVAL with the reason */
 int burst_check(const struct surge_burst *b);
@@ -93,9 +110,6 @@ void latency_free_all(void);
  * in count or sum. 0, or -EINVAL when there is no such receiver. */
 struct hist;
 int latency_hist_copy(int id, struct hist *out);
-
-/* conn_poll.c: the TCP engines, freed at the end of the run */
-void conn_free_all(void);
 
 /* idle.c */
 void idle_task_begin(void);

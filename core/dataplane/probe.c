@@ -18,7 +18,7 @@
 #include <rte_mbuf_dyn.h>
 #include <netinet/in.h>
 
-#include "burst.h"
+#include "dataplane.h"
 #include "probe.h"
 
 /* Per mbuf: where its probe is and which L4 checksum covers it, so every

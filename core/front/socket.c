@@ -55,7 +55,9 @@ control_check(const char *path, char *err, size_t errlen)
 	int fd, rc;
 
 	if (unix_addr(path, &a) != 0) {
-		snprintf(err, errlen, "--control %s: path longer than %zu bytes", path, sizeof(a.sun_path) - 1);
+		/* the reason first: the path may be longer than err, which cuts it */
+		snprintf(err, errlen, "--control: path longer than %zu bytes (%zu): %s", sizeof(a.sun_path) - 1,
+			 strlen(path), path);
 		return -ENAMETOOLONG;
 	}
 	if (lstat(path, &st) == 0) {

@@ -415,7 +415,8 @@ enum surge_counter_kind {
 
 /* surge_counter_info.flags */
 enum surge_counter_flag {
-	SURGE_COUNTER_SATURATED = 1    /* a gauge's sum beyond a double: value is +-DBL_MAX */
+	SURGE_COUNTER_SATURATED = 1    /* a gauge's sum beyond a double: value is +-DBL_MAX;
+					* a counter's past 2^64: total is UINT64_MAX */
 };
 
 enum {
@@ -649,6 +650,11 @@ struct surge_conn_stats {
 	uint64_t bytes_rcvd;         /* payload bytes taken in order */
 	uint64_t tx_full;            /* segments the port's full TX ring did not take: dropped, not
 				      * waited for (the RTO sends them again) */
+	uint64_t aborted;            /* reset or dropped by surge_conn_abort (the run's end) before
+				      * being counted otherwise */
+	uint64_t closed_other;       /* ended counted nowhere else: a server's closed with no answer
+				      * given and nothing failed. attempted = completed + failed_* +
+				      * aborted + closed_other + those open and not yet counted */
 };
 
 /* Makes an engine on the calling lcore (the one that polls it). Returns its id. */
@@ -663,7 +669,8 @@ int surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 int surge_conn_stats(int id, struct surge_conn_stats *out);
 /* 1 when a client opened all its connections and none is left but in TIME_WAIT, else 0 */
 int surge_conn_done(int id);
-/* Resets every open connection (an RST each, counted) and empties the table. */
+/* Resets every open connection (an RST each, counted in rst_sent; each not
+ * counted yet counted in aborted) and empties the table. */
 int surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx);
 double surge_conn_percentile(int id, int which, double q);
 int surge_conn_buckets(int id, int which, struct surge_hist_bucket *out, uint32_t max);

@@ -5,7 +5,15 @@
  *
  * HTTP is libmicrohttpd's: it parses requests, answers malformed ones (400)
  * and runs one thread of its own that polls every connection, so a slow or
- * idle client holds no other back (connection limit and timeout below). We
+ * idle client makes no other wait for it. Slots are what clients could
+ * hold: a client that trickles a header line now and then is never idle, so
+ * libmicrohttpd's inactivity timeout never ends it, and 64 of them took
+ * every slot for good (issue 31). So when every slot is taken, the
+ * connection that has waited longest since it opened or its last answer is
+ * shut down, once it has had CONN_GRACE_NS (struct conn, make_room below):
+ * a slot is free again within the grace, in order of arrival (the kernel's
+ * queue), and a scraper, whose request comes with its connection, has the
+ * grace to send it however fast others reconnect. We
  * bind the listening socket ourselves, before EAL starts, so a bad address
  * or a port in use is a command-line error (exit 2) that names --metrics,
  * and a port 0 can be told back; libmicrohttpd then takes that socket.
@@ -27,12 +35,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -43,12 +53,35 @@
 #include "hist.h"
 #include "report.h"
 
-#define CONN_LIMIT 64          /* open connections at once; more wait in the backlog */
+#define CONN_LIMIT 64          /* open connections at once; the last slot frees one */
 #define CONN_TIMEOUT_S 10      /* an idle or stalled client is dropped after this */
+#define ACCEPT_QUEUE 1024      /* the kernel's queue of connections not yet taken:
+				* while it has room a scraper's SYN is never dropped
+				* (a drop is a 1 s, then 3 s, retry) */
+#define CONN_GRACE_NS 250000000ULL   /* a connection is not shut down to make room
+				      * before this, from its start or last answer */
+#define LABEL_MAX 256          /* a label value's bytes, escapes included */
+
+/* An open connection, oldest first in the server's list: ordered by when it
+ * opened or its last answer was sent (since). Under the server's lock:
+ * libmicrohttpd's callbacks and the reaper thread take it. */
+struct conn {
+	struct conn *prev, *next;
+	MHD_socket fd;
+	uint64_t since;            /* CLOCK_MONOTONIC ns */
+	uint8_t busy;              /* a request of it is being answered */
+	uint8_t closing;           /* shut down: libmicrohttpd closes it next */
+};
 
 struct metrics_server {
 	struct MHD_Daemon *d;
 	volatile int open;         /* EAL is up: the run's state may be read */
+	pthread_mutex_t lock;      /* the connections, live, stopping */
+	pthread_cond_t wake;       /* the reaper: a full table, or the stop */
+	pthread_t reaper;
+	int stopping;
+	struct conn *head, *tail;
+	unsigned live;             /* connections not closing */
 };
 
 /* Latency buckets: 8 per power of two from 64 ns to 2^34 ns (17 s), each
@@ -107,23 +140,84 @@ outf(struct out *o, const char *fmt, ...)
 	}
 }
 
-/* A label value (or help text) with \ " and newline escaped, read to a NUL
- * or max bytes (a task name may be rewritten while it is read). */
-static void
-esc(char *buf, size_t len, const char *in, size_t max)
+/* One character of s (n bytes left, n >= 1) copied into ch: its length if it
+ * is well-formed UTF-8 (RFC 3629: shortest form, no surrogate, at most
+ * U+10FFFF), else minus the bytes of its longest well-formed start (at
+ * least 1), which one U+FFFD replaces. Each byte is read once: a task's
+ * name may be rewritten while it is read. */
+static int
+utf8_char(const unsigned char *s, size_t n, unsigned char ch[4])
 {
-	size_t k = 0;
+	unsigned char c = ch[0] = s[0], lo = 0x80, hi = 0xbf;
+	int len;
 
-	for (size_t i = 0; i < max && in[i] != '\0' && k + 3 < len; i++) {
-		char c = in[i];
-
-		if (c == '\\' || c == '"' || c == '\n') {
-			buf[k++] = '\\';
-			c = c == '\n' ? 'n' : c;
-		}
-		buf[k++] = c;
+	if (c < 0x80)
+		return 1;
+	if (c < 0xc2 || c > 0xf4)      /* a continuation, an overlong lead, beyond U+10FFFF */
+		return -1;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (c == 0xe0)
+		lo = 0xa0;             /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f;             /* UTF-16 surrogates */
+	else if (c == 0xf0)
+		lo = 0x90;             /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f;             /* beyond U+10FFFF */
+	for (int k = 1; k < len; k++) {
+		if ((size_t)k >= n)
+			return -k;
+		ch[k] = s[k];
+		if (ch[k] < (k == 1 ? lo : 0x80) || ch[k] > (k == 1 ? hi : 0xbf))
+			return -k;
 	}
-	buf[k] = '\0';
+	return len;
+}
+
+size_t
+report_text(char *out, size_t cap, const char *in, size_t max, enum text_mode mode)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t k = 0, i = 0;
+
+	if (cap == 0)
+		return 0;
+	while (i < max && s[i] != '\0') {
+		unsigned char ch[4];
+		const char *w = (const char *)ch;
+		int n = utf8_char(s + i, max - i, ch);
+		size_t wn = n > 0 ? (size_t)n : 3;
+
+		if (mode == TEXT_ASCII) {
+			if (n != 1 || ch[0] < 0x20 || ch[0] == 0x7f)
+				w = "?";
+			wn = 1;
+		} else if (n < 0) {
+			w = "\xef\xbf\xbd";   /* U+FFFD for what is not UTF-8 */
+		} else if (ch[0] == '\\' || ch[0] == '\n' || (mode == TEXT_LABEL && ch[0] == '"')) {
+			w = ch[0] == '\\' ? "\\\\" : ch[0] == '\n' ? "\\n" : "\\\"";
+			wn = 2;
+		}
+		if (k + wn >= cap)
+			break;                 /* cut before a character, never inside */
+		memcpy(out + k, w, wn);
+		k += wn;
+		i += n > 0 ? (size_t)n : (size_t)-n;
+	}
+	out[k] = '\0';
+	return k;
+}
+
+/* Appends NAME="VALUE" to labels (len bytes), a comma first unless it is
+ * the first: the one way a label is written. */
+static void
+label(char *labels, size_t len, const char *name, const char *value, size_t max)
+{
+	char v[LABEL_MAX + 1];
+	size_t n = strlen(labels);
+
+	report_text(v, sizeof(v), value, max, TEXT_LABEL);
+	snprintf(labels + n, len - n, "%s%s=\"%s\"", n > 0 ? "," : "", name, v);
 }
 
 /* Writes the family's header before its first sample. The text format
@@ -175,16 +269,18 @@ run_info(struct out *o)
 {
 	struct runtime *r = rt();
 	const struct surge_opts *opt = &r->opts;
-	char script[512], prefix[160], labels[1024];
+	char labels[8 * (LABEL_MAX + 16)] = "", pid[16];
 	uint64_t end = r->end_tsc ? r->end_tsc : rte_rdtsc();
 
-	esc(script, sizeof(script), opt->script != NULL ? opt->script : "", 256);
-	esc(prefix, sizeof(prefix), r->file_prefix, sizeof(r->file_prefix));
-	snprintf(labels, sizeof(labels),
-		 "version=\"%s\",commit=\"%s\",dpdk_version=\"%s\",command=\"%s\",script=\"%s\","
-		 "file_prefix=\"%s\",pid=\"%d\"",
-		 surge_version(), surge_git_commit(), surge_dpdk_version(), opt->cmd == CMD_REPL ? "repl" : "run",
-		 script, prefix, (int)getpid());
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	label(labels, sizeof(labels), "version", surge_version(), SIZE_MAX);
+	label(labels, sizeof(labels), "commit", surge_git_commit(), SIZE_MAX);
+	label(labels, sizeof(labels), "dpdk_version", surge_dpdk_version(), SIZE_MAX);
+	label(labels, sizeof(labels), "command", opt->cmd == CMD_REPL ? "repl" : "run", SIZE_MAX);
+	/* a path is bytes: not UTF-8, or cut, it would void the whole scrape */
+	label(labels, sizeof(labels), "script", opt->script != NULL ? opt->script : "", SIZE_MAX);
+	label(labels, sizeof(labels), "file_prefix", r->file_prefix, sizeof(r->file_prefix));
+	label(labels, sizeof(labels), "pid", pid, SIZE_MAX);
 	put_u64(o, "surge_run", INFO, "the run: surge's version and commit, DPDK's, the command and script",
 		labels, 1);
 	put_u64(o, "surge_running", GAUGE, "1 while the run goes on, 0 once it stops", "",
@@ -307,14 +403,15 @@ lcores(struct out *o)
 	RTE_LCORE_FOREACH_WORKER(id) {
 		struct surge_lcore_stats ls;
 		uint64_t total;
-		char fn[2 * SURGE_NAME_MAX], labels[3 * SURGE_NAME_MAX];
+		char labels[2 * (LABEL_MAX + 16)] = "", lc[16];
 		int st = __atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE);
 
 		if (surge_lcore_stats((int)id, &ls) != 0 || (ls.busy_cycles + ls.idle_cycles == 0 && st == 0))
 			continue;
 		total = ls.busy_cycles + ls.idle_cycles;
-		esc(fn, sizeof(fn), r->lcore[id].fn, sizeof(r->lcore[id].fn));
-		snprintf(labels, sizeof(labels), "lcore=\"%u\",task=\"%s\"", id, fn);
+		snprintf(lc, sizeof(lc), "%u", id);
+		label(labels, sizeof(labels), "lcore", lc, SIZE_MAX);
+		label(labels, sizeof(labels), "task", r->lcore[id].fn, sizeof(r->lcore[id].fn));
 		put_dbl(o, "surge_lcore_idle_ratio", GAUGE,
 			"share of its task's time the lcore waited (pacing, sleeping, empty polls), 0..1", labels,
 			total ? (double)ls.idle_cycles / (double)total : 0);
@@ -389,12 +486,13 @@ counters(struct out *o)
 {
 	for (int i = 0; i < surge_counter_count(); i++) {
 		struct surge_counter_info ci;
-		char name[SURGE_NAME_MAX + 32], help[2 * SURGE_NAME_MAX + 32], raw[2 * SURGE_NAME_MAX];
+		char name[SURGE_NAME_MAX + 32], help[LABEL_MAX + 32], raw[LABEL_MAX + 1];
 
 		if (surge_counter_get(i, &ci) != 0)
 			continue;
 		counter_metric_name(ci.name, ci.kind, name, sizeof(name));
-		esc(raw, sizeof(raw), ci.name, sizeof(ci.name));
+		/* OpenMetrics' help escapes " as a label does */
+		report_text(raw, sizeof(raw), ci.name, sizeof(ci.name), o->om ? TEXT_LABEL : TEXT_HELP);
 		if (ci.kind == SURGE_COUNTER) {
 			name[strlen(name) - strlen("_total")] = '\0';   /* the family's name */
 			snprintf(help, sizeof(help), "the script's surge.counter %s", raw);
@@ -419,6 +517,154 @@ expose(struct out *o)
 	counters(o);
 	if (o->om)
 		outf(o, "# EOF\n");
+}
+
+/* --- connections: a full table frees its oldest ------------------------- */
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void
+conn_unlink(struct metrics_server *m, struct conn *k)
+{
+	*(k->prev != NULL ? &k->prev->next : &m->head) = k->next;
+	*(k->next != NULL ? &k->next->prev : &m->tail) = k->prev;
+	k->prev = k->next = NULL;
+}
+
+static void
+conn_append(struct metrics_server *m, struct conn *k)
+{
+	k->prev = m->tail;
+	*(m->tail != NULL ? &m->tail->next : &m->head) = k;
+	m->tail = k;
+}
+
+/* Under the lock, while every slot is taken: shuts down the oldest
+ * connection not being answered (else the oldest), if it had its grace;
+ * returns when the next will have had it (0: the table is not full).
+ * One slot is kept free, so libmicrohttpd, which stops accepting while
+ * every slot is taken, mostly never does. shutdown, not close: the socket
+ * stays libmicrohttpd's, which sees the end and closes it, after its
+ * NOTIFY_CLOSED, which takes the lock: no descriptor is reused under us. */
+static uint64_t
+make_room(struct metrics_server *m, uint64_t now)
+{
+	while (m->live >= CONN_LIMIT) {
+		struct conn *x, *old = NULL;
+
+		for (x = m->head; x != NULL; x = x->next) {
+			if (x->closing)
+				continue;
+			if (!x->busy) {
+				old = x;
+				break;
+			}
+			if (old == NULL)
+				old = x;
+		}
+		if (old == NULL)
+			return 0;
+		if (now - old->since < CONN_GRACE_NS)
+			return old->since + CONN_GRACE_NS;
+		(void)shutdown(old->fd, SHUT_RDWR);
+		old->closing = 1;
+		m->live--;
+	}
+	return 0;
+}
+
+/* Its own thread (libmicrohttpd has no timer for us): shuts the oldest down
+ * when its grace ends while the table is full. Idle otherwise. */
+static void *
+reaper(void *arg)
+{
+	struct metrics_server *m = arg;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->stopping) {
+		uint64_t due = make_room(m, mono_ns());
+		struct timespec ts = { .tv_sec = (time_t)(due / 1000000000ULL),
+				       .tv_nsec = (long)(due % 1000000000ULL) };
+
+		if (due == 0)
+			pthread_cond_wait(&m->wake, &m->lock);
+		else
+			pthread_cond_timedwait(&m->wake, &m->lock, &ts);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* libmicrohttpd's thread: a connection opened (it is the newest) or was
+ * closed. A client trickling its headers, one reading an answer a byte at
+ * a time or one saying nothing keeps its slot until it is the oldest and
+ * the table is full. */
+static void
+on_connection(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode code)
+{
+	struct metrics_server *m = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct conn *k = *ctx;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (k != NULL) {
+			pthread_mutex_lock(&m->lock);
+			conn_unlink(m, k);
+			m->live -= !k->closing;
+			pthread_mutex_unlock(&m->lock);
+			free(k);
+			*ctx = NULL;
+		}
+		return;
+	}
+	if (code != MHD_CONNECTION_NOTIFY_STARTED ||
+	    (ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) == NULL ||
+	    (k = calloc(1, sizeof(*k))) == NULL)
+		return;       /* untracked: the inactivity timeout still ends it */
+	k->fd = ci->connect_fd;
+	*ctx = k;
+	pthread_mutex_lock(&m->lock);
+	k->since = mono_ns();
+	conn_append(m, k);
+	m->live++;
+	if (make_room(m, k->since) != 0)
+		pthread_cond_signal(&m->wake);   /* all young: the reaper waits for the oldest */
+	pthread_mutex_unlock(&m->lock);
+}
+
+static struct conn *
+conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* libmicrohttpd's thread: a request's answer was sent (or the request
+ * ended): the connection is the newest again, an idle keep-alive one. */
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **req, enum MHD_RequestTerminationCode toe)
+{
+	struct metrics_server *m = cls;
+	struct conn *k = conn_of(c);
+
+	(void)req;
+	(void)toe;
+	if (k == NULL)
+		return;
+	pthread_mutex_lock(&m->lock);
+	k->busy = 0;
+	k->since = mono_ns();
+	conn_unlink(m, k);
+	conn_append(m, k);
+	pthread_mutex_unlock(&m->lock);
 }
 
 /* --- HTTP ----------------------------------------------------------------- */
@@ -459,11 +705,17 @@ answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 	struct metrics_server *m = cls;
 	struct out o = { 0 };
 	const char *accept;
+	struct conn *k = conn_of(c);
 
 	(void)version;
 	(void)upload;
 	(void)upload_size;
 	(void)req;
+	if (k != NULL) {
+		pthread_mutex_lock(&m->lock);
+		k->busy = 1;          /* until on_completed */
+		pthread_mutex_unlock(&m->lock);
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return refuse(c, MHD_HTTP_NOT_FOUND, "not found: surge serves GET /metrics only\n", NULL);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
@@ -514,7 +766,7 @@ bind_spec(const struct surge_opts *opt, int *port)
 		return rt_error(-errno, "--metrics %s: %s", opt->metrics, strerror(errno));
 	/* a run just ended may leave connections in TIME_WAIT on the port */
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0 ||
+	if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, ACCEPT_QUEUE) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
 		err = errno;
 		close(fd);
@@ -524,14 +776,25 @@ bind_spec(const struct surge_opts *opt, int *port)
 	return fd;
 }
 
+static void
+reaper_stop(struct metrics_server *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->stopping = 1;
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->reaper, NULL);
+}
+
 int
 metrics_start(void)
 {
 	struct runtime *r = rt();
 	const struct surge_opts *opt = &r->opts;
 	struct metrics_server *m;
+	pthread_condattr_t ca;
 	sigset_t all, old;
-	int fd, port = 0;
+	int fd, port = 0, err;
 
 	if (opt->metrics == NULL)
 		return 0;
@@ -541,19 +804,35 @@ metrics_start(void)
 		close(fd);
 		return rt_error(-ENOMEM, "--metrics %s: out of memory", opt->metrics);
 	}
-	/* its thread takes no signal: SIGINT and the rest go to surge's own
-	 * threads (signals.c); it inherits this mask */
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* the reaper's deadlines are mono_ns */
+	pthread_cond_init(&m->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	/* its threads take no signal: SIGINT and the rest go to surge's own
+	 * threads (signals.c); they inherit this mask */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if ((err = pthread_create(&m->reaper, NULL, reaper, m)) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		close(fd);
+		free(m);
+		return rt_error(-err, "--metrics %s: %s", opt->metrics, strerror(err));
+	}
 	/* MHD_USE_ITC: metrics_stop can take the socket back (quiesce) */
 	m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0, NULL, NULL, answer, m,
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
 				MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (m->d == NULL) {
 		/* fd is not closed: whether libmicrohttpd did is not said */
+		reaper_stop(m);
+		pthread_cond_destroy(&m->wake);
+		pthread_mutex_destroy(&m->lock);
 		free(m);
 		return rt_error(-EIO, "--metrics %s: libmicrohttpd could not start", opt->metrics);
 	}
@@ -581,10 +860,13 @@ metrics_stop(void)
 	/* no new connection from here; the stop joins the thread, so a scrape
 	 * in progress ends first. A quiesced socket is ours to close, else
 	 * libmicrohttpd closes it. */
+	reaper_stop(m);
 	fd = MHD_quiesce_daemon(m->d);
-	MHD_stop_daemon(m->d);
+	MHD_stop_daemon(m->d);     /* each connection's NOTIFY_CLOSED frees its conn */
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
+	pthread_cond_destroy(&m->wake);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 	rt()->metrics = NULL;
 }

@@ -7,6 +7,7 @@
 #ifndef SURGE_REPORT_H
 #define SURGE_REPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "control.h"
@@ -37,5 +38,17 @@ void telemetry_close(void);  /* tear-down begins: /surge commands answer -EINVAL
 int metrics_start(void);
 void metrics_open(void);
 void metrics_stop(void);
+/* metrics.c: a name or path (bytes) as text for a reader that takes only
+ * UTF-8, the one way one is written: read to a NUL or max bytes; each piece
+ * that is not well-formed UTF-8 (a stray byte, an overlong form, a
+ * surrogate, beyond U+10FFFF, a character cut short) becomes U+FFFD, cut
+ * before the character that would not fit in cap bytes with the NUL (never
+ * inside one, nor inside an escape). Returns the length. TEXT_LABEL: a
+ * label value (\ " newline escaped); TEXT_HELP: the text format's help (no
+ * " escaped: promtool refuses \"); TEXT_ASCII: for DPDK telemetry, whose
+ * JSON writer (22.11) mangles every byte above 0x7f: each character not
+ * printable ASCII is '?', nothing escaped (DPDK escapes " and \). */
+enum text_mode { TEXT_LABEL, TEXT_HELP, TEXT_ASCII };
+size_t report_text(char *out, size_t cap, const char *in, size_t max, enum text_mode mode);
 
 #endif /* SURGE_REPORT_H */

@@ -90,7 +90,8 @@ print_counters(void)
 			printf("%s %s %g%s", i ? "," : "       counters:", ci.name, ci.value,
 			       ci.flags & SURGE_COUNTER_SATURATED ? " (saturated)" : "");
 		else
-			printf("%s %s %" PRIu64, i ? "," : "       counters:", ci.name, ci.total);
+			printf("%s %s %" PRIu64 "%s", i ? "," : "       counters:", ci.name, ci.total,
+			       ci.flags & SURGE_COUNTER_SATURATED ? " (saturated)" : "");
 	}
 	if (n > 0)
 		printf("\n");

@@ -101,14 +101,17 @@ cmd_tasks(const char *cmd, const char *params, struct rte_tel_data *d)
 	RTE_LCORE_FOREACH_WORKER(id) {
 		struct surge_lcore_stats ls;
 		uint64_t total;
-		char key[64];
+		char key[64], fn[SURGE_NAME_MAX];
 		int st = __atomic_load_n(&r->lcore[id].state, __ATOMIC_ACQUIRE);
 
 		if (surge_lcore_stats((int)id, &ls) != 0 || (ls.busy_cycles + ls.idle_cycles == 0 && st == 0))
 			continue;
 		total = ls.busy_cycles + ls.idle_cycles;
 		snprintf(key, sizeof(key), "lcore%u_fn", id);
-		rte_tel_data_add_dict_string(d, key, r->lcore[id].fn);
+		/* DPDK's JSON writer mangles a byte above 0x7f (an answer no
+		 * JSON reader takes): a task's name in ASCII, '?' for the rest */
+		report_text(fn, sizeof(fn), r->lcore[id].fn, sizeof(r->lcore[id].fn), TEXT_ASCII);
+		rte_tel_data_add_dict_string(d, key, fn);
 		snprintf(key, sizeof(key), "lcore%u_state", id);
 		rte_tel_data_add_dict_string(d, key, states[st & 3]);
 		put(d, "lcore", (int)id, "busy_cycles", ls.busy_cycles);

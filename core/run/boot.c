@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "conn.h"
 
 /* A net_pcap device truncates its tx_pcap= file when it starts: take the
  * writers' flock first, so two runs (or a run and a pcap writer) never

@@ -293,8 +293,10 @@ build_argv(const struct surge_opts *o, const char *prog, char **argv, int *argc)
 	return rc != 0 ? -ENOMEM : 0;
 }
 
-/* The notices EAL prints on healthy machines; --quiet drops them. Anything
- * else EAL says (real warnings) is always shown. */
+/* The notices EAL prints on healthy machines (the 1 GB hugepage line on
+ * every run of a machine with only 2 MB pages): never shown, they say
+ * nothing wrong, and surge says itself when it runs without hugepages.
+ * Anything else EAL says (real warnings) is always shown. */
 static int
 harmless_notice(const char *line)
 {
@@ -355,7 +357,7 @@ capture_end(struct capture *c, int failed, char *why, size_t whylen)
 	rewind(c->tmp);
 	while (fgets(line, sizeof(line), c->tmp) != NULL) {
 		if (!failed) {
-			if (!(rt()->opts.quiet && harmless_notice(line)))
+			if (!harmless_notice(line))
 				fputs(line, stderr);
 		} else if (why[0] == '\0' && strncmp(line, "EAL: ", 5) == 0 &&
 			   strstr(line, "FATAL") == NULL) {

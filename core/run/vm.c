@@ -3,13 +3,15 @@
  * vm.c - making a LuaJIT VM: its memory budget, its module path and the
  * script text it runs.
  *
- * Each VM allocates through vm_alloc, which counts its bytes and refuses
- * past the --vm-memory budget. LuaJIT then raises "not enough memory" at the
- * allocation, from interpreted and from JIT-compiled code alike, so a loop
- * that allocates without bound ends as an ordinary Lua error of its task
- * (or of master) and the run ends normally. (On x86-64 this needs LuaJIT
- * built with GC64, as Debian's is: non-GC64 builds refuse lua_newstate with a
- * custom allocator; tests/unit/test_vm.c proves it works here.)
+ * Each VM allocates through vm_alloc, which counts its bytes against the
+ * --vm-memory budget. Past it, the VM gets "not enough memory" at its next
+ * bytecode (vm_run_out: not from inside a compiled trace, where LuaJIT's
+ * own memory error is not safe), from interpreted and from JIT-compiled
+ * code alike, so a loop that allocates without bound ends as an ordinary
+ * Lua error of its task (or of master) and the run ends normally. (On
+ * x86-64 this needs LuaJIT built with GC64, as Debian's is: non-GC64 builds
+ * refuse lua_newstate with a custom allocator; tests/unit/test_vm.c proves
+ * it works here.)
  *
  * The script is read once by main() (it may be a pipe: `surge run <(cmd)`
  * or `-` for standard input) and every VM loads that text, from
@@ -36,15 +38,105 @@
 #define SURGE_GEN_DIR "lua"
 #endif
 
-#define VM_RESERVE (32u << 20)      /* granted once past the budget: the error handler, cleanup */
+#define VM_RESERVE (32u << 20)      /* past a budget: until the error is raised, the handler, cleanup */
 #define SCRIPT_MAX (64u << 20)
 #define VM_GIVE_SLACK (8u << 20)  /* freed past this below its grant: a VM gives chunks back */
+
+/* Runs at the VM's first bytecode after a budget ran out: the interpreter's
+ * state is whole there, so the error unwinds like any other. It puts back
+ * the hook it replaced (the prompt's, master's pre-pass's) and the GC's
+ * pace, then raises "not enough memory" (no position: its message handler
+ * and the traceback say where, as for LuaJIT's own memory error). */
+static void
+vm_memory_hook(lua_State *L, lua_Debug *ar)
+{
+	void *ud;
+	struct vm_mem *m;
+
+	(void)ar;
+	lua_getallocf(L, &ud);
+	m = ud;
+	if (!m->pending)
+		return;
+	m->pending = 0;
+	/* its handler, the unwinding and the report get half of what is left
+	 * of the reserve; a VM that allocates on past that (the prompt's next
+	 * line before the GC freed the last one's, a caught error) gets the
+	 * error again, until the reserve is gone */
+	m->rearm_at = m->used + (m->ceiling - m->used) / 2;
+	lua_sethook(L, m->saved_hook, m->saved_mask, m->saved_count);
+	lua_gc(L, LUA_GCSETSTEPMUL, m->stepmul);
+	lua_pushliteral(L, "not enough memory");
+	lua_error(L);
+}
+
+/* A budget ran out at an allocation of `after` bytes in all. Refusing it
+ * (LuaJIT's own memory error) is not survivable everywhere: Debian's LuaJIT
+ * 2.1 (2022) raises it from a compiled trace with the trace's stack frame
+ * not written back (fixed upstream in 2022-11 and 2023-06), and unwinding
+ * from there may crash. So the allocation is granted from a reserve and
+ * the error waits for a safe point: a count hook, which runs at the next
+ * bytecode the interpreter runs. A trace does not run the interpreter, but
+ * it leaves to it when its GC step reaches the atomic phase; the GC is made
+ * to step at once (threshold = total) and to the end of its marking in one
+ * step (stepmul 0), so a loop that allocates gets there at its next turn.
+ * lua_sethook and lua_gc here only write fields of the global state: both
+ * are safe from inside an allocation, as lua_sethook is from a signal
+ * handler. */
+static void
+vm_hook_arm(struct vm_mem *m)
+{
+	m->pending = 1;
+	m->saved_hook = lua_gethook(m->L);
+	m->saved_mask = lua_gethookmask(m->L);
+	m->saved_count = lua_gethookcount(m->L);
+	m->stepmul = lua_gc(m->L, LUA_GCSETSTEPMUL, 0);
+	lua_sethook(m->L, vm_memory_hook, LUA_MASKCOUNT, 1);
+}
+
+/* LuaJIT raises its own error now: the hook's would come a second time,
+ * in the handler or the report. */
+static void
+vm_hook_cancel(struct vm_mem *m)
+{
+	m->pending = 0;
+	lua_sethook(m->L, m->saved_hook, m->saved_mask, m->saved_count);
+	lua_gc(m->L, LUA_GCSETSTEPMUL, m->stepmul);
+}
+
+/* Returns 0, or -1 to refuse this allocation (no hook: too big for the
+ * reserve, or no VM yet). */
+static int
+vm_run_out(struct vm_mem *m, int which, size_t after)
+{
+	size_t from = m->L == NULL || after > m->used + VM_RESERVE ? m->used : after;
+
+	m->over = which;
+	m->ran_out_at = m->used;
+	/* the reserve counts from what is granted: the unwinding has it whole */
+	m->ceiling = from + VM_RESERVE;
+	m->rearm_at = from + VM_RESERVE / 2;
+	if (from != after)
+		return -1;      /* LuaJIT's error now */
+	vm_hook_arm(m);
+	return 0;
+}
+
+/* What malloc takes for n bytes: glibc adds an 8-byte header and rounds to
+ * 16, 32 at least. A VM's strings and small tables are 30 to 60 bytes, so
+ * counting what LuaJIT asked for let a VM at its budget take half as much
+ * again: in a 512 MiB cgroup, past the limit. */
+static size_t
+footprint(size_t n)
+{
+	return n == 0 ? 0 : n <= 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
+}
 
 static void *
 vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct vm_mem *m = ud;
-	size_t old = ptr != NULL ? osize : 0, after;
+	size_t old = ptr != NULL ? footprint(osize) : 0, after;
 	void *p;
 
 	if (nsize == 0) {
@@ -52,21 +144,37 @@ vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		m->used -= old;
 		if (m->used == 0 || m->granted > m->used + VM_GIVE_SLACK)
 			vm_budget_give(m);
+		/* the error was raised and half the memory freed (a prompt goes
+		 * on, a caught error): the next one is caught the same way */
+		if (m->ceiling != 0 && !m->pending && m->used < m->ran_out_at / 2)
+			m->ceiling = 0;
 		return NULL;
 	}
-	after = m->used - old + nsize;
-	if (nsize > old) {
-		/* the first refusal raises the error; the reserve lets the VM
-		 * unwind, report and close its resources */
-		if (after > m->limit + (m->over ? VM_RESERVE : 0)) {
-			m->over = m->over ? m->over : VM_OVER_OWN;
-			return NULL;
+	after = m->used - old + footprint(nsize);
+	if (after > m->used) {
+		if (m->ceiling != 0) {
+			/* the reserve: a VM that goes on allocating gets the
+			 * error again, and LuaJIT's when the reserve is gone */
+			if (after > m->ceiling) {
+				/* (a loop whose trace never steps the GC: a
+				 * table of numbers only, doubling) */
+				if (m->pending)
+					vm_hook_cancel(m);
+				return NULL;
+			}
+			if (!m->pending && after > m->rearm_at)
+				vm_hook_arm(m);
+		} else if (after > m->limit) {
+			if (vm_run_out(m, VM_OVER_OWN, after) != 0)
+				return NULL;
+		} else if (after > m->granted && vm_budget_take(m, after) != 0) {
+			if (vm_run_out(m, VM_OVER_SHARED, after) != 0)
+				return NULL;
 		}
-		if (after > m->granted && !m->over && vm_budget_take(m, after) != 0) {
-			m->over = VM_OVER_SHARED;
-			m->limit = m->used;      /* from now on: only the reserve */
-			return NULL;
-		}
+		/* until the hook runs: a GC step at the trace's next check
+		 * (a step ending a cycle sets the threshold far again) */
+		if (m->pending)
+			lua_gc(m->L, LUA_GCRESTART, 0);
 	}
 	p = realloc(ptr, nsize);
 	if (p != NULL)
@@ -299,13 +407,12 @@ vm_new(const char *script, struct vm_mem *mem)
 	struct runtime *r = rt();
 	lua_State *L;
 
-	mem->used = 0;
-	mem->over = 0;
-	mem->granted = 0;
+	memset(mem, 0, sizeof(*mem));
 	mem->limit = r != NULL && r->opts.vm_memory > 0 ? (size_t)r->opts.vm_memory : vm_budget_default();
 	L = lua_newstate(vm_alloc, mem);
 	if (L == NULL)
 		return NULL;
+	mem->L = L;
 	luaL_openlibs(L);
 	set_path(L, script);
 	if (script != NULL)

@@ -10,7 +10,8 @@
  * limit less usage (v1 or v2, up every ancestor) and MemAvailable. The VMs
  * get three quarters of it; the rest stays for the C core (mbuf pools of
  * --no-huge runs, pcap buffers, thread stacks). A VM past either budget gets
- * LuaJIT's "not enough memory", as before.
+ * "not enough memory" (vm.c: at its next bytecode, its reserve granted
+ * until then, outside this budget).
  *
  * A VM draws from the shared budget in chunks (vm_alloc calls
  * vm_budget_take/give only when its own total crosses a chunk), so VMs that

@@ -21,6 +21,7 @@ function M.last_error()
 end
 
 local raise = require("surge.check").raise
+local check = require "surge.check"
 
 -- A failed call: "run stopped" (see M.STOPPED) or its error at the user's line.
 function M.check(rc)
@@ -43,7 +44,7 @@ function M.exit_status(v, who)
   if v == false then return 1 end
   if type(v) ~= "number" or v ~= v or v < 0 or v > 255 or v % 1 ~= 0 then
     raise(("%s: expected true, false, nothing or an integer in 0..255, got %s"):format(who,
-      require("surge.check").show(v)))
+      check.show(v)))
   end
   return v
 end

@@ -16,6 +16,7 @@ local check = require "surge.check"
 local core = require "surge.core"
 
 local C, rc_check = core.C, core.check
+local SATURATED = 0xffffffffffffffffULL
 local M = {}
 
 local class = require "surge.class"
@@ -43,7 +44,11 @@ end
 Counter.add = check.hot(function(self, n)
   local cell = self.cell
   if not cell then cell = C.surge_counter_cell(self.id); self.cell = cell end
-  cell[0] = cell[0] + (n or 1)
+  local v = cell[0] + (n or 1)
+  -- past 2^64 the cell stays at its maximum (the sum says saturated) rather
+  -- than wrap to a small count
+  if v < cell[0] then v = SATURATED end
+  cell[0] = v
 end, "counter:add", { { "self", Counter }, { "n", "integer? 0..9007199254740992" } })
 
 local info = ffi.new("struct surge_counter_info")
@@ -72,7 +77,8 @@ end
 
 -- Every counter and gauge: { { name, kind = "counter"|"gauge", value, lcores
 -- [, saturated = true] } }; saturated: a gauge's sum went past a double's
--- range and value is +-DBL_MAX (core/control/counters.c), never inf.
+-- range and value is +-DBL_MAX (core/control/counters.c), never inf; a
+-- counter's went past 2^64 and value is 2^64 (UINT64_MAX as a double).
 function M.all()
   local out = {}
   for i = 0, C.surge_counter_count() - 1 do

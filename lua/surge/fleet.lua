@@ -22,6 +22,8 @@
 local ffi = require "ffi"
 local surge = require "surge"
 local check = require "surge.check"
+local results = require "surge.results"
+local core = require "surge.core"
 
 pcall(ffi.cdef, [[
 struct surge_fleet_timespec { long tv_sec; long tv_nsec; };
@@ -44,7 +46,7 @@ end
 function M.arm(t)
   check.expect(t, "number 0..1e11", "surge.fleet.arm", "t (Unix seconds)")
   M.start = t
-  require("surge.results").add("fleet", { start = t, armed_lead_s = t - M.now() })
+  results.add("fleet", { start = t, armed_lead_s = t - M.now() })
   return t - M.now()
 end
 
@@ -56,7 +58,7 @@ function M.wait_start(timeout_s)
   check.expect(timeout_s, "number? 0..1e9", "surge.fleet.wait_start", "timeout_s")
   local give_up = timeout_s and M.now() + timeout_s
   while M.start == nil do
-    if not surge.running() then error(require("surge.core").STOPPED, 0) end
+    if not surge.running() then error(core.STOPPED, 0) end
     if give_up and M.now() > give_up then
       error(("surge.fleet.wait_start: no start time after %g s"):format(timeout_s), 2)
     end
@@ -71,7 +73,7 @@ end
 function M.sleep_until(t)
   check.expect(t, "number 0..1e11", "surge.fleet.sleep_until", "t (Unix seconds)")
   while t - M.now() > 0.002 do
-    if not surge.running() then error(require("surge.core").STOPPED, 0) end
+    if not surge.running() then error(core.STOPPED, 0) end
     surge.sleep(math.min(0.05, t - M.now() - 0.002))
   end
   local now = M.now()

@@ -32,7 +32,9 @@ local surge = {
 }
 
 -- surge.plot(file [, out]): charts of a results file (gnuplot), as `surge plot`.
-function surge.plot(file, out) return require("surge.results.plot").plot(file, out) end
+function surge.plot(file, out)
+  return require("surge.results.plot").plot(file, out)   -- lazy: every VM loads the facade; only a plot needs gnuplot's charts
+end
 
 function surge.running() return C.surge_running() ~= 0 end
 function surge.stop() C.surge_stop() end
@@ -125,5 +127,8 @@ surge.launch, surge.wait, surge.poll, surge.sleep = tasks.launch, tasks.wait, ta
 surge.stop_task, surge.tasks, surge.collect = tasks.stop_task, tasks.tasks, tasks.collect
 surge.handles, surge.TaskFailure = tasks.handles, tasks.TaskFailure
 surge._wait_all = tasks.wait_all   -- master.lua's wait for the tasks master left running
+-- Fields for surge's own modules (and the Python client), not the API
+-- (docs/api.md): the prompt's Tab completion does not offer them.
+surge._internals = { handles = true, TaskFailure = true }
 
 return surge

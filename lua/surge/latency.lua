@@ -28,6 +28,7 @@ local C, rc_check = core.C, core.check
 local M = {}
 
 local class = require "surge.class"
+local results_file = require "surge.results.file"
 local Marker = class.new("marker", { "offset", "every", "left", "seq" })
 
 local function offset(o, fn)
@@ -149,7 +150,7 @@ function Receiver:save(path)
     local v = i == #b and math.min(r.high_ns, max) or r.high_ns
     rows[#rows + 1] = ("%d,%.12f,%d,%s\n"):format(v, p, acc, p < 1 and ("%.2f"):format(1 / (1 - p)) or "Infinity")
   end
-  local ok, err = require("surge.results.file").save(path, table.concat(rows))
+  local ok, err = results_file.save(path, table.concat(rows))
   if not ok then check.raise("receiver:save: " .. path .. ": " .. err) end
   return #b
 end

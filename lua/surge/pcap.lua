@@ -29,6 +29,7 @@ local M = {}
 local EAGAIN = 11
 
 local class = require "surge.class"
+local port = require "surge.port"
 local Writer, Reader = class.new("writer", { "id", "path" }), class.new("reader", { "id", "path" })
 Writer.__handle = function(w) return ("pcap_writer(%d,%q)"):format(w.id, w.path) end
 Reader.__handle = function(r) return ("pcap_reader(%d,%q)"):format(r.id, r.path) end
@@ -94,7 +95,7 @@ end
 -- Reader ------------------------------------------------------------------
 
 local function tx_queue(q, fn)
-  check.handle(q, require("surge.port").TxQueue, fn, "q", "a tx queue (port:txq(i))")
+  check.handle(q, port.TxQueue, fn, "q", "a tx queue (port:txq(i))")
 end
 
 local function parse_timing(t, level)

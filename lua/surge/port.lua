@@ -14,6 +14,7 @@ local C, rc_check = core.C, core.check
 local M = {}
 
 local class = require "surge.class"
+local results = require "surge.results"
 -- gap: the per-packet gap function of a rate spec (set_rate); false: none
 local Port, TxQueue, RxQueue = class.new("port", { "id" }), class.new("txq", { "port", "id", "gap" }),
   class.new("rxq", { "port", "id" })
@@ -253,7 +254,7 @@ function TxQueue:set_rate(spec)
   rc_check(C.surge_txq_set_rate(self.port, self.id, r), 2)
   self.gap = gap or false
   -- a mark on `surge plot`'s time axis (master and the prompt; see results.event)
-  require("surge.results").event("set_rate", ("port %d queue %d: rate %s"):format(self.port, self.id,
+  results.event("set_rate", ("port %d queue %d: rate %s"):format(self.port, self.id,
     rate.describe(spec)), { port = self.port, queue = self.id })
   return self
 end

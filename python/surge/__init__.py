@@ -6,8 +6,8 @@ instances as one, and read results files (docs/python.md).
     c.eval("surge.ports()")                  # -> 1
 """
 from .client import Client, ConnectionClosed, Lua, SurgeError, Task, connect, lua_literal
-from .fleet import Fleet, FleetError, Instance, merge, start_local
-from .results import Histogram, Results, ResultsError, load
+from .fleet import Fleet, FleetError, Instance, start_local
+from .results import Histogram, Results, ResultsError, load, merge
 
 __all__ = ["Client", "ConnectionClosed", "Lua", "SurgeError", "Task", "connect", "lua_literal", "Fleet",
            "FleetError", "Instance", "merge", "start_local", "Histogram", "Results", "ResultsError", "load"]

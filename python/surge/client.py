@@ -3,25 +3,39 @@
 The wire format is surge's own (docs/repl.md, "Attaching"): each message is
 its length in ASCII decimal, a newline, then that many bytes; a request is
 ``e`` + Lua source, a reply ``o`` (done), ``m`` (more lines needed) or ``e``
-(error) + text. To get *values* rather than printed text, :meth:`Client.eval`
-sends the user's code inside a small Lua wrapper that runs it in the prompt's
-environment and prints its values as JSON after a marker; the wrapper may also
-send ``p`` frames (progress lines) before the reply, which only this client asks
-for. Nothing changes on the server's side of the protocol.
+(error) + text. Every call of this client is the same one-line request,
+``require("surge.remote").run(JSON)``: the JSON names a function of the Lua
+module ``surge.remote`` (lua/surge/remote.lua, tested in tests/lua) and its
+arguments, as data. Its reply is what the code printed, a marker, then the
+value as JSON; ``scenario`` also gets ``p`` frames (progress lines) before the
+reply, which only this client asks for. Nothing changes on the server's side
+of the protocol.
+
+Anything that is not such a reply (a socket that is not surge's: garbage, a
+length out of range, half a frame, an early close, no answer) is a
+:class:`SurgeError` within the call's timeout, and the connection is closed.
 """
 from __future__ import annotations
 
 import json
+import math
+import re
 import socket
-import time
 import threading
+import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, NoReturn, Optional, Union
 
 __all__ = ["Client", "Lua", "SurgeError", "ConnectionClosed", "Task", "connect", "lua_literal"]
 
 MAX_FRAME = 1 << 20          # surge's limit on a request or a reply (core/front/socket.c)
-MARK = "\x00surge-py\x00"     # separates what the code printed from its values
+MARK = "\x00surge-py\x00"     # separates what the code printed from its value (surge.remote.MARK)
+MAX_INT = 1 << 53            # Lua numbers are doubles: integers beyond this are not exact
+# tags of the values JSON has no form for (surge.remote's PAIRS, LUA, HEX, FLOAT)
+PAIRS, LUA, HEX, FLOAT = "\x00surge:pairs", "\x00surge:lua", "\x00surge:hex", "\x00surge:float"
+_LEN_DIGITS = len(str(MAX_FRAME))
+# how surge's prompt answers code that left it (core's repl/init.lua serve_request)
+_LEFT = ("os.exit: the instance ends", "exit() leaves the prompt")
 
 
 class SurgeError(Exception):
@@ -44,9 +58,40 @@ class Lua:
     expr: str
 
 
+def _utf8(s: str) -> bytes:
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise TypeError(f"cannot pass a str with a lone surrogate to Lua ({e.reason})") from None
+
+
+def _check_int(v: int) -> int:
+    if not -MAX_INT <= v <= MAX_INT:
+        raise TypeError(f"cannot pass the int {v} to Lua: its numbers hold integers up to 2^53 exactly")
+    return v
+
+
+# what a Lua string literal cannot hold as it is: quotes, backslashes, control
+# characters (a newline or a CR would end the line); bytes also >= 0x80
+_STR_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+_BYTES_ESCAPE = re.compile(rb'["\\\x00-\x1f\x7f-\xff]')
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    # a decimal escape is 3 digits, so a digit after it cannot join it
+    return "\\" + c if c in '"\\' else "\\%03d" % ord(c)
+
+
+def _escape_byte(m: re.Match[bytes]) -> bytes:
+    c = m.group()[0]
+    return b"\\" + bytes([c]) if c in (0x22, 0x5C) else b"\\%03d" % c
+
+
 def lua_literal(v: Any) -> str:
-    """Python data as Lua source: None, bool, int, float, str, list/tuple, dict
-    and :class:`Lua` (inserted verbatim)."""
+    """Python data as Lua source: None, bool, int (up to 2^53), float, str, bytes,
+    list/tuple, dict and :class:`Lua` (inserted verbatim). Anything else, or a value
+    Lua would hold changed, is a ``TypeError``."""
     if isinstance(v, Lua):
         return "(" + v.expr + ")"
     if v is None:
@@ -54,25 +99,20 @@ def lua_literal(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
-        return str(v)
+        return str(_check_int(v))
     if isinstance(v, float):
-        if v != v:
+        if math.isnan(v):
             return "(0/0)"
-        if v in (float("inf"), float("-inf")):
+        if math.isinf(v):
             return "math.huge" if v > 0 else "-math.huge"
         return repr(v)
-    if isinstance(v, (bytes, str)):
-        b = v.encode("utf-8") if isinstance(v, str) else v
-        out = []
-        for c in b:
-            if c in (0x22, 0x5C):
-                out.append("\\" + chr(c))
-            elif 0x20 <= c < 0x7F:
-                out.append(chr(c))
-            else:
-                # a decimal escape is 3 digits, so a digit after it cannot join it
-                out.append("\\%03d" % c)
-        return '"' + "".join(out) + '"'
+    if isinstance(v, str):
+        # the request is sent as UTF-8, so other characters reach Lua's lexer as
+        # their own bytes, which a string literal takes as they are
+        _utf8(v)
+        return '"' + _STR_ESCAPE.sub(_escape, v) + '"'
+    if isinstance(v, bytes):
+        return '"' + _BYTES_ESCAPE.sub(_escape_byte, v).decode("ascii") + '"'
     if isinstance(v, (list, tuple)):
         return "{" + ", ".join(lua_literal(x) for x in v) + "}"
     if isinstance(v, dict):
@@ -80,51 +120,50 @@ def lua_literal(v: Any) -> str:
     raise TypeError(f"cannot pass a {type(v).__name__} to Lua")
 
 
-# Runs the user's code (%(code)s) as the prompt runs a line: first as an
-# expression, then as a statement, under the name "prompt" so errors read as at
-# the prompt. Its values become JSON: tables with keys 1..n arrays, other tables
-# objects (keys as strings), handles (ports, queues, tasks) their printed text,
-# 64-bit counters numbers. One line, so that nothing shifts the user's lines.
-_WRAPPER = (
-    "do local code, progress = %(code)s, %(progress)s "
-    "local json = require('surge.results.json') "
-    "local env = getfenv(1) "
-    "local fn, err = load('return (function(...) return ... end)(' .. code .. '\\n)', '=prompt', 't') "
-    "if not fn then fn, err = load(code, '=prompt', 't') end "
-    "if not fn then error(err, 0) end "
-    "setfenv(fn, env) jit.off(fn, true) "
-    "local function conv(v, seen) local t = type(v) "
-    "if t == 'number' or t == 'string' or t == 'boolean' then return v end "
-    "if t == 'nil' then return json.null end "
-    "if t == 'cdata' then local n = tonumber(v) if n then return n end return tostring(v) end "
-    "if t ~= 'table' then return tostring(v) end "
-    "local mt = getmetatable(v) "
-    "if v == json.null then return v end "
-    "if type(mt) == 'table' and rawget(mt, '__json') == 'array' then local a = json.array() "
-    "for i = 1, #v do a[i] = conv(v[i], seen) end return a end "
-    "if mt ~= nil then return require('surge.repl.show').format(v, 1) end "
-    "if seen[v] then return '<cycle>' end seen[v] = true "
-    "local n, max = 0, 0 for k in pairs(v) do n = n + 1 "
-    "if type(k) == 'number' and k >= 1 and k == math.floor(k) then max = math.max(max, k) end end "
-    "local out if n == max then out = json.array() for i = 1, n do out[i] = conv(v[i], seen) end "
-    "else out = {} for k, x in pairs(v) do out[tostring(k)] = conv(x, seen) end end "
-    "seen[v] = nil return out end "
-    "local R = package.loaded['surge.repl'] local id = R and R.requester and R.requester() "
-    "local P = require('surge.results.progress') local tapped, old_tap = false, nil "
-    "if progress and id then local replio = require('surge.replio') tapped = true "
-    "old_tap = P.tap(function(s) pcall(replio.reply, id, 'p', s) end) end "
-    "local function restore() if tapped then P.tap(old_tap) tapped = false end end "
-    "local function where(e) restore() "
-    "if type(e) ~= 'string' or e:match('^[^\\n]-:%%d+: ') or e:match('^interrupted %%(') then return e end "
-    "for level = 2, 400 do local info = debug.getinfo(level, 'Sl') if not info then break end "
-    "if info.source == '=prompt' and info.currentline > 0 then "
-    "return ('prompt:%%d: %%s'):format(info.currentline, e) end end return e end "
-    "local function pack(...) return { n = select('#', ...), ... } end "
-    "local res = pack(xpcall(fn, where)) restore() "
-    "if not res[1] then error(res[2], 0) end "
-    "local vals = json.array() for i = 2, res.n do vals[i - 1] = conv(res[i], {}) end "
-    "print(%(mark)s .. json.encode(vals)) end"
-)
+def to_wire(v: Any) -> Any:
+    """Python data as the JSON surge.remote reads (its header says how): a value
+    Lua cannot hold as it is raises ``TypeError`` here, before anything is sent."""
+    if v is None or isinstance(v, (bool, str)):
+        if isinstance(v, str):
+            _utf8(v)
+        return v
+    if isinstance(v, int):
+        return _check_int(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return {FLOAT: "nan"}
+        if math.isinf(v):
+            return {FLOAT: "inf" if v > 0 else "-inf"}
+        return v
+    if isinstance(v, Lua):
+        return {LUA: v.expr}
+    if isinstance(v, (bytes, bytearray)):
+        return {HEX: bytes(v).hex()}
+    if isinstance(v, (list, tuple)):
+        return [to_wire(x) for x in v]
+    if isinstance(v, dict):
+        if all(isinstance(k, str) for k in v):
+            return {k: to_wire(x) for k, x in v.items()}
+        for k in v:
+            if k is None or (isinstance(k, float) and math.isnan(k)):
+                raise TypeError(f"cannot pass the table key {k!r} to Lua")
+        return {PAIRS: [[to_wire(k), to_wire(x)] for k, x in v.items()]}
+    raise TypeError(f"cannot pass a {type(v).__name__} to Lua")
+
+
+def _from_wire(obj: dict[str, Any]) -> Any:
+    """json.loads' object hook: a Lua table with keys of several types (surge.remote's
+    PAIRS) becomes a dict with those keys."""
+    if len(obj) == 1 and PAIRS in obj and isinstance(obj[PAIRS], list):
+        out: dict[Any, Any] = {}
+        for kv in obj[PAIRS]:
+            # surge.remote's keys are numbers, strings and booleans (ValueError:
+            # the caller's "not surge.remote's JSON")
+            if not (isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], (str, int, float, bool))):
+                raise ValueError(f"a key-value pair that is not one: {str(kv)[:40]}")
+            out[kv[0]] = kv[1]
+        return out
+    return obj
 
 
 def _frame(kind: bytes, payload: bytes) -> bytes:
@@ -135,22 +174,22 @@ def _frame(kind: bytes, payload: bytes) -> bytes:
 class Task:
     """A task launched through :meth:`Client.launch` (its id is its lcore)."""
 
-    def __init__(self, client: "Client", task_id: int, name: str) -> None:
+    def __init__(self, client: Client, task_id: int, name: str) -> None:
         self.client, self.id, self.name = client, task_id, name
 
     def state(self) -> str:
-        """``running``, ``stopping``, ``done`` or ``failed``."""
-        return self.client.eval(f"(function() for _, t in ipairs(surge.tasks()) do if t.id == {self.id} then "
-                                "if t.ok == nil then return t.stopping and 'stopping' or 'running' end "
-                                "return t.ok and 'done' or 'failed' end end return 'gone' end)()")
+        """``running``, ``stopping``, ``done``, ``failed`` or ``gone`` (collected by a wait)."""
+        return str(self.client.remote("state", {"id": self.id}))
 
     def stop(self) -> int:
         """Asks the task to end (its ``surge.running()`` turns false)."""
-        return self.client.eval(f"stop({self.id})")
+        return int(self.client.remote("stop", {"id": self.id}))
 
     def wait(self, timeout: Optional[float] = None) -> Any:
-        """Waits for the task to end; returns its first value (a failure raises :class:`SurgeError`)."""
-        return self.client.eval(f"surge.wait({self.id}, {lua_literal(timeout)})")
+        """Waits for the task to end (at most ``timeout`` s: then None); returns its
+        first value (a failure raises :class:`SurgeError`). A wait longer than the
+        client's timeout is several requests, so it is never cut."""
+        return self.client._wait(self.id, timeout)
 
     def __repr__(self) -> str:
         return f"Task({self.id}, {self.name!r})"
@@ -177,59 +216,104 @@ class Client:
                                    "(is `surge run --control` running?)", instance=name) from None
 
     # -- the wire -----------------------------------------------------------
-    def _recv_exact(self, n: int) -> bytes:
+    # Every read has the call's deadline: a peer that trickles bytes, sends half
+    # a frame or nothing cannot hold a call longer than its timeout.
+    def _recv_exact(self, n: int, deadline: Optional[float]) -> bytes:
         assert self._sock is not None
         buf = bytearray()
         while len(buf) < n:
-            chunk = self._sock.recv(n - len(buf))
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout
+                self._sock.settimeout(left)
+            chunk = self._sock.recv(min(n - len(buf), 1 << 16))
             if not chunk:
                 raise EOFError
             buf += chunk
         return bytes(buf)
 
-    def _recv_frame(self) -> bytes:
+    def _recv_frame(self, deadline: Optional[float]) -> bytes:
         head = b""
-        while not head.endswith(b"\n"):
-            head += self._recv_exact(1)
-            if len(head) > 12:
-                raise SurgeError(f"not a surge reply (header {head!r})", instance=self.name)
-        return self._recv_exact(int(head))
+        while True:
+            c = self._recv_exact(1, deadline)
+            if c == b"\n" and head:
+                break
+            if not c.isdigit() or len(head) >= _LEN_DIGITS:
+                raise _NotSurge(f"a header that is not a length ({(head + c)[:16]!r})")
+            head += c
+        n = int(head)
+        if not 1 <= n <= MAX_FRAME:
+            raise _NotSurge(f"a frame of {n} bytes (surge's are 1 to {MAX_FRAME})")
+        return self._recv_exact(n, deadline)
 
     def request(self, kind: str, text: str, timeout: Optional[float] = None,
                 on_progress: Optional[Callable[[str], None]] = None) -> tuple[str, str]:
-        """Sends one raw request (``e`` or ``c``); returns (reply kind, text)."""
-        payload = text.encode("utf-8")
+        """Sends one raw request (``e`` or ``c``); returns (reply kind, text). ``timeout``
+        (default: the client's) bounds each frame of the reply."""
+        payload = _utf8(text)
         if len(payload) + 1 > MAX_FRAME:
             raise SurgeError(f"the request is {len(payload) + 1} bytes, more than the {MAX_FRAME} surge takes",
                              instance=self.name)
+        limit = timeout if timeout is not None else self.timeout
         with self._lock:
             if self._sock is None:
                 raise ConnectionClosed("the connection is closed", instance=self.name)
-            self._sock.settimeout(timeout if timeout is not None else self.timeout)
             try:
-                self._sock.sendall(_frame(kind.encode(), payload))
+                self._sock.settimeout(limit)
+                try:
+                    self._sock.sendall(_frame(kind.encode(), payload))
+                except OSError as e:
+                    # surge may have refused the connection ("too many clients attached")
+                    # and closed it: its reply is there to read, and says why
+                    body = self._pending_reply()
+                    if body is None:
+                        raise e
+                    return self._finish(body, "refused")
                 while True:
-                    body = self._recv_frame()
-                    k, rest = body[:1].decode(), body[1:].decode("utf-8", "replace")
-                    if k == "p":
-                        if on_progress is not None:
-                            for line in rest.replace("\r", "\n").splitlines():
-                                line = line.strip().removeprefix("progress: ").strip()
-                                if line:
-                                    on_progress(line)
+                    body = self._recv_frame(None if limit is None else time.monotonic() + limit)
+                    k, rest = body[:1].decode("latin-1"), body[1:].decode("utf-8", "replace")
+                    if k == "p" and on_progress is not None:
+                        for line in rest.replace("\r", "\n").splitlines():
+                            line = line.strip().removeprefix("progress: ").strip()
+                            if line:
+                                on_progress(line)
                         continue
+                    if k not in ("o", "m", "e"):
+                        raise _NotSurge(f"a reply of kind {k!r}")
                     return k, rest
             except socket.timeout:
                 # the reply would come later and answer the wrong call: this connection is done
                 self._close_locked()
-                raise SurgeError(f"no reply within {timeout if timeout is not None else self.timeout} s "
+                raise SurgeError(f"no reply within {limit} s "
                                  "(the connection was closed; the command it sent was interrupted)",
                                  instance=self.name) from None
+            except _NotSurge as e:
+                self._close_locked()
+                raise SurgeError(f"{self.path} is not a surge control socket: it sent {e} "
+                                 "(the connection was closed)", instance=self.name) from None
             except (EOFError, OSError) as e:
                 self._close_locked()
                 why = "" if isinstance(e, EOFError) else f": {e.strerror or e}"
                 raise ConnectionClosed(f"the control socket closed during the call (the instance ended){why}",
                                        instance=self.name) from None
+            except BaseException:
+                # anything else (the progress callback raised, Ctrl-C) leaves the rest
+                # of the reply unread, which would answer the next call
+                self._close_locked()
+                raise
+
+    def _pending_reply(self) -> Optional[bytes]:
+        """A frame the server sent before it closed, if there is one (briefly waited for)."""
+        try:
+            return self._recv_frame(time.monotonic() + 1.0)
+        except (EOFError, OSError, _NotSurge):
+            return None
+
+    def _finish(self, body: bytes, why: str) -> NoReturn:
+        self._close_locked()
+        text = body[1:].decode("utf-8", "replace").strip()
+        raise ConnectionClosed(f"the instance {why} the connection: {text}", instance=self.name)
 
     def _close_locked(self) -> None:
         if self._sock is not None:
@@ -241,7 +325,7 @@ class Client:
         with self._lock:
             self._close_locked()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -251,24 +335,50 @@ class Client:
     def closed(self) -> bool:
         return self._sock is None
 
+    # -- surge.remote ---------------------------------------------------------
+    def remote_output(self, fn: str, args: Optional[dict[str, Any]] = None, timeout: Optional[float] = None,
+                      on_progress: Optional[Callable[[str], None]] = None) -> tuple[Any, str]:
+        """Calls ``surge.remote``'s function ``fn`` with ``args``; returns (its value,
+        what was printed meanwhile)."""
+        args = dict(args or {})
+        code = args.pop("code", None)       # apart: Lua's lexer reads it faster than the JSON decoder
+        req = json.dumps({"fn": fn, "args": to_wire(args)}, ensure_ascii=False, allow_nan=False)
+        extra = "" if code is None else ", " + lua_literal(str(code))
+        kind, text = self.request("e", "require(\"surge.remote\").run(" + lua_literal(req) + extra + ")", timeout,
+                                  on_progress)
+        if kind == "e":
+            raise SurgeError(text.strip().removeprefix("error: ").strip() or "error", instance=self.name)
+        if kind != "o":
+            self._not_surge(f"a reply of kind {kind!r} to a whole request")
+        out, sep, js = text.rpartition(MARK)
+        if not sep:
+            if fn == "eval" and any(w in text for w in _LEFT):
+                return None, text       # the code left the prompt (exit(), os.exit): surge said so
+            self._not_surge(f"a reply without surge.remote's marker ({text[:40]!r})")
+        try:
+            return json.loads(js, object_hook=_from_wire), out
+        except (ValueError, RecursionError) as e:
+            self._not_surge(f"a reply that is not JSON ({str(e)[:80]})")
+
+    def _not_surge(self, what: str) -> NoReturn:
+        self.close()
+        raise SurgeError(f"{self.path} is not a surge control socket: it sent {what} "
+                         "(the connection was closed)", instance=self.name)
+
+    def remote(self, fn: str, args: Optional[dict[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+        """The value of ``surge.remote``'s function ``fn`` (see :meth:`remote_output`)."""
+        return self.remote_output(fn, args, timeout)[0]
+
     # -- evaluation -----------------------------------------------------------
     def eval_output(self, code: str, timeout: Optional[float] = None,
                     on_progress: Optional[Callable[[str], None]] = None) -> tuple[Any, str]:
         """Evaluates Lua code in the instance's master VM, as a line typed at its
         prompt; returns (value, what the code printed). The value: None for no
         value, the value for one, a tuple for several."""
-        wrapped = _WRAPPER % {"code": lua_literal(code), "progress": "true" if on_progress else "false",
-                              "mark": lua_literal(MARK)}
-        kind, text = self.request("e", wrapped, timeout, on_progress)
-        if kind == "e":
-            raise SurgeError(text.strip().removeprefix("error: ").strip() or "error", instance=self.name)
-        if kind != "o":
-            raise SurgeError(f"unexpected reply {kind!r}: {text.strip()}", instance=self.name)
-        out, sep, js = text.rpartition(MARK)
-        if not sep:
-            # the code left the prompt (exit(), os.exit): surge said what happened
-            return None, text
-        vals = json.loads(js)
+        vals, out = self.remote_output("eval", {"code": code, "progress": on_progress is not None}, timeout,
+                                       on_progress)
+        if not isinstance(vals, list):
+            return None, out
         value = None if not vals else vals[0] if len(vals) == 1 else tuple(vals)
         return value, out
 
@@ -280,7 +390,8 @@ class Client:
 
     def call(self, fn: str, *args: Any, timeout: Optional[float] = None) -> Any:
         """Calls a Lua function by name with Python arguments: ``call("surge.ports")``."""
-        return self.eval(f"{fn}({', '.join(lua_literal(a) for a in args)})", timeout)
+        vals = self.remote("call", {"fn": fn, "args": list(args), "n": len(args)}, timeout)
+        return None if not vals else vals[0] if len(vals) == 1 else tuple(vals)
 
     def complete(self, word: str) -> list[str]:
         """What Tab would complete ``word`` to at the prompt."""
@@ -291,74 +402,72 @@ class Client:
     def launch(self, fn: str, *args: Any) -> Task:
         """Starts a task: the script's global function ``fn`` (or ``MODULE:FUNCTION``)
         with the arguments (Python data or :class:`Lua` expressions)."""
-        tid, name = self.eval(f"(function(t) return t.id, t.name end)(launch({lua_literal(fn)}"
-                              + "".join(", " + lua_literal(a) for a in args) + "))")
-        return Task(self, int(tid), name)
+        t = self.remote("launch", {"fn": fn, "args": list(args), "n": len(args)})
+        return Task(self, int(t["id"]), str(t["name"]))
 
     def stop(self, task: Optional[Union[Task, int]] = None) -> int:
         """Stops one task (a :class:`Task` or id) or every running task; returns how many."""
         tid = task.id if isinstance(task, Task) else task
-        return self.eval(f"stop({lua_literal(tid)})")
+        return int(self.remote("stop", {"id": tid}))
+
+    def _wait(self, tid: Optional[int], timeout: Optional[float]) -> Any:
+        # slices shorter than the socket's timeout: a long wait is never cut, and
+        # never interrupts what it waits for
+        deadline = None if timeout is None else time.monotonic() + timeout
+        per = 5.0 if self.timeout is None else max(0.05, min(5.0, self.timeout / 3))
+        while True:
+            left = per if deadline is None else max(0.0, min(per, deadline - time.monotonic()))
+            r = self.remote("wait", {"id": tid, "slice": left})
+            if r["done"]:
+                return r.get("value")
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
 
     def wait(self, timeout: Optional[float] = None) -> Any:
-        """Waits for every task (``surge.wait()``)."""
-        return self.eval(f"surge.wait(nil, {lua_literal(timeout)})", timeout=None if timeout is None else timeout + 10)
+        """Waits for every task (``surge.wait()``): their first values in launch order,
+        or None after ``timeout`` s. Never cut by the client's own timeout."""
+        return self._wait(None, timeout)
 
     def tasks(self) -> list[dict[str, Any]]:
         """Every task of the run: id (lcore), fn, state and its error when it failed."""
-        return self.eval("(function() local out = {} for _, t in ipairs(surge.tasks()) do "
-                         "out[#out + 1] = { id = t.id, fn = (t.fn:gsub('^=', '')), "
-                         "state = t.ok == nil and (t.stopping and 'stopping' or 'running') "
-                         "or (t.ok and 'done' or 'failed'), "
-                         "error = t.ok == false and tostring(t.value):match('^[^\\n]*') or nil } end "
-                         "return out end)()") or []
+        return list(self.remote("tasks") or [])
 
     def set_rate(self, port: int, queue: int, rate: Union[str, float]) -> str:
         """Re-rates tx queue ``queue`` of port ``port`` (``"2mpps"``, ``"1gbps"``, packets/s);
         takes effect at the task's next send. Returns the queue's line."""
-        return self.eval(f"surge.port({int(port)}):txq({int(queue)}):set_rate({lua_literal(rate)})")
+        return str(self.remote("set_rate", {"port": int(port), "queue": int(queue), "rate": rate}))
 
     def stats(self) -> dict[str, Any]:
         """The running instance's counters now: ``ports`` (``port:stats()`` of each open
         port, with ``port``), ``queues`` (each tx/rx queue's stats, with ``port``,
         ``queue``, ``dir``) and ``counters`` (custom counters and gauges: ``name``,
         ``kind``, ``value``, ``lcores``). Reading them changes nothing in the results."""
-        return self.eval(
-            "(function() local A = require('surge.results.json').array "
-            "local ports, queues = A(), A() "
-            "for p = 0, surge.ports() - 1 do local port = surge.handles.port(p) "
-            "local ok, s = pcall(port.stats, port) if ok then s.port = p ports[#ports + 1] = s "
-            "local info = port:info() "
-            "for i = 0, info.txq - 1 do local q = port:txq(i):stats() q.port, q.queue, q.dir = p, i, 'tx' "
-            "queues[#queues + 1] = q end "
-            "for i = 0, info.rxq - 1 do local q = port:rxq(i):stats() q.port, q.queue, q.dir = p, i, 'rx' "
-            "queues[#queues + 1] = q end end end "
-            "return { ports = ports, queues = queues, counters = A(require('surge.counter').all()) } end)()")
+        return dict(self.remote("stats"))
 
     def results(self, timeout: Optional[float] = None) -> dict[str, Any]:
         """The run's results so far (``surge.results.collect()``), the structure
         ``--output`` writes (status ``running`` while tasks run)."""
-        return json.loads(self.eval("require('surge.results.json').encode(surge.results.collect())", timeout))
+        return dict(self.remote("results", timeout=timeout))
 
     def scenario(self, name: str, options: Optional[dict[str, Any]] = None,
                  progress: Optional[Callable[[str], None]] = None, timeout: Optional[float] = None) -> Any:
         """Runs scenario ``name`` (``rfc2544``, ``load-latency``, ... or a module of the
         instance's path) with its options (CLI names, ``_`` for ``-``) and returns its
         results. ``progress(line)`` gets each progress line as the CLI prints it."""
-        mod = "surge.scenario." + name.replace("-", "_") if "." not in name else name
-        code = (f"(function() local ok, m = pcall(require, {lua_literal(mod)}) "
-                f"if not ok then ok, m = pcall(require, {lua_literal(name)}) end "
-                f"if not ok then error({lua_literal('unknown scenario ' + repr(name))}, 0) end "
-                f"return m.run({lua_literal(options or {})}) end)()")
-        return self.eval(code, timeout=timeout, on_progress=progress or (lambda _line: None))
+        return self.remote_output("scenario", {"name": name, "options": options or {}, "progress": True},
+                                  timeout, progress or (lambda _line: None))[0]
 
     def stop_run(self) -> None:
         """Ends the whole run, as SIGTERM would (``surge.stop()``): the instance writes its
         ``--output`` and exits."""
         try:
-            self.eval("surge.stop()")
+            self.remote("stop_run")
         except ConnectionClosed:
             pass
+
+
+class _NotSurge(Exception):
+    """What the peer sent is not surge's protocol (the message says what it was)."""
 
 
 def connect(path: str, timeout: Optional[float] = 30.0, wait: float = 0.0, name: Optional[str] = None) -> Client:
@@ -373,4 +482,3 @@ def connect(path: str, timeout: Optional[float] = 30.0, wait: float = 0.0, name:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.05)
-

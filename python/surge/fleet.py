@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from .client import Client, ConnectionClosed, SurgeError, connect
+from .results import merge
 
 __all__ = ["Instance", "Fleet", "FleetError", "merge"]
 
@@ -34,7 +35,7 @@ class Instance:
     ``ssh -L`` forward), and the process when the fleet started it."""
     name: str
     socket: str
-    process: Optional[subprocess.Popen] = None
+    process: Optional[subprocess.Popen[bytes]] = None
     log: Optional[str] = None                 # its stdout+stderr, when the fleet started it
     client: Optional[Client] = field(default=None, repr=False)
     results: Optional[dict[str, Any]] = field(default=None, repr=False)
@@ -70,24 +71,6 @@ def start_local(name: str, script: str, args: Sequence[str] = (), *, surge: str 
     return Instance(name, sock, proc, log)
 
 
-# Stop the tasks, wait for them (their counters are final then) and return the
-# results as --output would write them (a failed task: "failed" and its error).
-_STOP_AND_COLLECT = (
-    "(function() stop() pcall(surge.wait, nil, 5) "
-    "local err for _, t in ipairs(surge.tasks()) do "
-    "if t.ok == false and not tostring(t.value):match('run stopped') then "
-    "err = err or tostring(t.value):match('^[^\\n]*') end end "
-    "return require('surge.results.json').encode(surge.results.collect(err and 'failed' or 'ok', "
-    "err and 1 or 0, err)) end)()"
-)
-
-_HEALTH = (
-    "(function() for _, t in ipairs(surge.tasks()) do "
-    "if t.ok == false and not tostring(t.value):match('run stopped') then "
-    "return tostring(t.value):match('^[^\\n]*') end end return false end)()"
-)
-
-
 class Fleet:
     """N instances as one run."""
 
@@ -103,7 +86,7 @@ class Fleet:
 
     def _each(self, fn: Callable[[Instance], Any]) -> list[tuple[Instance, Any, Optional[BaseException]]]:
         futs = [(i, self._pool.submit(fn, i)) for i in self.instances]
-        out = []
+        out: list[tuple[Instance, Any, Optional[BaseException]]] = []
         for i, f in futs:
             try:
                 out.append((i, f.result(), None))
@@ -133,7 +116,7 @@ class Fleet:
                                            f"{i.process.returncode})", instance=i.name)
                 try:
                     i.client = connect(i.socket, timeout=30.0, name=i.name)
-                    i.client.eval("1")
+                    i.client.remote("health")
                     return
                 except ConnectionClosed:
                     if time.monotonic() > deadline:
@@ -158,7 +141,7 @@ class Fleet:
 
         def arm(i: Instance) -> None:
             assert i.client is not None
-            i.armed_lead_s = float(i.client.eval(f"require('surge.fleet').arm({t!r})"))
+            i.armed_lead_s = float(i.client.remote("arm", {"t": t}))
             if i.armed_lead_s <= 0:
                 raise SurgeError(f"the start time arrived {-i.armed_lead_s * 1e3:.1f} ms late (its clock is "
                                  "ahead, or the link is slow): give a larger margin_s", instance=i.name)
@@ -170,7 +153,7 @@ class Fleet:
         failed task or has gone."""
         def one(i: Instance) -> None:
             assert i.client is not None
-            err = i.client.eval(_HEALTH)
+            err = i.client.remote("health")
             if err:
                 raise SurgeError(err, instance=i.name)
         self._check(self._each(one), "run")
@@ -190,7 +173,7 @@ class Fleet:
         instance order; a failed instance raises :class:`FleetError` naming it."""
         def one(i: Instance) -> dict[str, Any]:
             assert i.client is not None
-            i.results = json.loads(i.client.eval(_STOP_AND_COLLECT, timeout=60))
+            i.results = dict(i.client.remote("stop_collect", timeout=60))
             return i.results
         res = self._each(one)
         self._check(res, "stop")
@@ -205,7 +188,7 @@ class Fleet:
         def one(i: Instance) -> None:
             if i.client is not None and not i.client.closed:
                 try:
-                    i.client.eval("surge.stop()", timeout=10)
+                    i.client.remote("stop_run", timeout=10)
                 except SurgeError:
                     pass
         self._each(one)
@@ -238,72 +221,6 @@ class Fleet:
         if exc[0] is not None:
             self.abort()
         self.close()
-
-
-_SUMMED_PORT = ("tx_packets", "tx_bytes", "tx_pps", "tx_bps_l2", "tx_bps_l1", "rx_packets", "rx_bytes", "rx_pps",
-                "rx_bps_l2", "rx_bps_l1", "drops", "unsent")
-_SUMMED_QUEUE = ("packets", "bytes", "drops", "unsent")
-
-
-def merge(parts: dict[str, dict[str, Any]], start_time: Optional[float] = None) -> dict[str, Any]:
-    """One results file (schema version 1) for several instances: ``summary`` holds
-    the totals (ports and queues summed by number across instances, custom counters
-    by name), ``scenarios.fleet`` each instance's whole results and how its start
-    lined up. ``status`` is the worst of the parts."""
-    if not parts:
-        raise ValueError("merge: no results")
-    first = next(iter(parts.values()))
-    order = {"ok": 0, "running": 1, "interrupted": 2, "failed": 3}
-    worst_name, worst = max(parts.items(), key=lambda kv: order.get(kv[1]["status"], 3))
-    ports: dict[int, dict[str, Any]] = {}
-    queues: dict[tuple[int, int, str], dict[str, Any]] = {}
-    counters: dict[str, dict[str, Any]] = {}
-    duration = 0.0
-    for r in parts.values():
-        s = r["summary"]
-        duration = max(duration, float(s.get("duration_s", 0)))
-        for p in s.get("ports", []):
-            t = ports.setdefault(p["port"], {"port": p["port"], **{k: 0 for k in _SUMMED_PORT}})
-            for k in _SUMMED_PORT:
-                t[k] += p.get(k, 0)
-        for q in s.get("queues", []):
-            key = (q["port"], q["queue"], q["dir"])
-            t = queues.setdefault(key, {"port": key[0], "queue": key[1], "dir": key[2],
-                                        **{k: 0 for k in _SUMMED_QUEUE}})
-            for k in _SUMMED_QUEUE:
-                t[k] += q.get(k, 0)
-        for c in r.get("counters", []):
-            t = counters.setdefault(c["name"], {"name": c["name"], "kind": c["kind"], "value": 0, "lcores": 0})
-            t["value"] += c["value"]
-            t["lcores"] += c["lcores"]
-    leads = {}
-    for name, r in parts.items():
-        f = (r.get("scenarios") or {}).get("fleet")
-        if isinstance(f, dict) and "armed_lead_s" in f:
-            leads[name] = f["armed_lead_s"]
-    fleet: dict[str, Any] = {"instances": [{"name": n, "results": r} for n, r in parts.items()]}
-    if start_time is not None:
-        fleet["start"] = start_time
-    if leads:
-        fleet["armed_lead_s"] = leads      # how far ahead of each host's clock the start time arrived
-    meta = dict(first["metadata"])
-    meta["command_line"] = ["surge-fleet"] + [f"{n}={' '.join(r['metadata'].get('command_line', []))}"
-                                            for n, r in parts.items()]
-    meta["duration_s"] = duration
-    meta["devices"] = []
-    return {
-        "schema": "surge-results", "schema_version": 1,
-        "status": worst["status"], "exit_code": max((r.get("exit_code") or 0) for r in parts.values()),
-        "error": f"{worst_name}: {worst['error']}" if worst.get("error") else None,
-        "signal": None,
-        "metadata": meta,
-        "series": {"ports": [], "queues": [], "tasks": [], "counters": []},
-        "summary": {"duration_s": duration, "ports": [ports[k] for k in sorted(ports)],
-                    "queues": [queues[k] for k in sorted(queues)], "tasks": []},
-        "latency": [],
-        "counters": list(counters.values()),
-        "scenarios": {"fleet": fleet},
-    }
 
 
 def write(path: str, data: dict[str, Any]) -> None:

@@ -3,12 +3,13 @@ and as pandas DataFrames when pandas is installed (it is optional)."""
 from __future__ import annotations
 
 import csv
-import os
+import io
 import json
+import os
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
-__all__ = ["Results", "Histogram", "load", "ResultsError"]
+__all__ = ["Results", "Histogram", "load", "merge", "ResultsError"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -173,30 +174,70 @@ class Results:
         return _pandas().json_normalize(rows)
 
 
-def load(path: PathLike) -> Results:
-    """Reads a ``--output`` file: JSON (everything) or CSV (the port series only,
-    put under ``series.ports``)."""
-    path = str(path)
-    if path.endswith(".csv"):
-        with open(path, newline="") as f:
-            rows = [{k: (float(v) if k not in ("port",) else int(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-        for r in rows:
-            for k in ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "drops", "unsent"):
-                r[k] = int(r[k])
-        data = {"schema": "surge-results", "schema_version": 1, "status": "ok", "metadata": {},
-                "series": {"ports": rows, "queues": [], "tasks": [], "counters": []}, "summary": {"ports": []}}
-        return Results(data, path)
+_CSV_INTS = ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "drops", "unsent")
+
+
+def _read_text(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as e:
         raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise ResultsError(f"{path}:{line}: not UTF-8 (byte {e.start}), not a file surge wrote") from None
+
+
+def _csv_cell(path: str, line: int, key: str, v: Optional[str]) -> Union[int, float]:
+    if v is None:
+        raise ResultsError(f"{path}:{line}: the row has no {key} (fewer cells than the header)")
+    try:
+        if key == "port" or key in _CSV_INTS:
+            return int(v)
+        return float(v)
+    except ValueError:
+        raise ResultsError(f"{path}:{line}: {key} is {v[:40]!r}, not a number") from None
+
+
+def _load_csv(path: str, text: str) -> Results:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[dict[str, Any]] = []
+    try:
+        header = reader.fieldnames or []
+        missing = [k for k in ("t", "port") + _CSV_INTS if k not in header]
+        if missing:
+            raise ResultsError(f"{path}:1: not surge's CSV: no column {', '.join(missing)}")
+        for r in reader:
+            line = reader.line_num
+            if None in r:
+                raise ResultsError(f"{path}:{line}: the row has more cells than the header")
+            rows.append({k: _csv_cell(path, line, k, v) for k, v in r.items()})
+    except csv.Error as e:
+        raise ResultsError(f"{path}:{reader.line_num}: not CSV: {e}") from None
+    data = {"schema": "surge-results", "schema_version": 1, "status": "ok", "metadata": {},
+            "series": {"ports": rows, "queues": [], "tasks": [], "counters": []}, "summary": {"ports": []}}
+    return Results(data, path)
+
+
+def load(path: PathLike) -> Results:
+    """Reads a ``--output`` file: JSON (everything) or CSV (the port series only,
+    put under ``series.ports``). A file that is not one surge wrote (not UTF-8,
+    not JSON or CSV, nested too deep, missing columns) is :class:`ResultsError`
+    naming the file and line."""
+    path = str(path)
+    text = _read_text(path)
+    if path.endswith(".csv"):
+        return _load_csv(path, text)
     if not text.strip():
         raise ResultsError(f"{path}: empty file")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ResultsError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: not a results file: its JSON is nested too deep") from None
     return Results(data, path)
 
 
@@ -204,3 +245,90 @@ def iter_files(paths: list[PathLike]) -> Iterator[Results]:
     """Each file loaded in turn."""
     for p in paths:
         yield load(p)
+
+
+# -- several instances' results as one ----------------------------------------
+# The one place results are added up across instances (surge.merge, Fleet.merged).
+# Records are matched by what names them (a port by its number, a queue by port,
+# queue and direction, a counter by name); every other field is kept, whatever
+# it is called, so a field surge adds later is merged too, not dropped:
+# numbers are summed, except times (the latest) and percentages (the mean);
+# objects (a port's device counters, a queue's rate) are merged field by field
+# with the same rules; anything else is the first instance's. Each instance's
+# whole results stay in scenarios.fleet.instances.
+_LATEST = frozenset({"t", "interval_s", "duration_s", "seconds"})
+
+
+def _merge_field(name: str, vals: list[Any]) -> Any:
+    if all(isinstance(v, dict) for v in vals):
+        return _merge_records(vals)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        if name in _LATEST:
+            return max(vals)
+        if name.endswith("_pct"):
+            return sum(vals) / len(vals)
+        return sum(vals)
+    return vals[0]
+
+
+def _merge_records(records: Sequence[dict[str, Any]], keys: Sequence[str] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {k: records[0].get(k) for k in keys}
+    for r in records:
+        for k in r:
+            if k not in out:
+                out[k] = _merge_field(k, [x[k] for x in records if k in x])
+    return out
+
+
+def _merge_lists(lists: Sequence[list[dict[str, Any]]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for lst in lists:
+        for rec in lst:
+            groups.setdefault(tuple(rec.get(k) for k in keys), []).append(rec)
+    return [_merge_records(groups[k], keys) for k in sorted(groups, key=lambda k: tuple(str(x) for x in k))]
+
+
+def merge(parts: dict[str, dict[str, Any]], start_time: Optional[float] = None) -> dict[str, Any]:
+    """One results file (schema version 1) for several instances: ``summary`` holds
+    the totals (ports and queues by number across instances, tasks by lcore, custom
+    counters by name; every field, see above), ``scenarios.fleet`` each instance's
+    whole results and how its start lined up. ``status`` is the worst of the parts."""
+    if not parts:
+        raise ValueError("merge: no results")
+    for name, r in parts.items():
+        Results(r, f"the results of {name}")
+    first = next(iter(parts.values()))
+    order = {"ok": 0, "running": 1, "interrupted": 2, "failed": 3}
+    worst_name, worst = max(parts.items(), key=lambda kv: order.get(kv[1]["status"], 3))
+    summaries = [r["summary"] for r in parts.values()]
+    duration = max(float(s.get("duration_s", 0)) for s in summaries)
+    leads = {}
+    for name, r in parts.items():
+        f = (r.get("scenarios") or {}).get("fleet")
+        if isinstance(f, dict) and "armed_lead_s" in f:
+            leads[name] = f["armed_lead_s"]
+    fleet: dict[str, Any] = {"instances": [{"name": n, "results": r} for n, r in parts.items()]}
+    if start_time is not None:
+        fleet["start"] = start_time
+    if leads:
+        fleet["armed_lead_s"] = leads      # how far ahead of each host's clock the start time arrived
+    meta = dict(first["metadata"])
+    meta["command_line"] = ["surge-fleet"] + [f"{n}={' '.join(r['metadata'].get('command_line', []))}"
+                                            for n, r in parts.items()]
+    meta["duration_s"] = duration
+    meta["devices"] = []
+    return {
+        "schema": "surge-results", "schema_version": 1,
+        "status": worst["status"], "exit_code": max((r.get("exit_code") or 0) for r in parts.values()),
+        "error": f"{worst_name}: {worst['error']}" if worst.get("error") else None,
+        "signal": None,
+        "metadata": meta,
+        "series": {"ports": [], "queues": [], "tasks": [], "counters": []},
+        "summary": {"duration_s": duration,
+                    "ports": _merge_lists([s.get("ports") or [] for s in summaries], ("port",)),
+                    "queues": _merge_lists([s.get("queues") or [] for s in summaries], ("port", "queue", "dir")),
+                    "tasks": _merge_lists([s.get("tasks") or [] for s in summaries], ("lcore",))},
+        "latency": [],
+        "counters": _merge_lists([r.get("counters") or [] for r in parts.values()], ("name", "kind")),
+        "scenarios": {"fleet": fleet},
+    }

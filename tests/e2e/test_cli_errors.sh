@@ -31,6 +31,10 @@ refused "run without a script" "missing SCRIPT" one-line -- run --no-huge
 refused "script not found" "cannot read script '$TMP/nope\\.lua'.*No such file" one-line -- run --no-huge "$TMP/nope.lua"
 refused "bad --vdev" "net_bogus0" one-line -- run --no-huge --vdev net_bogus0 "$FLOOD"
 refused "bad --lcores" "--lcores" one-line -- run --no-huge --lcores zz "$FLOOD"
+# a long path: the reason comes before the path (a message cut at its end lost it)
+LONG=/tmp/$(printf 'd%.0s' $(seq 300))/s.sock
+refused "--control with a 312-byte path" "^surge: --control: path longer than 107 bytes \\(312\\): /tmp/ddd" one-line -- \
+  run --no-huge --control "$LONG" "$FLOOD"
 # commands that take no argument, and plot's own arguments: exit 2 (the CLI)
 refused "devices with an argument" "devices: unexpected argument 'extra'" one-line -- devices extra
 refused "scenarios with an argument" "scenarios: unexpected argument 'extra'" one-line -- scenarios extra
@@ -41,6 +45,20 @@ refused "plot -o without a name" "^surge plot: missing a file name after '-o'" o
 for a in devices scenarios --version plot; do
   check "$a: a command-line error is exit 2" 2 "$("$SURGE" $a extra extra2 >/dev/null 2>&1; echo $?)"
 done
+
+echo "# EAL's notices of a healthy run are not shown, without --quiet too"
+run_surge 60 run --vdev net_null0,no-rx=1 "$FLOOD" --count 1000
+check "a run with hugepages: exit 0" 0 "$RC"
+check_nomatch "a run without -q: no 'EAL: No free/available ... hugepages' notice" 'EAL: No (free|available) ' "$ERR"
+
+echo "# surge show: what show(args) returned, refused at the script's line"
+printf '\nfunction show(args)\n  return {}\nend\n' >"$TMP/show_empty.lua"
+refused "show() returning an empty list" \
+  "^$TMP/show_empty\\.lua:2: show\\(args\\) returned an empty list \\(no packets to show\\)" one-line -- show "$TMP/show_empty.lua"
+printf 'function show(args) return { x = 1 } end\n' >"$TMP/show_tab.lua"
+refused "show() returning a table that is no list" \
+  "^$TMP/show_tab\\.lua:1: show\\(args\\) returned a table that is no frame, template, flow or list" one-line -- \
+  show "$TMP/show_tab.lua"
 
 echo "# the script's options"
 refused "unknown script option" "udp-flood\\.lua: unknown option '--frob'" one-line -- \
@@ -63,7 +81,7 @@ check "--rate 3frob: one error line" 1 "$(printf '%s\n' "$ERR" | grep -c .)"
 echo "# scenario options the scenario reads itself: exit 2, the exact line, no traffic"
 # list options split in one place (an empty item or a repeat is refused;
 # load-latency's rates may repeat), and a trial must send a frame
-NULL=(--no-huge -q --vdev net_null0,no-rx=1)
+NULL=(--no-huge -q --vdev "net_null0,no-rx=1")
 TAIL="a trial must send 1 or more (give a higher rate or a longer trial)"
 while IFS='|' read -r opts msg; do
   msg=${msg//TAIL/$TAIL}
@@ -113,7 +131,7 @@ run_surge 30 --help
 check "--help exits 0" 0 "$RC"
 check_match "--help: usage line" '^usage: surge COMMAND' "$OUT"
 for o in "run SCRIPT" --vdev --pci --lcores --no-huge --eal --duration --stats-interval --quiet --version; do
-  check_match "--help lists $o" "^  $o[ ,]" "$OUT"
+  check_match "--help lists $o" "^  ${o}[ ,]" "$OUT"
 done
 check "--help: nothing on stderr" "" "$ERR"
 run_surge 30 --version

@@ -8,7 +8,13 @@
 #                               the fixed RTO, failed_timeout after the retries;
 #                               with no count, the run still ends at --duration
 #   a full server table      -> SYNs refused and counted; room again after
-#   a response larger than the MSS and the window -> segmented, byte-exact
+#   a response larger than the MSS and the window -> segmented, byte-exact;
+#                               30 of them pipelined in one write: all, in order
+#   a raw peer crafting any segment (conn/raw_peer.py on an AF_PACKET socket:
+#   out-of-window SEQ, ACKs of unsent data, SYN in ESTABLISHED, a zero
+#   window, RST in each state, lying lengths, garbage options) -> each
+#                               answered as RFC 9293 says or dropped and
+#                               counted, no hang or crash, counts adding up
 #   an MSS the port's MTU cannot carry, bad options -> one line, non-zero exit
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
@@ -47,6 +53,13 @@ run_surge 30 run --no-huge --stats-interval 0 --duration 1 --vdev "$VDEV" "${GET
   --rate 100 --rto 0.1 --retries 2
 check_true "no count: the run ends at --duration 1 ($SECS s)" "took $SECS s" lt "$SECS" 6
 check_match "the summary comes, with timeouts counted" "client: [0-9]+ attempted, 0 established, 0 completed, [0-9]+ failed \(timeout [1-9]" "$OUT"
+# those still in SYN_SENT at the cut are counted aborted (issue 31 item 4):
+# every attempted connection once
+SUM=$(printf '%s\n' "$OUT" | sed -n 's/^client: \([0-9]*\) attempted, [0-9]* established, \([0-9]*\) completed, \([0-9]*\) failed (.*, \([0-9]*\) aborted, \([0-9]*\) closed other.*/\1 \2 \3 \4 \5/p')
+read -r A CO F AB OT <<<"$SUM"
+check_true "attempted $A = completed $CO + failed $F + aborted $AB + closed other $OT" "$SUM" \
+  test -n "$SUM" -a "${A:-x}" = "$((CO + F + AB + OT))"
+check_true "the cut's connections aborted ($AB)" "$SUM" test "${AB:-0}" -gt 0
 check_no_crash "never answers, --duration"
 check_pools "never answers, --duration"
 
@@ -78,6 +91,32 @@ n = 200000; line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 sys.stdout.write((line * (n // len(line) + 1))[:n])' >"$TMP/expected"
 check_true "room again, and the 200000-byte body byte-exact" "$(cmp "$TMP/expected" "$TMP/got" 2>&1)" \
   cmp -s "$TMP/expected" "$TMP/got"
+echo "# 30 GETs pipelined in one write (issue 31): every response comes back, byte-exact, in order"
+PIPE=$(in_k timeout 60 python3 - <<'PY'
+import socket
+def fetch(n):
+    s = socket.create_connection(("10.1.0.2", 80), timeout=10)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" * n)
+    got = b""
+    while True:
+        # one response's length from its header, then n of them
+        if b"\r\n\r\n" in got:
+            head = got[:got.index(b"\r\n\r\n") + 4]
+            clen = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")][0].split(b":")[1])
+            if len(got) >= n * (len(head) + clen):
+                break
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        got += b
+    s.close()
+    return got
+one = fetch(1)
+many = fetch(30)
+print("same" if many == one * 30 else "differs: %d bytes, %d expected" % (len(many), 30 * len(one)))
+PY
+)
+check "30 pipelined responses: the one response 30 times over" same "$PIPE"
 kill -INT $SPID
 wait $SPID
 RC=$?
@@ -86,6 +125,33 @@ check "server exits 0" 0 "$RC"
 check_match "server: the refused SYNs counted" "server: .* [1-9][0-9]* refused" "$OUT"
 check_no_crash "table full"
 check_pools "table full"
+
+echo "# a raw peer crafting every segment (tests/e2e/conn/raw_peer.py): out of the window, bad ACKs,"
+echo "# SYN when established, a zero window, RST in each state, lying lengths, garbage options"
+"$SURGE" run --no-huge --stats-interval 0 --duration 60 --vdev "$VDEV" "$EXAMPLES/http-server.lua" \
+  --addr 10.1.0.2 --capacity 64 --body 3000 >"$TMP/r.out" 2>"$TMP/r.err" &
+SPID=$!
+on_exit "kill $SPID"
+for _ in $(seq 100); do in_k curl -s -m 0.5 -o /dev/null http://10.1.0.2/ && break; sleep 0.1; done
+SMAC=$(in_k ip neigh show 10.1.0.2 | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }')
+check_true "the kernel resolved surge's address ($SMAC)" "no neighbour entry" test -n "$SMAC"
+RAW=$(in_k timeout 60 python3 "$SURGE_SRC/tests/e2e/conn/raw_peer.py" "$IF_K" 10.1.0.2 "$SMAC" 2>&1)
+RAW_RC=$?
+printf '%s\n' "$RAW" | grep -v '^SENT'
+check "raw peer: every check passed (exit status: failures)" 0 "$RAW_RC"
+kill -INT $SPID
+wait $SPID
+RC=$?
+OUT=$(cat "$TMP/r.out") ERR=$(cat "$TMP/r.err")
+check "server exits 0 after the raw peer" 0 "$RC"
+MAL=$(printf '%s\n' "$RAW" | sed -n 's/^SENT MALFORMED //p')
+check "every malformed segment counted in rx_bad" "${MAL:-none}" "$(printf '%s\n' "$OUT" | sed -n 's/^server: .*, rx bad \([0-9]*\),.*/\1/p')"
+SUM=$(printf '%s\n' "$OUT" | sed -n 's/^server: \([0-9]*\) attempted, [0-9]* established, \([0-9]*\) completed, \([0-9]*\) failed (.*, \([0-9]*\) aborted, \([0-9]*\) closed other.*/\1 \2 \3 \4 \5/p')
+read -r A CO F AB OT <<<"$SUM"
+check_true "server: attempted $A = completed $CO + failed $F + aborted $AB + closed other $OT" "$OUT" \
+  test -n "$SUM" -a "${A:-x}" = "$((CO + F + AB + OT))"
+check_no_crash "raw peer"
+check_pools "raw peer"
 
 echo "# an MSS the port cannot carry: one line before traffic"
 run_surge 30 run --no-huge --stats-interval 0 --vdev "$VDEV" "${GET[@]}" --connections 1 --mss 9000

@@ -10,7 +10,7 @@
 #     waiting for the task, uses < 1.5 % (it sleeps until the next thing is
 #     due, at most 10 ms, instead of polling every millisecond);
 #   - frames written into the tap's kernel side every 300 ms still arrive:
-#     20 of 20, each reaching Lua (scripts/bench-wake.lua: kernel send time
+#     20 of 20, each reaching Lua (bench/wake.lua: kernel send time
 #     to burst.tsc on CLOCK_MONOTONIC_RAW) well before a second.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -44,12 +44,12 @@ check_true "idle: thread CPU ${CPU}% < 1.5% (${POLLS} polls)" "machine busy?" lt
 check_true "idle: master CPU ${MCPU}% < 1.5%" "master polls too often" lt "$MCPU" 1.5
 
 echo "# frames written into the tap after idle spells reach Lua"
-timeout -k 5 60 "$SURGE" run -q --stats-interval 0 --vdev "net_tap0,iface=$IFC" "$SURGE_SRC/scripts/bench-wake.lua" \
+timeout -k 5 60 "$SURGE" run -q --stats-interval 0 --vdev "net_tap0,iface=$IFC" "$SURGE_SRC/bench/wake.lua" \
   --mode sleep --frames 20 >"$TMP/wake.out" 2>&1 &
 BG=$!
 wait_for_text "$TMP/wake.out" 'WAKE ready' 20 "$BG" || true
 ip link set "$IFC" up
-python3 "$SURGE_SRC/scripts/bench-wake.py" "$IFC" 20 300
+python3 "$SURGE_SRC/bench/wake.py" "$IFC" 20 300
 wait "$BG"
 RC=$?
 LINE=$(grep '^WAKE frames' "$TMP/wake.out" || true)

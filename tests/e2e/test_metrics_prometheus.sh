@@ -166,16 +166,17 @@ for i in $(seq 1 $RUNS); do
   SP=$!
   wait_for_text "$TMP/stop.out" '^surge: metrics: http://' 20 "$SP"
   SU=$(sed -n 's|^surge: metrics: \(http://.*\)$|\1|p' "$TMP/stop.out" | head -1)
-  N=0
   while kill -0 "$SP" 2>/dev/null; do
     PIDS=()
-    for k in 1 2 3 4; do curl -s -m 5 -o /dev/null -w '%{http_code}\n' "$SU" >>"$TMP/stop.codes.$i" & PIDS+=($!); done
+    for _ in 1 2 3 4; do curl -s -m 5 -o /dev/null -w '%{http_code} %{time_total}\n' "$SU" >>"$TMP/stop.codes.$i" & PIDS+=($!); done
     wait "${PIDS[@]}"
   done
   wait "$SP"
   RC=$?
   OUT=$(cat "$TMP/stop.out")
-  grep -q '^200$' "$TMP/stop.codes.$i" && ANSWERED=$((ANSWERED + 1))
+  if grep -q '^200 ' "$TMP/stop.codes.$i"; then ANSWERED=$((ANSWERED + 1)); else
+    echo "--- run $i: no scrape answered; HTTP code and seconds of each, in order:"
+    tr '\n' ' ' <"$TMP/stop.codes.$i"; echo; tail -5 <<<"$OUT"; fi
   if [ "$RC" = 0 ] && grep -q '^surge: summary over' <<<"$OUT" &&
      grep -Eq '^surge: pool [0-9]+: ([0-9]+) of \1 mbufs back, no leak$' <<<"$OUT" &&
      ! grep -Ev '^surge: pool [0-9]+: ([0-9]+) of \1 mbufs back, no leak$' <<<"$OUT" | grep -q '^surge: pool' &&

@@ -56,6 +56,9 @@ row "a line of 1 MiB + 1 byte: refused whole with one line, nothing of it runs" 
   '^error: the line is longer than the 1048576 bytes a line may have: not run$'
 [ "$(grep -c '^error: ' <<<"$OUT")" = 1 ] && grep -qx nil <<<"$OUT" ||
   { echo "FAIL $N: more than one error line, or part of the line ran"; FAILS=$((FAILS + 1)); }
+input 'function f()\nprint(1)\n'
+row "input that ends inside a statement (an end missing): Lua's error for it, exit 1" 1 \
+  "^error: prompt:4: 'end' expected \\(to close 'function' at line 1\\) near '<eof>'\$" no
 input 'setmetatable({}, { __tostring = function() error("ts boom") end })\n'
 row "a __tostring that raises" 0 '^error: prompt:1: ts boom$'
 input 'setmetatable({}, { __index = function() error("idx boom") end }).x\n'
@@ -84,6 +87,12 @@ row "surge.wait()/launch() and the helpers called wrongly" 0 \
   'surge.wait: id: expected an integer in 0..1023, got "x"'
 grep -q "no global function 'nosuch'" <<<"$OUT" && grep -q '^error: prompt:1: stop: no running task x$' <<<"$OUT" ||
   { echo "FAIL $N: launch/stop errors missing"; FAILS=$((FAILS + 1)); }
+input 'launch(string.rep, "x", 3)\nlaunch(surge.sleep, 1)\nlocal t = 1; launch(function() return t end)\n'
+row "launch() given a C function, one of surge's own, a closure: one line at the prompt naming it" 0 \
+  '^error: prompt:1: launch: string\.rep is a C function, not a function typed at the prompt'
+grep -q "^error: prompt:1: launch: surge.sleep is one of surge's own, not a function typed" <<<"$OUT" &&
+  grep -q "^error: prompt:1: launch: the function uses 't', a local from outside it" <<<"$OUT" &&
+  ! grep -q 'lua/surge/' <<<"$OUT" || { echo "FAIL $N: launch's errors"; FAILS=$((FAILS + 1)); }
 input 'surge.stop()\n'
 row "surge.stop() typed: the run ends as SIGTERM would (exit 0, summary)" 0 '' no
 input 'while true do end\n'

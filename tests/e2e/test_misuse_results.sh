@@ -30,7 +30,7 @@ if not eval(sys.argv[2]):
     sys.exit("false: " + sys.argv[2])
 PY
 }
-no_temp_left() { ! ls -a "$TMP" | grep -q '\.tmp-'; }
+no_temp_left() { [ -z "$(find "$TMP" -maxdepth 1 -name '*.tmp-*' -print -quit)" ]; }
 
 # case DESCRIPTION RC FIRST_ERR_RE CHECK MASTER_CODE [SURGE_OPTIONS...]
 #   FIRST_ERR_RE: ERE for the first stderr line that is not EAL's ('' = none

@@ -94,9 +94,9 @@ row 2 no "^http: --tx: port 3 does not exist"                         http --tx 
 row 2 yes "^mlrsearch: --duration-sum: goal NDR: duration sum 1 s must be"   mlrsearch --final-trial 2 --duration-sum 1
 # y1564's services need no port either (issue 18 item 3); a CIR above the
 # port's own link speed is known once the port is open: still exit 2
-row 2 yes "^y1564: --services: service 'a': cir 2e\+10 bit/s is above line rate \(9\.62406e\+09 bit/s of 512-byte frames, --line-rate\)$" \
+row 2 yes "^y1564: --services: service 'a': cir 20 Gbit/s is above line rate \(9\.624 Gbit/s of 512-byte frames, --line-rate\)$" \
   y1564 --services a:dscp=1:cir=20gbit --line-rate 10gbit
-row 2 no  "^y1564: --services: service 'a': cir 2e\+10 bit/s is above line rate .*port 0's link speed\)$" \
+row 2 no  "^y1564: --services: service 'a': cir 20 Gbit/s is above line rate .*port 0's link speed\)$" \
   y1564 --services a:dscp=1:cir=20gbit
 row 2 yes "^y1564: --services: service 'a': eir=-1mbit is negative$"  y1564 --services a:cir=1mbit:eir=-1mbit
 row 2 yes "^y1564: --services: service 'a': unknown key 'colour' \(keys: dscp, vlan, port, cir, eir, " \
@@ -182,6 +182,20 @@ check_match "surge scenarios: a good user scenario" '^good +fine \[' "$(cat "$TM
 check_match "surge scenarios: a broken one, saying why" "^norun +cannot be used: .*norun.lua: scenario 'norun': run must be a function" \
   "$(cat "$TMP/out")"
 check_nomatch "surge scenarios: no folder listed" '^folder ' "$(cat "$TMP/out")"
+# a module that ends the process at load (os.exit(42) at its top level) and a
+# folder with a ' in its name: the listing goes on, exit 0, both listed
+ODD="$TMP/it's odd"
+mkdir -p "$ODD"
+printf 'return { description = "in an odd folder", options = function(p) end, run = function(o) return {} end }\n' \
+  >"$ODD/oddone.lua"
+printf 'os.exit(42)\n' >"$ODD/exiter.lua"
+(cd "$CWD" && SURGE_PATH="$ODD:$MODS" run_surge 30 scenarios; printf '%s\n' "$RC" >"$TMP/rc"; printf '%s\n' "$OUT" >"$TMP/out")
+check "surge scenarios: a module calling os.exit(42) at load: exit 0" 0 "$(cat "$TMP/rc")"
+check_match "surge scenarios: ... listed with its error at its line" \
+  "^exiter +cannot be used: .*/exiter.lua:1: os.exit called while the module loads \\[" "$(cat "$TMP/out")"
+check_match "surge scenarios: a folder with ' in its name is listed" "^oddone +in an odd folder \\[.*it's odd\\]$" \
+  "$(cat "$TMP/out")"
+check_match "surge scenarios: ... and the folders after it" '^good +fine \[' "$(cat "$TMP/out")"
 echo "# d. the prompt's loop survives typed code replacing any global or library field"
 # prompt LINE: `surge repl` with stdin not a terminal: LINE, then an
 # expression, an error and a helper; each must still work, the session end

@@ -177,6 +177,10 @@ check_match "plot y1564: bit rate ticks" "^ticks y	0 Mbit/s, .*Mbit/s$" "$(repor
 for f in mlrsearch mlrsearch-2 y1564; do
   report_ready "plot module charts ($f)" "$TMP/mod-$f.svg" "$TMP/mod.json"
 done
+# a log axis from decade to decade has its ticks at both ends (gnuplot
+# left out the one at an end lying exactly on it: 10 kpps)
+check "plot mlrsearch trials: log load axis, a tick at each end" "ticks y	10 kpps, 100 kpps" \
+  "$(report "$TMP/mod-mlrsearch-2.svg" 'ticks y')"
 
 # events: a rate set at the prompt and a scenario's trials are recorded in
 # the results file (schema-valid) and marked on the rate chart
@@ -234,6 +238,7 @@ done
 # draws them again; each has the same texts and series as the one committed
 MK=$(SURGE=$SURGE "$SURGE_SRC/docs/img/make.sh" "$TMP/img" 2>&1); MKRC=$?
 check "docs figures: make.sh ran" 0 "$MKRC"
+[ "$MKRC" = 0 ] || printf '%s\n' "$MK"
 check "docs figures: the same files" "$(cd "$SURGE_SRC/docs/img" && ls *.svg)" "$(cd "$TMP/img" && ls *.svg)"
 for f in "$SURGE_SRC"/docs/img/*.svg; do
   b=$(basename "$f")
@@ -354,6 +359,122 @@ TMPDIR=$TMP/no-such-dir run_surge 30 plot "$TMP/flood.json" -o "$TMP/nodir.svg"
 check "TMPDIR missing: exit 1, one line" \
   "1 surge plot: cannot make a temporary folder: $TMP/no-such-dir/surge-plot.XXXXXX: No such file or directory" "$RC $ERR"
 check "TMPDIR missing: nothing drawn" no "$([ -e "$TMP/nodir-rate.svg" ] && echo yes || echo no)"
+
+# issue 31 item 21: a run under about 1 s drew nothing (its time axis in
+# ms, its range in s: every point outside) and left a 0-byte SVG. Any run
+# length: a real 0.3 s run, and the flood run's file cut to 0.1 s, to one
+# sample, and stretched to 2000 s (in s, not "2 ks"): every point drawn,
+# ticks in the unit of the range
+run_surge 30 run --no-huge -q --duration 0.3 --stats-interval 0.1 --output "$TMP/short.json" "$EXAMPLES/udp-flood.lua"
+check "0.3 s run: exit 0" 0 "$RC"
+NS=$(jq_py "$TMP/short.json" 'len(r["series"]["ports"])')
+run_surge 30 plot "$TMP/short.json" -o "$TMP/short.svg"
+check "plot 0.3 s run: exit 0, nothing on stderr" "0 " "$RC $ERR"
+check "plot 0.3 s run: every sample drawn ($NS)" "port 0 TX (offered)	$NS
+port 0 RX (forwarded)	$NS" "$($SERIES "$TMP/short-rate.svg")"
+check_match "plot 0.3 s run: time ticks in ms, up to the last sample" "^ticks x	0 ms, .*, 3[0-9]{2} ms$" \
+  "$(report "$TMP/short-rate.svg" 'ticks x')"
+while IFS='|' read -r what keep scale tick; do
+  python3 - "$TMP/flood.json" "$TMP/len.json" "$keep" "$scale" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+keep, scale = int(sys.argv[3]), float(sys.argv[4])
+ports = r["series"]["ports"][:keep]
+for p in ports:
+    p["t"] *= scale
+r["series"]["ports"] = ports
+r["events"] = []
+json.dump(r, open(sys.argv[2], "w"))
+PY
+  rm -f "$TMP"/len-*.svg
+  run_surge 30 plot "$TMP/len.json" -o "$TMP/len.svg"
+  K=$(jq_py "$TMP/len.json" 'len(r["series"]["ports"])')
+  check "plot $what: exit 0, every sample drawn ($K)" "0 port 0 TX (offered)	$K
+port 0 RX (forwarded)	$K" "$RC $($SERIES "$TMP/len-rate.svg")"
+  check_match "plot $what: time ticks in $tick" "^ticks x	0 $tick(, [0-9.]+ $tick)+$" "$(report "$TMP/len-rate.svg" 'ticks x')"
+done <<'EOF'
+0.1 s (samples at 20 ms)|100|0.1|ms
+one sample at 0.2 s|1|1|ms
+one sample at 0.2 ms|1|0.001|us
+2000 s|100|1666|s
+EOF
+
+# any gnuplot failure (a stand-in gnuplot on PATH: it draws part of the
+# first chart, writes gnuplot's echo of the command, its caret and its
+# reason on stderr, and fails): exit 1, one line naming the chart and the
+# reason in surge's words, not gnuplot's echoed command; no figure written,
+# no temporary file beside it, and an earlier figure of the same name as it
+# was. Also a gnuplot that is killed without a word, and one that ends
+# well but draws nothing.
+mkdir -p "$TMP/fakebin" "$TMP/out"
+cat >"$TMP/fakebin/gnuplot" <<'SH'
+#!/bin/sh
+out=$(sed -n "s/^set output '\(.*\)'$/\1/p" "$1" | head -n 1)
+case $FAKE_GNUPLOT in
+  undefined)
+    printf '<svg width="1200"' >"$out"
+    n=$(grep -n '^plot ' "$1" | head -n 1 | cut -d: -f1)
+    printf '%s\n' "plot '/tmp/x/port0.dat' using (\$1*1000):(\$2*1e-06) with linespoints" \
+      "                                                                  ^" \
+      "\"$1\" line $n: all points y value undefined!" "" >&2
+    exit 1 ;;
+  killed) kill -9 $$ ;;
+  nothing) exit 0 ;;
+esac
+SH
+chmod +x "$TMP/fakebin/gnuplot"
+printf 'an earlier figure\n' >"$TMP/out/f-rate.svg"
+for how in undefined killed nothing; do
+  case $how in
+    undefined) why="none of its points falls inside its axes' ranges (gnuplot: all points y value undefined!)" ;;
+    killed) why="gnuplot ended (signal 9) and said nothing" ;;   # or the shell's word for it
+    nothing) why="gnuplot ended without drawing it" ;;
+  esac
+  ERR=$(FAKE_GNUPLOT=$how PATH=$TMP/fakebin:$PATH timeout 30 "$SURGE" plot "$TMP/flood.json" -o "$TMP/out/f.svg" 2>&1 >/dev/null)
+  RC=$?
+  [ "$how" = killed ] && [ "$ERR" != "${ERR/: gnuplot: Killed;/}" ] && why="gnuplot: Killed"
+  check "gnuplot fails ($how): exit 1, one line, the chart and the reason" \
+    "1 surge plot: cannot draw $TMP/out/f-rate.svg (Offered and forwarded load (TX and RX per port)): $why; no figure written" \
+    "$RC $ERR"
+  check "gnuplot fails ($how): no file left but the earlier figure, as it was" "f-rate.svg an earlier figure" \
+    "$(ls -A "$TMP/out" | tr '\n' ' ')$(cat "$TMP/out/f-rate.svg")"
+done
+# (without an earlier figure: none made, not an empty one)
+ERR=$(FAKE_GNUPLOT=undefined PATH=$TMP/fakebin:$PATH timeout 30 "$SURGE" plot "$TMP/lat.json" -o "$TMP/out/g.svg" 2>&1)
+check "gnuplot fails, two charts: exit 1 and nothing made" "1 f-rate.svg" "$? $(ls -A "$TMP/out" | tr '\n' ' ' | sed 's/ $//')"
+check_match "gnuplot fails, two charts: names the one gnuplot stopped at" "^surge plot: cannot draw $TMP/out/g-rate.svg " "$ERR"
+
+# a folder where no file can be made (as root too: /proc): said by surge
+# before gnuplot runs, one line, exit 1
+ERR=$(timeout 30 "$SURGE" plot "$TMP/flood.json" -o /proc/surge-plot-e2e.svg 2>&1)
+check "-o in a folder no file can be made in: exit 1, one line" \
+  "1 surge plot: cannot write /proc/surge-plot-e2e-rate.svg: No such file or directory" "$? $ERR"
+
+# issue 31 item 17: a title wider than the figure was cut off at both
+# sides, and y1564's CIR + EIR line (a policer holding the IR at it) lay
+# under the top frame: the title is wrapped into lines of the figure's
+# width (together its text), the y axis reaches above the highest line
+python3 - "$TMP/flood.json" "$TMP/y.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+name = "voice-gold-tier-customer-vlan-1001-to-datacenter-east-aggregation-router"
+r["scenarios"] = {
+  "y1564": {"services": [{"name": name, "cir_bps": 3e6, "eir_bps": 1e6}],
+            "rows": [{"service": name, "step": st, "offered_bps": o, "ir_bps": min(o, 4e6)}
+                     for st, o in (("25%", 0.75e6), ("50%", 1.5e6), ("75%", 2.25e6), ("100%", 3e6), ("cir+eir", 4e6),
+                                   ("overshoot", 4.75e6))]}}
+json.dump(r, open(sys.argv[2], "w"))
+PY
+run_surge 30 plot "$TMP/y.json" -o "$TMP/y.svg"
+check "y1564 long name: exit 0" 0 "$RC"
+TITLE=$(report "$TMP/y-y1564.svg" title | cut -f2)
+check "y1564 long name: the title's lines are the title" \
+  "Y.1564 service voice-gold-tier-customer-vlan-1001-to-datacenter-east-aggregation-router: information rate per step" \
+  "$(printf '%s\n' "$TITLE" | paste -sd ' ' | sed 's/- /-/g; s/ :/:/')"
+check "y1564 long name: in lines of at most 72 characters" "" "$(printf '%s\n' "$TITLE" | awk 'length($0) > 72')"
+check_match "y1564: the y axis reaches above CIR + EIR (4 Mbit/s)" "^ticks y	0 Mbit/s, .*, 4 Mbit/s, [4-9](\.[0-9]+)? Mbit/s$" \
+  "$(report "$TMP/y-y1564.svg" 'ticks y')"
+report_ready "y1564 long name" "$TMP/y-y1564.svg" "$TMP/y.json"
 
 ERR=$(timeout 10 env PATH=/nonexistent-r11 "$SURGE" plot "$TMP/lat.json" 2>&1)
 check "no gnuplot: exit 1" 1 "$?"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # test_rate_gaps.sh - the default pacer keeps the shape of the schedule
-# (issue 8), measured outside surge: a paced task (scripts/bench-gaps.lua)
+# (issue 8), measured outside surge: a paced task (bench/gaps.lua)
 # sends into net_pcap, tshark reads the capture's gaps (frame.time_delta),
-# scripts/gapstats.py compares them with the schedule.
+# bench/gapstats.py compares them with the schedule.
 #   - Poisson 50 kpps, default policy: under 25 % of gaps below 0.5 us
 #     (before: ~71 %, as gaps >= 50 us were batched into >= 500 us sleeps)
 #     and a Kolmogorov-Smirnov distance to the exponential under 0.15
@@ -16,8 +16,8 @@
 # pacer keeps gaps on a core it does not have.
 . "$(dirname "$0")/lib.sh"
 need_cmd tshark
-GAPS=$SURGE_SRC/scripts/bench-gaps.lua
-STATS=$SURGE_SRC/scripts/gapstats.py
+GAPS=$SURGE_SRC/bench/gaps.lua
+STATS=$SURGE_SRC/bench/gapstats.py
 val() { printf '%s\n' "$1" | sed -nE "s/.* $2=([0-9.]+).*/\\1/p"; }
 
 # shape NAME RATE PPS PATTERN ARGS...: sets S (gapstats line) and P (pacer line)

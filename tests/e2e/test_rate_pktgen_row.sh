@@ -2,7 +2,7 @@
 # test_rate_pktgen_row.sh - scripts/bench's Pktgen-DPDK row (issue 20):
 #  1. a wrong PKTGEN (no file, a folder), or --rows pktgen without one, is
 #     one line naming it and exit 1, before anything is built or run;
-#  2. scripts/telemetry-rate.py --from-traffic times its warm-up from the
+#  2. bench/telemetry-rate.py --from-traffic times its warm-up from the
 #     port's first packet, not from the socket's first answer (Pktgen sends
 #     only ~1.5 s after its socket answers): a sender that starts 2 s late
 #     (scripts/late_flood.lua, paced at 1 Mpps) is measured at its rate,
@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
 BENCH=$SURGE_SRC/scripts/bench
-TELE=$SURGE_SRC/scripts/telemetry-rate.py
+TELE=$SURGE_SRC/bench/telemetry-rate.py
 
 # 1. bad PKTGEN: one line, exit 1, at once
 for bad in "$TMP/no-such-pktgen" "$TMP"; do

@@ -98,6 +98,17 @@ run_surge 200 run --no-huge --stats-interval 0 --output "$J1" "${DEVS[@]}" mlrse
   "${MLR[@]}"
 check "mlrsearch exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
+# docs/scenarios.md's output (issue 31 item 13): its first line with this
+# run's MACs, its table's columns, its trial line's shape
+doc_first=$(grep -m1 '^mlrsearch: tx port ' "$SURGE_SRC/docs/scenarios.md")
+doc_re=$(printf '%s' "$doc_first" | sed -E 's/[][().^$*+?{}|\\]/\\&/g; s/([0-9a-f]{2}:){5}[0-9a-f]{2}/[0-9a-f:]{17}/g')
+check_match "its first line is the one docs/scenarios.md shows (MACs aside)" "^$doc_re$" \
+  "$(printf '%s\n' "$OUT" | grep -v '^surge: ' | head -1)"
+doc_head=$(grep -m1 '^size  goal  loss_ratio' "$SURGE_SRC/docs/scenarios.md" | tr -s ' ')
+check "the table's columns are the ones docs/scenarios.md shows" "$doc_head" \
+  "$(printf '%s\n' "$OUT" | grep -m1 '^size  goal  loss_ratio' | tr -s ' ')"
+check_match "a trial line of the shape the doc shows" \
+  "^ +64 B  trial   1  [0-9.]+ s at [0-9.]+ [kM]pps  sent [0-9]+  received [0-9]+  loss ratio [0-9.e-]+" "$OUT"
 for size in 64 512; do
   truth=$([ $size = 64 ] && echo $T64 || echo $T512)
   for goal in NDR PDR; do

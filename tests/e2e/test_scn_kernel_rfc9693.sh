@@ -111,6 +111,8 @@ check "teardown_rate row: 300" 300 "$(row tt teardown_rate)"
 tput=$(row tt throughput)
 check_true "throughput measured (${tput:-none} bit/s)" "throughput '$tput'" awk -v v="${tput:-0}" 'BEGIN { exit !(v > 0) }'
 check_match "throughput: every connection open, none failed" "throughput: .* 8 of 8 connections open, 0 failed" "$OUT"
+# a bit rate for people, never an exponent (issue 31 item 17: "4.2e+07 bit/s")
+check_match "throughput: the bit rate in words" "throughput: [0-9.]+ [kMG]?bit/s of responses \(" "$OUT"
 check_match "the server sent nothing again" "server.retransmits 0," "$OUT"
 validate tt
 check_pools "rfc9693"

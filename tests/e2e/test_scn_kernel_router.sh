@@ -89,4 +89,27 @@ run_surge 20 run --no-huge --stats-interval 0 -q "${DEVS[@]}" rfc2544 --tx 0 --r
 check_user_error "unanswered ARP"
 check_match "the error names the address and the timeout" "^port 0: no ARP reply from 10.0.0.99 within 1 s" "$ERR"
 check_true "it gave up in time (${SECS} s)" "took $SECS s" lt "$SECS" 10
+
+echo "# the commands docs/scenarios.md shows, as written but for the names (a0 -> ${P}a0)"
+docline() {
+  grep -qxF -- "$1" "$SURGE_SRC/docs/scenarios.md" || { echo "FAIL docs/scenarios.md no longer shows: $1"; FAILS=$((FAILS + 1)); }
+  printf '%s' "$1" | sed -E "s/[[:space:]]+#[[:space:]].*$//; s/iface=([ab]0)/iface=$P\1/g; s|^scripts/lab-router ([a-z]+)|$SURGE_SRC/scripts/lab-router \1 --prefix $P|; s|^build/surge |$SURGE |"
+}
+docrun() { local c; c=$(docline "$1"); timeout -k 5 120 bash -c "$c" >"$TMP/doc.out" 2>&1; RC=$?; OUT=$(cat "$TMP/doc.out"); }
+"$SURGE_SRC/scripts/lab-router" down --prefix "$P" >/dev/null
+docrun 'scripts/lab-router up --limit 50000          # router "dut": 10.0.0.1 on a1, 10.1.0.1 on b1; 50 kpps'
+check "doc: lab-router up" 0 "$RC"
+t0=$(date +%s)
+docrun 'build/surge run --vdev net_af_packet0,iface=a0 --vdev net_af_packet1,iface=b0 rfc2544 --tx 0 --rx 1 --gateway 10.0.0.1 --rx-gateway 10.1.0.1 --sizes 64,512 --tests throughput,latency --max-rate 200kpps --trial 1'
+secs=$(( $(date +%s) - t0 ))
+check "doc: the rfc2544 command exits 0" 0 "$RC"
+[ "$RC" = 0 ] || { printf '%s\n' "$OUT" | tail -10; }
+check_true "doc: it takes about 30 s, as the doc says (took $secs s)" "$secs s" test "$secs" -le 90
+for size in 64 512; do
+  t=$(printf '%s\n' "$OUT" | awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print $2 }')
+  check_true "doc: $size B finds the router's 50 kpps (T = $t, within 10 %)" "T = '$t'" \
+    awk -v t="${t:-0}" 'BEGIN { exit !(t >= 45000 && t <= 55000) }'
+done
+docrun 'scripts/lab-router down'
+check "doc: lab-router down" 0 "$RC"
 finish

@@ -52,7 +52,8 @@ run_latency "$TMP/ll.json" load-latency points load-latency --rates 10kpps,100kp
   --trial 0.5 --settle 0.05
 check "load-latency exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
-under_1us "load-latency" $(rows "$TMP/ll.json" load-latency points '"%d/%d/%d" % (r["latency"]["p50_ns"], r["latency"]["p90_ns"], r["latency"]["min_ns"])')
+mapfile -t lat < <(rows "$TMP/ll.json" load-latency points '"%d/%d/%d" % (r["latency"]["p50_ns"], r["latency"]["p90_ns"], r["latency"]["min_ns"])')
+under_1us "load-latency" "${lat[@]}"
 check "load-latency: four points" 4 "$(rows "$TMP/ll.json" load-latency points 1 | wc -l)"
 # round(R * D) frames, never one more (the old loop sent 5001); fewer only
 # when the trial's core was taken away at its end, and then it is flagged
@@ -71,7 +72,8 @@ run_latency "$TMP/qos.json" qos classes qos --classes ef:46:10kpps,be:0:300kpps 
   --settle 0.05
 check "qos exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
-under_1us "qos" $(rows "$TMP/qos.json" qos classes '"%d/%d/%d" % (r["latency"]["p50_ns"], r["latency"]["p90_ns"], r["latency"]["min_ns"])')
+mapfile -t lat < <(rows "$TMP/qos.json" qos classes '"%d/%d/%d" % (r["latency"]["p50_ns"], r["latency"]["p90_ns"], r["latency"]["min_ns"])')
+under_1us "qos" "${lat[@]}"
 check "qos: two classes with probes" 2 "$(rows "$TMP/qos.json" qos classes 'r["latency"]["probes"] > 0' | grep -c True)"
 
 echo "# rfc2544 latency at three sizes: p50 under 1 us each"
@@ -79,7 +81,8 @@ run_latency "$TMP/rfc.json" rfc2544 sizes rfc2544 --tests latency --sizes 64,512
   --max-rate 300kpps --latency-trial 0.5 --settle 0.05
 check "rfc2544 exits 0" 0 "$RC"
 [ "$RC" = 0 ] || show_run 30
-under_1us "rfc2544" $(rows "$TMP/rfc.json" rfc2544 sizes '"%d/%d/%d" % (r["latency"]["p50_ns"], r["latency"]["p90_ns"], r["latency"]["min_ns"])')
+mapfile -t lat < <(rows "$TMP/rfc.json" rfc2544 sizes '"%d/%d/%d" % (r["latency"]["p50_ns"], r["latency"]["p90_ns"], r["latency"]["min_ns"])')
+under_1us "rfc2544" "${lat[@]}"
 check_nomatch "rfc2544: the probe notice not once per size" "receives latency probes" "$OUT$ERR"
 
 echo "# --stats-interval given: a scenario prints its stats lines"

@@ -156,7 +156,7 @@ end
 LUA
 cd /
 SURGE_PATH=$TMP/lib run_surge 30 run --no-huge --lcores '(0-1)@(0-1)' "$TMP/proj/main.lua"
-cd - >/dev/null
+cd - >/dev/null || exit 1
 check "modules: exit 0 (run from another folder)" 0 "$RC"
 check_match "modules: the script's neighbour and SURGE_PATH's, in master and in a task" \
   '^master: nearby\+faraway, task: nearby\+faraway$' "$OUT"
@@ -341,4 +341,37 @@ check "cut before measuring: exit 0" 0 "$RC"
 check_match "cut before measuring: says nothing was measured" \
   "^rfc2544: the run was stopped during the learning trial: nothing was measured yet$" "$ERR"
 check_pools "cut before measuring"
+# issue 31 item 9: a cut mlrsearch's --output is valid against the published
+# schema (its rows a list, empty, not {}); a scenario a script calls from Lua
+# and --duration cuts ends the run as the same cut on the command line does:
+# exit 0, its results so far recorded, marked partial
+schema_check() {  # schema_check DESCRIPTION FILE
+  if ! python3 -c 'import jsonschema' 2>/dev/null; then echo "skip $1: python3-jsonschema not installed"; return; fi
+  check "$1" "" "$(python3 -c "import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))" "$2" \
+    "$SURGE_SRC/docs/results.schema.json" 2>&1 | tail -3)"
+}
+run_surge 30 run "${RING[@]}" --duration 1 --output "$TMP/cut-mlr.json" mlrsearch --max-rate 5kpps
+check "cut mlrsearch: exit 0" 0 "$RC"
+check_match "cut mlrsearch: says its results are partial" \
+  "^mlrsearch: the run was stopped during MLRsearch trial 1 at 64 bytes: the results so far are partial$" "$ERR"
+check "cut mlrsearch: rows and trials are lists, partial" "list list True" "$(python3 -c "import json, sys
+m = json.load(open(sys.argv[1]))['scenarios']['mlrsearch']
+print(type(m['rows']).__name__, type(m['trials']).__name__, m['partial'])" "$TMP/cut-mlr.json")"
+schema_check "cut mlrsearch: --output valid against the schema" "$TMP/cut-mlr.json"
+cat >"$TMP/cut_from_lua.lua" <<'LUA'
+function master()
+  local r = require("surge.scenario.rfc2544").run{ tx = 0, sizes = "64", max_rate = "5kpps", trial = 2 }
+  print("not reached", r)
+end
+LUA
+run_surge 30 run "${RING[@]}" --duration 1 --output "$TMP/cut-lua.json" "$TMP/cut_from_lua.lua"
+check "cut from Lua: exit 0, as on the command line" 0 "$RC"
+check_match "cut from Lua: says its results are partial" \
+  "^rfc2544: the run was stopped during throughput trial 1 at 64 bytes: the results so far are partial$" "$ERR"
+check_nomatch "cut from Lua: the script's next line did not run" "not reached" "$OUT"
+check "cut from Lua: recorded, partial, status ok" "ok 0 True" "$(python3 -c "import json, sys
+r = json.load(open(sys.argv[1]))
+print(r['status'], r['exit_code'], r['scenarios']['rfc2544']['partial'])" "$TMP/cut-lua.json")"
+schema_check "cut from Lua: --output valid against the schema" "$TMP/cut-lua.json"
 finish

@@ -83,4 +83,37 @@ share=$(py "$TMP/qos.json" "'%.5f' % (r['scenarios']['qos']['classes'][0]['sent'
 check_true "ef sent its share of what was sent (0.071 %; got $share)" "share $share" \
   awk -v s="$share" 'BEGIN { exit !(s > 0.00060 && s < 0.00083) }'
 schema_ok "qos JSON valid against the schema" "$TMP/qos.json"
+
+echo "# mlrsearch at 100 % (issue 30 item 3): its trials flagged by the rule of every scenario, not a 95 % of its own"
+run_surge 120 run "${RING[@]}" --output "$TMP/mlr.json" mlrsearch --sizes 64 --max-rate 100% --final-trial 0.1 \
+  --duration-sum 0.1 --phases 0 --settle 0.05 --max-trials 2
+check "mlrsearch exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+check_match "trial 1: the offer, what surge sent of the planned frames, whose limit" \
+  "^ +64 B  trial   1  0.01 s at 14.88 Mpps  sent [0-9]+ .*\(surge sent only [0-9.]+ [kM]pps, [0-9]+ of 148810 frames: surge's limit, not the DUT's\)$" "$OUT"
+check "JSON trials: flagged exactly where fewer frames than planned left" "True" \
+  "$(py "$TMP/mlr.json" "all(t['sender_limited'] == (t['sent'] < t['planned']) for t in r['scenarios']['mlrsearch']['sizes'][0]['trials']) and r['scenarios']['mlrsearch']['trials'][0]['sender_limited']")"
+check "JSON rows: both goals' upper bound is the flagged 14.88 Mpps" "True True" \
+  "$(py "$TMP/mlr.json" "' '.join(str(x.get('sender_limited') is True and x['upper_bound_pps'] > 14.8e6) for x in r['scenarios']['mlrsearch']['rows'])")"
+check_match "table: limited_by is surge" "^ +64 +NDR .* surge$" "$OUT"
+check_match "table: the line under it" "^limited_by surge: in 2 row\(s\) surge did not send the offered rate" "$OUT"
+check_nomatch "no 95 % rule of its own" "less than 95 %" "$OUT"
+schema_ok "mlrsearch JSON valid against the schema" "$TMP/mlr.json"
+
+echo "# rfc2889 congestion at 100 % on four ring ports (issue 31 item 9): surge short of the offer, HOL blocking unknown"
+run_surge 120 run --no-huge --vdev net_ring0 --vdev net_ring1 --vdev net_ring2 --vdev net_ring3 --output "$TMP/cg.json" \
+  rfc2889 --ports 0,1,2,3 --tests congestion --trial 0.2 --settle 0.05
+check "rfc2889 exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+short=$(py "$TMP/cg.json" "r['scenarios']['rfc2889']['rows'][0]['sent'] < r['scenarios']['rfc2889']['rows'][0]['planned']")
+if [ "$short" = True ]; then
+  check_match "congestion: the progress line says surge fell short, and HOL blocking is unknown" \
+    "^ +64 B  congestion  14.88 Mpps  .*head-of-line blocking unknown  \(surge sent only [0-9]+ of 5952380 frames: surge's limit, not the switch's\)$" "$OUT"
+  check "JSON: flagged, no hol_blocking verdict" "True False" \
+    "$(py "$TMP/cg.json" "r['scenarios']['rfc2889']['rows'][0]['sender_limited'], 'hol_blocking' in r['scenarios']['rfc2889']['rows'][0]")"
+else
+  echo "note: surge sent all 29.76 Mpps of this trial: nothing to flag"
+  check_nomatch "congestion: no shortfall claimed" "surge sent only" "$OUT"
+fi
+schema_ok "rfc2889 JSON valid against the schema" "$TMP/cg.json"
 finish

@@ -48,7 +48,9 @@ def c_graph(src: str, build: str) -> Graph:
         if not os.path.isdir(odir):
             continue
         for o in sorted(os.listdir(odir)):
-            if o.endswith(".c.o"):
+            # an object whose source is gone (moved to another folder) is
+            # a stale one of an older build: not part of the tree
+            if o.endswith(".c.o") and os.path.exists(os.path.join(core, layer, o[:-2])):
                 objects[f"{layer}/{o[:-2]}"] = os.path.join(odir, o)
     if len(objects) < 10:
         sys.exit(f"cycles: found only {len(objects)} objects of core/ in {build}")

@@ -24,14 +24,14 @@ if out=$(cd "$tmp" && luacheck . --codes --no-color -q 2>&1); then
 elif ! grep -q "lua/surge/planted.lua:2:.*(W111) setting non-standard global variable 'leaked'" <<<"$out"; then
   echo "FAIL: luacheck did not name the planted global: $out"; fail=1
 fi
-# every shell script: *.sh, and the files of scripts/ and .ci/ that start
-# with a bash or sh line; at severity warning, since the tests split an
-# unquoted $DEV or $OPTS into arguments on purpose
+# every shell script: the files named *.sh or in scripts/ and .ci/ that
+# start with a bash or sh line (a sourced library, tests/e2e/lib.sh, is
+# read through the scripts that source it); at severity warning, since the
+# tests split an unquoted $DEV or $OPTS into arguments on purpose
 mapfile -t scripts < <(find . -path './build*' -prune -o -path ./.git -prune -o -type f -print |
   while read -r f; do
     case $f in
-      *.sh) echo "$f";;
-      ./scripts/*|./.ci/*) head -n 1 "$f" | grep -q '^#!.*\<\(bash\|sh\)\>' && echo "$f";;
+      *.sh|./scripts/*|./.ci/*) head -n 1 "$f" | grep -q '^#!.*\<\(bash\|sh\)\>' && echo "$f";;
     esac
   done | sort)
 [ ${#scripts[@]} -ge 50 ] || { echo "FAIL: found only ${#scripts[@]} shell scripts"; fail=1; }
@@ -45,6 +45,20 @@ if out=$(cd "$tmp" && shellcheck -x -S warning -f gcc planted.sh 2>&1); then
   echo "FAIL: a cd without a check in planted.sh was not reported"; fail=1
 elif ! grep -q "planted.sh:2:.*SC2164" <<<"$out"; then
   echo "FAIL: shellcheck did not name the planted cd: $out"; fail=1
+fi
+# requires at the top of a module (docs/architecture.md, "Requires"),
+# read with luacheck's own parser; shown failing on a planted one
+mapfile -t modules < <(find lua -name '*.lua' | sort)
+if ! out=$(lua5.1 "$src/tests/lint/requires.lua" "${modules[@]}" 2>&1); then
+  echo "$out"; echo "FAIL: a require inside a function without its reason"; fail=1
+else
+  echo "requires: ${#modules[@]} modules, each require at the top or with its reason"
+fi
+printf 'local M = {}\nfunction M.f()\n  return require("surge.check").show(1)\nend\nreturn M\n' >"$tmp/lua/surge/planted.lua"
+if out=$(lua5.1 "$src/tests/lint/requires.lua" "$tmp/lua/surge/planted.lua" 2>&1); then
+  echo "FAIL: a require inside a function of planted.lua was not reported"; fail=1
+elif ! grep -q 'planted.lua:3: require "surge.check" inside a function' <<<"$out"; then
+  echo "FAIL: requires.lua did not name the planted require: $out"; fail=1
 fi
 if [ $fail = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 exit $fail

@@ -60,7 +60,7 @@ end
 
 function T.view_field_errors()
   local ok, e = pcall(view.field, "udp.nope")
-  assert(not ok and tostring(e):find("udp has no field 'nope' %(dport, sport%)"), tostring(e))
+  assert(not ok and tostring(e):find("udp has no field 'nope' %(dport, len, sport%)"), tostring(e))
   ok, e = pcall(view.field, "foo")
   assert(not ok and tostring(e):find("give PROTOCOL.FIELD"), tostring(e))
 end

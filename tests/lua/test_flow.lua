@@ -470,7 +470,7 @@ function T.errors_name_the_field_and_line()
     return def
   end
   fails(d{ ["ip6.src"] = 1 }, "'ip6.src': the template has no ip6 layer (it has eth, ip4, udp)")
-  fails(d{ ["udp.colour"] = 1 }, "'udp.colour': udp has no field 'colour' (dport, sport)")
+  fails(d{ ["udp.colour"] = 1 }, "'udp.colour': udp has no field 'colour' (dport, len, sport)")
   fails(d{ ["udp"] = 1 }, "a field is LAYER.FIELD")
   fails(d{ ["udp.sport"] = { range = { 1 } } }, "udp.sport: range needs { from, to }")
   fails(d{ ["udp.sport"] = { range = 5 } }, "udp.sport: range needs { from, to }")

@@ -276,4 +276,63 @@ function T.scenario_from_lua()
     require("surge.scenario.rfc2544").run{ tx = 0, search = "fast" } end)
 end
 
+-- The frames a trial intended and the frames it planned and sent are one
+-- number (surge.dut.frames): a trial that lost one frame is lossy. With
+-- floor(load x duration) intended and round(load x duration) sent, a load
+-- whose product ends in .5 or more scored one lost frame as no loss (two
+-- such trials held up an NDR).
+function T.one_lost_frame_is_loss()
+  local planned = require("surge.dut.trial").planned
+  local frames = require "surge.dut.frames"
+  for _, c in ipairs({ { 41666.7, 1 }, { 1000.5, 0.1 }, { 14880952.4, 0.2 }, { 3.9, 1 }, { 50000, 0.5 } }) do
+    local load, d = c[1], c[2]
+    local n = planned{ rate = load, duration = d }
+    assert(n == frames.planned(load, d), "the trial's schedule is the shared count")
+    local t = { sent = n, planned = n, received = n - 1 }
+    local loss = mlr.trial_loss(load, d, t)
+    assert(loss > 0, ("%g pps for %g s: %d sent, %d received scored loss %g"):format(load, d, n, n - 1, loss))
+    assert(math.abs(loss - 1 / n) < 1e-12, "one frame of " .. n)
+    assert(mlr.trial_loss(load, d, { sent = n, planned = n, received = n }) == 0, "all received: no loss")
+  end
+  -- the search: a DUT that loses one frame in every trial above 40000 pps
+  -- has its NDR below 40000, not on a load where one frame went missing
+  local res = mlr.search{ max_load = 100000, min_load = 1000, goals = goals({ final_trial = 0.5, duration_sum = 1 }),
+    trial = function(load, d)
+      local n = frames.planned(load, d)
+      return mlr.trial_loss(load, d, { sent = n, planned = n, received = load > 40000 and n - 1 or n })
+    end }
+  local g = by_name(res)
+  assert(g.NDR.lower_bound <= 40000, "NDR lower bound " .. g.NDR.lower_bound)
+end
+
+-- docs/scenarios.md's example of surge.scenario.mlr's search, run as the
+-- doc shows it (issue 31 item 13: the doc named a mlrsearch.search that
+-- does not exist): its goals as tables, what it prints as the doc says.
+function T.doc_example_runs()
+  local here = debug.getinfo(1, "S").source:gsub("^@", ""):match("^(.*)/[^/]*$")
+  local f = assert(io.open(here .. "/../../docs/scenarios.md"))
+  local text = f:read("*a")
+  f:close()
+  local block = text:match("\n```lua\n(local mlr = require \"surge.scenario.mlr\".-)```\n")
+  assert(block, "docs/scenarios.md shows the mlr.search example")
+  local out = {}
+  local env = setmetatable({ print = function(...)
+    local t = {}
+    for i = 1, select("#", ...) do t[i] = tostring((select(i, ...))) end
+    out[#out + 1] = table.concat(t, "\t")
+  end }, { __index = _G })
+  local chunk = assert(loadstring(block, "=docs/scenarios.md"))
+  setfenv(chunk, env)
+  chunk()
+  assert(#out == 3, "three lines printed, got " .. #out)
+  local name, lo, hi, ct, reached = out[1]:match("^(%S+)\t(%S+)\t(%S+)\t(%S+)\t(%S+)$")
+  assert(name == "NDR" and reached == "true", out[1])
+  lo, hi = tonumber(lo), tonumber(hi)
+  assert(lo <= 41667 and hi > 41667 and (hi - lo) / hi <= 0.005 + 1e-9, "NDR brackets the truth: " .. out[1])
+  assert(out[1] == "NDR\t41667\t41876.381909548\t41667\ttrue", "the line the doc shows: " .. out[1])
+  assert(out[3] == "39 trials, 33.82082039325 trial seconds", "the line the doc shows: " .. out[3])
+  assert(out[2]:match("^PDR\t") and out[2]:match("\ttrue$"), out[2])
+  assert(out[3]:match("^%d+ trials, [%d.]+ trial seconds$"), out[3])
+end
+
 return T

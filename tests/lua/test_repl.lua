@@ -70,6 +70,10 @@ function T.completion()
   repl.env.cq = q
   c = table.concat(repl.complete("cq:set_"), " ")
   assert(c == "cq:set_rate", c)
+  -- internals (surge._internals) are not offered; the API around them is
+  assert(#repl.complete("surge.hand") == 0 and #repl.complete("surge.TaskF") == 0)
+  c = table.concat(repl.complete("surge.ta"), " ")
+  assert(c == "surge.tasks", c)
   assert(#repl.complete("nosuch.x") == 0)
   assert(#repl.complete("1).x") == 0)
 end

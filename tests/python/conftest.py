@@ -4,6 +4,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any, Callable, Iterator, Sequence
 
 import pytest
 
@@ -19,7 +20,7 @@ import surge  # noqa: E402
 class Instance:
     """`surge run --control SOCK ...` in the background; stopped at the end."""
 
-    def __init__(self, tmp, name, args, lcores="(0-2)@(0-1)"):
+    def __init__(self, tmp: str, name: str, args: Sequence[str], lcores: str = "(0-2)@(0-1)") -> None:
         self.sock = os.path.join(tmp, name + ".sock")
         self.log = os.path.join(tmp, name + ".log")
         self.output = os.path.join(tmp, name + ".json")
@@ -39,28 +40,31 @@ class Instance:
         else:
             raise AssertionError(f"no control socket after 30 s:\n{self.text()}")
 
-    def text(self):
+    def text(self) -> str:
         with open(self.log, errors="replace") as f:
             return f.read()
 
-    def end(self):
+    def end(self) -> int:
         self.client.close()
         if self.proc.poll() is None:
             self.proc.terminate()
         return self.proc.wait(timeout=30)
 
 
+MakeInstance = Callable[..., Instance]      # the `instance` fixture: instance(name, args, lcores=...)
+
+
 @pytest.fixture
-def tmp():
+def tmp() -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="surge-py-") as d:
         yield d
 
 
 @pytest.fixture
-def instance(tmp):
-    made = []
+def instance(tmp: str) -> Iterator[MakeInstance]:
+    made: list[Instance] = []
 
-    def make(name="a", args=(SCRIPT,), **kw):
+    def make(name: str = "a", args: Sequence[str] = (SCRIPT,), **kw: Any) -> Instance:
         i = Instance(tmp, name, list(args), **kw)
         made.append(i)
         return i

@@ -3,14 +3,15 @@ import os
 import signal
 import threading
 import time
+from typing import Any
 
 import pytest
 
 import surge
-from conftest import IDLE
+from conftest import IDLE, MakeInstance
 
 
-def test_eval_values(instance):
+def test_eval_values(instance: MakeInstance) -> None:
     c = instance().client
     assert c.eval("1 + 1") == 2
     assert c.eval("'x' .. 1") == "x1"
@@ -25,7 +26,7 @@ def test_eval_values(instance):
     assert c.call("string.rep", "ab", 2) == "abab"
 
 
-def test_lua_errors(instance):
+def test_lua_errors(instance: MakeInstance) -> None:
     c = instance().client
     with pytest.raises(surge.SurgeError) as e:
         c.eval("1 + nil")
@@ -42,7 +43,7 @@ def test_lua_errors(instance):
     assert c.eval("2") == 2       # the connection goes on after errors
 
 
-def test_tasks_rates_stats(instance):
+def test_tasks_rates_stats(instance: MakeInstance) -> None:
     c = instance().client
     c.eval("require('surge.fleet').arm(0)")            # fleet_tx.lua without --fleet starts at once anyway
     for _ in range(200):     # the task has set its own rate once it sends
@@ -68,9 +69,9 @@ def test_tasks_rates_stats(instance):
     assert r["summary"]["ports"][0]["tx_packets"] > 0
 
 
-def test_scenario_with_progress(instance):
+def test_scenario_with_progress(instance: MakeInstance) -> None:
     c = instance(args=("--vdev", "net_ring0", IDLE)).client
-    lines = []
+    lines: list[str] = []
     res = c.scenario("load-latency", {"rates": "5kpps,10kpps", "trial": 0.3, "settle": 0.1}, progress=lines.append,
                      timeout=120)
     assert len(res["rows"]) == 2
@@ -81,18 +82,18 @@ def test_scenario_with_progress(instance):
     assert "unknown scenario" in str(e.value)
 
 
-def test_dead_socket(tmp):
+def test_dead_socket(tmp: str) -> None:
     with pytest.raises(surge.ConnectionClosed) as e:
         surge.connect(os.path.join(tmp, "none.sock"))
     assert "cannot connect to the control socket" in str(e.value)
 
 
-def test_stop_during_a_call(instance):
+def test_stop_during_a_call(instance: MakeInstance) -> None:
     i = instance()
     c = i.client
-    got = {}
+    got: dict[str, Any] = {}
 
-    def call():
+    def call() -> None:
         try:
             c.eval("while true do end", timeout=60)
         except surge.SurgeError as e:
@@ -107,18 +108,23 @@ def test_stop_during_a_call(instance):
     assert "interrupted (the run stopped)" in str(got["e"]) or isinstance(got["e"], surge.ConnectionClosed)
     with pytest.raises(surge.ConnectionClosed):
         for _ in range(50):
-            c.eval("1")
+            try:
+                c.eval("1")
+            except surge.ConnectionClosed:
+                raise
+            except surge.SurgeError as e:     # the stop interrupts what runs meanwhile
+                assert str(e) == "interrupted (the run stopped)"
             time.sleep(0.1)
 
 
-def test_instance_ends_during_call(instance):
+def test_instance_ends_during_call(instance: MakeInstance) -> None:
     c = instance().client
     with pytest.raises(surge.SurgeError) as e:
         c.eval("surge.stop() while true do end")
     assert "interrupted" in str(e.value) or isinstance(e.value, surge.ConnectionClosed)
 
 
-def test_sizes_and_arguments(instance):
+def test_sizes_and_arguments(instance: MakeInstance) -> None:
     c = instance().client
     with pytest.raises(surge.SurgeError) as e:
         c.eval("string.rep('x', 2 ^ 21)")
@@ -130,3 +136,59 @@ def test_sizes_and_arguments(instance):
         c.call("print", object())
     assert c.eval("#" + surge.lua_literal("a\"b\\\n\x00é")) == 8     # bytes as Lua sees them
     assert c.eval("1") == 1
+
+
+def test_values_kept_whole(instance: MakeInstance) -> None:
+    c = instance().client
+    # keys of several types: none replaces another (issue 31.8)
+    assert c.eval("{ [1] = 'a', ['1'] = 'b' }") == {1: "a", "1": "b"}
+    assert c.eval("{ [true] = 'x', [2.5] = 'y', z = 1 }") == {True: "x", 2.5: "y", "z": 1}
+    assert c.eval("{ [1] = 'a', [3] = 'c' }") == {1: "a", 3: "c"}
+    assert c.eval("1, nil") == (1, None) and c.call("select", 2, "a", None, None) == (None, None)
+    # integers Lua cannot hold exactly are refused before anything is sent
+    assert c.call("tostring", 2 ** 53) == "9.007199254741e+15"
+    for big in (2 ** 53 + 1, -(2 ** 53) - 1, 2 ** 64):
+        with pytest.raises(TypeError, match="2\\^53"):
+            c.call("tostring", big)
+        with pytest.raises(TypeError, match="2\\^53"):
+            c.launch("tx", big)
+        with pytest.raises(TypeError, match="2\\^53"):
+            c.scenario("load-latency", {"rates": big})
+    with pytest.raises(TypeError):
+        c.call("tostring", "\ud800")
+    assert c.eval("1") == 1
+
+
+def test_waits_longer_than_the_socket_timeout(instance: MakeInstance) -> None:
+    i = instance(args=(IDLE,))
+    c = surge.connect(i.sock, timeout=1.0)
+    t0 = time.monotonic()
+    t = c.launch("nap", 2.5)
+    assert t.wait() == "napped"                     # 2.5 s: several requests, none cut
+    assert 2.0 < time.monotonic() - t0 < 15
+    c.launch("nap", 2.5)
+    c.launch("nap", 1.5)
+    assert c.wait(0.2) is None                      # the wait's own timeout
+    assert c.wait() == ["napped", "napped"]
+    assert not c.closed and c.eval("1") == 1
+    c.close()
+
+
+def test_seventeenth_client(instance: MakeInstance) -> None:
+    i = instance(args=(IDLE,))
+    others: list[surge.Client] = []
+    for _ in range(15):                                       # 16 with the fixture's
+        others.append(surge.connect(i.sock, wait=10))
+        assert others[-1].eval("1") == 1
+    extra = surge.connect(i.sock, wait=10)
+    # surge accepts it, sends its refusal and closes before the client's first
+    # request: that request meets a closed socket, the refusal still unread
+    assert i.client.eval("1") == 1
+    time.sleep(0.3)
+    with pytest.raises(surge.SurgeError) as e:
+        extra.eval("1")
+    assert "too many clients attached" in str(e.value), str(e.value)
+    others.pop().close()
+    assert i.client.eval("2") == 2
+    for o in others:
+        o.close()

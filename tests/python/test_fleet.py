@@ -9,6 +9,7 @@ import socket
 import struct
 import subprocess
 import time
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import pytest
 
@@ -21,19 +22,19 @@ except ImportError:  # pragma: no cover
     jsonschema = None
 
 
-def first_packet_time(path):
+def first_packet_time(path: str) -> float:
     """The timestamp of the first frame of a pcap file (s, float)."""
     with open(path, "rb") as f:
         head = f.read(24)
         magic = struct.unpack("<I", head[:4])[0]
         scale = 1e-9 if magic == 0xA1B23C4D else 1e-6
         sec, frac = struct.unpack("<II", f.read(8))
-    return sec + frac * scale
+    return float(sec + frac * scale)
 
 
-def two(tmp, extra_b=()):
+def two(tmp: str, extra_b: Sequence[str] = ()) -> list[Instance]:
     """Instances a and b, each sending on its own net_pcap port into a capture."""
-    made = []
+    made: list[Instance] = []
     # each on a CPU of its own: two tasks spinning on one CPU take turns in
     # scheduler slices of milliseconds
     for name, extra, cpu in (("a", (), 0), ("b", tuple(extra_b), 1)):
@@ -43,14 +44,14 @@ def two(tmp, extra_b=()):
     return made
 
 
-def fleet_of(insts, sockets=None):
+def fleet_of(insts: list[Instance], sockets: Optional[list[str]] = None) -> surge.Fleet:
     return surge.Fleet([surge.Instance(n, s, i.proc, i.log) for n, s, i in
                         zip("ab", sockets or [i.sock for i in insts], insts)])
 
 
-def check_merged(fleet, insts, tmp):
+def check_merged(fleet: surge.Fleet, insts: list[Instance], tmp: str) -> dict[str, Any]:
     merged = fleet.merged()
-    parts = [i.results for i in fleet.instances]
+    parts = [i.results for i in fleet.instances if i.results is not None]
     tx = [p["summary"]["ports"][0]["tx_packets"] for p in parts]
     assert all(n > 0 for n in tx)
     assert merged["summary"]["ports"][0]["tx_packets"] == sum(tx)
@@ -71,10 +72,11 @@ def check_merged(fleet, insts, tmp):
     return merged
 
 
-def check_start(fleet, insts, tmp):
+def check_start(fleet: surge.Fleet, insts: list[Instance], tmp: str) -> None:
     # each instance's own wall-clock time of its first send (a gauge: in its
     # results and on its telemetry socket)
-    sent = [surge.Results(i.results).counters["first_tx_unix"] for i in fleet.instances]
+    sent = [surge.Results(i.results).counters["first_tx_unix"] for i in fleet.instances if i.results is not None]
+    assert fleet.start_time is not None
     spread_ms = abs(sent[0] - sent[1]) * 1e3
     t = [first_packet_time(os.path.join(tmp, n + ".pcap")) for n in "ab"]
     pcap_ms = abs(t[0] - t[1]) * 1e3
@@ -87,7 +89,7 @@ def check_start(fleet, insts, tmp):
     assert pcap_ms < 10.0 and abs(min(t) - fleet.start_time) < 0.010
 
 
-def test_common_start_stop_merge(tmp):
+def test_common_start_stop_merge(tmp: str) -> None:
     insts = two(tmp)
     fleet = fleet_of(insts)
     fleet.connect()
@@ -99,7 +101,7 @@ def test_common_start_stop_merge(tmp):
     check_start(fleet, insts, tmp)
 
 
-def test_one_failing_instance_stops_the_other(tmp):
+def test_one_failing_instance_stops_the_other(tmp: str) -> None:
     insts = two(tmp, extra_b=("--fail-after", "0.3"))
     fleet = fleet_of(insts)
     fleet.connect()
@@ -113,7 +115,7 @@ def test_one_failing_instance_stops_the_other(tmp):
     assert insts[1].proc.returncode != 0
 
 
-def test_start_time_already_past(tmp):
+def test_start_time_already_past(tmp: str) -> None:
     i = Instance(tmp, "a", [SCRIPT, "--fleet"], lcores="(0-1)@(0-1)")
     fleet = surge.Fleet([surge.Instance("a", i.sock, i.proc, i.log)])
     fleet.connect()
@@ -124,23 +126,23 @@ def test_start_time_already_past(tmp):
     assert i.proc.wait(15) is not None          # the failed start stopped it
 
 
-def test_start_without_instance(tmp):
+def test_start_without_instance(tmp: str) -> None:
     fleet = surge.Fleet([surge.Instance("x", os.path.join(tmp, "none.sock"))])
     with pytest.raises(surge.FleetError) as e:
         fleet.connect(wait=0.2)
     assert e.value.instance == "x" and "cannot connect" in str(e.value)
 
 
-def free_port():
+def free_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
+    p: int = s.getsockname()[1]
     s.close()
     return p
 
 
 @pytest.fixture
-def sshd(tmp):
+def sshd(tmp: str) -> Iterator[Callable[[str, str], None]]:
     """An OpenSSH server on 127.0.0.1 with its own host key, config and client key."""
     exe = shutil.which("sshd") or "/usr/sbin/sshd"
     if not os.path.exists(exe) or not shutil.which("ssh") or not shutil.which("ssh-keygen"):
@@ -163,11 +165,12 @@ def sshd(tmp):
             break
         except OSError:
             if proc.poll() is not None:
+                assert proc.stderr is not None
                 pytest.skip(f"sshd cannot run here: {proc.stderr.read().decode(errors='replace').strip()}")
             time.sleep(0.05)
-    tunnels = []
+    tunnels: list[subprocess.Popen[bytes]] = []
 
-    def forward(local, remote):
+    def forward(local: str, remote: str) -> None:
         t = subprocess.Popen(["ssh", "-N", "-p", str(port), "-i", os.path.join(d, "client"), "-o", "BatchMode=yes",
                               "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={d}/known_hosts",
                               "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes",
@@ -177,6 +180,7 @@ def sshd(tmp):
             if os.path.exists(local):
                 return
             if t.poll() is not None:
+                assert t.stderr is not None
                 raise AssertionError(f"ssh -L failed: {t.stderr.read().decode(errors='replace')}")
             time.sleep(0.05)
         raise AssertionError("ssh -L did not make its socket")
@@ -188,7 +192,7 @@ def sshd(tmp):
     proc.wait()
 
 
-def test_through_ssh_forwarded_sockets(tmp, sshd):
+def test_through_ssh_forwarded_sockets(tmp: str, sshd: Callable[[str, str], None]) -> None:
     insts = two(tmp)
     fwd = []
     for n, i in zip("ab", insts):
@@ -207,7 +211,7 @@ def test_through_ssh_forwarded_sockets(tmp, sshd):
     check_start(fleet, insts, tmp)
 
 
-def test_through_ssh_a_failure_is_reported(tmp, sshd):
+def test_through_ssh_a_failure_is_reported(tmp: str, sshd: Callable[[str, str], None]) -> None:
     insts = two(tmp, extra_b=("--fail-after", "0.3"))
     fwd = []
     for n, i in zip("ab", insts):

@@ -3,6 +3,7 @@ tests make them (tests/e2e/test_results.sh): a flood, a latency run, a scenario
 and a CSV file."""
 import json
 import os
+import pathlib
 import subprocess
 
 import pytest
@@ -14,7 +15,7 @@ pd = pytest.importorskip("pandas")
 EXAMPLES = os.path.join(SRC, "examples")
 
 
-def run(tmp, name, *args):
+def run(tmp: str, name: str, *args: str) -> str:
     out = os.path.join(tmp, name)
     r = subprocess.run(["timeout", "-k", "5", "120", SURGE, "run", "--no-huge", "--file-prefix",
                         f"py-res-{os.getpid()}", "--output", out, *args], capture_output=True, text=True)
@@ -23,7 +24,7 @@ def run(tmp, name, *args):
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     tmp = str(tmp_path_factory.mktemp("results"))
     return {
         "flood": run(tmp, "flood.json", "--duration", "1.2", "--stats-interval", "0.2",
@@ -37,7 +38,7 @@ def files(tmp_path_factory):
     }
 
 
-def test_flood_series(files):
+def test_flood_series(files: dict[str, str]) -> None:
     r = surge.load(files["flood"])
     raw = json.load(open(files["flood"]))
     assert r.status == "ok" and r.metadata["devices"][0]["driver"] == "net_null"
@@ -53,14 +54,14 @@ def test_flood_series(files):
     assert r.summary_df().loc[0, "tx_packets"] == r.tx_packets()
 
 
-def test_csv(files):
+def test_csv(files: dict[str, str]) -> None:
     r = surge.load(files["csv"])
     df = r.ports_df()
     assert len(df) >= 2 and df.tx_packets.dtype.kind == "i" and df.tx_packets.sum() > 0
     assert list(df.columns[:3]) == ["t", "interval_s", "port"]
 
 
-def test_latency_histogram(files):
+def test_latency_histogram(files: dict[str, str]) -> None:
     r = surge.load(files["latency"])
     hs = r.latency()
     assert len(hs) == 1
@@ -76,7 +77,7 @@ def test_latency_histogram(files):
         h.percentile(101)
 
 
-def test_scenario_table(files):
+def test_scenario_table(files: dict[str, str]) -> None:
     r = surge.load(files["scenario"])
     df = r.scenario_df("load-latency") if "load-latency" in r.scenarios else r.scenario_df("load_latency")
     assert len(df) == 2 and "p50_ns" in df.columns
@@ -85,7 +86,7 @@ def test_scenario_table(files):
     assert "no scenario 'rfc2544'" in str(e.value)
 
 
-def test_bad_files(tmp_path):
+def test_bad_files(tmp_path: pathlib.Path) -> None:
     empty = tmp_path / "e.json"
     empty.write_text("")
     with pytest.raises(surge.ResultsError, match="empty file"):

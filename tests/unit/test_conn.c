@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * test_conn.c - the TCP engine's state machine (core/dataplane/conn_*.c)
+ * test_conn.c - the TCP engine's state machine (core/conn/)
  * fed hand-made segments, on a real EAL (for its pools) but no wire: what
  * the engine writes is read back from its tx burst before it is sent.
  *
@@ -35,6 +35,7 @@
 
 #include "run.h"
 #include "conn.h"
+#include "conn_http.h"
 #include "check.h"
 
 static struct surge_opts opts;
@@ -505,6 +506,62 @@ client_http_response(void **state)
 	assert_int_equal(e->st.responses, 1);
 	assert_int_equal(written(e, 0).flags, TF_FIN | TF_ACK);
 	drop_written(e);
+}
+
+/* Issue 31: the status line is parsed strictly (RFC 9112 section 4):
+ * "HTTP/1.1 2000 OK" was taken for a 200. Table of lines and what
+ * http_status gives, then a client engine fed the 4-digit one: failed_bad. */
+static void
+client_status_line_strict(void **state)
+{
+	static const struct { const char *line; int status; } t[] = {
+		{ "HTTP/1.1 200 OK\r\n", 200 },
+		{ "HTTP/1.0 404 Not Found\r\n", 404 },
+		{ "HTTP/1.1 200 \r\n", 200 },                  /* an empty reason */
+		{ "HTTP/1.1 503 a\tb \x80\r\n", 503 },         /* HTAB, obs-text */
+		{ "HTTP/1.1 2000 OK\r\n", -1 },
+		{ "HTTP/1.1 20 OK\r\n", -1 },
+		{ "HTTP/1.1 200\r\n", -1 },                    /* no SP after the code */
+		{ "HTTP/1.1  200 OK\r\n", -1 },
+		{ "HTTP/1.x 200 OK\r\n", -1 },
+		{ "HTTP/2.0 200 OK\r\n", -1 },
+		{ "http/1.1 200 OK\r\n", -1 },
+		{ "HTTP/1.1 2a0 OK\r\n", -1 },
+		{ "HTTP/1.1 200 O\x01K\r\n", -1 },            /* a control byte */
+		{ "HTTP/1.1 200 OK\n", -1 },                   /* no CR */
+		{ "HTTP/1.1 200 OK\r", -1 },                   /* no line end */
+		{ "HTTP/1.1 200 OK", -1 },
+	};
+	struct surge_conn_conf c = client_conf(4);
+	struct conn_engine *e;
+	uint32_t iss, n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int got = http_status((const uint8_t *)t[i].line, (uint32_t)strlen(t[i].line));
+
+		if (got != t[i].status)
+			fail_msg("http_status(\"%s\") = %d, %d expected", t[i].line, got, t[i].status);
+	}
+	e = engine(&c);
+	assert_int_equal(fsm_open(e), 0);
+	iss = written(e, 0).seq;
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7000, iss + 1, TF_SYN | TF_ACK, NULL, 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	drop_written(e);
+	n = frame(F, SRV, 80, 2000, 7001, iss + 1 + c.data_len, TF_ACK,
+		  "HTTP/1.1 2000 OK\r\nContent-Length: 0\r\n\r\n", 1);
+	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+	assert_int_equal(e->st.failed_bad, 1);
+	assert_int_equal(e->st.completed, 0);
+	assert_int_equal(written(e, 0).flags & TF_RST, TF_RST);
+	drop_written(e);
+	/* a Content-Length with more after its digits is no length either */
+	assert_int_equal(http_response_length((const uint8_t *)"HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\n", 39,
+					      200, &n), 0);
+	assert_int_equal(http_response_length((const uint8_t *)"HTTP/1.1 200 OK\r\nContent-Length: 5 \r\n\r\n", 39,
+					      200, &n), 39 + 5);
 }
 
 /* Keep-alive with a think time: the second request leaves think_us after
@@ -1046,6 +1103,71 @@ pair_segments_per_connection(void **state)
  * each with its first bytes and path, sends nothing until the actions are
  * applied, then answers in order, each with its chosen template; a FIN
  * chosen for the 4th goes with the 3rd's last byte, and no answer for it. */
+/* Issue 31: the responses owed a pipelining client past 2^31 bytes wrapped
+ * the outgoing stream's end in 32-bit sequence arithmetic: 2200 pipelined
+ * GETs of a 1000000-byte response in one segment, and the server sent
+ * nothing more. Now it takes the requests whose responses fit under
+ * OWED_BYTES_MAX (1073 of 1000000 bytes), acknowledges those only (the
+ * rest, counted once in rx_dropped, the client sends again), sends the
+ * first response at once, and takes the rest when they come again. */
+static void
+server_owed_bytes_bounded(void **state)
+{
+	static uint8_t seg[14 + 40 + 65536 + 16];
+	static char reqs[2200 * 18 + 1];
+	const char *one = "GET / HTTP/1.1\r\n\r\n";
+	uint32_t r = (uint32_t)strlen(one), body = 1000000, most = OWED_BYTES_MAX / body, isc = 7000, iss, n;
+	uint8_t *big = malloc(body);
+	struct surge_conn_conf c;
+	struct conn_engine *e;
+	struct conn *cn;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'x', body);
+	c = server_conf(4, big, body);
+	e = engine(&c);
+	free(big);                 /* the engine has its copy */
+	iss = handshake(e, 40200, isc);
+	cn = &e->tab[0];
+	reqs[0] = 0;
+	for (int i = 0; i < 2200; i++)
+		memcpy(reqs + i * r, one, r + 1);
+	assert_true((uint64_t)2200 * body > (1ull << 31));     /* what wrapped */
+	n = frame(seg, SRV, 40200, 80, isc + 1, iss + 1, TF_ACK | TF_PSH, reqs, 1);
+	assert_int_equal(conn_frame(e, seg, n, 0), SEG_TCP);
+	assert_int_equal(e->st.requests, most);
+	assert_int_equal(cn->owed, most);
+	assert_int_equal(e->st.rx_dropped, 1);
+	/* a window's worth of the first response went out (seg_emit sends a
+	 * full burst on: what is left in it is the window's tail), each
+	 * acknowledging the requests taken and no more */
+	assert_true(e->tx_used > 0);
+	assert_int_equal(written(e, 0).ack, isc + 1 + most * r);
+	assert_true(written(e, 0).len > 0);
+	assert_int_equal(cn->snd_nxt, iss + 1 + 65535);
+	drop_written(e);
+	/* the client acknowledges what comes until the first response is in
+	 * (the stream goes on past it), then sends the rest again: one more
+	 * request taken, for the one answered */
+	while (seq_lt(cn->snd_una, iss + 1 + body)) {
+		n = frame(seg, SRV, 40200, 80, isc + 1 + most * r, cn->snd_nxt, TF_ACK, NULL, 1);
+		assert_int_equal(conn_frame(e, seg, n, 0), SEG_TCP);
+		assert_true(e->tx_used > 0);
+		drop_written(e);
+	}
+	assert_int_equal(e->st.responses, 1);
+	assert_int_equal(e->st.requests, most);
+	n = frame(seg, SRV, 40200, 80, isc + 1 + most * r, cn->snd_una, TF_ACK | TF_PSH, reqs + most * r, 1);
+	assert_int_equal(conn_frame(e, seg, n, 0), SEG_TCP);
+	assert_int_equal(e->st.requests, most + 1);
+	assert_int_equal(cn->owed, most);
+	assert_int_equal(e->st.rx_dropped, 2);
+	assert_true(e->tx_used > 0);
+	assert_int_equal(written(e, e->tx_used - 1).ack, isc + 1 + (most + 1) * r);
+	drop_written(e);
+}
+
 static void
 server_on_request_pipeline(void **state)
 {
@@ -1134,6 +1256,7 @@ main(void)
 		cmocka_unit_test(table_full_refuses),
 		cmocka_unit_test(client_syn_retries_then_timeout),
 		cmocka_unit_test(client_http_response),
+		cmocka_unit_test(client_status_line_strict),
 		cmocka_unit_test(client_several_source_addresses),
 		cmocka_unit_test(client_addresses_misuse),
 		cmocka_unit_test(pair_segments_per_connection),
@@ -1144,6 +1267,7 @@ main(void)
 		cmocka_unit_test(server_http_close_from_connection_header),
 		cmocka_unit_test(client_hooks_hold_and_peer_fin),
 		cmocka_unit_test(server_on_request_pipeline),
+		cmocka_unit_test(server_owed_bytes_bounded),
 		cmocka_unit_test(raw_sum_is_dpdks),
 		cmocka_unit_test(client_response_cache_exact),
 	};

@@ -97,6 +97,33 @@ gauges_sum_the_lcores_that_set(void **state)
 	assert_error_mentions("'depth' is already a gauge");
 }
 
+/* a sum past 2^64 stays at UINT64_MAX and says so; it never wraps */
+static void
+counter_sum_saturates(void **state)
+{
+	struct surge_counter_info ci;
+	int id;
+
+	(void)state;
+	id = surge_counter_new("big", SURGE_COUNTER);
+	ok(id);
+	as_lcore(1);
+	*surge_counter_cell(id) = UINT64_MAX - 5;
+	as_lcore(2);
+	*surge_counter_cell(id) = 5;
+	ok(surge_counter_get(id, &ci));
+	assert_true(ci.total == UINT64_MAX);
+	assert_int_equal(ci.flags & SURGE_COUNTER_SATURATED, 0);   /* 2^64 - 1 is a count */
+	*surge_counter_cell(id) = 6;
+	ok(surge_counter_get(id, &ci));
+	assert_true(ci.total == UINT64_MAX);                       /* wrapped, it was 0 */
+	assert_int_equal(ci.flags & SURGE_COUNTER_SATURATED, SURGE_COUNTER_SATURATED);
+	as_lcore(3);
+	*surge_counter_cell(id) = 7;                                /* more after: still there */
+	ok(surge_counter_get(id, &ci));
+	assert_true(ci.total == UINT64_MAX && (ci.flags & SURGE_COUNTER_SATURATED));
+}
+
 static void
 bad_input(void **state)
 {
@@ -125,6 +152,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(cells_per_lcore_sum, setup, teardown),
 		cmocka_unit_test_setup_teardown(gauges_sum_the_lcores_that_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(counter_sum_saturates, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

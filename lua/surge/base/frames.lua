@@ -6,7 +6,12 @@
 local get = require("surge.class").get   -- asks what v is: a handle's missing field is nil
 local M = {}
 
-local function add(out, v, count)
+local function what(v)
+  if type(v) ~= "table" then return "a " .. type(v) end
+  return next(v) == nil and "an empty list (no packets to show)" or "a table that is no frame, template, flow or list"
+end
+
+local function add(out, v, count, where)
   if #out >= count then return end
   if type(v) == "string" then
     out[#out + 1] = v
@@ -15,15 +20,18 @@ local function add(out, v, count)
   elseif type(v) == "table" and type(get(v, "bytes")) == "string" then
     out[#out + 1] = v.bytes
   elseif type(v) == "table" and #v > 0 then
-    for _, x in ipairs(v) do add(out, x, count) end
+    for _, x in ipairs(v) do add(out, x, count, where) end
   else
-    error(("show(args) returned a %s: return a frame, a template, a flow or a list of them"):format(type(v)), 0)
+    error(("%sshow(args) returned %s: return a frame, a template, a flow or a list of them"):format(where or "",
+      what(v)), 0)
   end
 end
 
-function M.frames(v, count)
+-- where: "FILE:LINE: " of the function that gave v (its return statement's
+-- line is gone once it returned), nil at the prompt (its line is added there)
+function M.frames(v, count, where)
   local out = {}
-  add(out, v, count or 4)
+  add(out, v, count or 4, where)
   return out
 end
 

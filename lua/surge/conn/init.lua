@@ -1,5 +1,5 @@
 -- surge.conn - TCP connections: a client or server engine per task, its
--- per-packet loop in C (core/dataplane/conn_*.c), driven from Lua once per
+-- per-packet loop in C (core/conn/), driven from Lua once per
 -- burst (docs/connections.md).
 --
 --   local conn = require "surge.conn"
@@ -47,8 +47,12 @@ local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
 
 local class = require "surge.class"
+local rate = require "surge.rate"
+local tcp = require "surge.proto.tcp"
+local counter = require "surge.counter"
+local surge = require "surge"
 local Engine = class.new("connection engine", { "id", "role", "conf", "data", "st",
-  "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "on", "tpl_keep" })
+  "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "turn", "on", "tpl_keep" })
 Engine.__handle = function(e) return ("connection engine %d (%s)"):format(e.id, e.role) end
 M.Engine = Engine
 
@@ -57,11 +61,11 @@ M.Engine = Engine
 M.FIELDS = { "attempted", "established", "completed", "failed_timeout", "failed_rst", "failed_bad", "refused",
   "retransmits", "requests", "responses", "rst_sent", "rst_rcvd", "rx_segments", "tx_segments", "rx_dropped",
   "rx_bad", "tx_nobufs", "time_wait", "concurrent", "concurrent_max", "rx_other", "bytes_sent", "bytes_rcvd",
-  "tx_full" }
+  "tx_full", "aborted", "closed_other" }
 local GAUGES = { concurrent = true, concurrent_max = true }
 local PUBLISHED = { "attempted", "established", "completed", "failed_timeout", "failed_rst", "failed_bad",
   "refused", "retransmits", "requests", "responses", "rst_sent", "rst_rcvd", "rx_dropped", "rx_bad", "tx_nobufs", "tx_full",
-  "concurrent", "concurrent_max" }
+  "aborted", "closed_other", "concurrent", "concurrent_max" }
 
 local common = { mac = 1, peer_mac = 1, capacity = 1, mss = 1, window = 1, rto = 1, retries = 1, time_wait = 1,
                  idle = 1, requests = 1, prefix = 1 }
@@ -139,9 +143,10 @@ local function set_addr(c, which, text, what)
   return v6
 end
 
--- The handle a hook gets: one per engine, reused for every event (its
--- event index `i` rewritten), read through methods: nothing is made per
--- event. Its methods are valid inside the hook call only.
+-- The handle a hook gets: one of HANDLES per engine, made with it and
+-- handed out in turn, one per event (its event index `i` rewritten), read
+-- through methods: nothing is made per event. Its methods are valid inside
+-- the hook call only.
 -- (the event's index and log2 of the slots' stride in an int32 cdata, at[0]
 -- and at[1]: a Lua number field is a double, a conversion per event in the
 -- dispatch loop's trace; a connection's slots start at conn << at[1], a
@@ -162,13 +167,31 @@ local REASONS = { [C.SURGE_CONN_FAIL_TIMEOUT] = "timeout", [C.SURGE_CONN_FAIL_RS
 local KINDS = { [EV_EST] = "established", [EV_RESP] = "response", [EV_FAIL] = "fail", [EV_CLOSE] = "close",
   [EV_REQ] = "request" }
 
+-- A handle is valid during its hook's call only (issue 31 item 5: one
+-- kept and used later acted on whatever connection then held the event's
+-- place): dispatch sets its event index (at[0]) for the call and -1 after
+-- it, and every method reads the event through here (one test of at[0]).
+-- A handle kept past its call holds -1 until its turn comes again,
+-- HANDLES events later: used in a later hook of the same engine it is not
+-- that hook's handle, so it is caught there too (one object for every
+-- event could not tell them apart).
+local HANDLES = 64
+local function stale(what)
+  check.raise(("%s: the connection's handle is valid during its hook's call only (kept after the hook returned)")
+    :format(what))
+end
+local function index(h, what)
+  local i = h.at[0]
+  if i < 0 then stale(what) end
+  return i
+end
 -- The event the handle h stands for; fn names the method for a wrong self
--- (c.status() with a dot): one metatable compare, the check every method
--- of the handle makes.
+-- (c.status() with a dot) or a handle kept past its call: one metatable
+-- compare and one index test, the checks every method of the handle makes.
 local function event(h, fn)
   check.self(h, Hook, fn)
   local hk = h.hk
-  return hk.ev[hk.cur][h.at[0]]
+  return hk.ev[hk.cur][index(h, fn)]
 end
 -- the connection: its table index, 0..capacity-1 (reused once it closed)
 function Hook:id() return event(self, "connection:id").conn end
@@ -201,7 +224,7 @@ end
 local function head(h, what)
   check.self(h, Hook, what)
   local hk = h.hk
-  local i = h.at[0]
+  local i = index(h, what)
   local ev = hk.ev[hk.cur][i]
   if ev.kind ~= EV_REQ then
     check.raise(("%s: in a server's on_request only (this is %s's on_%s)"):format(what,
@@ -265,8 +288,7 @@ local function slot(h, k, what)
   if not h.slot_ok[k] then
     check.raise(("%s: k: expected a slot in 1..%d (the engine's `slots`), got %s"):format(what, h.nslots, check.show(k)))
   end
-  local at = h.at
-  return bit.lshift(h.hk.ev[h.hk.cur][at[0]].conn, at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
+  return bit.lshift(h.hk.ev[h.hk.cur][index(h, what)].conn, h.at[1]) + bit.tobit(k) - 1   -- an integer add, not a double one
 end
 -- The connection's user state: slots 1..`slots`, int32 each (an int32, not
 -- a uint32: LuaJIT reads it as an integer), 0 when it opens.
@@ -337,7 +359,7 @@ local function new_engine(c, data, role, prefix, hooks)
   local id = rc_check(C.surge_conn_new(c), 3)
   local v6 = c.ip_version == 6
   local e = setmetatable({ id = id, role = role, conf = c, data = data, st = ffi.new("struct surge_conn_stats"),
-                        prefix = prefix, cells = false, gauges = false, hooks = false, hook = false, on = false,
+                        prefix = prefix, cells = false, gauges = false, hooks = false, hook = false, turn = 0, on = false,
                         local_ip = v6 and ip6.addr_text(ffi.string(c.local_ip6, 16)) or ip4.addr_text(c.local_ip4),
                         mac = ffi.string(c.local_mac, 6) }, Engine)
   if hooks then
@@ -347,16 +369,20 @@ local function new_engine(c, data, role, prefix, hooks)
     local out = ffi.new("struct surge_conn_hooks *[1]")
     rc_check(C.surge_conn_hooks(id, hooks.mask, ptrs, lens, n, out), 3)
     e.hooks, e.on, e.tpl_keep = out[0], hooks.on, hooks.tpl
-    local at = ffi.new("int32_t[2]")
-    at[1] = hooks.shift
     -- the valid template numbers and slots, looked up rather than
     -- compared: a number the hook took from a table is a double, and a
     -- range and integer test of it would be float work on every event
     local tpl_ok, slot_ok = {}, {}
     for k = 0, n do tpl_ok[k] = true end
     for k = 1, hooks.nslots do slot_ok[k] = true end
-    e.hook = setmetatable({ hk = out[0], at = at, slots = hooks.slots, nslots = hooks.nslots, ntpl = n + 1,
-                            client = role == "client", tpl_ok = tpl_ok, slot_ok = slot_ok }, Hook)
+    local ring = {}
+    for k = 1, HANDLES do
+      local at = ffi.new("int32_t[2]")
+      at[0], at[1] = -1, hooks.shift        -- no event: outside a hook's call (index)
+      ring[k] = setmetatable({ hk = out[0], at = at, slots = hooks.slots, nslots = hooks.nslots, ntpl = n + 1,
+                               client = role == "client", tpl_ok = tpl_ok, slot_ok = slot_ok }, Hook)
+    end
+    e.hook = ring
   end
   return e
 end
@@ -367,18 +393,23 @@ local function dispatch(self)
   local n = hk.n
   if hk.lost > 0 then check.raise(("connection engine %d: %d events lost"):format(self.id, hk.lost)) end
   if n == 0 then return end
-  local evs, on, h = hk.ev[hk.cur], self.on, self.hook
-  local slots, at, nslots = h.slots, h.at, h.nslots
+  local evs, on, ring, turn = hk.ev[hk.cur], self.on, self.hook, bit.tobit(self.turn)
+  local first = ring[1]
+  local slots, nslots, shift = first.slots, first.nslots, first.at[1]
   for i = 0, n - 1 do
     local kind = evs[i].kind
     local f = on[kind]
+    local h = ring[bit.band(i + turn, HANDLES - 1) + 1]
+    local at = h.at
     at[0] = i
     if f then f(h) end
+    at[0] = -1                              -- the call is over: the handle is not valid (index)
     if kind == EV_CLOSE and nslots > 0 then
-      local base = bit.lshift(evs[i].conn, at[1])
+      local base = bit.lshift(evs[i].conn, shift)
       for k = 0, nslots - 1 do slots[base + k] = 0 end
     end
   end
+  self.turn = bit.band(turn + n, HANDLES - 1)
 end
 
 -- A client: connections from src (source ports sport, sport + 1, ...) to
@@ -425,7 +456,7 @@ function M.client(o)
   expect_into(c, o.expect, fn, true)
   if type(o.rate) == "number" then check.expect(o.rate, "number >=0", fn, "rate (connections per second)") end
   if o.rate ~= nil and o.rate ~= 0 then
-    local r = require("surge.rate").build(o.rate, 2, fn)
+    local r = rate.build(o.rate, 2, fn)
     if r.unit ~= C.SURGE_RATE_PPS then
       check.raise(("%s: rate %s: connections per second, a plain number (or \"Npps\")"):format(fn,
         check.show(o.rate)))
@@ -463,7 +494,7 @@ function Engine:template()
   if c.role == C.SURGE_CONN_CLIENT then
     dst = c.ip_version == 6 and ip6.addr_text(ffi.string(c.peer_ip6, 16)) or ip4.addr_text(c.peer_ip4)
   end
-  return require("surge.proto.tcp"){ src = self.local_ip, dst = dst, sport = c.local_port,
+  return tcp{ src = self.local_ip, dst = dst, sport = c.local_port,
     dport = c.peer_port ~= 0 and c.peer_port or 1, size = c.ip_version == 6 and 74 or 60 }
 end
 
@@ -522,6 +553,9 @@ function Engine:stats()
   local t = {}
   for _, k in ipairs(M.FIELDS) do t[k] = tonumber(st[k]) end
   t.failed = t.failed_timeout + t.failed_rst + t.failed_bad
+  -- every attempted connection ends counted once (docs/connections.md,
+  -- "Counters"): those not yet are open
+  t.ended = t.completed + t.failed + t.aborted + t.closed_other
   return t
 end
 
@@ -546,7 +580,6 @@ end
 -- the summary, --output, telemetry, the prompt): sync() copies them.
 function Engine:publish()
   check.self(self, Engine, "engine:publish")
-  local counter = require "surge.counter"
   local cells, gauges = {}, {}
   for _, k in ipairs(PUBLISHED) do
     local name = self.prefix .. "." .. k
@@ -586,7 +619,6 @@ function Engine:run(o)
   local fn = "engine:run"
   check.self(self, Engine, fn)
   o = check.options(o, run_keys, fn)
-  local surge = require "surge"
   local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
   local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
   local pool = check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})")
@@ -666,6 +698,8 @@ function M.format(t)
     .. "%d refused, %d retransmits, %d requests, %d responses, concurrent max %d, rx dropped %d, rx bad %d")
     :format(t.role, t.attempted, t.established, t.completed, t.failed, t.failed_timeout, t.failed_rst,
       t.failed_bad, t.refused, t.retransmits, t.requests, t.responses, t.concurrent_max, t.rx_dropped, t.rx_bad)
+  -- the ends counted nowhere else (docs/connections.md, "Counters")
+  s = s .. (", %d aborted, %d closed other"):format(t.aborted or 0, t.closed_other or 0)
   if t.cps then s = s .. (", %.1f conn/s, %.1f req/s"):format(t.cps, t.requests_per_s) end
   local r = t.response_us
   if r then s = s .. (", response p50 %.0f us p99 %.0f us max %.0f us"):format(r.p50, r.p99, r.max) end

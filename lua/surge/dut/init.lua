@@ -49,6 +49,13 @@ local function open_port(p, link_timeout)
 end
 M.open_port = open_port
 
+-- Forgets the ports, pools and templates opened so far: only for
+-- surge.scenario's dry runs before EAL, whose stand-in ports differ from
+-- one run to the next (none of them is real).
+function M.forget_standins()
+  opened, ctrl_pool, pools = {}, nil, {}
+end
+
 local known = { tx = 1, rx = 1, src = 1, dst = 1, gateway = 1, rx_gateway = 1, dst_mac = 1, vlan = 1, dport = 1,
                 resolve_timeout = 1, link_timeout = 1 }
 

@@ -17,6 +17,7 @@ local surge = require "surge"
 local view = require "surge.proto.view"
 local neigh = require "surge.dut.neigh"
 local counters = require "surge.dut.counters"
+local frames = require "surge.dut.frames"
 
 local M = {}
 
@@ -81,7 +82,7 @@ function M.run(spec)
   local tag = counters.tagger{ l4 = spec.l4, flows = nflows, sport0 = sport0 }
   local gap = hz / spec.rate
   local from, to = t0 + spec.traffic[1] * hz, t0 + spec.traffic[2] * hz
-  local planned = math.max(0, math.floor((spec.traffic[2] - spec.traffic[1]) * spec.rate + 0.5))
+  local planned = frames.planned(spec.rate, spec.traffic[2] - spec.traffic[1], 0)
   local total = planned
   local actions, next_action, done_at = spec.actions or {}, 1, {}
   local cb = spec.ctrl_pool:burst(1)

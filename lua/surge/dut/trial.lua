@@ -13,6 +13,7 @@ local core = require "surge.core"
 local view = require "surge.proto.view"
 local neigh = require "surge.dut.neigh"
 local counters = require "surge.dut.counters"
+local frames = require "surge.dut.frames"
 
 local C = core.C
 local M = {}
@@ -189,7 +190,7 @@ end
 local CATCHUP_S = 0.01
 local function planned(spec)
   if spec.count then return spec.count end
-  if spec.rate and spec.duration then return math.max(1, math.floor(spec.rate * spec.duration + 0.5)) end
+  if spec.rate and spec.duration then return frames.planned(spec.rate, spec.duration) end
   return math.huge
 end
 M.planned = planned

@@ -11,11 +11,15 @@ local ffi = require "ffi"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local stack = require "surge.proto.stack"
+local vlan = require "surge.proto.vlan"
+local check = require "surge.check"
 
 local M = { size = 28, REQUEST = 1, REPLY = 2 }
 
 M.fields = { op = { off = 6, bytes = 2 }, sha = { off = 8, bytes = 6 }, spa = { off = 14, bytes = 4 },
-             tha = { off = 18, bytes = 6 }, tpa = { off = 24, bytes = 4 } }
+             tha = { off = 18, bytes = 6 }, tpa = { off = 24, bytes = 4 },
+             htype = { off = 0, bytes = 2 }, ptype = { off = 2, bytes = 2 }, hlen = { off = 4, bytes = 1 },
+             plen = { off = 5, bytes = 1 } }
 
 local ops = { request = 1, reply = 2 }
 local op_names = { [1] = "request", [2] = "reply", [3] = "rarp-request", [4] = "rarp-reply" }
@@ -79,7 +83,7 @@ local function build(o)
     local v = o.vlan
     if type(v) == "number" then v = { id = v } end
     if type(v) ~= "table" then error("surge.proto.arp: vlan must be a VLAN id or { id = ..., pcp = ... }", 0) end
-    layers[#layers + 1] = require("surge.proto.vlan").layer(v)
+    layers[#layers + 1] = vlan.layer(v)
   end
   layers[#layers + 1] = M.layer{ op = op, sha = sha, spa = o.spa, tha = tha, tpa = o.tpa }
   layers.size, layers.payload = o.size, o.payload
@@ -90,7 +94,6 @@ end
 -- sha to src_mac); a request goes to ff:ff:ff:ff:ff:ff with tha zero, a
 -- reply to tha (default 02:00:00:00:00:02, or dst_mac when given).
 local function frame(_, o)
-  local check = require "surge.check"
   check.expect(o, "table?", "surge.proto.arp", "fields")
   local ok, t = pcall(build, o or {})
   if not ok then check.raise((tostring(t):gsub("^[^\n:]+:%d+: ", ""))) end

@@ -2,14 +2,16 @@
 --   "eth 02:..:01 > 02:..:02 type 0x0800 | ip4 10.0.0.1 > 10.0.0.2 proto 17 ... csum ok | udp ..."
 -- Checksums are verified. Unknown protocols end the chain with "data N bytes".
 local ffi = require "ffi"
+local check = require "surge.check"
 
 local M = {}
 
 local by_ethertype = { [0x0800] = "ip4", [0x86dd] = "ip6", [0x0806] = "arp", [0x8100] = "vlan",
-                       [0x88a8] = "qinq", [0x8847] = "mpls", [0x6558] = "eth" }
+                       [0x88a8] = "qinq", [0x8847] = "mpls", [0x6558] = "eth",
+                       [0x8808] = "pause", [0x880b] = "ppp" }
 local by_ipproto = { [1] = "icmp", [2] = "igmp", [6] = "tcp", [17] = "udp", [58] = "icmp6", [47] = "gre",
                      [4] = "ip4", [41] = "ip6" }
-local by_udpport = { [4789] = "vxlan" }
+local by_udpport = { [4789] = "vxlan", [2152] = "gtpv1", [2123] = "gtpv2" }
 
 local function next_kind(info)
   if not info then return nil end
@@ -24,7 +26,6 @@ end
 -- length, all of it by default), a uint8_t[N] buffer (len up to N), or a
 -- pointer with len. Returns the bytes as a const uint8_t * and len.
 local function bytes(data, len, fn)
-  local check = require "surge.check"
   if type(data) == "string" then
     check.expect(len, "integer? 0.." .. #data, fn, "len (at most the string's length)")
     return ffi.cast("const uint8_t *", data), len or #data

@@ -4,6 +4,7 @@
 --   (type defaults to what the next layer needs)
 local ffi = require "ffi"
 local stack = require "surge.proto.stack"
+local check = require "surge.check"
 
 local M = { size = 14, TYPE_IP4 = 0x0800, TYPE_ARP = 0x0806, TYPE_VLAN = 0x8100,
             TYPE_QINQ = 0x88a8, TYPE_IP6 = 0x86dd, TYPE_MPLS = 0x8847 }
@@ -21,7 +22,7 @@ function M.mac(s, what, level)
 end
 
 function M.mac_text(p)
-  require("surge.check").expect(p, "pointer", "surge.proto.eth.mac_text", "p")
+  check.expect(p, "pointer", "surge.proto.eth.mac_text", "p")
   return ("%02x:%02x:%02x:%02x:%02x:%02x"):format(p[0], p[1], p[2], p[3], p[4], p[5])
 end
 

@@ -5,6 +5,12 @@
 -- addresses), ttl, tos, id (IPv4) / hlim, tclass, flow (IPv6), size, payload;
 -- plus the L4 module's own fields. Errors name the caller's line.
 local stack = require "surge.proto.stack"
+local eth = require "surge.proto.eth"
+local qinq = require "surge.proto.qinq"
+local vlan = require "surge.proto.vlan"
+local ip6 = require "surge.proto.ip6"
+local ip4 = require "surge.proto.ip4"
+local check = require "surge.check"
 
 local M = {}
 
@@ -31,19 +37,18 @@ local function build(l4name, o, l4defaults, l4layer)
       l4[k] = v
     end
   end
-  local eth = require "surge.proto.eth"
   for _, k in ipairs({ "src_mac", "dst_mac" }) do
     if o[k] ~= nil then eth.mac(o[k], ("surge.proto.%s: %s"):format(l4name, k)) end
   end
   local layers = { eth.layer{ src = o.src_mac, dst = o.dst_mac } }
-  if o.qinq ~= nil then layers[#layers + 1] = require("surge.proto.qinq").layer(tag(o.qinq, "qinq")) end
-  if o.vlan ~= nil then layers[#layers + 1] = require("surge.proto.vlan").layer(tag(o.vlan, "vlan")) end
+  if o.qinq ~= nil then layers[#layers + 1] = qinq.layer(tag(o.qinq, "qinq")) end
+  if o.vlan ~= nil then layers[#layers + 1] = vlan.layer(tag(o.vlan, "vlan")) end
   local v6 = tostring(o.src or ""):find(":", 1, true) or tostring(o.dst or ""):find(":", 1, true)
   if v6 then
-    layers[#layers + 1] = require("surge.proto.ip6").layer{ src = o.src, dst = o.dst, hlim = o.hlim or o.ttl,
+    layers[#layers + 1] = ip6.layer{ src = o.src, dst = o.dst, hlim = o.hlim or o.ttl,
                                                              tclass = o.tclass or o.tos, flow = o.flow }
   else
-    layers[#layers + 1] = require("surge.proto.ip4").layer{ src = o.src, dst = o.dst, ttl = o.ttl,
+    layers[#layers + 1] = ip4.layer{ src = o.src, dst = o.dst, ttl = o.ttl,
                                                              tos = o.tos, id = o.id }
   end
   layers[#layers + 1] = l4layer(l4)
@@ -62,7 +67,7 @@ end
 
 -- frame(name, opts, l4 fields with defaults, the L4 layer constructor, level)
 function M.frame(l4name, o, l4defaults, l4layer, level)
-  require("surge.check").expect(o, "table?", "surge.proto." .. l4name, "fields")
+  check.expect(o, "table?", "surge.proto." .. l4name, "fields")
   o = o or {}
   local ok, t = pcall(build, l4name, o, l4defaults, l4layer)
   if not ok then

@@ -15,7 +15,10 @@ local band = bit.band
 local M = { size = 4, PROTO_TEB = 0x6558, F_CSUM = 0x8000, F_ROUTING = 0x4000, F_KEY = 0x2000, F_SEQ = 0x1000 }
 
 -- The key of a layer made with key = N (no checksum before it).
-M.fields = { key = { off = 4, bytes = 4 } }
+M.fields = { key = { off = 4, bytes = 4 },
+             -- the flag word and protocol (OTG's checksum_present, reserved0, version, protocol)
+             c = { off = 0, bytes = 2, mask = 0x8000 }, reserved0 = { off = 0, bytes = 2, mask = 0x7ff8 },
+             version = { off = 0, bytes = 2, mask = 0x0007 }, proto = { off = 2, bytes = 2 } }
 
 -- Writes the header at p: key is a number or nil (no key).
 function M.write(p, proto, key)

@@ -12,6 +12,8 @@
 local bit = require "bit"
 local cs = require "surge.proto.checksum"
 local stack = require "surge.proto.stack"
+local check = require "surge.check"
+local flat = require "surge.proto.flat"
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 8, ECHO_REPLY = 0, UNREACHABLE = 3, ECHO_REQUEST = 8, TIME_EXCEEDED = 11 }
@@ -71,7 +73,7 @@ end
 -- other flat builders call that `id`).
 local function frame(_, o)
   local f = {}
-  require("surge.check").expect(o, "table?", "surge.proto.icmp", "fields")
+  check.expect(o, "table?", "surge.proto.icmp", "fields")
   for k, v in pairs(o or {}) do f[k] = v end
   local icmp_id = f.id
   f.id, f.ip_id = f.ip_id, nil
@@ -80,7 +82,7 @@ local function frame(_, o)
     local l = M.layer(l4)
     return l
   end
-  local t = require("surge.proto.flat").frame("icmp", f, { type = 8, code = 0, seq = 0, checksum = true },
+  local t = flat.frame("icmp", f, { type = 8, code = 0, seq = 0, checksum = true },
     layer, 3)
   return t
 end

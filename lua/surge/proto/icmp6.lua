@@ -11,6 +11,9 @@
 local cs = require "surge.proto.checksum"
 local icmp = require "surge.proto.icmp"
 local stack = require "surge.proto.stack"
+local check = require "surge.check"
+local flat = require "surge.proto.flat"
+local ip6 = require "surge.proto.ip6"
 
 local M = { size = 8, UNREACHABLE = 1, TOO_BIG = 2, TIME_EXCEEDED = 3, ECHO_REQUEST = 128,
             ECHO_REPLY = 129, NEIGHBOR_SOLICIT = 135, NEIGHBOR_ADVERT = 136,
@@ -50,7 +53,7 @@ end
 -- dst default to 2001:db8::1 and 2001:db8::2, `id` is the ICMPv6 identifier.
 local function frame(_, o)
   local f = {}
-  require("surge.check").expect(o, "table?", "surge.proto.icmp6", "fields")
+  check.expect(o, "table?", "surge.proto.icmp6", "fields")
   for k, v in pairs(o or {}) do f[k] = v end
   if f.src == nil then f.src = "2001:db8::1" end
   if f.dst == nil then f.dst = "2001:db8::2" end
@@ -61,7 +64,7 @@ local function frame(_, o)
     local l = M.layer(l4)
     return l
   end
-  local t = require("surge.proto.flat").frame("icmp6", f, { type = 128, code = 0, seq = 0, checksum = true },
+  local t = flat.frame("icmp6", f, { type = 128, code = 0, seq = 0, checksum = true },
     layer, 3)
   return t
 end
@@ -77,7 +80,7 @@ function M.decode(p, len, ctx)
   end
   local text = icmp.describe("icmp6", M.type_names, p, ok)
   if (p[0] == 135 or p[0] == 136) and n >= 24 then
-    text = text .. " target " .. require("surge.proto.ip6").addr_text(p + 8)
+    text = text .. " target " .. ip6.addr_text(p + 8)
   end
   return text, nil, n
 end

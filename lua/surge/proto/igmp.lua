@@ -22,6 +22,7 @@ local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local stack = require "surge.proto.stack"
+local check = require "surge.check"
 
 local band, rshift = bit.band, bit.rshift
 local M = { V2_REPORT = 0x16, V2_LEAVE = 0x17, V3_REPORT = 0x22, MLD2_REPORT = 143,
@@ -30,7 +31,7 @@ local M = { V2_REPORT = 0x16, V2_LEAVE = 0x17, V3_REPORT = 0x22, MLD2_REPORT = 1
             ALL_ROUTERS = "224.0.0.2", V3_ROUTERS = "224.0.0.22", MLD2_ROUTERS = "ff02::16",
             ROUTER_ALERT = "\148\4\0\0" }
 
-local function fail(fn, msg) require("surge.check").raise(("surge.proto.igmp.%s: %s"):format(fn, msg)) end
+local function fail(fn, msg) check.raise(("surge.proto.igmp.%s: %s"):format(fn, msg)) end
 
 -- Whether a is a multicast address: IPv4 text or number in 224/4, IPv6 text
 -- in ff00::/8.
@@ -93,7 +94,7 @@ end
 -- IGMPv2 membership report for o.group (to the group), or with o.leave a
 -- leave group message (to all routers, 224.0.0.2).
 function M.v2(o)
-  require("surge.check").expect(o, "table", "surge.proto.igmp.v2", "fields")
+  check.expect(o, "table", "surge.proto.igmp.v2", "fields")
   local g = group4("v2", o.group)
   local msg = string.char(o.leave and M.V2_LEAVE or M.V2_REPORT, 0, 0, 0, rshift(g, 24), band(rshift(g, 16), 0xff),
     band(rshift(g, 8), 0xff), band(g, 0xff))
@@ -121,7 +122,7 @@ end
 -- group, sources = { "10.9.0.1", ... } } }; joining a group for any source
 -- is { type = TO_EX, group } (no sources), leaving it { type = TO_IN, group }.
 function M.v3(o)
-  require("surge.check").expect(o, "table", "surge.proto.igmp.v3", "fields")
+  check.expect(o, "table", "surge.proto.igmp.v3", "fields")
   local body, n = records("v3", o.records, function(s) return be32(ip4.addr(s, "surge.proto.igmp.v3: source", 4)) end,
     function(fn, g) return be32(group4(fn, g)) end)
   local msg = string.char(M.V3_REPORT, 0, 0, 0, 0, 0, rshift(n, 8), band(n, 0xff)) .. body
@@ -137,7 +138,7 @@ M.MAX_RECORDS = { v3 = math.floor((1500 - 32) / 8), mld2 = math.floor((1500 - 56
 -- hop-by-hop header with the Router Alert option): src must be link-local
 -- (fe80::/10, RFC 3810 5); records as v3's, with IPv6 groups and sources.
 function M.mld2(o)
-  require("surge.check").expect(o, "table", "surge.proto.igmp.mld2", "fields")
+  check.expect(o, "table", "surge.proto.igmp.mld2", "fields")
   local src = ip6.addr(o.src or "fe80::1", "surge.proto.igmp.mld2: src", 2)
   if src:byte(1) ~= 0xfe or band(src:byte(2), 0xc0) ~= 0x80 then
     fail("mld2", ("src %s is not link-local (fe80::/10): MLD reports must come from one"):format(tostring(o.src)))
@@ -169,6 +170,13 @@ function M.link_local(mac)
     x[5] * 256 + x[6])
 end
 
+-- An IGMP message as a flow varies it (OTG's igmpv1: version and type
+-- nibbles, unused, group); the checksum covers the message alone.
+M.fields = { version = { off = 0, bytes = 2, mask = 0xf000 }, type = { off = 0, bytes = 2, mask = 0x0f00 },
+             unused = { off = 1, bytes = 1 }, group = { off = 4, bytes = 4 } }
+M.checksum = 2
+M.pseudo_header = false
+
 function M.decode(p, len, ctx)
   if len < 8 then return "igmp (truncated)", nil, len end
   if ctx and ctx.ip and ctx.ip.payload and ctx.ip.payload >= 8 and ctx.ip.payload <= len then
@@ -176,7 +184,7 @@ function M.decode(p, len, ctx)
   end
   local t = p[0]
   local ok = cs.sum(p, len) == 0xffff and "ok" or "BAD"
-  local names = { [0x11] = "query", [0x16] = "v2-report", [0x17] = "leave", [0x22] = "v3-report" }
+  local names = { [0x11] = "query", [0x12] = "v1-report", [0x16] = "v2-report", [0x17] = "leave", [0x22] = "v3-report" }
   local text = ("igmp %s csum %s"):format(names[t] or ("type " .. t), ok)
   if t ~= 0x22 then text = text .. " group " .. ip4.addr_text(stack.get32(p + 4))
   else text = text .. (" records %d"):format(stack.get16(p + 6)) end

@@ -7,14 +7,18 @@
 --   surge.proto.udp.set_sport(p, v), surge.proto.ip4.set_src(p, a), ...
 --
 -- Protocol modules (one file each in lua/surge/proto/) load on first use.
+local decode = require "surge.proto.decode"
+local stack = require "surge.proto.stack"
+
 local M = {
   checksum = require "surge.proto.checksum",
-  stack = function(spec) local t = require("surge.proto.stack").build(spec, 2) return t end,
+  stack = function(spec) local t = stack.build(spec, 2) return t end,
   payload = require "surge.proto.payload",
 }
 
 local modules = { eth = 1, vlan = 1, qinq = 1, arp = 1, ip4 = 1, ip6 = 1, udp = 1, tcp = 1, icmp = 1,
-                  icmp6 = 1, vxlan = 1, gre = 1, mpls = 1, igmp = 1 }
+                  icmp6 = 1, vxlan = 1, gre = 1, mpls = 1, igmp = 1, gtpv1 = 1, gtpv2 = 1,
+                  ppp = 1, pause = 1, pfc = 1, raw = 1 }
 
 M.layer = setmetatable({}, { __index = function(t, name)
   if not modules[name] then error(("surge.proto.layer: no protocol '%s'"):format(tostring(name)), 2) end
@@ -24,7 +28,7 @@ M.layer = setmetatable({}, { __index = function(t, name)
 end })
 
 function M.decode(data, len)
-  return require("surge.proto.decode").decode(data, len)
+  return decode.decode(data, len)
 end
 
 return setmetatable(M, { __index = function(t, name)

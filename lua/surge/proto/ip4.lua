@@ -13,7 +13,17 @@ local M = { size = 20, PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_GRE 
 -- Fields a flow may vary. The header checksum covers all of them; `pseudo`
 -- ones are also in the L4 checksum's pseudo header.
 M.fields = { tos = { off = 1, bytes = 1 }, id = { off = 4, bytes = 2 }, ttl = { off = 8, bytes = 1 },
-             src = { off = 12, bytes = 4, pseudo = true }, dst = { off = 16, bytes = 4, pseudo = true } }
+             src = { off = 12, bytes = 4, pseudo = true }, dst = { off = 16, bytes = 4, pseudo = true },
+             -- bit fields (OTG varies each): version/IHL, DSCP/ECN and the TOS bits, flags, fragment offset
+             version = { off = 0, bytes = 2, mask = 0xf000 }, ihl = { off = 0, bytes = 2, mask = 0x0f00 },
+             dscp = { off = 0, bytes = 2, mask = 0x00fc }, ecn = { off = 0, bytes = 2, mask = 0x0003 },
+             precedence = { off = 0, bytes = 2, mask = 0x00e0 }, tos_delay = { off = 0, bytes = 2, mask = 0x0010 },
+             tos_throughput = { off = 0, bytes = 2, mask = 0x0008 },
+             tos_reliability = { off = 0, bytes = 2, mask = 0x0004 },
+             tos_monetary = { off = 0, bytes = 2, mask = 0x0002 }, tos_unused = { off = 0, bytes = 2, mask = 0x0001 },
+             len = { off = 2, bytes = 2 }, reserved = { off = 6, bytes = 2, mask = 0x8000 },
+             df = { off = 6, bytes = 2, mask = 0x4000 }, mf = { off = 6, bytes = 2, mask = 0x2000 },
+             frag = { off = 6, bytes = 2, mask = 0x1fff }, proto = { off = 9, bytes = 1 } }
 M.header_checksum = 10   -- offset of the checksum that covers the header
 
 -- "10.0.0.1" -> number (host order); errors name the option and the text.
@@ -99,6 +109,7 @@ function M.set_ttl(ip, v)
 end
 stack.setters(M, "ip4", { set_ttl = "integer 0..255" })
 
+-- (a total length below the header, from the wire, is an empty payload)
 function M.decode(p, len)
   if len < 20 then return "ip4 (truncated)", nil, len end
   local ihl = band(p[0], 15) * 4
@@ -107,7 +118,7 @@ function M.decode(p, len)
   local text = ("ip4 %s > %s proto %d ttl %d len %d id %d csum %s"):format(M.addr_text(src),
     M.addr_text(dst), proto, p[8], stack.get16(p + 2), stack.get16(p + 4), ok and "ok" or "BAD")
   return text, { ipproto = proto, ip = { pseudo_sum = function(pr, l) return M.pseudo_sum(src, dst, pr, l) end,
-                                           v4 = true, payload = stack.get16(p + 2) - ihl } }, ihl
+                                           v4 = true, payload = math.max(stack.get16(p + 2) - ihl, 0) } }, ihl
 end
 
 stack.readers(M, "ip4", { "src", "dst" })

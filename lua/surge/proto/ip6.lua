@@ -9,6 +9,7 @@ local ffi = require "ffi"
 local bit = require "bit"
 local cs = require "surge.proto.checksum"
 local stack = require "surge.proto.stack"
+local check = require "surge.check"
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 40, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_ICMP6 = 58 }
@@ -17,7 +18,8 @@ local M = { size = 40, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_ICMP6 = 58 }
 -- checksum's pseudo header), hop limit, flow label, traffic class.
 M.fields = { src = { off = 20, bytes = 4, pseudo = true }, dst = { off = 36, bytes = 4, pseudo = true },
              hlim = { off = 7, bytes = 1 }, flow = { off = 0, bytes = 4, mask = 0x000fffff },
-             tclass = { off = 0, bytes = 2, mask = 0x0ff0 } }
+             tclass = { off = 0, bytes = 2, mask = 0x0ff0 }, version = { off = 0, bytes = 2, mask = 0xf000 },
+             plen = { off = 4, bytes = 2 }, next = { off = 6, bytes = 1 } }
 
 -- Groups of one side of "::" ("" is none); nil when a group is not 1..4 hex digits.
 local function groups(side, out)
@@ -75,9 +77,9 @@ end
 -- case, no leading zeros, the longest run of two or more zero groups as "::").
 function M.addr_text(b)
   if type(b) == "string" then
-    if #b < 16 then require("surge.check").raise(("surge.proto.ip6.addr_text: b: expected 16 bytes, got %d"):format(#b)) end
+    if #b < 16 then check.raise(("surge.proto.ip6.addr_text: b: expected 16 bytes, got %d"):format(#b)) end
   else
-    require("surge.check").expect(b, "pointer", "surge.proto.ip6.addr_text", "b")
+    check.expect(b, "pointer", "surge.proto.ip6.addr_text", "b")
   end
   local p = type(b) == "string" and ffi.cast("const uint8_t *", b) or b
   local g, best, bestlen, run, runlen = {}, 0, 0, 0, 0

@@ -14,7 +14,7 @@ local band, rshift = bit.band, bit.rshift
 local M = { size = 4 }
 
 M.fields = { label = { off = 0, bytes = 4, mask = 0xfffff000 }, tc = { off = 0, bytes = 4, mask = 0x00000e00 },
-             ttl = { off = 3, bytes = 1 } }
+             ttl = { off = 3, bytes = 1 }, s = { off = 2, bytes = 2, mask = 0x0100 } }
 
 -- Writes one label stack entry at p.
 function M.write(p, label, tc, s, ttl)

@@ -31,6 +31,7 @@
 -- for the L4 checksum.
 local ffi = require "ffi"
 local payload = require "surge.proto.payload"
+local check = require "surge.check"
 
 local M = {}
 
@@ -97,7 +98,7 @@ end
 
 -- For modules: checks an options table against the allowed keys.
 function M.check_keys(name, opts, allowed, level)
-  require("surge.check").expect(opts, "table", "surge.proto." .. name, "fields")
+  check.expect(opts, "table", "surge.proto." .. name, "fields")
   for k in pairs(opts) do
     if allowed[k] == nil then
       local list = {}
@@ -137,7 +138,7 @@ local function checked(mod, name, fn, params)
   mod._raw = mod._raw or {}
   local raw = mod._raw[fn] or mod[fn]
   mod._raw[fn] = raw
-  mod[fn] = require("surge.check").hot(raw, ("surge.proto.%s.%s"):format(name, fn), params)
+  mod[fn] = check.hot(raw, ("surge.proto.%s.%s"):format(name, fn), params)
 end
 
 -- The hot-loop setters of module `mod` (surge.proto.NAME), checked: each

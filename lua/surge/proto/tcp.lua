@@ -13,13 +13,20 @@
 local bit = require "bit"
 local cs = require "surge.proto.checksum"
 local stack = require "surge.proto.stack"
+local flat = require "surge.proto.flat"
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 20, FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10, URG = 0x20,
             ECE = 0x40, CWR = 0x80 }
 
 M.fields = { sport = { off = 0, bytes = 2 }, dport = { off = 2, bytes = 2 }, seq = { off = 4, bytes = 4 },
-             ack = { off = 8, bytes = 4 }, window = { off = 14, bytes = 2 } }
+             ack = { off = 8, bytes = 4 }, window = { off = 14, bytes = 2 },
+             -- data offset and each flag bit on its own (OTG varies them one by one)
+             doff = { off = 12, bytes = 2, mask = 0xf000 }, ns = { off = 12, bytes = 2, mask = 0x0100 },
+             cwr = { off = 12, bytes = 2, mask = 0x0080 }, ece = { off = 12, bytes = 2, mask = 0x0040 },
+             urg = { off = 12, bytes = 2, mask = 0x0020 }, ackf = { off = 12, bytes = 2, mask = 0x0010 },
+             psh = { off = 12, bytes = 2, mask = 0x0008 }, rst = { off = 12, bytes = 2, mask = 0x0004 },
+             syn = { off = 12, bytes = 2, mask = 0x0002 }, fin = { off = 12, bytes = 2, mask = 0x0001 } }
 M.checksum = 16           -- offset of the checksum covering header, payload and pseudo header
 
 local letters = { F = 0x01, S = 0x02, R = 0x04, P = 0x08, A = 0x10, U = 0x20, E = 0x40, C = 0x80 }
@@ -99,7 +106,7 @@ end
 
 -- surge.proto.tcp{...}: a whole Ethernet [/VLAN]/IPv4|IPv6/TCP frame from flat fields.
 local function frame(_, o)
-  local l = require("surge.proto.flat").frame("tcp", o, { sport = 1024, dport = 80, seq = 0, ack = 0,
+  local l = flat.frame("tcp", o, { sport = 1024, dport = 80, seq = 0, ack = 0,
     flags = "S", window = 65535, urg = 0, checksum = true }, M.layer, 3)
   return l
 end

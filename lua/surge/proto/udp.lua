@@ -9,10 +9,11 @@
 --   surge.proto.layer.udp{ sport = 1024, dport = 5000, checksum = true }  -- for stacks
 local cs = require "surge.proto.checksum"
 local stack = require "surge.proto.stack"
+local flat = require "surge.proto.flat"
 
 local M = { size = 8 }
 
-M.fields = { sport = { off = 0, bytes = 2 }, dport = { off = 2, bytes = 2 } }
+M.fields = { sport = { off = 0, bytes = 2 }, dport = { off = 2, bytes = 2 }, len = { off = 4, bytes = 2 } }
 M.checksum = 6            -- offset of the checksum covering header, payload and pseudo header
 M.checksum_zero_none = true
 
@@ -46,7 +47,7 @@ end
 
 -- surge.proto.udp{...}: a whole Ethernet [/VLAN]/IPv4|IPv6/UDP frame from flat fields.
 local function frame(_, o)
-  local l = require("surge.proto.flat").frame("udp", o, { sport = 1024, dport = 1024 }, M.layer, 3)
+  local l = flat.frame("udp", o, { sport = 1024, dport = 1024 }, M.layer, 3)
   return l
 end
 setmetatable(M, { __call = frame })

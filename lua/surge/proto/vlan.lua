@@ -9,7 +9,8 @@
 local stack = require "surge.proto.stack"
 
 local M = { size = 4 }
-M.fields = { id = { off = 0, bytes = 2, mask = 0x0fff }, pcp = { off = 0, bytes = 2, mask = 0xe000 } }
+M.fields = { id = { off = 0, bytes = 2, mask = 0x0fff }, pcp = { off = 0, bytes = 2, mask = 0xe000 },
+             dei = { off = 0, bytes = 2, mask = 0x1000 } }
 local allowed = { id = 1, pcp = 1, dei = 1, tpid = 1 }
 
 local function write(self, p, ctx)

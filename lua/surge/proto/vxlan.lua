@@ -14,7 +14,8 @@ local band, rshift = bit.band, bit.rshift
 local M = { size = 8, PORT = 4789 }
 
 -- The VNI is the top 24 bits of the second word; the outer UDP checksum covers it.
-M.fields = { vni = { off = 4, bytes = 4, mask = 0xffffff00 } }
+M.fields = { vni = { off = 4, bytes = 4, mask = 0xffffff00 }, flags = { off = 0, bytes = 1 },
+             reserved0 = { off = 0, bytes = 4, mask = 0x00ffffff }, reserved1 = { off = 7, bytes = 1 } }
 
 -- Writes the header at p: flags 0x08 (VNI valid), vni.
 function M.write(p, vni)

@@ -16,6 +16,9 @@ local M = {}
 
 local Task = require("surge.class").new("task", { "id", "name", "entry" }, show.Task)
 local ports = require "surge.port"
+local repl_task = require "surge.repl.task"
+local decode = require "surge.proto.decode"
+local frames = require "surge.base.frames"
 
 -- Every task this session started (the prompt's launch and the script's
 -- surge.launch alike), in launch order, with its state, until
@@ -138,6 +141,21 @@ function M.tasks(out, what)
   out(table.concat(lines, "\n") .. "\n")
 end
 
+-- The name a function has at the prompt: a global (tx), or a field of a
+-- global table (string.rep, surge.sleep); "?" for an anonymous one.
+function M.fn_name(env, f)
+  for k, v in pairs(env) do if v == f and type(k) == "string" then return k end end
+  for _, where in ipairs({ env, _G }) do
+    for k, t in pairs(where) do
+      if type(k) == "string" and type(t) == "table" and k ~= "_G" and k ~= "package" then
+        for j, v in pairs(t) do if v == f and type(j) == "string" then return k .. "." .. j end end
+      end
+    end
+  end
+  for k, v in pairs(_G) do if v == f and type(k) == "string" then return k end end
+  return "?"
+end
+
 -- launch("tx", q) runs the script's tx; launch(f, q) a function typed here.
 function M.launch(env, f, ...)
   local name = f
@@ -150,11 +168,20 @@ function M.launch(env, f, ...)
   if type(f) ~= "function" then
     error("launch: give a function or the name of one, e.g. launch(\"tx\", q) or launch(mytx, q)", 0)
   end
-  if type(name) ~= "string" then
-    name = "?"
-    for k, v in pairs(env) do if v == f then name = k end end
+  if type(name) ~= "string" then name = M.fn_name(env, f) end
+  local info = debug.getinfo(f, "S")
+  if info.source ~= "=prompt" then
+    -- a script's global runs by its name, in the task's VM as surge.launch does
+    if info.what ~= "C" and rawget(_G, name) == f then
+      surge.launch(name, ...)
+      return handle(launched())
+    end
+    error(("launch: %s is %s, not a function typed at the prompt or a global of the script: launch "
+      .. "one of those, e.g. launch(\"tx\", q), or wrap the call in a function typed here, e.g. "
+      .. "launch(function(...) return %s(...) end, ...)"):format(name,
+      info.what == "C" and "a C function" or "one of surge's own", name ~= "?" and name or "f"), 0)
   end
-  local packed = require("surge.repl.task").pack(f, name, env)
+  local packed = repl_task.pack(f, name, env)
   surge.launch("=" .. name, packed, ...)
   return handle(launched())
 end
@@ -226,8 +253,7 @@ function M.watch(out, seconds)
 end
 
 function M.show(out, what, n)
-  local decode = require "surge.proto.decode"
-  for i, f in ipairs(require("surge.base.frames").frames(what, n or 4)) do
+  for i, f in ipairs(frames.frames(what, n or 4)) do
     out(("packet %d, %d bytes: %s\n%s\n"):format(i, #f, decode.decode(f), decode.hex(f)))
   end
 end

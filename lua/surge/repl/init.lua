@@ -12,6 +12,8 @@ local show = require "surge.repl.show"
 local helpers = require "surge.repl.helpers"
 local trace = require "surge.base.trace"
 local core = require "surge.core"
+local results = require "surge.results"
+local ffi = require "ffi"
 local M = {}
 
 -- What the loop itself uses is taken now, as upvalues: typed code runs in
@@ -20,8 +22,8 @@ local M = {}
 -- (docs/guarantees.md, "Scenarios, modules and the install refuse clearly").
 local tostring, select, type, pairs, ipairs, pcall, xpcall, error, unpack =
   tostring, select, type, pairs, ipairs, pcall, xpcall, error, unpack
-local setmetatable, getmetatable, rawget, setfenv, loadstring, require =
-  setmetatable, getmetatable, rawget, setfenv, loadstring, require
+local setmetatable, getmetatable, rawget, setfenv, require =
+  setmetatable, getmetatable, rawget, setfenv, require
 local concat, maxn, sort = table.concat, table.maxn, table.sort
 local jit_off, tonumber, io_write, io_flush, package = jit.off, tonumber, io.write, io.flush, package
 local surge_tasks, surge_collect, surge_running, surge_stop_task, surge_tsc_hz =
@@ -180,7 +182,7 @@ local function abandon(before, why)
     end
   end
   if res then
-    require("surge.results").scenario_done(res.scenario or "scenario", res)
+    results.scenario_done(res.scenario or "scenario", res)
     out(("%s: %s: the results so far are partial\n"):format(res.scenario or "scenario", why))
   end
 end
@@ -257,11 +259,16 @@ local function complete(text)
     local hops = 0    -- an __index chain may loop
     while type(obj) == "table" and hops < 16 do
       hops = hops + 1
-      for k, v in pairs(obj) do if sep == "." or type(v) == "function" then add(k, head .. sep) end end
+      -- a module's internals it lists in _internals (surge.handles) are not offered
+      local internal = rawget(obj, "_internals")
+      internal = type(internal) == "table" and internal or {}
+      for k, v in pairs(obj) do
+        if (sep == "." or type(v) == "function") and not internal[k] then add(k, head .. sep) end
+      end
       local mt = getmetatable(obj)   -- (a __metatable field may make it any value)
       obj = type(mt) == "table" and type(rawget(mt, "__index")) == "table" and rawget(mt, "__index") or nil
     end
-    if type(obj) == "cdata" and require("ffi").istype("struct surge_burst", obj) then
+    if type(obj) == "cdata" and ffi.istype("struct surge_burst", obj) then
       local names_of = sep == ":" and { "alloc", "free", "bytes", "refcnt" }
         or { "n", "cap", "pool", "probes", "tsc", "data", "len", "gap_ns" }
       for _, k in ipairs(names_of) do add(k, head .. sep) end
@@ -308,8 +315,12 @@ local requester       -- the client whose request is being evaluated
 
 -- The client whose request runs now (nil at the terminal): a client may
 -- send that client extra frames before its reply (the Python client's
--- progress lines, python/surge/client.py).
+-- progress lines, lua/surge/remote.lua).
 function M.requester() return requester end
+
+-- Writes to where the line being evaluated prints (its client's reply, or the
+-- terminal): surge.remote's replies, which typed code cannot redirect.
+function M.output(s) out(s) end
 
 local function serve_request(id, req)
   local kind, text = req:sub(1, 1), req:sub(2)
@@ -391,6 +402,13 @@ function M.session()
       io_flush()
       if status == "leave" then break end
     elseif ev == "eof" then
+      -- the input ended inside a statement (a file cut short, an `end`
+      -- missing): Lua's own error for it, and the exit status says so
+      if term.buf then
+        local _, err = source(term.buf)
+        out("error: " .. tostring(err) .. "\n")
+        M.unfinished = true
+      end
       break
     elseif ev == "intr" then
       if not tty then break end

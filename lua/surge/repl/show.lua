@@ -7,10 +7,12 @@
 -- lcore, state and rate.
 local ffi = require "ffi"
 local class = require "surge.class"
+local decoder = require "surge.proto.decode"
+local port = require "surge.port"
 local M = {}
 
 local function decode(bytes)
-  return require("surge.proto.decode").decode(bytes)
+  return decoder.decode(bytes)
 end
 
 local function num(v)
@@ -32,7 +34,7 @@ end
 
 local function port_text(id)
   -- (not surge.port(id): that would open a port that is closed)
-  local p = require("surge.port").wrap(id)
+  local p = port.wrap(id)
   local ok, info = pcall(p.info, p)
   if not ok then return ("port %d (not open)"):format(id) end
   local s = p:stats()

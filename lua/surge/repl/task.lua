@@ -8,6 +8,8 @@
 -- was typed in is refused with the name of that local (pass it as an
 -- argument instead). Globals typed at the prompt that are not functions stay
 -- in the master VM. Pools such a task makes are shared by default.
+local surge = require "surge"
+local pool = require "surge.pool"
 local M = {}
 
 local function upvalue(f)
@@ -20,7 +22,7 @@ function M.pack(f, name, env)
   local up = upvalue(f)
   if up then
     error(("launch: %s uses '%s', a local from outside it; locals (upvalues) do not reach a task's VM: "
-      .. "pass the value as an argument"):format(name, up), 0)
+      .. "pass the value as an argument"):format(name == "?" and "the function" or name, up), 0)
   end
   local helpers = {}
   for k, v in pairs(env) do
@@ -33,9 +35,8 @@ function M.pack(f, name, env)
 end
 
 function M.load(p)
-  local surge = require "surge"
   -- its pools are shared unless it says shared = false (see pool.lua)
-  require("surge.pool").share_by_default()
+  pool.share_by_default()
   local env = setmetatable({ surge = surge }, { __index = _G })
   for k, code in pairs(p.helpers) do env[k] = setfenv(assert(loadstring(code, "=prompt")), env) end
   return setfenv(assert(loadstring(p.code, "=prompt")), env)

@@ -17,6 +17,7 @@ local C, rc_check = core.C, core.check
 local json = require "surge.results.json"
 local file = require "surge.results.file"
 local counter = require "surge.counter"
+local jit = require "jit"
 
 local M = { SCHEMA_VERSION = 1 }
 
@@ -129,7 +130,7 @@ local function metadata(duration)
     surge_version = ffi.string(C.surge_version()),
     git_commit = ffi.string(C.surge_git_commit()),
     dpdk_version = ffi.string(C.surge_dpdk_version()),
-    luajit_version = require("jit").version,
+    luajit_version = jit.version,
     cpu_model = cpu,
     hostname = (read_file("/proc/sys/kernel/hostname") or ""):gsub("%s+$", ""),
     tsc_hz = tonumber(C.surge_tsc_hz()),

@@ -13,13 +13,16 @@
 --     or any table with a `plot` description.
 -- Needs no EAL; the REPL calls surge.plot(file [, out]) the same way.
 local json = require "surge.results.json"
+local results_file = require "surge.results.file"
+local args = require "surge.args"
+local check = require "surge.check"
 
 local M = {}
 
 local function fail(msg) error(msg, 0) end        -- about the file or gnuplot: one line
 -- gnuplot's input in the temporary folder: a full disk is an error, not a cut chart
 local function save_or_fail(path, text)
-  local ok, err = require("surge.results.file").save(path, text)
+  local ok, err = results_file.save(path, text)
   if not ok then fail(("surge plot: %s: %s"):format(path, err)) end
 end
 -- about the arguments (the output's name, a results file that cannot be
@@ -27,8 +30,8 @@ end
 -- from the command line (M.main) a usage error, exit 2 like core/front/cli.c's
 local cli = false
 local function misuse(msg)
-  if cli then error(setmetatable({ msg = msg }, require("surge.args").OptionError), 0) end
-  require("surge.check").raise(msg)
+  if cli then error(setmetatable({ msg = msg }, args.OptionError), 0) end
+  check.raise(msg)
 end
 
 -- The text of results file `file`. One check for every file that cannot be
@@ -53,6 +56,18 @@ end
 local function sh(cmd)
   local rc = os.execute(cmd)
   return rc == 0 or rc == true
+end
+
+-- Runs cmd: true, or false and how it ended ("exit status 1", "signal 11")
+local function run(cmd)
+  local a, how, code = os.execute(cmd)
+  if a == 0 or a == true then return true end
+  if type(how) == "string" then return false, ("%s %s"):format(how == "signal" and "signal" or "exit status", tostring(code)) end
+  if type(a) == "number" then
+    if a % 256 == 0 then return false, ("exit status %d"):format(a / 256) end
+    return false, ("signal %d"):format(a % 128)
+  end
+  return false, tostring(a)
 end
 
 local function have_gnuplot()
@@ -115,8 +130,9 @@ end
 -- comes from its name's suffix (p99_ns, throughput_mpps, loss_pct): one rule
 -- for the charts surge ships and for a scenario's own `plot` table.
 local UNITS = {
-  time = { symbol = "s", si = true, quantity = "latency" },
-  seconds = { symbol = "s", si = true, quantity = "time since start" },
+  -- a time is in s and below (ms, us, ns): "2 ks" reads as nobody's unit
+  time = { symbol = "s", si = true, quantity = "latency", top = 1 },
+  seconds = { symbol = "s", si = true, quantity = "time since start", top = 1 },
   rate = { symbol = "pps", si = true, quantity = "packet rate", base = "packets/s" },
   bits = { symbol = "bit/s", si = true, quantity = "bit rate" },
   pct = { symbol = "%", si = false, quantity = "share" },
@@ -152,17 +168,19 @@ end
 
 local PREFIXES = { { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" }, { 1e-3, "m" },
                    { 1e-6, "u" }, { 1e-9, "n" } }
-local function prefix_of(v)
+local function prefix_of(v, top)
   v = math.abs(v)
   if v == 0 or v ~= v then return 1, "" end
-  for _, p in ipairs(PREFIXES) do if v >= p[1] * 0.9995 then return p[1], p[2] end end
+  for _, p in ipairs(PREFIXES) do
+    if p[1] <= (top or math.huge) and v >= p[1] * 0.9995 then return p[1], p[2] end
+  end
   return PREFIXES[#PREFIXES][1], PREFIXES[#PREFIXES][2]
 end
 -- a value in a unit, as a human reads it: 1490000 pps -> "1.49 Mpps"
 local function human(v, unit)
   local u = UNITS[unit] or UNITS.plain
   if not u.si then return ("%.4g %s"):format(v, u.symbol) end
-  local f, p = prefix_of(v)
+  local f, p = prefix_of(v, u.top)
   return (("%.3g %s%s"):format(v / f, p, u.symbol):gsub(" $", ""))
 end
 
@@ -184,8 +202,10 @@ local function log_spaced(xs)
 end
 
 -- An axis: { unit, label, log, lo, hi (base units, of the data), ticks =
--- { { value, text } } (explicit), factor (multiplies base units to drawn) }.
--- Linear axes draw value * factor with the prefix in the tick format.
+-- { { value, text } } (explicit), factor (multiplies base units to drawn),
+-- range = { lo, hi } (optional, base units: axis_lines draws it in the
+-- axis' unit, as the data) }. Linear axes draw value * factor with the
+-- prefix in the tick format.
 local function axis(unit, label, log, lo, hi, at)
   local a = { unit = unit, label = label, log = log, lo = lo, hi = hi, factor = 1 }
   local u = UNITS[unit] or UNITS.plain
@@ -207,7 +227,7 @@ local function axis(unit, label, log, lo, hi, at)
     end
   else
     local f, p = 1, ""
-    if u.si then f, p = prefix_of(math.max(math.abs(lo), math.abs(hi))) end
+    if u.si then f, p = prefix_of(math.max(math.abs(lo), math.abs(hi)), u.top) end
     a.factor = 1 / f
     a.format = ("%%g %s%s"):format(p, u.symbol:gsub("%%", "%%%%")):gsub(" $", "")
   end
@@ -257,7 +277,9 @@ local function rate_charts(res, dir, charts)
     if e.kind ~= "dropped" then events[#events + 1] = e; tmax = math.max(tmax, e.t) end
   end
   local x = axis("seconds", "time since start (s)", false, 0, tmax)
-  x.range = ("[0:%.17g]"):format(tmax > 0 and tmax * 1.02 or 1)
+  -- from 0 to the last sample or event (a run of one sample included); in
+  -- base units like the data, drawn in the axis' unit (ms for a short run)
+  x.range = { 0, tmax > 0 and tmax * 1.02 or 1 }
   charts[#charts + 1] = {
     name = "rate", title = "Offered and forwarded load (TX and RX per port)",
     x = x, y = axis("rate", axis_label("rate", {}, nil), false, 0, hi),
@@ -598,6 +620,17 @@ local function footer(res)
            cut("ports: " .. (#ports > 0 and table.concat(ports, "; ") or "none recorded"), 120) }
 end
 
+-- v > 0 rounded up to a multiple of a 1, 2 or 5 x 10^k step, the largest
+-- step that divides it into at most 10: a top a tick can sit on
+local function round_up(v)
+  local decade = 10 ^ math.floor(math.log10(v))
+  for _, m in ipairs({ 0.1, 0.2, 0.5, 1, 2 }) do
+    local step = decade * m
+    if v / step <= 10 then return math.ceil(v / step - 1e-9) * step end
+  end
+  return v
+end
+
 local FONT = 14          -- px in the SVG: the smallest text on a chart (a report's body size)
 local function axis_lines(s, name, a)
   s[#s + 1] = ("set %slabel %s"):format(name, quote(a.label))
@@ -607,15 +640,49 @@ local function axis_lines(s, name, a)
     -- a tick's text is a format too: its % doubled
     for _, tk in ipairs(a.ticks) do t[#t + 1] = ("%s %.17g"):format(quote(tk[2]:gsub("%%", "%%%%")), tk[1]) end
     s[#s + 1] = ("set %stics (%s)"):format(name, table.concat(t, ", "))
-    s[#s + 1] = ("set %srange [%.17g:%.17g]"):format(name, a.lo, a.hi)
+    -- a hair wider than the ticks at its ends: gnuplot leaves out a tick
+    -- exactly at a log axis' end (10 kpps under a 10k-100k axis)
+    s[#s + 1] = ("set %srange [%.17g:%.17g]"):format(name, a.lo * (1 - 1e-6), a.hi * (1 + 1e-6))
   else
     s[#s + 1] = ("set format %s %s"):format(name, quote(a.format))
-    s[#s + 1] = ("set %srange %s"):format(name, a.range or "[*:*]")
-    if name == "y" or name == "y2" then
-      if (a.lo or 0) >= 0 then s[#s + 1] = ("set %srange [0:*]"):format(name) end
+    -- an autoscaled x: no rounding out to ticks (chart_text's offsets give the room)
+    s[#s + 1] = a.range and ("set %srange [%.17g:%.17g]"):format(name, a.range[1] * a.factor, a.range[2] * a.factor)
+      or (name == "x" and "set autoscale xfix") or ("set %srange [*:*]"):format(name)
+    if name == "y" and (a.lo or 0) >= 0 then s[#s + 1] = "set yrange [0:*]" end
+    -- gnuplot's offsets (chart_text) leave the right axis out: its top is
+    -- the round number at or above the data's highest value and 6 % more,
+    -- as gnuplot rounds the left one, so a line at the highest value is not
+    -- the frame
+    if name == "y2" and (a.lo or 0) >= 0 then
+      s[#s + 1] = (a.hi or 0) > 0 and ("set y2range [0:%.17g]"):format(round_up(a.hi * a.factor * 1.06)) or "set y2range [0:*]"
     end
   end
   if name == "y2" then s[#s + 1] = "set y2tics; set ytics nomirror" end
+end
+
+-- A title wider than the figure would be cut off at both sides: it is
+-- wrapped at spaces into lines of at most TITLE_CHARS (what fits 1200 px at
+-- the title's font, counting bytes: UTF-8 text gets shorter lines), as many
+-- as it takes; a word longer than a line is split. One that fits is drawn
+-- as it reads.
+local TITLE_CHARS = 72
+local function title_lines(title)
+  title = clean(title)
+  if #title <= TITLE_CHARS then return { title } end
+  local lines, line = {}, ""
+  for word in title:gmatch("%S+") do
+    while #word > TITLE_CHARS do   -- after its last - / _ . that fits, if any
+      if line ~= "" then lines[#lines + 1] = line; line = "" end
+      local at = word:sub(1, TITLE_CHARS):match(".*()[-/_.]") or TITLE_CHARS
+      lines[#lines + 1] = word:sub(1, at)
+      word = word:sub(at + 1)
+    end
+    if line == "" then line = word
+    elseif #line + 1 + #word <= TITLE_CHARS then line = line .. " " .. word
+    else lines[#lines + 1] = line; line = word end
+  end
+  if line ~= "" or #lines == 0 then lines[#lines + 1] = line end
+  return lines
 end
 
 local function chart_text(c, out, png, foot)
@@ -628,10 +695,23 @@ local function chart_text(c, out, png, foot)
   -- the key under the x axis' label, above the footer: the plot keeps the
   -- figure's whole width
   s[#s + 1] = ("set key at screen 0.5, screen 0.245 center top horizontal maxrows 4 font ',%d'"):format(FONT)
-  s[#s + 1] = ("set title %s font ',%d' noenhanced"):format(quote(c.title), FONT + 6)
-  -- room under the plot for the key and the three footer lines
+  -- the title's lines joined by a newline of gnuplot's own ("\n" in double
+  -- quotes): every line goes through quote() like any other text
+  local lines = title_lines(c.title)
+  local parts_t = {}
+  for i, l in ipairs(lines) do parts_t[i] = quote(l) end
+  s[#s + 1] = ("set title %s font ',%d' noenhanced"):format(table.concat(parts_t, ' . "\\n" . '), FONT + 6)
+  -- room under the plot for the key and the three footer lines; above it
+  -- for the title's lines
   s[#s + 1] = "set bmargin at screen 0.36"
-  s[#s + 1] = "set tmargin at screen 0.90"
+  s[#s + 1] = ("set tmargin at screen %.3f"):format(0.90 - 0.03 * (#lines - 1))
+  -- room inside the frame around autoscaled data: a line at the data's
+  -- highest value (y1564's CIR + EIR) or a point at its first or last x is
+  -- drawn inside the plot, not under the frame. x ends at the data's room
+  -- (no tick-rounding: 10 .. 90 % reads as drawn); y rounds up to a tick.
+  -- (Ranges given explicitly, as the log axes' and the rate chart's x, keep
+  -- theirs.)
+  s[#s + 1] = "set offsets graph 0.02, graph 0.02, graph 0.06, 0"
   s[#s + 1] = "set lmargin 14"
   for i, line in ipairs(foot) do
     s[#s + 1] = ("set label %d %s at screen 0.01, screen %.3f left font ',%d' textcolor rgb '#444444' noenhanced"):format(
@@ -653,7 +733,10 @@ local function chart_text(c, out, png, foot)
   local kinds = { set_rate = { dt = 2, color = "#b03030", key = "rate set" },
                   trial_start = { dt = 3, color = "#3050b0", key = "trial start" },
                   trial_end = { dt = 4, color = "#7080b0", key = "trial end" } }
-  local seen, nlabels = {}, 0
+  -- a text closer to the last one drawn than its own height (2.5 % of the
+  -- axis) would be drawn over it: its line and the key's count remain
+  local seen, nlabels, last_label = {}, 0, nil
+  local span = c.x.range and (c.x.range[2] - c.x.range[1]) * c.x.factor or math.huge
   for _, e in ipairs(c.events or {}) do
     local k = kinds[e.kind]
     if k then
@@ -661,8 +744,8 @@ local function chart_text(c, out, png, foot)
       seen[e.kind] = (seen[e.kind] or 0) + 1
       s[#s + 1] = ("set arrow from %.17g, graph 0 to %.17g, graph 1 nohead dt %d lw 1.5 lc rgb '%s'"):format(
         t, t, k.dt, k.color)
-      if e.kind ~= "trial_end" and #c.events <= 24 then
-        nlabels = nlabels + 1
+      if e.kind ~= "trial_end" and #c.events <= 24 and (not last_label or t - last_label >= 0.025 * span) then
+        nlabels, last_label = nlabels + 1, t
         local text = type(e.label) == "string" and e.label or (type(e.text) == "string" and e.text) or e.kind
         s[#s + 1] = ("set label %s at %.17g, graph 0.98 rotate by 90 right offset 0.8,0 font ',%d' textcolor rgb '%s' noenhanced"):format(
           quote(cut(text, 48)), t, FONT, k.color)
@@ -680,6 +763,9 @@ local function chart_text(c, out, png, foot)
   return table.concat(s, "\n") .. "\n"
 end
 
+-- The script drawing every chart, each into its c.temp; c.line: the
+-- script's line where the chart's part starts (gnuplot names the line of
+-- its error: plot() says which chart it was)
 local function script_text(charts, png, foot)
   local s = {}
   if png then
@@ -688,8 +774,48 @@ local function script_text(charts, png, foot)
   else
     s[#s + 1] = ("set terminal svg noenhanced size 1200,900 dynamic font 'Sans,%d' background rgb 'white'"):format(FONT)
   end
-  for _, c in ipairs(charts) do s[#s + 1] = chart_text(c, c.file, png, foot) end
+  local line = 2
+  for _, c in ipairs(charts) do
+    local text = chart_text(c, c.temp, png, foot)
+    c.line = line
+    s[#s + 1] = text
+    line = line + select(2, text:gsub("\n", "\n"))
+  end
   return table.concat(s, "\n")
+end
+
+-- Why gnuplot failed, in surge's words, from what it wrote on stderr: the
+-- echo of the command with a caret under it, then '"plot.gp" line N:
+-- reason' (warnings alike, "warning: ..."). Returns the line (or nil) and
+-- the reason. Any other stderr (a loader's error, a crash) gives its last
+-- line; nothing at all, the exit status.
+local REASONS = {   -- gnuplot's words -> what they mean for a chart surge drew
+  { "points [xy]2? value undefined", "none of its points falls inside its axes' ranges" },
+  { "range is invalid", "an axis' range is empty" },
+  { "cannot open file", "its file cannot be written" },
+  { "[Cc]an't open", "its file cannot be written" },
+  { "no valid points", "it has no point to draw" },
+}
+local function gnuplot_reason(etext, status)
+  local lines = {}
+  for l in etext:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  local at, why, last
+  for i, l in ipairs(lines) do
+    local n, msg = l:match('^".-" line (%d+): (.*)$')
+    if n and not msg:match("^%s*warning:") then
+      at, why = tonumber(n), msg
+    elseif not n and l:match("%S") and not l:match("^%s*%^%s*$") and not (lines[i + 1] or ""):match("^%s*%^%s*$") then
+      last = l    -- not an echoed command (the line above a caret)
+    end
+  end
+  if not why then
+    return nil, last and ("gnuplot: " .. clean(last)) or ("gnuplot ended (%s) and said nothing"):format(tostring(status))
+  end
+  why = clean(why):gsub("^%s+", ""):gsub("%s+$", "")
+  for _, r in ipairs(REASONS) do
+    if why:find(r[1]) then return at, ("%s (gnuplot: %s)"):format(r[2], why) end
+  end
+  return at, "gnuplot: " .. why
 end
 
 -- Draws the charts of results file `file`, one file per chart: for `out` =
@@ -737,7 +863,8 @@ function M.plot(file, out)
   if not have_gnuplot() then fail("surge plot: gnuplot not found: install the Debian package gnuplot-nox") end
   local dir = temp_folder()
   -- the folder goes whatever happens in between (an error included)
-  local done, ok, etext, charts = pcall(function()
+  local temps = {}
+  local done, charts = pcall(function()
     local drawn = {}
     rate_charts(res, dir, drawn)
     latency_charts(res, dir, drawn)
@@ -755,19 +882,60 @@ function M.plot(file, out)
       taken[name] = true
       c.name, c.file = name, ("%s-%s.%s"):format(stem, name, ext)
     end
+    -- gnuplot draws each chart into a temporary file beside its own (a
+    -- hidden name in the same folder: the same file system), and they are
+    -- renamed into place only once every chart is drawn: a failure leaves
+    -- no empty or cut figure, and the figures of an earlier plot as they
+    -- were. surge makes each first: a folder it cannot write in is said
+    -- in its words, before gnuplot runs.
+    local suffix = dir:match("([^/]*)$")
+    for _, c in ipairs(drawn) do
+      local folder, base = c.file:match("^(.*/)([^/]*)$")
+      c.temp = (folder or "") .. "." .. (base or c.file) .. "." .. suffix
+      temps[#temps + 1] = c.temp
+      local f, err = io.open(c.temp, "w")
+      if not f then
+        err = tostring(err)
+        if err:sub(1, #c.temp + 2) == c.temp .. ": " then err = err:sub(#c.temp + 3) end
+        fail(("surge plot: cannot write %s: %s"):format(clean(c.file), err))
+      end
+      f:close()
+    end
     local gp = dir .. "/plot.gp"
     save_or_fail(gp, script_text(drawn, png, footer(res)))
-    local ran = sh(("gnuplot %s 2>%s"):format(shquote(gp), shquote(dir .. "/err")))
+    local ran, status = run(("gnuplot %s 2>%s"):format(shquote(gp), shquote(dir .. "/err")))
     local e = io.open(dir .. "/err")
-    local text = e and e:read("*a") or ""
+    local etext = e and e:read("*a") or ""
     if e then e:close() end
-    return ran, text, drawn
+    -- a chart gnuplot left empty is a failure too, whatever its status
+    local empty
+    for _, c in ipairs(drawn) do
+      local f = io.open(c.temp, "rb")
+      local size = f and f:seek("end") or 0
+      if f then f:close() end
+      if size == 0 then empty = empty or c end
+    end
+    local failed = not ran
+    if failed or empty then
+      -- the chart: the one whose part of the script has gnuplot's line,
+      -- else the first it left empty (where it stopped)
+      local at, why = gnuplot_reason(etext, status)
+      local which = empty or drawn[1]
+      if at then
+        for _, c in ipairs(drawn) do if c.line <= at then which = c end end
+      end
+      if not failed and not at then why = "gnuplot ended without drawing it" end
+      fail(("surge plot: cannot draw %s (%s): %s; no figure written"):format(clean(which.file), clean(which.title), why))
+    end
+    for _, c in ipairs(drawn) do
+      local moved, err = os.rename(c.temp, c.file)
+      if not moved then fail(("surge plot: cannot write %s: %s"):format(clean(c.file), tostring(err))) end
+    end
+    return drawn
   end)
   os.execute("rm -rf " .. shquote(dir))
-  if not done then error(ok, 0) end
-  if not ok then
-    fail(("surge plot: gnuplot failed: %s"):format(clean(etext:match("[^\n]*%S[^\n]*") or "?")))
-  end
+  for _, t in ipairs(temps) do os.remove(t) end   -- gone already where renamed
+  if not done then error(charts, 0) end
   local files = {}
   for i, c in ipairs(charts) do files[i] = c.file end
   return files, charts

@@ -20,7 +20,15 @@ function M.main(name, ...)
   end
   local args = require "surge.args"
   local ok, e = pcall(function() return scenario.parser(name, mod):parse(argv) end)
-  if ok then return nil end
+  -- a built-in's own run, dry, refuses what else it would refuse after EAL
+  -- (scenario.dry_run; a user's scenario is not run twice: its side effects)
+  if ok then
+    local builtin = false
+    for _, b in ipairs(scenario.builtin) do if b == name or b:gsub("%-", "_") == name then builtin = true end end
+    if not builtin then return nil end
+    e = scenario.dry_run(mod, e)
+    if e == nil then return nil end
+  end
   if getmetatable(e) == args.OptionError then return tostring(e), 2 end
   -- options(parser) itself raised: the module's fault, at its line
   return (require("surge.base.trace").message(e):match("^[^\n]*")), 1

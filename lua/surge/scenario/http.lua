@@ -4,6 +4,8 @@
 -- percentiles the server gave at each
 -- (surge run http --tx 0 --src 10.1.0.2 --server 10.1.0.1 --rates 500,1000,2000).
 -- Every trial runs in one task (engines live on the lcore that polls them).
+local frames = require "surge.dut.frames"
+
 local M = { name = "http",
   description = "HTTP/1.1 load on new TCP connections against a server: CPS, requests/s, response times per rate" }
 
@@ -52,7 +54,7 @@ function M.plan(o)
     scenario.refuse("--path", "'%s' starts with / and holds no spaces", o.path)
   end
   local rates = scenario.items(o.rates, "--rates", { what = "rate", unique = true, parse = function(w)
-    local n = tonumber(w)
+    local n = require("surge.scenario").finite(w)
     if not n or n <= 0 or n ~= n or n == math.huge then
       scenario.refuse("--rates", "'%s' is not a rate above 0 (connections/s)", tostring(w))
     end
@@ -61,7 +63,7 @@ function M.plan(o)
   if #rates == 0 then scenario.refuse("--rates", "no rate given (e.g. 500,1000)") end
   if #rates > 60 then scenario.refuse("--rates", "%d rates: a run has 64 connection engines, one per rate", #rates) end
   for _, r in ipairs(rates) do
-    local n = math.floor(r * o.trial + 0.5)
+    local n = frames.planned(r, o.trial, 0)
     if n < 1 then
       scenario.refuse("--rates", "%g connections/s for %g s (--trial) is no connection: give a higher rate or a "
         .. "longer trial", r, o.trial)
@@ -124,7 +126,7 @@ function M.task(spec)
   end
   for _, rate in ipairs(spec.rates) do
     if not surge.running() then break end
-    local n = math.floor(rate * o.trial + 0.5)
+    local n = frames.planned(rate, o.trial, 0)
     local cap = math.min(MAX_CONNECTIONS, n)
     if sport + cap > 65536 then sport = 1024 end
     local e = conn.client{ src = o.src, server = o.server, port = o.port, sport = sport, capacity = cap,
@@ -160,7 +162,7 @@ function M.run(opts)
   local dut = require "surge.dut"
   opts = scenario.defaults(M.name, M, opts)
   local rates = M.plan(opts)
-  local id = tonumber(opts.tx)
+  local id = require("surge.scenario").finite(opts.tx)
   if id == nil or id ~= math.floor(id) or id < 0 then
     scenario.refuse("--tx", "expected a port number, got '%s'", tostring(opts.tx))
   end

@@ -115,11 +115,18 @@ function M.list()
                       where = "built in" }
   end
   for _, d in ipairs(user_dirs()) do
-    local p = io.popen("ls '" .. d:gsub("'", "") .. "' 2>/dev/null")
+    -- quoted for the shell whatever the folder's name holds (a ' in it left it out)
+    local p = io.popen("ls -- '" .. d:gsub("'", "'\\''") .. "' 2>/dev/null")
     for f in p:lines() do
       local name = f:match("^([%w_%-]+)%.lua$")
       if name and M.find(name) and select(2, M.find(name)) == d .. "/" .. f then
-        local m, err, got = M.load(name)
+        -- a module's top level runs to be listed: an os.exit there is its
+        -- error, not the end of the listing (and of surge, with its status)
+        local exit = os.exit
+        os.exit = function() error("os.exit called while the module loads", 2) end
+        local ok, m, err, got = pcall(M.load, name)
+        os.exit = exit
+        if not ok then m, err, got = nil, tostring(m), nil end
         local helper = not m and got ~= nil and (type(got) ~= "table" or (got.run == nil and got.description == nil))
         if not helper then
           out[#out + 1] = { name = name, module = name, where = d,
@@ -159,7 +166,9 @@ end
 -- The scenario running now (defaults() below, which every run() calls
 -- first, names it) and whether its options came from the command line
 -- (main() runs it): what refuse() needs.
-local current = { name = nil, cli = false }
+local current = { name = nil, cli = false, active = nil }
+-- What the running scenario measured so far (M.partial below).
+local partial
 
 -- A bad option value the scenario finds itself (a rate with its unit, a
 -- list of sizes, a port, a class, options that contradict each other), after
@@ -181,6 +190,9 @@ end
 -- a table, or nil where the defaults suffice.
 function M.defaults(name, mod, given)
   current.name = name
+  -- a run from Lua starts here (main() clears its own): until done() it is
+  -- the scenario a stop cuts (stopped_in_lua)
+  if not current.cli then partial, current.active = nil, name end
   if given ~= nil and type(given) ~= "table" then
     check.raise(("%s: run(opts): expected a table of options (or nil), got %s"):format(name, check.show(given)))
   end
@@ -188,6 +200,68 @@ function M.defaults(name, mod, given)
   local opts = p:parse({})
   for k, v in pairs(given or {}) do opts[k] = p:value(k, v) end
   return opts
+end
+
+-- The dry run: `surge run NAME` checks a built-in scenario's options before
+-- EAL starts by running the scenario itself (scenario/check.lua) against
+-- stand-ins for what needs EAL: ports (the largest MTU, any port number
+-- exists), pools, tasks, pcap readers. Every refusal its run() makes before
+-- it sends a frame is so made before EAL, by the code that makes it after:
+-- one mechanism for every option of every scenario, none to keep in step.
+-- The run stops (DRY) at the first thing only a real port can answer: a
+-- trial, a resolution, a stand-in's unknown field. It runs twice, the
+-- stand-in port's link speed 10 Mbit/s and 1 Tbit/s: a refusal both make
+-- in the same words does not depend on the link (a rate of % of it, what
+-- fits it), one that differs or only one makes waits for the real port,
+-- as do those on the MTU and the number of ports. Any error of the dry run
+-- other than a refusal is left to the real run to report.
+local DRY = setmetatable({}, { __tostring = function() return "the dry run needs a port from here on" end })
+M.DRY = DRY
+M.dry = false
+
+local function dry_end() error(DRY, 0) end
+-- An object every use of which ends the dry run.
+local function standin()
+  return setmetatable({}, { __index = dry_end, __newindex = dry_end, __call = dry_end })
+end
+-- A port: its id, its info (a MAC, no link speed, the largest MTU; other
+-- fields unknown), stand-in queues.
+local function standin_port(id, mbps)
+  local info = setmetatable({ mac = "02:00:00:00:00:00", speed_mbps = mbps, mtu = 65535 - 26 }, { __index = dry_end })
+  return setmetatable({ id = id, info = function() return info end, rxq = function() return standin() end,
+                        txq = function() return standin() end }, { __index = dry_end })
+end
+
+-- Runs mod.run(opts) (the options as parsed) dry, the stand-in ports'
+-- link at mbps; returns nil, or the refusal (an args.OptionError) it made.
+local function dry_once(mod, opts, mbps)
+  local surge = require "surge"
+  local pcap = require "surge.pcap"
+  local stubs = { port = function(id) return standin_port(id, mbps) end, ports = function() return 65536 end,
+                  pool = function() return standin() end, launch = dry_end, wait = dry_end, sleep = dry_end,
+                  tsc_hz = dry_end, progress = standin() }
+  local saved, saved_reader = {}, pcap.reader
+  for k, f in pairs(stubs) do saved[k], surge[k] = surge[k], f end
+  pcap.reader = dry_end
+  local saved_cli = current.cli
+  dut.forget_standins()
+  M.dry, current.cli = true, true
+  local ok, e = pcall(mod.run, opts)
+  M.dry, current.cli = false, saved_cli
+  for k in pairs(stubs) do surge[k] = saved[k] end
+  pcap.reader = saved_reader
+  if not ok and getmetatable(e) == require("surge.args").OptionError then return e end
+  return nil
+end
+
+function M.dry_run(mod, opts)
+  local copy = {}
+  for k, v in pairs(opts) do copy[k] = v end
+  local slow = dry_once(mod, copy, 10)
+  if not slow then return nil end
+  local fast = dry_once(mod, opts, 1e6)
+  if fast and tostring(fast) == tostring(slow) then return fast end
+  return nil
 end
 
 -- A check of a scenario's options that needs no port (goals, services,
@@ -241,12 +315,12 @@ end
 -- a port opened from Lua.
 local function port(v, option)
   if type(v) == "table" then return v end
-  local id = tonumber(v)
+  local id = M.finite(v)
   if id == nil or id ~= math.floor(id) or id < 0 then
     M.refuse(option, "expected a port number, got %s", type(v) == "string" and "'" .. v .. "'" or check.show(v))
   end
   local n = require("surge").ports()
-  if id >= n then
+  if id >= n and not M.dry then
     M.refuse(option, "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id, n,
       n == 1 and "" or "s")
   end
@@ -264,6 +338,49 @@ function M.session(o)
                       dst_mac = (o.dst_mac ~= "" and o.dst_mac) or nil,
                       vlan = (o.vlan and o.vlan ~= 0) and o.vlan or nil,
                       resolve_timeout = o.resolve_timeout, link_timeout = o.link_timeout }
+end
+
+-- A number given as text (or a number), when it is one and finite: nil for
+-- anything else. "1e400" reads as inf and "nan" as nan in tonumber, and
+-- a rate, a size or a time of either is no value (an infinite CIR was
+-- taken for one). Every option text a scenario reads as a number goes
+-- through here.
+function M.finite(v)
+  local n = type(v) == "number" and v or type(v) == "string" and tonumber(v) or nil
+  if n == nil or n ~= n or n == math.huge or n == -math.huge then return nil end
+  return n
+end
+
+-- The latency probes of a trial at `rate` pps with `probes` a second: a
+-- probe every this many frames, 1 at least, and at most the 2^32 - 1 a
+-- marker counts (--probes 1e-6 asked for a probe every 1e10 frames, and
+-- the marker refused it in the middle of the run).
+function M.probe_every(rate, probes)
+  return math.min(4294967295, math.max(1, math.floor(rate / probes)))
+end
+
+-- A figure for people: four significant digits at most and never an
+-- exponent ("0.0001", "9624000", "1500"), as surge.rate.format_pps does
+-- for rates: a failure line read "IR 6e+06 bit/s above CIR+EIR 5e+06".
+function M.num(v)
+  if type(v) ~= "number" or v ~= v or math.abs(v) == math.huge then return tostring(v) end
+  if v == 0 then return "0" end
+  local r = tonumber(("%.4g"):format(v))   -- rounded first: 9999.6 is 10000
+  local digits = math.max(0, 3 - math.floor(math.log10(math.abs(r)) + 1e-9))
+  local text = ("%." .. digits .. "f"):format(r)
+  if text:find(".", 1, true) then text = text:gsub("0+$", ""):gsub("%.$", "") end
+  return text
+end
+
+-- A bit rate for people: "6 Mbit/s", "962.4 Mbit/s", "500 bit/s" (M.num's digits).
+function M.bits(bps)
+  if type(bps) ~= "number" or bps ~= bps or math.abs(bps) == math.huge then return tostring(bps) .. " bit/s" end
+  local r = tonumber(("%.4g"):format(bps))
+  local a = math.abs(r)
+  if a >= 1e9 then return M.num(r / 1e9) .. " Gbit/s" end
+  if a >= 1e6 then return M.num(r / 1e6) .. " Mbit/s" end
+  if a >= 1e3 then return M.num(r / 1e3) .. " kbit/s" end
+  return M.num(r) .. " bit/s"
 end
 
 -- A value as the user gave it, for messages: text quoted as on the command line.
@@ -320,7 +437,7 @@ function M.sizes(text, option)
   option = option or "--sizes"
   local out = M.items(text, option, { what = "size", unique = true, expected = "frame sizes (\"64,512\")",
     parse = function(w)
-      local n = type(w) == "string" and tonumber(w) or w
+      local n = type(w) == "string" and (M.finite(w) or w) or w
       if type(n) ~= "number" or n ~= math.floor(n) or n < 1 or n > 65535 then
         M.refuse(option, "%s is not a frame size in bytes", given(n))
       end
@@ -351,7 +468,7 @@ function M.pps(text, size, line_pps, option, zero_ok)
     if text == text and text >= 0 and text < math.huge then rate = text end
   elseif type(text) == "string" then
     local v, unit = text:lower():match("^%s*([%d%.]+)%s*([%a%%]*)%s*$")
-    v = tonumber(v)
+    v = M.finite(v)
     local mult = { [""] = 1, pps = 1, kpps = 1e3, mpps = 1e6 }
     local bits = { bit = 1, kbit = 1e3, mbit = 1e6, gbit = 1e9 }
     if v and mult[unit] then rate = v * mult[unit]
@@ -425,7 +542,7 @@ function M.notes(entries)
 end
 
 function M.progress(fmt, ...)
-  if require("surge.core").C.surge_quiet() ~= 0 then return end
+  if M.dry or require("surge.core").C.surge_quiet() ~= 0 then return end
   io.write(fmt:format(...), "\n")
   io.flush()
 end
@@ -435,6 +552,7 @@ end
 -- in place on a terminal, plain lines otherwise, nothing with --quiet.
 local steps
 function M.steps(total, label)
+  if M.dry then return end
   steps = { done = 0, total = total, label = label }
   require("surge.results.progress")(0, total, label)
 end
@@ -487,13 +605,14 @@ end
 -- A scenario's run() ends with this: its results go to --output (under
 -- its name) whether it ran by name, from a script or at the prompt.
 function M.done(name, res)
+  if M.dry then error(DRY, 0) end
+  current.active = nil
   require("surge.results").scenario_done(name, res)
   return res
 end
 
 -- What a scenario measured so far (M.partial): kept when the run stops in
 -- the middle of it. `finish` completes such a table (its flat rows).
-local partial
 function M.partial(res, finish)
   partial = { res = res, finish = finish }
 end
@@ -509,6 +628,43 @@ function M.take_partial(why)
   if p.finish then p.finish(p.res) end
   p.res.partial, p.res.stopped = true, why
   return p.res
+end
+
+-- Whether error e is a stop that cut a scenario (Ctrl-C, SIGTERM,
+-- surge.stop(), --duration): "run stopped", or a trial's "the run was
+-- stopped during ...".
+local function is_stop(e)
+  local why = tostring(e)
+  return e == require("surge.core").STOPPED or why:sub(1, #dut.STOPPED_DURING) == dut.STOPPED_DURING
+end
+
+-- What a stop that cut a scenario leaves: the results so far, completed and
+-- marked partial, recorded for --output under the scenario's name (nil:
+-- nothing measured yet), and the one line saying which. The command line
+-- (main below) and a run from Lua (stopped_in_lua) both end this way.
+local function keep_partial(name, why)
+  local res = partial and partial.res
+  io.stderr:write(("%s: %s: %s\n"):format(name, why, res and "the results so far are partial"
+    or "nothing was measured yet"))
+  if not res then return nil end
+  if partial.finish then partial.finish(res) end
+  res.partial, res.stopped = true, why
+  partial = nil
+  require("surge.results").scenario_done(name, res)
+  return res
+end
+
+-- For the main VM (vm/master.lua), when a script ends with error e: a
+-- scenario it called from Lua that a stop cut (the script did not catch
+-- it) ends the run as the same stop does on the command line: its results
+-- so far recorded and marked partial, no failure. True when e was that.
+function M.stopped_in_lua(e)
+  if current.cli or not current.active or require("surge.core").C.surge_running() ~= 0 or not is_stop(e) then
+    return false
+  end
+  keep_partial(current.active, tostring(e))
+  current.active = nil
+  return true
 end
 
 -- Runs scenario `name` (module mod) from the command line: parse argv,
@@ -535,18 +691,11 @@ function M.main(name, mod, argv)
       check.show(results)), 0)
   end
   if not ok then
-    local why = tostring(results)
-    if results ~= require("surge.core").STOPPED and why:sub(1, #dut.STOPPED_DURING) ~= dut.STOPPED_DURING then
-      error(results, 0)
-    end
-    io.stderr:write(("%s: %s: %s\n"):format(name, why,
-      partial and "the results so far are partial" or "nothing was measured yet"))
-    if not partial then return 0 end
-    results = partial.res
-    if partial.finish then partial.finish(results) end
-    results.partial, results.stopped = true, why
+    if not is_stop(results) then error(results, 0) end
+    results = keep_partial(name, tostring(results))
+    if not results then return 0 end
   end
-  results_file.scenario_done(name, results) -- for --output and surge plot
+  results_file.scenario_done(name, results) -- for --output and surge plot (once: done() may have)
   if mod.report then
     local text = mod.report(results)
     if type(text) ~= "string" then

@@ -21,7 +21,7 @@ end
 
 -- One flat row per load: what surge plot reads (docs/results.md).
 local function flat_rows(res)
-  res.rows = {}
+  res.rows = require("surge.results.json").array()
   for _, pt in ipairs(res.points) do
     local l = pt.latency or {}
     res.rows[#res.rows + 1] = { load_pps = pt.rate_pps, loss_pct = pt.loss_pct, p50_ns = l.p50_ns,
@@ -49,7 +49,7 @@ function M.run(opts)
   scenario.steps(#rates, "load-latency")
   for _, rate in ipairs(rates) do
     local t = s:trial{ size = opts.size, rate = rate, duration = opts.trial, settle = opts.settle, flows = opts.flows,
-                       probe_every = math.max(1, math.floor(rate / opts.probes)),
+                       probe_every = scenario.probe_every(rate, opts.probes),
                        what = "the trial at " .. fmt_rate(rate) }
     local l = t.classes[1].latency
     res.points[#res.points + 1] = { rate_pps = rate, tx_pps = t.tx_pps, sent = t.sent, received = t.received,

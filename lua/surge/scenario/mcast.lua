@@ -46,7 +46,7 @@ function M.groups(text, option, refuse)
     if item == "" then refuse(option, "empty item in '%s'", text) end
     local addr, n = item:match("^([^/]+)/(%d+)$")
     if not addr then addr, n = item, "1" end
-    n = tonumber(n)
+    n = require("surge.scenario").finite(n)
     local six = addr:find(":", 1, true) ~= nil
     if v6 == nil then v6 = six end
     if six ~= v6 then refuse(option, "'%s' and '%s' are not of one family: give IPv4 or IPv6 groups", list[1].text, addr) end

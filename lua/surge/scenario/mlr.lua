@@ -24,6 +24,8 @@
 -- trial's duration as duration sum), the last phase the goals themselves.
 -- Every trial is seen by every goal (each classifies it with its own loss
 -- ratio): all goals in one search.
+local frames = require "surge.dut.frames"
+
 local M = {}
 
 -- CSIT's NDR and PDR goals (RFC 9971 appendix; FD.io CSIT's defaults).
@@ -302,14 +304,17 @@ function M.search(o)
   return { goals = out, trials = trials, trial_seconds = elapsed, complete = complete }
 end
 
--- A trial's loss ratio (RFC 9971): the frames its load intended (load x
--- duration) that did not arrive. Frames surge could not send count as lost:
+-- A trial's loss ratio (RFC 9971): the frames its load intended that did
+-- not arrive. Intended is the count the trial itself planned and sent
+-- (surge.dut.frames, load x duration rounded), one number for both: a count
+-- of its own here, rounded otherwise, hid a lost frame. Frames surge could
+-- not send count as lost:
 -- a DUT that pushes back on the sender (a shaper behind veths: af_packet's
 -- ring waits for the DUT) forwards less than the load, whatever it drops
--- itself. Where surge's own limit is why, the progress line and the
--- results' short_trials say so: those bounds are surge's.
+-- itself. Where surge's own limit is why (the trial's sender_limited), the
+-- progress line and the results' rows say so: those bounds are surge's.
 function M.trial_loss(load, duration, t)
-  local intended = math.max(1, math.floor(load * duration))   -- a paced trial sends ceil(load x duration)
+  local intended = frames.planned(load, duration)
   return math.min(1, math.max(0, intended - t.received) / intended)
 end
 

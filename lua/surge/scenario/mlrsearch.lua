@@ -3,6 +3,7 @@
 -- (surge run mlrsearch --tx 0 --rx 1 --gateway ... --sizes 64,512).
 local mlr = require "surge.scenario.mlr"
 local fmt_rate = require("surge.rate").format_pps
+local json = require "surge.results.json"
 
 local M = { name = "mlrsearch",
   description = "RFC 9971 MLRsearch: NDR, PDR (any loss goals) in one search per frame size" }
@@ -38,7 +39,7 @@ local function ratio(v, option)
   if type(v) == "number" then return v end
   if type(v) == "string" then
     local n, pct = v:match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-    n = tonumber(n)
+    n = require("surge.scenario").finite(n)
     if n then return pct == "%" and n / 100 or n end
   end
   scenario.refuse(option, "%s is not a ratio (0.005 or 0.5%%)", type(v) == "string" and "'" .. v .. "'" or tostring(v))
@@ -92,18 +93,18 @@ end
 -- One flat row per frame size and goal (docs/results.md), and the trials
 -- of every size in one list over the run's trial time (for surge plot).
 local function flat_rows(results)
-  results.rows, results.trials = {}, {}
+  results.rows, results.trials = json.array(), json.array()
   local t0 = 0
   for _, r in ipairs(results.sizes) do
     for _, g in ipairs(r.goals or {}) do
       results.rows[#results.rows + 1] = { frame_size = r.size, goal = g.name, loss_ratio = g.loss_ratio,
         exceed_ratio = g.exceed_ratio, lower_bound_pps = g.lower_bound_pps, upper_bound_pps = g.upper_bound_pps,
         conditional_throughput_pps = g.conditional_throughput_pps, relative_width = g.relative_width,
-        reached = g.reached, trial_seconds = r.trial_seconds }
+        reached = g.reached, trial_seconds = r.trial_seconds, sender_limited = g.sender_limited }
     end
     for _, t in ipairs(r.trials) do
       results.trials[#results.trials + 1] = { frame_size = r.size, t_s = t0 + t.start_s, load_pps = t.load_pps,
-        duration_s = t.duration_s, loss_ratio = t.loss_ratio, phase = t.phase }
+        duration_s = t.duration_s, loss_ratio = t.loss_ratio, phase = t.phase, sender_limited = t.sender_limited }
     end
     if #r.trials > 0 then t0 = t0 + r.trials[#r.trials].start_s + r.trials[#r.trials].duration_s end
   end
@@ -111,7 +112,7 @@ end
 
 function M.run(opts)
   local scenario = require "surge.scenario"
-  local json = require "surge.results.json"
+
   opts = scenario.defaults(M.name, M, opts)
   local goals = M.goals_from(opts)
   local sizes = scenario.sizes(opts.sizes)
@@ -119,7 +120,7 @@ function M.run(opts)
   for _, g in ipairs(goals) do shortest = math.min(shortest, g.final_trial) end
   local initial = shortest / 10
   if opts.initial_trial ~= "" then
-    initial = tonumber(opts.initial_trial)
+    initial = scenario.finite(opts.initial_trial)
     if not initial or initial <= 0 or initial > shortest then
       scenario.refuse("--initial-trial", "%s must be seconds above 0, at most the final trial (%g s)",
         tostring(opts.initial_trial), shortest)
@@ -144,7 +145,9 @@ function M.run(opts)
     rate[size] = { hi = hi, lo = lo, line = line }
   end
   local mac = s:resolve()
-  scenario.progress("mlrsearch: tx port %d -> rx port %d, %s -> %s via %s%s", s.tx.id, s.rx.id, s.src, s.dst, mac,
+  -- where the frames go as every scenario says it (no "via" a MAC where
+  -- there is no gateway: a loopback's all-zero MAC is nobody's)
+  scenario.progress("mlrsearch: tx port %d -> rx port %d, %s -> %s %s%s", s.tx.id, s.rx.id, s.src, s.dst, s:next_hop(),
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
   -- learning (RFC 2544 section 23): the DUT resolves surge's addresses first
   s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
@@ -164,17 +167,27 @@ function M.run(opts)
         local t = s:trial{ size = size, rate = load, duration = d, settle = opts.settle, flows = opts.flows,
                            what = ("MLRsearch trial %d at %d bytes"):format(n, size) }
         local loss = mlr.trial_loss(load, d, t)
+        -- short: the trial's own sender_limited (fewer frames left than
+        -- it planned), the rule of every scenario; those frames count as lost
         r.trials[n] = { load_pps = load, duration_s = d, loss_ratio = loss, start_s = r.trial_seconds, phase = phase,
-                        sent = t.sent, received = t.received, tx_pps = t.tx_pps, duplicated = t.duplicated }
-        if t.tx_pps < load * 0.95 then results.short_trials = results.short_trials + 1 end
+                        sent = t.sent, planned = t.planned, received = t.received, tx_pps = t.tx_pps,
+                        duplicated = t.duplicated, sender_limited = t.sender_limited }
+        if t.sender_limited then results.short_trials = results.short_trials + 1 end
         r.trial_seconds = r.trial_seconds + d
-        local short = t.tx_pps < load * 0.95
         scenario.progress("  %5d B  trial %3d  %.3g s at %s  sent %d  received %d  loss ratio %.3g%s%s", size, n, d,
-          fmt_rate(load), t.sent, t.received, loss, scenario.dup_text(t.duplicated),
-          short and ("  (surge sent only " .. fmt_rate(t.tx_pps) .. ")") or "")
+          fmt_rate(load), t.sent, t.received, loss, scenario.dup_text(t.duplicated), scenario.limited_text(t))
         return loss, t.received / d
       end }
     for i, t in ipairs(found.trials) do r.trials[i].goal = t.goal end
+    -- a goal's bound resting on a trial surge could not offer is surge's
+    -- limit: its row is flagged, as every scenario flags one
+    local function limited_at(load)
+      if not load then return false end
+      for _, t in ipairs(r.trials) do
+        if t.load_pps == load and t.sender_limited then return true end
+      end
+      return false
+    end
     r.complete = found.complete
     r.goals = {}
     for i, g in ipairs(found.goals) do
@@ -182,7 +195,8 @@ function M.run(opts)
                      final_trial_s = g.final_trial, duration_sum_s = g.duration_sum, width = g.width,
                      lower_bound_pps = g.lower_bound, upper_bound_pps = g.upper_bound,
                      conditional_throughput_pps = g.conditional_throughput, relative_width = g.relative_width,
-                     reached = g.reached }
+                     reached = g.reached,
+                     sender_limited = limited_at(g.lower_bound) or limited_at(g.upper_bound) or nil }
       scenario.progress("  %5d B  %s (loss ratio %g): lower bound %s, upper bound %s, conditional throughput %s%s",
         size, g.name, g.loss_ratio, fmt_rate(g.lower_bound), g.upper_bound and fmt_rate(g.upper_bound) or "none",
         fmt_rate(g.conditional_throughput), g.reached and "" or "  (not reached: the trial budget ran out)")
@@ -190,27 +204,24 @@ function M.run(opts)
     results.trial_seconds = results.trial_seconds + r.trial_seconds
     scenario.step()
   end
-  if results.short_trials > 0 then
-    scenario.progress("mlrsearch: in %d trials surge sent less than 95 %% of the load (see 'surge sent only'): "
-      .. "the DUT pushed back, or surge could not offer it", results.short_trials)
-  end
   flat_rows(results)
   return scenario.done(M.name, results)
 end
 
 function M.report(res)
   local scenario = require "surge.scenario"
-  local rows = {}
+  local rows, notes = {}, {}
   for _, r in ipairs(res.sizes) do
     for _, g in ipairs(r.goals or {}) do
       rows[#rows + 1] = { r.size, g.name, ("%g"):format(g.loss_ratio), g.lower_bound_pps, g.upper_bound_pps or "-",
         g.conditional_throughput_pps, g.relative_width * 100, g.reached and "yes" or "no", #r.trials,
-        r.trial_seconds }
+        r.trial_seconds, g.sender_limited and "surge" or "-" }
+      notes[#notes + 1] = { sender_limited = g.sender_limited }
     end
   end
   return ("mlrsearch results (RFC 9971; %.4g trial seconds in all)\n"):format(res.trial_seconds)
     .. scenario.table({ "size", "goal", "loss_ratio", "lower_pps", "upper_pps", "cond_tput_pps", "width_%",
-                        "reached", "trials", "trial_s" }, rows)
+                        "reached", "trials", "trial_s", "limited_by" }, rows) .. scenario.notes(notes)
 end
 
 return M

@@ -54,7 +54,7 @@ function M.run(opts)
   for _, c in ipairs(cls) do total = total + c.rate end
   for k, c in ipairs(cls) do
     classes[k] = { size = opts.size, tos = c.dscp * 4, flows = opts.flows, share = c.rate,
-                   probe_every = math.max(1, math.floor(c.rate / opts.probes)) }
+                   probe_every = scenario.probe_every(c.rate, opts.probes) }
   end
   scenario.progress("qos: tx port %d -> rx port %d %s, %d classes, %s in all", s.tx.id, s.rx.id, s:next_hop(), #cls,
     fmt_rate(total))

@@ -23,7 +23,19 @@ end
 function M.run(opts)
   opts = scenario.defaults(M.name, M, opts)
   if opts.file == "" then scenario.refuse("--file", "give a pcap file to replay") end
+  -- the timing as surge.pcap takes it, refused here naming the option (and
+  -- before EAL: scenario.dry_run), not by the reader after the port started
+  local t = opts.timing
+  local scale = scenario.finite(type(t) == "string" and (t:match("^scale=(.+)$") or t:match("^x(.+)$")) or nil)
+  if t ~= "original" and t ~= "fast" and not (scale and scale > 0 and scale <= 1e9) then
+    scenario.refuse("--timing", "'%s' is not original, fast or scale=X (X above 0, at most 1e9)", tostring(t))
+  end
   local rate = opts.rate ~= "" and scenario.pps(opts.rate, 64, 0, "--rate") or nil
+  if not scenario.readable(opts.file) then
+    local f, why = io.open(opts.file, "r")
+    if f then f:close() why = "a folder, not a file" end
+    scenario.refuse("--file", "cannot read '%s': %s", opts.file, (tostring(why):gsub("^[^:]*: ", "")))
+  end
   local s = scenario.session(opts)
   local reader = pcap.reader(opts.file, { loop = opts.loop, timing = opts.rate ~= "" and "fast" or opts.timing })
   local info = reader:info()

@@ -79,7 +79,7 @@ end
 -- One flat row per frame size: what surge plot and spreadsheets read
 -- (docs/results.md).
 local function flat_rows(results)
-  results.rows = {}
+  results.rows = require("surge.results.json").array()
   for _, r in ipairs(results.sizes) do
     local t, l = r.throughput or {}, r.latency or {}
     results.rows[#results.rows + 1] = { frame_size = r.size, throughput_pps = t.pps,
@@ -235,7 +235,7 @@ function M.run(opts)
       scenario.step()
     end
     if want.latency and T > 0 then
-      local every = math.max(1, math.floor(T / opts.probes))
+      local every = scenario.probe_every(T, opts.probes)
       local t = trial(T, "the latency trial", { duration = opts.latency_trial, probe_every = every })
       local l = t.classes[1].latency
       r.latency = { rate_pps = T, probes = l.probes, min_ns = l.min_ns, mean_ns = l.mean_ns, p50_ns = l.p50_ns,

@@ -47,7 +47,7 @@ function M.plan(o)
   local scenario = require "surge.scenario"
   local ports = scenario.items(o.ports, "--ports", { what = "port", unique = true, expected = "ports like \"0,1,2\"",
     parse = function(w)
-      local n = tonumber(w)
+      local n = require("surge.scenario").finite(w)
       if n == nil or n ~= math.floor(n) or n < 0 or n > 65535 then
         scenario.refuse("--ports", "%s is not a port number", type(w) == "string" and "'" .. w .. "'" or tostring(w))
       end
@@ -101,7 +101,7 @@ end
 
 -- One flat row per test and frame size (docs/results.md).
 local function flat_rows(res)
-  res.rows = {}
+  res.rows = require("surge.results.json").array()
   for _, r in ipairs(res.results) do
     local row = {}
     for k, v in pairs(r) do
@@ -219,16 +219,26 @@ function M.run(opts)
       elseif name == "caching" then
         o.lo, o.hi = opts.min_addresses, opts.max_addresses
         o.progress = function(_, n_, pass, e)
-          scenario.progress("  %5d B  caching  %d addresses  test frames %d  received %d  flooded %d  lost %d  %s%s",
+          scenario.progress("  %5d B  caching  %d addresses  test frames %d  received %d  flooded %d  lost %d  %s%s%s",
             size, n_, e.sent, e.received, e.flooded, e.lost, pass and "pass" or "fail", e.sender_limited and
             ("  (surge sent only %d learning and %d test frames: surge's shortfall, not the switch's)"):format(
-              e.learning_sent, e.sent) or "")
+              e.learning_sent, e.sent) or "",
+            e.not_the_table and ("  (not its table filling: the switch held %d addresses in another trial; %s)")
+              :format(e.held_before, e.try <= (o.retries or 2) and "trying again" or "failed every try") or "")
         end
         local c = logic.caching(o)
         capacity = c.learned_addresses
         row.capacity, row.learned_addresses, row.at_top, row.converged = c.capacity, c.learned_addresses, c.at_top,
           c.converged
         row.learn_rate_fps, row.trials, row.sender_limited = r.learn, c.trials, c.sender_limited or nil
+        row.held_addresses, row.retried, row.unexplained_failures = c.held_addresses, c.retried, #c.unexplained
+        if #c.unexplained > 0 then
+          local u = c.unexplained[1]
+          row.warning = ("%d address count(s) failed in every try although the switch held more addresses in another "
+            .. "trial (%d failed, %d held): frames lost or flooded for another reason than a full table; the capacity "
+            .. "may be below the switch's"):format(#c.unexplained, u.addresses, u.held)
+          scenario.progress("  %5d B  caching: warning: %s", size, row.warning)
+        end
       elseif name == "learning" then
         o.addresses = opts.learning_addresses > 0 and opts.learning_addresses or capacity or 1000
         o.lo, o.hi, o.resolution = r.lmin, r.lmax, r.lmax * opts.resolution / 100
@@ -250,8 +260,12 @@ function M.run(opts)
       elseif name == "congestion" then
         local c = logic.congestion(o)
         for k, v in pairs(c) do row[k] = v end
-        scenario.progress("  %5d B  congestion  %s  congested port lost %d  uncongested lost %d", size,
-          fmt_rate(r.rate), c.congested_lost, c.uncongested_lost)
+        scenario.progress("  %5d B  congestion  %s  congested port lost %d  uncongested lost %d  %s%s", size,
+          fmt_rate(r.rate), c.congested_lost, c.uncongested_lost,
+          c.hol_blocking == nil and "head-of-line blocking unknown" or c.hol_blocking and "head-of-line blocking"
+            or "no head-of-line blocking",
+          c.sender_limited and ("  (surge sent only %d of %d frames: surge's limit, not the switch's)"):format(
+            c.sent, c.planned) or "")
       elseif name == "pressure" then
         o.progress = function(_, rate, _, st)
           scenario.progress("  %5d B  pressure  offered %s%s  forwarded %s  lost %d", size, fmt_rate(st.offered_pps),
@@ -286,8 +300,9 @@ function M.report(res)
         fmt_rate(r.forwarding_rate_fps or 0), fmt_rate(r.offered_pps or 0), r.throughput_pps and
         fmt_rate(r.throughput_pps) or "none", r.pattern)
     elseif r.test == "address_caching" then
-      figure = ("capacity %s addresses (%s learned + the test port's)%s"):format(cell(r.capacity),
-        cell(r.learned_addresses), r.at_top and " or more: --max-addresses passed" or "")
+      figure = ("capacity %s addresses (%s learned + the test port's)%s%s"):format(cell(r.capacity),
+        cell(r.learned_addresses), r.at_top and " or more: --max-addresses passed" or "",
+        r.warning and " (warning: " .. r.warning .. ")" or "")
     elseif r.test == "address_learning" then
       figure = ("learning rate %s for %d addresses%s"):format(r.learning_rate_fps and
         fmt_rate(r.learning_rate_fps) or "none", r.addresses, r.at_top and " or more: the top passed" or "")
@@ -297,7 +312,8 @@ function M.report(res)
         r.lost)
     elseif r.test == "congestion_control" then
       figure = ("head-of-line blocking %s, back pressure %s (congested port loss %.3f %%, uncongested %.3f %%)")
-        :format(cell(r.hol_blocking), r.back_pressure == nil and "unknown" or cell(r.back_pressure),
+        :format(r.hol_blocking == nil and "unknown" or cell(r.hol_blocking),
+          r.back_pressure == nil and "unknown" or cell(r.back_pressure),
           r.congested_loss_pct, r.uncongested_loss_pct)
     elseif r.test == "forward_pressure" then
       figure = ("max forwarding rate %s, forward pressure %s"):format(fmt_rate(r.max_forwarding_rate_fps),

@@ -14,6 +14,8 @@
 -- receive it }, whole (every frame must leave: late ones catch up, the
 -- rate a ceiling; else a paced stream keeps to its schedule and one that
 -- fell behind ends short, sent < planned) }. Ports are indices 1..#ports of the --ports list.
+local frames = require "surge.dut.frames"
+
 local M = {}
 
 -- The tests, in the order they run, with the ports each needs (RFC 2889
@@ -174,12 +176,21 @@ function M.learn_trial(o, n, learn_rate)
   local l = M.account(learning, o.send(learning, o.settle))
   local test = { { tx = P.test, src = test_addr, dst = learn, count = n, rate = o.test_rate, to = { P.learning },
                    whole = true } }
-  local a = M.account(test, o.send(test, o.settle))
+  local r = o.send(test, o.settle)
+  local a = M.account(test, r)
   local flooded = a.misdirected
   local short = l.sent < n or a.sent < n
+  -- the addresses the switch was seen to hold: its own port's and the n
+  -- learned, less those whose frame was lost or flooded (a flooded frame
+  -- reaches every other port: the most one port saw counts them)
+  local most = 0
+  for i, c in ipairs(r.streams[1].rx) do
+    if i ~= P.learning and i ~= P.test then most = math.max(most, c) end
+  end
   return a.lost == 0 and flooded == 0 and not short,
     { addresses = n, learn_rate = learn_rate, sent = a.sent, received = a.received, lost = a.lost,
-      flooded = flooded, learning_sent = l.sent, sender_limited = short }
+      flooded = flooded, learning_sent = l.sent, sender_limited = short,
+      held = n + 1 - math.min(n, a.lost + most) }
 end
 
 local function any_limited(trials)
@@ -190,15 +201,38 @@ end
 -- Address caching capacity (5.7): the largest n whose learn_trial passes,
 -- binary search over [lo, hi]. capacity counts the addresses the DUT held
 -- for the passing trial: the n learned ones and the test port's own.
+--
+-- The failure this test looks for is the table full. A trial that fails
+-- although the switch held more addresses than it needs in another trial
+-- (a pass at more, or a full table's count in a failing one: `held`, what
+-- arrived where it should) failed for another reason: frames lost or
+-- flooded under load (Open vSwitch, busy: 875 and 997 for a table of 1000).
+-- It is tried again, up to o.retries (default 2) more times; one that fails
+-- every time counts as failing but is listed in `unexplained`, and the
+-- capacity found is flagged (the scenario warns) instead of passing as
+-- the switch's table size.
 function M.caching(o)
+  local held, retries, retried, unexplained = 0, o.retries or 2, 0, {}
   local found = M.largest{ lo = o.lo, hi = o.hi, integer = true, max_trials = o.max_trials,
     trial = function(n)
-      local pass, extra = M.learn_trial(o, n, o.learn_rate)
-      if o.progress then o.progress("caching", n, pass, extra) end
+      local pass, extra
+      for try = 1, retries + 1 do
+        pass, extra = M.learn_trial(o, n, o.learn_rate)
+        -- (n + 1 < held, not <=: a table counted one off by an eviction
+        -- rule is no contradiction)
+        extra.try, extra.not_the_table = try, not pass and not extra.sender_limited and n + 1 < held or nil
+        extra.held_before = held
+        if o.progress then o.progress("caching", n, pass, extra) end
+        if not extra.not_the_table then break end
+        if try <= retries then retried = retried + 1 end
+      end
+      if extra.not_the_table then unexplained[#unexplained + 1] = { addresses = n, held = held } end
+      if not extra.sender_limited then held = math.max(held, extra.held) end
       return pass, extra
     end }
   return { learned_addresses = found.value, capacity = found.value and found.value + 1, at_top = found.at_top,
-           sender_limited = any_limited(found.trials),
+           sender_limited = any_limited(found.trials), held_addresses = held, retried = retried,
+           unexplained = unexplained,
            trials = found.trials, converged = found.converged, bracket = found.bracket }
 end
 
@@ -240,7 +274,7 @@ function M.mesh_streams(pairs_, rate, duration, macs)
     local src, dst = M.port_addr(p.from), M.port_addr(p.to)
     src.n, dst.n = macs, macs
     streams[#streams + 1] = { tx = p.from, src = src, dst = dst, rate = r,
-                              count = math.max(1, math.floor(r * duration + 0.5)), to = { p.to } }
+                              count = frames.planned(r, duration), to = { p.to } }
   end
   return streams
 end
@@ -294,7 +328,7 @@ function M.broadcast(o)
   local to = {}
   for i = 2, o.nports do to[#to + 1] = i end
   local streams = { { tx = 1, src = M.port_addr(1), dst = BCAST, rate = o.rate,
-                      count = math.max(1, math.floor(o.rate * o.duration + 0.5)), to = to } }
+                      count = frames.planned(o.rate, o.duration), to = to } }
   local r = o.send(streams, o.settle)
   local a = M.account(streams, r)
   local s = r.streams[1]
@@ -319,7 +353,7 @@ end
 -- cut that stream too). Unknown (nil): neither, or surge fell short.
 function M.congestion(o)
   M.learn_ports(o, { 1, 2, 3, 4 }, 1)
-  local count = function(r) return math.max(1, math.floor(r * o.duration + 0.5)) end
+  local count = function(r) return frames.planned(r, o.duration) end
   local streams = {
     { tx = 1, src = M.port_addr(1), dst = M.port_addr(3), rate = o.rate / 2, count = count(o.rate / 2), to = { 3 } },
     { tx = 1, src = M.port_addr(1), dst = M.port_addr(4), rate = o.rate / 2, count = count(o.rate / 2), to = { 4 } },
@@ -332,14 +366,24 @@ function M.congestion(o)
   local offered_congested = o.rate * 1.5
   local held_back = c2.sent < c2.planned and u.sent == u.planned
   local over = o.line_pps and o.line_pps > 0 and offered_congested > o.line_pps
-  local surge_short = u.sent < u.planned
+  -- port 1's streams (the uncongested one and its congesting one) short:
+  -- surge did not offer the load, so the congestion the test needs may not
+  -- have been there, and nothing it saw is the switch's verdict. (Port 2's
+  -- alone short with port 1's whole is the switch holding it back.)
+  local surge_short = u.sent < u.planned or c1.sent < c1.planned
   local back_pressure
   if cong_lost > 0 then back_pressure = false
   elseif held_back or (over and not surge_short) then back_pressure = true end
+  -- head-of-line blocking: loss on the uncongested stream while the other
+  -- port is congested; unknown (nil) where surge fell short of the offer (a
+  -- trial that sent 0.09 of 14.88 Mpps blamed the switch for its loss)
+  local hol
+  if not surge_short then hol = u.lost > 0 end
   return { offered_pps = o.rate, offered_congested_pps = offered_congested, congested_lost = cong_lost,
            congested_loss_pct = cong_exp > 0 and cong_lost * 100 / cong_exp or 0,
            uncongested_lost = u.lost, uncongested_loss_pct = u.loss_pct,
-           hol_blocking = u.lost > 0, back_pressure = back_pressure,
+           hol_blocking = hol, back_pressure = back_pressure, sent = a.sent, planned = a.planned,
+           tx_pps = o.duration > 0 and a.sent / o.duration or nil,
            congested = cong_lost > 0 or held_back or over or false, misdirected = a.misdirected,
            sender_limited = surge_short }
 end
@@ -356,9 +400,9 @@ function M.pressure(o)
   local loads = { 0.25, 0.5, 0.75, 1 }
   for k = 1, #loads + 1 do
     local rate = loads[k] and o.rate * loads[k] or nil
-    local n = math.max(1, math.floor(o.rate * o.duration + 0.5))
+    local n = frames.planned(o.rate, o.duration)
     local s = { { tx = 1, src = M.port_addr(1), dst = M.port_addr(2), rate = rate,
-                  count = rate and math.max(1, math.floor(rate * o.duration + 0.5)) or n, to = { 2 } } }
+                  count = rate and frames.planned(rate, o.duration) or n, to = { 2 } } }
     local r = o.send(s, o.settle)
     local a = M.account(s, r)
     local secs = rate and o.duration or r.streams[1].seconds

@@ -42,7 +42,7 @@ local function ratio(v, option)
   local n, pct
   if type(v) == "number" then n, pct = v, "" else
     n, pct = tostring(v):match("^%s*([%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-    n = tonumber(n)
+    n = require("surge.scenario").finite(n)
   end
   if not n then scenario.refuse(option, "'%s' is not a ratio (0.005 or 0.5%%)", tostring(v)) end
   n = pct == "%" and n / 100 or n
@@ -255,8 +255,8 @@ local function run_throughput(st, res)
   local d = stats_diff(m.b, m.a)
   local bps = d.bytes_rcvd * 8 / m.seconds
   local failed = d.failed_timeout + d.failed_rst + d.failed_bad
-  progress("throughput: %.4g bit/s of responses (%d bytes in %.2f s), %.1f requests/s, %d of %d connections "
-    .. "open, %d failed", bps, d.bytes_rcvd, m.seconds, d.responses / m.seconds, m.b.concurrent, n, failed)
+  progress("throughput: %s of responses (%d bytes in %.2f s), %.1f requests/s, %d of %d connections "
+    .. "open, %d failed", require("surge.scenario").bits(bps), d.bytes_rcvd, m.seconds, d.responses / m.seconds, m.b.concurrent, n, failed)
   if m.a.established < n or failed > 0 then res.ok = false end
   res.trials[#res.trials + 1] = { test = "throughput", connections = n, rate = rate, established = c.established,
     failed = failed, retransmits = c.retransmits, seconds = m.seconds }

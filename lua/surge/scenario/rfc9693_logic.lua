@@ -4,6 +4,8 @@
 -- verdict and the plan of each trial. Each search takes a `trial` function,
 -- so tests/lua/test_rfc9693.lua drives it with simulated DUTs whose limits
 -- are known; scenario/rfc9693.lua drives it with connections through one.
+local frames = require "surge.dut.frames"
+
 local M = {}
 
 -- The tests, in the order they run (the setup rate bounds the teardown
@@ -64,7 +66,7 @@ end
 
 -- Connections a trial at `rate` for `seconds` opens: at least one.
 function M.connections(rate, seconds)
-  return math.max(1, math.floor(rate * seconds + 0.5))
+  return frames.planned(rate, seconds)
 end
 
 -- How long a connection is held open (the client's think time between its

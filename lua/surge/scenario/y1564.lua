@@ -93,21 +93,21 @@ function M.check_line(plan, size, line_l1, from)
   for _, s in ipairs(plan.services) do
     all = all + s.cir_bps
     if s.cir_bps > max_ir * (1 + 1e-9) then
-      scenario.refuse("--services", "service '%s': cir %.6g bit/s is above line rate (%.6g bit/s of %d-byte frames, "
-        .. "%s)", s.name, s.cir_bps, max_ir, size, from)
+      scenario.refuse("--services", "service '%s': cir %s is above line rate (%s of %d-byte frames, %s)", s.name,
+        scenario.bits(s.cir_bps), scenario.bits(max_ir), size, from)
     end
     if plan.tests.config then
       for _, st in ipairs(logic.steps(s, plan.overshoot)) do
         if st.rate_bps > max_ir * (1 + 1e-9) then
-          scenario.refuse("--services", "service '%s': its %s step (%.6g bit/s) is above line rate (%.6g bit/s of "
-            .. "%d-byte frames, %s)", s.name, st.step, st.rate_bps, max_ir, size, from)
+          scenario.refuse("--services", "service '%s': its %s step (%s) is above line rate (%s of %d-byte frames, %s)",
+            s.name, st.step, scenario.bits(st.rate_bps), scenario.bits(max_ir), size, from)
         end
       end
     end
   end
   if plan.tests.performance and all > max_ir * (1 + 1e-9) then
-    scenario.refuse("--services", "the services' CIRs add up to %.6g bit/s, above line rate (%.6g bit/s of %d-byte "
-      .. "frames, %s)", all, max_ir, size, from)
+    scenario.refuse("--services", "the services' CIRs add up to %s, above line rate (%s of %d-byte frames, %s)",
+      scenario.bits(all), scenario.bits(max_ir), size, from)
   end
 end
 
@@ -116,7 +116,7 @@ local function class_of(s, o, bps, seconds)
   local pps = bps / (o.size * 8)
   local per = math.max(1, math.floor(pps * o.interval + 0.5))
   return { size = o.size, tos = s.dscp and s.dscp * 4 or nil, vlan = s.vlan, dport = s.port, flows = o.flows,
-           share = pps, probe_every = math.max(1, math.floor(pps / o.probes)),
+           share = pps, probe_every = require("surge.scenario").probe_every(pps, o.probes),
            interval_frames = per, intervals = math.max(1, math.ceil(pps * seconds / per)) }, pps
 end
 

@@ -11,6 +11,9 @@
 -- second), flr (frame loss ratio allowed, 0..1), ftd_us (mean frame transfer
 -- delay allowed), fdv_us (frame delay variation allowed), avail_pct
 -- (availability required) }; the last three nil: not judged.
+local scenario = require "surge.scenario"
+local finite, num, bits = scenario.finite, scenario.num, scenario.bits
+
 local M = {}
 
 M.KEYS = { "dscp", "vlan", "port", "cir", "eir", "cbs", "ebs", "flr", "ftd", "fdv", "avail" }
@@ -31,7 +34,7 @@ function M.bitrate(v)
   if type(v) == "number" then return v == v and v < math.huge and v > -math.huge and v or nil end
   if type(v) ~= "string" then return nil end
   local n, unit = v:lower():match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%a*)%s*$")
-  n = tonumber(n)
+  n = finite(n)
   local mult = { [""] = 1, bit = 1, bps = 1, k = 1e3, kbit = 1e3, kbps = 1e3, m = 1e6, mbit = 1e6, mbps = 1e6,
                  g = 1e9, gbit = 1e9, gbps = 1e9 }
   if not n or not mult[unit] then return nil end
@@ -43,7 +46,7 @@ function M.bytes(v)
   if type(v) == "number" then return v == v and v < math.huge and v > -math.huge and v or nil end
   if type(v) ~= "string" then return nil end
   local n, unit = v:lower():match("^%s*([-+]?[%d%.]+)%s*(%a*)%s*$")
-  n = tonumber(n)
+  n = finite(n)
   local mult = { [""] = 1, b = 1, k = 1e3, kb = 1e3, m = 1e6, mb = 1e6 }
   if not n or not mult[unit] then return nil end
   return n * mult[unit]
@@ -54,7 +57,7 @@ function M.delay_us(v)
   if type(v) == "number" then return v == v and v < math.huge and v or nil end
   if type(v) ~= "string" then return nil end
   local n, unit = v:lower():match("^%s*([-+]?[%d%.]+)%s*(%a*)%s*$")
-  n = tonumber(n)
+  n = finite(n)
   local mult = { [""] = 1, us = 1, ms = 1e3, s = 1e6 }
   if not n or not mult[unit] then return nil end
   return n * mult[unit]
@@ -65,7 +68,7 @@ function M.ratio(v)
   if type(v) == "number" then return v == v and v or nil end
   if type(v) ~= "string" then return nil end
   local n, pct = v:match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-  n = tonumber(n)
+  n = finite(n)
   if not n then return nil end
   return pct == "%" and n / 100 or n
 end
@@ -107,7 +110,7 @@ local function fields(w, refuse)
 end
 
 local function int(v, lo, hi, name, key, refuse)
-  local n = type(v) == "string" and tonumber(v) or v
+  local n = type(v) == "string" and finite(v) or v
   if type(n) ~= "number" or n ~= math.floor(n) or n < lo or n > hi then
     refuse("service '%s': %s=%s is not an integer in %d..%d", name, key, tostring(v), lo, hi)
   end
@@ -161,7 +164,7 @@ local function service(name, f, refuse)
   end
   if f.avail ~= nil then
     local v = f.avail           -- a percentage: 99.9, "99.9" or "99.9%"
-    local pct = type(v) == "number" and v or (type(v) == "string" and tonumber((v:gsub("%s*%%%s*$", ""))))
+    local pct = type(v) == "number" and v or (type(v) == "string" and finite((v:gsub("%s*%%%s*$", ""))))
     if not pct or pct < 0 or pct > 100 then
       refuse("service '%s': avail=%s is not a percentage in 0..100 (99.9%%)", name, tostring(v))
     end
@@ -246,26 +249,26 @@ end
 function M.verdict(s, kind, m, tolerance)
   local why = {}
   if kind == "cir" or kind == "perf" then
-    if m.flr_pct > s.flr * 100 + 1e-9 then why[#why + 1] = ("FLR %.4g %% > %.4g %%"):format(m.flr_pct, s.flr * 100) end
+    if m.flr_pct > s.flr * 100 + 1e-9 then why[#why + 1] = ("FLR %s %% > %s %%"):format(num(m.flr_pct), num(s.flr * 100)) end
     if s.ftd_us then
       if not (m.ftd_us and m.ftd_us.mean) then why[#why + 1] = "FTD not measured (no probe came back)"
-      elseif m.ftd_us.mean > s.ftd_us then why[#why + 1] = ("FTD %.4g us > %.4g us"):format(m.ftd_us.mean, s.ftd_us) end
+      elseif m.ftd_us.mean > s.ftd_us then why[#why + 1] = ("FTD %s us > %s us"):format(num(m.ftd_us.mean), num(s.ftd_us)) end
     end
     if s.fdv_us then
       if not m.fdv_us then why[#why + 1] = "FDV not measured (no probe came back)"
-      elseif m.fdv_us > s.fdv_us then why[#why + 1] = ("FDV %.4g us > %.4g us"):format(m.fdv_us, s.fdv_us) end
+      elseif m.fdv_us > s.fdv_us then why[#why + 1] = ("FDV %s us > %s us"):format(num(m.fdv_us), num(s.fdv_us)) end
     end
     if s.avail_pct and (m.avail_pct or 0) < s.avail_pct then
-      why[#why + 1] = ("availability %.4g %% < %.4g %%"):format(m.avail_pct or 0, s.avail_pct)
+      why[#why + 1] = ("availability %s %% < %s %%"):format(num(m.avail_pct or 0), num(s.avail_pct))
     end
   else
     local lo = s.cir_bps * (1 - tolerance)
     local hi = (s.cir_bps + s.eir_bps) * (1 + tolerance)
     if m.seconds and m.seconds > 0 then hi = hi + ((s.cbs or 0) + (s.ebs or 0)) * 8 / m.seconds end
-    if m.ir_bps < lo then why[#why + 1] = ("IR %.4g bit/s below CIR %.4g"):format(m.ir_bps, s.cir_bps) end
+    if m.ir_bps < lo then why[#why + 1] = ("IR %s below CIR %s"):format(bits(m.ir_bps), bits(s.cir_bps)) end
     if m.ir_bps > hi then
-      why[#why + 1] = ("IR %.4g bit/s above CIR+EIR %.4g%s (not policed)"):format(m.ir_bps, s.cir_bps + s.eir_bps,
-        ((s.cbs or 0) + (s.ebs or 0)) > 0 and (" and its bursts (%.4g)"):format(hi) or "")
+      why[#why + 1] = ("IR %s above CIR+EIR %s%s (not policed)"):format(bits(m.ir_bps), bits(s.cir_bps + s.eir_bps),
+        ((s.cbs or 0) + (s.ebs or 0)) > 0 and (" and its bursts (%s)"):format(bits(hi)) or "")
     end
   end
   return #why == 0, why

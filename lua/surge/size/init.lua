@@ -26,6 +26,7 @@ local ffi = require "ffi"
 local check = require "surge.check"
 local generator = require "surge.gen.size"
 local distribution = require "surge.size.distribution"
+local pool = require "surge.pool"
 
 local M = {}
 
@@ -61,7 +62,7 @@ local function build(spec, opts)
   if max == nil then max, why = DEFAULT_MAX, "a standard Ethernet frame without FCS; give { max = N } for jumbo frames" end
   whole(max, "max")
   if opts.pool ~= nil then
-    if getmetatable(opts.pool) ~= require("surge.pool").Pool then
+    if getmetatable(opts.pool) ~= pool.Pool then
       fail("pool: expected a pool (surge.pool{...}), got %s", check.show(opts.pool))
     end
     local room = opts.pool:info().data_room

@@ -44,7 +44,8 @@ local function show(script, count)
   if type(fn) ~= "function" then
     error(("%s: no function show(args) to say which packets it sends"):format(script), 0)
   end
-  local frames = require("surge.base.frames").frames(fn(opts), count)
+  local def = debug.getinfo(fn, "S")
+  local frames = require("surge.base.frames").frames(fn(opts), count, ("%s:%d: "):format(def.short_src, def.linedefined))
   local decode = require "surge.proto.decode"
   for i, f in ipairs(frames) do
     print(("packet %d, %d bytes: %s"):format(i, #f, decode.decode(f)))
@@ -133,10 +134,11 @@ local function repl(script)
     env.args = opts
     surge.results.run_started(script, opts)
   end
-  require("surge.repl").session()
+  local prompt = require("surge.repl")
+  prompt.session()
   require("surge.repl.helpers").stop()
   surge._wait_all()
-  return 0
+  return prompt.unfinished and 1 or 0     -- the input ended inside a statement
 end
 
 -- `surge run`, before EAL starts: only a bad script option is an error here
@@ -169,6 +171,9 @@ function M.main(cmd, script, packets)
   end, report)
   -- "run stopped" ends master's loop as its end would: a normal end
   if not ok and rc == core.STOPPED then ok, rc = true, 0 end
+  -- a scenario the script ran, cut by the stop: its results so far are kept
+  local scenario = package.loaded["surge.scenario"]
+  if not ok and cmd == "run" and type(scenario) == "table" and scenario.stopped_in_lua(rc) then ok, rc = true, 0 end
   if (cmd == "run" or cmd == "repl") and package.loaded["surge.results"] and package.loaded["surge.results"].armed then
     -- the results file is written however the run ended (error, signal)
     local wrote = require("surge.results").finish(ok, rc)

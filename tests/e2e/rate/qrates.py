@@ -16,8 +16,9 @@ import socket
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts"))
-from dpdk_telemetry import connect  # noqa: E402
+sys.dont_write_bytecode = True     # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench"))
+from surgebench.telemetry import connect  # noqa: E402
 
 
 def sample(s: socket.socket, port: int) -> tuple[list[int], float, float]:

@@ -59,7 +59,9 @@ def pty_rows():
     row("Ctrl-C at an empty prompt says what a second one does", "\x03",
         r"\(Ctrl-C again stops the tasks; Ctrl-D or exit\(\) leaves\)\n", then=None)
     t.type("a = launch(\"tx\", surge.port(0):txq(0))\r")
-    t.expect(r"surge> ")
+    # the prompt after the launch ran (the one on screen before it was typed
+    # matched too early: under load a Ctrl-C then interrupted the launch)
+    t.expect(r"txq\(0\)\)\nsurge> ", 20)
     row("... a first Ctrl-C", "\x03", r"Ctrl-C again stops the tasks", then=None)
     row("Ctrl-C twice at an empty prompt stops the tasks, the session stays", "\x03",
         r"stopping 1 task\(s\)\n")
@@ -72,6 +74,11 @@ def pty_rows():
     time.sleep(0.3)
     row("... while the value is shown", "\x03", r"error: interrupted \(Ctrl-C\)\n")
     row("a NUL typed at the terminal is the key Ctrl-@, not text", "#'a\x00b'\r", r"\n2\n", then=None)
+    row("Tab does not complete surge's internals (surge.handles, surge.TaskFailure)", "print(surge.hand\t)\r",
+        r"print\(surge\.hand\)\nnil\n", then=None)
+    row("... nor surge.TaskF", "print(surge.TaskF\t)\r", r"print\(surge\.TaskF\)\nnil\n", then=None)
+    row("... and still completes the API next to them (surge.tas -> surge.tasks)", "print(type(surge.tas\t))\r",
+        r"print\(type\(surge\.tasks\)\)\nfunction\n", then=None)
     row("Ctrl-Z at an empty prompt is no key: the session goes on", "\x1a", r"surge> ")
     t.type("surge.sleep(0.6) return 'slept'\r")
     time.sleep(0.2)
@@ -102,6 +109,92 @@ def pty_rows():
     check("terminal: a loop that catches Ctrl-C: the run stops, the watchdog says why",
           "a pcall around its loop?" in t.screen, t.screen[-600:])
     ended_well("terminal: watchdog", rc, t.screen, 3)
+
+
+# ---------------------------------------------------------------- pasted lines, hostile history
+def paste(t, data):
+    """Writes data at the terminal as a terminal does a paste: in chunks, as fast as it is taken."""
+    for i in range(0, len(data), 4096):
+        os.write(t.fd, data[i:i + 4096])
+        t._read(0)
+
+
+def paste_rows():
+    # libedit converted the whole line after every key: 20 000 characters took 15-22 s
+    for n, limit in ((100000, 5.0), (1000000, 20.0)):
+        t = Term([SURGE, "repl", "--no-huge", "-q"], env)
+        t.expect(r"surge> ")
+        t0 = time.monotonic()
+        try:
+            paste(t, ('x = "' + "a" * n + '" print(#x)\r').encode())
+            t.expect(r"\n%d\n" % n, limit)
+            took = time.monotonic() - t0
+            check("terminal: a pasted line of %d characters runs in %.1f s (at most %g)" % (n + 17, took, limit),
+                  True)
+        except AssertionError as e:
+            check("terminal: a pasted line of %d characters runs within %g s" % (n + 17, limit), False, e)
+        # a paste of several lines: each runs, in order, as typed
+        paste(t, b'a = 40\rb = "' + b"c" * 3000 + b'"\rprint(a + #b)\r')
+        try:
+            t.expect(r"\n3040\n", 10)
+            check("terminal: a pasted block of lines runs line by line", True)
+        except AssertionError as e:
+            check("terminal: a pasted block of lines runs line by line", False, e)
+        t.type("\x04")
+        check("terminal: after the pastes Ctrl-D leaves, exit 0", t.close() == 0, t.screen[-300:])
+        # the history keeps the short lines, not the pasted megabyte: it stays readable next time
+        hist = open(os.path.join(tmp, ".surge_history"), "rb").read()
+        check("terminal: the history keeps the short pasted lines, not the %d-character one" % (n + 17),
+              b"a\\040=\\04040" in hist and len(hist) < 64 << 10, len(hist))
+    # past the limit: refused whole, quickly, and the rest of the paste is skipped to its Enter
+    t = Term([SURGE, "repl", "--no-huge", "-q"], env)
+    t.expect(r"surge> ")
+    t0 = time.monotonic()
+    try:
+        paste(t, b'z = "' + b"b" * (1 << 20) + b'"\rprint(z)\r')
+        t.expect(r"error: the line is longer than the 1048576 bytes a line may have: not run\n", 20)
+        t.expect(r"\nnil\n", 10)
+        check("terminal: a pasted line over 1 MiB is refused in %.1f s, none of it runs"
+              % (time.monotonic() - t0), True)
+    except AssertionError as e:
+        check("terminal: a pasted line over 1 MiB is refused, none of it runs", False, e)
+    t.type("\x04")
+    t.close()
+
+    # a history file that never ends (/dev/full reads zeros for ever) or is no file
+    for target in ("/dev/full", "/dev/zero", tmp):
+        home = tempfile.mkdtemp(prefix="surge-hist-")
+        os.symlink(target, os.path.join(home, ".surge_history"))
+        t = Term([SURGE, "repl", "--no-huge", "-q"], dict(env, HOME=home))
+        try:
+            t.expect(r"surge: warning: %s/\.surge_history is not a regular file: the history is neither read "
+                     r"nor saved\n" % re.escape(home), 10)
+            t.expect(r"surge> ", 10)
+            t.type("1 + 1\r")
+            t.expect(r"\n2\n", 10)
+            t.type("\x04")
+            rc = t.close()
+            check("terminal: ~/.surge_history -> %s: one warning, the prompt answers, exit 0" % target, rc == 0, rc)
+        except AssertionError as e:
+            check("terminal: ~/.surge_history -> %s: one warning, the prompt answers" % target, False, e)
+            t.close()
+    # a regular history file over the bound: not read (a line says so), the session goes on
+    home = tempfile.mkdtemp(prefix="surge-hist-")
+    with open(os.path.join(home, ".surge_history"), "wb") as f:
+        f.truncate(64 << 20)
+    t = Term([SURGE, "repl", "--no-huge", "-q"], dict(env, HOME=home))
+    try:
+        t.expect(r"surge: warning: %s/\.surge_history is over 16 MiB: the history is neither read nor saved\n"
+                 % re.escape(home), 10)
+        t.type("1 + 1\r")
+        t.expect(r"\n2\n", 10)
+        t.type("\x04")
+        rc = t.close()
+        check("terminal: a history file of 64 MiB is not read; the prompt answers",
+              rc == 0 and os.path.getsize(os.path.join(home, ".surge_history")) == 64 << 20, rc)
+    except AssertionError as e:
+        check("terminal: a history file of 64 MiB is not read", False, e)
+        t.close()
 
 
 # ---------------------------------------------------------------- the control socket
@@ -421,7 +514,7 @@ def tel_rows():
     check("telemetry: the run's folder is gone", not os.path.exists(os.path.dirname(sock)))
 
 
-for part in (pty_rows, socket_rows, tel_rows):
+for part in (pty_rows, paste_rows, socket_rows, tel_rows):
     try:
         part()
     except Exception as e:          # a row that hangs or breaks the driver is a failure, not a traceback

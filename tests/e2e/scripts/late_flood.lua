@@ -1,7 +1,7 @@
 -- late_flood.lua - a port that sends nothing for --delay seconds, then a
 -- paced flood at --rate: a generator that starts late, as Pktgen-DPDK does
 -- (its command file runs ~1.5 s after its telemetry socket answers), for
--- scripts/telemetry-rate.py --from-traffic (test_rate_pktgen_row.sh).
+-- bench/telemetry-rate.py --from-traffic (test_rate_pktgen_row.sh).
 local surge = require "surge"
 
 function configure(p)
