@@ -153,7 +153,8 @@ local function check_otg(text)
         end
         if ok3 then
           local ok4, e = pcall(otg_flows.build, spec)
-          if not ok4 and (type(e) ~= "string" or e:match("attempt to") or e:match("%.lua:%d+: bad argument")) then
+          if not ok4 and not (type(e) == "table" and type(e.path) == "string") and
+             (type(e) ~= "string" or e:match("attempt to") or e:match("%.lua:%d+: bad argument")) then
             error(("flows.build raised %s for %q"):format(tostring(e), text), 0)
           end
         end

@@ -93,7 +93,8 @@ function M.set(body, busy)
       errs[#errs + 1] = type(spec) == "table" and (spec.path .. ": " .. spec.msg) or (path .. ": " .. tostring(spec))
     else
       local built, why = pcall(flows.build, spec)
-      if not built then errs[#errs + 1] = path .. ": " .. (tostring(why):gsub("^[^\n:]+:%d+: ", "")) end
+      if not built and type(why) == "table" then errs[#errs + 1] = why.path .. ": " .. why.msg
+      elseif not built then errs[#errs + 1] = path .. ": " .. (tostring(why):gsub("^[^\n:]+:%d+: ", "")) end
       out.flows[i] = spec
     end
   end

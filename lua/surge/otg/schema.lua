@@ -11,6 +11,7 @@
 --   { t = "array", items = node, max = N }
 --   { t = "string", max = N }  { t = "bool" }  { t = "enum", values = { ... } }
 --   { t = "int", min = A, max = B }       int64s may come as decimal text (snappi sends them so)
+--   { t = "any" }                          as it is: another module checks it (a flow's packet and size)
 --   { t = "number", min = A, max = B }
 --   any node: valid = fn(v) -> nil or why not, default = V (filled when
 --   absent), only = V (the one value surge
@@ -128,6 +129,7 @@ function check(node, v, path, errs)
     return out
   end
   local out
+  if t == "any" then return v end   -- checked by its own reader (otg/packet.lua: packet, size)
   if t == "string" then
     if type(v) ~= "string" then errs[#errs + 1] = ("%s: expected a string, got %s"):format(path, show(v)) return nil end
     if node.max and #v > node.max then

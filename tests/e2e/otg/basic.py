@@ -179,7 +179,10 @@ unk["flows"][0]["colour"] = "red"
 refused("unknown field", "/config", json.dumps(unk), 400, "flows[0].colour: unknown field")
 wt = json.loads(cfg.serialize())
 wt["flows"][0]["size"]["fixed"] = "big"
-refused("wrong type", "/config", json.dumps(wt), 400, "flows[0].size.fixed: expected an integer")
+refused("wrong type", "/config", json.dumps(wt), 400, "flows[0].size.fixed: big is not an integer")
+wt2 = json.loads(cfg.serialize())
+wt2["flows"][0]["rate"]["pps"] = [1]
+refused("wrong type (rate)", "/config", json.dumps(wt2), 400, "flows[0].rate.pps: expected an integer")
 be = json.loads(cfg.serialize())
 be["flows"][0]["rate"]["choice"] = "fast"
 refused("bad enum", "/config", json.dumps(be), 400, "flows[0].rate.choice: 'fast' is not one of")
@@ -196,13 +199,13 @@ refused("a state not of the model", "/control/state",
         "traffic.flow_transmit.state: 'halt' is not one of start, stop, pause, resume")
 bl = json.loads(cfg.serialize())
 bl["flows"][0]["size"]["choice"] = "increment"
-refused("size increment", "/config", json.dumps(bl), 400, "flows[0].size.increment: not implemented by surge")
+refused("size increment", "/config", json.dumps(bl), 400, "flows[0].size.increment: not implemented by surge otg")
 gap = json.loads(cfg.serialize())
 gap["flows"][0]["duration"]["fixed_packets"]["gap"] = 5
 refused("gap other than 12", "/config", json.dumps(gap), 400, "flows[0].duration.fixed_packets.gap: 5")
 gre = json.loads(cfg.serialize())
-gre["flows"][0]["packet"].append({"choice": "gre"})
-refused("gre header", "/config", json.dumps(gre), 400, "flows[0].packet[3].gre: not implemented by surge")
+gre["flows"][0]["packet"].append({"choice": "snmpv2c"})
+refused("snmpv2c header", "/config", json.dumps(gre), 400, "flows[0].packet[3]")
 refused("/control/action", "/control/action", '{"choice":"protocol"}', 501,
         "POST /control/action: not implemented by surge")
 refused("an unknown path", "/nope", "{}", 404, "/nope: not a path of the OTG API")
