@@ -4,7 +4,7 @@
 -- packets); here they get a `send` that runs surge.dut.l2 trials on the
 -- ports, and the results become rows (docs/results.md).
 local surge = require "surge"
-local logic = require "surge.scenario.rfc2889_logic"
+local logic = require "surge.scenario.rfc2889.logic"
 local fmt_rate = require("surge.rate").format_pps
 
 local M = { name = "rfc2889",

@@ -10,7 +10,7 @@
 -- The logic (group lists, reports, verdicts, delays, the capacity search) is
 -- scenario/mcast.lua's; the timeline of reports and traffic runs as the task
 -- surge.dut.mcast:run.
-local mcast = require "surge.scenario.mcast"
+local mcast = require "surge.scenario.rfc3918.logic"
 local igmp = require "surge.proto.igmp"
 local fmt_rate = require("surge.rate").format_pps
 
@@ -270,7 +270,7 @@ end
 -- trial every member received whole (loss <= --tolerance).
 local function throughput(env, test, frames, nuni)
   local o, n = env.opts, #env.plan.groups.list
-  local search = require "surge.scenario.search"
+  local search = require "surge.scenario.kit.search"
   local last = {}
   local found = search.throughput{ lo = 0, hi = env.plan.max_rate, resolution = env.plan.max_rate * o.resolution / 100,
     tolerance = o.tolerance, max_trials = 30, trial = function(rate)

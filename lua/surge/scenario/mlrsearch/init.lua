@@ -1,7 +1,7 @@
 -- mlrsearch.lua - the scenario `mlrsearch` (RFC 9971): the search of mlr.lua
 -- per frame size with surge trials through the DUT
 -- (surge run mlrsearch --tx 0 --rx 1 --gateway ... --sizes 64,512).
-local mlr = require "surge.scenario.mlr"
+local mlr = require "surge.scenario.mlrsearch.logic"
 local fmt_rate = require("surge.rate").format_pps
 local json = require "surge.results.json"
 

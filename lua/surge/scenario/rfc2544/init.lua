@@ -10,8 +10,8 @@
 -- ARP/NDP while it runs. Results come back per frame size as data.
 local surge = require "surge"
 local scenario = require "surge.scenario"
-local search = require "surge.scenario.search"
-local mlr = require "surge.scenario.mlr"
+local search = require "surge.scenario.kit.search"
+local mlr = require "surge.scenario.mlrsearch.logic"
 
 local M = { name = "rfc2544",
             description = "RFC 2544: throughput, latency, frame loss rate and back-to-back per frame size" }

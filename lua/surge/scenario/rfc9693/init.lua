@@ -7,7 +7,7 @@
 -- file runs the trials. Every trial runs in one task (the task that made
 -- the connection engines polls them: engines live on their lcore), which
 -- polls the client's port and the server's, answering ARP/NDP on both.
-local logic = require "surge.scenario.rfc9693_logic"
+local logic = require "surge.scenario.rfc9693.logic"
 
 local M = { name = "rfc9693",
   description = "RFC 9693 stateful DUT: connection table capacity, setup and teardown rates, throughput" }
