@@ -141,7 +141,7 @@ local UNITS = {
 }
 local SUFFIXES = {   -- name suffix -> unit, factor to the base unit
   { "_ns$", "time", 1e-9 }, { "_us$", "time", 1e-6 }, { "_ms$", "time", 1e-3 },
-  { "_mpps$", "rate", 1e6 }, { "_kpps$", "rate", 1e3 }, { "_pps$", "rate", 1 },
+  { "_mpps$", "rate", 1e6 }, { "_kpps$", "rate", 1e3 }, { "_pps$", "rate", 1 }, { "_fps$", "rate", 1 },
   { "_gbps$", "bits", 1e9 }, { "_mbps$", "bits", 1e6 }, { "_bps$", "bits", 1 },
   { "_pct$", "pct", 1 }, { "_bytes$", "bytes", 1 }, { "^frame_size$", "bytes", 1 }, { "^size$", "bytes", 1 },
 }
@@ -151,7 +151,7 @@ local NAMES = {
   throughput_pct = { "throughput", "% of line rate" }, rate_pct = { "throughput", "% of line rate" },
   throughput_pps = { "throughput" }, throughput_mpps = { "throughput" },
   loss_pct = { "frame loss" }, load_pct = { "offered load", "% of line rate" }, load_pps = { "offered load" },
-  rate_pps = { "offered load" }, load = { "offered load" }, frame_size = { "frame size" }, size = { "frame size" },
+  rate_pps = { "offered load" }, offered_pps = { "offered load" }, load = { "offered load" }, frame_size = { "frame size" }, size = { "frame size" },
   min_ns = { "min" }, mean_ns = { "mean" }, p50_ns = { "p50 (median)" }, latency_p50_ns = { "p50 (median)" },
   p90_ns = { "p90" }, p99_ns = { "p99" }, latency_p99_ns = { "p99" }, p999_ns = { "p99.9" },
   max_ns = { "max" }, latency_max_ns = { "max" },
@@ -334,22 +334,32 @@ local function latency_charts(res, dir, charts)
   end
 end
 
--- Default chart descriptions for the scenarios surge ships; a scenario may
--- give its own: tbl.plot = { title, x, y = { fields }, xlabel, ylabel, logx, logy }
-local known = {
-  rfc2544 = {
-    { name = "throughput", title = "RFC 2544 throughput per frame size", x = { "frame_size", "size" },
-      y = { { "throughput_pct", "rate_pct" }, { "throughput_mpps", "throughput_pps" } } },
-    { name = "latency", title = "RFC 2544 latency per frame size", x = { "frame_size", "size" },
-      y = { { "p50_ns", "latency_p50_ns" }, { "p99_ns", "latency_p99_ns" }, { "max_ns", "latency_max_ns" } } },
-  },
-  load_latency = {
-    { name = "latency", title = "Latency against offered load", x = { "load_pct", "load_pps", "rate_pps", "load" },
-      y = { { "p50_ns" }, { "p99_ns" }, { "p999_ns" } } },
-  },
-}
-known["load-latency"] = known.load_latency
-known.latency_curve = known.load_latency
+-- A scenario's charts: what its module scenario/NAME/charts.lua declares,
+-- found by the table's name in the results file (NAME, NAME#2 a later run;
+-- load-latency is load_latency), the way testpmd finds a forwarding engine
+-- in its table of ops: results/ names no scenario, a scenario's charts live
+-- beside its logic. The module returns { tables = { spec, ... }, draw =
+-- function(tbl, data) }, both optional: a spec is drawn like a table's own
+-- `plot` (below, plus `name` and `where = { field = value }`, the rows it
+-- takes), draw returns charts of its own (module_charts). A charts module
+-- requires nothing of its scenario (no package cycle: docs/architecture.md).
+local function charts_of(name)
+  local base = tostring(name):gsub("#%d+$", "")
+  if not base:match("^[%w_%-]+$") then return nil end
+  local mod = "surge.scenario." .. base:gsub("%-", "_") .. ".charts"
+  -- lazy: a computed name (the table's), as for a scenario by name
+  local ok, m = pcall(require, mod)
+  if ok then return type(m) == "table" and m or nil end
+  if tostring(m):find("module '" .. mod .. "' not found", 1, true) then return nil end
+  error(m, 0)                                        -- a charts module that fails: surge's fault, shown
+end
+
+-- Whether row r is one a spec takes (its `where` fields all equal).
+local function takes(spec, r)
+  if type(spec.where) ~= "table" then return true end
+  for k, v in pairs(spec.where) do if r[k] ~= v then return false end end
+  return true
+end
 
 local function scenario_charts(res, dir, charts)
   local names = {}
@@ -359,7 +369,8 @@ local function scenario_charts(res, dir, charts)
     local tbl = res.scenarios[name]
     local rows = type(tbl) == "table" and (tbl.rows or tbl.results or (#tbl > 0 and tbl)) or nil
     -- NAME#2, NAME#3: later runs of a scenario in the same session
-    local specs = type(tbl) == "table" and tbl.plot and { tbl.plot } or known[(name:gsub("#%d+$", ""))]
+    local own = type(tbl) == "table" and not tbl.plot and charts_of(name) or nil
+    local specs = type(tbl) == "table" and tbl.plot and { tbl.plot } or (own and own.tables)
     if type(rows) == "table" and #rows > 0 and specs then
       for k, spec in ipairs(specs) do
         local xnames = type(spec.x) == "table" and spec.x or { spec.x }
@@ -368,7 +379,7 @@ local function scenario_charts(res, dir, charts)
         for _, y in ipairs(spec.y or {}) do ys[#ys + 1] = type(y) == "table" and y or { y } end
         for _, r in ipairs(rows) do
           local x, xn = field(r, xnames)
-          if x then
+          if x and takes(spec, r) then
             xused = xused or xn
             local line = { x }
             for j, y in ipairs(ys) do
@@ -384,7 +395,7 @@ local function scenario_charts(res, dir, charts)
         local groups, by_unit = {}, {}
         for j, y in ipairs(ys) do
           local used
-          for _, r in ipairs(rows) do local _, n = field(r, y); used = used or n end
+          for _, r in ipairs(rows) do if takes(spec, r) then local _, n = field(r, y); used = used or n end end
           if used then
             local fi = field_info(used)
             local g = by_unit[fi.unit]
@@ -408,7 +419,7 @@ local function scenario_charts(res, dir, charts)
           local limited = {}
           for _, r in ipairs(rows) do
             local xv = field(r, xnames)
-            if xv and r.sender_limited == true then limited[#limited + 1] = human(xv * xi.factor, xi.unit) end
+            if xv and r.sender_limited == true and takes(spec, r) then limited[#limited + 1] = human(xv * xi.factor, xi.unit) end
           end
           local title = type(spec.title) == "string" and spec.title or name
           if #limited > 0 then
@@ -445,15 +456,13 @@ local function scenario_charts(res, dir, charts)
   end
 end
 
--- Scenarios whose charts a module of their own draws (module(tbl, data)
--- -> charts; data(name, rows) writes a data file): results/plot_mlr.lua,
--- results/plot_y1564.lua. A module's chart is { title, xlabel, ylabel,
+-- Scenarios whose charts module has a draw (draw(tbl, data) -> charts;
+-- data(name, rows) writes a data file): mlrsearch, y1564, rfc3918, rfc9693
+-- (scenario/NAME/charts.lua). A drawn chart is { title, xlabel, ylabel,
 -- xunit, yunit (UNITS' names; values in the base unit), logx, logy, plots =
 -- { { file, column, with, title } } (x in column 1) }; module_chart makes it
 -- a chart as chart_text draws them (axes from the data's ranges), so every
 -- module's chart goes through the one path the built-in charts take.
-local chart_modules = { mlrsearch = "surge.results.plot_mlr",
-                        y1564 = "surge.results.plot_y1564" }
 local function module_chart(c, name, rows_of)
   local xlo, xhi, ylo, yhi, ypos = math.huge, -math.huge, math.huge, -math.huge, math.huge
   local series = {}
@@ -474,11 +483,12 @@ local function module_chart(c, name, rows_of)
 end
 local function module_charts(res, dir, charts)
   for name, tbl in pairs(res.scenarios or {}) do
-    local m = type(tbl) == "table" and chart_modules[(name:gsub("#%d+$", ""))]
-    if m then
+    local own = type(tbl) == "table" and charts_of(name) or nil
+    local draw = own and own.draw
+    if draw then
       local tag = name:gsub("[^%w]", "_")
       local rows_of = {}
-      local made = require(m)(tbl, function(n, rows)
+      local made = draw(tbl, function(n, rows)
         local f = data_file(dir, tag .. "_" .. n, rows)
         rows_of[f] = rows
         return f
