@@ -1,14 +1,10 @@
 -- search.lua - the search logic of RFC 2544 tests, free of packets and
 -- ports: each takes a `trial` function, so the tests drive it with a
 -- simulated DUT whose loss curve is known (tests/lua/test_scenario_search.lua).
+local numbers = require "surge.scenario.kit.numbers"
 local M = {}
 
-local function num(v, what, lo)
-  if type(v) ~= "number" or v ~= v or v < (lo or 0) then
-    error(("search: %s = %s must be a number >= %s"):format(what, tostring(v), tostring(lo or 0)), 3)
-  end
-  return v
-end
+local num = numbers.checker("search", true)
 
 -- Throughput (RFC 2544 26.1): the highest offered rate whose trial loses no
 -- more than `tolerance` percent. o: lo, hi (rates), resolution (stop when

@@ -33,15 +33,14 @@ function M.options(p)
   scenario.parse_check(p, M.goals_from)
 end
 
--- A ratio as given: a number, "0.005" or "0.5%"; option names it when refused.
+-- A ratio as given (the kit's one parser: a number, "0.005" or "0.5%");
+-- option names it when refused. Its range is each goal field's own check
+-- (mlr.goal_error), so a number passes as it is.
 local function ratio(v, option)
   local scenario = require "surge.scenario"
   if type(v) == "number" then return v end
-  if type(v) == "string" then
-    local n, pct = v:match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-    n = require("surge.scenario").finite(n)
-    if n then return pct == "%" and n / 100 or n end
-  end
+  local n = scenario.kit.numbers.ratio(v)
+  if n then return n end
   scenario.refuse(option, "%s is not a ratio (0.005 or 0.5%%)", type(v) == "string" and "'" .. v .. "'" or tostring(v))
 end
 

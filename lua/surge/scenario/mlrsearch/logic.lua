@@ -25,6 +25,7 @@
 -- Every trial is seen by every goal (each classifies it with its own loss
 -- ratio): all goals in one search.
 local frames = require "surge.dut.frames"
+local numbers = require "surge.scenario.kit.numbers"
 
 local M = {}
 
@@ -122,12 +123,7 @@ local function conditional(load, at, g)
 end
 M.conditional = function(load, trials, goal) return conditional(load, trials, goal) end
 
-local function num(v, what, lo, inf_ok)
-  if type(v) ~= "number" or v ~= v or v < lo or (v == math.huge and not inf_ok) then
-    error(("mlrsearch: %s = %s must be a number >= %s"):format(what, tostring(v), tostring(lo)), 3)
-  end
-  return v
-end
+local num = numbers.checker("mlrsearch")
 
 -- The search. o: max_load, min_load (> 0, below max_load), goals (list, see
 -- M.goals; default NDR and PDR), initial_trial (s, the coarsest phase's

@@ -187,7 +187,7 @@ function M.run(opts)
       end
       r.throughput = { pps = T, searched_pps = g.lower_bound, search = "mlr", upper_bound_pps = g.upper_bound,
                        conditional_throughput_pps = g.conditional_throughput, relative_width = g.relative_width,
-                       trial_seconds = found.trial_seconds, l1_mbps = T * (size + 20) * 8 / 1e6,
+                       trial_seconds = found.trial_seconds, l1_mbps = T * scenario.l1(size) / 1e6,
                        line_pct = line > 0 and T * 100 / line or nil, converged = g.reached, trials = trials }
     elseif want.throughput then
       local n = 0
@@ -214,7 +214,7 @@ function M.run(opts)
         end
       end
       r.throughput = { pps = T, searched_pps = found.rate, search = "binary", trial_seconds = #found.trials * opts.trial,
-                       l1_mbps = T * (size + 20) * 8 / 1e6, line_pct = line > 0 and T * 100 / line or nil,
+                       l1_mbps = T * scenario.l1(size) / 1e6, line_pct = line > 0 and T * 100 / line or nil,
                        converged = found.converged, trials = found.trials, sender_limited = limited }
       if limited then
         scenario.progress("  %5d B  throughput %s is surge's limit, not the DUT's: it offered %s and sent only that",

@@ -129,7 +129,7 @@ function M.run(opts)
     local mbps = ports[i]:info().speed_mbps or 0
     line = (line == nil or mbps < line) and mbps or line
   end
-  local function line_pps(size) return (line or 0) > 0 and line * 1e6 / ((size + 20) * 8) or 0 end
+  local function line_pps(size) return (line or 0) > 0 and scenario.l1_pps(line * 1e6, size) or 0 end
   -- every rate checked before any traffic
   local rates = {}
   for _, size in ipairs(plan.sizes) do

@@ -36,16 +36,12 @@ function M.options(p)
   scenario.parse_check(p, M.plan)
 end
 
--- A ratio as given: a number, "0.005" or "0.5%".
+-- A ratio as given (the kit's one parser: a number, "0.005" or "0.5%"),
+-- above 0 and below 1.
 local function ratio(v, option)
   local scenario = require "surge.scenario"
-  local n, pct
-  if type(v) == "number" then n, pct = v, "" else
-    n, pct = tostring(v):match("^%s*([%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-    n = require("surge.scenario").finite(n)
-  end
+  local n = scenario.kit.numbers.ratio(v)
   if not n then scenario.refuse(option, "'%s' is not a ratio (0.005 or 0.5%%)", tostring(v)) end
-  n = pct == "%" and n / 100 or n
   if n <= 0 or n >= 1 then scenario.refuse(option, "%s must be above 0 and below 1 (100 %%)", tostring(v)) end
   return n
 end

@@ -5,6 +5,7 @@
 -- so tests/lua/test_rfc9693.lua drives it with simulated DUTs whose limits
 -- are known; scenario/rfc9693.lua drives it with connections through one.
 local frames = require "surge.dut.frames"
+local numbers = require "surge.scenario.kit.numbers"
 
 local M = {}
 
@@ -21,12 +22,7 @@ M.MAX_CONNECTIONS = 64512
 -- server, one client per trial.
 M.MAX_ENGINES = 64
 
-local function num(v, what, lo)
-  if type(v) ~= "number" or v ~= v or v < (lo or 0) then
-    error(("rfc9693: %s = %s must be a number >= %s"):format(what, tostring(v), tostring(lo or 0)), 3)
-  end
-  return v
-end
+local num = numbers.checker("rfc9693", true)
 
 -- The highest rate whose trial passes: a bisection between lo and hi
 -- (connections/s) until the pass/fail bracket is narrower than `width`

@@ -84,11 +84,11 @@ end
 -- Every rate the plan offers must fit the line: each service's steps (its
 -- overshoot included) and the services' CIRs together (the performance
 -- test). line_l1: the line's bit rate (L1); at `size` it carries
--- line_l1 x size / (size + 20) bits of frames. from: the option or port it
+-- line_l1 x size x 8 / l1(size) bits of frames. from: the option or port it
 -- comes from, for the message.
 function M.check_line(plan, size, line_l1, from)
   local scenario = require "surge.scenario"
-  local max_ir = line_l1 * size / (size + 20)
+  local max_ir = line_l1 * size * 8 / scenario.l1(size)
   local all = 0
   for _, s in ipairs(plan.services) do
     all = all + s.cir_bps

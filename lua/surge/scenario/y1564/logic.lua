@@ -63,15 +63,8 @@ function M.delay_us(v)
   return n * mult[unit]
 end
 
--- A ratio: a number (0.001) or text "0.001", "0.1%".
-function M.ratio(v)
-  if type(v) == "number" then return v == v and v or nil end
-  if type(v) ~= "string" then return nil end
-  local n, pct = v:match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-  n = finite(n)
-  if not n then return nil end
-  return pct == "%" and n / 100 or n
-end
+-- A ratio: a number (0.001) or text "0.001", "0.1%" (the kit's one parser).
+M.ratio = scenario.kit.numbers.ratio
 
 -- The fields of one service item: text NAME:KEY=VALUE:... or a table with
 -- name and the keys. refuse(fmt, ...) raises (it names the option).

@@ -1,0 +1,42 @@
+-- scenario/kit/ports.lua - the ports a scenario sends on: the one check of
+-- a port option (--tx, --rx, a server's port: a number of a port that
+-- exists, or a port opened from Lua) and the DUT session of the options.
+local surge = require "surge"
+local dut = require "surge.dut"
+local check = require "surge.check"
+local numbers = require "surge.scenario.kit.numbers"
+local options = require "surge.scenario.kit.options"
+local state = require "surge.scenario.kit.state"
+
+local M = {}
+
+-- --tx / --rx: a port number (text from the command line) that exists, or
+-- a port opened from Lua.
+function M.port(v, option)
+  if type(v) == "table" then return v end
+  local id = numbers.finite(v)
+  if id == nil or id ~= math.floor(id) or id < 0 then
+    options.refuse(option, "expected a port number, got %s", type(v) == "string" and "'" .. v .. "'" or check.show(v))
+  end
+  local n = surge.ports()
+  if id >= n and not state.dry then
+    options.refuse(option, "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id, n,
+      n == 1 and "" or "s")
+  end
+  return id
+end
+
+-- A surge.dut session from those options (tx/rx may be opened ports).
+function M.session(o)
+  local rx = o.rx
+  if rx == "" or rx == nil then rx = o.tx end
+  return dut.session{ tx = M.port(o.tx, "--tx"), rx = M.port(rx, o.rx ~= "" and o.rx ~= nil and "--rx" or "--tx"),
+                      src = o.src, dst = o.dst,
+                      gateway = (o.gateway ~= "" and o.gateway) or nil,
+                      rx_gateway = (o.rx_gateway ~= "" and o.rx_gateway) or nil,
+                      dst_mac = (o.dst_mac ~= "" and o.dst_mac) or nil,
+                      vlan = (o.vlan and o.vlan ~= 0) and o.vlan or nil,
+                      resolve_timeout = o.resolve_timeout, link_timeout = o.link_timeout }
+end
+
+return M
