@@ -612,8 +612,10 @@ local function shape(res)
           local why = names(spec.x, p .. ".plot.x")
             or list_of(spec.y or {}, p .. ".plot.y", names)
           if why then return why end
-          for _, k in ipairs({ "title", "xlabel", "ylabel" }) do
-            if spec[k] ~= nil and type(spec[k]) ~= "string" then return ("%s.plot.%s is not a string"):format(p, k) end
+          for _, key in ipairs({ "title", "xlabel", "ylabel" }) do
+            if spec[key] ~= nil and type(spec[key]) ~= "string" then
+              return ("%s.plot.%s is not a string"):format(p, key)
+            end
           end
         end
       end
@@ -873,10 +875,12 @@ function M.plot(file, out)
   local stem, ext = out:sub(1, -5), out:sub(-3)
   -- the figures go next to -o's name: its folder must exist (as for any
   -- output file, surge does not make folders)
-  local dir = out:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then
-    local probe = io.open(dir .. "/.", "r")
-    if not probe then misuse(("surge plot: -o %s: no folder '%s' (make it first)"):format(clean(out), clean(dir))) end
+  local out_dir = out:match("^(.*)/[^/]*$")
+  if out_dir and out_dir ~= "" then
+    local probe = io.open(out_dir .. "/.", "r")
+    if not probe then
+      misuse(("surge plot: -o %s: no folder '%s' (make it first)"):format(clean(out), clean(out_dir)))
+    end
     probe:close()
   end
   local text = read_text(file)
@@ -952,13 +956,14 @@ function M.plot(file, out)
     if failed or empty then
       -- the chart: the one whose part of the script has gnuplot's line,
       -- else the first it left empty (where it stopped)
-      local at, why = gnuplot_reason(etext, status)
+      local at, reason = gnuplot_reason(etext, status)
       local which = empty or drawn[1]
       if at then
         for _, c in ipairs(drawn) do if c.line <= at then which = c end end
       end
-      if not failed and not at then why = "gnuplot ended without drawing it" end
-      fail(("surge plot: cannot draw %s (%s): %s; no figure written"):format(clean(which.file), clean(which.title), why))
+      if not failed and not at then reason = "gnuplot ended without drawing it" end
+      fail(("surge plot: cannot draw %s (%s): %s; no figure written"):format(clean(which.file), clean(which.title),
+        reason))
     end
     for _, c in ipairs(drawn) do
       local moved, err = os.rename(c.temp, c.file)

@@ -162,14 +162,7 @@ function M.run(opts)
   local dut = require "surge.dut"
   opts = scenario.defaults(M.name, M, opts)
   local rates = M.plan(opts)
-  local id = require("surge.scenario").finite(opts.tx)
-  if id == nil or id ~= math.floor(id) or id < 0 then
-    scenario.refuse("--tx", "expected a port number, got '%s'", tostring(opts.tx))
-  end
-  if id >= surge.ports() then
-    scenario.refuse("--tx", "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id,
-      surge.ports(), surge.ports() == 1 and "" or "s")
-  end
+  local id = scenario.port_exists(scenario.port_number(opts.tx, "--tx"), "--tx")
   local port = surge.port(id, { rxq = 1, txq = 1 })
   local o = {}
   for k, v in pairs(opts) do if type(v) ~= "table" then o[k] = v end end

@@ -10,20 +10,31 @@ local state = require "surge.scenario.kit.state"
 
 local M = {}
 
--- --tx / --rx: a port number (text from the command line) that exists, or
--- a port opened from Lua.
-function M.port(v, option)
-  if type(v) == "table" then return v end
+-- The one port check, in two steps: port_number when the options are
+-- checked (no port needed), port_exists once surge has its ports (the dry
+-- run has none: any number exists there). Refused naming the option.
+function M.port_number(v, option)
   local id = numbers.finite(v)
   if id == nil or id ~= math.floor(id) or id < 0 then
     options.refuse(option, "expected a port number, got %s", type(v) == "string" and "'" .. v .. "'" or check.show(v))
   end
+  return id
+end
+
+function M.port_exists(id, option)
   local n = surge.ports()
   if id >= n and not state.dry then
     options.refuse(option, "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id, n,
       n == 1 and "" or "s")
   end
   return id
+end
+
+-- --tx / --rx: a port number (text from the command line) that exists, or
+-- a port opened from Lua.
+function M.port(v, option)
+  if type(v) == "table" then return v end
+  return M.port_exists(M.port_number(v, option), option)
 end
 
 -- A surge.dut session from those options (tx/rx may be opened ports).

@@ -25,10 +25,11 @@ function M.run(opts)
   if opts.file == "" then scenario.refuse("--file", "give a pcap file to replay") end
   -- the timing as surge.pcap takes it, refused here naming the option (and
   -- before EAL: scenario.dry_run), not by the reader after the port started
-  local t = opts.timing
-  local scale = scenario.finite(type(t) == "string" and (t:match("^scale=(.+)$") or t:match("^x(.+)$")) or nil)
-  if t ~= "original" and t ~= "fast" and not (scale and scale > 0 and scale <= 1e9) then
-    scenario.refuse("--timing", "'%s' is not original, fast or scale=X (X above 0, at most 1e9)", tostring(t))
+  local timing = opts.timing
+  local scale = scenario.finite(type(timing) == "string" and (timing:match("^scale=(.+)$") or timing:match("^x(.+)$"))
+    or nil)
+  if timing ~= "original" and timing ~= "fast" and not (scale and scale > 0 and scale <= 1e9) then
+    scenario.refuse("--timing", "'%s' is not original, fast or scale=X (X above 0, at most 1e9)", tostring(timing))
   end
   local rate = opts.rate ~= "" and scenario.pps(opts.rate, 64, 0, "--rate") or nil
   if not scenario.readable(opts.file) then

@@ -144,7 +144,7 @@ function M.run(opts)
   local goal = mlr_goal(opts)
   local s = scenario.session(opts)
   for _, size in ipairs(sizes) do scenario.check_size(s, size, "--sizes") end
-  local rate = rates(s, opts, sizes, want, goal)
+  local planned = rates(s, opts, sizes, want, goal)
   local mac = s:resolve()
   scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s %s%s", s.tx.id, s.rx.id, s.src, s.dst, s:next_hop(),
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
@@ -157,7 +157,7 @@ function M.run(opts)
   scenario.partial(results, flat_rows)
   scenario.steps(#sizes * ntests, "rfc2544")
   for _, size in ipairs(sizes) do
-    local line, hi, lo = rate[size].line, rate[size].hi, rate[size].lo
+    local line, hi, lo = planned[size].line, planned[size].hi, planned[size].lo
     local r = { size = size, max_rate_pps = hi, line_pps = line }
     results.sizes[#results.sizes + 1] = r
     local function trial(rate, what, extra)

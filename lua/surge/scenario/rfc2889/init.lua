@@ -117,13 +117,9 @@ function M.run(opts)
   local json = require "surge.results.json"
   opts = scenario.defaults(M.name, M, opts)
   local plan = M.plan(opts)
-  local n = surge.ports()
   local ports, ifaces, line = {}, {}, nil
   for i, id in ipairs(plan.ports) do
-    if id >= n then
-      scenario.refuse("--ports", "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id, n,
-        n == 1 and "" or "s")
-    end
+    scenario.port_exists(id, "--ports")
     ports[i] = dut.open_port(id, opts.link_timeout)
     ifaces[i] = { rxq = ports[i]:rxq(0), txq = ports[i]:txq(0) }
     local mbps = ports[i]:info().speed_mbps or 0
@@ -160,8 +156,6 @@ function M.run(opts)
   local results = { scenario = M.name, ports = plan.ports, tests = plan.tests, results = json.array() }
   scenario.partial(results, flat_rows)
   scenario.progress("rfc2889: ports %s, tests %s", table.concat(plan.ports, ","), table.concat(plan.tests, ","))
-  local watch = {}
-  for i, p in ipairs(ports) do watch[i] = p.id end
   -- every frame the trials sent and received, on every port (test frames and
   -- others): what the switch's own counters can be held against
   local trials, frames_sent, frames_received, frames_other = 0, 0, 0, 0

@@ -140,7 +140,8 @@ function M.largest(o)
     return pass
   end
   if try(hi) then return { value = hi, trials = trials, bracket = { hi }, converged = true, at_top = true } end
-  local pass, fail = nil, hi
+  local pass, fail
+  fail = hi
   if lo < hi and try(lo) then pass = lo else
     return { value = nil, trials = trials, bracket = { nil, lo }, converged = true }
   end

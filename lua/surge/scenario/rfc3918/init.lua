@@ -63,7 +63,7 @@ local function port_list(v, option)
     end })
 end
 
-local function rate(v, option)
+local function rate_option(v, option)
   local r = require("surge.scenario").pps(v, 64, 0, option)
   return r
 end
@@ -86,8 +86,7 @@ function M.plan(o)
     refuse("--igmp", "'%s' is not an IGMP version: v2 or v3", tostring(o.igmp))
   end
   if groups.v6 and o.igmp == "v2" then refuse("--igmp", "v2 is IGMP (IPv4): IPv6 groups join with MLDv2") end
-  local tx = require("surge.scenario").finite(o.tx)
-  if not tx or tx ~= math.floor(tx) or tx < 0 then refuse("--tx", "'%s' is not a port number", tostring(o.tx)) end
+  local tx = require("surge.scenario").port_number(o.tx, "--tx")
   local rx = port_list(o.rx, "--rx")
   if #rx == 0 then refuse("--rx", "no receiving port given: rfc3918 needs --tx and at least one --rx port") end
   for _, p in ipairs(rx) do
@@ -125,10 +124,10 @@ function M.plan(o)
     refuse("--size", "%d is below %d, the smallest %s frame that holds the headers and a sequence number", size, min,
       groups.v6 and "IPv6" or "IPv4")
   end
-  local r = rate(o.rate, "--rate")
+  local r = rate_option(o.rate, "--rate")
   require("surge.scenario").check_frames(r / #groups.list, o.trial, "--rate over the " .. #groups.list .. " groups",
     "--trial")
-  local hi = rate(o.max_rate, "--max-rate")
+  local hi = rate_option(o.max_rate, "--max-rate")
   if want.throughput or want.mixed then     -- the search's lowest step still sends every group a frame
     require("surge.scenario").check_frames(hi * o.resolution / 100 / #groups.list, o.trial,
       ("--resolution %g %% of --max-rate over the %d groups"):format(o.resolution, #groups.list), "--trial")
@@ -312,7 +311,7 @@ function run_test.throughput(env) return throughput(env, "throughput", env.frame
 function run_test.mixed(env)
   local frames = {}
   for i, f in ipairs(env.frames) do frames[i] = f end
-  for u, k in ipairs(env.plan.members) do frames[#frames + 1] = env.unicast(#frames, k) end
+  for _, k in ipairs(env.plan.members) do frames[#frames + 1] = env.unicast(#frames, k) end
   return throughput(env, "mixed", frames, #env.plan.members)
 end
 
@@ -361,15 +360,8 @@ function M.run(opts)
   local dut = require "surge.dut"
   opts = scenario.defaults(M.name, M, opts)
   local plan = M.plan(opts)
-  local n = surge.ports()
-  local ports = { { plan.tx, "--tx" } }
-  for _, p in ipairs(plan.rx) do ports[#ports + 1] = { p, "--rx" } end
-  for _, x in ipairs(ports) do
-    if x[1] >= n then
-      scenario.refuse(x[2], "port %d does not exist (%d port%s: give devices with --vdev or --pci)", x[1], n,
-        n == 1 and "" or "s")
-    end
-  end
+  scenario.port_exists(plan.tx, "--tx")
+  for _, p in ipairs(plan.rx) do scenario.port_exists(p, "--rx") end
   if not ctrl_pool then ctrl_pool = surge.pool{ size = 1023 } end
   local v6 = plan.groups.v6
   local tx = dut.open_port(plan.tx, opts.link_timeout)
