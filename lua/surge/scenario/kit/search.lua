@@ -6,6 +6,25 @@ local M = {}
 
 local num = numbers.checker("search", true)
 
+-- The one bisection every search halves its bracket with (RFC 2544's
+-- throughput and back-to-back here, rfc9693's rate searches, rfc2889's
+-- largest value): between pass (the highest value that passed; nil: none
+-- yet, lo is the bottom) and fail (the lowest that failed), a trial at the
+-- middle while more() and not narrow(bottom, fail); o.try(v) runs and
+-- records one, true when it passed. integer: the middle rounded down;
+-- integer or strict: stop when the middle is not strictly inside (pass, or
+-- o.floor when none passed; fail). Returns pass, fail.
+function M.bisect(o)
+  local pass, fail = o.pass, o.fail
+  while o.more() and not o.narrow(pass or o.lo, fail) do
+    local mid = ((pass or o.lo) + fail) / 2
+    if o.integer then mid = math.floor(mid) end
+    if (o.integer or o.strict) and (mid <= (pass or o.floor or o.lo) or mid >= fail) then break end
+    if o.try(mid) then pass = mid else fail = mid end
+  end
+  return pass, fail
+end
+
 -- Throughput (RFC 2544 26.1): the highest offered rate whose trial loses no
 -- more than `tolerance` percent. o: lo, hi (rates), resolution (stop when
 -- the pass/fail bracket is narrower than this, same unit), max_trials,
@@ -29,12 +48,9 @@ function M.throughput(o)
   if try(hi) then
     return { rate = hi, trials = trials, bracket = { hi, nil }, converged = true }
   end
-  local pass, fail = nil, hi
   local low = lo
-  while #trials < max_trials and fail - (pass or low) > res do
-    local mid = ((pass or low) + fail) / 2
-    if try(mid) then pass = mid else fail = mid end
-  end
+  local pass, fail = M.bisect{ lo = low, fail = hi, try = try, more = function() return #trials < max_trials end,
+    narrow = function(bottom, top) return top - bottom <= res end }
   return { rate = pass or 0, trials = trials, bracket = { pass or low, fail },
            converged = fail - (pass or low) <= res }
 end
@@ -74,12 +90,8 @@ function M.back_to_back(o)
     return lost == 0
   end
   if try(hi) then return { frames = hi, trials = trials } end
-  local pass, fail = nil, hi
-  while #trials < max_trials and fail - (pass or lo) > res do
-    local mid = math.floor(((pass or lo) + fail) / 2)
-    if mid <= (pass or 0) or mid >= fail then break end
-    if try(mid) then pass = mid else fail = mid end
-  end
+  local pass, fail = M.bisect{ lo = lo, fail = hi, try = try, integer = true, floor = 0,
+    more = function() return #trials < max_trials end, narrow = function(bottom, top) return top - bottom <= res end }
   if not pass and lo < fail and #trials < max_trials and try(lo) then pass = lo end
   return { frames = pass or 0, trials = trials }
 end

@@ -15,6 +15,7 @@
 -- rate a ceiling; else a paced stream keeps to its schedule and one that
 -- fell behind ends short, sent < planned) }. Ports are indices 1..#ports of the --ports list.
 local frames = require "surge.dut.frames"
+local search = require "surge.scenario.kit.search"
 
 local M = {}
 
@@ -145,12 +146,8 @@ function M.largest(o)
   if lo < hi and try(lo) then pass = lo else
     return { value = nil, trials = trials, bracket = { nil, lo }, converged = true }
   end
-  while #trials < max_trials and fail - pass > res do
-    local mid = (pass + fail) / 2
-    if o.integer then mid = math.floor(mid) end
-    if mid <= pass or mid >= fail then break end
-    if try(mid) then pass = mid else fail = mid end
-  end
+  pass, fail = search.bisect{ lo = lo, pass = pass, fail = fail, try = try, integer = o.integer, strict = true,
+    more = function() return #trials < max_trials end, narrow = function(bottom, top) return top - bottom <= res end }
   return { value = pass, trials = trials, bracket = { pass, fail }, converged = fail - pass <= res }
 end
 

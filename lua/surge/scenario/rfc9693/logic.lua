@@ -6,6 +6,7 @@
 -- are known; scenario/rfc9693.lua drives it with connections through one.
 local frames = require "surge.dut.frames"
 local numbers = require "surge.scenario.kit.numbers"
+local search = require "surge.scenario.kit.search"
 
 local M = {}
 
@@ -47,12 +48,9 @@ function M.rate_search(o)
   if try(hi) then
     return { rate = hi, trials = trials, bracket = { hi, nil }, at_top = true, converged = true }
   end
-  local pass, fail = nil, hi
+  local pass, fail = search.bisect{ lo = lo, fail = hi, try = try, more = function() return #trials < max_trials end,
+    narrow = function(bottom, top) return (top - bottom) / top <= width end }
   local function narrow() return (fail - (pass or lo)) / fail <= width end
-  while #trials < max_trials and not narrow() do
-    local mid = ((pass or lo) + fail) / 2
-    if try(mid) then pass = mid else fail = mid end
-  end
   if not pass and lo > 0 and #trials < max_trials and narrow() then
     if try(lo) then pass = lo else fail = lo end
   end
