@@ -5,6 +5,7 @@
 -- (surge run http --tx 0 --src 10.1.0.2 --server 10.1.0.1 --rates 500,1000,2000).
 -- Every trial runs in one task (engines live on the lcore that polls them).
 local frames = require "surge.dut.frames"
+local pump = require "surge.scenario.kit.pump"
 
 local M = { name = "http",
   description = "HTTP/1.1 load on new TCP connections against a server: CPS, requests/s, response times per rate" }
@@ -83,7 +84,6 @@ function M.task(spec)
   local surge = require "surge"
   local conn = require "surge.conn"
   local neigh_mod = require "surge.dut.neigh"
-  local view = require "surge.proto.view"
   local json = require "surge.results.json"
   local scenario = require "surge.scenario"
   local o = spec.opts
@@ -102,28 +102,12 @@ function M.task(spec)
   scenario.progress("http: client %s on port %d -> %s:%d via %s (%s)", o.src, rxq.port, o.server, o.port, hop,
     peer_mac)
   local request = conn.http_get{ host = v6 and "[" .. o.server .. "]" or o.server, path = o.path }
-  local rx, tx, v = pool:burst(64), pool:burst(64), view.new()
+  local tx = pool:burst(64)
   local hz = tonumber(surge.tsc_hz())
   local rows = json.array()
   local sport = 1024
-  local function pump(e, until_tsc, stop_when_done)
-    local next_check = 0
-    while surge.running() do
-      local n = e:poll(rxq, txq, rx, tx)
-      for i = 0, n - 1 do
-        local p, len = rx.data[i], rx.len[i]
-        if view.parse(v, p, len) then neigh:handle(1, p, len, v) end
-      end
-      if n > 0 then rx:free() end
-      local now = tonumber(surge.tsc())
-      if now >= next_check then
-        next_check = now + hz / 1000
-        if now >= until_tsc then return false end
-        if stop_when_done and e:done() then return true end
-      end
-    end
-    return false
-  end
+  local client = { rxq = rxq, txq = txq, neigh = 1 }
+  local p = pump.new{ engines = { client }, neigh = neigh, rx = pool:burst(64), tx = tx }
   for _, rate in ipairs(spec.rates) do
     if not surge.running() then break end
     local n = frames.planned(rate, o.trial, 0)
@@ -134,11 +118,12 @@ function M.task(spec)
       request = request, expect = { http = o.status }, close = "fin", mac = spec.mac, peer_mac = peer_mac,
       rto = o.rto }
     sport = sport + cap
+    client.engine = e
     local t0 = tonumber(surge.tsc())
-    local done = pump(e, t0 + (n / rate + 15) * hz, true)
+    local done = pump.run(p, t0 + (n / rate + 15) * hz, function() return e:done() end)
     local secs = (tonumber(surge.tsc()) - t0) / hz
     if not done then e:abort(txq, tx) end
-    pump(e, tonumber(surge.tsc()) + o.settle * hz, false)
+    pump.run(p, tonumber(surge.tsc()) + o.settle * hz)
     local s = e:summary(secs)
     local c, r = s.connect_us, s.response_us
     local row = { offered_cps = rate, connections = n, attempted = s.attempted, established = s.established,

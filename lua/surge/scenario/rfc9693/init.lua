@@ -8,6 +8,7 @@
 -- the connection engines polls them: engines live on their lcore), which
 -- polls the client's port and the server's, answering ARP/NDP on both.
 local logic = require "surge.scenario.rfc9693.logic"
+local kpump = require "surge.scenario.kit.pump"
 
 local M = { name = "rfc9693",
   description = "RFC 9693 stateful DUT: connection table capacity, setup and teardown rates, throughput" }
@@ -97,40 +98,13 @@ local function stats_diff(a, b)
 end
 
 -- Polls the client (if any) on the tx port and the server on the rx port,
--- answering ARP/NDP on both (st: the task's state, M.task), until
--- until_tsc, or until the client is done when stop_when_done. Returns
--- whether the client finished. Allocates nothing per round.
+-- answering ARP/NDP on both (st: the task's state, M.task; st.pump the
+-- kit's one pump, its client entry set here), until until_tsc, or until
+-- the client is done when stop_when_done. Returns whether the client
+-- finished. Allocates nothing per round.
 local function pump(st, client, until_tsc, stop_when_done)
-  local surge = require "surge"
-  local view = st.view_mod
-  local v, neigh, rx, tx = st.v, st.neigh, st.rx, st.tx
-  local f1, f2 = st.ifaces[1], st.ifaces[2]
-  local server = st.server
-  local next_check = 0
-  while surge.running() do
-    if client then
-      local n = client:poll(f1.rxq, f1.txq, rx, tx)
-      for i = 0, n - 1 do
-        local p, len = rx.data[i], rx.len[i]
-        if view.parse(v, p, len) then neigh:handle(1, p, len, v) end
-      end
-      if n > 0 then rx:free() end
-    end
-    local n = server:poll(f2.rxq, f2.txq, rx, tx)
-    for i = 0, n - 1 do
-      local p, len = rx.data[i], rx.len[i]
-      if view.parse(v, p, len) then neigh:handle(2, p, len, v) end
-    end
-    if n > 0 then rx:free() end
-    local now = tonumber(surge.tsc())
-    if now >= next_check then
-      next_check = now + st.hz / 1000
-      server:sync()
-      if now >= until_tsc then return false end
-      if stop_when_done and client and client:done() then return true end
-    end
-  end
-  return false
+  st.client.engine = client
+  return kpump.run(st.pump, until_tsc, stop_when_done and client and function() return client:done() end or nil)
 end
 
 -- One client engine: o = { n, rate (0: unpaced), requests, think, retries,
@@ -267,7 +241,6 @@ function M.task(spec)
   local surge = require "surge"
   local conn = require "surge.conn"
   local neigh_mod = require "surge.dut.neigh"
-  local view = require "surge.proto.view"
   local json = require "surge.results.json"
   local o = spec.opts
   local t = surge.proto.tcp{ src = spec.src, dst = spec.dst, sport = 1024, dport = o.port, size = 74 }
@@ -275,12 +248,15 @@ function M.task(spec)
   local ifaces = spec.ifaces
   local st = { o = o, ifaces = ifaces, src = spec.src, dst = spec.dst, port = o.port, tx_mac = spec.tx_mac,
     gw_mac = spec.gw_mac, rto = o.rto, settle = o.settle, width = spec.width, sport = 1024, clients = 0,
-    hz = tonumber(surge.tsc_hz()), view_mod = view, v = view.new(), rx = pool:burst(64), tx = pool:burst(64),
+    hz = tonumber(surge.tsc_hz()), rx = pool:burst(64), tx = pool:burst(64),
     neigh = neigh_mod.new(ifaces, pool),
     request = conn.http_get{ host = spec.dst:find(":", 1, true) and "[" .. spec.dst .. "]" or spec.dst } }
   st.server = conn.server{ addr = spec.dst, port = o.port, mac = spec.rx_mac, capacity = 1048576,
     response = conn.http_response{ body = o.response_size }, rto = o.rto, time_wait = 0.2 }
   st.server:publish()
+  st.client = { rxq = ifaces[1].rxq, txq = ifaces[1].txq, neigh = 1 }
+  st.pump = kpump.new{ engines = { st.client, { engine = st.server, rxq = ifaces[2].rxq, txq = ifaces[2].txq, neigh = 2 } },
+    neigh = st.neigh, rx = st.rx, tx = st.tx, tick = function() st.server:sync() end }
   local res = { rows = json.array(), trials = json.array(), ok = true }
   for _, test in ipairs(spec.tests) do
     if not surge.running() then break end
