@@ -159,7 +159,7 @@ function M.run(opts)
     requests_per_connection = opts.requests, next_hop_mac = r.next_hop_mac, rows = r.rows,
     plot = { title = "HTTP load", x = "offered_cps", y = { "cps", "requests_per_s" }, xlabel = "offered connections/s",
              ylabel = "per second" } }
-  if r.stopped then results.partial, results.stopped = true, "the run stopped" end
+  if r.stopped then scenario.mark_partial(results, "the run stopped") end
   return scenario.done(M.name, results)
 end
 

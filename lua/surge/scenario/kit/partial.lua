@@ -36,6 +36,16 @@ function M.partial(res, finish)
   state.partial = { res = res, finish = finish }
 end
 
+-- The one way a results table becomes partial: completed by finish (when
+-- given) and marked { partial = true, stopped = why }. A stop that cut
+-- run() (keep_partial, take_partial) and a task that saw the stop and
+-- returned what it had (http, rfc9693) both end here.
+function M.mark_partial(res, why, finish)
+  if finish then finish(res) end
+  res.partial, res.stopped = true, why
+  return res
+end
+
 -- For the prompt (surge/repl/init.lua), whose commands a Ctrl-C interrupts: the
 -- table the last scenario registered with M.partial, completed and marked
 -- partial (stopped = why), or nil; it is forgotten either way. take_partial()
@@ -44,9 +54,7 @@ function M.take_partial(why)
   local p = state.partial
   state.partial = nil
   if not (why and p and p.res) then return nil end
-  if p.finish then p.finish(p.res) end
-  p.res.partial, p.res.stopped = true, why
-  return p.res
+  return M.mark_partial(p.res, why, p.finish)
 end
 
 -- Whether error e is a stop that cut a scenario (Ctrl-C, SIGTERM,
@@ -66,8 +74,7 @@ local function keep_partial(name, why)
   io.stderr:write(("%s: %s: %s\n"):format(name, why, res and "the results so far are partial"
     or "nothing was measured yet"))
   if not res then return nil end
-  if state.partial.finish then state.partial.finish(res) end
-  res.partial, res.stopped = true, why
+  M.mark_partial(res, why, state.partial.finish)
   state.partial = nil
   results_file.scenario_done(name, res)
   return res

@@ -293,7 +293,7 @@ function M.run(opts)
   local results = { scenario = "rfc9693", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst, port = opts.port,
     dst_mac = mac, tests = plan.tests, rows = r.rows, trials = r.trials, ok = r.ok,
     client_engines = r.client_engines }
-  if r.stopped then results.partial, results.stopped = true, "the run stopped" end
+  if r.stopped then scenario.mark_partial(results, "the run stopped") end
   return scenario.done(M.name, results)
 end
 
