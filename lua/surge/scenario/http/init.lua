@@ -6,6 +6,12 @@
 -- Every trial runs in one task (engines live on the lcore that polls them).
 local frames = require "surge.dut.frames"
 local pump = require "surge.scenario.kit.pump"
+local conn = require "surge.conn"
+local dut = require "surge.dut"
+local json = require "surge.results.json"
+local neigh_mod = require "surge.dut.neigh"
+local scenario = require "surge.scenario"
+local surge = require "surge"
 
 local M = { name = "http",
   description = "HTTP/1.1 load on new TCP connections against a server: CPS, requests/s, response times per rate" }
@@ -13,7 +19,6 @@ local M = { name = "http",
 local MAX_CONNECTIONS = 64512   -- one client engine's source ports (docs/connections.md)
 
 function M.options(p)
-  local scenario = require "surge.scenario"
   p:option("--tx", "the port surge's client sends from (number)", "0")
   p:option("--src", "surge's address (IPv4 or IPv6)", "10.1.0.2")
   p:option("--server", "the server's address (of --src's family)", "10.1.0.1")
@@ -32,7 +37,6 @@ function M.options(p)
 end
 
 local function addr_problem(a, option, v6)
-  local surge = require "surge"
   local six = a:find(":", 1, true) ~= nil
   local ok = six and pcall(surge.proto.ip6.addr, a, option, 1) or
              (not six and a:match("^%d+%.%d+%.%d+%.%d+$") and pcall(surge.proto.ip4.addr, a, option, 1))
@@ -43,7 +47,6 @@ end
 
 -- The options checked together, before any port: returns the rates.
 function M.plan(o)
-  local scenario = require "surge.scenario"
   local v6 = o.src:find(":", 1, true) ~= nil
   for _, k in ipairs({ "src", "server", "gateway" }) do
     if o[k] ~= "" then
@@ -55,7 +58,7 @@ function M.plan(o)
     scenario.refuse("--path", "'%s' starts with / and holds no spaces", o.path)
   end
   local rates = scenario.items(o.rates, "--rates", { what = "rate", unique = true, parse = function(w)
-    local n = require("surge.scenario").finite(w)
+    local n = scenario.finite(w)
     if not n or n <= 0 or n ~= n or n == math.huge then
       scenario.refuse("--rates", "'%s' is not a rate above 0 (connections/s)", tostring(w))
     end
@@ -81,11 +84,6 @@ local function pct(h, k) return h and h[k] or nil end
 
 -- spec: rxq, txq, mac, opts, rates. Returns the rows.
 function M.task(spec)
-  local surge = require "surge"
-  local conn = require "surge.conn"
-  local neigh_mod = require "surge.dut.neigh"
-  local json = require "surge.results.json"
-  local scenario = require "surge.scenario"
   local o = spec.opts
   local v6 = o.src:find(":", 1, true) ~= nil
   local t = surge.proto.tcp{ src = o.src, dst = o.server, sport = 1024, dport = o.port, size = 74 }
@@ -142,9 +140,6 @@ function M.task(spec)
 end
 
 function M.run(opts)
-  local scenario = require "surge.scenario"
-  local surge = require "surge"
-  local dut = require "surge.dut"
   opts = scenario.defaults(M.name, M, opts)
   local rates = M.plan(opts)
   local id = scenario.port_exists(scenario.port_number(opts.tx, "--tx"), "--tx")
@@ -164,7 +159,6 @@ function M.run(opts)
 end
 
 function M.report(res)
-  local scenario = require "surge.scenario"
   local rows = {}
   for _, r in ipairs(res.rows) do
     rows[#rows + 1] = { r.offered_cps, r.completed, r.failed, r.cps, r.requests_per_s, r.connect_p50_us,

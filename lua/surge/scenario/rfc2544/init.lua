@@ -57,6 +57,8 @@ local function tests(v)
 end
 
 local fmt_rate = require("surge.rate").format_pps
+local check = require "surge.check"
+local json = require "surge.results.json"
 
 -- --search: "binary" or "mlr". With mlr the throughput is MLRsearch's one
 -- goal RFC 2544 defines: a trial of --trial s at the load loses no more than
@@ -64,7 +66,7 @@ local fmt_rate = require("surge.rate").format_pps
 -- relative width; checked by mlrsearch.goal_error before any traffic.
 local function mlr_goal(opts)
   if opts.search ~= "binary" and opts.search ~= "mlr" then
-    scenario.refuse("--search", "unknown search %s (binary, mlr)", require("surge.check").show(opts.search))
+    scenario.refuse("--search", "unknown search %s (binary, mlr)", check.show(opts.search))
   end
   if opts.search ~= "mlr" then return nil end
   local g = { name = "throughput", loss_ratio = opts.tolerance / 100, exceed_ratio = 0, final_trial = opts.trial,
@@ -79,7 +81,7 @@ end
 -- One flat row per frame size: what surge plot and spreadsheets read
 -- (docs/results.md).
 local function flat_rows(results)
-  results.rows = require("surge.results.json").array()
+  results.rows = json.array()
   for _, r in ipairs(results.sizes) do
     local t, l = r.throughput or {}, r.latency or {}
     results.rows[#results.rows + 1] = { frame_size = r.size, throughput_pps = t.pps,
@@ -153,7 +155,7 @@ function M.run(opts)
   s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local results = { scenario = "rfc2544", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
                     dst_mac = mac, rx_gateway_mac = s.rx_gateway_mac, trial_s = opts.trial,
-                    tolerance_pct = opts.tolerance, search = opts.search, sizes = require("surge.results.json").array() }
+                    tolerance_pct = opts.tolerance, search = opts.search, sizes = json.array() }
   scenario.partial(results, flat_rows)
   scenario.steps(#sizes * ntests, "rfc2544")
   for _, size in ipairs(sizes) do

@@ -6,6 +6,9 @@
 local surge = require "surge"
 local logic = require "surge.scenario.rfc2889.logic"
 local fmt_rate = require("surge.rate").format_pps
+local dut = require "surge.dut"
+local json = require "surge.results.json"
+local scenario = require "surge.scenario"
 
 local M = { name = "rfc2889",
   description = "RFC 2889 switch benchmarks: forwarding, address caching and learning, broadcast, congestion, "
@@ -38,16 +41,15 @@ function M.options(p)
     .. "addresses per trial instead)", 0, "number 0..3600")
   p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
   -- what needs no port is refused when parsed (before EAL for `surge run rfc2889`)
-  require("surge.scenario").parse_check(p, M.plan)
+  scenario.parse_check(p, M.plan)
 end
 
 -- The options that need no port, checked: { ports = { ids }, tests = {
 -- names in run order }, sizes, pattern }. Raises through scenario.refuse.
 function M.plan(o)
-  local scenario = require "surge.scenario"
   local ports = scenario.items(o.ports, "--ports", { what = "port", unique = true, expected = "ports like \"0,1,2\"",
     parse = function(w)
-      local n = require("surge.scenario").finite(w)
+      local n = scenario.finite(w)
       if n == nil or n ~= math.floor(n) or n < 0 or n > 65535 then
         scenario.refuse("--ports", "%s is not a port number", type(w) == "string" and "'" .. w .. "'" or tostring(w))
       end
@@ -101,7 +103,7 @@ end
 
 -- One flat row per test and frame size (docs/results.md).
 local function flat_rows(res)
-  res.rows = require("surge.results.json").array()
+  res.rows = json.array()
   for _, r in ipairs(res.results) do
     local row = {}
     for k, v in pairs(r) do
@@ -112,9 +114,6 @@ local function flat_rows(res)
 end
 
 function M.run(opts)
-  local scenario = require "surge.scenario"
-  local dut = require "surge.dut"
-  local json = require "surge.results.json"
   opts = scenario.defaults(M.name, M, opts)
   local plan = M.plan(opts)
   local ports, ifaces, line = {}, {}, nil
@@ -285,7 +284,6 @@ local function cell(v, fmt)
 end
 
 function M.report(res)
-  local scenario = require "surge.scenario"
   local rows = {}
   for _, r in ipairs(res.rows or {}) do
     local figure

@@ -6,6 +6,7 @@
 local igmp = require "surge.proto.igmp"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
+local numbers = require "surge.scenario.kit.numbers"
 
 local M = { MAX_GROUPS = 4096 }
 
@@ -46,7 +47,7 @@ function M.groups(text, option, refuse)
     if item == "" then refuse(option, "empty item in '%s'", text) end
     local addr, n = item:match("^([^/]+)/(%d+)$")
     if not addr then addr, n = item, "1" end
-    n = require("surge.scenario").finite(n)
+    n = numbers.finite(n)
     local six = addr:find(":", 1, true) ~= nil
     if v6 == nil then v6 = six end
     if six ~= v6 then refuse(option, "'%s' and '%s' are not of one family: give IPv4 or IPv6 groups", list[1].text, addr) end

@@ -9,12 +9,17 @@
 -- polls the client's port and the server's, answering ARP/NDP on both.
 local logic = require "surge.scenario.rfc9693.logic"
 local kpump = require "surge.scenario.kit.pump"
+local conn = require "surge.conn"
+local dut = require "surge.dut"
+local json = require "surge.results.json"
+local neigh_mod = require "surge.dut.neigh"
+local scenario = require "surge.scenario"
+local surge = require "surge"
 
 local M = { name = "rfc9693",
   description = "RFC 9693 stateful DUT: connection table capacity, setup and teardown rates, throughput" }
 
 function M.options(p)
-  local scenario = require "surge.scenario"
   scenario.dut_options(p)
   p:option("--tests", "comma-separated: " .. table.concat(logic.TESTS, ", "), table.concat(logic.TESTS, ","))
   p:option("--port", "the server's TCP port (on --dst)", 80, "integer 1..65535")
@@ -40,7 +45,6 @@ end
 -- A ratio as given (the kit's one parser: a number, "0.005" or "0.5%"),
 -- above 0 and below 1.
 local function ratio(v, option)
-  local scenario = require "surge.scenario"
   local n = scenario.kit.numbers.ratio(v)
   if not n then scenario.refuse(option, "'%s' is not a ratio (0.005 or 0.5%%)", tostring(v)) end
   if n <= 0 or n >= 1 then scenario.refuse(option, "%s must be above 0 and below 1 (100 %%)", tostring(v)) end
@@ -50,14 +54,13 @@ end
 -- The server needs a port of its own: its engine takes every TCP segment
 -- to its address from the port it polls.
 function M.no_rx(o)
-  require("surge.scenario").refuse("--rx", "the server needs a port of its own: give --rx, another port than "
+  scenario.refuse("--rx", "the server needs a port of its own: give --rx, another port than "
     .. "--tx %s", tostring(o.tx))
 end
 
 -- The options checked together, before any port (`surge run rfc9693`
 -- refuses them before EAL, exit 2): returns the plan { tests, width }.
 function M.plan(o)
-  local scenario = require "surge.scenario"
   local known = {}
   for _, t in ipairs(logic.TESTS) do known[t] = true end
   local tests = scenario.items(o.tests, "--tests", { what = "test", unique = true, parse = function(w)
@@ -113,8 +116,6 @@ end
 -- server's over the trial, the seconds from the first open to the last
 -- close, and whether the client finished in time.
 local function trial(st, o)
-  local surge = require "surge"
-  local conn = require "surge.conn"
   if st.sport + o.n > 65536 then st.sport = 1024 end    -- a fresh range of source ports per trial, wrapping
   st.clients = st.clients + 1
   local c = conn.client{ src = st.src, server = st.dst, port = st.port, sport = st.sport, capacity = o.n,
@@ -142,7 +143,7 @@ local function row_of(test, value, unit, extra)
 end
 
 local function progress(...)
-  require("surge.scenario").progress(...)
+  scenario.progress(...)
 end
 
 local function run_capacity(st, res)
@@ -210,7 +211,6 @@ end
 -- requests back to back; the bytes of the responses received in a window
 -- that starts a second after the last open.
 local function run_throughput(st, res)
-  local surge = require "surge"
   local n, secs, rate = st.o.connections, st.o.throughput_time, st.o.open_rate
   progress("throughput: %d connections, requests back to back for %g s, %d-byte bodies", n, secs,
     st.o.response_size)
@@ -226,7 +226,7 @@ local function run_throughput(st, res)
   local bps = d.bytes_rcvd * 8 / m.seconds
   local failed = d.failed_timeout + d.failed_rst + d.failed_bad
   progress("throughput: %s of responses (%d bytes in %.2f s), %.1f requests/s, %d of %d connections "
-    .. "open, %d failed", require("surge.scenario").bits(bps), d.bytes_rcvd, m.seconds, d.responses / m.seconds, m.b.concurrent, n, failed)
+    .. "open, %d failed", scenario.bits(bps), d.bytes_rcvd, m.seconds, d.responses / m.seconds, m.b.concurrent, n, failed)
   if m.a.established < n or failed > 0 then res.ok = false end
   res.trials[#res.trials + 1] = { test = "throughput", connections = n, rate = rate, established = c.established,
     failed = failed, retransmits = c.retransmits, seconds = m.seconds }
@@ -238,10 +238,6 @@ end
 
 -- spec: ifaces (tx's, rx's), tx_mac, rx_mac, gw_mac, src, dst, opts, width, tests.
 function M.task(spec)
-  local surge = require "surge"
-  local conn = require "surge.conn"
-  local neigh_mod = require "surge.dut.neigh"
-  local json = require "surge.results.json"
   local o = spec.opts
   local t = surge.proto.tcp{ src = spec.src, dst = spec.dst, sport = 1024, dport = o.port, size = 74 }
   local pool = surge.pool{ template = t, data_room = conn.data_room(), size = 8191 }
@@ -271,9 +267,6 @@ function M.task(spec)
 end
 
 function M.run(opts)
-  local scenario = require "surge.scenario"
-  local surge = require "surge"
-  local dut = require "surge.dut"
   opts = scenario.defaults(M.name, M, opts)
   local plan = M.plan(opts)
   if opts.rx == nil or opts.rx == "" then M.no_rx(opts) end
@@ -298,7 +291,6 @@ function M.run(opts)
 end
 
 function M.report(res)
-  local scenario = require "surge.scenario"
   local rows = {}
   for _, r in ipairs(res.rows) do
     local note = r.error or (r.reached == false and "not reached: the DUT held all offered")
