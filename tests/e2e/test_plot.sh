@@ -267,6 +267,8 @@ teardown-rate trial, failed	2" "$(for f in rfc2889-broadcast rfc2889-caching rfc
 check "plot rfc3918: delays in us against the group" "ylabel	delay (s)
 xlabel	group (in the order joined)" "$(report "$TMP/sw-rfc3918.svg" ylabel xlabel)"
 check_match "plot rfc3918: us ticks" "^ticks y	0 us, .* us$" "$(report "$TMP/sw-rfc3918.svg" 'ticks y')"
+check "plot rfc3918, rfc9693: a group and a trial are whole numbers: a tick at each" "ticks x	1, 2, 3, 4, 5
+ticks x	1, 2, 3, 4, 5, 6, 7" "$(report "$TMP/sw-rfc3918.svg" 'ticks x'; report "$TMP/sw-rfc9693.svg" 'ticks x')"
 check "plot rfc2889 broadcast: packet rate left, latency right" "ylabel	packet rate (packets/s)
 y2label	latency (s)" "$(report "$TMP/sw-rfc2889-broadcast.svg" ylabel y2label)"
 for f in rfc2889-forwarding rfc2889-broadcast rfc2889-caching rfc3918 rfc9693; do

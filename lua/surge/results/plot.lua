@@ -459,7 +459,8 @@ end
 -- Scenarios whose charts module has a draw (draw(tbl, data) -> charts;
 -- data(name, rows) writes a data file): mlrsearch, y1564, rfc3918, rfc9693
 -- (scenario/NAME/charts.lua). A drawn chart is { title, xlabel, ylabel,
--- xunit, yunit (UNITS' names; values in the base unit), logx, logy, plots =
+-- xunit, yunit (UNITS' names; values in the base unit), logx, logy, xinteger
+-- (whole-number x: a tick at each on a short axis), plots =
 -- { { file, column, with, title } } (x in column 1) }; module_chart makes it
 -- a chart as chart_text draws them (axes from the data's ranges), so every
 -- module's chart goes through the one path the built-in charts take.
@@ -477,8 +478,9 @@ local function module_chart(c, name, rows_of)
   local logy = c.logy and ypos < math.huge or false
   if logy then ylo = ypos end                     -- a log axis shows the points above 0
   local logx = c.logx and xlo > 0 or false
-  return { name = c.name or name, title = c.title, series = series, points = c.points,
-           x = axis(c.xunit or "plain", c.xlabel or "", logx, xlo, xhi),
+  local x = axis(c.xunit or "plain", c.xlabel or "", logx, xlo, xhi)
+  if c.xinteger and not logx and xhi - xlo <= 20 then x.step = 1 end
+  return { name = c.name or name, title = c.title, series = series, points = c.points, x = x,
            y = axis(c.yunit or "plain", c.ylabel or "", logy, ylo, yhi) }
 end
 local function module_charts(res, dir, charts)
@@ -680,6 +682,8 @@ local function axis_lines(s, name, a)
     s[#s + 1] = ("set %srange [%.17g:%.17g]"):format(name, a.lo * (1 - 1e-6), a.hi * (1 + 1e-6))
   else
     s[#s + 1] = ("set format %s %s"):format(name, quote(a.format))
+    -- whole-number values (a count: groups, trials) on a short axis: a tick at each
+    if a.step then s[#s + 1] = ("set %stics %.17g"):format(name, a.step * a.factor) end
     -- an autoscaled x: no rounding out to ticks (chart_text's offsets give the room)
     s[#s + 1] = a.range and ("set %srange [%.17g:%.17g]"):format(name, a.range[1] * a.factor, a.range[2] * a.factor)
       or (name == "x" and "set autoscale xfix") or ("set %srange [*:*]"):format(name)

@@ -27,7 +27,7 @@ function M.draw(tbl, data)
   end
   if #plots == 0 then return {} end
   return { { title = "RFC 3918 join and leave delay (7.1, 7.2) per group",
-             xlabel = "group (in the order joined)", ylabel = "delay (s)", xunit = "plain", yunit = "time",
+             xlabel = "group (in the order joined)", ylabel = "delay (s)", xunit = "plain", xinteger = true, yunit = "time",
              plots = plots, points = n } }
 end
 

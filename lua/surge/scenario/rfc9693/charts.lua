@@ -31,7 +31,7 @@ function M.draw(tbl, data)
   end
   if #plots == 0 then return {} end
   return { { title = "RFC 9693 setup and teardown rate searches: the trials",
-             xlabel = "trial (in the order run)", ylabel = "connection rate (connections/s)", xunit = "plain",
+             xlabel = "trial (in the order run)", ylabel = "connection rate (connections/s)", xunit = "plain", xinteger = true,
              yunit = "plain", plots = plots, points = n } }
 end
 
