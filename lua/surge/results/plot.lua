@@ -8,9 +8,9 @@
 --     time, with the run's events (set_rate, trial boundaries) marked
 --   * latency: each receiver's percentile spectrum (x = percentile on a log
 --     1/(1-p) axis, as HdrHistogram plots), all on one pair of axes
---   * each scenario table that carries a chart (see docs/results.md): the
---     RFC 2544 throughput and latency per frame size, a load-latency curve,
---     or any table with a `plot` description.
+--   * each scenario table with charts: those its scenario declares
+--     (scenario/NAME/charts.lua, found by the table's name: this module
+--     names no scenario), or its own `plot` description (docs/results.md).
 -- Needs no EAL; the REPL calls surge.plot(file [, out]) the same way.
 local json = require "surge.results.json"
 local results_file = require "surge.results.file"
@@ -457,8 +457,7 @@ local function scenario_charts(res, dir, charts)
 end
 
 -- Scenarios whose charts module has a draw (draw(tbl, data) -> charts;
--- data(name, rows) writes a data file): mlrsearch, y1564, rfc3918, rfc9693
--- (scenario/NAME/charts.lua). A drawn chart is { title, xlabel, ylabel,
+-- data(name, rows) writes a data file; scenario/NAME/charts.lua). A drawn chart is { title, xlabel, ylabel,
 -- xunit, yunit (UNITS' names; values in the base unit), logx, logy, xinteger
 -- (whole-number x: a tick at each on a short axis), plots =
 -- { { file, column, with, title } } (x in column 1) }; module_chart makes it

@@ -1,4 +1,4 @@
--- flood.lua - many flows at the highest rate surge reaches (or --rate),
+-- scenario/flood/init.lua - many flows at the highest rate surge reaches (or --rate),
 -- fixed sizes or IMIX, through the DUT: what it forwards, per frame size.
 --
 --   surge run --vdev ... flood --tx 0 --rx 1 --sizes imix --flows 1024 --trial 5

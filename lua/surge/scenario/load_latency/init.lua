@@ -1,4 +1,4 @@
--- load_latency.lua - latency percentiles and loss against offered load: one
+-- scenario/load_latency/init.lua - latency percentiles and loss against offered load: one
 -- trial per rate of --rates, each with latency probes.
 --
 --   surge run --vdev ... load-latency --tx 0 --rx 1 --rates 10kpps,100kpps,1mpps

@@ -1,4 +1,4 @@
--- mlrsearch.lua - the scenario `mlrsearch` (RFC 9971): the search of mlr.lua
+-- scenario/mlrsearch/init.lua - the scenario `mlrsearch` (RFC 9971): the search of logic.lua
 -- per frame size with surge trials through the DUT
 -- (surge run mlrsearch --tx 0 --rx 1 --gateway ... --sizes 64,512).
 local mlr = require "surge.scenario.mlrsearch.logic"

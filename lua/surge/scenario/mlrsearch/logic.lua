@@ -1,4 +1,4 @@
--- mlr.lua - the search logic of RFC 9971 MLRsearch (Multiple Loss Ratio
+-- scenario/mlrsearch/logic.lua - the search logic of RFC 9971 MLRsearch (Multiple Loss Ratio
 -- search), free of packets and ports like search.lua: the trial function is
 -- injected, so tests drive it with simulated DUTs whose loss curves are known
 -- (tests/lua/test_mlrsearch.lua). The scenario `mlrsearch` (mlrsearch.lua)

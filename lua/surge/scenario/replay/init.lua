@@ -1,4 +1,4 @@
--- replay.lua - a pcap through the DUT at its own timing, scaled, as fast as
+-- scenario/replay/init.lua - a pcap through the DUT at its own timing, scaled, as fast as
 -- possible or at a fixed rate: what was sent and what came back.
 --
 --   surge run --vdev ... replay --tx 0 --rx 1 --file in.pcap --timing scale=2 --rewrite

@@ -1,4 +1,4 @@
--- rfc2544.lua - RFC 2544 benchmarks against a device under test: throughput
+-- scenario/rfc2544/init.lua - RFC 2544 benchmarks against a device under test: throughput
 -- (binary search per frame size, or RFC 9971 MLRsearch with --search mlr), latency at that throughput, frame loss
 -- rate (100 % of the top rate down in steps) and back-to-back bursts.
 --

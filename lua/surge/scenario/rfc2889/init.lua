@@ -1,6 +1,6 @@
--- rfc2889.lua - the scenario `rfc2889`: RFC 2889 LAN switch benchmarks on
+-- scenario/rfc2889/init.lua - the scenario `rfc2889`: RFC 2889 LAN switch benchmarks on
 -- three or more ports (surge run rfc2889 --ports 0,1,2 --tests caching,...).
--- The procedures, searches and verdicts are rfc2889_logic.lua's (free of
+-- The procedures, searches and verdicts are logic.lua's (free of
 -- packets); here they get a `send` that runs surge.dut.l2 trials on the
 -- ports, and the results become rows (docs/results.md).
 local surge = require "surge"

@@ -1,4 +1,4 @@
--- rfc2889_logic.lua - the procedures of RFC 2889 (LAN switch benchmarking),
+-- scenario/rfc2889/logic.lua - the procedures of RFC 2889 (LAN switch benchmarking),
 -- free of packets: each test plans streams of frames (which port sends,
 -- from which MAC range to which, how many, how fast, which ports must
 -- receive them), hands them to `send`, judges what came back and searches.

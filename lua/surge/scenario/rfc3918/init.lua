@@ -1,4 +1,4 @@
--- rfc3918.lua - the scenario `rfc3918` (RFC 3918, multicast benchmarking):
+-- scenario/rfc3918/init.lua - the scenario `rfc3918` (RFC 3918, multicast benchmarking):
 -- surge's receiving ports join and leave groups with real IGMPv2/v3 or
 -- MLDv2 reports while port --tx sends to the groups; per group and port it
 -- measures the join delay, the leave delay, the group capacity, the
@@ -8,7 +8,7 @@
 --   surge run rfc3918 --tx 0 --rx 1,2 --members 1 --groups 239.1.1.1/16 --tests join,leave,capacity
 --
 -- The logic (group lists, reports, verdicts, delays, the capacity search) is
--- scenario/mcast.lua's; the timeline of reports and traffic runs as the task
+-- scenario/rfc3918/logic.lua's; the timeline of reports and traffic runs as the task
 -- surge.dut.mcast:run.
 local mcast = require "surge.scenario.rfc3918.logic"
 local igmp = require "surge.proto.igmp"
@@ -266,7 +266,7 @@ function run_test.leave(env)
 end
 
 -- Throughput of the groups (and with unicast, the mixed test): a binary
--- search on the offered rate (scenario/search.lua) for the highest whose
+-- search on the offered rate (scenario/kit/search.lua) for the highest whose
 -- trial every member received whole (loss <= --tolerance).
 local function throughput(env, test, frames, nuni)
   local o, n = env.opts, #env.plan.groups.list

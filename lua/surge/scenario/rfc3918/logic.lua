@@ -1,4 +1,4 @@
--- mcast.lua - the logic of the rfc3918 scenario, free of ports and packets
+-- scenario/rfc3918/logic.lua - the logic of the rfc3918 scenario, free of ports and packets
 -- (unit-tested in tests/lua/test_rfc3918.lua, as search.lua and mlr.lua):
 -- group lists, the membership reports that join or leave them, what a
 -- trial's per-port, per-group counts say (forwarded correctly or not; join

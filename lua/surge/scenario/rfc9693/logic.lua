@@ -1,4 +1,4 @@
--- rfc9693_logic.lua - the decisions of the rfc9693 scenario (RFC 9693,
+-- scenario/rfc9693/logic.lua - the decisions of the rfc9693 scenario (RFC 9693,
 -- benchmarking stateful DUTs), free of packets and ports: the rate search of
 -- the setup and teardown tests, what makes a trial pass, the capacity
 -- verdict and the plan of each trial. Each search takes a `trial` function,

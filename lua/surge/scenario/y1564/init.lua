@@ -1,10 +1,10 @@
--- y1564.lua - the scenario `y1564` (ITU-T Y.1564 Ethernet service activation):
+-- scenario/y1564/init.lua - the scenario `y1564` (ITU-T Y.1564 Ethernet service activation):
 -- per service (told apart by VLAN, DSCP or UDP destination port) the service
 -- configuration test (steps at 25/50/75/100 % of CIR, CIR + EIR, then an
 -- overshoot the DUT must police), then the service performance test (every
 -- service at CIR together for --duration). Per step and service: IR, FLR,
 -- FTD, FDV, availability and the verdict against the service's criteria.
--- The logic (services, steps, verdicts) is y1564_logic.lua's.
+-- The logic (services, steps, verdicts) is logic.lua's.
 --
 --   surge run --vdev ... y1564 --tx 0 --rx 1 --gateway 10.0.0.1 \
 --     --services voice:dscp=46:cir=2mbit:eir=0:flr=0.1%:ftd=10ms:fdv=2ms,data:port=5001:cir=5mbit:eir=2mbit

@@ -1,4 +1,4 @@
--- y1564_logic.lua - the pure logic of ITU-T Y.1564 (the scenario `y1564`,
+-- scenario/y1564/logic.lua - the pure logic of ITU-T Y.1564 (the scenario `y1564`,
 -- y1564.lua): services and their criteria from --services text or a Lua
 -- table, the steps of the service configuration test, availability from
 -- per-interval counts and the pass/fail verdicts. Free of packets and ports
