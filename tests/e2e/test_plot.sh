@@ -140,8 +140,8 @@ p99	7
 p50 (median)	5
 p99	5" "$(for f in rfc2544-throughput rfc2544-latency load_latency-latency; do $SERIES "$TMP/scen-$f.svg"; done)"
 
-# the scenarios whose charts a module draws (results/plot_mlr.lua,
-# plot_y1564.lua) go through the same axes as the built-in ones: mlrsearch's
+# the scenarios whose charts module draws them (scenario/mlrsearch/charts.lua,
+# y1564/charts.lua) go through the same axes as the built-in ones: mlrsearch's
 # bounds per size and trials, y1564's IR per step against CIR and CIR + EIR
 # (issue 18 item 3: a module's chart had no name nor axes, and plot raised)
 python3 - "$TMP/flood.json" "$TMP/mod.json" <<'PY'
@@ -181,6 +181,99 @@ done
 # left out the one at an end lying exactly on it: 10 kpps)
 check "plot mlrsearch trials: log load axis, a tick at each end" "ticks y	10 kpps, 100 kpps" \
   "$(report "$TMP/mod-mlrsearch-2.svg" 'ticks y')"
+
+# the charts rfc2889, rfc3918 and rfc9693 declare (scenario/NAME/charts.lua,
+# issue 30 item 4: they had none): rfc2889 one chart per switch test over the
+# frame sizes (the rows of that test only), rfc3918 the join and leave delay
+# per group and port, rfc9693 its searches' trials, passed apart from failed
+python3 - "$TMP/flood.json" "$TMP/sw.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+sizes = [64, 512, 1518]
+line = {s: 1e9 / ((s + 20) * 8) for s in sizes}
+r["scenarios"] = {
+  "rfc2889": {"rows":
+    [{"test": "forwarding", "frame_size": s, "offered_pps": line[s], "throughput_pps": 0.9 * line[s],
+      "forwarding_rate_fps": 0.95 * line[s], "sender_limited": s == 64} for s in sizes] +
+    [{"test": "address_caching", "frame_size": s, "capacity": 8192 - i} for i, s in enumerate(sizes)] +
+    [{"test": "address_learning", "frame_size": s, "learning_rate_fps": 50000 + i} for i, s in enumerate(sizes)] +
+    [{"test": "broadcast", "frame_size": s, "offered_pps": 1e5, "forwarding_rate_fps": 2e5,
+      "latency_avg_us": 12 + i, "latency_max_us": 40 + i} for i, s in enumerate(sizes)] +
+    [{"test": "congestion_control", "frame_size": s, "congested_loss_pct": 33.3, "uncongested_loss_pct": i}
+     for i, s in enumerate(sizes)] +
+    [{"test": "forward_pressure", "frame_size": s, "overload_offered_pps": line[s] * 1.01,
+      "max_forwarding_rate_fps": line[s], "forwarding_rate_fps": line[s] * 0.99} for s in sizes]},
+  "rfc3918": {"frame_size": 128, "rows": [
+    {"test": "join_delay", "port": 1, "groups": 5, "join_delay_us": 30,
+     "per_group": [{"group": "239.1.1.%d" % g, "delay_us": 20 + 3 * g} for g in range(1, 6)]},
+    {"test": "join_delay", "port": 2, "groups": 5, "join_delay_us": 35,
+     "per_group": [{"group": "239.1.1.%d" % g, "delay_us": 25 + 3 * g} for g in range(1, 6)]},
+    {"test": "leave_delay", "port": 1, "groups": 5, "leave_delay_us": 300,
+     "per_group": [{"group": "239.1.1.%d" % g, "delay_us": 290 + 5 * g} for g in range(1, 6)]},
+    {"test": "throughput", "groups": 5, "throughput_pps": 81000, "forwarded_fps": 162000},
+    {"test": "mixed", "groups": 5, "throughput_pps": 70000, "forwarded_fps": 140000},
+    {"test": "capacity", "groups": 5, "capacity": 5}]},
+  "rfc9693": {"rows": [{"test": "setup_rate", "value": 4200, "unit": "connections/s"}],
+    "trials": [{"test": "capacity", "connections": 1000, "rate": 1000, "established": 1000}] +
+      [{"test": "setup-rate", "rate": rt, "connections": 1000, "pass": ok}
+       for rt, ok in ((8000, False), (4000, True), (6000, False), (5000, False), (4500, False), (4250, False), (4125, True))] +
+      [{"test": "teardown-rate", "rate": rt, "connections": 1000, "pass": ok}
+       for rt, ok in ((4125, False), (2062, True), (3093, True), (3609, False))]},
+}
+json.dump(r, open(sys.argv[2], "w"))
+PY
+run_surge 30 plot "$TMP/sw.json" -o "$TMP/sw.svg"
+check "plot switch charts: exit 0" 0 "$RC"
+check "plot switch charts: a file per chart, titled" "sw-rate.svg: Offered and forwarded load (TX and RX per port)
+sw-rfc2889-broadcast.svg: RFC 2889 broadcast (5.9): forwarding rate and latency per frame size
+sw-rfc2889-caching.svg: RFC 2889 address caching capacity (5.7) per frame size
+sw-rfc2889-congestion.svg: RFC 2889 congestion control (5.10): loss per frame size
+sw-rfc2889-forwarding.svg: RFC 2889 forwarding (5.1-5.4): throughput and forwarding rate per frame size - surge did not send the offered rate at frame size 64 B: there it shows surge's limit
+sw-rfc2889-learning.svg: RFC 2889 address learning rate (5.8) per frame size
+sw-rfc2889-pressure.svg: RFC 2889 forward pressure (5.11): forwarding rate per frame size
+sw-rfc3918.svg: RFC 3918 join and leave delay (7.1, 7.2) per group
+sw-rfc9693.svg: RFC 9693 setup and teardown rate searches: the trials" \
+  "$(sed -E "s|^surge: wrote $TMP/||; s| \([0-9]+ points\)$||" <<<"$OUT" | LC_ALL=C sort)"
+check "plot switch charts: each chart's series and points" "== rfc2889-broadcast
+offered load (left axis)	3
+forwarding rate (left axis)	3
+latency avg (right axis)	3
+latency max (right axis)	3
+== rfc2889-caching
+capacity	3
+== rfc2889-congestion
+congested loss	3
+uncongested loss	3
+== rfc2889-forwarding
+offered load	3
+throughput	3
+forwarding rate	3
+== rfc2889-learning
+learning rate	3
+== rfc2889-pressure
+overload offered	3
+max forwarding rate	3
+forwarding rate	3
+== rfc3918
+join delay, port 1	5
+join delay, port 2	5
+leave delay, port 1	5
+== rfc9693
+setup-rate trial, passed	2
+setup-rate trial, failed	5
+teardown-rate trial, passed	2
+teardown-rate trial, failed	2" "$(for f in rfc2889-broadcast rfc2889-caching rfc2889-congestion rfc2889-forwarding rfc2889-learning \
+  rfc2889-pressure rfc3918 rfc9693; do echo "== $f"; $SERIES "$TMP/sw-$f.svg"; done)"
+check "plot rfc3918: delays in us against the group" "ylabel	delay (s)
+xlabel	group (in the order joined)" "$(report "$TMP/sw-rfc3918.svg" ylabel xlabel)"
+check_match "plot rfc3918: us ticks" "^ticks y	0 us, .* us$" "$(report "$TMP/sw-rfc3918.svg" 'ticks y')"
+check "plot rfc3918, rfc9693: a group and a trial are whole numbers: a tick at each" "ticks x	1, 2, 3, 4, 5
+ticks x	1, 2, 3, 4, 5, 6, 7" "$(report "$TMP/sw-rfc3918.svg" 'ticks x'; report "$TMP/sw-rfc9693.svg" 'ticks x')"
+check "plot rfc2889 broadcast: packet rate left, latency right" "ylabel	packet rate (packets/s)
+y2label	latency (s)" "$(report "$TMP/sw-rfc2889-broadcast.svg" ylabel y2label)"
+for f in rfc2889-forwarding rfc2889-broadcast rfc2889-caching rfc3918 rfc9693; do
+  report_ready "plot switch charts ($f)" "$TMP/sw-$f.svg" "$TMP/sw.json"
+done
 
 # events: a rate set at the prompt and a scenario's trials are recorded in
 # the results file (schema-valid) and marked on the rate chart

@@ -337,7 +337,8 @@ function T.caching_failure_not_the_table_retried()
   -- the first try at 288 floods: tried again, the capacity is the table's
   local c = logic.caching(learn_opts(glitchy({ [288] = 1 }), { lo = 1, hi = 4096 }))
   assert(c.capacity == size, "capacity " .. tostring(c.capacity) .. " for a table of " .. size)
-  assert(c.retried == 1 and #c.unexplained == 0 and c.held_addresses == size, ("retried %d, unexplained %d, held %d"):format(c.retried, #c.unexplained, c.held_addresses))
+  assert(c.retried == 1 and #c.unexplained == 0 and c.held_addresses == size,
+    ("retried %d, unexplained %d, held %d"):format(c.retried, #c.unexplained, c.held_addresses))
   -- every try at 288 floods: counted as failing, but flagged
   c = logic.caching(learn_opts(glitchy({ [288] = 100 }), { lo = 1, hi = 4096 }))
   assert(c.capacity == 288 and c.retried == 2 and #c.unexplained == 1 and c.unexplained[1].addresses == 288

@@ -1,4 +1,4 @@
--- The rfc3918 scenario's logic (scenario/mcast.lua) without packets: group
+-- The rfc3918 scenario's logic (scenario/rfc3918/logic.lua) without packets: group
 -- lists and their refusals, the reports that join and leave them, the
 -- verdict of a trial's counts, join/leave delays from timestamps, and the
 -- group capacity search against simulated DUTs whose capacity is known

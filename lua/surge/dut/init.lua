@@ -225,11 +225,16 @@ function Session:template(size, tos, vlan, dport)
   return e
 end
 
+-- Bits of the wire one frame of `size` bytes (with FCS) takes: the frame,
+-- preamble and start delimiter (8) and the inter-frame gap (12). The one
+-- L1 formula (scenario/kit/rates.lua l1 is this one).
+function M.l1_bits(size) return (size + 20) * 8 end
+
 -- Line rate in frames/s for this size on the tx port (0 when unknown).
 function Session:line_pps(size)
   local mbps = self.tx_info.speed_mbps
   if not mbps or mbps == 0 then return 0 end
-  return mbps * 1e6 / ((size + 20) * 8)
+  return mbps * 1e6 / M.l1_bits(size)
 end
 
 -- One trial. t: size (with FCS), rate (pps; nil = as fast as possible),

@@ -12,6 +12,7 @@
 local ffi = require "ffi"
 local bit = require "bit"
 local surge = require "surge"
+local trial = require "surge.dut.trial"
 
 local band, rshift = bit.band, bit.rshift
 local u32p, u16p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint16_t *"), ffi.typeof("uint64_t *")
@@ -72,7 +73,7 @@ function M.run(spec)
   end
   local watch = {}
   for i, f in ipairs(ifaces) do watch[i] = f.txq.port end
-  local check_link = require("surge.dut.trial").link_checker(watch)
+  local check_link = trial.link_checker(watch)
   local what = spec.what or "an rfc2889 trial"
   check_link(what)
   local ns_per_cycle = 1e9 / hz

@@ -2,9 +2,9 @@
 -- membership reports and multicast (and unicast) test traffic, run on one
 -- worker lcore, with every receiving port counted per group and the time
 -- of each group's first and last frame there. Launched as a module task
--- ("surge.dut.mcast:run") from scenario/rfc3918.lua, which builds the
+-- ("surge.dut.mcast:run") from scenario/rfc3918/, which builds the
 -- plain-data spec and reads the delays and verdicts from what it returns
--- (scenario/mcast.lua).
+-- (scenario/rfc3918/logic.lua).
 --
 -- Each flow is one destination (a group, or a unicast address): a frame
 -- per flow is prepared (its UDP source port is SPORT0 + the flow, the key

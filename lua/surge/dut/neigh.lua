@@ -12,7 +12,10 @@
 -- the responder costs a compare per frame that is not ARP or ICMPv6, and
 -- nothing when nothing arrives.
 local ffi = require "ffi"
+local surge = require "surge"
 local check = require "surge.check"
+local addrs = require "surge.proto.addrs"
+local arp = require "surge.proto.arp"
 local cs = require "surge.proto.checksum"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
@@ -30,7 +33,7 @@ local ZERO_MAC = "\0\0\0\0\0\0"
 -- the first (the one resolve asks from) and the set answered for.
 local function addr_set(spec, what, six)
   if spec == nil then return nil, nil end
-  local list, v6 = require("surge.proto.addrs").list(spec, what)
+  local list, v6 = addrs.list(spec, what)
   if v6 ~= six then check.raise(("%s: %s is not an IPv%d address"):format(what, tostring(list[1]), six and 6 or 4)) end
   local set = {}
   for _, a in ipairs(list) do set[a] = true end
@@ -78,7 +81,7 @@ end
 local function write_arp(p, f, op, tha_mac, tpa, dst_mac, spa)
   ffi.fill(p, 60, 0)
   eth.write(p, f.mac, dst_mac, 0x0806)
-  require("surge.proto.arp").write(p + 14, op, f.mac, spa or f.ip4 or 0, tha_mac, tpa)
+  arp.write(p + 14, op, f.mac, spa or f.ip4 or 0, tha_mac, tpa)
   return 60
 end
 
@@ -163,7 +166,6 @@ end
 -- until an answer or `timeout` seconds. Answers requests meanwhile.
 -- Returns the MAC text, or nil and a one-line reason.
 function N:resolve(i, addr, timeout)
-  local surge = require "surge"
   local f = self.ifaces[i]
   local t4, t6
   if tostring(addr):find(":", 1, true) then

@@ -11,6 +11,7 @@ local ffi = require "ffi"
 local surge = require "surge"
 local core = require "surge.core"
 local view = require "surge.proto.view"
+local eth = require "surge.proto.eth"
 local neigh = require "surge.dut.neigh"
 local counters = require "surge.dut.counters"
 local frames = require "surge.dut.frames"
@@ -343,8 +344,8 @@ function M.replay(spec)
   local txq = spec.ifaces[spec.tx_iface].txq
   local r = spec.reader
   local b = spec.pool:burst(32)
-  local dst = spec.dst_mac and require("surge.proto.eth").mac(spec.dst_mac, "replay: dst_mac")
-  local src = spec.src_mac and require("surge.proto.eth").mac(spec.src_mac, "replay: src_mac")
+  local dst = spec.dst_mac and eth.mac(spec.dst_mac, "replay: dst_mac")
+  local src = spec.src_mac and eth.mac(spec.src_mac, "replay: src_mac")
   surge.idle{ mode = "pause" }
   if spec.rate then txq:set_rate(spec.rate) else r:pace(txq) end
   local hz = surge.tsc_hz()

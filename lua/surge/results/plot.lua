@@ -8,9 +8,9 @@
 --     time, with the run's events (set_rate, trial boundaries) marked
 --   * latency: each receiver's percentile spectrum (x = percentile on a log
 --     1/(1-p) axis, as HdrHistogram plots), all on one pair of axes
---   * each scenario table that carries a chart (see docs/results.md): the
---     RFC 2544 throughput and latency per frame size, a load-latency curve,
---     or any table with a `plot` description.
+--   * each scenario table with charts: those its scenario declares
+--     (scenario/NAME/charts.lua, found by the table's name: this module
+--     names no scenario), or its own `plot` description (docs/results.md).
 -- Needs no EAL; the REPL calls surge.plot(file [, out]) the same way.
 local json = require "surge.results.json"
 local results_file = require "surge.results.file"
@@ -141,7 +141,7 @@ local UNITS = {
 }
 local SUFFIXES = {   -- name suffix -> unit, factor to the base unit
   { "_ns$", "time", 1e-9 }, { "_us$", "time", 1e-6 }, { "_ms$", "time", 1e-3 },
-  { "_mpps$", "rate", 1e6 }, { "_kpps$", "rate", 1e3 }, { "_pps$", "rate", 1 },
+  { "_mpps$", "rate", 1e6 }, { "_kpps$", "rate", 1e3 }, { "_pps$", "rate", 1 }, { "_fps$", "rate", 1 },
   { "_gbps$", "bits", 1e9 }, { "_mbps$", "bits", 1e6 }, { "_bps$", "bits", 1 },
   { "_pct$", "pct", 1 }, { "_bytes$", "bytes", 1 }, { "^frame_size$", "bytes", 1 }, { "^size$", "bytes", 1 },
 }
@@ -151,7 +151,7 @@ local NAMES = {
   throughput_pct = { "throughput", "% of line rate" }, rate_pct = { "throughput", "% of line rate" },
   throughput_pps = { "throughput" }, throughput_mpps = { "throughput" },
   loss_pct = { "frame loss" }, load_pct = { "offered load", "% of line rate" }, load_pps = { "offered load" },
-  rate_pps = { "offered load" }, load = { "offered load" }, frame_size = { "frame size" }, size = { "frame size" },
+  rate_pps = { "offered load" }, offered_pps = { "offered load" }, load = { "offered load" }, frame_size = { "frame size" }, size = { "frame size" },
   min_ns = { "min" }, mean_ns = { "mean" }, p50_ns = { "p50 (median)" }, latency_p50_ns = { "p50 (median)" },
   p90_ns = { "p90" }, p99_ns = { "p99" }, latency_p99_ns = { "p99" }, p999_ns = { "p99.9" },
   max_ns = { "max" }, latency_max_ns = { "max" },
@@ -334,22 +334,32 @@ local function latency_charts(res, dir, charts)
   end
 end
 
--- Default chart descriptions for the scenarios surge ships; a scenario may
--- give its own: tbl.plot = { title, x, y = { fields }, xlabel, ylabel, logx, logy }
-local known = {
-  rfc2544 = {
-    { name = "throughput", title = "RFC 2544 throughput per frame size", x = { "frame_size", "size" },
-      y = { { "throughput_pct", "rate_pct" }, { "throughput_mpps", "throughput_pps" } } },
-    { name = "latency", title = "RFC 2544 latency per frame size", x = { "frame_size", "size" },
-      y = { { "p50_ns", "latency_p50_ns" }, { "p99_ns", "latency_p99_ns" }, { "max_ns", "latency_max_ns" } } },
-  },
-  load_latency = {
-    { name = "latency", title = "Latency against offered load", x = { "load_pct", "load_pps", "rate_pps", "load" },
-      y = { { "p50_ns" }, { "p99_ns" }, { "p999_ns" } } },
-  },
-}
-known["load-latency"] = known.load_latency
-known.latency_curve = known.load_latency
+-- A scenario's charts: what its module scenario/NAME/charts.lua declares,
+-- found by the table's name in the results file (NAME, NAME#2 a later run;
+-- load-latency is load_latency), the way testpmd finds a forwarding engine
+-- in its table of ops: results/ names no scenario, a scenario's charts live
+-- beside its logic. The module returns { tables = { spec, ... }, draw =
+-- function(tbl, data) }, both optional: a spec is drawn like a table's own
+-- `plot` (below, plus `name` and `where = { field = value }`, the rows it
+-- takes), draw returns charts of its own (module_charts). A charts module
+-- requires nothing of its scenario (no package cycle: docs/architecture.md).
+local function charts_of(name)
+  local base = tostring(name):gsub("#%d+$", "")
+  if not base:match("^[%w_%-]+$") then return nil end
+  local mod = "surge.scenario." .. base:gsub("%-", "_") .. ".charts"
+  -- lazy: a computed name (the table's), as for a scenario by name
+  local ok, m = pcall(require, mod)
+  if ok then return type(m) == "table" and m or nil end
+  if tostring(m):find("module '" .. mod .. "' not found", 1, true) then return nil end
+  error(m, 0)                                        -- a charts module that fails: surge's fault, shown
+end
+
+-- Whether row r is one a spec takes (its `where` fields all equal).
+local function takes(spec, r)
+  if type(spec.where) ~= "table" then return true end
+  for k, v in pairs(spec.where) do if r[k] ~= v then return false end end
+  return true
+end
 
 local function scenario_charts(res, dir, charts)
   local names = {}
@@ -359,7 +369,8 @@ local function scenario_charts(res, dir, charts)
     local tbl = res.scenarios[name]
     local rows = type(tbl) == "table" and (tbl.rows or tbl.results or (#tbl > 0 and tbl)) or nil
     -- NAME#2, NAME#3: later runs of a scenario in the same session
-    local specs = type(tbl) == "table" and tbl.plot and { tbl.plot } or known[(name:gsub("#%d+$", ""))]
+    local own = type(tbl) == "table" and not tbl.plot and charts_of(name) or nil
+    local specs = type(tbl) == "table" and tbl.plot and { tbl.plot } or (own and own.tables)
     if type(rows) == "table" and #rows > 0 and specs then
       for k, spec in ipairs(specs) do
         local xnames = type(spec.x) == "table" and spec.x or { spec.x }
@@ -368,7 +379,7 @@ local function scenario_charts(res, dir, charts)
         for _, y in ipairs(spec.y or {}) do ys[#ys + 1] = type(y) == "table" and y or { y } end
         for _, r in ipairs(rows) do
           local x, xn = field(r, xnames)
-          if x then
+          if x and takes(spec, r) then
             xused = xused or xn
             local line = { x }
             for j, y in ipairs(ys) do
@@ -384,7 +395,7 @@ local function scenario_charts(res, dir, charts)
         local groups, by_unit = {}, {}
         for j, y in ipairs(ys) do
           local used
-          for _, r in ipairs(rows) do local _, n = field(r, y); used = used or n end
+          for _, r in ipairs(rows) do if takes(spec, r) then local _, n = field(r, y); used = used or n end end
           if used then
             local fi = field_info(used)
             local g = by_unit[fi.unit]
@@ -408,7 +419,7 @@ local function scenario_charts(res, dir, charts)
           local limited = {}
           for _, r in ipairs(rows) do
             local xv = field(r, xnames)
-            if xv and r.sender_limited == true then limited[#limited + 1] = human(xv * xi.factor, xi.unit) end
+            if xv and r.sender_limited == true and takes(spec, r) then limited[#limited + 1] = human(xv * xi.factor, xi.unit) end
           end
           local title = type(spec.title) == "string" and spec.title or name
           if #limited > 0 then
@@ -445,15 +456,13 @@ local function scenario_charts(res, dir, charts)
   end
 end
 
--- Scenarios whose charts a module of their own draws (module(tbl, data)
--- -> charts; data(name, rows) writes a data file): results/plot_mlr.lua,
--- results/plot_y1564.lua. A module's chart is { title, xlabel, ylabel,
--- xunit, yunit (UNITS' names; values in the base unit), logx, logy, plots =
+-- Scenarios whose charts module has a draw (draw(tbl, data) -> charts;
+-- data(name, rows) writes a data file; scenario/NAME/charts.lua). A drawn chart is { title, xlabel, ylabel,
+-- xunit, yunit (UNITS' names; values in the base unit), logx, logy, xinteger
+-- (whole-number x: a tick at each on a short axis), plots =
 -- { { file, column, with, title } } (x in column 1) }; module_chart makes it
 -- a chart as chart_text draws them (axes from the data's ranges), so every
 -- module's chart goes through the one path the built-in charts take.
-local chart_modules = { mlrsearch = "surge.results.plot_mlr",
-                        y1564 = "surge.results.plot_y1564" }
 local function module_chart(c, name, rows_of)
   local xlo, xhi, ylo, yhi, ypos = math.huge, -math.huge, math.huge, -math.huge, math.huge
   local series = {}
@@ -468,17 +477,19 @@ local function module_chart(c, name, rows_of)
   local logy = c.logy and ypos < math.huge or false
   if logy then ylo = ypos end                     -- a log axis shows the points above 0
   local logx = c.logx and xlo > 0 or false
-  return { name = c.name or name, title = c.title, series = series, points = c.points,
-           x = axis(c.xunit or "plain", c.xlabel or "", logx, xlo, xhi),
+  local x = axis(c.xunit or "plain", c.xlabel or "", logx, xlo, xhi)
+  if c.xinteger and not logx and xhi - xlo <= 20 then x.step = 1 end
+  return { name = c.name or name, title = c.title, series = series, points = c.points, x = x,
            y = axis(c.yunit or "plain", c.ylabel or "", logy, ylo, yhi) }
 end
 local function module_charts(res, dir, charts)
   for name, tbl in pairs(res.scenarios or {}) do
-    local m = type(tbl) == "table" and chart_modules[(name:gsub("#%d+$", ""))]
-    if m then
+    local own = type(tbl) == "table" and charts_of(name) or nil
+    local draw = own and own.draw
+    if draw then
       local tag = name:gsub("[^%w]", "_")
       local rows_of = {}
-      local made = require(m)(tbl, function(n, rows)
+      local made = draw(tbl, function(n, rows)
         local f = data_file(dir, tag .. "_" .. n, rows)
         rows_of[f] = rows
         return f
@@ -504,18 +515,48 @@ local function is_list(v)
 end
 local function is_object(v) return type(v) == "table" and v ~= json.null and (next(v) == nil or not is_list(v)) end
 
+-- What the charts read of a results file: at a path of the file ("series.ports[]":
+-- each item of that list), each field and its JSON type ("?": the charts
+-- do without it; "number!": required only where the item has data, a
+-- receiver with probes). The schema, docs/results.schema.json, is the one
+-- description of the file: tests/lua/test_plot_schema.lua fails when a field
+-- here is not in the schema at that path, has another type there, or is
+-- read as always there while the schema lets it be absent.
+-- In the order checked: the first fault named is always the same one.
+M.READS = {
+  ["series.ports[]"] = { { "port", "number" }, { "t", "number" }, { "tx_pps", "number" }, { "rx_pps", "number" } },
+  ["latency[]"] = { { "buckets", "object" }, { "label", "string?" }, { "id", "number!" }, { "probes", "number!" },
+                    { "p50_ns", "number!" }, { "p99_ns", "number!" } },
+  ["latency[].buckets"] = { { "count", "array" }, { "high_ns", "array" } },
+  ["events[]"] = { { "t", "number" }, { "kind", "string?" }, { "text", "string?" }, { "label", "string?" } },
+}
+local READS = M.READS
+
+-- Checks object o (at path p) against READS[at]: nil, or what is wrong.
+local function read_ok(o, p, at, with_data)
+  if not is_object(o) then return p .. " is not an object" end
+  for _, f in ipairs(READS[at]) do
+    local n, want = f[1], f[2]
+    local kind, mark = want:match("^(%a+)([?!]?)$")
+    local v = o[n]
+    local absent = v == nil or v == json.null
+    if not (absent and (mark == "?" or (mark == "!" and not with_data))) then
+      local ok = (kind == "object" and is_object(v)) or (kind == "array" and is_list(v))
+        or (kind ~= "object" and kind ~= "array" and type(v) == kind)
+      if not ok then
+        return ("%s.%s is not %s"):format(p, n, kind == "array" and "a list" or (kind == "object" and "an object")
+          or "a " .. kind)
+      end
+    end
+  end
+end
+
 local function shape(res)
   local function list_of(v, path, item)
     if not is_list(v) then return path .. " is not a list" end
     for i, x in ipairs(v) do
       local why = item(x, ("%s[%d]"):format(path, i))
       if why then return why end
-    end
-  end
-  local function numbers(o, path, names)
-    if not is_object(o) then return path .. " is not an object" end
-    for _, n in ipairs(names) do
-      if type(o[n]) ~= "number" then return ("%s.%s is not a number"):format(path, n) end
     end
   end
   local function number(x, path) if type(x) ~= "number" then return path .. " is not a number" end end
@@ -529,34 +570,27 @@ local function shape(res)
     if not is_object(res.series) then return "series is not an object" end
     if not absent(res.series.ports) then
       local why = list_of(res.series.ports, "series.ports", function(r, p)
-        return numbers(r, p, { "port", "t", "tx_pps", "rx_pps" })
+        return read_ok(r, p, "series.ports[]")
       end)
       if why then return why end
     end
   end
   if not absent(res.latency) then
     local why = list_of(res.latency, "latency", function(l, p)
-      if not is_object(l) then return p .. " is not an object" end
+      local w = read_ok(l, p, "latency[]") or read_ok(l.buckets, p .. ".buckets", "latency[].buckets")
+      if w then return w end
       local b = l.buckets
-      if not is_object(b) then return p .. ".buckets is not an object" end
-      local w = list_of(b.count, p .. ".buckets.count", number) or list_of(b.high_ns, p .. ".buckets.high_ns", number)
+      w = list_of(b.count, p .. ".buckets.count", number) or list_of(b.high_ns, p .. ".buckets.high_ns", number)
       if w then return w end
       if #b.high_ns < #b.count then return p .. ".buckets.high_ns is shorter than its count" end
       local total = 0
       for _, c in ipairs(b.count) do total = total + c end
-      if l.label ~= nil and type(l.label) ~= "string" then return p .. ".label is not a string" end
-      if total > 0 then return numbers(l, p, { "id", "probes", "p50_ns", "p99_ns" }) end
+      if total > 0 then return read_ok(l, p, "latency[]", true) end
     end)
     if why then return why end
   end
   if not absent(res.events) then
-    local why = list_of(res.events, "events", function(e, p)
-      if not is_object(e) then return p .. " is not an object" end
-      if type(e.t) ~= "number" then return p .. ".t is not a number" end
-      for _, k in ipairs({ "kind", "text", "label" }) do
-        if e[k] ~= nil and type(e[k]) ~= "string" then return ("%s.%s is not a string"):format(p, k) end
-      end
-    end)
+    local why = list_of(res.events, "events", function(e, p) return read_ok(e, p, "events[]") end)
     if why then return why end
   end
   if not absent(res.scenarios) then
@@ -579,8 +613,10 @@ local function shape(res)
           local why = names(spec.x, p .. ".plot.x")
             or list_of(spec.y or {}, p .. ".plot.y", names)
           if why then return why end
-          for _, k in ipairs({ "title", "xlabel", "ylabel" }) do
-            if spec[k] ~= nil and type(spec[k]) ~= "string" then return ("%s.plot.%s is not a string"):format(p, k) end
+          for _, key in ipairs({ "title", "xlabel", "ylabel" }) do
+            if spec[key] ~= nil and type(spec[key]) ~= "string" then
+              return ("%s.plot.%s is not a string"):format(p, key)
+            end
           end
         end
       end
@@ -645,6 +681,8 @@ local function axis_lines(s, name, a)
     s[#s + 1] = ("set %srange [%.17g:%.17g]"):format(name, a.lo * (1 - 1e-6), a.hi * (1 + 1e-6))
   else
     s[#s + 1] = ("set format %s %s"):format(name, quote(a.format))
+    -- whole-number values (a count: groups, trials) on a short axis: a tick at each
+    if a.step then s[#s + 1] = ("set %stics %.17g"):format(name, a.step * a.factor) end
     -- an autoscaled x: no rounding out to ticks (chart_text's offsets give the room)
     s[#s + 1] = a.range and ("set %srange [%.17g:%.17g]"):format(name, a.range[1] * a.factor, a.range[2] * a.factor)
       or (name == "x" and "set autoscale xfix") or ("set %srange [*:*]"):format(name)
@@ -840,10 +878,12 @@ function M.plot(file, out)
   local stem, ext = out:sub(1, -5), out:sub(-3)
   -- the figures go next to -o's name: its folder must exist (as for any
   -- output file, surge does not make folders)
-  local dir = out:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then
-    local probe = io.open(dir .. "/.", "r")
-    if not probe then misuse(("surge plot: -o %s: no folder '%s' (make it first)"):format(clean(out), clean(dir))) end
+  local out_dir = out:match("^(.*)/[^/]*$")
+  if out_dir and out_dir ~= "" then
+    local probe = io.open(out_dir .. "/.", "r")
+    if not probe then
+      misuse(("surge plot: -o %s: no folder '%s' (make it first)"):format(clean(out), clean(out_dir)))
+    end
     probe:close()
   end
   local text = read_text(file)
@@ -919,13 +959,14 @@ function M.plot(file, out)
     if failed or empty then
       -- the chart: the one whose part of the script has gnuplot's line,
       -- else the first it left empty (where it stopped)
-      local at, why = gnuplot_reason(etext, status)
+      local at, reason = gnuplot_reason(etext, status)
       local which = empty or drawn[1]
       if at then
         for _, c in ipairs(drawn) do if c.line <= at then which = c end end
       end
-      if not failed and not at then why = "gnuplot ended without drawing it" end
-      fail(("surge plot: cannot draw %s (%s): %s; no figure written"):format(clean(which.file), clean(which.title), why))
+      if not failed and not at then reason = "gnuplot ended without drawing it" end
+      fail(("surge plot: cannot draw %s (%s): %s; no figure written"):format(clean(which.file), clean(which.title),
+        reason))
     end
     for _, c in ipairs(drawn) do
       local moved, err = os.rename(c.temp, c.file)

@@ -4,10 +4,12 @@
 -- and parses its options (every check that needs no port). Returns nil, or
 -- the message and the exit status: 2 for the name or an option, 1 for a
 -- module that cannot be used (like a script that fails).
+local args = require "surge.args"
+local scenario = require "surge.scenario"
+local trace = require "surge.base.trace"
 local M = {}
 
 function M.main(name, ...)
-  local scenario = require "surge.scenario"
   if not scenario.find(name) then
     return ("surge: no script or scenario named '%s' (scenarios: %s; see surge scenarios)"):format(name,
       scenario.names()), 2
@@ -18,7 +20,6 @@ function M.main(name, ...)
   for _, a in ipairs(argv) do
     if a == "--help" or a == "-h" then return nil end       -- printed by the run, without EAL
   end
-  local args = require "surge.args"
   local ok, e = pcall(function() return scenario.parser(name, mod):parse(argv) end)
   -- a built-in's own run, dry, refuses what else it would refuse after EAL
   -- (scenario.dry_run; a user's scenario is not run twice: its side effects)
@@ -31,7 +32,7 @@ function M.main(name, ...)
   end
   if getmetatable(e) == args.OptionError then return tostring(e), 2 end
   -- options(parser) itself raised: the module's fault, at its line
-  return (require("surge.base.trace").message(e):match("^[^\n]*")), 1
+  return (trace.message(e):match("^[^\n]*")), 1
 end
 
 return M

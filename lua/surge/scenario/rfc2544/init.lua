@@ -1,4 +1,4 @@
--- rfc2544.lua - RFC 2544 benchmarks against a device under test: throughput
+-- scenario/rfc2544/init.lua - RFC 2544 benchmarks against a device under test: throughput
 -- (binary search per frame size, or RFC 9971 MLRsearch with --search mlr), latency at that throughput, frame loss
 -- rate (100 % of the top rate down in steps) and back-to-back bursts.
 --
@@ -10,8 +10,8 @@
 -- ARP/NDP while it runs. Results come back per frame size as data.
 local surge = require "surge"
 local scenario = require "surge.scenario"
-local search = require "surge.scenario.search"
-local mlr = require "surge.scenario.mlr"
+local search = require "surge.scenario.kit.search"
+local mlr = require "surge.scenario.mlrsearch.logic"
 
 local M = { name = "rfc2544",
             description = "RFC 2544: throughput, latency, frame loss rate and back-to-back per frame size" }
@@ -57,6 +57,8 @@ local function tests(v)
 end
 
 local fmt_rate = require("surge.rate").format_pps
+local check = require "surge.check"
+local json = require "surge.results.json"
 
 -- --search: "binary" or "mlr". With mlr the throughput is MLRsearch's one
 -- goal RFC 2544 defines: a trial of --trial s at the load loses no more than
@@ -64,7 +66,7 @@ local fmt_rate = require("surge.rate").format_pps
 -- relative width; checked by mlrsearch.goal_error before any traffic.
 local function mlr_goal(opts)
   if opts.search ~= "binary" and opts.search ~= "mlr" then
-    scenario.refuse("--search", "unknown search %s (binary, mlr)", require("surge.check").show(opts.search))
+    scenario.refuse("--search", "unknown search %s (binary, mlr)", check.show(opts.search))
   end
   if opts.search ~= "mlr" then return nil end
   local g = { name = "throughput", loss_ratio = opts.tolerance / 100, exceed_ratio = 0, final_trial = opts.trial,
@@ -79,7 +81,7 @@ end
 -- One flat row per frame size: what surge plot and spreadsheets read
 -- (docs/results.md).
 local function flat_rows(results)
-  results.rows = require("surge.results.json").array()
+  results.rows = json.array()
   for _, r in ipairs(results.sizes) do
     local t, l = r.throughput or {}, r.latency or {}
     results.rows[#results.rows + 1] = { frame_size = r.size, throughput_pps = t.pps,
@@ -144,7 +146,7 @@ function M.run(opts)
   local goal = mlr_goal(opts)
   local s = scenario.session(opts)
   for _, size in ipairs(sizes) do scenario.check_size(s, size, "--sizes") end
-  local rate = rates(s, opts, sizes, want, goal)
+  local planned = rates(s, opts, sizes, want, goal)
   local mac = s:resolve()
   scenario.progress("rfc2544: tx port %d -> rx port %d, %s -> %s %s%s", s.tx.id, s.rx.id, s.src, s.dst, s:next_hop(),
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
@@ -153,11 +155,11 @@ function M.run(opts)
   s:trial{ size = sizes[1], rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   local results = { scenario = "rfc2544", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst,
                     dst_mac = mac, rx_gateway_mac = s.rx_gateway_mac, trial_s = opts.trial,
-                    tolerance_pct = opts.tolerance, search = opts.search, sizes = require("surge.results.json").array() }
+                    tolerance_pct = opts.tolerance, search = opts.search, sizes = json.array() }
   scenario.partial(results, flat_rows)
   scenario.steps(#sizes * ntests, "rfc2544")
   for _, size in ipairs(sizes) do
-    local line, hi, lo = rate[size].line, rate[size].hi, rate[size].lo
+    local line, hi, lo = planned[size].line, planned[size].hi, planned[size].lo
     local r = { size = size, max_rate_pps = hi, line_pps = line }
     results.sizes[#results.sizes + 1] = r
     local function trial(rate, what, extra)
@@ -187,7 +189,7 @@ function M.run(opts)
       end
       r.throughput = { pps = T, searched_pps = g.lower_bound, search = "mlr", upper_bound_pps = g.upper_bound,
                        conditional_throughput_pps = g.conditional_throughput, relative_width = g.relative_width,
-                       trial_seconds = found.trial_seconds, l1_mbps = T * (size + 20) * 8 / 1e6,
+                       trial_seconds = found.trial_seconds, l1_mbps = T * scenario.l1(size) / 1e6,
                        line_pct = line > 0 and T * 100 / line or nil, converged = g.reached, trials = trials }
     elseif want.throughput then
       local n = 0
@@ -214,7 +216,7 @@ function M.run(opts)
         end
       end
       r.throughput = { pps = T, searched_pps = found.rate, search = "binary", trial_seconds = #found.trials * opts.trial,
-                       l1_mbps = T * (size + 20) * 8 / 1e6, line_pct = line > 0 and T * 100 / line or nil,
+                       l1_mbps = T * scenario.l1(size) / 1e6, line_pct = line > 0 and T * 100 / line or nil,
                        converged = found.converged, trials = found.trials, sender_limited = limited }
       if limited then
         scenario.progress("  %5d B  throughput %s is surge's limit, not the DUT's: it offered %s and sent only that",

@@ -1,4 +1,4 @@
--- replay.lua - a pcap through the DUT at its own timing, scaled, as fast as
+-- scenario/replay/init.lua - a pcap through the DUT at its own timing, scaled, as fast as
 -- possible or at a fixed rate: what was sent and what came back.
 --
 --   surge run --vdev ... replay --tx 0 --rx 1 --file in.pcap --timing scale=2 --rewrite
@@ -7,6 +7,9 @@
 -- come back are counted unless they are ARP/NDP (those the responder answers).
 local scenario = require "surge.scenario"
 local pcap = require "surge.pcap"
+local dut = require "surge.dut"
+local rate_mod = require "surge.rate"
+local surge = require "surge"
 
 local M = { name = "replay", description = "a pcap through the DUT at its timing, scaled or a fixed rate: what came back" }
 
@@ -25,10 +28,11 @@ function M.run(opts)
   if opts.file == "" then scenario.refuse("--file", "give a pcap file to replay") end
   -- the timing as surge.pcap takes it, refused here naming the option (and
   -- before EAL: scenario.dry_run), not by the reader after the port started
-  local t = opts.timing
-  local scale = scenario.finite(type(t) == "string" and (t:match("^scale=(.+)$") or t:match("^x(.+)$")) or nil)
-  if t ~= "original" and t ~= "fast" and not (scale and scale > 0 and scale <= 1e9) then
-    scenario.refuse("--timing", "'%s' is not original, fast or scale=X (X above 0, at most 1e9)", tostring(t))
+  local timing = opts.timing
+  local scale = scenario.finite(type(timing) == "string" and (timing:match("^scale=(.+)$") or timing:match("^x(.+)$"))
+    or nil)
+  if timing ~= "original" and timing ~= "fast" and not (scale and scale > 0 and scale <= 1e9) then
+    scenario.refuse("--timing", "'%s' is not original, fast or scale=X (X above 0, at most 1e9)", tostring(timing))
   end
   local rate = opts.rate ~= "" and scenario.pps(opts.rate, 64, 0, "--rate") or nil
   if not scenario.readable(opts.file) then
@@ -40,12 +44,11 @@ function M.run(opts)
   local reader = pcap.reader(opts.file, { loop = opts.loop, timing = opts.rate ~= "" and "fast" or opts.timing })
   local info = reader:info()
   local mac = opts.rewrite and s:resolve() or nil
-  local pool = s.replay_pool or require("surge").pool{ size = 4095,
+  local pool = s.replay_pool or surge.pool{ size = 4095,
     data_room = info.max_len > 1518 and info.max_len or nil }
   s.replay_pool = pool
   scenario.progress("replay: %s: %d frames, %.6f s, %d pass(es), %s", opts.file, info.records, info.duration, opts.loop,
-    rate and ("at " .. require("surge.rate").format_pps(rate)) or ("timing " .. opts.timing))
-  local surge = require "surge"
+    rate and ("at " .. rate_mod.format_pps(rate)) or ("timing " .. opts.timing))
   local id = surge.launch("surge.dut.trial:replay", { ifaces = s.ifaces, ctrl_pool = s.ctrl_pool, tx_iface = 1,
     rx_iface = s.rx_iface, reader = reader, pool = pool, rate = rate, settle = opts.settle,
     dst_mac = mac, src_mac = mac and s.tx_info.mac or nil })
@@ -56,7 +59,7 @@ function M.run(opts)
   end)
   local ok, t = pcall(surge.wait, id)
   reader:close()
-  if not ok then error(require("surge.dut").reason(t), 0) end
+  if not ok then error(dut.reason(t), 0) end
   local res = { scenario = M.name, file = opts.file, records = info.records, passes = opts.loop, sent = t.sent,
                 received = t.received, sent_bytes = t.sent_bytes, received_bytes = t.received_bytes,
                 lost = math.max(0, t.sent - t.received), seconds = t.seconds }

@@ -1,4 +1,4 @@
--- rfc3918.lua - the scenario `rfc3918` (RFC 3918, multicast benchmarking):
+-- scenario/rfc3918/init.lua - the scenario `rfc3918` (RFC 3918, multicast benchmarking):
 -- surge's receiving ports join and leave groups with real IGMPv2/v3 or
 -- MLDv2 reports while port --tx sends to the groups; per group and port it
 -- measures the join delay, the leave delay, the group capacity, the
@@ -8,11 +8,18 @@
 --   surge run rfc3918 --tx 0 --rx 1,2 --members 1 --groups 239.1.1.1/16 --tests join,leave,capacity
 --
 -- The logic (group lists, reports, verdicts, delays, the capacity search) is
--- scenario/mcast.lua's; the timeline of reports and traffic runs as the task
+-- scenario/rfc3918/logic.lua's; the timeline of reports and traffic runs as the task
 -- surge.dut.mcast:run.
-local mcast = require "surge.scenario.mcast"
+local mcast = require "surge.scenario.rfc3918.logic"
 local igmp = require "surge.proto.igmp"
 local fmt_rate = require("surge.rate").format_pps
+local dut = require "surge.dut"
+local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
+local json = require "surge.results.json"
+local scenario = require "surge.scenario"
+local search = require "surge.scenario.kit.search"
+local surge = require "surge"
 
 local M = { name = "rfc3918",
   description = "RFC 3918 multicast: join/leave delay, group capacity, aggregated and mixed throughput" }
@@ -44,27 +51,22 @@ function M.options(p)
   p:option("--tolerance", "throughput tests: loss % a passing trial may have", 0, "number 0..100")
   p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
   -- everything but the ports' existence is refused when parsed, before EAL
-  p:check(function(o)
-    local ok, e = pcall(M.plan, o)
-    if ok then return nil end
-    return (tostring(e):gsub("^[^\n]-:%d+: ", ""):gsub("^rfc3918: ", ""))
-  end)
+  scenario.parse_check(p, M.plan)
 end
 
-local function refuse(...) return require("surge.scenario").refuse(...) end
+local refuse = scenario.refuse
 
 local function port_list(v, option)
-  local scenario = require "surge.scenario"
   return scenario.items(v, option, { what = "port", unique = true, expected = "port numbers (\"1,2\")",
     parse = function(w)
-      local n = require("surge.scenario").finite(w)
+      local n = scenario.finite(w)
       if not n or n ~= math.floor(n) or n < 0 then refuse(option, "'%s' is not a port number", tostring(w)) end
       return n
     end })
 end
 
-local function rate(v, option)
-  local r = require("surge.scenario").pps(v, 64, 0, option)
+local function rate_option(v, option)
+  local r = scenario.pps(v, 64, 0, option)
   return r
 end
 
@@ -72,7 +74,7 @@ end
 -- the parser's check refuses before EAL and run() uses.
 function M.plan(o)
   local tests, want = {}, {}
-  for _, t in ipairs(require("surge.scenario").items(o.tests, "--tests", { what = "test", unique = true })) do
+  for _, t in ipairs(scenario.items(o.tests, "--tests", { what = "test", unique = true })) do
     local known = false
     for _, k in ipairs(TESTS) do known = known or k == t end
     if not known then refuse("--tests", "no test '%s' (%s)", t, table.concat(TESTS, ", ")) end
@@ -86,8 +88,7 @@ function M.plan(o)
     refuse("--igmp", "'%s' is not an IGMP version: v2 or v3", tostring(o.igmp))
   end
   if groups.v6 and o.igmp == "v2" then refuse("--igmp", "v2 is IGMP (IPv4): IPv6 groups join with MLDv2") end
-  local tx = require("surge.scenario").finite(o.tx)
-  if not tx or tx ~= math.floor(tx) or tx < 0 then refuse("--tx", "'%s' is not a port number", tostring(o.tx)) end
+  local tx = scenario.port_number(o.tx, "--tx")
   local rx = port_list(o.rx, "--rx")
   if #rx == 0 then refuse("--rx", "no receiving port given: rfc3918 needs --tx and at least one --rx port") end
   for _, p in ipairs(rx) do
@@ -112,10 +113,10 @@ function M.plan(o)
   if (src:find(":", 1, true) ~= nil) ~= groups.v6 then
     refuse("--src", "%s is not of the groups' family (%s)", src, groups.v6 and "IPv6" or "IPv4")
   end
-  local parse = groups.v6 and require("surge.proto.ip6").parse or function(a)
-    return (pcall(require("surge.proto.ip4").addr, a, "src", 1)) end
+  local parse = groups.v6 and ip6.parse or function(a)
+    return (pcall(ip4.addr, a, "src", 1)) end
   if not parse(src) then refuse("--src", "'%s' is not an %s address", src, groups.v6 and "IPv6" or "IPv4") end
-  local ok, base = pcall(require("surge.proto.ip4").addr, o.member_addr, "member", 1)
+  local ok, base = pcall(ip4.addr, o.member_addr, "member", 1)
   if not ok or igmp.is_multicast(base) then
     refuse("--member-addr", "'%s' is not a unicast IPv4 address", tostring(o.member_addr))
   end
@@ -125,12 +126,12 @@ function M.plan(o)
     refuse("--size", "%d is below %d, the smallest %s frame that holds the headers and a sequence number", size, min,
       groups.v6 and "IPv6" or "IPv4")
   end
-  local r = rate(o.rate, "--rate")
-  require("surge.scenario").check_frames(r / #groups.list, o.trial, "--rate over the " .. #groups.list .. " groups",
+  local r = rate_option(o.rate, "--rate")
+  scenario.check_frames(r / #groups.list, o.trial, "--rate over the " .. #groups.list .. " groups",
     "--trial")
-  local hi = rate(o.max_rate, "--max-rate")
+  local hi = rate_option(o.max_rate, "--max-rate")
   if want.throughput or want.mixed then     -- the search's lowest step still sends every group a frame
-    require("surge.scenario").check_frames(hi * o.resolution / 100 / #groups.list, o.trial,
+    scenario.check_frames(hi * o.resolution / 100 / #groups.list, o.trial,
       ("--resolution %g %% of --max-rate over the %d groups"):format(o.resolution, #groups.list), "--trial")
   end
   if o.capacity_start > #groups.list then
@@ -146,15 +147,14 @@ local pools = {}
 -- One timeline on the task: frames (a string per flow), traffic = { from,
 -- to } (s), actions, rate. Returns the task's counts.
 local function timeline(env, t)
-  local surge = require "surge"
   local size = #t.frames[1]
   if not pools[size] then pools[size] = surge.pool{ template = t.frames[1], size = 2047 } end
   local id = surge.launch("surge.dut.mcast:run", { ifaces = env.ifaces, ctrl_pool = ctrl_pool, pool = pools[size],
     frames = t.frames, l4 = env.l4, sport0 = SPORT0, dport = DPORT, rate = t.rate, traffic = t.traffic,
     actions = t.actions, settle = env.opts.settle, what = t.what })
   local ok, r = pcall(surge.wait, id)
-  if not surge.running() then error(require("surge.dut").STOPPED_DURING .. t.what, 0) end
-  if not ok then error(require("surge.dut").reason(r), 0) end
+  if not surge.running() then error(dut.STOPPED_DURING .. t.what, 0) end
+  if not ok then error(dut.reason(r), 0) end
   return r
 end
 
@@ -199,7 +199,7 @@ end
 -- A delay test's row for member k: the mean, min and max over the groups,
 -- and each group's own delay (per_group: the groups measured).
 local function delay_row(test, env, k, d, n)
-  local per = require("surge.results.json").array()
+  local per = json.array()
   for g = 1, n do
     if d.per[g] then per[#per + 1] = { group = env.plan.groups.list[g].text, delay_us = d.per[g] } end
   end
@@ -226,7 +226,7 @@ function run_test.join(env)
     local d = mcast.delays(times[k], r.ports[k].first_ns, 1, n, false)
     rows[#rows + 1] = delay_row("join_delay", env, k, d, n)
     rows[#rows].leaked = leaked(r, env, n)
-    require("surge.scenario").progress("  join delay   port %d  %d groups: mean %s us, min %s, max %s%s%s",
+    scenario.progress("  join delay   port %d  %d groups: mean %s us, min %s, max %s%s%s",
       env.plan.rx[k], n, d.mean_us and ("%.1f"):format(d.mean_us) or "-", d.min_us and ("%.1f"):format(d.min_us) or "-",
       d.max_us and ("%.1f"):format(d.max_us) or "-", d.missing > 0 and ("  (%d groups never came)"):format(d.missing) or "",
       d.early > 0 and ("  (%d groups came before the join: the DUT floods)"):format(d.early) or "")
@@ -258,7 +258,7 @@ function run_test.leave(env)
     end
     rows[#rows + 1] = delay_row("leave_delay", env, k, d, n)
     rows[#rows].stopped, rows[#rows].leaked = stopped, leaked(r, env, n)
-    require("surge.scenario").progress("  leave delay  port %d  %d groups: mean %s us, min %s, max %s; %d of %d "
+    scenario.progress("  leave delay  port %d  %d groups: mean %s us, min %s, max %s; %d of %d "
       .. "groups stopped", env.plan.rx[k], n, d.mean_us and ("%.1f"):format(d.mean_us) or "-",
       d.min_us and ("%.1f"):format(d.min_us) or "-", d.max_us and ("%.1f"):format(d.max_us) or "-", stopped, n)
   end
@@ -266,11 +266,10 @@ function run_test.leave(env)
 end
 
 -- Throughput of the groups (and with unicast, the mixed test): a binary
--- search on the offered rate (scenario/search.lua) for the highest whose
+-- search on the offered rate (scenario/kit/search.lua) for the highest whose
 -- trial every member received whole (loss <= --tolerance).
 local function throughput(env, test, frames, nuni)
   local o, n = env.opts, #env.plan.groups.list
-  local search = require "surge.scenario.search"
   local last = {}
   local found = search.throughput{ lo = 0, hi = env.plan.max_rate, resolution = env.plan.max_rate * o.resolution / 100,
     tolerance = o.tolerance, max_trials = 30, trial = function(rate)
@@ -290,7 +289,7 @@ local function throughput(env, test, frames, nuni)
       local loss = expect > 0 and (expect - got) * 100 / expect or 100
       last[rate] = { loss = loss, leaked = leaked(r, env, n) + stray, copies = got, seconds = o.trial, sent = r.total,
                      sender_limited = r.total < r.planned }
-      require("surge.scenario").progress("  %-10s %s  sent %d  member copies %d of %d  loss %.3f %%%s", test,
+      scenario.progress("  %-10s %s  sent %d  member copies %d of %d  loss %.3f %%%s", test,
         fmt_rate(rate), r.total, got, expect, loss, r.total < r.planned
           and ("  (surge sent only %d of %d frames: surge's limit, not the DUT's)"):format(r.total, r.planned) or "")
       return loss
@@ -312,7 +311,7 @@ function run_test.throughput(env) return throughput(env, "throughput", env.frame
 function run_test.mixed(env)
   local frames = {}
   for i, f in ipairs(env.frames) do frames[i] = f end
-  for u, k in ipairs(env.plan.members) do frames[#frames + 1] = env.unicast(#frames, k) end
+  for _, k in ipairs(env.plan.members) do frames[#frames + 1] = env.unicast(#frames, k) end
   return throughput(env, "mixed", frames, #env.plan.members)
 end
 
@@ -331,7 +330,7 @@ function run_test.capacity(env)
     local r = timeline(env, { frames = frames, rate = env.plan.rate, traffic = { o.join_wait, o.join_wait + o.trial },
                               actions = actions, what = ("the capacity step of %d groups"):format(k) })
     local v = mcast.verdict(r, k, env.plan.members, env.plan.observers)
-    require("surge.scenario").progress("  capacity   %4d groups: %d forwarded correctly%s%s", k, v.correct,
+    scenario.progress("  capacity   %4d groups: %d forwarded correctly%s%s", k, v.correct,
       v.lost > 0 and ("  lost %d"):format(v.lost) or "",
       v.leaked > 0 and ("  leaked %d to non-members"):format(v.leaked) or "")
     return v.correct, v
@@ -350,26 +349,16 @@ function run_test.capacity(env)
     row.warning = ("the first step (%d group%s) already reached the observer: the DUT was not snooping when the test "
       .. "began (no querier yet, snooping off after an earlier overflow, or its table full of other groups, such as "
       .. "the host's own IPv6 groups); capacity unknown"):format(last.groups, last.groups == 1 and "" or "s")
-    require("surge.scenario").progress("  capacity   warning: %s", row.warning)
+    scenario.progress("  capacity   warning: %s", row.warning)
   end
   return { row }
 end
 
 function M.run(opts)
-  local scenario = require "surge.scenario"
-  local surge = require "surge"
-  local dut = require "surge.dut"
   opts = scenario.defaults(M.name, M, opts)
   local plan = M.plan(opts)
-  local n = surge.ports()
-  local ports = { { plan.tx, "--tx" } }
-  for _, p in ipairs(plan.rx) do ports[#ports + 1] = { p, "--rx" } end
-  for _, x in ipairs(ports) do
-    if x[1] >= n then
-      scenario.refuse(x[2], "port %d does not exist (%d port%s: give devices with --vdev or --pci)", x[1], n,
-        n == 1 and "" or "s")
-    end
-  end
+  scenario.port_exists(plan.tx, "--tx")
+  for _, p in ipairs(plan.rx) do scenario.port_exists(p, "--rx") end
   if not ctrl_pool then ctrl_pool = surge.pool{ size = 1023 } end
   local v6 = plan.groups.v6
   local tx = dut.open_port(plan.tx, opts.link_timeout)
@@ -379,7 +368,6 @@ function M.run(opts)
   if plan.size - FCS > txinfo.mtu + 14 then
     scenario.refuse("--size", "%d is above the MTU of port %d (%d)", plan.size, plan.tx, txinfo.mtu)
   end
-  local ip4 = require "surge.proto.ip4"
   for k, p in ipairs(plan.rx) do
     local port = dut.open_port(p, opts.link_timeout)
     local info = port:info()
@@ -399,7 +387,6 @@ function M.run(opts)
   env.unicast = function(f, k)
     return udp(f, env.member[k].mac, v6 and env.member[k].ip6 or env.member[k].ip4).bytes
   end
-  local json = require "surge.results.json"
   scenario.progress("rfc3918: tx port %d -> rx port(s) %s (members %s), %d %s group(s) from %s, %s reports, %s",
     plan.tx, table.concat(plan.rx, ","), (function()
       local l = {}
@@ -421,7 +408,6 @@ function M.run(opts)
 end
 
 function M.report(res)
-  local scenario = require "surge.scenario"
   local function us(v) return scenario.cell(v, "%.1f") end
   local rows = {}
   for _, r in ipairs(res.rows) do

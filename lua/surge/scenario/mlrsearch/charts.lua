@@ -1,13 +1,15 @@
--- results/plot_mlr.lua - the charts of an mlrsearch table for surge plot
--- (results/plot.lua calls it; kept apart so the chart code of one scenario
--- changes without touching the plot module):
+-- scenario/mlrsearch/charts.lua - the charts mlrsearch declares for surge
+-- plot (results/plot.lua finds this module by the table's name and calls
+-- draw; results/ names no scenario):
 --   * the bounds per frame size: each goal's relevant lower and upper bound
 --     and conditional throughput (pps, log scale: sizes differ by decades)
 --   * the trials over the search's trial time: each trial's load, per frame
 --     size, those that met every goal's loss ratio apart from the others.
 -- tbl: scenarios.mlrsearch of a results file; data(name, rows) writes rows
 -- of numbers and returns the file. Returns charts in plot.lua's form.
-return function(tbl, data)
+local M = {}
+
+function M.draw(tbl, data)
   local rows, trials = tbl.rows, tbl.trials
   if type(rows) ~= "table" or #rows == 0 then return {} end
   local goals, sizes, seen, by = {}, {}, {}, {}
@@ -71,3 +73,5 @@ return function(tbl, data)
   end
   return charts
 end
+
+return M

@@ -1,15 +1,15 @@
--- mlrsearch.lua - the scenario `mlrsearch` (RFC 9971): the search of mlr.lua
+-- scenario/mlrsearch/init.lua - the scenario `mlrsearch` (RFC 9971): the search of logic.lua
 -- per frame size with surge trials through the DUT
 -- (surge run mlrsearch --tx 0 --rx 1 --gateway ... --sizes 64,512).
-local mlr = require "surge.scenario.mlr"
+local mlr = require "surge.scenario.mlrsearch.logic"
 local fmt_rate = require("surge.rate").format_pps
 local json = require "surge.results.json"
+local scenario = require "surge.scenario"
 
 local M = { name = "mlrsearch",
   description = "RFC 9971 MLRsearch: NDR, PDR (any loss goals) in one search per frame size" }
 
 function M.options(p)
-  local scenario = require "surge.scenario"
   scenario.dut_options(p)
   p:option("--sizes", "frame sizes with FCS, comma-separated", "64")
   p:option("--goals", "goals NAME:LOSS[:EXCEED[:FINAL[:SUM[:WIDTH]]]], each a loss ratio (0.005 or 0.5%) and "
@@ -33,15 +33,13 @@ function M.options(p)
   scenario.parse_check(p, M.goals_from)
 end
 
--- A ratio as given: a number, "0.005" or "0.5%"; option names it when refused.
+-- A ratio as given (the kit's one parser: a number, "0.005" or "0.5%");
+-- option names it when refused. Its range is each goal field's own check
+-- (mlr.goal_error), so a number passes as it is.
 local function ratio(v, option)
-  local scenario = require "surge.scenario"
   if type(v) == "number" then return v end
-  if type(v) == "string" then
-    local n, pct = v:match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%%?)%s*$")
-    n = require("surge.scenario").finite(n)
-    if n then return pct == "%" and n / 100 or n end
-  end
+  local n = scenario.kit.numbers.ratio(v)
+  if n then return n end
   scenario.refuse(option, "%s is not a ratio (0.005 or 0.5%%)", type(v) == "string" and "'" .. v .. "'" or tostring(v))
 end
 
@@ -52,7 +50,6 @@ local FIELDS = { "loss_ratio", "exceed_ratio", "final_trial", "duration_sum", "w
 local OPTION = { exceed_ratio = "--exceed-ratio", final_trial = "--final-trial", duration_sum = "--duration-sum",
                  width = "--width" }
 function M.goals_from(opts)
-  local scenario = require "surge.scenario"
   local base = { exceed_ratio = ratio(opts.exceed_ratio, "--exceed-ratio"), final_trial = opts.final_trial,
                  duration_sum = opts.duration_sum, width = ratio(opts.width, "--width") }
   local items = scenario.items(opts.goals, "--goals", { what = "goal", expected = "goals like \"NDR:0,PDR:0.5%\"",
@@ -111,7 +108,6 @@ local function flat_rows(results)
 end
 
 function M.run(opts)
-  local scenario = require "surge.scenario"
 
   opts = scenario.defaults(M.name, M, opts)
   local goals = M.goals_from(opts)
@@ -209,7 +205,6 @@ function M.run(opts)
 end
 
 function M.report(res)
-  local scenario = require "surge.scenario"
   local rows, notes = {}, {}
   for _, r in ipairs(res.sizes) do
     for _, g in ipairs(r.goals or {}) do

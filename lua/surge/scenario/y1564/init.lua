@@ -1,14 +1,16 @@
--- y1564.lua - the scenario `y1564` (ITU-T Y.1564 Ethernet service activation):
+-- scenario/y1564/init.lua - the scenario `y1564` (ITU-T Y.1564 Ethernet service activation):
 -- per service (told apart by VLAN, DSCP or UDP destination port) the service
 -- configuration test (steps at 25/50/75/100 % of CIR, CIR + EIR, then an
 -- overshoot the DUT must police), then the service performance test (every
 -- service at CIR together for --duration). Per step and service: IR, FLR,
 -- FTD, FDV, availability and the verdict against the service's criteria.
--- The logic (services, steps, verdicts) is y1564_logic.lua's.
+-- The logic (services, steps, verdicts) is logic.lua's.
 --
 --   surge run --vdev ... y1564 --tx 0 --rx 1 --gateway 10.0.0.1 \
 --     --services voice:dscp=46:cir=2mbit:eir=0:flr=0.1%:ftd=10ms:fdv=2ms,data:port=5001:cir=5mbit:eir=2mbit
-local logic = require "surge.scenario.y1564_logic"
+local logic = require "surge.scenario.y1564.logic"
+local json = require "surge.results.json"
+local scenario = require "surge.scenario"
 
 local M = { name = "y1564",
   description = "ITU-T Y.1564: per-service CIR/EIR/policing steps and a performance test, pass/fail per step" }
@@ -17,7 +19,6 @@ local TESTS = { config = true, performance = true }
 M.MAX_INTERVALS = 100000
 
 function M.options(p)
-  local scenario = require "surge.scenario"
   scenario.dut_options(p)
   p:option("--services", "NAME:KEY=VALUE:...,... with keys dscp, vlan, port (what the DUT tells the service apart "
     .. "by), cir, eir (bit/s: 2mbit), cbs, ebs (bytes: 4kb), flr (0.1%), ftd, fdv (10ms, 500us), avail (99.9%)",
@@ -37,15 +38,10 @@ function M.options(p)
   p:option("--settle", "seconds to keep receiving after a trial before counting", 0.5, "number 0..3600")
   -- the services and the numbers need no port: refused when parsed (before
   -- EAL starts for `surge run y1564`), by the same check run() makes
-  p:check(function(o)
-    local ok, e = pcall(M.plan, o)
-    if ok then return nil end
-    return (tostring(e):gsub("^[^\n]-:%d+: ", ""):gsub("^y1564: ", ""))
-  end)
+  scenario.parse_check(p, M.plan)
 end
 
 local function ratio_opt(v, option, lo, hi)
-  local scenario = require "surge.scenario"
   local r = logic.ratio(v)
   if r == nil or r < lo or r > hi then
     scenario.refuse(option, "%s is not a ratio in %g..%g (0.25 or 25%%)", tostring(v), lo, hi)
@@ -58,7 +54,6 @@ end
 -- against it. Returns { services, tests, overshoot, tolerance, unavailable,
 -- line_bps }.
 function M.plan(o)
-  local scenario = require "surge.scenario"
   local function refuse(fmt, ...) scenario.refuse("--services", fmt, ...) end
   local services = logic.services(o.services, function(v, parse)
     return scenario.items(v, "--services", { what = "service", parse = parse,
@@ -84,11 +79,10 @@ end
 -- Every rate the plan offers must fit the line: each service's steps (its
 -- overshoot included) and the services' CIRs together (the performance
 -- test). line_l1: the line's bit rate (L1); at `size` it carries
--- line_l1 x size / (size + 20) bits of frames. from: the option or port it
+-- line_l1 x size x 8 / l1(size) bits of frames. from: the option or port it
 -- comes from, for the message.
 function M.check_line(plan, size, line_l1, from)
-  local scenario = require "surge.scenario"
-  local max_ir = line_l1 * size / (size + 20)
+  local max_ir = line_l1 * size * 8 / scenario.l1(size)
   local all = 0
   for _, s in ipairs(plan.services) do
     all = all + s.cir_bps
@@ -116,7 +110,7 @@ local function class_of(s, o, bps, seconds)
   local pps = bps / (o.size * 8)
   local per = math.max(1, math.floor(pps * o.interval + 0.5))
   return { size = o.size, tos = s.dscp and s.dscp * 4 or nil, vlan = s.vlan, dport = s.port, flows = o.flows,
-           share = pps, probe_every = require("surge.scenario").probe_every(pps, o.probes),
+           share = pps, probe_every = scenario.probe_every(pps, o.probes),
            interval_frames = per, intervals = math.max(1, math.ceil(pps * seconds / per)) }, pps
 end
 
@@ -143,7 +137,6 @@ local function row(s, st, c, t, o, plan)
 end
 
 local function progress(r)
-  local scenario = require "surge.scenario"
   scenario.progress("  %-10s %-11s offered %.4g Mbit/s  IR %.4g Mbit/s  sent %d  received %d  FLR %.3f %%  %s%s%s",
     r.service, r.step, r.offered_bps / 1e6, r.ir_bps / 1e6, r.sent, r.received, r.flr_pct,
     r.pass and "PASS" or "FAIL (" .. r.why .. ")", scenario.dup_text(r.duplicated),
@@ -151,8 +144,6 @@ local function progress(r)
 end
 
 function M.run(opts)
-  local scenario = require "surge.scenario"
-  local json = require "surge.results.json"
   opts = scenario.defaults(M.name, M, opts)
   local plan = M.plan(opts)
   local s = scenario.session(opts)
@@ -238,7 +229,6 @@ function M.run(opts)
 end
 
 function M.report(res)
-  local scenario = require "surge.scenario"
   local function us(v) return scenario.cell(v, "%.1f") end
   local rows = {}
   for _, r in ipairs(res.rows) do

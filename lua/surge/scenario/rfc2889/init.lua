@@ -1,11 +1,14 @@
--- rfc2889.lua - the scenario `rfc2889`: RFC 2889 LAN switch benchmarks on
+-- scenario/rfc2889/init.lua - the scenario `rfc2889`: RFC 2889 LAN switch benchmarks on
 -- three or more ports (surge run rfc2889 --ports 0,1,2 --tests caching,...).
--- The procedures, searches and verdicts are rfc2889_logic.lua's (free of
+-- The procedures, searches and verdicts are logic.lua's (free of
 -- packets); here they get a `send` that runs surge.dut.l2 trials on the
 -- ports, and the results become rows (docs/results.md).
 local surge = require "surge"
-local logic = require "surge.scenario.rfc2889_logic"
+local logic = require "surge.scenario.rfc2889.logic"
 local fmt_rate = require("surge.rate").format_pps
+local dut = require "surge.dut"
+local json = require "surge.results.json"
+local scenario = require "surge.scenario"
 
 local M = { name = "rfc2889",
   description = "RFC 2889 switch benchmarks: forwarding, address caching and learning, broadcast, congestion, "
@@ -38,16 +41,15 @@ function M.options(p)
     .. "addresses per trial instead)", 0, "number 0..3600")
   p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
   -- what needs no port is refused when parsed (before EAL for `surge run rfc2889`)
-  require("surge.scenario").parse_check(p, M.plan)
+  scenario.parse_check(p, M.plan)
 end
 
 -- The options that need no port, checked: { ports = { ids }, tests = {
 -- names in run order }, sizes, pattern }. Raises through scenario.refuse.
 function M.plan(o)
-  local scenario = require "surge.scenario"
   local ports = scenario.items(o.ports, "--ports", { what = "port", unique = true, expected = "ports like \"0,1,2\"",
     parse = function(w)
-      local n = require("surge.scenario").finite(w)
+      local n = scenario.finite(w)
       if n == nil or n ~= math.floor(n) or n < 0 or n > 65535 then
         scenario.refuse("--ports", "%s is not a port number", type(w) == "string" and "'" .. w .. "'" or tostring(w))
       end
@@ -101,7 +103,7 @@ end
 
 -- One flat row per test and frame size (docs/results.md).
 local function flat_rows(res)
-  res.rows = require("surge.results.json").array()
+  res.rows = json.array()
   for _, r in ipairs(res.results) do
     local row = {}
     for k, v in pairs(r) do
@@ -112,24 +114,17 @@ local function flat_rows(res)
 end
 
 function M.run(opts)
-  local scenario = require "surge.scenario"
-  local dut = require "surge.dut"
-  local json = require "surge.results.json"
   opts = scenario.defaults(M.name, M, opts)
   local plan = M.plan(opts)
-  local n = surge.ports()
   local ports, ifaces, line = {}, {}, nil
   for i, id in ipairs(plan.ports) do
-    if id >= n then
-      scenario.refuse("--ports", "port %d does not exist (%d port%s: give devices with --vdev or --pci)", id, n,
-        n == 1 and "" or "s")
-    end
+    scenario.port_exists(id, "--ports")
     ports[i] = dut.open_port(id, opts.link_timeout)
     ifaces[i] = { rxq = ports[i]:rxq(0), txq = ports[i]:txq(0) }
     local mbps = ports[i]:info().speed_mbps or 0
     line = (line == nil or mbps < line) and mbps or line
   end
-  local function line_pps(size) return (line or 0) > 0 and line * 1e6 / ((size + 20) * 8) or 0 end
+  local function line_pps(size) return (line or 0) > 0 and scenario.l1_pps(line * 1e6, size) or 0 end
   -- every rate checked before any traffic
   local rates = {}
   for _, size in ipairs(plan.sizes) do
@@ -160,8 +155,6 @@ function M.run(opts)
   local results = { scenario = M.name, ports = plan.ports, tests = plan.tests, results = json.array() }
   scenario.partial(results, flat_rows)
   scenario.progress("rfc2889: ports %s, tests %s", table.concat(plan.ports, ","), table.concat(plan.tests, ","))
-  local watch = {}
-  for i, p in ipairs(ports) do watch[i] = p.id end
   -- every frame the trials sent and received, on every port (test frames and
   -- others): what the switch's own counters can be held against
   local trials, frames_sent, frames_received, frames_other = 0, 0, 0, 0
@@ -291,7 +284,6 @@ local function cell(v, fmt)
 end
 
 function M.report(res)
-  local scenario = require "surge.scenario"
   local rows = {}
   for _, r in ipairs(res.rows or {}) do
     local figure

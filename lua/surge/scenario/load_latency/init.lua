@@ -1,4 +1,4 @@
--- load_latency.lua - latency percentiles and loss against offered load: one
+-- scenario/load_latency/init.lua - latency percentiles and loss against offered load: one
 -- trial per rate of --rates, each with latency probes.
 --
 --   surge run --vdev ... load-latency --tx 0 --rx 1 --rates 10kpps,100kpps,1mpps
@@ -6,6 +6,7 @@
 local surge = require "surge"
 local scenario = require "surge.scenario"
 local fmt_rate = require("surge.rate").format_pps
+local json = require "surge.results.json"
 
 local M = { name = "load-latency", description = "latency percentiles and loss vs offered load, over a list of rates" }
 
@@ -21,7 +22,7 @@ end
 
 -- One flat row per load: what surge plot reads (docs/results.md).
 local function flat_rows(res)
-  res.rows = require("surge.results.json").array()
+  res.rows = json.array()
   for _, pt in ipairs(res.points) do
     local l = pt.latency or {}
     res.rows[#res.rows + 1] = { load_pps = pt.rate_pps, loss_pct = pt.loss_pct, p50_ns = l.p50_ns,
@@ -44,7 +45,7 @@ function M.run(opts)
     opts.size)
   s:trial{ size = opts.size, rate = 1000, duration = 0.2, settle = 0.2, what = "the learning trial" }
   -- a list even when a stop comes before the first point (JSON [], not {})
-  local res = { scenario = M.name, size = opts.size, points = require("surge.results.json").array() }
+  local res = { scenario = M.name, size = opts.size, points = json.array() }
   scenario.partial(res, flat_rows)
   scenario.steps(#rates, "load-latency")
   for _, rate in ipairs(rates) do

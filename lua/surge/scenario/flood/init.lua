@@ -1,9 +1,10 @@
--- flood.lua - many flows at the highest rate surge reaches (or --rate),
+-- scenario/flood/init.lua - many flows at the highest rate surge reaches (or --rate),
 -- fixed sizes or IMIX, through the DUT: what it forwards, per frame size.
 --
 --   surge run --vdev ... flood --tx 0 --rx 1 --sizes imix --flows 1024 --trial 5
 local scenario = require "surge.scenario"
 local fmt_rate = require("surge.rate").format_pps
+local json = require "surge.results.json"
 
 local M = { name = "flood", description = "many flows at max rate (sizes or IMIX): what the DUT forwards" }
 
@@ -53,7 +54,7 @@ function M.run(opts)
   scenario.step()
   local res = { scenario = M.name, flows = opts.flows, seconds = t.seconds, sent = t.sent, received = t.received,
                 lost = t.lost, loss_pct = t.loss_pct, reordered = t.reordered, duplicated = t.duplicated, tx_pps = t.tx_pps,
-                forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = require("surge.results.json").array(),
+                forwarded_pps = t.seconds > 0 and t.received / t.seconds or 0, sizes = json.array(),
                 rate_pps = rate, planned = t.planned, sender_limited = t.sender_limited }
   for k, c in ipairs(t.classes) do
     res.sizes[k] = { size = classes[k].size, sent = c.sent, received = c.received, lost = c.lost,

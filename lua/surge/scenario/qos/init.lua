@@ -1,4 +1,4 @@
--- qos.lua - two or more traffic classes, each with its own rate and DSCP
+-- scenario/qos/init.lua - two or more traffic classes, each with its own rate and DSCP
 -- mark, sent together through the DUT: loss, reordering and latency per class.
 --
 --   surge run --vdev ... qos --tx 0 --rx 1 --classes ef:46:10kpps,af41:34:20kpps,be:0:70kpps

@@ -1,11 +1,14 @@
--- results/plot_y1564.lua - the charts of a y1564 table for surge plot
--- (results/plot.lua calls it, like plot_mlr.lua): one chart per service, the
+-- scenario/y1564/charts.lua - the charts y1564 declares for surge plot
+-- (results/plot.lua finds this module by the table's name and calls draw,
+-- as for mlrsearch/charts.lua): one chart per service, the
 -- information rate it delivered at each configuration step against the
 -- rate offered, with its CIR and CIR + EIR as lines: below CIR the IR
 -- follows the offer, above CIR + EIR a policing DUT holds it there.
 -- tbl: scenarios.y1564 of a results file; data(name, rows) writes rows of
 -- numbers and returns the file. Returns charts in plot.lua's form.
-return function(tbl, data)
+local M = {}
+
+function M.draw(tbl, data)
   local rows, services = tbl.rows, tbl.services
   if type(rows) ~= "table" or type(services) ~= "table" then return {} end
   local charts = {}
@@ -32,3 +35,5 @@ return function(tbl, data)
   end
   return charts
 end
+
+return M
