@@ -34,8 +34,11 @@ BR=${P}br
 on_exit "$SURGE_SRC/scripts/lab-bridge down --prefix $P >/dev/null"
 # mkbr HASH_MAX IPV6(0|1) SNOOPING(0|1): the bridge, made afresh (an empty table)
 mkbr() {
-  "$SURGE_SRC/scripts/lab-bridge" up --prefix "$P" --hash-max "$1" $([ "$2" = 1 ] && echo --ipv6) \
-    $([ "$3" = 0 ] && echo --no-snooping) >/dev/null || skip "cannot make the bridge (scripts/lab-bridge)"
+  local opts=()
+  [ "$2" = 1 ] && opts+=(--ipv6)
+  [ "$3" = 0 ] && opts+=(--no-snooping)
+  "$SURGE_SRC/scripts/lab-bridge" up --prefix "$P" --hash-max "$1" "${opts[@]}" >/dev/null ||
+    skip "cannot make the bridge (scripts/lab-bridge)"
 }
 # xstat DEV 'IGMP reports' RX|TX v2: a multicast counter of the bridge (its own queries count as
 # its RX) or of a bridge port (what came in on it), with mcast_stats_enabled

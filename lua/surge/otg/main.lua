@@ -12,6 +12,7 @@ local schema = require "surge.otg.schema"
 local model = require "surge.otg.model"
 local config = require "surge.otg.config"
 local traffic = require "surge.otg.traffic"
+local surge = require "surge"
 
 local C = core.C
 local M = { API_VERSION = "1.3.0", MAX_DEPTH = 64 }
@@ -33,7 +34,7 @@ local function warnings() return 200, { warnings = setmetatable({}, { __json = "
 local routes = {}
 
 routes["GET /capabilities/version"] = function()
-  return 200, { api_spec_version = M.API_VERSION, sdk_version = "", app_version = require("surge").version }
+  return 200, { api_spec_version = M.API_VERSION, sdk_version = "", app_version = surge.version }
 end
 
 routes["POST /config"] = function(req)
@@ -106,7 +107,7 @@ function M.serve()
     return 1
   end
   local req = ffi.new("struct surge_otg_req")
-  local poll = require("surge").poll
+  local poll = surge.poll
   while C.surge_running() ~= 0 do
     local n = C.surge_otg_next(srv, 100, req)
     if n < 0 then core.check(n) end

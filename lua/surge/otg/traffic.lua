@@ -13,6 +13,7 @@ local pool = require "surge.pool"
 local config = require "surge.otg.config"
 local stats = require "surge.otg.stats"
 local flows = require "surge.otg.flows"
+local ports = require "surge.port"
 
 local M = {}
 
@@ -161,7 +162,7 @@ local function start(names)
     local mine = {}
     for _, s in ipairs(chosen) do if s.tx == p.name then mine[#mine + 1] = s end end
     -- as many TX queues as the device has, up to one a flow (net_pcap, af_packet: one)
-    local info = require("surge.port").wrap(p.id):info()
+    local info = ports.wrap(p.id):info()
     local nq = math.max(1, math.min(#mine, info.max_txq, MAX_TXQ))
     local nrx = math.max(1, math.min(nq, info.max_rxq))
     local port = open_port(p.id, nq, nrx)

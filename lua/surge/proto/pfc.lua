@@ -4,6 +4,7 @@
 --
 --   surge.proto.stack{ L.eth{ dst = "01:80:c2:00:00:01" }, L.pfc{ enable = 0x08, times = { [3] = 100 } } }
 local stack = require "surge.proto.stack"
+local check = require "surge.check"
 
 local M = { size = 20, OPCODE = 0x0101 }
 
@@ -23,7 +24,7 @@ function M.layer(o)
   stack.check_keys("pfc", o, allowed, 2)
   local times = {}
   if o.times ~= nil then
-    require("surge.check").expect(o.times, "table", "surge.proto.pfc", "times")
+    check.expect(o.times, "table", "surge.proto.pfc", "times")
     for k, v in pairs(o.times) do
       stack.int("pfc", "times key", k, 0, 7, 2)
       times[k] = stack.int("pfc", ("times[%d]"):format(k), v, 0, 0xffff, 2)
