@@ -280,6 +280,19 @@ function T.congestion_hol_and_back_pressure()
   o.send = switch(4, { table = 100, egress_pps = 6000, hol = true, short = 0.09 })
   c = logic.congestion(o)
   assert(c.hol_blocking == nil and c.sender_limited and c.sent < c.planned, "surge short: head-of-line blocking unknown")
+  -- port 2's stream alone short, port 1's whole (ring ports, surge's CPU):
+  -- surge's shortfall, not the switch holding port 2 back (issue 31 item 9)
+  o.line_pps = nil
+  o.send = switch(4, { table = 100 })
+  local send = o.send
+  o.send = function(streams, settle)
+    local r = send(streams, settle)
+    if #streams == 3 then r.streams[3].sent = math.floor(r.streams[3].sent * 0.6) end   -- the trial, not the learning
+    return r
+  end
+  c = logic.congestion(o)
+  assert(c.sender_limited and c.hol_blocking == nil and c.back_pressure == nil,
+    "port 2 short alone: flagged, no verdict on head-of-line blocking or back pressure")
 end
 
 function T.forward_pressure()

@@ -362,13 +362,17 @@ function M.congestion(o)
   local c1, u, c2 = a.streams[1], a.streams[2], a.streams[3]      -- 1 -> 3, 1 -> 4 (uncongested), 2 -> 3
   local cong_lost, cong_exp = c1.lost + c2.lost, c1.expected + c2.expected
   local offered_congested = o.rate * 1.5
-  local held_back = c2.sent < c2.planned and u.sent == u.planned
+  local short1, short2, shortu = c1.sent < c1.planned, c2.sent < c2.planned, u.sent < u.planned
+  -- both streams into the congested port held while port 1's uncongested
+  -- one left whole: the switch held its senders back (port 1 could send)
+  local held_back = short1 and short2 and not shortu
   local over = o.line_pps and o.line_pps > 0 and offered_congested > o.line_pps
-  -- port 1's streams (the uncongested one and its congesting one) short:
-  -- surge did not offer the load, so the congestion the test needs may not
-  -- have been there, and nothing it saw is the switch's verdict. (Port 2's
-  -- alone short with port 1's whole is the switch holding it back.)
-  local surge_short = u.sent < u.planned or c1.sent < c1.planned
+  -- any other shortfall is surge's: the uncongested stream short, or one
+  -- congesting stream short alone (port 2 short with port 1 whole was taken
+  -- for the switch's back pressure, and on ring ports that are no switch it
+  -- was surge's CPU): the congestion the test needs may not have been
+  -- there, and nothing it saw is the switch's verdict
+  local surge_short = shortu or (short1 ~= short2)
   local back_pressure
   if cong_lost > 0 then back_pressure = false
   elseif held_back or (over and not surge_short) then back_pressure = true end
