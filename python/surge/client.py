@@ -197,6 +197,19 @@ def _frame(kind: bytes, payload: bytes) -> bytes:
     return str(len(body)).encode() + b"\n" + body
 
 
+def _seconds(v: Optional[float], what: str) -> Optional[float]:
+    """A socket timeout as the socket module takes it: None or infinity (no limit), or
+    seconds >= 0; anything else is one error naming the argument (it was the socket
+    module's OverflowError for infinity, 'Timeout value out of range' for -1)."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{what}: seconds (a number) or None, not a {type(v).__name__}")
+    if math.isnan(v) or v < 0:
+        raise ValueError(f"{what}: seconds >= 0 or None, not {v}")
+    return None if v > 1e9 else float(v)       # beyond 30 years: no limit (the socket's bound)
+
+
 def _want(v: Any, kind: Union[type, tuple[type, ...]]) -> Any:
     """v when it is a ``kind`` (a bool is no int here), else TypeError: what the
     shapes of surge.remote's values (Client._remote_as) are made of."""
@@ -248,7 +261,7 @@ class Client:
     def __init__(self, path: str, timeout: Optional[float] = 30.0, name: Optional[str] = None) -> None:
         self.path = path
         self.name = name          # prefixes errors when given (a fleet's instance name)
-        self.timeout = timeout
+        self.timeout = timeout = _seconds(timeout, "timeout")
         self._lock = threading.Lock()
         self._sock: Optional[socket.socket] = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
@@ -300,7 +313,7 @@ class Client:
         if len(payload) + 1 > MAX_FRAME:
             raise SurgeError(f"the request is {len(payload) + 1} bytes, more than the {MAX_FRAME} surge takes",
                              instance=self.name)
-        limit = timeout if timeout is not None else self.timeout
+        limit = _seconds(timeout, "timeout") if timeout is not None else self.timeout
         with self._lock:
             if self._sock is None:
                 raise ConnectionClosed("the connection is closed", instance=self.name)

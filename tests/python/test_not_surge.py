@@ -211,3 +211,24 @@ def test_progress_callback_that_raises(fake: Callable[[object, bool], FakeServer
     with pytest.raises(RuntimeError, match="the callback's own error at 50%"):
         c.eval("1", on_progress=boom)
     assert c.closed
+
+
+def test_timeouts_out_of_range(fake: Callable[[object, bool], FakeServer]) -> None:
+    """A timeout is seconds >= 0, or None / infinity for none: a bad one is one error
+    naming it (the socket module's 'Timeout value out of range' or OverflowError
+    before), and math.inf waits as None does (it raised OverflowError and closed)."""
+    server = fake(frame(b"o" + MARK.encode() + b"[1]"), False)
+    for bad, kind in ((-1, ValueError), (float("nan"), ValueError), ("5", TypeError), (True, TypeError)):
+        with pytest.raises(kind, match="^timeout: seconds"):
+            surge.connect(server.path, timeout=bad)  # type: ignore[arg-type]
+        c = surge.connect(server.path, timeout=TIMEOUT)
+        with pytest.raises(kind, match="^timeout: seconds"):
+            c.eval("1", timeout=bad)  # type: ignore[arg-type]
+        c.close()
+    for none in (float("inf"), 1e300):
+        c = surge.connect(server.path, timeout=none)
+        assert c.timeout is None and c.eval("1") == 1
+        c.close()
+        c = surge.connect(server.path, timeout=TIMEOUT)
+        assert c.eval("1", timeout=none) == 1
+        c.close()
