@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,7 @@ struct repl_state {
 	char *history;                /* history file, NULL = none */
 	int discard;                  /* a line over LINE_MAX_BYTES: skip to its newline */
 	unsigned char pend[PEND_BYTES]; /* keys read ahead (a paste), not yet given to libedit */
+	char paste[3 * PEND_BYTES + 1]; /* a run of pend as it goes into the line (insert_pasted) */
 	size_t pendlen, pendoff;
 	size_t inserted;              /* bytes put in the line since libedit last set rl_end */
 	int bulk;                     /* pasted text may go in whole (REDRAW_KEYS is bound) */
@@ -317,15 +319,74 @@ key_byte(struct repl_state *s, FILE *f, unsigned char *b)
 	return read(fileno(f), b, 1) == 1;
 }
 
+/* The next key byte without taking it: it stays for the next key_byte (a
+ * UTF-8 sequence cut short must not swallow the key after it). */
+static int
+key_peek(struct repl_state *s, FILE *f, unsigned char *b)
+{
+	if (s->pendoff == s->pendlen) {
+		if (read(fileno(f), s->pend, 1) != 1)
+			return 0;
+		s->pendoff = 0;
+		s->pendlen = 1;
+	}
+	*b = s->pend[s->pendoff];
+	return 1;
+}
+
+/* The length of the well-formed UTF-8 sequence at p (n bytes there), 0 if
+ * it is not one or is cut short: no overlong form, no surrogate, at most
+ * U+10FFFF (RFC 3629). */
+static size_t
+utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, lo = p[0] == 0xe0 ? 0xa0 : 0x80, hi = p[0] == 0xed ? 0x9f : 0xbf;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, lo = p[0] == 0xf0 ? 0x90 : 0x80, hi = p[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t k = 2; k < len; k++)
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* Whether p (n bytes) is the start of a well-formed UTF-8 sequence that the
+ * read cut short: its end is still to come. */
+static int
+utf8_cut(const unsigned char *p, size_t n)
+{
+	unsigned char seq[4] = { 0x80, 0x80, 0x80, 0x80 };
+	size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+
+	if (n >= len)
+		return 0;
+	memcpy(seq, p, n);   /* the missing bytes as continuations: valid so far? */
+	if (p[0] == 0xe0 && n == 1)
+		seq[1] = 0xa0;
+	if (p[0] == 0xf0 && n == 1)
+		seq[1] = 0x90;
+	return utf8_seq(seq, len) == len;
+}
+
 static int
 key_getc(FILE *f)
 {
 	struct repl_state *s = rt()->repl;
-	unsigned char b;
-	int c, more;
+	unsigned char b, seq[4];
+	size_t len, n = 1;
 
 	if (s->redraw != NULL) {
-		c = (unsigned char)*s->redraw++;
+		int c = (unsigned char)*s->redraw++;
+
 		if (*s->redraw == '\0')
 			s->redraw = NULL;
 		return c;
@@ -335,11 +396,23 @@ key_getc(FILE *f)
 	s->touched = 1;
 	if (b < 0x80)
 		return b;
-	more = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0;
-	c = b & (0x3f >> more);
-	while (more-- > 0 && key_byte(s, f, &b))
-		c = (c << 6) | (b & 0x3f);
-	return c;
+	/* a character past ASCII: its bytes as UTF-8 decodes them, checked as
+	 * they come; a byte that cannot start or continue one is U+FFFD, and
+	 * the byte that cut a sequence short stays a key of its own (the lead
+	 * byte 0xff took the three keys after it) */
+	seq[0] = b;
+	len = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+	while (n < len && key_peek(s, f, &b) && (b & 0xc0) == 0x80) {
+		seq[n++] = b;
+		s->pendoff++;
+	}
+	if (utf8_seq(seq, n) != n || n < 2)
+		return 0xfffd;
+	if (n == 2)
+		return ((seq[0] & 0x1f) << 6) | (seq[1] & 0x3f);
+	if (n == 3)
+		return ((seq[0] & 0x0f) << 12) | ((seq[1] & 0x3f) << 6) | (seq[2] & 0x3f);
+	return ((seq[0] & 0x07) << 18) | ((seq[1] & 0x3f) << 12) | ((seq[2] & 0x3f) << 6) | (seq[3] & 0x3f);
 }
 
 /* A line grown past LINE_MAX_BYTES is refused there and then, and what is
@@ -395,20 +468,37 @@ insert_pasted(struct repl_state *s)
 	/* once a paste began, a pause of PASTE_WAIT_MS ends it: a terminal that
 	 * hands it over in small pieces costs one drawing, not one a piece */
 	while (s->bulk && s->editing && !s->discard && read_ahead(s, any ? PASTE_WAIT_MS : 0)) {
-		size_t i = s->pendoff, end = s->pendlen;
-		unsigned char saved;
+		size_t i = s->pendoff, end = s->pendlen, out = 0;
 
-		while (i < end && s->pend[i] >= 0x20 && s->pend[i] < 0x7f)
-			i++;
-		if (i == sizeof(s->pend))
-			i--;     /* the NUL needs a byte: the last one goes next round */
+		/* what a paste holds as text: printable ASCII, tabs (a key of its own
+		 * a tab completes; in a paste it is indentation: 10 000 of them each
+		 * ran the completer), whole UTF-8 characters (libedit's locale is
+		 * UTF-8: start) and, as key_getc reads them, any other byte past
+		 * ASCII as U+FFFD, in one insert; a character the read cut goes
+		 * through key_getc, which waits for its end */
+		while (i < end) {
+			unsigned char c = s->pend[i];
+			size_t l = (c >= 0x20 && c < 0x7f) || c == '\t' ? 1 : c >= 0x80 ? utf8_seq(s->pend + i, end - i) : 0;
+
+			if (l == 0 && c >= 0x80 && utf8_cut(s->pend + i, end - i))
+				break;
+			if (l == 0 && c < 0x80)
+				break;
+			if (l == 0) {
+				memcpy(s->paste + out, "\xef\xbf\xbd", 3);
+				out += 3;
+				i++;
+				continue;
+			}
+			memcpy(s->paste + out, s->pend + i, l);
+			out += l;
+			i += l;
+		}
 		if (i == s->pendoff || (!any && i - s->pendoff < PASTE_MIN))
 			break;   /* a key typed, or no plain character: libedit's */
-		saved = s->pend[i];
-		s->pend[i] = '\0';
-		rl_insert_text((const char *)s->pend + s->pendoff);
-		s->pend[i] = saved;
-		s->inserted += i - s->pendoff;
+		s->paste[out] = '\0';
+		rl_insert_text(s->paste);
+		s->inserted += out;
 		s->pendoff = i;
 		s->touched = 1;
 		any = 1;
@@ -586,6 +676,16 @@ l_start(lua_State *L)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &s->old_int);
 	if (s->tty) {
+		/* key_getc decodes keys as UTF-8 and libedit encodes its wide
+		 * characters back in the thread's locale: in the C locale surge runs
+		 * in, every character past ASCII was dropped from the line (`é`
+		 * typed or pasted: an empty string). This thread's LC_CTYPE only. */
+		locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+
+		if (utf8 == (locale_t)0)
+			utf8 = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
+		if (utf8 != (locale_t)0)
+			uselocale(utf8);
 		rl_readline_name = "surge";
 		rl_catch_signals = 0;        /* Ctrl-C is ours: it cancels the line */
 		rl_getc_function = key_getc;

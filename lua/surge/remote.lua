@@ -12,11 +12,16 @@
 -- lives here, where tests/lua/test_remote.lua sees it.
 --
 -- Values, both ways (docs/python.md, "How values come back"):
---   Lua -> JSON   numbers, strings, booleans as they are; nil null; a table
+--   Lua -> JSON   numbers, strings, booleans as they are, except what JSON
+--                 cannot hold exactly, tagged as the other way: NaN and the
+--                 infinities { [FLOAT] = "nan" }, a string that is not UTF-8
+--                 { [HEX] = "ff" } (bytes in Python); nil null; a table
 --                 with keys 1..n an array; a table whose keys are all strings
 --                 an object; any other table { [PAIRS] = [[key, value], ...] }
 --                 so that keys 1 and "1" both come back (Python rebuilds a
---                 dict with those keys); a handle the text the prompt shows;
+--                 dict with those keys; keys are tagged as values are, so a
+--                 key of math.huge or of bytes that are not UTF-8 comes back
+--                 as such); a handle the text the prompt shows;
 --                 a 64-bit counter a number.
 --   JSON -> Lua   null nil; { [LUA] = "expr" } that expression's value in the
 --                 prompt's environment; { [HEX] = "0aff" } those bytes;
@@ -58,7 +63,16 @@ end
 -- so that a table containing itself shows "<cycle>" there.
 local function to_json(v, seen)
   local t = type(v)
-  if t == "number" or t == "string" or t == "boolean" then return v end
+  if t == "number" then
+    if v ~= v then return { [FLOAT] = "nan" } end
+    if v == math.huge or v == -math.huge then return { [FLOAT] = v > 0 and "inf" or "-inf" } end
+    return v
+  end
+  if t == "string" then
+    if json.utf8(v) ~= v then return { [HEX] = (v:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) } end
+    return v
+  end
+  if t == "boolean" then return v end
   if v == nil or v == json.null then return json.null end
   if t == "cdata" then
     local n = tonumber(v)
@@ -79,7 +93,7 @@ local function to_json(v, seen)
   for k in pairs(v) do
     n = n + 1
     if type(k) == "number" and k >= 1 and k == math.floor(k) then max = math.max(max, k) end
-    if type(k) ~= "string" then strings = false end
+    if type(k) ~= "string" or json.utf8(k) ~= k then strings = false end
   end
   local out
   if n == max then
@@ -93,7 +107,8 @@ local function to_json(v, seen)
     local list = json.array()
     for k, x in pairs(v) do
       local key = k
-      if type(k) ~= "number" and type(k) ~= "string" and type(k) ~= "boolean" then key = show.format(k, 1) end
+      if type(k) == "number" or type(k) == "string" then key = to_json(k, seen)
+      elseif type(k) ~= "boolean" then key = show.format(k, 1) end
       list[#list + 1] = json.array({ key, to_json(x, seen) })
     end
     out = { [PAIRS] = list }

@@ -151,17 +151,43 @@ def to_wire(v: Any) -> Any:
     raise TypeError(f"cannot pass a {type(v).__name__} to Lua")
 
 
+class _NotPython(Exception):
+    """A Lua value Python's data cannot hold as it is (the message says which)."""
+
+
+_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
 def _from_wire(obj: dict[str, Any]) -> Any:
-    """json.loads' object hook: a Lua table with keys of several types (surge.remote's
-    PAIRS) becomes a dict with those keys."""
-    if len(obj) == 1 and PAIRS in obj and isinstance(obj[PAIRS], list):
+    """json.loads' object hook, surge.remote's tags read back (the inner objects
+    first, so a key is already decoded): FLOAT (NaN, the infinities) a float, HEX
+    (a Lua string that is not UTF-8) bytes, PAIRS (a table with keys of several
+    types) a dict with those keys. A value that is not such a tag's is ValueError,
+    the caller's "not surge.remote's JSON"."""
+    if len(obj) != 1:
+        return obj
+    tag, v = next(iter(obj.items()))
+    if tag == FLOAT:
+        if v not in _FLOATS:
+            raise ValueError(f"a float that is not one: {str(v)[:40]}")
+        return _FLOATS[v]
+    if tag == HEX:
+        if not isinstance(v, str):
+            raise ValueError(f"bytes that are not hex: {str(v)[:40]}")
+        return bytes.fromhex(v)
+    if tag == PAIRS and isinstance(v, list):
         out: dict[Any, Any] = {}
-        for kv in obj[PAIRS]:
-            # surge.remote's keys are numbers, strings and booleans (ValueError:
-            # the caller's "not surge.remote's JSON")
-            if not (isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], (str, int, float, bool))):
+        for kv in v:
+            # surge.remote's keys are numbers, strings, booleans and bytes
+            if not (isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], (str, int, float, bool, bytes))):
                 raise ValueError(f"a key-value pair that is not one: {str(kv)[:40]}")
-            out[kv[0]] = kv[1]
+            k = kv[0]
+            if k in out:
+                # 1 and true, 0 and false (or a table key shown as text and that
+                # text) are one key of a dict: one value would be lost
+                old = next(o for o in out if o == k)
+                raise _NotPython(f"a Lua table whose keys {old!r} and {k!r} are one key in a Python dict")
+            out[k] = kv[1]
         return out
     return obj
 
@@ -169,6 +195,38 @@ def _from_wire(obj: dict[str, Any]) -> Any:
 def _frame(kind: bytes, payload: bytes) -> bytes:
     body = kind + payload
     return str(len(body)).encode() + b"\n" + body
+
+
+def _seconds(v: Optional[float], what: str) -> Optional[float]:
+    """A socket timeout as the socket module takes it: None or infinity (no limit), or
+    seconds >= 0; anything else is one error naming the argument (it was the socket
+    module's OverflowError for infinity, 'Timeout value out of range' for -1)."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{what}: seconds (a number) or None, not a {type(v).__name__}")
+    if math.isnan(v) or v < 0:
+        raise ValueError(f"{what}: seconds >= 0 or None, not {v}")
+    return None if v > 1e9 else float(v)       # beyond 30 years: no limit (the socket's bound)
+
+
+def _want(v: Any, kind: Union[type, tuple[type, ...]]) -> Any:
+    """v when it is a ``kind`` (a bool is no int here), else TypeError: what the
+    shapes of surge.remote's values (Client._remote_as) are made of."""
+    if not isinstance(v, kind) or (isinstance(v, bool) and kind in (int, float, (int, float))):
+        raise TypeError(f"not a {kind}")
+    return v
+
+
+def _values(v: Any) -> Any:
+    """A list of Lua values as Python returns them: None, the value, or a tuple."""
+    vals = _want(v, list)
+    return None if not vals else vals[0] if len(vals) == 1 else tuple(vals)
+
+
+def _waited(r: Any) -> tuple[bool, Any]:
+    r = _want(r, dict)
+    return _want(r["done"], bool), r.get("value")
 
 
 class Task:
@@ -179,11 +237,11 @@ class Task:
 
     def state(self) -> str:
         """``running``, ``stopping``, ``done``, ``failed`` or ``gone`` (collected by a wait)."""
-        return str(self.client.remote("state", {"id": self.id}))
+        return str(self.client._remote_as("state", lambda v: _want(v, str), {"id": self.id}))
 
     def stop(self) -> int:
         """Asks the task to end (its ``surge.running()`` turns false)."""
-        return int(self.client.remote("stop", {"id": self.id}))
+        return int(self.client._remote_as("stop", lambda v: _want(v, int), {"id": self.id}))
 
     def wait(self, timeout: Optional[float] = None) -> Any:
         """Waits for the task to end (at most ``timeout`` s: then None); returns its
@@ -203,7 +261,7 @@ class Client:
     def __init__(self, path: str, timeout: Optional[float] = 30.0, name: Optional[str] = None) -> None:
         self.path = path
         self.name = name          # prefixes errors when given (a fleet's instance name)
-        self.timeout = timeout
+        self.timeout = timeout = _seconds(timeout, "timeout")
         self._lock = threading.Lock()
         self._sock: Optional[socket.socket] = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
@@ -255,7 +313,7 @@ class Client:
         if len(payload) + 1 > MAX_FRAME:
             raise SurgeError(f"the request is {len(payload) + 1} bytes, more than the {MAX_FRAME} surge takes",
                              instance=self.name)
-        limit = timeout if timeout is not None else self.timeout
+        limit = _seconds(timeout, "timeout") if timeout is not None else self.timeout
         with self._lock:
             if self._sock is None:
                 raise ConnectionClosed("the connection is closed", instance=self.name)
@@ -357,6 +415,8 @@ class Client:
             self._not_surge(f"a reply without surge.remote's marker ({text[:40]!r})")
         try:
             return json.loads(js, object_hook=_from_wire), out
+        except _NotPython as e:
+            raise SurgeError(f"cannot return {e} (return another value)", instance=self.name) from None
         except (ValueError, RecursionError) as e:
             self._not_surge(f"a reply that is not JSON ({str(e)[:80]})")
 
@@ -369,6 +429,17 @@ class Client:
         """The value of ``surge.remote``'s function ``fn`` (see :meth:`remote_output`)."""
         return self.remote_output(fn, args, timeout)[0]
 
+    def _remote_as(self, fn: str, shape: Callable[[Any], Any], args: Optional[dict[str, Any]] = None,
+                   timeout: Optional[float] = None) -> Any:
+        """``remote(fn, args)`` read by ``shape``, which raises TypeError (or ValueError,
+        KeyError, ...) where the value is not what surge.remote's ``fn`` returns: then the
+        peer is not surge (SurgeError), never the reader's own exception."""
+        v = self.remote(fn, args, timeout)
+        try:
+            return shape(v)
+        except (TypeError, ValueError, KeyError, IndexError, OverflowError, AttributeError):
+            self._not_surge(f"a value of {fn} that is not one ({str(v)[:40]!r})")
+
     # -- evaluation -----------------------------------------------------------
     def eval_output(self, code: str, timeout: Optional[float] = None,
                     on_progress: Optional[Callable[[str], None]] = None) -> tuple[Any, str]:
@@ -377,10 +448,11 @@ class Client:
         value, the value for one, a tuple for several."""
         vals, out = self.remote_output("eval", {"code": code, "progress": on_progress is not None}, timeout,
                                        on_progress)
+        if vals is None and any(w in out for w in _LEFT):
+            return None, out            # the code left the prompt (remote_output)
         if not isinstance(vals, list):
-            return None, out
-        value = None if not vals else vals[0] if len(vals) == 1 else tuple(vals)
-        return value, out
+            self._not_surge(f"a value of eval that is not a list ({str(vals)[:40]!r})")
+        return _values(vals), out
 
     def eval(self, code: str, timeout: Optional[float] = None,
              on_progress: Optional[Callable[[str], None]] = None) -> Any:
@@ -390,8 +462,7 @@ class Client:
 
     def call(self, fn: str, *args: Any, timeout: Optional[float] = None) -> Any:
         """Calls a Lua function by name with Python arguments: ``call("surge.ports")``."""
-        vals = self.remote("call", {"fn": fn, "args": list(args), "n": len(args)}, timeout)
-        return None if not vals else vals[0] if len(vals) == 1 else tuple(vals)
+        return self._remote_as("call", _values, {"fn": fn, "args": list(args), "n": len(args)}, timeout)
 
     def complete(self, word: str) -> list[str]:
         """What Tab would complete ``word`` to at the prompt."""
@@ -402,13 +473,14 @@ class Client:
     def launch(self, fn: str, *args: Any) -> Task:
         """Starts a task: the script's global function ``fn`` (or ``MODULE:FUNCTION``)
         with the arguments (Python data or :class:`Lua` expressions)."""
-        t = self.remote("launch", {"fn": fn, "args": list(args), "n": len(args)})
-        return Task(self, int(t["id"]), str(t["name"]))
+        t = self._remote_as("launch", lambda t: (_want(t["id"], int), _want(t["name"], str)),
+                            {"fn": fn, "args": list(args), "n": len(args)})
+        return Task(self, t[0], t[1])
 
     def stop(self, task: Optional[Union[Task, int]] = None) -> int:
         """Stops one task (a :class:`Task` or id) or every running task; returns how many."""
         tid = task.id if isinstance(task, Task) else task
-        return int(self.remote("stop", {"id": tid}))
+        return int(self._remote_as("stop", lambda v: _want(v, int), {"id": tid}))
 
     def _wait(self, tid: Optional[int], timeout: Optional[float]) -> Any:
         # slices shorter than the socket's timeout: a long wait is never cut, and
@@ -417,9 +489,9 @@ class Client:
         per = 5.0 if self.timeout is None else max(0.05, min(5.0, self.timeout / 3))
         while True:
             left = per if deadline is None else max(0.0, min(per, deadline - time.monotonic()))
-            r = self.remote("wait", {"id": tid, "slice": left})
-            if r["done"]:
-                return r.get("value")
+            done, value = self._remote_as("wait", _waited, {"id": tid, "slice": left})
+            if done:
+                return value
             if deadline is not None and time.monotonic() >= deadline:
                 return None
 
@@ -430,24 +502,25 @@ class Client:
 
     def tasks(self) -> list[dict[str, Any]]:
         """Every task of the run: id (lcore), fn, state and its error when it failed."""
-        return list(self.remote("tasks") or [])
+        return list(self._remote_as("tasks", lambda v: _want(v or [], list)))
 
     def set_rate(self, port: int, queue: int, rate: Union[str, float]) -> str:
         """Re-rates tx queue ``queue`` of port ``port`` (``"2mpps"``, ``"1gbps"``, packets/s);
         takes effect at the task's next send. Returns the queue's line."""
-        return str(self.remote("set_rate", {"port": int(port), "queue": int(queue), "rate": rate}))
+        return str(self._remote_as("set_rate", lambda v: _want(v, str),
+                                   {"port": int(port), "queue": int(queue), "rate": rate}))
 
     def stats(self) -> dict[str, Any]:
         """The running instance's counters now: ``ports`` (``port:stats()`` of each open
         port, with ``port``), ``queues`` (each tx/rx queue's stats, with ``port``,
         ``queue``, ``dir``) and ``counters`` (custom counters and gauges: ``name``,
         ``kind``, ``value``, ``lcores``). Reading them changes nothing in the results."""
-        return dict(self.remote("stats"))
+        return dict(self._remote_as("stats", lambda v: _want(v, dict)))
 
     def results(self, timeout: Optional[float] = None) -> dict[str, Any]:
         """The run's results so far (``surge.results.collect()``), the structure
         ``--output`` writes (status ``running`` while tasks run)."""
-        return dict(self.remote("results", timeout=timeout))
+        return dict(self._remote_as("results", lambda v: _want(v, dict), timeout=timeout))
 
     def scenario(self, name: str, options: Optional[dict[str, Any]] = None,
                  progress: Optional[Callable[[str], None]] = None, timeout: Optional[float] = None) -> Any:

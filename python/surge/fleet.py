@@ -19,10 +19,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from .client import Client, ConnectionClosed, SurgeError, connect
+from .client import Client, ConnectionClosed, SurgeError, _want, connect
 from .results import merge
 
 __all__ = ["Instance", "Fleet", "FleetError", "merge"]
+
+
+def _collected(v: Any) -> dict[str, Any]:
+    """stop_collect's value: a results structure (its status read by Fleet.stop)."""
+    _want(_want(v, dict).get("status"), str)
+    if v["status"] == "failed":
+        _want(v.get("error"), str)
+    return dict(v)
 
 
 class FleetError(SurgeError):
@@ -141,7 +149,7 @@ class Fleet:
 
         def arm(i: Instance) -> None:
             assert i.client is not None
-            i.armed_lead_s = float(i.client.remote("arm", {"t": t}))
+            i.armed_lead_s = float(i.client._remote_as("arm", lambda v: _want(v, (int, float)), {"t": t}))
             if i.armed_lead_s <= 0:
                 raise SurgeError(f"the start time arrived {-i.armed_lead_s * 1e3:.1f} ms late (its clock is "
                                  "ahead, or the link is slow): give a larger margin_s", instance=i.name)
@@ -173,7 +181,7 @@ class Fleet:
         instance order; a failed instance raises :class:`FleetError` naming it."""
         def one(i: Instance) -> dict[str, Any]:
             assert i.client is not None
-            i.results = dict(i.client.remote("stop_collect", timeout=60))
+            i.results = dict(i.client._remote_as("stop_collect", _collected, timeout=60))
             return i.results
         res = self._each(one)
         self._check(res, "stop")

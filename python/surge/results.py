@@ -7,7 +7,7 @@ import io
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import Any, Iterator, NoReturn, Optional, Sequence, Union
 
 __all__ = ["Results", "Histogram", "load", "merge", "ResultsError"]
 
@@ -76,6 +76,42 @@ class Histogram:
         return df
 
 
+# What the accessors below read, checked once when a file is loaded: a file
+# with surge's schema name but another shape is one ResultsError naming the
+# field, not a KeyError or TypeError from a method later. list -> the fields
+# each of its records must have (a number; "name" a string).
+_RECORDS = {("summary", "ports"): ("port", "tx_packets", "rx_packets"),
+            ("latency",): ("id", "probes", "lost", "duplicated", "reordered"),
+            ("counters",): ("name", "value")}
+
+
+def _check_shape(data: dict[str, Any], source: str) -> None:
+    def bad(where: str, what: str) -> NoReturn:
+        raise ResultsError(f"{source}: not as surge writes it: {where} {what}")
+    if not isinstance(data.get("status"), str):
+        bad("status", "is not a string")
+    if not isinstance(data.get("scenarios") or {}, dict):
+        bad("scenarios", "is not an object")
+    for path, fields in _RECORDS.items():
+        where = ".".join(path)
+        v: Any = data
+        for k in path:
+            v = v.get(k) if isinstance(v, dict) else None
+        if not isinstance(v or [], list):
+            bad(where, "is not a list")
+        for i, r in enumerate(v or []):
+            if not isinstance(r, dict):
+                bad(f"{where}[{i}]", "is not an object")
+            for f in fields:
+                ok = isinstance(r.get(f), str) if f == "name" else \
+                    isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), bool)
+                if not ok:
+                    bad(f"{where}[{i}].{f}", "is missing or of another type")
+            b = r.get("buckets")
+            if b is not None and not (isinstance(b, dict) and all(isinstance(x, list) for x in b.values())):
+                bad(f"{where}[{i}].buckets", "is not an object of lists")
+
+
 class Results:
     """A results file: ``data`` is the JSON as Python data; the properties and the
     ``*_df`` methods read its parts."""
@@ -86,6 +122,7 @@ class Results:
         for key in ("series", "summary", "metadata"):
             if not isinstance(data.get(key), dict):
                 raise ResultsError(f"{source}: not as surge writes it: {key} is not an object")
+        _check_shape(data, source)
         self.data, self.source = data, source
 
     def __getitem__(self, key: str) -> Any:
@@ -105,11 +142,11 @@ class Results:
 
     def tx_packets(self, port: Optional[int] = None) -> int:
         """Packets sent, by one port or all."""
-        return sum(p["tx_packets"] for p in self.summary["ports"] if port is None or p["port"] == port)
+        return sum(p["tx_packets"] for p in self.summary.get("ports") or [] if port is None or p["port"] == port)
 
     def rx_packets(self, port: Optional[int] = None) -> int:
         """Packets received, by one port or all."""
-        return sum(p["rx_packets"] for p in self.summary["ports"] if port is None or p["port"] == port)
+        return sum(p["rx_packets"] for p in self.summary.get("ports") or [] if port is None or p["port"] == port)
 
     def latency(self) -> list[Histogram]:
         """The latency receivers, in creation order."""
@@ -236,6 +273,9 @@ def load(path: PathLike) -> Results:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ResultsError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
+    except ValueError as e:
+        # a number of more than 4300 digits (Python's bound on int())
+        raise ResultsError(f"{path}: not JSON surge writes: {str(e)[:60]}") from None
     except RecursionError:
         raise ResultsError(f"{path}: not a results file: its JSON is nested too deep") from None
     return Results(data, path)

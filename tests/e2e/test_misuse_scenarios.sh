@@ -189,10 +189,15 @@ mkdir -p "$ODD"
 printf 'return { description = "in an odd folder", options = function(p) end, run = function(o) return {} end }\n' \
   >"$ODD/oddone.lua"
 printf 'os.exit(42)\n' >"$ODD/exiter.lua"
+# and one whose top level never returns (it hung the listing for good)
+printf 'local t = os.clock() while os.clock() - t < 600 do end\n' >"$ODD/spinner.lua"
 (cd "$CWD" && SURGE_PATH="$ODD:$MODS" run_surge 30 scenarios; printf '%s\n' "$RC" >"$TMP/rc"; printf '%s\n' "$OUT" >"$TMP/out")
 check "surge scenarios: a module calling os.exit(42) at load: exit 0" 0 "$(cat "$TMP/rc")"
 check_match "surge scenarios: ... listed with its error at its line" \
   "^exiter +cannot be used: .*/exiter.lua:1: os.exit called while the module loads \\[" "$(cat "$TMP/out")"
+check_match "surge scenarios: a module whose top level never returns is listed with its error" \
+  "^spinner +cannot be used: .*/spinner.lua:1: its top level ran more than 2 s of CPU while the module loads \\[" \
+  "$(cat "$TMP/out")"
 check_match "surge scenarios: a folder with ' in its name is listed" "^oddone +in an odd folder \\[.*it's odd\\]$" \
   "$(cat "$TMP/out")"
 check_match "surge scenarios: ... and the folders after it" '^good +fine \[' "$(cat "$TMP/out")"

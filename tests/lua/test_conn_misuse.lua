@@ -52,7 +52,7 @@ function T.issue_cases()
   errors(at('engine:summary: seconds: expected a number >= 0, got "x"'), function() e:summary("x") end)
   errors(at("engine:summary: seconds: expected a number >= 0, got -1"), function() e:summary(-1) end)
   errors(at("surge.conn.format: t (engine:summary()'s): expected a table, got nil"), function() conn.format(nil) end)
-  errors(at("surge.conn.format: t.attempted: expected a number, got nil"), function() conn.format{ role = "client" } end)
+  errors(at("surge.conn.format: t.attempted: expected an integer >= 0, got nil"), function() conn.format{ role = "client" } end)
   errors(at('surge.conn.data_room: mss: expected an integer in 0..9000, got "x"'), function() conn.data_room("x") end)
   errors(at("surge.conn.data_room: mss: expected an integer in 0..9000, got -5"), function() conn.data_room(-5) end)
   errors(at("surge.conn.client: prefix: expected a string, got a table"), function() client{ prefix = {} } end)
@@ -79,6 +79,51 @@ function T.issue_cases()
   -- a queue's own rate keeps its messages
   errors(at("rate: unknown pattern 'zz' (constant, poisson, onoff, ramp)"), function() txq:set_rate{ pattern = "zz" } end)
   errors(at('surge.conn.http.body: n: expected an integer in 0..1000000, got "x"'), function() http.body("x") end)
+  rx:free()
+  tx:free()
+end
+
+-- An engine is one port's: a txq of another port than the rxq, a queue of
+-- another port than its first poll's, one burst as rx and tx were taken (C
+-- takes one port for both queues: the frames went out of the rxq's port on
+-- the txq's number, with the checksums of the first port).
+function T.engine_is_one_ports()
+  local rxq, txq, rx, tx = setup()
+  local other = surge.port(1, { rxq = 1, txq = 1 })
+  local e = client{ connections = 1 }
+  errors(at("engine:poll: txq: expected a tx queue of port 0 (the rxq's: one engine, one port), got txq(1,0)", 1),
+    function() e:poll(rxq, other:txq(0), rx, tx) end)
+  errors(at("engine:poll: rx and tx: expected two bursts, got one burst twice"), function() e:poll(rxq, txq, rx, rx) end)
+  assert(e:poll(rxq, txq, rx, tx) >= 0)
+  rx:free()
+  errors(at("engine:poll: rxq: expected a queue of port 0 (the engine's, since its first poll), got rxq(1,0)", 1),
+    function() e:poll(other:rxq(0), other:txq(0), rx, tx) end)
+  errors(at("engine:abort: txq: expected a queue of port 0 (the engine's, since its first poll), got txq(1,0)", 1),
+    function() e:abort(other:txq(0), tx) end)
+  errors(at("engine:run: txq: expected a tx queue of port 0 (the rxq's: one engine, one port), got txq(1,0)", 1),
+    function() e:run{ rxq = rxq, txq = other:txq(0), pool = pool } end)
+  errors(at("engine:run: rxq: expected a queue of port 0 (the engine's, since its first poll), got rxq(1,0)", 1),
+    function() e:run{ rxq = other:rxq(0), txq = other:txq(0), pool = pool } end)
+  assert(e:abort(txq, tx) >= 0, "its own port still works")
+  -- summaries' counts: whole, >= 0, written whole (1e300 printed as a negative count)
+  local t = e:summary(1)
+  t.attempted = 1.5
+  errors(at("surge.conn.format: t.attempted: expected an integer >= 0, got 1.5"), function() conn.format(t) end)
+  t.attempted = 1e300
+  assert(conn.format(t):find(("^client: %.0f attempted"):format(1e300)), conn.format(t))
+  -- a header's value ends no line (it would start a header or a request of the caller's choice)
+  local show = require("surge.check").show
+  local CTL = ": a header's value holds no CR, LF or other control character"
+  errors(at("surge.conn.http_get: host " .. show("a\r\nX: y") .. CTL), function() http.get{ host = "a\r\nX: y" } end)
+  errors(at("surge.conn.http_response: content_type " .. show("t\r\n\r\nGET /") .. CTL, 1),
+    function() http.response{ content_type = "t\r\n\r\nGET /" } end)
+  errors(at('surge.conn.http_get: headers: "" is not a header line (Name: value)', 1),
+    function() http.get{ headers = "X-A: 1\r\n\r\nGET /" } end)
+  errors(at('surge.conn.http_get: headers: "junk" is not a header line (Name: value)', 1),
+    function() http.get{ headers = "junk" } end)
+  -- headers given without their last line end still end the head (the request never ended)
+  assert(http.get{ host = "h", headers = "X-A: 1\nX-B: 2" } ==
+    "GET / HTTP/1.1\r\nHost: h\r\nUser-Agent: surge\r\nAccept: */*\r\nX-A: 1\r\nX-B: 2\r\n\r\n")
   rx:free()
   tx:free()
 end

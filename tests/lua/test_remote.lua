@@ -74,6 +74,23 @@ function T.tables_with_keys_of_several_types_keep_every_key()
   assert(c.self == "<cycle>", "a table containing itself ends")
 end
 
+-- what JSON cannot hold exactly comes back tagged, as arguments go: NaN and the
+-- infinities (json.encode would write null), strings that are not UTF-8 (it
+-- would write U+FFFD), and such keys (as pairs, never an object's key)
+function T.values_json_cannot_hold_are_tagged()
+  local _, _, v = call("eval", { code = "0/0, math.huge, -math.huge, '\\255A', 'ok'" })
+  assert(v[1][remote.FLOAT] == "nan" and v[2][remote.FLOAT] == "inf" and v[3][remote.FLOAT] == "-inf")
+  assert(v[4][remote.HEX] == "ff41" and v[5] == "ok", tostring(v[4]))
+  _, _, v = call("eval", { code = "{ [math.huge] = 1, ['\\254'] = 2 }" })
+  local keys = {}
+  for _, kv in ipairs(v[1][remote.PAIRS]) do
+    keys[(kv[1][remote.FLOAT] or kv[1][remote.HEX])] = kv[2]
+  end
+  assert(keys.inf == 1 and keys.fe == 2, "keys tagged too")
+  _, _, v = call("eval", { code = "{ 1, 0/0 }" })
+  assert(v[1][1] == 1 and v[1][2][remote.FLOAT] == "nan", "inside a list")
+end
+
 function T.arguments_from_json()
   local from = remote.from_json
   assert(from(json.null) == nil)

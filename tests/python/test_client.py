@@ -1,4 +1,5 @@
 """Every client call against a real surge (net_null, net_ring), and bad inputs."""
+import math
 import os
 import signal
 import threading
@@ -157,6 +158,23 @@ def test_values_kept_whole(instance: MakeInstance) -> None:
     with pytest.raises(TypeError):
         c.call("tostring", "\ud800")
     assert c.eval("1") == 1
+
+
+def test_values_json_cannot_hold(instance: MakeInstance) -> None:
+    """NaN, the infinities and strings that are not UTF-8 come back as they are,
+    both ways (they came back as None and U+FFFD), keys too; a table whose keys a
+    Python dict takes as one (1 and true) is a SurgeError, never one value lost."""
+    c = instance().client
+    nan, inf, neg, raw = c.eval("0/0, math.huge, -math.huge, '\\255\\0A'")
+    assert math.isnan(nan) and inf == math.inf and neg == -math.inf and raw == b"\xff\x00A"
+    assert c.call("(function(...) return ... end)", math.inf, b"\xfe", [math.nan])[:2] == (math.inf, b"\xfe")
+    assert c.eval("{ [math.huge] = 1, ['\\254'] = 2, x = 3 }") == {math.inf: 1, b"\xfe": 2, "x": 3}
+    assert c.eval("{ ['\\255'] = 1, ['\\254'] = 2 }") == {b"\xff": 1, b"\xfe": 2}
+    for code in ("{ [1] = 'a', [true] = 'b' }", "{ [0] = 'a', [false] = 'b' }", "{ [{}] = 1, ['{}'] = 2 }"):
+        with pytest.raises(surge.SurgeError, match="are one key in a Python dict") as e:
+            c.eval(code)
+        assert not isinstance(e.value, surge.ConnectionClosed), code
+        assert not c.closed and c.eval("1") == 1, "the reply was read whole: the connection stays"
 
 
 def test_waits_longer_than_the_socket_timeout(instance: MakeInstance) -> None:

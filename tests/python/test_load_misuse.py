@@ -13,6 +13,7 @@ HEADER = "t,interval_s,port,tx_packets,tx_bytes,tx_pps,tx_bps_l2,tx_bps_l1,rx_pa
          "rx_bps_l2,rx_bps_l1,drops,unsent,idle_pct\n"
 ROW = "0.2,0.2,0,100,6000,500,2.4e6,3.2e6,0,0,0,0,0,0,0,99.5\n"
 
+GOOD = b'{"schema": "surge-results", "status": "ok", "series": {}, "metadata": {}'
 CASES: list[tuple[str, bytes, str]] = [
     ("run.json", b"", ": empty file"),
     ("run.json", b'{"schema": "surge-results", "x": "\xff\xfe"}', ":1: not UTF-8 (byte 34)"),
@@ -21,6 +22,21 @@ CASES: list[tuple[str, bytes, str]] = [
     ("run.json", b'{"schema": "other"}', ": not a surge results file"),
     ("run.json", b'{"schema": "surge-results", "series": [], "summary": {}, "metadata": {}}',
      ": not as surge writes it: series is not an object"),
+    # surge's schema name, another shape: refused at load, naming the field (the
+    # accessors raised KeyError, TypeError or AttributeError later)
+    ("run.json", b'{"schema": "surge-results", "series": {}, "summary": {}, "metadata": {}}',
+     ": not as surge writes it: status is not a string"),
+    ("run.json", GOOD + b', "summary": {"ports": "x"}}', ": not as surge writes it: summary.ports is not a list"),
+    ("run.json", GOOD + b', "summary": {"ports": [{"port": 0}]}}',
+     ": not as surge writes it: summary.ports[0].tx_packets is missing or of another type"),
+    ("run.json", GOOD + b', "summary": {"ports": [3]}}', ": not as surge writes it: summary.ports[0] is not an object"),
+    ("run.json", GOOD + b', "summary": {}, "latency": "x"}', ": not as surge writes it: latency is not a list"),
+    ("run.json", GOOD + b', "summary": {}, "latency": [{"id": 1}]}', "latency[0].probes is missing"),
+    ("run.json", GOOD + b', "summary": {}, "latency": [{"id": 1, "probes": 1, "lost": 0, "duplicated": 0, '
+     b'"reordered": 0, "buckets": {"count": 5}}]}', "latency[0].buckets is not an object of lists"),
+    ("run.json", GOOD + b', "summary": {}, "counters": [{"value": 1}]}', "counters[0].name is missing"),
+    ("run.json", GOOD + b', "summary": {}, "scenarios": [1]}', ": not as surge writes it: scenarios is not an object"),
+    ("run.json", b'{"schema": "surge-results", "n": ' + b"1" * 5000 + b"}", ": not JSON surge writes"),
     ("run.csv", b"\xff\xfe" + HEADER.encode(), ":1: not UTF-8 (byte 0)"),
     ("run.csv", HEADER.encode() + ROW.encode() + b"0.4,0.2,0,1\xe9\n", ":3: not UTF-8"),
     ("run.csv", b"a,b,c\n1,2,3\n", ":1: not surge's CSV: no column t, port, tx_packets"),

@@ -139,6 +139,36 @@ def test_always_surge_error(fake: Callable[[object, bool], FakeServer], name: st
         c.eval("1")
 
 
+# every public call, each given a well-framed reply whose JSON is not the shape
+# that call's surge.remote function returns (a Task, a count, a dict, ...)
+CALLS: dict[str, Callable[[surge.Client], object]] = {
+    "eval": lambda c: c.eval("1"), "call": lambda c: c.call("f"), "launch": lambda c: c.launch("f"),
+    "stop": lambda c: c.stop(), "wait": lambda c: c.wait(), "tasks": lambda c: c.tasks(),
+    "set_rate": lambda c: c.set_rate(0, 0, "1mpps"), "stats": lambda c: c.stats(),
+    "results": lambda c: c.results(), "task.state": lambda c: surge.Task(c, 1, "x").state(),
+    "task.stop": lambda c: surge.Task(c, 1, "x").stop(), "task.wait": lambda c: surge.Task(c, 1, "x").wait(),
+}
+SHAPES = [b'"x"', b"1e400", b"null", b"[1, 2]", b'{"done": 1}', b'{"id": "x", "name": 1}', b"{}", b"true",
+          b'{"\\u0000surge:float": "big"}', b'{"\\u0000surge:hex": "zz"}', b'{"\\u0000surge:hex": 5}']
+
+
+def test_every_call_refuses_a_value_of_the_wrong_shape(fake: Callable[[object, bool], FakeServer]) -> None:
+    """The value is read by the call's shape: a SurgeError naming what came, never
+    the reader's TypeError, KeyError, ValueError or OverflowError (before, 63 of
+    150 such cases raised one)."""
+    for shape in SHAPES:
+        server = fake(frame(b"o" + MARK.encode() + shape), False)
+        for name, fn in CALLS.items():
+            c = surge.connect(server.path, timeout=TIMEOUT)
+            try:
+                fn(c)
+            except surge.SurgeError as e:
+                assert "not a surge control socket" in str(e) and c.closed, f"{name} {shape!r}: {e}"
+            except BaseException as e:  # noqa: B902 - the point is which class it is
+                raise AssertionError(f"{name} given {shape!r}: {type(e).__name__}: {e}") from e
+            c.close()
+
+
 def test_random_replies(fake: Callable[[object, bool], FakeServer]) -> None:
     """A bounded fuzz of the reply reader: 300 replies built from random pieces
     of surge's framing and random bytes, each sent before the server closes.
@@ -181,3 +211,24 @@ def test_progress_callback_that_raises(fake: Callable[[object, bool], FakeServer
     with pytest.raises(RuntimeError, match="the callback's own error at 50%"):
         c.eval("1", on_progress=boom)
     assert c.closed
+
+
+def test_timeouts_out_of_range(fake: Callable[[object, bool], FakeServer]) -> None:
+    """A timeout is seconds >= 0, or None / infinity for none: a bad one is one error
+    naming it (the socket module's 'Timeout value out of range' or OverflowError
+    before), and math.inf waits as None does (it raised OverflowError and closed)."""
+    server = fake(frame(b"o" + MARK.encode() + b"[1]"), False)
+    for bad, kind in ((-1, ValueError), (float("nan"), ValueError), ("5", TypeError), (True, TypeError)):
+        with pytest.raises(kind, match="^timeout: seconds"):
+            surge.connect(server.path, timeout=bad)  # type: ignore[arg-type]
+        c = surge.connect(server.path, timeout=TIMEOUT)
+        with pytest.raises(kind, match="^timeout: seconds"):
+            c.eval("1", timeout=bad)  # type: ignore[arg-type]
+        c.close()
+    for none in (float("inf"), 1e300):
+        c = surge.connect(server.path, timeout=none)
+        assert c.timeout is None and c.eval("1") == 1
+        c.close()
+        c = surge.connect(server.path, timeout=TIMEOUT)
+        assert c.eval("1", timeout=none) == 1
+        c.close()

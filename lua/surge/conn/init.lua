@@ -360,6 +360,7 @@ local function new_engine(c, data, role, prefix, hooks)
   local v6 = c.ip_version == 6
   local e = setmetatable({ id = id, role = role, conf = c, data = data, st = ffi.new("struct surge_conn_stats"),
                         prefix = prefix, cells = false, gauges = false, hooks = false, hook = false, turn = 0, on = false,
+                        port = -1,   -- its port from its first poll (bind)
                         local_ip = v6 and ip6.addr_text(ffi.string(c.local_ip6, 16)) or ip4.addr_text(c.local_ip4),
                         mac = ffi.string(c.local_mac, 6) }, Engine)
   if hooks then
@@ -515,6 +516,25 @@ function M.data_room(mss)
   return (mss and mss > 0 and mss or 1460) + HEADERS[6] + HEADROOM
 end
 
+-- An engine is one port's (C takes one port for both queues, and the first
+-- poll decides the checksums by it): a txq of another port than the rxq, or
+-- a queue of another port than the engine's first poll, would send on the
+-- wrong queue or with the wrong sums without a word. rx and tx one burst: the
+-- frames received would be overwritten by those sent.
+local function bind(self, fn, rxq, txq, rx, tx)
+  local p = rxq and rxq.port or txq.port
+  if txq.port ~= p then
+    check.raise(("%s: txq: expected a tx queue of port %d (the rxq's: one engine, one port), got %s"):format(fn, p,
+      check.show(txq)))
+  end
+  if self.port == -1 then self.port = p
+  elseif self.port ~= p then
+    check.raise(("%s: %s: expected a queue of port %d (the engine's, since its first poll), got %s"):format(fn,
+      rxq and "rxq" or "txq", self.port, check.show(rxq or txq)))
+  end
+  if rx == tx then check.raise(("%s: rx and tx: expected two bursts, got one burst twice"):format(fn)) end
+end
+
 -- One round (see surge_conn_poll): returns the frames left in rx, which the
 -- caller looks at (ARP) and frees. With hooks set, then calls them for the
 -- round's events (without: one field test here, none in C's per-segment path).
@@ -525,6 +545,7 @@ function Engine:poll(rxq, txq, rx, tx)
   check.handle(txq, TxQueue, "engine:poll", "txq", "a tx queue (port:txq(i))")
   check.burst(rx, "engine:poll", "rx")
   check.burst(tx, "engine:poll", "tx")
+  if rxq.port ~= self.port or txq.port ~= self.port or rx == tx then bind(self, "engine:poll", rxq, txq, rx, tx) end
   local n = C.surge_conn_poll(self.id, rxq.port, rxq.id, txq.id, rx, tx)
   if n < 0 then rc_check(n, 2) end
   if self.hooks then dispatch(self) end
@@ -542,6 +563,7 @@ function Engine:abort(txq, tx)
   check.self(self, Engine, "engine:abort")
   check.handle(txq, TxQueue, "engine:abort", "txq", "a tx queue (port:txq(i))")
   check.burst(tx, "engine:abort", "tx")
+  if txq.port ~= self.port then bind(self, "engine:abort", nil, txq, nil, tx) end
   return rc_check(C.surge_conn_abort(self.id, txq.port, txq.id, tx), 2)
 end
 
@@ -622,6 +644,7 @@ function Engine:run(o)
   local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
   local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
   local pool = check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})")
+  bind(self, fn, rxq, txq, nil, false)
   local nb = check.expect(o.burst, "integer? 1..256", fn, "burst") or 64
   local seconds = check.expect(o.seconds, "number? >=0", fn, "seconds")
   -- neigh: a responder with handle(iface, p, len, view), surge.dut.neigh's
@@ -688,14 +711,16 @@ function M.format(t)
   local fn = "surge.conn.format"
   check.expect(t, "table", fn, "t (engine:summary()'s)")
   check.expect(t.role, "string", fn, "t.role")
-  for _, k in ipairs(FORMAT_NUMBERS) do check.expect(t[k], "number", fn, "t." .. k) end
+  -- counts: whole and >= 0, written with %.0f (%d wrapped 1e300 to a negative count, cut 1.5 to 1)
+  for _, k in ipairs(FORMAT_NUMBERS) do check.expect(t[k], "integer >=0", fn, "t." .. k) end
   check.expect(t.cps, "number?", fn, "t.cps")
   if t.cps then check.expect(t.requests_per_s, "number", fn, "t.requests_per_s") end
   if check.expect(t.response_us, "table?", fn, "t.response_us") then
     for _, k in ipairs({ "p50", "p99", "max" }) do check.expect(t.response_us[k], "number", fn, "t.response_us." .. k) end
   end
-  local s = ("%s: %d attempted, %d established, %d completed, %d failed (timeout %d, rst %d, bad %d), "
-    .. "%d refused, %d retransmits, %d requests, %d responses, concurrent max %d, rx dropped %d, rx bad %d")
+  local s = ("%s: %.0f attempted, %.0f established, %.0f completed, %.0f failed (timeout %.0f, rst %.0f, bad %.0f), "
+    .. "%.0f refused, %.0f retransmits, %.0f requests, %.0f responses, concurrent max %.0f, rx dropped %.0f, "
+    .. "rx bad %.0f")
     :format(t.role, t.attempted, t.established, t.completed, t.failed, t.failed_timeout, t.failed_rst,
       t.failed_bad, t.refused, t.retransmits, t.requests, t.responses, t.concurrent_max, t.rx_dropped, t.rx_bad)
   -- the ends counted nowhere else (docs/connections.md, "Counters")

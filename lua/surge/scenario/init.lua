@@ -124,6 +124,8 @@ end
 -- breaks the contract is listed with what is wrong (a module of those
 -- folders that is no scenario at all, a helper returning no table or one
 -- with neither run nor description, is not listed).
+local LOAD_BUDGET_S = 2   -- a listed module's top level: more is a module that never returns
+
 function M.list()
   local out = {}
   for _, b in ipairs(M.builtin) do
@@ -141,7 +143,19 @@ function M.list()
         -- error, not the end of the listing (and of surge, with its status)
         local exit = os.exit
         os.exit = function() error("os.exit called while the module loads", 2) end
+        -- nor is a top level that never returns the end of the listing: it
+        -- has LOAD_BUDGET_S of CPU, interpreted (a trace sees no hook)
+        local jit_on = jit.status()
+        jit.off()
+        local deadline = os.clock() + LOAD_BUDGET_S
+        debug.sethook(function()
+          if os.clock() > deadline then
+            error(("its top level ran more than %g s of CPU while the module loads"):format(LOAD_BUDGET_S), 2)
+          end
+        end, "", 10000)
         local ok, m, err, got = pcall(M.load, name)
+        debug.sethook()
+        if jit_on then jit.on() end
         os.exit = exit
         if not ok then m, err, got = nil, tostring(m), nil end
         local helper = not m and got ~= nil and (type(got) ~= "table" or (got.run == nil and got.description == nil))

@@ -5,7 +5,7 @@ Each row does one hostile thing and asserts its outcome (a reply, an exit
 status, one error line); after each the instance must still answer, and each
 instance's run must end with its summary, every pool full and no crash text.
 """
-import os, re, signal, socket, stat, subprocess, sys, tempfile, threading, time
+import fcntl, os, re, select, signal, socket, stat, subprocess, sys, tempfile, threading, time
 sys.path.insert(0, os.path.dirname(__file__))
 from pty_drive import Term
 from wire import frame, recv_frame
@@ -113,10 +113,56 @@ def pty_rows():
 
 # ---------------------------------------------------------------- pasted lines, hostile history
 def paste(t, data):
-    """Writes data at the terminal as a terminal does a paste: in chunks, as fast as it is taken."""
-    for i in range(0, len(data), 4096):
-        os.write(t.fd, data[i:i + 4096])
-        t._read(0)
+    """Writes data at the terminal as a terminal does a paste: in chunks, as fast as it is taken,
+    reading what surge draws meanwhile (a terminal does both: written alone, a paste whose echo
+    fills the pty's output stalls both ends)."""
+    fl = fcntl.fcntl(t.fd, fcntl.F_GETFL)
+    fcntl.fcntl(t.fd, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+    try:
+        i, deadline = 0, time.monotonic() + 60
+        while i < len(data) and time.monotonic() < deadline:
+            r, w, _ = select.select([t.fd], [t.fd], [], 1)
+            if r:
+                t._read(0)
+            if w:
+                try:
+                    i += os.write(t.fd, data[i:i + 4096])
+                except BlockingIOError:
+                    pass
+    finally:
+        fcntl.fcntl(t.fd, fcntl.F_SETFL, fl)
+
+
+def text_rows():
+    """Pastes and keys past ASCII, and tabs in a paste (issue 31 item 20's class). Every character
+    past ASCII was dropped from the line (libedit encoded it in the C locale): 'é' typed or pasted
+    was an empty string; a lead byte 0xff took the three keys after it; a paste of UTF-8 or one
+    holding tabs went key by key (quadratic, and each tab ran the completer)."""
+    rows = [("a typed é is its two bytes", "print(#'é')\r", r"\n2\n", False, 10),
+            ("a pasted line of 30 000 é runs whole", 'x = "' + "é" * 30000 + '" print(#x)\r', r"\n60000\n", True, 5),
+            ("a pasted line of 20 000 4-byte characters runs whole", 'x = "' + "\U0001F600" * 20000
+             + '" print(#x)\r', r"\n80000\n", True, 5),
+            ("a pasted line holding 10 000 tabs is text, not completions", 'x = "' + "a\tb" * 10000
+             + '" print(#x)\r', r"\n30000\n", True, 5),
+            ("a pasted line of 10 000 bytes that are not UTF-8: each U+FFFD", b'x = "' + b"\xff" * 10000
+             + b'" print(#x)\r', r"\n30000\n", True, 5),
+            ("a typed 0xff is U+FFFD and the keys after it stay", b"print(#'\xff')\r", r"\n3\n", False, 10)]
+    for name, keys, want, pasted, limit in rows:
+        t = Term([SURGE, "repl", "--no-huge", "-q"], env)
+        t.expect(r"surge> ")
+        data = keys if isinstance(keys, bytes) else keys.encode()
+        t0 = time.monotonic()
+        try:
+            if pasted:
+                paste(t, data)
+            else:
+                os.write(t.fd, data)
+            t.expect(want, limit)
+            check("terminal: %s (%.2f s)" % (name, time.monotonic() - t0), True)
+        except AssertionError as e:
+            check("terminal: " + name, False, e)
+        t.type("\x04")
+        t.close()
 
 
 def paste_rows():
@@ -514,7 +560,7 @@ def tel_rows():
     check("telemetry: the run's folder is gone", not os.path.exists(os.path.dirname(sock)))
 
 
-for part in (pty_rows, paste_rows, socket_rows, tel_rows):
+for part in (pty_rows, paste_rows, text_rows, socket_rows, tel_rows):
     try:
         part()
     except Exception as e:          # a row that hangs or breaks the driver is a failure, not a traceback
