@@ -18,6 +18,7 @@ from typing import Any, List
 
 import requests
 import snappi
+from otgrun import start_all, wait_stopped
 
 URL = sys.argv[1]
 fails = 0
@@ -85,18 +86,8 @@ got = api.get_config()
 check("get_config: the flows and ports as set", [f.name for f in got.flows] == ["f1", "f2"]
       and [p.location for p in got.ports] == ["net_ring0", "net_ring1"], got.serialize()[:300])
 
-cs = api.control_state()
-cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
-api.set_control_state(cs)
-
-deadline = time.time() + 30
-while time.time() < deadline:
-    mr = api.metrics_request()
-    mr.flow.flow_names = []
-    fm = api.get_metrics(mr).flow_metrics
-    if all(m.transmit == "stopped" for m in fm):
-        break
-    time.sleep(0.1)
+start_all(api)
+fm = wait_stopped(api, 30)
 by = {m.name: m for m in fm}
 for name, n, size in (("f1", 1000, 128), ("f2", 500, 72)):
     m = by[name]
@@ -118,6 +109,7 @@ cont = json.loads(cfg.serialize())
 cont["flows"][0]["duration"] = {"choice": "continuous", "continuous": {"gap": 12}}
 cont["flows"][1]["duration"] = {"choice": "continuous", "continuous": {"gap": 12}}
 api.set_config(json.dumps(cont))
+cs = api.control_state()
 cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
 api.set_control_state(cs)
 cs.traffic.flow_transmit.flow_names = ["f1"]

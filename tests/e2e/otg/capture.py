@@ -12,9 +12,9 @@ Flows (fixed_packets, sent one after the other by a port's task):
 The shell script checks every frame's fields with tshark.
 """
 import sys
-import time
 
 import snappi
+from otgrun import start_all, wait_stopped
 
 URL, PCAP = sys.argv[1], sys.argv[2]
 api = snappi.api(location=URL, verify=False)
@@ -44,16 +44,7 @@ ip6.hop_limit.value = 9
 tcp.src_port.value = 80
 tcp.dst_port.increment.start, tcp.dst_port.increment.step, tcp.dst_port.increment.count = 8000, 2, 2
 api.set_config(cfg)
-cs = api.control_state()
-cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
-api.set_control_state(cs)
-deadline = time.time() + 20
-while time.time() < deadline:
-    mr = api.metrics_request()
-    mr.flow.flow_names = []
-    fm = api.get_metrics(mr).flow_metrics
-    if all(m.transmit == "stopped" for m in fm):
-        break
-    time.sleep(0.1)
+start_all(api)
+fm = wait_stopped(api, 20)
 for m in fm:
     print("%s transmit %s frames_tx %d bytes_tx %d" % (m.name, m.transmit, m.frames_tx, m.bytes_tx))

@@ -9,10 +9,10 @@ frames_rx on the other port == frames_tx, bytes; per port: frames_tx.
 Prints one line per check; exits 1 when one failed.
 """
 import sys
-import time
 from typing import Any
 
 import snappi
+from otgrun import start_all, wait_stopped
 
 URL, LOC_A, LOC_B = sys.argv[1], sys.argv[2], sys.argv[3]
 fails = 0
@@ -40,17 +40,8 @@ for name, tx, rx, n, size in (("ab", pa, pb, 2000, 256), ("ba", pb, pa, 700, 151
     udp.src_port.increment.start, udp.src_port.increment.count = 1000, 100
     udp.dst_port.value = 7
 api.set_config(cfg)
-cs = api.control_state()
-cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
-api.set_control_state(cs)
-deadline = time.time() + 30
-while time.time() < deadline:
-    mr = api.metrics_request()
-    mr.flow.flow_names = []
-    fm = api.get_metrics(mr).flow_metrics
-    if all(m.transmit == "stopped" for m in fm):
-        break
-    time.sleep(0.1)
+start_all(api)
+fm = wait_stopped(api, 30)
 by = {m.name: m for m in fm}
 for name, n, size in (("ab", 2000, 256), ("ba", 700, 1518)):
     m = by[name]

@@ -8,9 +8,9 @@ second queue pair); then six ports at once, each a task.
   PYTHONPATH=../shared/peers/otg python3 restart.py URL
 """
 import sys
-import time
 
 import snappi
+from otgrun import start_all, wait_stopped
 
 URL = sys.argv[1]
 api = snappi.api(location=URL, verify=False)
@@ -32,19 +32,10 @@ def config(k: int) -> "snappi.Config":
 
 
 cfgs = [config(0), config(1)]
-cs = api.control_state()
-cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
-mr = api.metrics_request()
-mr.flow.flow_names = []
 for r in range(40):
     api.set_config(cfgs[r % 2])
-    api.set_control_state(cs)
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        fm = api.get_metrics(mr).flow_metrics
-        if all(m.transmit == "stopped" for m in fm):
-            break
-        time.sleep(0.02)
+    start_all(api)
+    fm = wait_stopped(api, 20, poll=0.02)
     got = [(m.frames_tx, m.frames_rx) for m in fm]
     if got != [(100, 100), (101, 101)]:
         print("FAIL round %d: %s" % (r, got))
@@ -59,13 +50,8 @@ for i in range(6):
     f.metrics.enable, f.rate.pps = True, 20000
     f.packet.ethernet().ipv4().udp()
 api.set_config(cfg)
-api.set_control_state(cs)
-deadline = time.time() + 20
-while time.time() < deadline:
-    fm = api.get_metrics(mr).flow_metrics
-    if all(m.transmit == "stopped" for m in fm):
-        break
-    time.sleep(0.05)
+start_all(api)
+fm = wait_stopped(api, 20, poll=0.05)
 got6 = [(m.frames_tx, m.frames_rx) for m in fm]
 if got6 != [(300 + i, 300 + i) for i in range(6)]:
     print("FAIL six ports: %s" % got6)
