@@ -259,6 +259,52 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	return wait_link(port, conf->link_timeout_ms);
 }
 
+/* Link up or down by the device (rte_eth_dev_set_link_up/down), on an open
+ * port: a device without the operation (af_packet, pcap) is -ENOTSUP with
+ * its driver named, never a silent no-op (OTG's port.link). */
+int
+surge_port_set_link(uint16_t port, int up)
+{
+	struct rte_eth_dev_info info;
+	int rc;
+
+	if ((rc = port_check(port)) != 0)
+		return rc;
+	if (!rt()->port[port].opened)
+		return rt_error(-EINVAL, "port %u: not open (its link is set on an open port)", port);
+	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
+		return rt_error(rc, "port %u: cannot read device info", port);
+	rc = up ? rte_eth_dev_set_link_up(port) : rte_eth_dev_set_link_down(port);
+	if (rc != 0)
+		return rt_error(rc, "port %u (%s): link %s: %s", port, info.driver_name, up ? "up" : "down",
+				rc == -ENOTSUP ? "the device cannot set its link" : rte_strerror(-rc));
+	return 0;
+}
+
+/* Promiscuous mode on or off on an open port, refused (-ENOTSUP, driver
+ * named) where the device cannot change it: OTG's layer1 promiscuous. */
+int
+surge_port_set_promisc(uint16_t port, int on)
+{
+	struct rte_eth_dev_info info;
+	int rc;
+
+	if ((rc = port_check(port)) != 0)
+		return rc;
+	if (!rt()->port[port].opened)
+		return rt_error(-EINVAL, "port %u: not open", port);
+	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
+		return rt_error(rc, "port %u: cannot read device info", port);
+	rc = on ? rte_eth_promiscuous_enable(port) : rte_eth_promiscuous_disable(port);
+	if (rc == 0 && rte_eth_promiscuous_get(port) != (on ? 1 : 0))
+		rc = -ENOTSUP;
+	if (rc != 0)
+		return rt_error(rc, "port %u (%s): promiscuous mode %s: %s", port, info.driver_name,
+				on ? "on" : "off",
+				rc == -ENOTSUP ? "the device cannot change it" : rte_strerror(-rc));
+	return 0;
+}
+
 /* An open port's settings, so that surge.port() on it (the prompt, an
  * attached client, a second call in a script) can hand back its handle when
  * the options asked agree, and say which differ when not. Only the main

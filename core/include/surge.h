@@ -309,6 +309,10 @@ int surge_port_conf(uint16_t port, struct surge_port_conf *out);
 int surge_port_info(uint16_t port, struct surge_port_info *out);
 int surge_port_stats(uint16_t port, struct surge_port_stats *out);
 int surge_port_find(const char *name);
+/* link up (1) or down (0), promiscuous on (1) or off (0), on an open port;
+ * -ENOTSUP where the device cannot */
+int surge_port_set_link(uint16_t port, int up);
+int surge_port_set_promisc(uint16_t port, int on);
 int surge_vdev_add(const char *spec);
 /* closes an open port (master); remove: detach its device too. Returns the
  * port number it has again, or 0 after a remove */

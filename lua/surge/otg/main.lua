@@ -12,6 +12,8 @@ local schema = require "surge.otg.schema"
 local model = require "surge.otg.model"
 local config = require "surge.otg.config"
 local traffic = require "surge.otg.traffic"
+local capture = require "surge.otg.capture"
+local l1 = require "surge.otg.ports"
 local surge = require "surge"
 
 local C = core.C
@@ -57,6 +59,11 @@ routes["POST /control/state"] = function(req)
   if not body then return status, e end
   local st, errs = schema.check(model.CONTROL_STATE, body, "")
   if not st then return err_reply(400, "validation", errs) end
+  if st.choice == "port" then
+    if st.port.choice == "capture" then capture.control(st.port.capture.port_names, st.port.capture.state)
+    else l1.control(st.port.link.port_names, st.port.link.state) end
+    return warnings()
+  end
   local ft = st.traffic.flow_transmit
   if ft.state == "start" then traffic.start(ft.flow_names)
   elseif ft.state == "pause" or ft.state == "resume" then traffic.pause(ft.flow_names, ft.state == "pause")
@@ -70,6 +77,15 @@ routes["POST /monitor/metrics"] = function(req)
   local mr, errs = schema.check(model.METRICS_REQUEST, body, "")
   if not mr then return err_reply(400, "validation", errs) end
   return 200, traffic.metrics(mr)
+end
+
+-- The capture's bytes (a string: sent as application/octet-stream).
+routes["POST /monitor/capture"] = function(req)
+  local body, status, e = body_json(req)
+  if not body then return status, e end
+  local cr, errs = schema.check(model.CAPTURE_REQUEST, body, "")
+  if not cr then return err_reply(400, "validation", errs) end
+  return 200, capture.read(cr.port_name)
 end
 
 local KNOWN = { ["/config"] = 1, ["/control/state"] = 1, ["/control/action"] = 1, ["/monitor/metrics"] = 1,
@@ -113,12 +129,14 @@ function M.serve()
     if n < 0 then core.check(n) end
     if n > 0 then
       local status, reply = M.handle(ffi.string(req.method), ffi.string(req.path), ffi.string(req.body, req.len))
-      local text = json.encode(reply)
-      C.surge_otg_reply(srv, req.id, status, "application/json", text, #text)
+      local text, ctype = reply, "application/octet-stream"
+      if type(reply) ~= "string" then text, ctype = json.encode(reply), "application/json" end
+      C.surge_otg_reply(srv, req.id, status, ctype, text, #text)
     end
     pcall(poll)     -- progress, --duration
   end
   traffic.stop()
+  capture.close()
   C.surge_otg_close(srv)
   return 0
 end

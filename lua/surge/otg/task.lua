@@ -20,6 +20,7 @@ local core = require "surge.core"
 local pool = require "surge.pool"
 local flows = require "surge.otg.flows"
 local stats = require "surge.otg.stats"
+local capture = require "surge.otg.capture"
 
 local C = core.C
 local M = {}
@@ -98,6 +99,7 @@ function M.port(a)
   end
   local rxqs, nrx = a.rxqs, #a.rxqs
   local rxb = pool.burst(-1, BURST)    -- receive only: the mbufs are the port's
+  local tap = capture.tap(a.capture)   -- nil: the port has no capture in the config
   local rx = st.rx + a.row * a.nflows
   local nflows, ng = a.nflows, #groups
   local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
@@ -106,6 +108,7 @@ function M.port(a)
   local function receive_on(rxq)
     local n = rxq:recv(rxb)
     if n > 0 then
+      if tap then tap:write(rxb) end
       local data, len = rxb.data, rxb.len
       for j = 0, n - 1 do
         local p, l = data[j], len[j]
@@ -141,6 +144,7 @@ function M.port(a)
     for i = 1, ng do
       if groups[i].pps > 0 and send(groups[i]) > 0 then busy = true end
     end
+    if tap then tap:poll() end
     if receive() > 0 then busy = true end
     if busy then idle = IDLE_US
     else
@@ -152,6 +156,7 @@ function M.port(a)
   -- what is still queued to this port (a loopback's own frames) is counted
   -- and goes back to its pool: the next start refills idle pools
   for _ = 1, DRAIN_ROUNDS do if receive() == 0 then break end end
+  if tap then tap:close() end
   rxb:free()
   return true
 end

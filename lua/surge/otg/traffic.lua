@@ -14,6 +14,8 @@ local config = require "surge.otg.config"
 local stats = require "surge.otg.stats"
 local flows = require "surge.otg.flows"
 local ports = require "surge.port"
+local capture = require "surge.otg.capture"
+local l1 = require "surge.otg.ports"
 
 local M = {}
 
@@ -55,12 +57,13 @@ local function now() return tonumber(surge.tsc()) / surge.tsc_hz() end
 -- NIC spreads what it receives over every RX queue (RSS); the task polls them all.
 local function open_port(id, txq, rxq)
   local key = txq .. "/" .. rxq
-  if opened[id] and opened[id] ~= key then
+  if opened[id] ~= key and ports.wrap(id):info().rxq > 0 then   -- (open for another run, or for port.link)
     surge.port(id):close()
     opened[id] = nil
   end
-  local p = surge.port(id, { rxq = rxq, txq = txq, clones = true, link_timeout = 2 })
+  local p = surge.port(id, l1.open_opts(id, { rxq = rxq, txq = txq, clones = true, link_timeout = 2 }))
   opened[id] = key
+  l1.opened(id)
   return p
 end
 
@@ -186,7 +189,7 @@ local function start(names)
     end
     run.base[p.id] = port:stats()
     run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxqs = rxqs,
-      stats = run.stats.addr, nflows = #c.flows, row = r - 1 })
+      stats = run.stats.addr, nflows = #c.flows, row = r - 1, capture = capture.task_arg(r - 1) })
   end
   -- every port receives before any flow sends
   local deadline = now() + READY_S
@@ -282,13 +285,13 @@ function M.metrics(req)
   for _, n in ipairs(req.port and req.port.port_names or {}) do want[n] = true end
   for i, p in ipairs(c.ports) do
     if next(want) == nil or want[p.name] then
-      local m = { name = p.name, location = p.location, link = "down", capture = "stopped", frames_tx = 0,
+      local m = { name = p.name, location = p.location, link = l1.link(p.id), capture = capture.state(p.name),
+                  frames_tx = 0,
                   frames_rx = 0, bytes_tx = 0, bytes_rx = 0, frames_tx_rate = 0, frames_rx_rate = 0,
                   bytes_tx_rate = 0, bytes_rx_rate = 0, transmit = "stopped" }
       if opened[p.id] then
         local port = surge.port(p.id)
         local s, b = port:stats(), run and run.base[p.id]
-        m.link = port:info().link_up and "up" or "down"
         if b then
           m.frames_tx, m.frames_rx = s.tx_packets - b.tx_packets, s.rx_packets - b.rx_packets
           -- bytes with the FCS, as the flows' (the model's frame size counts it)
