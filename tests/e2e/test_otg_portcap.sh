@@ -12,7 +12,7 @@ PEERS="$SURGE_SRC/../shared/peers/otg"
 /usr/bin/python3 -c 'import requests, yaml, semantic_version' 2>/dev/null || skip "snappi's modules not installed"
 PORT=$((20000 + RANDOM % 20000))
 export TMPDIR="$TMP"       # the server's capture folder, seen removed at exit
-"$SURGE" otg --no-huge --stats-interval 0 --http --listen "127.0.0.1:$PORT" --vdev net_ring0 --vdev net_ring1 \
+"$SURGE" otg --no-huge --stats-interval 0 --http --listen "127.0.0.1:$PORT" --vdev net_ring0 --vdev net_ring1 --vdev net_null0 \
   > "$TMP/srv.log" 2>&1 &
 SRV=$!
 for _ in $(seq 100); do grep -q "serving the OTG API" "$TMP/srv.log" && break; sleep 0.2; done
@@ -52,4 +52,26 @@ for f in "$TMP/cap.p1.pcap" "$TMP/cap.p2.pcapng"; do
     "$(echo "$T" | awk -v now="$NOW" '{ if ($1 < now - 60 || $1 > now + 60 || $1 < last) bad = 1; last = $1 }
       END { print (NR > 0 && !bad) ? "ok" : "bad" }')"
 done
+
+# a capture's bound (SURGE_OTG_CAPTURE_BYTES=20000: records of 16 + 60 bytes, 263 fit): overwrite
+# (the default) keeps the newest frames, between half and all of the bound; without overwrite the first
+SURGE_OTG_CAPTURE_BYTES=20000 "$SURGE" otg --no-huge --stats-interval 0 --http --listen "127.0.0.1:$((PORT + 1))" \
+  --vdev net_ring0 --vdev net_ring1 > "$TMP/srv2.log" 2>&1 &
+SRV=$!
+for _ in $(seq 100); do grep -q "serving the OTG API" "$TMP/srv2.log" && break; sleep 0.2; done
+PYTHONPATH="$PEERS:$SURGE_SRC/tests/e2e/otg" /usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/portcap.py" \
+  "http://127.0.0.1:$((PORT + 1))" "$TMP/bound" bound > "$TMP/py2.log" 2>&1
+check "portcap.py bound: exit 0" 0 "$?"
+kill -TERM "$SRV"; wait "$SRV"
+P1=$(fields "$TMP/bound.p1.pcap" udp.srcport)
+N1=$(echo "$P1" | grep -c .)
+check "overwrite: the newest frames, consecutive, the last one 1999 (f1's last)" \
+  "$(seq $((2000 - N1)) 1999)" "$P1"
+check "overwrite: between half and all of the bound kept ($N1 frames)" "ok" \
+  "$([ $((N1 * 76)) -ge 10000 ] && [ $((N1 * 76)) -le 20000 ] && echo ok)"
+P2=$(fields "$TMP/bound.p2.pcap" udp.srcport)
+N2=$(echo "$P2" | grep -c .)
+check "no overwrite: the first frames, consecutive from 2000" "$(seq 2000 $((2000 + N2 - 1)))" "$P2"
+check "no overwrite: as many as fit, short of the bound by less than a burst of 32 ($N2 frames)" "ok" \
+  "$([ $((N2 * 76)) -le 20000 ] && [ $(((N2 + 32) * 76)) -gt 20000 ] && echo ok)"
 finish

@@ -9,8 +9,10 @@
 -- (a traffic start while the capture runs) opens the next one, and a
 -- segment that reaches a quarter of MAX_BYTES is closed for the next.
 -- Over MAX_BYTES, overwrite (the model's default) drops the oldest
--- segment: the capture keeps the newest frames, between 3/4 and all of
+-- segments: the capture keeps the newest frames, between half and all of
 -- MAX_BYTES; without overwrite the capture stops taking frames there.
+-- MAX_BYTES counts the records (16 bytes a frame and what is kept of it);
+-- SURGE_OTG_CAPTURE_BYTES sets it (tests use a small one).
 --
 -- Master and the tasks share one struct a port (below): master switches
 -- `on` and reads the counts, a port's task alone writes the rest. A stop
@@ -27,10 +29,10 @@ local ffi = require "ffi"
 local pcap = require "surge.pcap"
 local surge = require "surge"
 
-local M = { MAX_BYTES = 64 * 1024 * 1024 }
+local M = { MAX_BYTES = tonumber(os.getenv("SURGE_OTG_CAPTURE_BYTES") or "") or 64 * 1024 * 1024 }
 
 pcall(ffi.cdef, [[
-struct otg_cap { double on, open, seg_first, seg_next, bytes, seg_bytes, frames, full, snaplen, overwrite; };
+struct otg_cap { double on, open, seg_first, seg_next, bytes, seg_bytes, frames, full, snaplen, overwrite, max; };
 ]])
 for _, decl in ipairs({ "char *mkdtemp(char *template);", "char *strerror(int errnum);", "int rmdir(const char *);" }) do
   pcall(ffi.cdef, decl)
@@ -98,7 +100,8 @@ function Tap:write(b)
     local l = len[i]
     bytes = bytes + REC_HDR + (l < snap and l or snap)
   end
-  if st.overwrite == 0 and st.bytes + bytes > M.MAX_BYTES then
+  local max = st.max
+  if st.overwrite == 0 and st.bytes + bytes > max then
     st.full = 1                     -- a capture that does not overwrite ends when full
     self:close()
     return
@@ -107,10 +110,10 @@ function Tap:write(b)
   st.frames = st.frames + n
   st.bytes = st.bytes + bytes
   st.seg_bytes = st.seg_bytes + bytes
-  if st.seg_bytes >= M.MAX_BYTES / 4 then
+  if st.seg_bytes >= max / 4 then
     self:close()
     if st.overwrite ~= 0 then
-      while st.bytes > M.MAX_BYTES * 3 / 4 and st.seg_first < st.seg_next do   -- the oldest goes
+      while st.bytes > max * 3 / 4 and st.seg_first < st.seg_next do   -- the oldest goes
         local path = seg_path(self.dir, self.row, st.seg_first)
         local f = io.open(path, "rb")
         local size = f and f:seek("end") or PCAP_HDR
@@ -161,7 +164,7 @@ function M.check(cfg, errs)
       elseif taken[n] then errs[#errs + 1] = ("%s: port '%s' is in %s already"):format(pp, n, taken[n])
       else
         taken[n] = path
-        plan[n] = { row = ports[n], format = c.format, snaplen = c.packet_size or 0,
+        plan[n] = { row = ports[n], format = c.format, snaplen = c.packet_size or 65535,   -- whole frames
                     overwrite = c.overwrite ~= false, name = c.name }
       end
     end
@@ -227,7 +230,7 @@ function M.control(names, state)
       folder = folder or temp_folder()
       M.wait_closed(n)
       remove_segments(c.row)
-      st.snaplen, st.overwrite = c.snaplen, c.overwrite and 1 or 0
+      st.snaplen, st.overwrite, st.max = c.snaplen, c.overwrite and 1 or 0, M.MAX_BYTES
       st.on = 1
     else
       st.on = 0
@@ -299,7 +302,7 @@ function M.read(name)
     st.on = 0
     M.wait_closed(name)
   end
-  local snap = c.snaplen > 0 and c.snaplen or 65535
+  local snap = c.snaplen
   local parts = {}
   for s = st.seg_first, st.seg_next - 1 do
     local text = folder and read_file(seg_path(folder, c.row, s))

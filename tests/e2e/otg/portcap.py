@@ -68,6 +68,27 @@ def config(captures: bool = True) -> Any:
     return cfg
 
 
+if len(sys.argv) > 3 and sys.argv[3] == "bound":
+    # the server bounds a capture at a few kB (SURGE_OTG_CAPTURE_BYTES): 1000 frames a port,
+    # p1 overwrites (the newest kept), p2 does not (the first kept)
+    cfg = config()
+    for f in cfg.flows:
+        f.duration.fixed_packets.packets, f.size.fixed = 1000, 64
+    cfg.captures[1].format, cfg.captures[1].overwrite = "pcap", False
+    api.set_config(cfg)
+    cs = api.control_state()
+    cs.port.capture.state = cs.port.capture.START
+    api.set_control_state(cs)
+    start_all(api)
+    fm = {m.name: m for m in wait_stopped(api, 30)}
+    check("1000 frames a flow received", fm["f1"].frames_rx == 1000 and fm["f2"].frames_rx == 1000)
+    for port in ("p1", "p2"):
+        req = api.capture_request()
+        req.port_name = port
+        with open("%s.%s.pcap" % (OUT, port), "wb") as out:
+            out.write(api.get_capture(req).read())
+    sys.exit(1 if fails else 0)
+
 api.set_config(config())
 got = api.get_config()
 check("GET /config: the captures with the model's defaults (format pcap, overwrite true)",
@@ -130,6 +151,14 @@ check("port.link up: p1's link up", port_metrics()["p1"].link == "up")
 lk.port.link.port_names = ["nope"]
 refused("port.link of a port not in the config: 400 naming it", lambda: api.set_control_state(lk),
         ["port.link.port_names[0]", "'nope'"])
+
+# a device that cannot set its link (net_null): the error names the port and the device
+nl = api.config()
+nl.ports.add(name="n", location="net_null0")
+api.set_config(nl)
+lk.port.link.port_names, lk.port.link.state = ["n"], lk.port.link.DOWN
+refused("port.link on net_null: 400 naming the port and the device", lambda: api.set_control_state(lk),
+        ["port.link: port 'n'", "(net_null): link down: the device cannot set its link"])
 
 # refusals by path
 bad = config()
