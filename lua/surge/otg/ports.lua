@@ -78,8 +78,13 @@ local function set_link(id, up)
   if C.surge_port_set_link(id, up and 1 or 0) ~= 0 then return core.last_error() end
 end
 
--- After traffic (re)opened port id: its link as last asked.
+-- After traffic (re)opened port id: promiscuous off where layer1 asks it
+-- (the open only turns it on), its link as last asked.
 function M.opened(id)
+  local s = settings[id]
+  if s and s.promisc == false and C.surge_port_set_promisc(id, 0) ~= 0 then
+    error({ status = 400, errors = { ("%s.promiscuous: %s"):format(s.path, core.last_error()) } }, 0)
+  end
   if link_down[id] then
     local why = set_link(id, false)
     if why then error({ status = 500, errors = { why } }, 0) end
