@@ -26,7 +26,7 @@ M.FLOW = { t = "object", required = { "tx_rx", "name" }, refused = { egress_pack
   -- refusals by path)
   packet = { t = "any" },
   size = { t = "any" },
-  rate = { t = "choice", default = "pps", choices = { pps = { t = "int", min = 1, max = 2 ^ 40, default = 1000 },
+  rate = { t = "choice", default = "pps", choices = { pps = { t = "int", min = 1, max = 1e9, default = 1000 },
     percentage = { t = "number", min = 0.001, max = 100, default = 100 },
     bps = false, kbps = false, mbps = false, gbps = false } },
   duration = { t = "choice", default = "continuous", choices = {
