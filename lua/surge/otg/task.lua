@@ -129,6 +129,11 @@ function M.port(a)
     for q = 2, nrx do n = n + receive_on(rxqs[q]) end
     return n
   end
+  -- this loop sleeps by its own rule (below): the core's adaptive RX idle
+  -- would sleep before every empty poll (up to max_sleep_us) whatever the
+  -- queues send, and a TX-only port (net_null no-rx) then sent a burst a
+  -- sleep: 0.03 Mpps (scripts/bench, the OTG row; docs/performance.md)
+  surge.idle{ mode = "pause" }
   st.run.ready[a.row] = 1
   local go, idle, gen = false, IDLE_US, st.run.gen
   while surge.running() do
