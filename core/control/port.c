@@ -262,18 +262,29 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 /* Link up or down by the device (rte_eth_dev_set_link_up/down), on an open
  * port: a device without the operation (af_packet, pcap) is -ENOTSUP with
  * its driver named, never a silent no-op (OTG's port.link). */
+/* An open port's device info, for the setters below (their errors name the driver). */
+static int
+open_port_info(uint16_t port, struct rte_eth_dev_info *info)
+{
+	int rc;
+
+	if ((rc = port_check(port)) != 0)
+		return rc;
+	if (!rt()->port[port].opened)
+		return rt_error(-EINVAL, "port %u: not open (its link and modes are set on an open port)", port);
+	if ((rc = rte_eth_dev_info_get(port, info)) != 0)
+		return rt_error(rc, "port %u: cannot read device info", port);
+	return 0;
+}
+
 int
 surge_port_set_link(uint16_t port, int up)
 {
 	struct rte_eth_dev_info info;
 	int rc;
 
-	if ((rc = port_check(port)) != 0)
+	if ((rc = open_port_info(port, &info)) != 0)
 		return rc;
-	if (!rt()->port[port].opened)
-		return rt_error(-EINVAL, "port %u: not open (its link is set on an open port)", port);
-	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
-		return rt_error(rc, "port %u: cannot read device info", port);
 	rc = up ? rte_eth_dev_set_link_up(port) : rte_eth_dev_set_link_down(port);
 	if (rc != 0)
 		return rt_error(rc, "port %u (%s): link %s: %s", port, info.driver_name, up ? "up" : "down",
@@ -289,12 +300,8 @@ surge_port_set_promisc(uint16_t port, int on)
 	struct rte_eth_dev_info info;
 	int rc;
 
-	if ((rc = port_check(port)) != 0)
+	if ((rc = open_port_info(port, &info)) != 0)
 		return rc;
-	if (!rt()->port[port].opened)
-		return rt_error(-EINVAL, "port %u: not open", port);
-	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
-		return rt_error(rc, "port %u: cannot read device info", port);
 	rc = on ? rte_eth_promiscuous_enable(port) : rte_eth_promiscuous_disable(port);
 	if (rc == 0 && rte_eth_promiscuous_get(port) != (on ? 1 : 0))
 		rc = -ENOTSUP;

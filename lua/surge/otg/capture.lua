@@ -28,6 +28,7 @@
 local ffi = require "ffi"
 local pcap = require "surge.pcap"
 local surge = require "surge"
+local results = require "surge.results"
 
 local M = { MAX_BYTES = tonumber(os.getenv("SURGE_OTG_CAPTURE_BYTES") or "") or 64 * 1024 * 1024 }
 
@@ -250,14 +251,6 @@ function M.wait_closed(name)
   end
 end
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
 local function u32le(s, at) local a, b, c, d = s:byte(at, at + 3) return a + b * 256 + c * 65536 + d * 16777216 end
 local function le32(v) return string.char(v % 256, math.floor(v / 256) % 256, math.floor(v / 65536) % 256,
   math.floor(v / 16777216) % 256) end
@@ -305,7 +298,7 @@ function M.read(name)
   local snap = c.snaplen
   local parts = {}
   for s = st.seg_first, st.seg_next - 1 do
-    local text = folder and read_file(seg_path(folder, c.row, s))
+    local text = folder and results.read_file(seg_path(folder, c.row, s))
     if text and #text >= PCAP_HDR then parts[#parts + 1] = text:sub(PCAP_HDR + 1) end
   end
   local records = table.concat(parts)

@@ -1,5 +1,6 @@
-"""otgrun.py - what the OTG drivers do alike: start every flow, and wait
-until every flow's transmit state is "stopped" (or a deadline passes)."""
+"""otgrun.py - what the OTG drivers do alike: a fixed UDP flow between two
+ports, start every flow, and wait until every flow's transmit state is
+"stopped" (or a deadline passes)."""
 import time
 from typing import Any, List
 
@@ -20,3 +21,20 @@ def wait_stopped(api: Any, seconds: float, poll: float = 0.1) -> List[Any]:
         if all(m.transmit == "stopped" for m in fm) or time.time() >= deadline:
             return fm
         time.sleep(poll)
+
+
+def udp_flow(cfg: Any, name: str, tx: str, rx: str, n: int, size: int, pps: int, sport: int, sports: int) -> Any:
+    """A flow of n UDP frames of size bytes (FCS counted) from port tx to rx, metrics on:
+    02:00:00:00:0a:01 -> 02:00:00:00:0b:01, 198.18.0.1 -> 198.19.0.1, the source port
+    incremented from sport over sports values, destination port 7."""
+    f = cfg.flows.add(name=name)
+    f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = tx, [rx]
+    f.size.fixed, f.rate.pps = size, pps
+    f.duration.fixed_packets.packets = n
+    f.metrics.enable = True
+    eth, ip, udp = f.packet.ethernet().ipv4().udp()
+    eth.src.value, eth.dst.value = "02:00:00:00:0a:01", "02:00:00:00:0b:01"
+    ip.src.value, ip.dst.value = "198.18.0.1", "198.19.0.1"
+    udp.src_port.increment.start, udp.src_port.increment.count = sport, sports
+    udp.dst_port.value = 7
+    return f

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 import snappi
-from otgrun import start_all, wait_stopped
+from otgrun import start_all, udp_flow, wait_stopped
 
 URL, LOC_A, LOC_B = sys.argv[1], sys.argv[2], sys.argv[3]
 fails = 0
@@ -29,16 +29,7 @@ cfg = api.config()
 pa = cfg.ports.add(name="a", location=LOC_A)
 pb = cfg.ports.add(name="b", location=LOC_B)
 for name, tx, rx, n, size in (("ab", pa, pb, 2000, 256), ("ba", pb, pa, 700, 1518)):
-    f = cfg.flows.add(name=name)
-    f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = tx.name, [rx.name]
-    f.size.fixed, f.rate.pps = size, 20000
-    f.duration.fixed_packets.packets = n
-    f.metrics.enable = True
-    eth, ip, udp = f.packet.ethernet().ipv4().udp()
-    eth.src.value, eth.dst.value = "02:00:00:00:0a:01", "02:00:00:00:0b:01"
-    ip.src.value, ip.dst.value = "198.18.0.1", "198.19.0.1"
-    udp.src_port.increment.start, udp.src_port.increment.count = 1000, 100
-    udp.dst_port.value = 7
+    udp_flow(cfg, name, tx.name, rx.name, n, size, 20000, 1000, 100)
 api.set_config(cfg)
 start_all(api)
 fm = wait_stopped(api, 30)

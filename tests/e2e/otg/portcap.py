@@ -18,7 +18,7 @@ from typing import Any, List
 
 import requests
 import snappi
-from otgrun import start_all, wait_stopped
+from otgrun import start_all, udp_flow, wait_stopped
 
 URL, OUT = sys.argv[1], sys.argv[2]
 fails = 0
@@ -49,17 +49,7 @@ def config(captures: bool = True) -> Any:
     p1 = cfg.ports.add(name="p1", location="net_ring0")
     p2 = cfg.ports.add(name="p2", location="net_ring1")
     for name, p, n, size, sport in (("f1", p1, 100, 64, 1000), ("f2", p2, 40, 128, 2000)):
-        f = cfg.flows.add(name=name)
-        f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = p.name, [p.name]
-        f.size.fixed, f.rate.pps = size, 20000
-        f.duration.fixed_packets.packets = n
-        f.metrics.enable = True
-        eth, ip, udp = f.packet.ethernet().ipv4().udp()
-        eth.src.value, eth.dst.value = "02:00:00:00:0a:01", "02:00:00:00:0b:01"
-        ip.src.value, ip.dst.value = "198.18.0.1", "198.19.0.1"
-        udp.src_port.increment.start, udp.src_port.increment.step = sport, 1
-        udp.src_port.increment.count = 1000
-        udp.dst_port.value = 7
+        udp_flow(cfg, name, p.name, p.name, n, size, 20000, sport, 1000)
     if captures:
         c1 = cfg.captures.add(name="c1")
         c1.port_names = ["p1"]
