@@ -149,7 +149,7 @@ nl.ports.add(name="n", location="net_null0")
 api.set_config(nl)
 lk.port.link.port_names, lk.port.link.state = ["n"], lk.port.link.DOWN
 refused("port.link on net_null: 400 naming the port and the device", lambda: api.set_control_state(lk),
-        ["port.link: port 'n'", "(net_null): link down: the device cannot set its link"])
+        ["port.link: port 'n'", "(net_null): link down: the device cannot change it"])
 
 # a TX-only port (net_null no-rx: every RX poll empty) sends at its rate: 100000 frames at 1 Mpps
 # end in ~0.1 s (the core's RX idle sleep before each empty poll held such a port at ~0.03 Mpps: 3 s)
