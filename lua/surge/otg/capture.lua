@@ -130,16 +130,19 @@ end
 
 -- Master side --------------------------------------------------------------
 
-local function temp_folder()
+-- A private folder (mkdtemp: mode 0700) under $TMPDIR, surge-otg-NAME.XXXXXX;
+-- otg/remote.lua's too.
+function M.temp_folder(name)
   local base = os.getenv("TMPDIR")
   if not base or base == "" or base:find("%c") then base = "/tmp" end
-  local template = base:gsub("/+$", "") .. "/surge-otg-capture.XXXXXX"
+  local template = base:gsub("/+$", "") .. "/surge-otg-" .. name .. ".XXXXXX"
   local buf = ffi.new("char[?]", #template + 1, template)
   if ffi.C.mkdtemp(buf) == nil then
-    fail(500, { ("captures: cannot make a folder %s: %s"):format(template, ffi.string(ffi.C.strerror(ffi.errno()))) })
+    fail(500, { ("cannot make a folder %s: %s"):format(template, ffi.string(ffi.C.strerror(ffi.errno()))) })
   end
   return ffi.string(buf)
 end
+local function temp_folder() return M.temp_folder("capture") end
 
 local function remove_segments(row)
   local st = block[row]

@@ -14,6 +14,7 @@ local config = require "surge.otg.config"
 local traffic = require "surge.otg.traffic"
 local capture = require "surge.otg.capture"
 local l1 = require "surge.otg.ports"
+local remote = require "surge.otg.remote"
 local surge = require "surge"
 
 local C = core.C
@@ -44,14 +45,16 @@ routes["POST /config"] = function(req)
   if not body then return status, e end
   local busy = traffic.busy()
   if not busy then traffic.stop() end      -- the last run's tasks, all flows done: ended before the ports change
-  local r = config.set(body, busy)
+  -- this host's part; the other hosts' (otg/remote.lua) after it
+  local r = config.set(busy and body or remote.split(body), busy)
   if r then return err_reply(r.status, r.kind, r.errors) end
   traffic.forget()
+  remote.configure()
   return warnings()
 end
 
 routes["GET /config"] = function()
-  return 200, config.get() or {}
+  return 200, remote.full(config.get()) or {}
 end
 
 routes["POST /control/state"] = function(req)
@@ -59,6 +62,8 @@ routes["POST /control/state"] = function(req)
   if not body then return status, e end
   local st, errs = schema.check(model.CONTROL_STATE, body, "")
   if not st then return err_reply(400, "validation", errs) end
+  st = remote.control(st)           -- the other hosts' part first; nil: all of it was theirs
+  if not st then return warnings() end
   if st.choice == "port" then
     if st.port.choice == "capture" then capture.control(st.port.capture.port_names, st.port.capture.state)
     else l1.control(st.port.link.port_names, st.port.link.state) end
@@ -76,7 +81,7 @@ routes["POST /monitor/metrics"] = function(req)
   if not body then return status, e end
   local mr, errs = schema.check(model.METRICS_REQUEST, body, "")
   if not mr then return err_reply(400, "validation", errs) end
-  return 200, traffic.metrics(mr)
+  return 200, remote.metrics(mr, traffic.metrics)
 end
 
 -- The capture's bytes (a string: sent as application/octet-stream).
@@ -85,7 +90,7 @@ routes["POST /monitor/capture"] = function(req)
   if not body then return status, e end
   local cr, errs = schema.check(model.CAPTURE_REQUEST, body, "")
   if not cr then return err_reply(400, "validation", errs) end
-  return 200, capture.read(cr.port_name)
+  return 200, remote.capture(cr.port_name) or capture.read(cr.port_name)
 end
 
 local KNOWN = { ["/config"] = 1, ["/control/state"] = 1, ["/control/action"] = 1, ["/monitor/metrics"] = 1,
@@ -137,6 +142,7 @@ function M.serve()
   end
   traffic.stop()
   capture.close()
+  remote.close()
   C.surge_otg_close(srv)
   return 0
 end

@@ -1,0 +1,89 @@
+"""hosts.py - one OTG server driving ports on two hosts (test_otg_hosts.sh):
+port p1 is this server's net_ring0, port p2 the net_ring0 of a surge otg
+on REMOTE (HOST/LOCATION, reached over SSH); a flow on each, started
+together, metrics merged; p2's capture read through this server; a flow
+across the hosts refused by path.
+
+  PYTHONPATH=../shared/peers/otg python3 hosts.py URL REMOTE OUT
+
+Prints one line per check; exits 1 when one failed.
+"""
+import re
+import sys
+from typing import Any, List
+
+import snappi
+from otgrun import start_all, udp_flow, wait_stopped
+
+URL, REMOTE, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+fails = 0
+
+
+def check(name: str, cond: bool, detail: Any = "") -> None:
+    global fails
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+    fails += 0 if cond else 1
+
+
+def refused(name: str, fn: Any, want: List[str]) -> None:
+    try:
+        fn()
+    except Exception as e:  # snappi raises on any non-2xx answer
+        text = re.sub(r"\s+", " ", str(e)).replace("''", "'")
+        check(name, all(w in text for w in want), text)
+        return
+    check(name, False, "accepted")
+
+
+api = snappi.api(location=URL, verify=False)
+
+
+def config() -> Any:
+    cfg = api.config()
+    cfg.ports.add(name="p1", location="net_ring0")
+    cfg.ports.add(name="p2", location=REMOTE + "/net_ring0")
+    udp_flow(cfg, "fa", "p1", "p1", 300, 128, 20000, 1000, 100)
+    udp_flow(cfg, "fb", "p2", "p2", 200, 256, 20000, 3000, 100)
+    c = cfg.captures.add(name="c")
+    c.port_names = ["p2"]
+    return cfg
+
+
+api.set_config(config())
+got = api.get_config()
+check("GET /config: p2 at %s/net_ring0, the flows in order" % REMOTE,
+      [p.location for p in got.ports] == ["net_ring0", REMOTE + "/net_ring0"]
+      and [f.name for f in got.flows] == ["fa", "fb"], got.serialize())
+cs = api.control_state()
+cs.port.capture.state = cs.port.capture.START
+api.set_control_state(cs)
+start_all(api)
+fm = {m.name: m for m in wait_stopped(api, 30)}
+check("fa (this host): 300 sent, 300 received", fm["fa"].transmit == "stopped" and fm["fa"].frames_tx == 300
+      and fm["fa"].frames_rx == 300, fm["fa"].serialize())
+check("fb (the other host): 200 sent, 200 received, 200 x 256 bytes", fm["fb"].transmit == "stopped"
+      and fm["fb"].frames_tx == 200 and fm["fb"].frames_rx == 200 and fm["fb"].bytes_rx == 200 * 256,
+      fm["fb"].serialize())
+mr = api.metrics_request()
+mr.port.port_names = []
+pm = {m.name: m for m in api.get_metrics(mr).port_metrics}
+check("port metrics of both hosts: p1 300 sent, p2 200 sent at its HOST/LOCATION",
+      pm["p1"].frames_tx == 300 and pm["p2"].frames_tx == 200 and pm["p2"].location == REMOTE + "/net_ring0",
+      [m.serialize() for m in pm.values()])
+mr.port.port_names = ["p2"]
+one = api.get_metrics(mr).port_metrics
+check("port metrics of p2 alone: from the other host", len(one) == 1 and one[0].name == "p2", len(one))
+req = api.capture_request()
+req.port_name = "p2"
+with open(OUT, "wb") as f:
+    f.write(api.get_capture(req).read())
+bad = config()
+bad.flows[1].tx_rx.port.rx_names = ["p1"]
+refused("a flow across the hosts: 400 naming its rx port", lambda: api.set_config(bad),
+        ["flows[1].tx_rx.port.rx_names[0]: port 'p1' is on this host", "across hosts is not implemented"])
+bad = config()
+bad.flows[1].size.fixed = 20000
+refused("the other host's refusal comes back with this config's path", lambda: api.set_config(bad),
+        ["flows[1].size", "(on %s)" % REMOTE])
+print("otg hosts: %d failed" % fails)
+sys.exit(1 if fails else 0)
