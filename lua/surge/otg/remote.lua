@@ -38,7 +38,8 @@ local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 -- string with a path has its ',' before the '/'; interface names have no '/').
 function M.parse(loc)
   local host, rest = loc:match("^([^/,]+)/(.+)$")
-  if host and host:match("^[%w%.%-_@:]+$") then return host, rest end
+  -- a letter or digit first: never an ssh option (-F..., -o...)
+  if host and host:match("^[%w][%w%.%-_@:]*$") then return host, rest end
   return nil
 end
 
