@@ -71,11 +71,13 @@ local function session(host)
   local rport = 20000 + math.random(0, 39999)
   local remote = ("%s --http --listen 127.0.0.1:%d --stats-interval 0 </dev/null & p=$!; read _; kill -TERM $p; "
     .. "wait $p"):format(os.getenv("SURGE_OTG_REMOTE") or "surge otg", rport)
-  local cmd = ("exec ssh -o BatchMode=yes -o ExitOnForwardFailure=yes %s %s -L %s:127.0.0.1:%d %s %s >%s 2>&1")
-    :format(port and ("-p " .. port) or "", os.getenv("SURGE_OTG_SSH") or "", shq(s.sock), rport, shq(dest),
-            shq(remote), shq(dir .. "/ssh.log"))
+  -- ssh's status in ssh.rc when it ends: a refused login fails at once, not after the wait
+  local cmd = ("ssh -o BatchMode=yes -o ExitOnForwardFailure=yes %s %s -L %s:127.0.0.1:%d %s %s >%s 2>&1; "
+    .. "echo $? >%s"):format(port and ("-p " .. port) or "", os.getenv("SURGE_OTG_SSH") or "", shq(s.sock), rport,
+    shq(dest), shq(remote), shq(dir .. "/ssh.log"), shq(dir .. "/ssh.rc"))
   s.pipe = io.popen(cmd, "w")
   for _ = 1, 300 do
+    if results.read_file(dir .. "/ssh.rc") then break end
     if http(s, "GET", "/capabilities/version") == 200 then
       sessions[host] = s
       return s
@@ -84,7 +86,9 @@ local function session(host)
   end
   s.pipe:close()
   local log = (results.read_file(dir .. "/ssh.log") or ""):gsub("%s+$", ""):gsub("\n", " | ")
-  fail(400, { ("host %s: its surge otg did not answer in 30 s over SSH (%s)"):format(host, log) })
+  for _, f in ipairs({ "ssh.log", "ssh.rc", "req", "resp" }) do os.remove(dir .. "/" .. f) end
+  os.remove(dir)
+  fail(400, { ("host %s: its surge otg did not answer over SSH (ssh said: %s)"):format(host, log) })
 end
 
 local function arr(t) return json.array(t or {}) end
@@ -324,6 +328,7 @@ function M.close()
     os.remove(s.dir .. "/req")
     os.remove(s.dir .. "/resp")
     os.remove(s.dir .. "/ssh.log")
+    os.remove(s.dir .. "/ssh.rc")
     os.remove(s.sock)
     os.remove(s.dir)
   end

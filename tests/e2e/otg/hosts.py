@@ -10,6 +10,7 @@ Prints one line per check; exits 1 when one failed.
 """
 import re
 import sys
+import time
 from typing import Any, List
 
 import snappi
@@ -85,5 +86,11 @@ bad = config()
 bad.flows[1].size.fixed = 20000
 refused("the other host's refusal comes back with this config's path", lambda: api.set_config(bad),
         ["flows[1].size", "(on %s)" % REMOTE])
+bad = config()
+bad.ports[1].location = "root@127.0.0.1:1/net_ring0"
+t0 = time.time()
+refused("a host that no sshd answers: 400 at once, naming the host, with ssh's words",
+        lambda: api.set_config(bad), ["host root@127.0.0.1:1: its surge otg did not answer over SSH", "refused"])
+check("... within 10 s (%.1f s)" % (time.time() - t0), time.time() - t0 < 10)
 print("otg hosts: %d failed" % fails)
 sys.exit(1 if fails else 0)
