@@ -116,19 +116,26 @@ function M.split(body)
     end
     return sp.hosts[h]
   end
+  -- item (index i of body[key]) to host h's part (nil: this server's)
+  local function place(key, h, item, i)
+    if not h then
+      mine[key][#mine[key] + 1] = item
+      return
+    end
+    local x = host_of(h)
+    x.body[key][#x.body[key] + 1] = item
+    x.map[key][#x.body[key] - 1] = i - 1
+  end
+  local function with(t, k, v)
+    local q = {}
+    for kk, vv in pairs(t) do q[kk] = vv end
+    q[k] = v
+    return q
+  end
   for i, p in ipairs(body.ports) do
     local h, loc = M.parse(type(p) == "table" and type(p.location) == "string" and p.location or "")
-    if h then
-      local x = host_of(h)
-      local q = {}
-      for k, v in pairs(p) do q[k] = v end
-      q.location = loc
-      x.body.ports[#x.body.ports + 1] = q
-      x.map.ports[#x.body.ports - 1] = i - 1
-      sp.port_host[p.name] = h
-    else
-      mine.ports[#mine.ports + 1] = p
-    end
+    if h then sp.port_host[p.name] = h end
+    place("ports", h, h and with(p, "location", loc) or p, i)
   end
   local errs = {}
   for i, f in ipairs(type(body.flows) == "table" and body.flows or {}) do
@@ -144,14 +151,8 @@ function M.split(body)
         end
       end
     end
-    if h then
-      local x = host_of(h)
-      x.body.flows[#x.body.flows + 1] = f
-      x.map.flows[#x.body.flows - 1] = i - 1
-      sp.flow_host[f.name] = h
-    else
-      mine.flows[#mine.flows + 1] = f
-    end
+    if h then sp.flow_host[f.name] = h end
+    place("flows", h, f, i)
   end
   if #errs > 0 then fail(400, errs) end
   for _, key in ipairs({ "captures", "layer1" }) do
@@ -166,19 +167,9 @@ function M.split(body)
             per[h][#per[h] + 1] = n
           else here[#here + 1] = n end
         end
-        for h, names in pairs(per) do
-          local x, q = sp.hosts[h], {}
-          for k, v in pairs(c) do q[k] = v end
-          q.port_names = names
-          x.body[key][#x.body[key] + 1] = q
-          x.map[key][#x.body[key] - 1] = i - 1
-        end
-        if #here > 0 or next(per) == nil then
-          local q = {}
-          for k, v in pairs(c) do q[k] = v end
-          q.port_names = here
-          mine[key][#mine[key] + 1] = q
-        end
+        for h, names in pairs(per) do place(key, h, with(c, "port_names", names), i) end
+        if type(c) ~= "table" then place(key, nil, c, i)      -- this server's checker refuses it by path
+        elseif #here > 0 or next(per) == nil then place(key, nil, with(c, "port_names", here), i) end
       end
     end
   end

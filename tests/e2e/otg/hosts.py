@@ -8,33 +8,15 @@ across the hosts refused by path.
 
 Prints one line per check; exits 1 when one failed.
 """
-import re
 import sys
 import time
-from typing import Any, List
+from typing import Any
 
 import snappi
-from otgrun import start_all, udp_flow, wait_stopped
+import otgrun
+from otgrun import check, refused, start_all, udp_flow, wait_stopped
 
 URL, REMOTE, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-fails = 0
-
-
-def check(name: str, cond: bool, detail: Any = "") -> None:
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
-    fails += 0 if cond else 1
-
-
-def refused(name: str, fn: Any, want: List[str]) -> None:
-    try:
-        fn()
-    except Exception as e:  # snappi raises on any non-2xx answer
-        text = re.sub(r"\s+", " ", str(e)).replace("''", "'")
-        check(name, all(w in text for w in want), text)
-        return
-    check(name, False, "accepted")
-
 
 api = snappi.api(location=URL, verify=False)
 
@@ -92,5 +74,5 @@ t0 = time.time()
 refused("a host that no sshd answers: 400 at once, naming the host, with ssh's words",
         lambda: api.set_config(bad), ["host root@127.0.0.1:1: its surge otg did not answer over SSH", "refused"])
 check("... within 10 s (%.1f s)" % (time.time() - t0), time.time() - t0 < 10)
-print("otg hosts: %d failed" % fails)
-sys.exit(1 if fails else 0)
+print("otg hosts: %d failed" % otgrun.fails)
+sys.exit(1 if otgrun.fails else 0)

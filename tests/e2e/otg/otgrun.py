@@ -1,8 +1,29 @@
 """otgrun.py - what the OTG drivers do alike: a fixed UDP flow between two
 ports, start every flow, and wait until every flow's transmit state is
 "stopped" (or a deadline passes)."""
+import re
 import time
 from typing import Any, List
+
+fails = 0
+
+
+def check(name: str, cond: bool, detail: Any = "") -> None:
+    """One line: ok or FAIL with the detail; counted in fails."""
+    global fails
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+    fails += 0 if cond else 1
+
+
+def refused(name: str, fn: Any, want: List[str], status: int = 400) -> None:
+    """fn() must raise (snappi raises on any non-2xx answer) with status and every text of want."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - snappi raises a bare Exception
+        text = re.sub(r"\s+", " ", str(e)).replace("''", "'")   # snappi's YAML: lines wrapped, quotes doubled
+        check(name, all(w in text for w in want) and str(status) in text, text)
+        return
+    check(name, False, "accepted")
 
 
 def start_all(api: Any) -> None:

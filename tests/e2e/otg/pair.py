@@ -9,19 +9,12 @@ frames_rx on the other port == frames_tx, bytes; per port: frames_tx.
 Prints one line per check; exits 1 when one failed.
 """
 import sys
-from typing import Any
 
 import snappi
-from otgrun import start_all, udp_flow, wait_stopped
+import otgrun
+from otgrun import check, start_all, udp_flow, wait_stopped
 
 URL, LOC_A, LOC_B = sys.argv[1], sys.argv[2], sys.argv[3]
-fails = 0
-
-
-def check(name: str, cond: bool, detail: Any = "") -> None:
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
-    fails += 0 if cond else 1
 
 
 api = snappi.api(location=URL, verify=False)
@@ -45,5 +38,5 @@ mr.port.port_names = []
 pm = {m.name: m for m in api.get_metrics(mr).port_metrics}
 check("port a: frames_tx 2000, link up", pm["a"].frames_tx == 2000 and pm["a"].link == "up", pm["a"].serialize())
 check("port b: frames_tx 700, link up", pm["b"].frames_tx == 700 and pm["b"].link == "up", pm["b"].serialize())
-print("otg pair: %d failed" % fails)
-sys.exit(1 if fails else 0)
+print("otg pair: %d failed" % otgrun.fails)
+sys.exit(1 if otgrun.fails else 0)

@@ -11,36 +11,16 @@ say so) and the refusals by path.
 Prints one line per check; exits 1 when one failed.
 """
 import json
-import re
 import sys
 import time
-from typing import Any, List
+from typing import Any
 
 import requests
 import snappi
-from otgrun import start_all, udp_flow, wait_stopped
+import otgrun
+from otgrun import check, refused, start_all, udp_flow, wait_stopped
 
 URL, OUT = sys.argv[1], sys.argv[2]
-fails = 0
-
-
-def check(name: str, cond: bool, detail: Any = "") -> None:
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
-    fails += 0 if cond else 1
-
-
-def refused(name: str, fn: Any, want: List[str], status: int = 400) -> None:
-    try:
-        fn()
-    except Exception as e:  # snappi raises on any non-2xx answer
-        text = re.sub(r"\s+", " ", str(e)).replace("''", "'")   # snappi's YAML: lines wrapped, quotes doubled
-        ok = all(w in text for w in want) and str(status) in text
-        check(name, ok, text)
-        return
-    check(name, False, "accepted")
-
-
 api = snappi.api(location=URL, verify=False)
 
 
@@ -78,7 +58,7 @@ if len(sys.argv) > 3 and sys.argv[3] == "bound":
         req.port_name = port
         with open("%s.%s.pcap" % (OUT, port), "wb") as out:
             out.write(api.get_capture(req).read())
-    sys.exit(1 if fails else 0)
+    sys.exit(1 if otgrun.fails else 0)
 
 api.set_config(config())
 got = api.get_config()
@@ -215,5 +195,5 @@ api.set_config(cfg)
 start_all(api)
 fm = {m.name: m for m in wait_stopped(api, 30)}
 check("layer1 (10 Gbps as the ring runs, mtu 1500): f1 100/100", fm["f1"].frames_rx == 100, fm["f1"].serialize())
-print("otg portcap: %d failed" % fails)
-sys.exit(1 if fails else 0)
+print("otg portcap: %d failed" % otgrun.fails)
+sys.exit(1 if otgrun.fails else 0)
