@@ -175,6 +175,10 @@ l1 = bad.layer1.add(name="l1")
 l1.port_names, l1.mtu = ["p2"], 64
 refused("layer1 mtu under a flow's frames: the flow's size refused", lambda: api.set_config(bad),
         ["flows[1].size: 128 is over layer1[0].mtu 64 of port 'p2'"])
+bad = config()
+bad.flows[0].rate.pps = 2 * 10 ** 9
+refused("a rate above the pacer's 1e9 pps: 400 at set_config naming it (was a 500 at the start)",
+        lambda: api.set_config(bad), ["flows[0].rate.pps: 2000000000 outside 1..1000000000"])
 raw = json.loads(config().serialize())
 raw["captures"][0]["format"] = "pcapx"
 # snappi checks enums itself: this one goes around it
