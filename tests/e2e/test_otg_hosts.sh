@@ -39,7 +39,7 @@ UsePAM no
 CFG
 "$SSHD" -D -e -f "$D/sshd_config" 2> "$TMP/sshd.log" &
 SSHD_PID=$!
-trap 'kill "$SSHD_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+on_exit "kill $SSHD_PID"
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$SPORT") 2>/dev/null && break; sleep 0.05; done
 kill -0 "$SSHD_PID" 2>/dev/null || skip "sshd cannot run here: $(cat "$TMP/sshd.log")"
 RPFX=otgh$$r
@@ -48,6 +48,7 @@ export SURGE_OTG_REMOTE="$SURGE otg --no-huge --file-prefix $RPFX"
 PORT=$((20000 + RANDOM % 20000))
 "$SURGE" otg --no-huge --stats-interval 0 --http --listen "127.0.0.1:$PORT" > "$TMP/srv.log" 2>&1 &
 SRV=$!
+on_exit "kill -KILL $SRV"      # a test cut short leaves no server
 for _ in $(seq 100); do grep -q "serving the OTG API" "$TMP/srv.log" && break; sleep 0.2; done
 PYTHONPATH="$PEERS:$SURGE_SRC/tests/e2e/otg" /usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/hosts.py" \
   "http://127.0.0.1:$PORT" "root@127.0.0.1:$SPORT" "$TMP/p2.pcap" > "$TMP/py.log" 2>&1

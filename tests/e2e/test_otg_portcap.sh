@@ -15,6 +15,7 @@ export TMPDIR="$TMP"       # the server's capture folder, seen removed at exit
 "$SURGE" otg --no-huge --stats-interval 0 --http --listen "127.0.0.1:$PORT" --vdev net_ring0 --vdev net_ring1 --vdev net_null0 \
   > "$TMP/srv.log" 2>&1 &
 SRV=$!
+on_exit "kill -KILL $SRV"      # a test cut short leaves no server
 for _ in $(seq 100); do grep -q "serving the OTG API" "$TMP/srv.log" && break; sleep 0.2; done
 PYTHONPATH="$PEERS:$SURGE_SRC/tests/e2e/otg" /usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/portcap.py" \
   "http://127.0.0.1:$PORT" "$TMP/cap" > "$TMP/py.log" 2>&1
@@ -58,6 +59,7 @@ done
 SURGE_OTG_CAPTURE_BYTES=20000 "$SURGE" otg --no-huge --stats-interval 0 --http --listen "127.0.0.1:$((PORT + 1))" \
   --vdev net_ring0 --vdev net_ring1 > "$TMP/srv2.log" 2>&1 &
 SRV=$!
+on_exit "kill -KILL $SRV"      # a test cut short leaves no server
 for _ in $(seq 100); do grep -q "serving the OTG API" "$TMP/srv2.log" && break; sleep 0.2; done
 PYTHONPATH="$PEERS:$SURGE_SRC/tests/e2e/otg" /usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/portcap.py" \
   "http://127.0.0.1:$((PORT + 1))" "$TMP/bound" bound > "$TMP/py2.log" 2>&1
