@@ -57,6 +57,13 @@ grep -v WARNING "$TMP/py.log" | sed 's/^/  /'
 check "p2's capture (taken on the other host): 200 frames of 252 bytes, source ports 3000.. (tshark)" \
   "$(for k in $(seq 0 99); do echo "252 $((3000 + k))"; done; for k in $(seq 0 99); do echo "252 $((3000 + k))"; done)" \
   "$(tshark_q -r "$TMP/p2.pcap" -T fields -E separator=' ' -e frame.len -e udp.srcport)"
+# the other host's server killed (its id, found by its file prefix): the next config starts another
+RPID=$(pgrep -f "surge otg --no-huge --file-prefix $RPFX --http")
+[ -n "$RPID" ] && kill -KILL $RPID
+PYTHONPATH="$PEERS:$SURGE_SRC/tests/e2e/otg" /usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/hosts.py" \
+  "http://127.0.0.1:$PORT" "root@127.0.0.1:$SPORT" "$TMP/p2b.pcap" again > "$TMP/py2.log" 2>&1
+check "hosts.py again (the remote server killed, then started again): every check passed" 0 "$?"
+grep -v WARNING "$TMP/py2.log" | sed 's/^/  /'
 kill -TERM "$SRV"; wait "$SRV"
 check "SIGTERM: exit 0" 0 "$?"
 check_match "pools full at exit" "mbufs back, no leak" "$(cat "$TMP/srv.log")"

@@ -196,8 +196,17 @@ end
 local function call(h, method, path, body)
   local x = split and split.hosts[h] or { map = {} }
   x.host = h
-  local status, text = http(session(h), method, path, body and json.encode(body))
+  local s = session(h)
+  local status, text = http(s, method, path, body and json.encode(body))
   if status == 200 then return text end
+  if status == 0 then
+    -- no answer (the remote server or the SSH session ended): the next use of the host starts it again
+    pcall(s.pipe.close, s.pipe)
+    os.remove(s.sock)
+    sessions[h] = nil
+    fail(500, { ("host %s: no answer over SSH (%s); the next config starts its surge otg again"):format(h,
+      tostring(text):gsub("%s+$", "")) })
+  end
   local e = json.decode(text or "", 64)
   local errs = type(e) == "table" and type(e.errors) == "table" and e.errors or { tostring(text) }
   fail(status >= 400 and status or 500, mapped(x, errs))

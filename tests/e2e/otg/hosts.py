@@ -32,6 +32,16 @@ def config() -> Any:
     return cfg
 
 
+if len(sys.argv) > 4 and sys.argv[4] == "again":
+    # the other host's server was killed: the first request says so, the next config starts it again
+    refused("the other host's server gone: 500 naming the host", lambda: api.set_config(config()),
+            ["host %s: no answer over SSH" % REMOTE], 500)
+    api.set_config(config())
+    start_all(api)
+    fm = {m.name: m for m in wait_stopped(api, 30)}
+    check("then fb runs there again: 200 sent, 200 received", fm["fb"].frames_rx == 200, fm["fb"].serialize())
+    sys.exit(1 if otgrun.fails else 0)
+
 api.set_config(config())
 got = api.get_config()
 check("GET /config: p2 at %s/net_ring0, the flows in order" % REMOTE,
