@@ -350,6 +350,9 @@ int surge_probe_mark(struct surge_burst *b, uint32_t i, uint16_t off, uint32_t s
 int surge_latency_new(void);
 int surge_latency_scan(int id, const struct surge_burst *b, uint16_t off);
 int surge_latency_add(int id, uint64_t ns, uint32_t seq);
+/* Empties receiver id (its counts and histogram) for a new measurement; only
+ * while no lcore adds to it. */
+int surge_latency_reset(int id);
 int surge_latency_get(int id, struct surge_latency *out);
 double surge_latency_percentile(int id, double q);
 /* surge_latency_scan that also writes each probe it found to out (at most

@@ -1,21 +1,25 @@
 -- otg/flows.lua - an OTG flow (checked by otg/model.lua) as surge runs it:
 -- a plain-data spec (master compiles it at set_config, a port's task gets
--- it as its argument) and, from the spec, the template and the compiled
--- rewrite loop: otg/packet.lua reads the flow's packet and size (every
--- header of the model it builds) into a surge.proto stack and a
--- surge.flow, the same data path as a script's flow.
+-- it as its argument) and, from the spec, the template, the compiled
+-- rewrite loop and the size: otg/packet.lua reads the flow's packet and
+-- size (every header of the model it builds) into a surge.proto stack, a
+-- surge.flow and a surge.size, the same data path as a script's flow.
 --
 -- Per-flow receive counting: a flow with metrics.enable carries TAG_LEN
--- bytes at the end of its frame (before the FCS): "SOTG" and the flow's
--- number, the payload otg/packet.lua puts after the headers. They are part
--- of the template, so the checksums cover them and no per-packet work
--- writes them; the receiver reads the last bytes of a frame, whatever the
+-- bytes at the start of its payload, right after its headers: "SOTG" and
+-- the flow's number; with latency or timestamps on, a latency probe of
+-- surge's (surge.latency: "SRGP", a sequence number, the TSC stamped as the
+-- driver takes the frame) right after them. They are the payload
+-- otg/packet.lua puts after the headers, so the checksums cover them, and
+-- at a fixed offset from the frame's start, so a size that varies (the end
+-- of the frame moves) keeps them. The receiver (otg/task.lua) looks for
+-- the tag at each header length the config's flows have, whatever the
 -- headers. (surge.dut's measuring receiver keys flows on the UDP source
--- port, which an OTG flow sets itself: it cannot count OTG's flows as it is;
--- docs/otg.md.)
+-- port, which an OTG flow sets itself, and reads only UDP: it cannot tell
+-- OTG's flows apart; docs/otg.md.)
 local packet = require "surge.otg.packet"
 
-local M = { TAG = "SOTG", TAG_LEN = 6, FCS = 4, MAX_FLOWS = 65535 }
+local M = { TAG = "SOTG", TAG_LEN = 6, PROBE_LEN = 16, FCS = 4, MAX_FLOWS = 65535 }
 
 local function fail(path, fmt, ...) error({ path = path, msg = fmt:format(...) }, 0) end
 
@@ -27,6 +31,26 @@ local function compile_packet(f, path, payload)
     error(c, 0)
   end
   return c
+end
+
+-- The duration's pieces: count (packets, -1: no end), seconds (nil: no
+-- end), burst (packets a burst, nil: none), delay and ibg ({ unit, value,
+-- path }: otg/traffic.lua makes them seconds at the port's speed).
+local function duration(spec, d, path)
+  local o = d[d.choice]
+  spec.count = -1
+  if d.choice == "fixed_packets" then spec.count = o.packets
+  elseif d.choice == "fixed_seconds" then spec.seconds = o.seconds
+  elseif d.choice == "burst" then
+    spec.burst = o.packets
+    if o.bursts > 0 then spec.count = o.bursts * o.packets end
+    local g = o.inter_burst_gap
+    spec.ibg = { unit = g.choice, value = g[g.choice], path = path .. ".duration.burst.inter_burst_gap." .. g.choice }
+  end
+  if o.delay then
+    spec.delay = { unit = o.delay.choice, value = o.delay[o.delay.choice],
+                   path = ("%s.duration.%s.delay.%s"):format(path, d.choice, o.delay.choice) }
+  end
 end
 
 -- The spec of checked flow f (its index, 0-based), ports: name -> port id.
@@ -45,37 +69,49 @@ function M.compile(f, index, ports, path)
     rx[#rx + 1] = n
   end
   local c = compile_packet(f, path)
-  if type(c.size) ~= "number" then
-    fail(path .. ".size." .. tostring(f.size.choice), "not implemented by surge otg yet (fixed sizes only: its "
-      .. "port tasks apply no surge.size)")
-  end
   if #c.tags > 0 then
     fail(c.tags[1].path, "metric tags: not implemented by surge otg yet (it reports no tagged metrics)")
   end
-  local spec = { name = f.name, index = index, tx = f.tx_rx.port.tx_name, rx = rx, size = c.size,
-                 tag = f.metrics == nil or f.metrics.enable ~= false, packet = f.packet, size_obj = f.size,
-                 path = path }
-  if spec.tag then
-    local room = c.size - c.header_bytes
-    if room < M.TAG_LEN then
-      fail(path .. ".size", "%d leaves %d bytes after the headers: the flow's metrics need %d (a larger size, or "
-        .. "metrics.enable false)", c.size + M.FCS, room, M.TAG_LEN)
-    end
-    local idx = index
-    spec.payload = ("\0"):rep(room - M.TAG_LEN) .. M.TAG .. string.char(math.floor(idx / 256), idx % 256)
+  local m = f.metrics or {}
+  local lat = m.latency and m.latency.enable
+  for _, k in ipairs({ "loss", "timestamps" }) do
+    if m[k] and not m.enable then fail(path .. ".metrics." .. k, "needs metrics.enable true (the flow's own "
+      .. "metrics)") end
   end
-  local d = f.duration
-  spec.count = d.choice == "fixed_packets" and d.fixed_packets.packets or -1
-  if f.rate.choice == "pps" then spec.pps_asked = f.rate.pps
-  else spec.pct = f.rate.percentage end
+  if lat and not m.enable then fail(path .. ".metrics.latency.enable", "needs metrics.enable true (the flow's "
+    .. "own metrics)") end
+  local spec = { name = f.name, index = index, tx = f.tx_rx.port.tx_name, rx = rx, tag = m.enable == true,
+                 latency = lat or false, timestamps = m.timestamps or false,
+                 packet = f.packet, size_obj = f.size, path = path, header_bytes = c.header_bytes }
+  if type(c.size) == "number" then
+    spec.size, spec.mean_bytes = c.size, c.size + M.FCS
+  else
+    spec.mean_bytes = c.size:mean() + M.FCS    -- the table's mean: what a rate in bit/s divides by
+  end
+  if spec.tag then
+    -- a latency probe follows the tag when the flow is timed (timestamps are the receive times: no probe)
+    local need = M.TAG_LEN + (spec.latency and M.PROBE_LEN or 0)
+    local room = c.smallest - M.FCS - c.header_bytes
+    if room < need then
+      fail(path .. ".size", "%d leaves %d bytes after the headers: the flow's metrics need %d (a larger size, or "
+        .. "metrics.enable false%s)", c.smallest, room, need, need > M.TAG_LEN and ", or no latency" or "")
+    end
+    spec.probe = need > M.TAG_LEN
+    local idx = index
+    local head = M.TAG .. string.char(math.floor(idx / 256), idx % 256) .. ("\0"):rep(need - M.TAG_LEN)
+    spec.payload = head .. ("\0"):rep(c.largest - M.FCS - c.header_bytes - #head)
+  end
+  duration(spec, f.duration, path)
+  spec.rate = { kind = f.rate.choice, value = f.rate[f.rate.choice], path = path .. ".rate." .. f.rate.choice }
+  if f.rate.choice == "pps" then spec.pps_asked = f.rate.pps end
   return spec
 end
 
--- The template and the flow (nil: no field varies) of a spec; raises
--- { path, msg } or a plain message.
+-- The template, the flow (nil: no field varies) and the size (nil: fixed)
+-- of a spec; raises { path, msg } or a plain message.
 function M.build(spec)
   local c = compile_packet({ packet = spec.packet, size = spec.size_obj }, spec.path, spec.payload)
-  return c.template, c.flow
+  return c.template, c.flow, type(c.size) ~= "number" and c.size or nil
 end
 
 return M

@@ -13,7 +13,7 @@ local M = {}
 
 ffi.cdef [[
 struct otg_flow_stats { double tx_frames, tx_bytes, done, paused; };
-struct otg_rx_stats { double frames, bytes; };
+struct otg_rx_stats { double frames, bytes, first, last; };   /* first, last: receive TSCs */
 struct otg_run { double go, gen; double ready[64]; };
 ]]
 

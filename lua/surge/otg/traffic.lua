@@ -8,13 +8,17 @@
 -- its rx ports, or SETTLE_S has passed since the last was sent (the rest
 -- are lost): from then on "stopped", and its counts are final. A stop
 -- ends the tasks: the counts are final then too.
+local ffi = require "ffi"
 local surge = require "surge"
+local core = require "surge.core"
 local pool = require "surge.pool"
+local fleet = require "surge.fleet"
 local config = require "surge.otg.config"
 local stats = require "surge.otg.stats"
 local flows = require "surge.otg.flows"
 local ports = require "surge.port"
 
+local C = core.C
 local M = {}
 
 local SETTLE_S = 0.5
@@ -49,6 +53,63 @@ local function take_pool(t)
 end
 
 local function now() return tonumber(surge.tsc()) / surge.tsc_hz() end
+
+-- Latency receivers (surge.latency's, core/dataplane/latency.c), one a
+-- timed flow, made once and emptied for each start: a process has at most
+-- 64 (SURGE_LATENCY_MAX) and the server measures start after start.
+local LAT_MAX = 48
+local lat_ids = {}
+
+local function latency_ids(specs)
+  local n = 0
+  for _, s in ipairs(specs) do
+    s.lat_id = -1
+    if s.latency then
+      n = n + 1
+      if n > LAT_MAX then
+        error({ status = 400, errors = { ("%s.metrics.latency.enable: more than %d flows measure latency at once "
+          .. "(surge's latency receivers)"):format(s.path, LAT_MAX) } }, 0)
+      end
+      if not lat_ids[n] then lat_ids[n] = core.check(C.surge_latency_new(), 2) end
+      core.check(C.surge_latency_reset(lat_ids[n]), 2)
+      s.lat_id = lat_ids[n]
+    end
+  end
+end
+
+-- A flow's frames a second on a port of speed_mbps (0: unknown): pps as
+-- asked; bit/s of whole frames with the FCS (no preamble or gap: the L2
+-- rate, as surge's own "bps" rates), divided by the mean frame of the
+-- flow's size; a percentage of the line rate at L1 (frame + FCS + 8 bytes
+-- of preamble + 12 of inter-frame gap). A percentage on a port that
+-- reports no speed is an error naming the path, not a guess.
+local BITS = { bps = 1, kbps = 1e3, mbps = 1e6, gbps = 1e9 }
+local L1_EXTRA = 20
+
+local function pps_of(s, port, speed_mbps)
+  local r = s.rate
+  if r.kind == "pps" then return r.value end
+  if BITS[r.kind] then return r.value * BITS[r.kind] / (s.mean_bytes * 8) end
+  if speed_mbps <= 0 then
+    error({ status = 409, errors = { ("%s: port %s reports no link speed, so a percentage of it means nothing: "
+      .. "give the rate in pps or bit/s"):format(r.path, port) } }, 0)
+  end
+  return r.value / 100 * speed_mbps * 1e6 / ((s.mean_bytes + L1_EXTRA) * 8)
+end
+
+-- A delay or gap ({ unit, value, path }) in seconds; bytes at the port's
+-- line rate. A port that reports no speed takes only 0 bytes (and, for an
+-- inter-burst gap, the model's default 12: the wire's own gap, nothing to
+-- add).
+local function seconds_of(g, port, speed_mbps, wire_gap)
+  if g == nil then return 0 end
+  if g.unit == "nanoseconds" then return g.value * 1e-9 end
+  if g.unit == "microseconds" then return g.value * 1e-6 end
+  if speed_mbps > 0 then return g.value * 8 / (speed_mbps * 1e6) end
+  if g.value == 0 or g.value == wire_gap then return 0 end
+  error({ status = 409, errors = { ("%s: port %s reports no link speed, so a gap in bytes has no duration: give "
+    .. "it in nanoseconds or microseconds"):format(g.path, port) } }, 0)
+end
 
 -- Opened with txq TX queues and as many RX queues as the device has up to
 -- that: a loopback (net_ring) returns queue k's frames on RX queue k, a
@@ -89,6 +150,39 @@ local function rx_bytes_of(f, c)
     if take then total = total + st.rx[(r - 1) * nflows + f.spec.index].bytes end
   end
   return total
+end
+
+-- The first and last receive times of a flow on its rx ports (TSC), 0: none.
+local function rx_times_of(f, c)
+  local st, first, last = run.stats, 0, 0
+  local nflows = #c.flows
+  for r, p in ipairs(c.ports) do
+    local take = #f.spec.rx == 0
+    for _, name in ipairs(f.spec.rx) do if name == p.name then take = true end end
+    local x = st.rx[(r - 1) * nflows + f.spec.index]
+    if take and x.frames > 0 then
+      if first == 0 or x.first < first then first = x.first end
+      if x.last > last then last = x.last end
+    end
+  end
+  return first, last
+end
+
+-- A TSC of this run as Unix nanoseconds (the wall clock at go, plus the TSC since).
+local function wall_ns(tsc) return (run.t0_wall + (tsc - run.t0_tsc) / surge.tsc_hz()) * 1e9 end
+
+local lat_buf = ffi.new("struct surge_latency")
+
+-- Frames a second since the last poll of this flow's metrics (0 once stopped).
+local function rates_of(f, m, t)
+  local last = f.last_poll
+  if last and t - last.t >= 0.05 then
+    f.rates = { (m.frames_tx - last.tx) / (t - last.t), (m.frames_rx - last.rx) / (t - last.t) }
+  end
+  if not last or t - last.t >= 0.05 then f.last_poll = { t = t, tx = m.frames_tx, rx = m.frames_rx } end
+  if m.transmit == "stopped" then return 0, 0 end
+  local r = f.rates or { 0, 0 }
+  return r[1], r[2]
 end
 
 -- "started" or "stopped", settling a flow whose packets are all sent.
@@ -158,6 +252,14 @@ local function start(names)
   run = { tasks = {}, stats = stats.new(#c.flows, nports), flows = {}, base = {} }
   for _, s in ipairs(c.flows) do run.flows[s.index] = { spec = s, on = false } end
   for _, s in ipairs(chosen) do run.flows[s.index].on = true end
+  latency_ids(chosen)
+  -- what a port's task looks for in what it receives: the tag's offsets (the header lengths of the
+  -- config's measured flows) and each flow's latency receiver (-1: none)
+  local offs, seen, lat = {}, {}, {}
+  for _, s in ipairs(c.flows) do
+    if s.tag and not seen[s.header_bytes] then seen[s.header_bytes] = true offs[#offs + 1] = s.header_bytes end
+    lat[s.index + 1] = run.flows[s.index].on and s.lat_id or -1
+  end
   for r, p in ipairs(c.ports) do
     local mine = {}
     for _, s in ipairs(chosen) do if s.tx == p.name then mine[#mine + 1] = s end end
@@ -170,23 +272,18 @@ local function start(names)
     for q = 1, nrx do rxqs[q] = port:rxq(q - 1) end
     local groups = {}
     for q = 1, nq do groups[q] = { txq = port:txq(q - 1), flows = {} } end
+    local speed = info.speed_mbps or 0
     for k, s in ipairs(mine) do
-      s.pps = s.pps_asked
-      if s.pct then
-        -- the model's percentage is of the line rate: frames of size + 20 bytes (preamble, gap) on the wire
-        if (info.speed_mbps or 0) <= 0 then
-          error({ status = 409, errors = { ("%s.rate.percentage: port %s reports no link speed: give the rate "
-            .. "in pps"):format(s.path, p.name) } }, 0)
-        end
-        s.pps = s.pct / 100 * info.speed_mbps * 1e6 / ((s.size + 4 + 20) * 8)
-      end
+      s.pps = pps_of(s, p.name, speed)
+      s.delay_s = seconds_of(s.delay, p.name, speed, 0)
+      s.ibg_s = seconds_of(s.ibg, p.name, speed, 12)
       s.pool = take_pool((flows.build(s)))
       local g = groups[(k - 1) % nq + 1]
       g.flows[#g.flows + 1] = s
     end
     run.base[p.id] = port:stats()
     run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxqs = rxqs,
-      stats = run.stats.addr, nflows = #c.flows, row = r - 1 })
+      stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat })
   end
   -- every port receives before any flow sends
   local deadline = now() + READY_S
@@ -207,6 +304,7 @@ local function start(names)
     M.stop()
     error({ status = 500, errors = { ("the ports' tasks were not ready in %d s"):format(READY_S) } }, 0)
   end
+  run.t0_wall, run.t0_tsc = fleet.now(), tonumber(surge.tsc())
   run.stats.run[0].go = 1
 end
 
@@ -271,6 +369,18 @@ function M.metrics(req)
         m.frames_tx, m.bytes_tx = st.tx_frames, st.tx_bytes
         m.frames_rx, m.bytes_rx = rx_of(f, c), rx_bytes_of(f, c)
         if m.frames_tx > 0 then m.loss = math.max(0, (m.frames_tx - m.frames_rx) / m.frames_tx * 100) end
+        m.frames_tx_rate, m.frames_rx_rate = rates_of(f, m, now())
+        if s.timestamps then
+          local first, last = rx_times_of(f, c)
+          m.timestamps = first > 0 and { first_timestamp_ns = wall_ns(first), last_timestamp_ns = wall_ns(last) } or {}
+        end
+        if s.latency and s.lat_id >= 0 then
+          core.check(C.surge_latency_get(s.lat_id, lat_buf), 2)
+          -- store_forward and cut_through alike: the probe's TSC is taken as the driver takes the frame and
+          -- the receive's as the driver hands it over, whole (docs/otg.md)
+          m.latency = lat_buf.probes > 0 and { minimum_ns = lat_buf.min_ns, maximum_ns = lat_buf.max_ns,
+                                               average_ns = lat_buf.mean_ns } or {}
+        end
       end
       out[#out + 1] = m
     end
