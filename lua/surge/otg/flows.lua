@@ -70,7 +70,7 @@ function M.compile(f, index, ports, path)
   end
   local c = compile_packet(f, path)
   if #c.tags > 0 then
-    fail(c.tags[1].path, "metric tags: not implemented by surge otg yet (it reports no tagged metrics)")
+    fail(c.tags[1].path .. ".metric_tags", "metric tags: not implemented by surge otg yet (it reports no tagged metrics)")
   end
   local m = f.metrics or {}
   local lat = m.latency and m.latency.enable

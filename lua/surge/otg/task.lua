@@ -147,6 +147,9 @@ function M.port(a)
   local lat = ffi.new("int32_t[?]", nflows + 1)
   for k = 1, nflows do lat[k - 1] = a.lat[k] or -1 end
   local ns_per_cycle = 1e9 / hz
+  -- a port that receives probes polls with pause: the default sleep of light polls (inside recv,
+  -- after this task's own send) would be added to every latency (as surge.latency's receivers do)
+  for k = 0, nflows - 1 do if lat[k] >= 0 then surge.idle("pause") break end end
   -- one receive, counted per flow by the tag (at one of the config's header lengths); a timed
   -- flow's probe to its latency receiver; returns the frames
   local function receive_on(rxq)
