@@ -173,16 +173,25 @@ local function wall_ns(tsc) return (run.t0_wall + (tsc - run.t0_tsc) / surge.tsc
 
 local lat_buf = ffi.new("struct surge_latency")
 
--- Frames a second since the last poll of this flow's metrics (0 once stopped).
-local function rates_of(f, m, t)
-  local last = f.last_poll
-  if last and t - last.t >= 0.05 then
-    f.rates = { (m.frames_tx - last.tx) / (t - last.t), (m.frames_rx - last.rx) / (t - last.t) }
+-- The per-second rates of m's counters named keys ("frames_tx", ...) since
+-- the last read of the same metrics (holder keeps it) at least 50 ms ago,
+-- written as KEY_rate into m; 0 when not live (a flow stopped, a port's task ended).
+local FLOW_RATES = { "frames_tx", "frames_rx" }
+local PORT_RATES = { "frames_tx", "frames_rx", "bytes_tx", "bytes_rx" }
+
+local function set_rates(holder, m, t, keys, live)
+  local last = holder.last_poll
+  if not last or t - last.t >= 0.05 then
+    if last then
+      holder.rates = {}
+      for i, k in ipairs(keys) do holder.rates[i] = (m[k] - last[k]) / (t - last.t) end
+    end
+    holder.last_poll = { t = t }
+    for _, k in ipairs(keys) do holder.last_poll[k] = m[k] end
   end
-  if not last or t - last.t >= 0.05 then f.last_poll = { t = t, tx = m.frames_tx, rx = m.frames_rx } end
-  if m.transmit == "stopped" then return 0, 0 end
-  local r = f.rates or { 0, 0 }
-  return r[1], r[2]
+  for i, k in ipairs(keys) do
+    m[k .. "_rate"] = (live and holder.rates) and holder.rates[i] or 0
+  end
 end
 
 -- "started" or "stopped", settling a flow whose packets are all sent.
@@ -369,7 +378,7 @@ function M.metrics(req)
         m.frames_tx, m.bytes_tx = st.tx_frames, st.tx_bytes
         m.frames_rx, m.bytes_rx = rx_of(f, c), rx_bytes_of(f, c)
         if m.frames_tx > 0 then m.loss = math.max(0, (m.frames_tx - m.frames_rx) / m.frames_tx * 100) end
-        m.frames_tx_rate, m.frames_rx_rate = rates_of(f, m, now())
+        set_rates(f, m, now(), FLOW_RATES, m.transmit ~= "stopped")
         if s.timestamps then
           local first, last = rx_times_of(f, c)
           m.timestamps = first > 0 and { first_timestamp_ns = wall_ns(first), last_timestamp_ns = wall_ns(last) } or {}
@@ -409,6 +418,9 @@ function M.metrics(req)
           for _, f in pairs(run.flows) do
             if f.spec.tx == p.name and state_of(f, c) == "started" then m.transmit = "started" end
           end
+          run.ports = run.ports or {}
+          run.ports[p.id] = run.ports[p.id] or {}
+          set_rates(run.ports[p.id], m, now(), PORT_RATES, #run.tasks > 0)
         end
       end
       out[#out + 1] = m

@@ -2,10 +2,11 @@
 driven by snappi over net_ring ports (each a loopback) and a net_pcap port
 (every frame it sends written to a pcap this script reads).
 
-  PYTHONPATH=../shared/peers/otg python3 flowmetrics.py URL TMPDIR
+  PYTHONPATH=../shared/peers/otg python3 flowmetrics.py URL TMPDIR SERVER_PID
 
 Checks: a rate in Mbit/s and a percentage of the line rate measured from
-the port's own counters over wall time (+-5 %); each size mode's frames,
+outside, by DPDK telemetry (the server's /ethdev/stats over wall time,
++-5 %), and the flow's and port's rates as the server reports them; each size mode's frames,
 size by size, from the pcap (increment's cycle, random's every size once a
 block, imix's 7:4:1); fixed_packets, burst and fixed_seconds counts (tx ==
 rx == what was asked); latency min <= avg <= max, under a bound, on the
@@ -14,7 +15,10 @@ after the flow's delay; the refusals of a bad rate or size (400 naming the
 JSON path). Prints one line per check; exits 1 when one failed.
 """
 import collections
+import glob
+import json
 import os
+import socket
 import struct
 import sys
 import time
@@ -24,7 +28,7 @@ import requests
 import snappi
 from otgrun import start_all, wait_stopped
 
-URL, TMP = sys.argv[1], sys.argv[2]
+URL, TMP, PID = sys.argv[1], sys.argv[2], sys.argv[3]
 fails = 0
 
 
@@ -64,6 +68,24 @@ def stop_all(api: Any) -> None:
     api.set_control_state(cs)
 
 
+def telemetry(cmd: str) -> Any:
+    """One DPDK telemetry command to the server's process (its own socket)."""
+    path = glob.glob(f"/var/run/dpdk/*-{PID}/dpdk_telemetry.v2") + glob.glob(
+        os.path.expanduser(f"~/.dpdk/*-{PID}/dpdk_telemetry.v2")) + glob.glob(
+        os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/nonexistent"), f"dpdk/*-{PID}/dpdk_telemetry.v2"))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.connect(path[0])
+        s.recv(4096)
+        s.send(cmd.encode())
+        return json.loads(s.recv(1 << 16).decode())[cmd.split(",")[0]]
+
+
+def frames_sent(port_id: int) -> List[float]:
+    """The frames the device sent (DPDK's opackets; net_ring counts no bytes), and when."""
+    st = telemetry(f"/ethdev/stats,{port_id}")
+    return [st["opackets"], time.monotonic()]
+
+
 def pcap_sizes(path: str) -> List[int]:
     """The captured length of every frame of a pcap (no FCS)."""
     with open(path, "rb") as fh:
@@ -92,23 +114,37 @@ for kind, value, frame, expect_bps in (("mbps", 50, 512, 50e6), ("percentage", 0
         f.rate.percentage = value
     f.duration.continuous.gap = 12
     api.set_config(cfg)
+    check("telemetry: port 0 is net_ring0", telemetry("/ethdev/info,0")["name"] == "net_ring0")
     start_all(api)
     time.sleep(0.5)
-    b0, n0 = port_bytes_frames(api, "p1")
-    t0 = time.monotonic()
+    n0, t0 = frames_sent(0)
+    pb0, pn0 = port_bytes_frames(api, "p1")
+    flow_metrics(api)
     time.sleep(2.0)
-    b1, n1 = port_bytes_frames(api, "p1")
-    t1 = time.monotonic()
+    n1, t1 = frames_sent(0)
+    pb1, pn1 = port_bytes_frames(api, "p1")
+    fm = flow_metrics(api)["r"]
+    mr = api.metrics_request()
+    mr.port.port_names = ["p1"]
+    pm = api.get_metrics(mr).port_metrics[0]
     stop_all(api)
-    bps = (b1 - b0) * 8 / (t1 - t0)
+    bps = (n1 - n0) * frame * 8 / (t1 - t0)    # frames of `frame` bytes with the FCS
     if kind == "percentage":
         # the line rate's 0.5 %: net_ring says 10 Gbit/s; at L1 a frame takes 20 bytes more
         speed = 10e9
         expect_bps = value / 100 * speed * frame / (frame + 20)
     assert expect_bps is not None
     check(f"rate {kind} {value} ({frame} B frames): {bps / 1e6:.2f} Mbit/s of frames within 5 % of "
-          f"{expect_bps / 1e6:.2f}", abs(bps - expect_bps) <= 0.05 * expect_bps, (b0, b1, t1 - t0))
-    check(f"rate {kind}: every byte is whole frames of {frame}", (b1 - b0) == (n1 - n0) * frame, (b1 - b0, n1 - n0))
+          f"{expect_bps / 1e6:.2f}", abs(bps - expect_bps) <= 0.05 * expect_bps, (n0, n1, t1 - t0))
+    check(f"rate {kind}: the port's metrics count whole frames of {frame} bytes, as many as telemetry over about "
+          f"the same 2 s ({pn1 - pn0}, {n1 - n0})",
+          pb1 - pb0 == (pn1 - pn0) * frame and abs((pn1 - pn0) - (n1 - n0)) <= 0.05 * (n1 - n0))
+    pps = bps / 8 / frame
+    check(f"rate {kind}: the flow's frames_tx_rate {fm.frames_tx_rate:.0f} and frames_rx_rate "
+          f"{fm.frames_rx_rate:.0f} within 5 % of {pps:.0f}",
+          abs(fm.frames_tx_rate - pps) <= 0.05 * pps and abs(fm.frames_rx_rate - pps) <= 0.05 * pps)
+    check(f"rate {kind}: the port's bytes_tx_rate {pm.bytes_tx_rate:.0f} within 5 % of {bps / 8:.0f}",
+          abs(pm.bytes_tx_rate - bps / 8) <= 0.05 * bps / 8 and pm.frames_rx_rate > 0)
 
 # --- sizes, frame by frame from a pcap --------------------------------------
 pcap = os.path.join(TMP, "sizes%d.pcap")
