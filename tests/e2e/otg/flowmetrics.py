@@ -26,16 +26,10 @@ from typing import Any, Dict, List
 
 import requests
 import snappi
-from otgrun import start_all, wait_stopped
+from otgrun import Checks, start_all, wait_stopped
 
 URL, TMP, PID = sys.argv[1], sys.argv[2], sys.argv[3]
-fails = 0
-
-
-def check(name: str, cond: bool, detail: Any = "") -> None:
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
-    fails += 0 if cond else 1
+check = Checks()
 
 
 def udp_flow(cfg: Any, name: str, tx: str, rx: str) -> Any:
@@ -265,4 +259,4 @@ refused("metric tags", {"packet": [{"choice": "ethernet", "ethernet": {"src": {"
         "flows[0].packet[0].ethernet.src.metric_tags")
 v = requests.get(URL + "/capabilities/version", verify=False, timeout=10)
 check("the server still answers", v.status_code == 200)
-sys.exit(1 if fails else 0)
+sys.exit(1 if check.fails else 0)

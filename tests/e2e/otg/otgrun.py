@@ -20,3 +20,14 @@ def wait_stopped(api: Any, seconds: float, poll: float = 0.1) -> List[Any]:
         if all(m.transmit == "stopped" for m in fm) or time.time() >= deadline:
             return fm
         time.sleep(poll)
+
+
+class Checks:
+    """One line per check ("ok   NAME" or "FAIL NAME: DETAIL"), the failures counted."""
+
+    def __init__(self) -> None:
+        self.fails = 0
+
+    def __call__(self, name: str, cond: bool, detail: Any = "") -> None:
+        print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+        self.fails += 0 if cond else 1
