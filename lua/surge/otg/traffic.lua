@@ -63,7 +63,6 @@ local lat_ids = {}
 local function latency_ids(specs)
   local n = 0
   for _, s in ipairs(specs) do
-    s.lat_id = -1
     if s.latency then
       n = n + 1
       if n > LAT_MAX then
@@ -261,6 +260,7 @@ local function start(names)
   run = { tasks = {}, stats = stats.new(#c.flows, nports), flows = {}, base = {} }
   for _, s in ipairs(c.flows) do run.flows[s.index] = { spec = s, on = false } end
   for _, s in ipairs(chosen) do run.flows[s.index].on = true end
+  for _, s in ipairs(c.flows) do s.lat_id = -1 end   -- a flow not started now keeps no receiver of before
   latency_ids(chosen)
   -- what a port's task looks for in what it receives: the tag's offsets (the header lengths of the
   -- config's measured flows) and each flow's latency receiver (-1: none)
