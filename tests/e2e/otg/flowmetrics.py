@@ -8,7 +8,8 @@ Checks: a rate in Mbit/s and a percentage of the line rate measured from
 outside, by DPDK telemetry (the server's /ethdev/stats over wall time,
 +-5 %), and the flow's and port's rates as the server reports them; each size mode's frames,
 size by size, from the pcap (increment's cycle, random's every size once a
-block, imix's 7:4:1); fixed_packets, burst and fixed_seconds counts (tx ==
+block, imix's 7:4:1), each frame's IPv4/UDP lengths and checksums valid with
+the tag and a stamped latency probe in it; fixed_packets, burst and fixed_seconds counts (tx ==
 rx == what was asked); latency min <= avg <= max, under a bound, on the
 loopback; first/last timestamps in order and within the run's wall time,
 after the flow's delay; the refusals of a bad rate or size (400 naming the
@@ -80,8 +81,8 @@ def frames_sent(port_id: int) -> List[float]:
     return [st["opackets"], time.monotonic()]
 
 
-def pcap_sizes(path: str) -> List[int]:
-    """The captured length of every frame of a pcap (no FCS)."""
+def pcap_frames(path: str) -> List[bytes]:
+    """Every frame of a pcap (no FCS)."""
     with open(path, "rb") as fh:
         data = fh.read()
     magic = struct.unpack("<I", data[:4])[0]
@@ -89,9 +90,33 @@ def pcap_sizes(path: str) -> List[int]:
     off, out = 24, []
     while off + 16 <= len(data):
         _, _, incl, _ = struct.unpack(endian + "IIII", data[off:off + 16])
-        out.append(incl)
+        out.append(data[off + 16:off + 16 + incl])
         off += 16 + incl
     return out
+
+
+def csum(b: bytes) -> int:
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def frame_ok(fr: bytes, probe: bool) -> str:
+    """What is wrong with an Ethernet/IPv4/UDP frame of a measured flow ("": nothing): the IPv4 and UDP
+    lengths and checksums for its size, the tag right after the headers, the probe stamped after it."""
+    ip, udp = fr[14:34], fr[34:]
+    if struct.unpack("!H", ip[2:4])[0] != len(fr) - 14 or csum(ip) != 0xFFFF:
+        return "IPv4 length or checksum"
+    if struct.unpack("!H", udp[4:6])[0] != len(udp) or csum(ip[12:20] + struct.pack("!HH", 17, len(udp)) + udp) != 0xFFFF:
+        return "UDP length or checksum"
+    if fr[42:46] != b"SOTG":
+        return "no tag at 42"
+    if probe and (fr[48:52] != b"SRGP" or fr[56:64] == b"\0" * 8):
+        return "no stamped probe at 48"
+    return ""
 
 
 api = snappi.api(location=URL, verify=False)
@@ -151,29 +176,35 @@ for i, (mode, packets, want) in enumerate((
     f.rate.pps = 20000
     f.duration.fixed_packets.packets = packets
     if mode == "increment":
-        f.size.increment.start, f.size.increment.end, f.size.increment.step = 64, 128, 32
+        f.size.increment.start, f.size.increment.end, f.size.increment.step = 68, 132, 32
     elif mode == "random":
-        f.size.random.min, f.size.random.max = 64, 127
+        f.size.random.min, f.size.random.max = 68, 131
     elif mode == "imix":
         f.size.weight_pairs.predefined = "imix"
     else:
         f.size.weight_pairs.custom.add(size=100, weight=1)
         f.size.weight_pairs.custom.add(size=256, weight=2)
+    # a probe in every frame but imix's (its 64 has no room: 22 bytes after 42 of headers)
+    f.metrics.latency.enable = mode != "imix"
     api.set_config(cfg)
     start_all(api)
     m = wait_stopped(api, 10)[0]
     stop_all(api)    # the port's task ends: its pcap closed
-    sizes = pcap_sizes(pcap % i)
+    frames = pcap_frames(pcap % i)
+    sizes = [len(x) for x in frames]
+    bad = [(k, len(x), frame_ok(x, mode != "imix")) for k, x in enumerate(frames) if frame_ok(x, mode != "imix")]
+    check(f"size {mode}: every frame's IPv4 and UDP lengths and checksums valid, the tag after the headers"
+          + ("" if mode == "imix" else ", a stamped probe after it"), not bad, bad[:3])
     count = collections.Counter(sizes)
     check(f"size {mode}: frames_tx {m.frames_tx} == {packets} == frames in the pcap {len(sizes)}",
           m.frames_tx == packets == len(sizes))
     check(f"size {mode}: bytes_tx {m.bytes_tx} == the pcap's frames with their FCS",
           m.bytes_tx == sum(sizes) + 4 * len(sizes), sum(sizes) + 4 * len(sizes))
     if mode == "increment":
-        check("size increment: 64, 96, 128 (with FCS) in turn", sizes == [60, 92, 124] * 100, sizes[:6])
+        check("size increment: 68, 100, 132 (with FCS) in turn", sizes == [64, 96, 128] * 100, sizes[:6])
     elif mode == "random":
-        check("size random 64..127: each of the 64 sizes 10 times (once a block)",
-              sorted(count) == list(range(60, 124)) and set(count.values()) == {10}, sorted(count.items())[:5])
+        check("size random 68..131: each of the 64 sizes 10 times (once a block)",
+              sorted(count) == list(range(64, 128)) and set(count.values()) == {10}, sorted(count.items())[:5])
     else:
         check(f"size {mode}: counts per size {dict(count)} == {want}", dict(count) == want)
 
