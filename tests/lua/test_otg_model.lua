@@ -65,6 +65,14 @@ function T.refusals_name_their_path()
   has(compile_errors(flow({ size = { choice = "fixed", fixed = 64 }, packet = json.array({ { choice = "ethernet" },
     { choice = "ipv4" }, { choice = "udp" } }), metrics = { enable = true, latency = { enable = true } } })),
     "flows[0].size: 64 leaves 18 bytes after the headers: the flow's metrics need 22")
+  -- the probe's stamp would leave a checksum over it wrong: ICMP, a tunnel's inner UDP
+  has(compile_errors(flow({ size = { choice = "fixed", fixed = 128 }, packet = json.array({ { choice = "ethernet" },
+    { choice = "ipv4" }, { choice = "icmp" } }), metrics = { enable = true, latency = { enable = true } } })),
+    "flows[0].metrics.latency.enable: the latency probe's timestamp, written as each frame leaves, would invalidate "
+    .. "this packet's icmp checksum")
+  has(compile_errors(flow({ size = { choice = "fixed", fixed = 256 }, packet = json.array({ { choice = "ethernet" },
+    { choice = "ipv4" }, { choice = "udp" }, { choice = "vxlan" }, { choice = "ethernet" }, { choice = "ipv4" },
+    { choice = "udp" } }), metrics = { enable = true, latency = { enable = true } } })), "udp checksum")
   has(compile_errors(flow({ size = { choice = "increment", increment = { start = 128, ["end"] = 64 } } })),
     "flows[0].size.increment.start: 128 is above end 64")
   -- a flow's packet and size: otg/packet.lua's refusals, by path too
@@ -150,6 +158,10 @@ function T.rate_size_duration_specs()
   local t, _, sz = flows.build(spec)
   assert(#t.bytes == 128 and sz and sz:mean() == 96)
   assert(t.bytes:sub(43, 48) == "SOTG\0\3" and #spec.payload == 128 - 42)
+  -- the probe after TCP over IPv6 in a VLAN: the checksum it keeps valid is that TCP's
+  spec = compile({ { choice = "ethernet" }, { choice = "vlan" }, { choice = "ipv6" }, { choice = "tcp" } },
+    { size = { choice = "fixed", fixed = 128 }, metrics = { enable = true, latency = { enable = true } } })
+  assert(spec.latency and spec.header_bytes == 78)
   spec = compile({ { choice = "ethernet" } }, { duration = { choice = "fixed_seconds", fixed_seconds = { seconds = 2,
     delay = { choice = "bytes", bytes = 1250 } } } })
   assert(spec.count == -1 and spec.seconds == 2 and spec.delay.value == 1250

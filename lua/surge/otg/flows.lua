@@ -53,6 +53,26 @@ local function duration(spec, d, path)
   end
 end
 
+-- Headers whose checksum covers what follows them. surge's probe keeps one
+-- such checksum valid as it writes the probe (core/dataplane/probe.c): a
+-- UDP or TCP header right after the frame's first IP header (the pool's
+-- layout, surge.pool); any other over the probe would be wrong once the
+-- TSC is stamped. Returns the layer name of the first such other, or nil.
+local COVERS = { udp = true, tcp = true, icmp = true, icmp6 = true, igmp = true }
+
+local function probe_unkept(layers)
+  local from = #layers + 1
+  for i, l in ipairs(layers) do
+    if l.name == "ip4" or l.name == "ip6" then
+      local nxt = layers[i + 1]
+      from = (nxt and (nxt.name == "udp" or nxt.name == "tcp")) and i + 2 or i + 1
+      break
+    end
+  end
+  for i = from, #layers do if COVERS[layers[i].name] then return layers[i].name end end
+  return nil
+end
+
 -- The spec of checked flow f (its index, 0-based), ports: name -> port id.
 -- Raises { path, msg } for what the model allows and surge cannot do.
 function M.compile(f, index, ports, path)
@@ -80,6 +100,12 @@ function M.compile(f, index, ports, path)
   end
   if lat and not m.enable then fail(path .. ".metrics.latency.enable", "needs metrics.enable true (the flow's "
     .. "own metrics)") end
+  local unkept = lat and probe_unkept(c.template.layers)
+  if unkept then
+    fail(path .. ".metrics.latency.enable", "the latency probe's timestamp, written as each frame leaves, would "
+      .. "invalidate this packet's %s checksum (surge keeps a UDP or TCP checksum right after the first IP header "
+      .. "valid, no other)", unkept)
+  end
   local spec = { name = f.name, index = index, tx = f.tx_rx.port.tx_name, rx = rx, tag = m.enable == true,
                  latency = lat or false, timestamps = m.timestamps or false,
                  packet = f.packet, size_obj = f.size, path = path, header_bytes = c.header_bytes }
