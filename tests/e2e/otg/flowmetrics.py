@@ -219,7 +219,7 @@ fp.duration.fixed_packets.delay.microseconds = 300000
 fp.metrics.latency.enable, fp.metrics.latency.mode = True, "cut_through"
 fp.metrics.timestamps = True
 bu = udp_flow(cfg, "burst", "p2", "p2")
-bu.size.fixed, bu.rate.pps = 100, 100000
+bu.size.random.min, bu.size.random.max, bu.rate.pps = 68, 131, 100000
 bu.duration.burst.bursts, bu.duration.burst.packets = 20, 50
 bu.duration.burst.inter_burst_gap.microseconds = 10000
 bu.metrics.latency.enable, bu.metrics.timestamps = True, True
@@ -251,6 +251,8 @@ check("timestamps: the 300 ms delay before the first frame, 5000 frames at 20000
 m = ms["burst"]
 check(f"burst: 20 x 50 frames: frames_tx {m.frames_tx} == frames_rx {m.frames_rx} == 1000",
       m.frames_tx == m.frames_rx == 1000)
+check(f"burst, random sizes 68..131: bytes_tx {m.bytes_tx} == bytes_rx {m.bytes_rx}, between 1000 x 68 and x 131",
+      m.bytes_tx == m.bytes_rx and 68000 < m.bytes_tx < 131000)
 span = (m.timestamps.last_timestamp_ns - m.timestamps.first_timestamp_ns) / 1e9
 check(f"burst: 19 gaps of 10 ms between the bursts: {span:.3f} s from first to last frame (>= 0.19)",
       span >= 0.19, span)
