@@ -96,6 +96,24 @@ local function pps_of(s, port, speed_mbps)
   return r.value / 100 * speed_mbps * 1e6 / ((s.mean_bytes + L1_EXTRA) * 8)
 end
 
+-- A port's line rate in Mbit/s (0: unknown). DPDK's af_packet driver says
+-- 10 Gbit/s whatever its interface is: for an interface location (a name,
+-- or net_af_packet's iface=) the kernel's /sys/class/net/IF/speed, where it
+-- gives one (a NIC's link speed; veth says 10000), else the device's.
+local function speed_of(location, info)
+  location = location or ""
+  local iface = location:match("^net_af_packet%d*,.-iface=([%w%._%-@:]+)") or location:match("^([%w%._%-@:]+)$")
+  if iface and #iface <= 15 then
+    local f = io.open("/sys/class/net/" .. iface .. "/speed", "r")
+    if f then
+      local v = tonumber(f:read("*l") or "")
+      f:close()
+      if v and v > 0 then return v end
+    end
+  end
+  return info.speed_mbps or 0
+end
+
 -- A delay or gap ({ unit, value, path }) in seconds; bytes at the port's
 -- line rate. A port that reports no speed takes only 0 bytes (and, for an
 -- inter-burst gap, the model's default 12: the wire's own gap, nothing to
@@ -281,7 +299,7 @@ local function start(names)
     for q = 1, nrx do rxqs[q] = port:rxq(q - 1) end
     local groups = {}
     for q = 1, nq do groups[q] = { txq = port:txq(q - 1), flows = {} } end
-    local speed = info.speed_mbps or 0
+    local speed = speed_of(p.location, info)
     for k, s in ipairs(mine) do
       s.pps = pps_of(s, p.name, speed)
       s.delay_s = seconds_of(s.delay, p.name, speed, 0)
