@@ -114,6 +114,44 @@ local function send(g, t)
   return sent
 end
 
+-- The per-frame count of a port's task: count(p, l, tsc) reads frame p of
+-- l bytes received at TSC tsc, and when it carries a flow's tag at one of
+-- offs (the config's header lengths) adds it to rx[flow] (frames, bytes
+-- with the FCS, first and last TSC) and hands its probe, if the flow is
+-- timed (lat[flow] a surge.latency receiver, else -1), to that receiver.
+-- The bytes are the network's: every read is bounded by l (the fuzz test
+-- in tests/lua/test_fuzz_parsers.lua feeds it mutated frames).
+function M.counter(rx, lat, offs, nflows, hz)
+  local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
+  local FCS, TAG_LEN, PROBE_LEN = flows.FCS, flows.TAG_LEN, flows.PROBE_LEN
+  local noffs = #offs
+  local ns_per_cycle = 1e9 / hz
+  return function(p, l, tsc)
+    for i = 1, noffs do
+      local o = offs[i]
+      if l >= o + TAG_LEN and p[o] == T0 and p[o + 1] == T1 and p[o + 2] == T2 and p[o + 3] == T3 then
+        local k = p[o + 4] * 256 + p[o + 5]
+        if k < nflows then
+          local r = rx[k]
+          r.frames = r.frames + 1
+          r.bytes = r.bytes + l + FCS
+          if r.first == 0 then r.first = tsc end
+          r.last = tsc
+          local id = lat[k]
+          local at = o + TAG_LEN
+          if id >= 0 and l >= at + PROBE_LEN and ffi.cast(u32p, p + at)[0] == PROBE_MAGIC then
+            local sent = tonumber(ffi.cast(u64p, p + at + 8)[0])
+            if sent ~= 0 then   -- 0: marked, never stamped (no departure)
+              C.surge_latency_add(id, sent < tsc and (tsc - sent) * ns_per_cycle or 0, ffi.cast(u32p, p + at + 4)[0])
+            end
+          end
+        end
+        return
+      end
+    end
+  end
+end
+
 -- a: { groups = { { txq = q, flows = { spec, ... } } }, rxqs = { rxq, ... }, stats (the
 --      block's address), nflows, row (this port's rx row), offs (the tag's offsets to look
 --      at), lat (flow index + 1 -> latency receiver, -1: none) }; a spec has pps (its rate in
@@ -141,47 +179,19 @@ function M.port(a)
   local rxb = pool.burst(-1, BURST)    -- receive only: the mbufs are the port's
   local rx = st.rx + a.row * a.nflows
   local nflows, ng = a.nflows, #groups
-  local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
-  local FCS, TAG_LEN, PROBE_LEN = flows.FCS, flows.TAG_LEN, flows.PROBE_LEN
-  local offs, noffs = a.offs, #a.offs
   local lat = ffi.new("int32_t[?]", nflows + 1)
   for k = 1, nflows do lat[k - 1] = a.lat[k] or -1 end
-  local ns_per_cycle = 1e9 / hz
   -- a port that receives probes polls with pause: the default sleep of light polls (inside recv,
   -- after this task's own send) would be added to every latency (as surge.latency's receivers do)
   for k = 0, nflows - 1 do if lat[k] >= 0 then surge.idle("pause") break end end
-  -- one receive, counted per flow by the tag (at one of the config's header lengths); a timed
-  -- flow's probe to its latency receiver; returns the frames
+  local count = M.counter(rx, lat, a.offs, nflows, hz)
+  -- one receive, each frame counted by its flow; returns the frames
   local function receive_on(rxq)
     local n = rxq:recv(rxb)
     if n > 0 then
       local data, len = rxb.data, rxb.len
       local tsc = tonumber(rxb.tsc)
-      for j = 0, n - 1 do
-        local p, l = data[j], len[j]
-        for i = 1, noffs do
-          local o = offs[i]
-          if l >= o + TAG_LEN and p[o] == T0 and p[o + 1] == T1 and p[o + 2] == T2 and p[o + 3] == T3 then
-            local k = p[o + 4] * 256 + p[o + 5]
-            if k < nflows then
-              local r = rx[k]
-              r.frames = r.frames + 1
-              r.bytes = r.bytes + l + FCS
-              if r.first == 0 then r.first = tsc end
-              r.last = tsc
-              local id = lat[k]
-              local at = o + TAG_LEN
-              if id >= 0 and l >= at + PROBE_LEN and ffi.cast(u32p, p + at)[0] == PROBE_MAGIC then
-                local sent = tonumber(ffi.cast(u64p, p + at + 8)[0])
-                if sent ~= 0 then   -- 0: marked, never stamped (no departure)
-                  C.surge_latency_add(id, sent < tsc and (tsc - sent) * ns_per_cycle or 0, ffi.cast(u32p, p + at + 4)[0])
-                end
-              end
-            end
-            break
-          end
-        end
-      end
+      for j = 0, n - 1 do count(data[j], len[j], tsc) end
     end
     return n
   end
