@@ -349,7 +349,8 @@ end
 
 -- Pauses (or resumes) the named flows of the run (all: names empty); a
 -- flow not started, or done, is left as it is. A paused flow's queue is
--- re-paced at what the others ask; what it had made and not sent waits in its burst for the resume.
+-- re-paced at what the others ask; what it had made and not sent waits in
+-- its burst for the resume.
 function M.pause(names, paused)
   local c = config.compiled()
   if not run or not c or #run.tasks == 0 then
