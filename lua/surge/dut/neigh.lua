@@ -163,7 +163,8 @@ local function answer_for(p, len, v, target4, target6)
 end
 
 -- Resolves `addr` (IPv4 or IPv6 text) on iface i: a request every 0.25 s
--- until an answer or `timeout` seconds. Answers requests meanwhile.
+-- until an answer or `timeout` seconds. Answers requests meanwhile (for
+-- every interface on iface i's RX queue).
 -- Returns the MAC text, or nil and a one-line reason.
 function N:resolve(i, addr, timeout)
   local f = self.ifaces[i]
@@ -210,7 +211,11 @@ function N:resolve(i, addr, timeout)
           io.stderr:write(("port %s: %s\n"):format(f.txq.port, ignored))
           io.stderr:flush()
         end
-        self:handle(i, p, len, v)
+        -- every interface on this queue answers meanwhile (several
+        -- addresses on one port, one of them the gateway asked for)
+        if self:handle(i, p, len, v) then
+          for j, g in ipairs(self.ifaces) do if j ~= i and g.rxq == f.rxq then self:handle(j, p, len, v) end end
+        end
       end
     end
     if n == 0 then surge.sleep(0.001) end
