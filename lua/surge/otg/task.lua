@@ -42,18 +42,18 @@ local function responder(nb, rxq, txq)
   local ifaces = {}
   for i, e in ipairs(nb.entries) do
     ifaces[i] = { rxq = rxq, txq = txq, mac = e.mac, ip4 = e.kind == 4 and e.addr or nil,
-                  ip6 = e.kind == 6 and e.addr or nil }
+                  ip6 = e.kind == 6 and e.addr or nil, echo = true }
   end
   return { n = neigh.new(ifaces, nb.ctrl_pool), count = #ifaces, v = view.new() }
 end
 
--- Answers the frame at p when it is an ARP request or a neighbour
--- solicitation for one of the port's addresses (each interface of the
+-- Answers the frame at p when it is an ARP request, a neighbour
+-- solicitation or an echo request (ICMP, ICMPv6) for one of the port's addresses (each interface of the
 -- responder looks at it: they share the port). A compare of the ethertype
--- for any other frame.
+-- (and of IPv4's protocol) for any other frame.
 local function answer(r, p, len)
-  local et = len >= 14 and p[12] * 256 + p[13] or 0
-  if et ~= 0x0806 and et ~= 0x86dd and et ~= 0x8100 then return end
+  local et = len >= 24 and p[12] * 256 + p[13] or 0
+  if et ~= 0x0806 and et ~= 0x86dd and et ~= 0x8100 and (et ~= 0x0800 or p[23] ~= 1) then return end
   local v = r.v
   if not view.parse(v, p, len) then return end
   if r.n:handle(1, p, len, v) then

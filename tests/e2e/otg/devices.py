@@ -97,11 +97,12 @@ def wait_for(fn: Callable[[], bool], seconds: float) -> bool:
 
 
 def kernel_learns(what: str) -> None:
-    """The kernel, asked to reach the device's addresses, learns its MAC."""
+    """The kernel pings the device's addresses: answered, it learned the device's MAC."""
     for six, addr in ((False, "192.0.2.2"), (True, "2001:db8:1::2")):
         fam = ["-6"] if six else ["-4"]
         sh("ip", *fam, "neigh", "flush", "dev", K)
-        sh("ping", *fam, "-c", "1", "-W", "1", addr)
+        ping = subprocess.run(["ping", *fam, "-c", "1", "-W", "2", addr], capture_output=True, text=True)
+        check(f"{what}: the kernel pings {addr} and gets the reply", ping.returncode == 0, ping.stdout)
         got = sh("ip", *fam, "neigh", "show", addr, "dev", K)
         check(f"{what}: the kernel learned {addr} at {MAC_A} (ip{' -6' if six else ''} neigh)",
               f"lladdr {MAC_A}" in got and ("REACHABLE" in got or "STALE" in got or "DELAY" in got), got.strip())
