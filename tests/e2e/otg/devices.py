@@ -175,5 +175,19 @@ refused("states bgp_prefixes: 400 naming the choice", lambda: api.get_states(bad
         "code: 400", "bgp_prefixes: not implemented by surge")
 check("the server still serves the config set before", len(api.get_config().devices) == 3)
 kernel_learns("after the refusals")
+
+# two devices on one port (a net_ring loopback: what it sends it receives),
+# each the other's gateway: resolving one answers for the other meanwhile
+ring = api.config()
+ring.ports.add(name="pr", location="net_ring7")
+for d, n, peer in (("r1", 1, 2), ("r2", 2, 1)):
+    e = ring.devices.add(name=d).ethernets.add(name=d + ".eth", mac=f"02:00:00:00:07:0{n}")
+    e.connection.port_name = "pr"
+    e.ipv4_addresses.add(name=d + ".ip4", address=f"10.7.0.{n}", gateway=f"10.7.0.{peer}")
+api.set_config(ring)
+wait_for(lambda: all(r.link_layer_address for r in neighbors(False).values()), 5)
+got4 = {k: r.link_layer_address for k, r in neighbors(False).items()}
+check("two devices on one port resolve each other", got4 == {"r1.eth": "02:00:00:00:07:02",
+                                                             "r2.eth": "02:00:00:00:07:01"}, got4)
 print("otg devices: %d failed" % fails)
 sys.exit(1 if fails else 0)
