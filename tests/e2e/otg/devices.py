@@ -184,10 +184,31 @@ for d, n, peer in (("r1", 1, 2), ("r2", 2, 1)):
     e = ring.devices.add(name=d).ethernets.add(name=d + ".eth", mac=f"02:00:00:00:07:0{n}")
     e.connection.port_name = "pr"
     e.ipv4_addresses.add(name=d + ".ip4", address=f"10.7.0.{n}", gateway=f"10.7.0.{peer}")
+# r3 off their subnet, its gateway nobody's: a flow r1 -> r3 goes by r1's
+# gateway (r2, resolved); r3 -> r1 needs r3's, which never answers
+e3 = ring.devices.add(name="r3").ethernets.add(name="r3.eth", mac="02:00:00:00:07:03")
+e3.connection.port_name = "pr"
+e3.ipv4_addresses.add(name="r3.ip4", address="10.8.0.3", gateway="10.8.0.9")
+for name, tx, rx in (("via_gw", "r1.ip4", "r3.ip4"), ("no_gw", "r3.ip4", "r1.ip4")):
+    f = ring.flows.add(name=name)
+    f.tx_rx.device.tx_names, f.tx_rx.device.rx_names = [tx], [rx]
+    f.size.fixed, f.rate.pps = 128, 1000
+    f.duration.fixed_packets.packets = 20
+    f.metrics.enable = True
+    f.packet.ethernet().ipv4().udp()
 api.set_config(ring)
-wait_for(lambda: all(r.link_layer_address for r in neighbors(False).values()), 5)
+wait_for(lambda: all(r.link_layer_address for k, r in neighbors(False).items() if k != "r3.eth"), 5)
 got4 = {k: r.link_layer_address for k, r in neighbors(False).items()}
-check("two devices on one port resolve each other", got4 == {"r1.eth": "02:00:00:00:07:02",
-                                                             "r2.eth": "02:00:00:00:07:01"}, got4)
+check("two devices on one port resolve each other; r3's gateway unresolved",
+      got4 == {"r1.eth": "02:00:00:00:07:02", "r2.eth": "02:00:00:00:07:01", "r3.eth": None}, got4)
+refused("a start of a flow whose gateway never answered: 409 naming it", lambda: start_all(api),
+        "code: 409", "flows[1]: the gateway 10.8.0.9 of", "r3.ip4", "is not resolved")
+cs = api.control_state()
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.START
+cs.traffic.flow_transmit.flow_names = ["via_gw"]
+api.set_control_state(cs)
+m = [x for x in wait_stopped(api, 10) if x.name == "via_gw"][0]
+check("via_gw (by r1's resolved gateway): 20 sent, 20 received", m.frames_tx == 20 and m.frames_rx == 20,
+      m.serialize())
 print("otg devices: %d failed" % fails)
 sys.exit(1 if fails else 0)
