@@ -14,6 +14,7 @@ refusals (bgp, vlans, a flow naming no device, a states choice surge does
 not serve) name their paths and the server keeps serving.
 Prints one line per check; exits 1 when one failed.
 """
+import os
 import subprocess
 import sys
 import time
@@ -131,7 +132,9 @@ check("ipv4_neighbors ethernet_names [b.eth]: its row alone", [r.ethernet_name f
 kernel_learns("between runs")
 
 cap = subprocess.Popen(["dumpcap", "-q", "-i", C, "-w", PCAP], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-time.sleep(1.5)
+# dumpcap writes the file's header once it captures (slow to start on a loaded host)
+wait_for(lambda: os.path.exists(PCAP) and os.path.getsize(PCAP) > 0, 15)
+time.sleep(0.5)
 start_all(api)
 fm = {m.name: m for m in wait_stopped(api, 20)}
 for name, n in (("f4", 100), ("f6", 50)):
