@@ -197,6 +197,9 @@ function T.states_request_choices()
   r = devices.states(d, { choice = "ipv4_neighbors", ipv4_neighbors = { ethernet_names = { "e2" } } })
   assert(#r.ipv4_neighbors == 1 and r.ipv4_neighbors[1].ipv4_address == "10.0.0.1"
          and r.ipv4_neighbors[1].link_layer_address == nil, "unresolved: no MAC")
+  local ok, e = pcall(devices.states, d, { choice = "ipv4_neighbors", ipv4_neighbors = { ethernet_names = { "e2", "i1" } } })
+  assert(not ok and e.status == 400, "a name that is no ethernet")
+  has(e.errors[1], "ipv4_neighbors.ethernet_names[1]: 'i1' is not a device ethernet of the config")
 end
 
 return T

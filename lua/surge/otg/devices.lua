@@ -95,11 +95,19 @@ end
 
 -- The /monitor/states reply for checked request req (ipv4_neighbors or
 -- ipv6_neighbors, ethernet_names filtering): one row a device address
--- whose gateway is resolved (or configured), as the model's Neighborsv4.State.
+-- (link_layer_address: its gateway's MAC, absent until resolved), as the
+-- model's Neighborsv4.State. A name that is no ethernet raises a 400.
 function M.states(d, req)
   local choice = req.choice
   local want = {}
-  for _, n in ipairs(req[choice].ethernet_names or {}) do want[n] = true end
+  for i, n in ipairs(req[choice].ethernet_names or {}) do
+    local e = d and d.by_name[n]
+    if not e or e.kind ~= "eth" then
+      error({ status = 400, errors = { ("%s.ethernet_names[%d]: '%s' is not a device ethernet of the config"):format(
+        choice, i - 1, tostring(n)) } }, 0)
+    end
+    want[n] = true
+  end
   local out = setmetatable({}, { __json = "array" })
   local kind = choice == "ipv4_neighbors" and 4 or 6
   for _, en in ipairs(d and d.entries or {}) do

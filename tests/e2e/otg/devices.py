@@ -176,6 +176,10 @@ bad = api.states_request()
 bad.choice = "bgp_prefixes"
 refused("states bgp_prefixes: 400 naming the choice", lambda: api.get_states(bad),
         "code: 400", "bgp_prefixes: not implemented by surge")
+unknown = api.states_request()
+unknown.ipv4_neighbors.ethernet_names = ["a.eth", "x.eth"]
+refused("states naming no ethernet: 400 naming the path", lambda: api.get_states(unknown),
+        "code: 400", "ipv4_neighbors.ethernet_names[1]:", "x.eth", "is not a device ethernet")
 check("the server still serves the config set before", len(api.get_config().devices) == 3)
 kernel_learns("after the refusals")
 
