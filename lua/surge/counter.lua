@@ -32,9 +32,16 @@ local function name_of(name, what)
   return name
 end
 
+-- A new counter or gauge (cls, kind: C's SURGE_COUNTER or SURGE_GAUGE), for
+-- M.counter and M.gauge: errors at their caller's line.
+local function new(name, what, kind, cls)
+  local id = rc_check(C.surge_counter_new(name_of(name, what), kind), 3)
+  return setmetatable({ id = id, name = name, cell = false }, cls)
+end
+
 function M.counter(name)
-  local id = rc_check(C.surge_counter_new(name_of(name, "counter"), C.SURGE_COUNTER), 2)
-  return setmetatable({ id = id, name = name, cell = false }, Counter)
+  local c = new(name, "counter", C.SURGE_COUNTER, Counter)
+  return c
 end
 
 -- The lcore's cell is taken at the first write, so an lcore that only reads
@@ -59,8 +66,8 @@ function Counter:value()
 end
 
 function M.gauge(name)
-  local id = rc_check(C.surge_counter_new(name_of(name, "gauge"), C.SURGE_GAUGE), 2)
-  return setmetatable({ id = id, name = name, cell = false }, Gauge)
+  local g = new(name, "gauge", C.SURGE_GAUGE, Gauge)
+  return g
 end
 
 Gauge.set = check.hot(function(self, v)
