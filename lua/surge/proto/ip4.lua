@@ -88,7 +88,7 @@ end
 -- header checksum valid. set_src/set_dst return the old and new address
 -- halves so an L4 checksum can follow with checksum.update16.
 local function set_addr(ip, at, v)
-  local oh, ol, nh, nl = stack.swap32(ip, at, v)
+  local oh, ol, nh, nl = cs.swap32(ip, at, v)
   cs.update16(ip + 10, oh, nh)
   cs.update16(ip + 10, ol, nl)
   return oh, ol, nh, nl

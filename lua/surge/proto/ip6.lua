@@ -149,8 +149,8 @@ end
 -- header checksum; set_src/set_dst change the low 32 bits of an address
 -- and return the old and new halves so an L4 checksum can follow with
 -- checksum.update16 (as ip4.set_src does).
-function M.set_src(ip, v) return stack.swap32(ip, 20, v) end
-function M.set_dst(ip, v) return stack.swap32(ip, 36, v) end
+function M.set_src(ip, v) return cs.swap32(ip, 20, v) end
+function M.set_dst(ip, v) return cs.swap32(ip, 36, v) end
 function M.src(ip) return stack.get32(ip + 20) end    -- low 32 bits
 function M.dst(ip) return stack.get32(ip + 36) end
 function M.set_hlim(ip, v) ip[7] = v end

@@ -32,9 +32,6 @@
 local ffi = require "ffi"
 local payload = require "surge.proto.payload"
 local check = require "surge.check"
-local bit = require "bit"
-
-local band, rshift = bit.band, bit.rshift
 
 local M = {}
 
@@ -135,16 +132,6 @@ end
 
 function M.get16(p) return p[0] * 256 + p[1] end
 function M.get32(p) return ((p[0] * 256 + p[1]) * 256 + p[2]) * 256 + p[3] end
-
--- For hot-loop setters (ip4's and ip6's addresses): writes v (32 bits) at
--- p[at] and returns the old and new 16-bit halves, which an L4 checksum
--- (and ip4's header checksum) follows with checksum.update16.
-function M.swap32(p, at, v)
-  local oh, ol = p[at] * 256 + p[at + 1], p[at + 2] * 256 + p[at + 3]
-  local nh, nl = rshift(v, 16), band(v, 0xffff)
-  p[at] = rshift(nh, 8); p[at + 1] = band(nh, 0xff); p[at + 2] = rshift(nl, 8); p[at + 3] = band(nl, 0xff)
-  return oh, ol, nh, nl
-end
 
 -- mod[fn] checked by surge.check.hot; the unchecked function in mod._raw
 local function checked(mod, name, fn, params)
