@@ -32,17 +32,14 @@ local function name_of(name, what)
   return name
 end
 
--- A new counter or gauge (cls, kind: C's SURGE_COUNTER or SURGE_GAUGE), for
--- M.counter and M.gauge: errors at their caller's line.
+-- A new counter or gauge (cls, kind: C's SURGE_COUNTER or SURGE_GAUGE); its
+-- errors name the user's line (check.raise finds it).
 local function new(name, what, kind, cls)
-  local id = rc_check(C.surge_counter_new(name_of(name, what), kind), 3)
+  local id = rc_check(C.surge_counter_new(name_of(name, what), kind))
   return setmetatable({ id = id, name = name, cell = false }, cls)
 end
 
-function M.counter(name)
-  local c = new(name, "counter", C.SURGE_COUNTER, Counter)
-  return c
-end
+function M.counter(name) return new(name, "counter", C.SURGE_COUNTER, Counter) end
 
 -- The lcore's cell is taken at the first write, so an lcore that only reads
 -- (master printing a value) is not counted among the writers. add and set
@@ -65,10 +62,7 @@ function Counter:value()
   return tonumber(info.total)
 end
 
-function M.gauge(name)
-  local g = new(name, "gauge", C.SURGE_GAUGE, Gauge)
-  return g
-end
+function M.gauge(name) return new(name, "gauge", C.SURGE_GAUGE, Gauge) end
 
 Gauge.set = check.hot(function(self, v)
   local cell = self.cell
