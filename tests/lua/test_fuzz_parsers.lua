@@ -16,6 +16,7 @@ local json = require "surge.results.json"
 local otg_schema = require "surge.otg.schema"
 local otg_model = require "surge.otg.model"
 local otg_flows = require "surge.otg.flows"
+local otg_devices = require "surge.otg.devices"
 local otg_stats = require "surge.otg.stats"
 local otg_task = require "surge.otg.task"
 local ffi = require "ffi"
@@ -134,7 +135,8 @@ end
 -- The JSON decoder answers a value or nil and "json: ..." (never raises,
 -- bounded time and depth); what it decodes goes through the model's check
 -- (a value or errors naming paths, never a raise) and, when that passes,
--- the flow compiler (a { path, msg } refusal) and builder (a message).
+-- the devices' checks (errors), the flow compiler (a { path, msg } refusal)
+-- and builder (a message).
 local function check_otg(text)
   local t0 = os.clock()
   local ok, v, why = pcall(json.decode, text, 64)
@@ -143,15 +145,21 @@ local function check_otg(text)
     assert(type(why) == "string" and why:match("^json: "), "no reason for " .. ("%q"):format(text))
     return
   end
-  for _, node in ipairs({ otg_model.CONFIG, otg_model.CONTROL_STATE, otg_model.METRICS_REQUEST }) do
+  for _, node in ipairs({ otg_model.CONFIG, otg_model.CONTROL_STATE, otg_model.METRICS_REQUEST,
+                          otg_model.STATES_REQUEST }) do
     local ok2, cfg, errs = pcall(otg_schema.check, node, v, "")
     if not ok2 then error(("schema.check raised %s for %q"):format(tostring(cfg), text), 0) end
     assert(cfg ~= nil or (type(errs) == "table" and #errs > 0), "neither a value nor errors for " .. text)
     if cfg and node == otg_model.CONFIG then
       local names = {}
       for _, p in ipairs(cfg.ports or {}) do names[p.name] = 0 end
+      -- the devices: checked by devices.lua (errors, never a raise), their flows' endpoints
+      local okd, dev, derrs = pcall(otg_devices.compile, cfg, names)
+      if not okd or type(derrs) ~= "table" then
+        error(("devices.compile raised %s for %q"):format(tostring(dev), text), 0)
+      end
       for i, f in ipairs(cfg.flows or {}) do
-        local ok3, spec = pcall(otg_flows.compile, f, i - 1, names, "flows")
+        local ok3, spec = pcall(otg_flows.compile, f, i - 1, names, "flows", dev)
         if not ok3 and (type(spec) ~= "table" or type(spec.path) ~= "string") then
           error(("flows.compile raised %s for %q"):format(tostring(spec), text), 0)
         end

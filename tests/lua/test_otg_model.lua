@@ -7,6 +7,7 @@ local json = require "surge.results.json"
 local schema = require "surge.otg.schema"
 local model = require "surge.otg.model"
 local flows = require "surge.otg.flows"
+local devices = require "surge.otg.devices"
 
 local T = {}
 
@@ -166,6 +167,92 @@ function T.rate_size_duration_specs()
     delay = { choice = "bytes", bytes = 1250 } } } })
   assert(spec.count == -1 and spec.seconds == 2 and spec.delay.value == 1250
     and spec.delay.path == "flows[0].duration.fixed_seconds.delay.bytes")
+end
+
+-- Devices: the model's checks (formats, ranges, refusals by path), the
+-- defaults filled, devices.lua's (names, ports), and a flow between two
+-- devices takes their MACs and addresses (the frame's bytes).
+local function dev_cfg(eth2, flowx)
+  local e1 = { name = "e1", mac = "02:00:00:00:00:01", connection = { choice = "port_name", port_name = "p1" },
+               ipv4_addresses = json.array({ { name = "i1", address = "10.0.0.1", gateway = "10.0.0.2" } }) }
+  local e2 = { name = "e2", mac = "02:00:00:00:00:02", connection = { choice = "port_name", port_name = "p1" },
+               ipv4_addresses = json.array({ { name = "i2", address = "10.0.0.2", gateway = "10.0.0.1" } }) }
+  for k, v in pairs(eth2 or {}) do e2[k] = v end
+  local f = { name = "f", tx_rx = { choice = "device", device = { tx_names = json.array({ "i1" }),
+    rx_names = json.array({ "i2" }) } }, size = { choice = "fixed", fixed = 64 },
+    packet = json.array({ { choice = "ethernet", ethernet = {} }, { choice = "ipv4", ipv4 = {} } }) }
+  for k, v in pairs(flowx or {}) do f.tx_rx.device[k] = v end
+  return { ports = json.array({ { name = "p1", location = "net_ring0" } }),
+           devices = json.array({ { name = "d1", ethernets = json.array({ e1 }) },
+                                  { name = "d2", ethernets = json.array({ e2 }) } }),
+           flows = json.array({ f }) }
+end
+
+-- checked config, devices, and the errors of devices.lua and the flow compiler
+local function dev_compile(cfg)
+  local out, errs = schema.check(model.CONFIG, json.decode(json.encode(cfg)), "")
+  if not out then return nil, nil, table.concat(errs, "\n") end
+  local d, derrs = devices.compile(out, { p1 = true })
+  if #derrs > 0 then return out, d, table.concat(derrs, "\n") end
+  local ok, spec = pcall(flows.compile, out.flows[1], 0, { p1 = 0 }, "flows[0]", d)
+  if not ok then return out, d, spec.path .. ": " .. spec.msg end
+  return out, d, nil, spec
+end
+
+function T.devices_checked_and_defaults_filled()
+  local out, d, err, spec = dev_compile(dev_cfg())
+  assert(err == nil, err)
+  local ip = out.devices[1].ethernets[1].ipv4_addresses[1]
+  assert(ip.prefix == 24 and ip.gateway_mac.choice == "auto" and ip.gateway_mac.auto == "00:00:00:00:00:00")
+  assert(out.devices[1].ethernets[1].mtu == 1500)
+  assert(#d.entries == 2 and d.by_name.i2.gw == "10.0.0.1" and d.ports.p1[2].mac == "02:00:00:00:00:02")
+  -- on the link: the peer device's MAC, no gateway needed; addresses from the devices
+  assert(spec.dst_mac == "02:00:00:00:00:02" and spec.gw_k == nil and spec.tx == "p1" and spec.rx[1] == "p1")
+  local t = flows.build(spec)
+  local b = t.bytes
+  assert(b:sub(1, 12) == "\2\0\0\0\0\2\2\0\0\0\0\1", "MACs")
+  assert(b:sub(27, 34) == "\10\0\0\1\10\0\0\2", "IPv4 src, dst")
+  -- off the link: the resolved gateway (read at start)
+  local _, _, err2, spec2 = dev_compile(dev_cfg({ ipv4_addresses = json.array({ { name = "i2", address = "10.9.0.2",
+    gateway = "10.9.0.1" } }) }))
+  assert(err2 == nil and spec2.gw_k == 1 and spec2.dst_mac == nil, err2)
+  -- refusals by path
+  has(select(3, dev_compile(dev_cfg({ mac = "02:00:00:00:00" }))),
+    "devices[1].ethernets[0].mac: '02:00:00:00:00' is not a MAC address")
+  has(select(3, dev_compile(dev_cfg({ vlans = json.array({}) }))), "devices[1].ethernets[0].vlans: not implemented by surge")
+  has(select(3, dev_compile(dev_cfg({ ipv4_addresses = json.array({ { name = "i2", address = "10.0.0.300",
+    gateway = "10.0.0.1" } }) }))), "devices[1].ethernets[0].ipv4_addresses[0].address: '10.0.0.300' is not an IPv4")
+  has(select(3, dev_compile(dev_cfg({ ipv6_addresses = json.array({ { name = "i6", address = "2001:db8::1",
+    gateway = "2001:db8::2", prefix = 129 } }) }))), "devices[1].ethernets[0].ipv6_addresses[0].prefix: 129 outside 1..128")
+  has(select(3, dev_compile(dev_cfg({ connection = { choice = "lag_name", lag_name = "l" } }))),
+    "devices[1].ethernets[0].connection.lag_name: not implemented by surge")
+  has(select(3, dev_compile(dev_cfg({ connection = { choice = "port_name", port_name = "p9" } }))),
+    "devices[1].ethernets[0].connection.port_name: 'p9' is not a port of this config")
+  has(select(3, dev_compile(dev_cfg({ name = "e1" }))), "devices[1].ethernets[0].name: 'e1' is the name of devices[0]")
+  has(select(3, dev_compile(dev_cfg({ ipv4_addresses = json.array({ { name = "i2", address = "10.0.0.1",
+    gateway = "10.0.0.2" } }) }))), "devices[1].ethernets[0].ipv4_addresses[0].address: 10.0.0.1 is the address of")
+  has(select(3, dev_compile(dev_cfg(nil, { rx_names = json.array({ "nope" }) }))),
+    "flows[0].tx_rx.device.rx_names[0]: 'nope' is no ethernet, ipv4 or ipv6 address of a device")
+  has(select(3, dev_compile(dev_cfg(nil, { tx_names = json.array({ "i1", "i2" }) }))),
+    "flows[0].tx_rx.device.tx_names: 2 names: surge takes one tx endpoint a flow")
+  has(select(3, dev_compile(dev_cfg({ mtu = 40 }))), "devices[1].ethernets[0].mtu: 40 outside 64..65535")
+end
+
+function T.states_request_choices()
+  local sr = assert(schema.check(model.STATES_REQUEST, json.decode('{"choice":"ipv6_neighbors"}'), ""))
+  assert(sr.choice == "ipv6_neighbors")
+  local _, errs = schema.check(model.STATES_REQUEST, json.decode('{"choice":"isis_lsps"}'), "")
+  has(table.concat(errs, "\n"), "isis_lsps: not implemented by surge")
+  local out, d = dev_compile(dev_cfg())
+  assert(out)
+  local r = devices.states(d, sr)
+  assert(r.choice == "ipv6_neighbors" and #r.ipv6_neighbors == 0)
+  r = devices.states(d, { choice = "ipv4_neighbors", ipv4_neighbors = { ethernet_names = { "e2" } } })
+  assert(#r.ipv4_neighbors == 1 and r.ipv4_neighbors[1].ipv4_address == "10.0.0.1"
+         and r.ipv4_neighbors[1].link_layer_address == nil, "unresolved: no MAC")
+  local ok, e = pcall(devices.states, d, { choice = "ipv4_neighbors", ipv4_neighbors = { ethernet_names = { "e2", "i1" } } })
+  assert(not ok and e.status == 400, "a name that is no ethernet")
+  has(e.errors[1], "ipv4_neighbors.ethernet_names[1]: 'i1' is not a device ethernet of the config")
 end
 
 return T

@@ -12,6 +12,7 @@ local schema = require "surge.otg.schema"
 local model = require "surge.otg.model"
 local config = require "surge.otg.config"
 local traffic = require "surge.otg.traffic"
+local devices = require "surge.otg.devices"
 local surge = require "surge"
 
 local C = core.C
@@ -43,8 +44,9 @@ routes["POST /config"] = function(req)
   local busy = traffic.busy()
   if not busy then traffic.stop() end      -- the last run's tasks, all flows done: ended before the ports change
   local r = config.set(body, busy)
+  if not r then traffic.forget() end
+  if not busy then traffic.serve_neigh() end    -- the devices of the config in force answered for, resolved
   if r then return err_reply(r.status, r.kind, r.errors) end
-  traffic.forget()
   return warnings()
 end
 
@@ -70,6 +72,15 @@ routes["POST /monitor/metrics"] = function(req)
   local mr, errs = schema.check(model.METRICS_REQUEST, body, "")
   if not mr then return err_reply(400, "validation", errs) end
   return 200, traffic.metrics(mr)
+end
+
+routes["POST /monitor/states"] = function(req)
+  local body, status, e = body_json(req)
+  if not body then return status, e end
+  local sr, errs = schema.check(model.STATES_REQUEST, body, "")
+  if not sr then return err_reply(400, "validation", errs) end
+  local c = config.compiled()
+  return 200, devices.states(c and c.devices, sr)
 end
 
 local KNOWN = { ["/config"] = 1, ["/control/state"] = 1, ["/control/action"] = 1, ["/monitor/metrics"] = 1,

@@ -7,6 +7,10 @@
 -- A flow's packet and size are read by otg/packet.lua (every header of the
 -- model it builds; its refusals name their paths too).
 
+local eth = require "surge.proto.eth"
+local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
+
 local M = {}
 
 local NOT = true   -- refused: the model's, not surge's
@@ -31,7 +35,10 @@ M.FLOW = { t = "object", required = { "tx_rx", "name" }, refused = { egress_pack
   tx_rx = { t = "choice", default = "port", choices = {
     port = { t = "object", required = { "tx_name" }, fields = { tx_name = NAME, rx_name = NAME,
       rx_names = { t = "array", items = NAME, max = 64 } } },
-    device = false } },
+    -- device names: otg/devices.lua finds them (ipv4/ipv6 names of devices' ethernets)
+    device = { t = "object", required = { "tx_names", "rx_names" }, fields = {
+      mode = { t = "enum", values = { "mesh", "one_to_one" }, default = "mesh" },
+      tx_names = { t = "array", items = NAME, max = 64 }, rx_names = { t = "array", items = NAME, max = 64 } } } } },
   -- the packet and the size: otg/packet.lua reads them (every header of the model it builds,
   -- refusals by path)
   packet = { t = "any" },
@@ -64,11 +71,32 @@ M.FLOW = { t = "object", required = { "tx_rx", "name" }, refused = { egress_pack
 
 M.PORT = { t = "object", required = { "name" }, fields = { name = NAME, location = { t = "string", max = 512 } } }
 
--- A device: every field but its name is a protocol surge does not emulate
--- yet (ethernets, ipv4, bgp, isis, ...), refused by name.
-M.DEVICE = { t = "object", required = { "name" }, fields = { name = NAME },
-  refused = { ethernets = NOT, ipv4_loopbacks = NOT, ipv6_loopbacks = NOT, isis = NOT, bgp = NOT, vxlan = NOT,
-              rsvp = NOT, dhcp_server = NOT } }
+-- Text formats of the model (format: mac, ipv4, ipv6): parsed by surge.proto's own readers.
+local function format(parse, what)
+  return function(v) if not pcall(parse, v, what, 1) then return "is not " .. what end end
+end
+local MAC = { t = "string", max = 17, valid = format(eth.mac, "a MAC address (aa:bb:cc:dd:ee:ff)") }
+local IP4 = { t = "string", max = 15, valid = format(ip4.addr, "an IPv4 address") }
+local IP6 = { t = "string", max = 45, valid = format(ip6.addr, "an IPv6 address") }
+local function gw_mac()
+  local zero = { t = "string", max = 17, valid = MAC.valid, default = "00:00:00:00:00:00" }
+  return { t = "choice", default = "auto", choices = { auto = zero, value = zero } }
+end
+
+-- A device: ethernets with IPv4 and IPv6 addresses (each with its gateway),
+-- answered for and resolved by surge's neighbour code (otg/devices.lua);
+-- its protocols (bgp, isis, ...) and VLANs refused by name.
+M.DEVICE = { t = "object", required = { "name" }, fields = { name = NAME,
+  ethernets = { t = "array", max = 256, items = { t = "object", required = { "mac", "name" }, refused = { vlans = NOT },
+    fields = { name = NAME, mac = MAC, mtu = { t = "int", min = 64, max = 65535, default = 1500 },
+      connection = { t = "choice", choices = { port_name = NAME, lag_name = false, vxlan_name = false } },
+      ipv4_addresses = { t = "array", max = 256, items = { t = "object", required = { "gateway", "address", "name" },
+        fields = { name = NAME, address = IP4, gateway = IP4, prefix = { t = "int", min = 1, max = 32, default = 24 },
+                   gateway_mac = gw_mac() } } },
+      ipv6_addresses = { t = "array", max = 256, items = { t = "object", required = { "gateway", "address", "name" },
+        fields = { name = NAME, address = IP6, gateway = IP6, prefix = { t = "int", min = 1, max = 128, default = 64 },
+                   gateway_mac = gw_mac() } } } } } } },
+  refused = { ipv4_loopbacks = NOT, ipv6_loopbacks = NOT, isis = NOT, bgp = NOT, vxlan = NOT, rsvp = NOT } }
 
 M.CONFIG = { t = "object", fields = {
   ports = { t = "array", items = M.PORT, max = 64 },
@@ -88,5 +116,11 @@ M.METRICS_REQUEST = { t = "choice", default = "port", choices = {
   flow = { t = "object", refused = { tagged_metrics = NOT }, fields = { flow_names = { t = "array", items = NAME },
                                     metric_names = { t = "array", items = NAME } } },
   bgpv4 = false, bgpv6 = false, isis = false, lag = false, lacp = false, lldp = false, rsvp = false } }
+
+-- /monitor/states: the neighbours surge's devices resolved (otg/devices.lua).
+local ETH_NAMES = { t = "object", fields = { ethernet_names = { t = "array", items = NAME } } }
+M.STATES_REQUEST = { t = "choice", default = "ipv4_neighbors", choices = {
+  ipv4_neighbors = ETH_NAMES, ipv6_neighbors = ETH_NAMES,
+  bgp_prefixes = false, isis_lsps = false, lldp_neighbors = false, rsvp_lsps = false } }
 
 return M

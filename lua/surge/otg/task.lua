@@ -24,6 +24,9 @@ local pool = require "surge.pool"
 local latency = require "surge.latency"
 local flows = require "surge.otg.flows"
 local stats = require "surge.otg.stats"
+local neigh = require "surge.dut.neigh"
+local view = require "surge.proto.view"
+local eth = require "surge.proto.eth"
 
 local C = core.C
 local M = {}
@@ -36,6 +39,77 @@ local IDLE_US, IDLE_MAX_US = 20, 200
 local DRAIN_ROUNDS = 1024     -- receives at most at a task's end: what its queues still hold
 local PROBE_MAGIC = 0x50475253 -- "SRGP" read as a little-endian uint32 (surge.h's probe format 1)
 local u32p, u64p = ffi.typeof("const uint32_t *"), ffi.typeof("const uint64_t *")
+
+-- The port's device addresses (otg/devices.lua's entries) as one
+-- surge.dut.neigh responder: an interface an address (its ethernet's MAC),
+-- on the port's first queues. nil when the port has no device.
+local function responder(nb, rxq, txq)
+  if nb == nil or #nb.entries == 0 then return nil end
+  local ifaces = {}
+  for i, e in ipairs(nb.entries) do
+    ifaces[i] = { rxq = rxq, txq = txq, mac = e.mac, ip4 = e.kind == 4 and e.addr or nil,
+                  ip6 = e.kind == 6 and e.addr or nil, echo = true }
+  end
+  return { n = neigh.new(ifaces, nb.ctrl_pool), count = #ifaces, v = view.new() }
+end
+
+-- Answers the frame at p when it is an ARP request, a neighbour
+-- solicitation or an echo request (ICMP, ICMPv6) for one of the port's addresses (each interface of the
+-- responder looks at it: they share the port). A compare of the ethertype
+-- (and of IPv4's protocol) for any other frame.
+local function answer(r, p, len)
+  local et = len >= 24 and p[12] * 256 + p[13] or 0
+  if et ~= 0x0806 and et ~= 0x86dd and et ~= 0x8100 and (et ~= 0x0800 or p[23] ~= 1) then return end
+  local v = r.v
+  if not view.parse(v, p, len) then return end
+  if r.n:handle(1, p, len, v) then
+    for i = 2, r.count do r.n:handle(i, p, len, v) end
+  end
+end
+
+-- a: { rxq, txq, neigh = { entries, ctrl_pool, block } } - the task of a
+-- port with devices between traffic runs: resolves each address's gateway
+-- (surge.dut.neigh's resolve: a request every 0.25 s, answering meanwhile),
+-- again every RETRY_S for one that did not answer, and answers requests
+-- for the addresses until stopped. What it resolved goes to the block.
+-- (While resolve waits on one gateway it answers for that address alone:
+-- RESOLVE_S short, so an absent gateway holds the others' answers little.)
+local RESOLVE_S, RETRY_S = 0.3, 1
+function M.neigh(a)
+  local nb = a.neigh
+  local r = responder(nb, a.rxq, a.txq)
+  local block = stats.neigh_view(nb.block)
+  local rxb = pool.burst(-1, BURST)
+  r.n:set_rx_burst(rxb)
+  local hz = surge.tsc_hz()
+  local next_try = 0
+  local idle = IDLE_US
+  while surge.running() do
+    local now = tonumber(surge.tsc())
+    if now >= next_try then
+      for i, e in ipairs(nb.entries) do
+        if block[e.k].resolved == 0 and not e.gw_mac and surge.running() then
+          local mac = r.n:resolve(i, e.gw, RESOLVE_S)
+          if mac then
+            local b = eth.mac(mac, "surge otg: resolved")
+            for j = 0, 5 do block[e.k].mac[j] = b:byte(j + 1) end
+            block[e.k].resolved = 1
+          end
+        end
+      end
+      next_try = tonumber(surge.tsc()) + RETRY_S * hz
+    end
+    local n = a.rxq:recv(rxb)
+    for j = 0, n - 1 do answer(r, rxb.data[j], rxb.len[j]) end
+    if n > 0 then idle = IDLE_US
+    else
+      C.surge_sleep_us(idle)
+      if idle < IDLE_MAX_US * 10 then idle = idle * 2 end
+    end
+  end
+  rxb:free()
+  return true
+end
 
 -- Whether flow x may send at TSC t: not done, not paused, not waiting.
 local function due(x, t) return x.left ~= 0 and x.s.paused == 0 and x.wait <= t end
@@ -119,6 +193,8 @@ end
 -- offs (the config's header lengths) adds it to rx[flow] (frames, bytes
 -- with the FCS, first and last TSC) and hands its probe, if the flow is
 -- timed (lat[flow] a surge.latency receiver, else -1), to that receiver.
+-- Returns true for a frame with a tag (whatever its flow number), else
+-- false.
 -- The bytes are the network's: every read is bounded by l (the fuzz test
 -- in tests/lua/test_fuzz_parsers.lua feeds it mutated frames).
 function M.counter(rx, lat, offs, nflows, hz)
@@ -146,9 +222,10 @@ function M.counter(rx, lat, offs, nflows, hz)
             end
           end
         end
-        return
+        return true
       end
     end
+    return false
   end
 end
 
@@ -176,6 +253,7 @@ function M.port(a)
     groups[gi] = grp
   end
   local rxqs, nrx = a.rxqs, #a.rxqs
+  local resp = responder(a.neigh, rxqs[1], a.groups[1].txq)
   local rxb = pool.burst(-1, BURST)    -- receive only: the mbufs are the port's
   local rx = st.rx + a.row * a.nflows
   local nflows, ng = a.nflows, #groups
@@ -191,7 +269,10 @@ function M.port(a)
     if n > 0 then
       local data, len = rxb.data, rxb.len
       local tsc = tonumber(rxb.tsc)
-      for j = 0, n - 1 do count(data[j], len[j], tsc) end
+      for j = 0, n - 1 do
+        local p, l = data[j], len[j]
+        if not count(p, l, tsc) and resp then answer(resp, p, l) end   -- ARP, ND, echo for its devices
+      end
     end
     return n
   end

@@ -16,6 +16,7 @@ local fleet = require "surge.fleet"
 local config = require "surge.otg.config"
 local stats = require "surge.otg.stats"
 local flows = require "surge.otg.flows"
+local devices = require "surge.otg.devices"
 local ports = require "surge.port"
 
 local C = core.C
@@ -24,6 +25,7 @@ local M = {}
 local SETTLE_S = 0.5
 local MAX_TXQ = 16
 local READY_S = 10
+local RESOLVE_WAIT_S = 3      -- a start waits that long for a gateway its flows need
 
 local run             -- { tasks, stats, flows = { [index] = { spec, on, done_at } }, base = { [port id] = stats } }
 local opened = {}     -- port id -> "txq/rxq" counts it was opened with
@@ -142,6 +144,49 @@ local function open_port(id, txq, rxq)
   return p
 end
 
+-- Devices: between runs a task per port with device addresses resolves
+-- their gateways and answers for them (otg/task.lua's neigh); during a run
+-- the port's own task answers. Their control frames come from ctrl_pool.
+local ctrl_pool
+local neigh_tasks = {}
+
+-- The neigh argument of port name's task (nil: no device on it).
+local function neigh_arg(c, name)
+  local list = c.devices and c.devices.ports[name]
+  if not list or #list == 0 then return nil end
+  if not ctrl_pool then ctrl_pool = pool.new{ size = 1023, shared = true } end
+  local entries = {}
+  for i, e in ipairs(list) do
+    entries[i] = { k = e.k, kind = e.kind, mac = e.mac, addr = e.addr, gw = e.gw, gw_mac = e.gw_mac }
+  end
+  return { entries = entries, ctrl_pool = ctrl_pool, block = c.devices.block.addr }
+end
+
+local function stop_neigh()
+  for _, id in ipairs(neigh_tasks) do pcall(surge.stop_task, id) end
+  for _, id in ipairs(neigh_tasks) do
+    local ok, err = pcall(surge.wait, id, 10)
+    if not ok then io.stderr:write("surge otg: a neighbour task failed: ", tostring(err), "\n") end
+  end
+  neigh_tasks = {}
+end
+
+-- Starts the neighbour tasks of the config's ports with devices (none
+-- while a run's port tasks answer); from a set config on.
+function M.serve_neigh()
+  local c = config.compiled()
+  if not c or not c.devices or #c.devices.entries == 0 or (run and #run.tasks > 0) then return end
+  stop_neigh()
+  for _, p in ipairs(c.ports) do
+    local nb = neigh_arg(c, p.name)
+    if nb then
+      local port = opened[p.id] and surge.port(p.id) or open_port(p.id, 1, 1)
+      neigh_tasks[#neigh_tasks + 1] = surge.launch("surge.otg.task:neigh", { rxq = port:rxq(0), txq = port:txq(0),
+        neigh = nb })
+    end
+  end
+end
+
 local function rx_of(f, c)
   local st, total = run.stats, 0
   local nflows = #c.flows
@@ -232,8 +277,9 @@ function M.busy()
   return false
 end
 
--- Ends the run's tasks (their counts stay readable).
+-- Ends the run's tasks (their counts stay readable) and the neighbour tasks.
 function M.stop()
+  stop_neigh()
   if not run then return end
   for _, id in ipairs(run.tasks) do pcall(surge.stop_task, id) end
   for _, id in ipairs(run.tasks) do
@@ -273,6 +319,19 @@ local function start(names)
   local c = config.compiled()
   if not c then error({ status = 409, errors = { "no config: set one (POST /config) first" } }, 0) end
   local chosen = flow_names(c, names, "traffic.flow_transmit.flow_names")
+  -- a flow to a device behind a gateway: its MAC as resolved (the neighbour tasks run meanwhile)
+  for _, s in ipairs(chosen) do
+    if s.gw_k then
+      local en = c.devices.entries[s.gw_k]
+      local deadline = now() + RESOLVE_WAIT_S
+      while not devices.gateway_mac(c.devices, en) and now() < deadline do surge.sleep(0.01) end
+      s.dst_mac = devices.gateway_mac(c.devices, en)
+      if not s.dst_mac then
+        error({ status = 409, errors = { ("%s: the gateway %s of '%s' is not resolved (no answer to %s within %g s)")
+          :format(s.path, en.gw, en.name, en.kind == 4 and "ARP" or "neighbour solicitations", RESOLVE_WAIT_S) } }, 0)
+      end
+    end
+  end
   M.stop()
   local nports = #c.ports
   run = { tasks = {}, stats = stats.new(#c.flows, nports), flows = {}, base = {} }
@@ -310,7 +369,8 @@ local function start(names)
     end
     run.base[p.id] = port:stats()
     run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxqs = rxqs,
-      stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat })
+      stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat,
+      neigh = neigh_arg(c, p.name) })
   end
   -- every port receives before any flow sends
   local deadline = now() + READY_S
@@ -343,6 +403,7 @@ function M.start(names)
   if not ok then
     pcall(M.stop)
     run = nil
+    pcall(M.serve_neigh)
     error(e, 0)
   end
 end
@@ -369,7 +430,10 @@ end
 -- counts final once what it sent has come back.
 function M.stop_flows(names)
   local c = config.compiled()
-  if names == nil or #names == 0 or not run or not c then return M.stop() end
+  if names == nil or #names == 0 or not run or not c then
+    M.stop()
+    return M.serve_neigh()
+  end
   for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
     local f = run.flows[s.index]
     if f and f.on then
