@@ -147,7 +147,7 @@ function Table:host(i)
   check.expect(i, ("integer 0..%d"):format(self.count - 1), "hosts:host", "i")
   local h = ffi.new("struct surge_hosts_host")
   rc_check(C.surge_hosts_host(self.id, i, h))
-  return { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(h.mac),
+  return { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(ffi.cast("const uint8_t *", h.mac)),
            server = ip4.addr_text(h.server4), lease = h.lease_s, bound_ms = h.bound_ms, tries = h.tries }
 end
 
