@@ -48,7 +48,8 @@ struct host {
 	uint8_t tries;          /* transmissions of the current message (or probes, announcements) */
 	uint8_t renewals;       /* DHCP renewals acknowledged, saturating at 255 */
 	uint8_t flags;          /* HF_OWE_RELEASE */
-	uint8_t pad[3];
+	uint8_t naks;           /* DHCP NAKs since the last binding: `retries` of them end it */
+	uint8_t pad[2];
 };
 _Static_assert(sizeof(struct host) == 40, "struct host is 40 bytes (docs/hosts.md)");
 

@@ -33,10 +33,12 @@ conf_check(const struct surge_hosts_conf *c)
 				c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
 	uint64_t mac0 = mac_get(c->mac);
 
-	if (mac0 + c->count - 1 > 0xffffffffffffull)
-		return rt_error(-EINVAL, "surge_hosts_new: %u MACs from %02x:%02x:%02x:%02x:%02x:%02x pass "
-				"ff:ff:ff:ff:ff:ff", c->count, c->mac[0], c->mac[1], c->mac[2], c->mac[3],
-				c->mac[4], c->mac[5]);
+	/* the range keeps the first byte: past it, a host's MAC would be a
+	 * group address (02:ff:ff:ff:ff:ff + 1 is 03:00:00:00:00:00) */
+	if ((mac0 + c->count - 1) >> 40 != mac0 >> 40)
+		return rt_error(-EINVAL, "surge_hosts_new: %u MACs from %02x:%02x:%02x:%02x:%02x:%02x run past "
+				"%02x:ff:ff:ff:ff:ff", c->count, c->mac[0], c->mac[1], c->mac[2], c->mac[3],
+				c->mac[4], c->mac[5], c->mac[0]);
 	if (c->dhcp) {
 		if (c->ip4 != 0 || c->dad)
 			return rt_error(-EINVAL, "surge_hosts_new: DHCP hosts take their address from the server "

@@ -496,6 +496,7 @@ lease_bind(struct hosts_table *t, uint32_t i, const struct hframe *f, const uint
 	h->lease_s = f->lease_s;
 	h->bound_ms = t->now;
 	h->tries = 0;
+	h->naks = 0;
 	memcpy(t->server_mac, frame_in + 6, 6);
 	t->has_server_mac = 1;
 	ht_ipidx_set(t, i, h->ip);
@@ -562,23 +563,20 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 			t->st.dhcp_stray++;
 			return 1;
 		}
-		/* RFC 2131 3.1 step 5 and 4.4.5: back to INIT; a host whose
-		 * NAKs use up its tries gives up (a NAK storm ends) */
+		/* RFC 2131 3.1 step 5 and 4.4.5: back to INIT; a host NAKed
+		 * `retries` times since its last binding gives up (a NAK storm
+		 * ends; an offer resets the request's tries, not these) */
 		if (s != SURGE_HOST_REQUESTING) {
 			ht_ipidx_clear(t, i);
 			ht_event(t, i, SURGE_HOSTS_EV_LOST);
 			t->open++;
 		}
-		if (h->tries >= t->conf.retries) {
+		if (++h->naks >= t->conf.retries) {
 			give_up(t, i, SURGE_HOSTS_EV_GAVE_UP);
 			return 1;
 		}
-		{
-			uint8_t tries = h->tries;
-
-			discover(t, i);         /* a fresh transaction, the tries kept */
-			h->tries = (uint8_t)(tries + 1);
-		}
+		h->tries = 0;
+		discover(t, i);         /* a fresh transaction */
 		return 1;
 	default:
 		t->st.dhcp_stray++;
