@@ -18,7 +18,6 @@
  *     -Icore/hosts tests/unit/test_hosts_fuzz.c core/hosts/hosts_parse.c -o hosts_fuzz
  *   ./hosts_fuzz tests/fuzz/hosts
  */
-#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -149,126 +148,49 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifndef SURGE_LIBFUZZER
-/* --- the bounded fuzzer ctest runs --------------------------------------- */
+/* --- the bounded fuzzer ctest runs (fuzz_driver.h) ---------------------- */
 
-#define SEEDS_MAX 64
-#define INPUT_MAX 2048
+#include "fuzz_driver.h"
 
-static uint64_t rng;
-
-static uint64_t
-next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static uint32_t
-below(uint32_t n)
-{
-	return n ? (uint32_t)(next_rand() % n) : 0;
-}
-
-/* pieces of the grammar: option heads, lengths that run over, the end */
-static const uint8_t tokens[][4] = {
-	{ 255 }, { 0 }, { 53, 1, 5 }, { 53, 1, 9 }, { 53, 2, 5 }, { 51, 4, 0, 0 }, { 54, 4, 10, 1 }, { 51, 255 },
-	{ 1, 3, 255 }, { 3, 0 }, { 0x81, 0x00, 0, 7 }, { 0x08, 0x06 }, { 0x45 }, { 0, 68 }, { 0, 67 },
+/* pieces of the grammar: option heads, lengths that run over, the end,
+ * a VLAN tag, the ARP and IPv4 types, the DHCP ports */
+static const struct fuzz_token tokens[] = {
+	FUZZ_TOKEN("\xff"), FUZZ_TOKEN("\0"), FUZZ_TOKEN("\x35\x01\x05"), FUZZ_TOKEN("\x35\x01\x09"),
+	FUZZ_TOKEN("\x35\x02\x05"), FUZZ_TOKEN("\x33\x04\0\0"), FUZZ_TOKEN("\x36\x04\x0a\x01"),
+	FUZZ_TOKEN("\x33\xff"), FUZZ_TOKEN("\x01\x03\xff"), FUZZ_TOKEN("\x03\0"),
+	FUZZ_TOKEN("\x81\0\0\x07"), FUZZ_TOKEN("\x08\x06"), FUZZ_TOKEN("\x45"), FUZZ_TOKEN("\0\x44"),
+	FUZZ_TOKEN("\0\x43"),
 };
 
 int
 main(void)
 {
-	const char *src = getenv("SURGE_SRC"), *sec = getenv("SURGE_FUZZ_SECONDS"), *seed = getenv("SURGE_FUZZ_SEED");
-	static uint8_t seeds[SEEDS_MAX][INPUT_MAX], buf[2 * INPUT_MAX];
-	static size_t seed_len[SEEDS_MAX];
-	double secs = sec != NULL ? atof(sec) : 3;
-	int nseeds = 0;
-	uint64_t rounds = 0, by_kind[HF_DHCP_BAD + 1] = { 0 };
-	char path[512];
-	struct dirent *de;
-	DIR *d;
-	time_t t0 = time(NULL);
+	static struct fuzz z;
+	uint64_t by_kind[HF_DHCP_BAD + 1] = { 0 };
+	uint8_t *p;
+	size_t n;
 
-	rng = seed != NULL ? strtoull(seed, NULL, 0) : 0x5eed2026d4c9ULL;
-	if (rng == 0)
-		rng = 1;
-	snprintf(path, sizeof(path), "%s/tests/fuzz/hosts", src != NULL ? src : ".");
-	if ((d = opendir(path)) == NULL) {
-		fprintf(stderr, "test_hosts_fuzz: no seeds in %s ($SURGE_SRC)\n", path);
+	if (fuzz_start(&z, "test_hosts_fuzz", "hosts", 0x5eed2026d4c9ULL) != 0)
 		return 1;
-	}
-	while ((de = readdir(d)) != NULL && nseeds < SEEDS_MAX) {
-		char file[768];
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
-		if ((f = fopen(file, "rb")) == NULL)
-			continue;
-		seed_len[nseeds] = fread(seeds[nseeds], 1, INPUT_MAX, f);
-		fclose(f);
-		nseeds += seed_len[nseeds] > 0;
-	}
-	closedir(d);
-	if (nseeds < 3) {
-		fprintf(stderr, "test_hosts_fuzz: %d seeds in %s\n", nseeds, path);
-		return 1;
-	}
-	while (rounds < 400000 && (rounds % 1024 != 0 || difftime(time(NULL), t0) < secs)) {
-		int s = (int)below((uint32_t)nseeds);
-		size_t n = seed_len[s];
+	while ((p = fuzz_next(&z, tokens, sizeof(tokens) / sizeof(tokens[0]), &n)) != NULL) {
 		struct hframe f;
-		uint8_t *p;
 
-		memcpy(buf, seeds[s], n);
-		for (uint32_t k = 0, ops = rounds < (uint64_t)nseeds ? 0 : 1 + below(4); k < ops; k++) {
-			uint32_t at = below((uint32_t)n + 1), op = below(5);
-
-			if (op == 0 && n > 0) {                                /* a byte changed */
-				buf[below((uint32_t)n)] = (uint8_t)next_rand();
-			} else if (op == 1) {                                  /* a token written over */
-				const uint8_t *t = tokens[below(sizeof(tokens) / sizeof(tokens[0]))];
-				size_t tl = t[1] == 0 && t[0] == 0 ? 1 : (t[2] == 0 && t[3] == 0 ? 2 : 4);
-
-				if (at + tl <= n)
-					memcpy(buf + at, t, tl);
-			} else if (op == 2 && n > at) {                        /* a range cut out */
-				size_t cut = 1 + below((uint32_t)(n - at));
-
-				memmove(buf + at, buf + at + cut, n - at - cut);
-				n -= cut;
-			} else if (op == 3) {                                  /* truncated */
-				n = at;
-			} else if (n > at && n * 2 <= INPUT_MAX) {             /* a chunk repeated */
-				size_t len = 1 + below((uint32_t)(n - at));
-
-				memmove(buf + at + len, buf + at, n - at);
-				n += len;
-			}
-		}
-		if (rounds < (uint64_t)nseeds)
-			memcpy(buf, seeds[rounds], n = seed_len[rounds]);   /* the seeds as they are, first */
-		p = malloc(n ? n : 1);                  /* exactly the input: a read past it is caught */
-		memcpy(p, buf, n);
 		LLVMFuzzerTestOneInput(p, n);
 		by_kind[hframe_parse(p, n, &f)]++;
 		free(p);
-		rounds++;
 	}
 	fprintf(stderr, "test_hosts_fuzz: %d seeds, %llu inputs: %llu ARP, %llu echo, %llu DHCP, %llu bad DHCP, "
-		"%llu bad, %llu other, %.0f s\n", nseeds, (unsigned long long)rounds,
+		"%llu bad, %llu other, %.0f s\n", z.nseeds, (unsigned long long)z.rounds,
 		(unsigned long long)by_kind[HF_ARP], (unsigned long long)by_kind[HF_ECHO],
 		(unsigned long long)by_kind[HF_DHCP], (unsigned long long)by_kind[HF_DHCP_BAD],
-		(unsigned long long)by_kind[HF_BAD], (unsigned long long)by_kind[HF_OTHER], difftime(time(NULL), t0));
+		(unsigned long long)by_kind[HF_BAD], (unsigned long long)by_kind[HF_OTHER], difftime(time(NULL), z.t0));
 	/* the campaign reached the grammar: not only refusals */
-	if (rounds < 1000 || by_kind[HF_DHCP] < rounds / 100 || by_kind[HF_DHCP_BAD] < rounds / 100 ||
-	    by_kind[HF_ARP] < rounds / 100) {
+	if (z.rounds < 1000 || by_kind[HF_DHCP] < z.rounds / 100 || by_kind[HF_DHCP_BAD] < z.rounds / 100 ||
+	    by_kind[HF_ARP] < z.rounds / 100) {
 		fprintf(stderr, "test_hosts_fuzz: too few inputs of each kind: the mutations miss the grammar\n");
 		return 1;
 	}
+	printf("1 passed, 0 failed\n");
 	return 0;
 }
 #endif
