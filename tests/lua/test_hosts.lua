@@ -66,6 +66,7 @@ local function serve(rx, n, mode, seen)
       elseif msg == 1 then reply(p, 2, 60)                 -- DISCOVER: an OFFER
       elseif msg == 3 then
         if mode == "ok" then reply(p, 5, 60)
+        elseif mode == "lease2" then reply(p, 5, 2)         -- T1 1 s
         elseif mode == "lease0" then reply(p, 5, 0)
         elseif mode == "nak" then reply(p, 6, 0) end
       end
@@ -109,6 +110,48 @@ function T.a_proper_server_binds_and_the_release_is_sent()
   local bound = 0
   for _, e in ipairs(evs) do if e.kind == "bound" then bound = bound + 1 end end
   assert(bound == 4, bound)
+end
+
+-- RFC 2131 4.4.5: at T1 (half the lease) a host renews with a REQUEST
+-- unicast to the server that bound it (its MAC and address; ciaddr its
+-- own, no requested address or server option), the ACK keeps its address;
+-- with renewals = 1, at the next T1 it releases instead.
+function T.renew_at_t1_unicast_then_release_after_the_renewals()
+  setup()
+  local t = hosts.new{ count = 4, mac = "02:09:00:00:05:01", dhcp = true, subnet = "10.9.0.0/24", retries = 3,
+    rto = 0.05, renewals = 1 }
+  local pool = t:pool(1023)
+  local rx, tx = pool:burst(64), pool:burst(64)
+  local seen, renew_ok, bad = {}, 0, {}
+  local deadline = surge.tsc() + 8 * surge.tsc_hz()
+  while surge.tsc() < deadline and t:stats().state.released < 4 do
+    local n = t:poll(rxq, txq, rx, tx)
+    for i = 0, n - 1 do
+      local p = rx.data[i]
+      if rx.len[i] >= 285 and p[37] == 67 and p[42] == 1 and p[284] == 3 and p[54] ~= 0 then   -- ciaddr set
+        -- a renewal: to the server's MAC and address, from the host's, ciaddr the leased address
+        local mac_ok = ffi.string(p, 6) == "\2\0\0\0\0\x99"
+        local ip_ok = ffi.string(p + 30, 4) == "\10\9\0\1" and ffi.string(p + 26, 4) == ffi.string(p + 54, 4)
+          and p[57] == 100 + p[75]
+        if mac_ok and ip_ok then renew_ok = renew_ok + 1 else bad[#bad + 1] = i end
+      end
+    end
+    serve(rx, n, "lease2", seen)
+    rx:free()
+  end
+  local st = t:stats()
+  assert(#bad == 0, "renewals not unicast to the server from the leased address")
+  assert(st.dhcp_renewed == 4 and renew_ok >= 4, st.dhcp_renewed .. " renewed, " .. renew_ok .. " unicast")
+  assert(st.state.released == 4 and st.dhcp_release_tx == 4, hosts.format_states(st))
+  local renewed, released = 0, 0
+  for _, e in ipairs(t:events()) do
+    if e.kind == "renewed" then
+      renewed = renewed + 1
+      local last = tonumber(e.ip:match("(%d+)$"))
+      assert(last >= 100 and last < 110, "the renewal kept the address: " .. e.ip)
+    elseif e.kind == "released" then released = released + 1 end
+  end
+  assert(renewed == 4 and released == 4, renewed .. " " .. released)
 end
 
 function T.a_lease_of_0_is_refused_and_counted()
