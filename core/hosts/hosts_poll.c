@@ -138,14 +138,16 @@ static void
 starts(struct hosts_table *t)
 {
 	uint64_t due = t->conf.count;
-	uint32_t k = 0;
+	/* a static host without probes or announcements sends nothing when it
+	 * starts: a million are bound in a few polls */
+	uint32_t k = 0, max = t->conf.dhcp || t->conf.dad || t->conf.announce ? STARTS_PER_POLL : 65536;
 
 	if (t->conf.rate > 0) {
 		double d = t->conf.rate * (double)t->now / 1e3 + 1;
 
 		due = d < (double)t->conf.count ? (uint64_t)d : t->conf.count;
 	}
-	while (t->started < due && k < STARTS_PER_POLL && (!t->conf.dhcp || t->open < t->conf.outstanding)) {
+	while (t->started < due && k < max && (!t->conf.dhcp || t->open < t->conf.outstanding)) {
 		proto_start(t, t->started++);
 		k++;
 	}
