@@ -23,13 +23,15 @@ local check = require "surge.check"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local class = require "surge.class"
+local counter = require "surge.counter"
 local surge = require "surge"
 local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").TxQueue
 
 local C, rc_check = core.C, core.check
 local M = {}
 
-local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_" })
+local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells",
+  "gauges" })
 Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
 M.Table = Table
 
@@ -43,7 +45,7 @@ M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_fu
   "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "events_lost", "bytes_per_host" }
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
-  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1 }
+  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
 
 -- a parser's error (ip4.addr, eth.mac) raised at the user's line
 local function parsed(f, text, what)
@@ -88,8 +90,13 @@ function M.new(o)
       check.raise(("%s: %d hosts from %s: past 255.255.255.255"):format(fn, c.count, o.ip))
     end
   end
+  local prefix = check.expect(o.prefix, "string?", fn, "prefix (of the published counters)") or "hosts"
+  if #prefix > 40 or prefix:find("[^%w_%-%.]") then
+    check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
+  end
   local id = rc_check(C.surge_hosts_new(c))
-  local t = setmetatable({ id = id, conf = c, count = c.count, port = -1,
+  local t = setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
+    gauges = false,
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
   return t
 end
@@ -166,6 +173,47 @@ function Table:settled()
   return rc_check(C.surge_hosts_settled(self.id)) == 1
 end
 
+-- The counters as surge counters PREFIX.NAME (the results file, --metrics)
+-- and the hosts in each state as gauges PREFIX.state.STATE; t:run
+-- publishes them and keeps them current.
+function Table:publish()
+  check.self(self, Table, "hosts:publish")
+  local cells, gauges = {}, {}
+  for _, k in ipairs(M.FIELDS) do
+    if k == "bytes_per_host" then
+      local g = counter.gauge(self.prefix .. "." .. k)
+      g:set(0)
+      gauges[#gauges + 1] = { k, g.cell }
+    else
+      local c = counter.counter(self.prefix .. "." .. k)
+      c:add(0)
+      cells[#cells + 1] = { k, c.cell }
+    end
+  end
+  for i = 0, C.SURGE_HOST_STATES - 1 do
+    local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
+    g:set(0)                                  -- its cell is made by the first write
+    gauges[#gauges + 1] = { i, g.cell }
+  end
+  self.cells, self.gauges = cells, gauges
+  return self
+end
+
+-- Copies the table's counters into its published cells (no allocation).
+function Table:sync()
+  check.self(self, Table, "hosts:sync")
+  local cells = self.cells
+  if not cells then return end
+  local st = self.st
+  C.surge_hosts_stats(self.id, st)
+  for i = 1, #cells do local c = cells[i] c[2][0] = st[c[1]] end
+  local g = self.gauges
+  for i = 1, #g do
+    local c = g[i]
+    c[2][0] = type(c[1]) == "number" and tonumber(st.state[c[1]]) or tonumber(st[c[1]])
+  end
+end
+
 local run_keys = { rxq = 1, txq = 1, pool = 1, seconds = 1, until_settled = 1, on_event = 1, burst = 1 }
 
 -- The loop: poll, free what is not the hosts', hand each event to
@@ -185,18 +233,21 @@ function Table:run(o)
   local hz = tonumber(surge.tsc_hz())
   local deadline = seconds and tonumber(surge.tsc()) + seconds * hz or math.huge
   local next_check = 0
+  if not self.cells then self:publish() end
   local ok, err = pcall(function()
     while surge.running() do
       if self:poll(rxq, txq, rx, tx) > 0 then rx:free() end
       local now = tonumber(surge.tsc())
       if now >= next_check then
         next_check = now + hz / 1000
+        self:sync()
         if on_event then for _, ev in ipairs(self:events()) do on_event(ev) end end
         if now >= deadline or (o.until_settled and self:settled()) then break end
       end
     end
   end)
   rx:free()
+  self:sync()
   if not ok and err ~= core.STOPPED then error(err, 0) end
   return self:stats()
 end

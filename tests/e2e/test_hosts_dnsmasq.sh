@@ -21,8 +21,8 @@ on_exit "kill $DPID"
 wait_for_text "$TMP/dnsmasq.log" "sockets bound" 5 || { kill -0 $DPID 2>/dev/null || skip "dnsmasq did not start: $(cat "$TMP/dnsmasq.err")"; }
 val() { printf '%s\n' "$OUT" | awk -v k="$1" '$1 == k { print $2 }'; }
 
-run_surge 60 run --no-huge --stats-interval 0 --vdev "$VDEV" "$EXAMPLES/dhcp-storm.lua" --clients 51 \
-  --rto 0.3 --retries 3 --list --subnet 10.1.0.0/24
+run_surge 60 run --no-huge --stats-interval 0 --output "$TMP/r.json" --vdev "$VDEV" "$EXAMPLES/dhcp-storm.lua" \
+  --clients 51 --rto 0.3 --retries 3 --list --subnet 10.1.0.0/24
 check "51 clients: exits 0" 0 "$RC"
 check_match "51 clients on a pool of 50: 50 bound, 1 gave up" "^clients: bound 50, gave_up 1$" "$OUT"
 check "50 ACKs, one NAK (the 51st's request for an address taken), one client given up" "50 1 1" \
@@ -38,6 +38,16 @@ check_true "every MAC is one surge's clients use (02:77:00:00:00:01 + 0..50)" "$
 import sys
 ok = {"02:77:00:00:00:%02x" % (1 + i) for i in range(51)}
 sys.exit(0 if all(l.split()[0] in ok for l in open(sys.argv[1])) else 1)' "$TMP/dnsmasq.bound"
+python3 - "$TMP/r.json" "$SURGE_SRC/docs/results.schema.json" <<'PY' || FAILS=$((FAILS + 1))
+import json, sys
+import jsonschema
+r = json.load(open(sys.argv[1]))
+jsonschema.validate(r, json.load(open(sys.argv[2])))
+c = {x["name"]: x["value"] for x in r["counters"]}
+assert c["hosts.dhcp_ack_rx"] == 50 and c["hosts.dhcp_nak_rx"] == 1 and c["hosts.dhcp_gave_up"] == 1, c
+assert c["hosts.state.bound"] == 50 and c["hosts.state.gave_up"] == 1, c
+print("ok   --output: the hosts' counters and states (schema-valid)")
+PY
 check_pools "51 clients"
 
 run_surge 60 run --no-huge --stats-interval 0 --vdev "$VDEV" "$EXAMPLES/dhcp-storm.lua" --clients 50 \
