@@ -406,7 +406,11 @@ conflict(struct hosts_table *t, uint32_t i)
 {
 	struct host *h = &t->h[i];
 
-	t->st.arp_conflict++;
+	/* a host that holds no claim (not started, already in conflict)
+	 * has nothing to lose: the other station's ARP is no conflict of
+	 * its (the kernel goes on ARPing from the address it defended) */
+	if (h->state == SURGE_HOST_PROBING || h->state == SURGE_HOST_BOUND)
+		t->st.arp_conflict++;
 	if (h->state == SURGE_HOST_PROBING) {
 		ht_timer_stop(t, i);
 		ht_state(t, i, SURGE_HOST_CONFLICT);
