@@ -254,6 +254,20 @@ give_up(struct hosts_table *t, uint32_t i, uint8_t ev)
 	ht_event(t, i, ev);
 }
 
+/* A lease lost (it ended unrenewed, or a NAK while renewing): the address
+ * is no longer answered for, the host starts over with a DISCOVER (not
+ * held back by the cap on open transactions: it had its turn) */
+static void
+lose(struct hosts_table *t, uint32_t i)
+{
+	ht_ipidx_clear(t, i);
+	ht_event(t, i, SURGE_HOSTS_EV_LOST);
+	t->st.dhcp_lost++;
+	t->open++;
+	t->h[i].tries = 0;
+	discover(t, i);
+}
+
 static void
 announce(struct hosts_table *t, uint32_t i)
 {
@@ -363,7 +377,7 @@ proto_timer(struct hosts_table *t, uint32_t i)
 	case SURGE_HOST_REBINDING:
 		since = t->now - h->bound_ms;
 		if (since >= lease_point(h, 1, 1)) {
-			give_up(t, i, SURGE_HOSTS_EV_LOST);
+			lose(t, i);     /* RFC 2131 4.4.5: the lease ended, back to INIT */
 			return;
 		}
 		if (h->state == SURGE_HOST_RENEWING && since >= lease_point(h, 7, 8)) {
@@ -570,13 +584,14 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 		/* RFC 2131 3.1 step 5 and 4.4.5: back to INIT; a host NAKed
 		 * `retries` times since its last binding gives up (a NAK storm
 		 * ends; an offer resets the request's tries, not these) */
-		if (s != SURGE_HOST_REQUESTING) {
-			ht_ipidx_clear(t, i);
-			ht_event(t, i, SURGE_HOSTS_EV_LOST);
-			t->open++;
-		}
 		if (++h->naks >= t->conf.retries) {
+			if (s != SURGE_HOST_REQUESTING)
+				ht_event(t, i, SURGE_HOSTS_EV_LOST);
 			give_up(t, i, SURGE_HOSTS_EV_GAVE_UP);
+			return 1;
+		}
+		if (s != SURGE_HOST_REQUESTING) {
+			lose(t, i);
 			return 1;
 		}
 		h->tries = 0;

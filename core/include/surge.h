@@ -827,6 +827,7 @@ struct surge_hosts_stats {
 	uint64_t dhcp_stray;         /* replies for no transaction of ours (wrong xid, state) */
 	uint64_t dhcp_renewed;
 	uint64_t dhcp_gave_up;
+	uint64_t dhcp_lost;          /* leases that ended unrenewed, or a NAK took (the host starts over) */
 	uint64_t events_lost;        /* events not pulled before the ring filled */
 	uint64_t state[SURGE_HOST_STATES];   /* hosts in each state now */
 	uint64_t bytes_per_host;     /* the table's memory divided by its hosts */

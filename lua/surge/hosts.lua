@@ -42,7 +42,7 @@ M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released" }
 M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "arp_request_rx",
   "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx", "icmp_reply_tx",
   "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
-  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "events_lost", "bytes_per_host" }
+  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host" }
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }

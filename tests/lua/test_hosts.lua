@@ -67,6 +67,8 @@ local function serve(rx, n, mode, seen)
       elseif msg == 3 then
         if mode == "ok" then reply(p, 5, 60)
         elseif mode == "lease2" then reply(p, 5, 2)         -- T1 1 s
+        elseif mode == "silent" then                        -- binds, never renews
+          if p[54] == 0 then reply(p, 5, 2) end
         elseif mode == "lease0" then reply(p, 5, 0)
         elseif mode == "nak" then reply(p, 6, 0) end
       end
@@ -152,6 +154,28 @@ function T.renew_at_t1_unicast_then_release_after_the_renewals()
     elseif e.kind == "released" then released = released + 1 end
   end
   assert(renewed == 4 and released == 4, renewed .. " " .. released)
+end
+
+-- RFC 2131 4.4.5: a server that never answers a renewal: the hosts
+-- renew (unicast), rebind (broadcast) at T2, and at the lease's end lose
+-- it (counted, a "lost" event) and start over: bound again.
+function T.a_lease_not_renewed_is_lost_and_the_host_starts_over()
+  setup()
+  local t = hosts.new{ count = 4, mac = "02:09:00:00:06:01", dhcp = true, subnet = "10.9.0.0/24", retries = 3,
+    rto = 0.05 }
+  local pool = t:pool(1023)
+  local rx, tx = pool:burst(64), pool:burst(64)
+  local seen, kinds = {}, {}
+  local deadline = surge.tsc() + 8 * surge.tsc_hz()
+  while surge.tsc() < deadline and (kinds.bound or 0) < 8 do
+    serve(rx, t:poll(rxq, txq, rx, tx), "silent", seen)
+    rx:free()
+    for _, e in ipairs(t:events()) do kinds[e.kind] = (kinds[e.kind] or 0) + 1 end
+  end
+  local st = t:stats()
+  assert(kinds.lost == 4 and kinds.bound == 8, ("lost %s, bound %s"):format(kinds.lost, kinds.bound))
+  assert(st.dhcp_lost == 4 and st.state.bound == 4 and st.dhcp_renewed == 0, hosts.format_states(st))
+  assert(st.dhcp_retransmits > 0 and st.dhcp_gave_up == 0)
 end
 
 function T.a_lease_of_0_is_refused_and_counted()
