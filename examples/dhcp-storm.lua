@@ -35,10 +35,7 @@ function master(args)
   for _, l in ipairs(r.list) do print(l) end
   print("clients: " .. r.states)
   print(("bindings: %d in %.3f s, %.0f per second"):format(r.bound, r.seconds, r.bound / r.seconds))
-  local names = {}
-  for k in pairs(r.counters) do names[#names + 1] = k end
-  table.sort(names)
-  for _, k in ipairs(names) do print(("  %s %d"):format(k, r.counters[k])) end
+  print(r.counters)
   return 0
 end
 
@@ -65,11 +62,9 @@ function storm(rxq, txq, args)
     t:release()
     st = t:run{ rxq = rxq, txq = txq, pool = pool, until_settled = true, seconds = 5 }
   end
-  local counters = {}
-  for _, f in ipairs(hosts.FIELDS) do counters[f] = st[f] end
   -- the rate over the time to the last binding (the wait for the clients
   -- that give up is the retries', not the server's)
   local busy = last > 0 and last / 1e3 or seconds
-  return { states = hosts.format_states(st), counters = counters, list = list, bound = bound,
+  return { states = hosts.format_states(st), counters = hosts.format_counters(st), list = list, bound = bound,
            seconds = busy }
 end

@@ -27,10 +27,7 @@ function master(args)
   local r = surge.wait(surge.launch("run_hosts", port:rxq(0), port:txq(0), args))
   if r == nil then return 1 end
   print("hosts: " .. r.states)
-  local names = {}
-  for k in pairs(r.counters) do names[#names + 1] = k end
-  table.sort(names)
-  for _, k in ipairs(names) do print(("  %s %d"):format(k, r.counters[k])) end
+  print(r.counters)
   return 0
 end
 
@@ -38,7 +35,5 @@ function run_hosts(rxq, txq, args)
   local t = hosts.new{ count = args.count, ip = args.ip, mac = args.mac, vlan = args.vlan > 0 and args.vlan or nil,
     dad = args.dad, probe = args.probe, announce = args.announce }
   local st = t:run{ rxq = rxq, txq = txq, seconds = args.seconds > 0 and args.seconds or nil }
-  local counters = {}
-  for _, f in ipairs(hosts.FIELDS) do counters[f] = st[f] end
-  return { states = hosts.format_states(st), counters = counters }
+  return { states = hosts.format_states(st), counters = hosts.format_counters(st) }
 end

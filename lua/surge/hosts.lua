@@ -252,6 +252,15 @@ function Table:run(o)
   return self:stats()
 end
 
+-- The counters of stats() as lines "  name value", in name order
+function M.format_counters(st)
+  local names, lines = {}, {}
+  for _, k in ipairs(M.FIELDS) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do lines[#lines + 1] = ("  %s %d"):format(k, st[k]) end
+  return table.concat(lines, "\n")
+end
+
 -- "bound 998, conflict 2" from stats().state, the states with hosts in them
 function M.format_states(st)
   local parts = {}
