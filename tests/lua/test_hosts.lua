@@ -11,6 +11,7 @@ local ffi = require "ffi"
 local bit = require "bit"
 local hosts = require "surge.hosts"
 local testrun = require "surge.vm.testrun"
+local cksum = require "surge.proto.checksum"
 local errors, at = testrun.errors, testrun.at
 
 local T = {}
@@ -196,6 +197,65 @@ function T.a_nak_storm_ends_in_gave_up()
   assert(st.state.gave_up == 4, hosts.format_states(st))
   assert(st.dhcp_nak_rx >= 4, st.dhcp_nak_rx)
   assert(st.dhcp_ack_rx == 0 and st.dhcp_bad == 0)
+end
+
+local function send_frame(frame)
+  assert(sb:alloc(1) == 1)
+  ffi.copy(sb.data[0], frame, #frame)
+  sb.len[0] = #frame
+  txq:send(sb)
+end
+
+-- Static hosts on VLAN 7: a tagged ARP request for host 1 gets its reply,
+-- tagged, byte for byte; a tagged echo request to host 0 its reply with
+-- the request's identifier, sequence and data and both checksums right;
+-- an untagged request is not the table's (left in rx, unanswered).
+function T.vlan_arp_and_echo_replies_byte_exact()
+  setup()
+  local t = hosts.new{ count = 2, mac = "02:09:00:00:07:01", ip = "10.9.7.1", vlan = 7 }
+  local pool = t:pool(1023)
+  local rx, tx = pool:burst(64), pool:burst(64)
+  local peer, bc = "\2\0\0\0\0\x99", ("\xff"):rep(6)
+  local tag = "\x81\0\0\7"
+  local arp_req = string.char(0, 1, 8, 0, 6, 4, 0, 1) .. peer .. "\10\9\7\254" .. ("\0"):rep(6) .. "\10\9\7\2"
+  local data = "surge-hosts-echo"
+  local icmp = string.char(8, 0, 0, 0, 0x12, 0x34, 0, 7) .. data
+  local ck = cksum.finish(cksum.sum(ffi.cast("const uint8_t *", icmp), #icmp))
+  icmp = icmp:sub(1, 2) .. string.char(bit.rshift(ck, 8), bit.band(ck, 255)) .. icmp:sub(5)
+  local ip = string.char(0x45, 0, 0, 20 + #icmp, 0, 1, 0, 0, 64, 1, 0, 0) .. "\10\9\7\254" .. "\10\9\7\1"
+  local ipck = cksum.finish(cksum.sum(ffi.cast("const uint8_t *", ip), 20))
+  ip = ip:sub(1, 10) .. string.char(bit.rshift(ipck, 8), bit.band(ipck, 255)) .. ip:sub(13)
+  t:poll(rxq, txq, rx, tx)             -- the hosts are bound at the first poll
+  rx:free()
+  send_frame(bc .. peer .. tag .. "\8\6" .. arp_req)
+  send_frame(bc .. peer .. "\8\6" .. arp_req:sub(1, 24) .. "\10\9\7\1")   -- untagged, for host 0
+  send_frame("\2\9\0\0\7\1" .. peer .. tag .. "\8\0" .. ip .. icmp)
+  local arp_reply, echo_reply, untagged
+  for _ = 1, 200 do
+    local n = t:poll(rxq, txq, rx, tx)
+    for i = 0, n - 1 do
+      local f = ffi.string(rx.data[i], rx.len[i])
+      if f:sub(13, 16) == tag and f:sub(17, 18) == "\8\6" and f:byte(26) == 2 then arp_reply = f
+      elseif f:sub(13, 16) == tag and f:sub(17, 18) == "\8\0" and f:byte(39) == 0 then echo_reply = f
+      elseif f:sub(13, 14) == "\8\6" then untagged = f end
+    end
+    rx:free()
+  end
+  assert(arp_reply, "no ARP reply")
+  local want = peer .. "\2\9\0\0\7\2" .. tag .. "\8\6" .. string.char(0, 1, 8, 0, 6, 4, 0, 2) ..
+    "\2\9\0\0\7\2\10\9\7\2" .. peer .. "\10\9\7\254"
+  assert(arp_reply:sub(1, #want) == want, "the ARP reply's bytes")
+  assert(echo_reply, "no echo reply")
+  assert(echo_reply:sub(1, 12) == peer .. "\2\9\0\0\7\1", "the echo reply's MACs")
+  local rip = echo_reply:sub(19)
+  assert(rip:sub(13, 16) == "\10\9\7\1" and rip:sub(17, 20) == "\10\9\7\254", "the echo reply's addresses")
+  assert(cksum.sum(ffi.cast("const uint8_t *", rip), 20) == 0xffff, "the echo reply's IPv4 checksum")
+  local ricmp = rip:sub(21, 20 + #icmp)
+  assert(cksum.sum(ffi.cast("const uint8_t *", ricmp), #ricmp) == 0xffff, "the echo reply's ICMP checksum")
+  assert(ricmp:sub(5) == icmp:sub(5), "the echo reply's identifier, sequence and data")
+  assert(untagged, "the untagged request left in rx")
+  local st = t:stats()
+  assert(st.arp_request_rx == 1 and st.arp_reply_tx == 1 and st.icmp_reply_tx == 1, st.arp_request_rx)
 end
 
 function T.bad_ranges_are_refused_at_the_callers_line()
