@@ -32,6 +32,7 @@ struct rte_mempool;
 struct rte_mbuf;
 struct latency;
 struct conn_engine;
+struct hosts_table;
 struct pool_state;
 struct pcap_file;
 struct repl_state;
@@ -246,6 +247,8 @@ struct runtime {
 	int nlat;
 	struct conn_engine *conn[SURGE_CONN_MAX]; /* conn_poll.c: TCP engines, by id */
 	int nconn;
+	struct hosts_table *hosts[SURGE_HOSTS_MAX]; /* hosts_poll.c: emulated host tables, by id */
+	int nhosts;
 	int probe_field;              /* mbuf dynfield: probe offset to stamp at tx, 0 = none */
 	struct pcap_file *pcap[SURGE_PCAP_MAX]; /* pcap.c: readers and writers, by id */
 	int npcap;

@@ -353,21 +353,11 @@ conn_raw_sum(const uint8_t *p, uint32_t len)
 		hi += w >> 32;
 	}
 	s = lo + hi;
-	if (len >= 4) {
-		uint32_t w;
-
-		memcpy(&w, p, 4);
-		s += w;
-		p += 4;
-		len -= 4;
-	}
-	if (len >= 2) {
+	for (; len >= 2; p += 2, len -= 2) {   /* at most 3 words left */
 		uint16_t w;
 
 		memcpy(&w, p, 2);
 		s += w;
-		p += 2;
-		len -= 2;
 	}
 	if (len > 0)
 		s += RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN ? (uint64_t)*p : (uint64_t)*p << 8;

@@ -156,6 +156,26 @@ latency_take_n(int id, const uint8_t *const *at, uint32_t n, uint64_t rx_tsc, st
 	return (int)taken;
 }
 
+/* A receiver made empty again, for a new measurement on the same id: ids
+ * are at most SURGE_LATENCY_MAX for the process's life, so a server that
+ * measures run after run (surge otg) reuses its receivers. Only while no
+ * lcore adds to it. */
+int
+surge_latency_reset(int id)
+{
+	struct latency *l = get(id);
+
+	if (l == NULL)
+		return rt_error(-EINVAL, "no latency receiver %d", id);
+	hist_init(&l->h);
+	l->top = 0;
+	l->unique = 0;
+	l->dup = 0;
+	l->reordered = 0;
+	memset(l->seen, 0, sizeof(l->seen));
+	return 0;
+}
+
 int
 surge_latency_add(int id, uint64_t ns, uint32_t seq)
 {

@@ -288,26 +288,35 @@ parse_addr_port(const char *v, char *out, size_t outlen, int *port_out, long min
 	return 0;
 }
 
+/* An [ADDR:]PORT option's value into addr, *port and *kept (127.0.0.1
+ * unless given), or its one-line error naming the option and examples. */
+static int
+addr_port_option(const char *name, const char *v, char *addr, size_t addrlen, int *port, long min_port,
+		 const char **kept, const char *examples, char *err, size_t errlen)
+{
+	if (parse_addr_port(v, addr, addrlen, port, min_port, "127.0.0.1") == 0) {
+		*kept = v;
+		return 0;
+	}
+	snprintf(err, errlen, "option %s: '%s' is not [ADDR:]PORT with a numeric address%s (try %s)", name, v,
+		 min_port > 0 ? " and a port 1..65535" : "", examples);
+	return -EINVAL;
+}
+
 /* --metrics [ADDR:]PORT: 127.0.0.1 unless given: the metrics are readable
  * by anyone who can connect. */
 static int
 opt_metrics(struct surge_opts *o, const char *v, char *err, size_t errlen)
 {
-	if (parse_addr_port(v, o->metrics_addr, sizeof(o->metrics_addr), &o->metrics_port, 0, "127.0.0.1") != 0)
-		return fail(err, errlen, "option --metrics: '%s' is not [ADDR:]PORT with a numeric address "
-			    "(try 9100, 127.0.0.1:9100, 0.0.0.0:9100, [::1]:9100)%s", v, "");
-	o->metrics = v;
-	return 0;
+	return addr_port_option("--metrics", v, o->metrics_addr, sizeof(o->metrics_addr), &o->metrics_port, 0,
+				&o->metrics, "9100, 127.0.0.1:9100, 0.0.0.0:9100, [::1]:9100", err, errlen);
 }
 
 int
 cli_parse_listen(const char *v, struct surge_opts *o, char *err, size_t errlen)
 {
-	if (parse_addr_port(v, o->otg_addr, sizeof(o->otg_addr), &o->otg_port, 1, "127.0.0.1") != 0)
-		return fail(err, errlen, "option --listen: '%s' is not [ADDR:]PORT with a numeric address and a "
-			    "port 1..65535 (try 8443, 127.0.0.1:8443, 0.0.0.0:8443, [::1]:8443)%s", v, "");
-	o->otg_listen = v;
-	return 0;
+	return addr_port_option("--listen", v, o->otg_addr, sizeof(o->otg_addr), &o->otg_port, 1,
+				&o->otg_listen, "8443, 127.0.0.1:8443, 0.0.0.0:8443, [::1]:8443", err, errlen);
 }
 
 static int

@@ -354,6 +354,9 @@ int surge_probe_mark(struct surge_burst *b, uint32_t i, uint16_t off, uint32_t s
 int surge_latency_new(void);
 int surge_latency_scan(int id, const struct surge_burst *b, uint16_t off);
 int surge_latency_add(int id, uint64_t ns, uint32_t seq);
+/* Empties receiver id (its counts and histogram) for a new measurement; only
+ * while no lcore adds to it. */
+int surge_latency_reset(int id);
 int surge_latency_get(int id, struct surge_latency *out);
 double surge_latency_percentile(int id, double q);
 /* surge_latency_scan that also writes each probe it found to out (at most
@@ -765,6 +768,117 @@ struct surge_conn_hooks {
  * requests, or a server's responses (with REQUEST only). *out: where the events are, the engine's own. 0 or -errno. */
 int surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const uint32_t *len, uint32_t ntpl,
 		     struct surge_conn_hooks **out);
+/* --- emulated hosts (core/hosts/, docs/hosts.md) -----------------------
+ * A table of N hosts behind one port, made and polled by one lcore: host i
+ * has MAC mac + i, the table's VLAN, and address ip4 + i (or one a DHCPv4
+ * server gives it). A poll answers ARP and ICMP echo for bound hosts, runs
+ * RFC 5227 probes and announcements and the DHCPv4 clients, and records
+ * events (bound, conflict, ...) that Lua pulls with surge_hosts_events. */
+enum {
+	SURGE_HOSTS_MAX = 64,            /* tables in a run */
+	SURGE_HOSTS_COUNT_MAX = 1 << 24  /* hosts in a table */
+};
+enum surge_hosts_state {
+	SURGE_HOST_IDLE = 0,      /* not started yet */
+	SURGE_HOST_PROBING = 1,   /* RFC 5227 probes out, the address not used yet */
+	SURGE_HOST_ANNOUNCING = 2,
+	SURGE_HOST_BOUND = 3,     /* the address is the host's: ARP and ICMP echo answered */
+	SURGE_HOST_CONFLICT = 4,  /* another station holds the address (counted, an event) */
+	SURGE_HOST_SELECTING = 5, /* DHCPDISCOVER out, waiting for an offer */
+	SURGE_HOST_REQUESTING = 6,
+	SURGE_HOST_RENEWING = 7,
+	SURGE_HOST_REBINDING = 8,
+	SURGE_HOST_GAVE_UP = 9,   /* DHCP: no lease after the retries, a NAK storm or a lease lost */
+	SURGE_HOST_RELEASED = 10,
+	SURGE_HOST_STATES = 11
+};
+struct surge_hosts_conf {
+	uint32_t count;              /* hosts, 1..SURGE_HOSTS_COUNT_MAX */
+	uint32_t ip4;                /* host 0's address (host byte order); 0 with dhcp */
+	uint32_t net4;               /* dhcp: the subnet its addresses come from (host order), its */
+	uint32_t net4_len;           /* prefix length 12..32: bound hosts are answered for there */
+	uint8_t mac[6];              /* host 0's MAC; host i's is this plus i */
+	uint16_t vlan;               /* 802.1Q VLAN id, 0 = untagged */
+	uint8_t dhcp;                /* 1: each host is a DHCPv4 client */
+	uint8_t dad;                 /* 1: RFC 5227 probes before a static address is used */
+	uint8_t announce;            /* gratuitous ARP announcements once bound (0..255) */
+	uint8_t retries;             /* DHCP: transmissions of a message before giving up (1..16) */
+	uint32_t probe_ms;           /* RFC 5227 PROBE_MIN (1000); probes 1..2x this apart */
+	uint32_t rto_ms;             /* DHCP: first retransmission (RFC 2131: 4000), doubled to 64 s */
+	double rate;                 /* hosts started per second (DHCPDISCOVERs), 0 = unpaced */
+	uint32_t outstanding;        /* DHCP: most transactions open at once, 0 = count */
+	uint32_t renewals;           /* DHCP: renewals per host before it lets its lease go, 0 = forever */
+};
+struct surge_hosts_stats {
+	uint64_t rx_frames;          /* frames the table took (the rest stay in the rx burst) */
+	uint64_t rx_other;
+	uint64_t rx_bad;             /* malformed ARP, IPv4 or DHCP */
+	uint64_t tx_frames;
+	uint64_t tx_nobufs;          /* frames not written: the pool was empty (sent by a retry) */
+	uint64_t tx_full;            /* frames the TX ring refused */
+	uint64_t arp_request_rx;     /* requests for one of the table's bound addresses */
+	uint64_t arp_reply_tx;
+	uint64_t arp_probe_tx;
+	uint64_t arp_announce_tx;
+	uint64_t arp_conflict;       /* RFC 5227: another station claimed a host's address */
+	uint64_t icmp_echo_rx;
+	uint64_t icmp_reply_tx;
+	uint64_t dhcp_discover_tx;
+	uint64_t dhcp_offer_rx;
+	uint64_t dhcp_request_tx;
+	uint64_t dhcp_ack_rx;
+	uint64_t dhcp_nak_rx;
+	uint64_t dhcp_release_tx;
+	uint64_t dhcp_retransmits;
+	uint64_t dhcp_bad;           /* replies refused: garbage, a lease time of 0, no server id */
+	uint64_t dhcp_stray;         /* replies for no transaction of ours (wrong xid, state) */
+	uint64_t dhcp_renewed;
+	uint64_t dhcp_gave_up;
+	uint64_t dhcp_lost;          /* leases that ended unrenewed, or a NAK took (the host starts over) */
+	uint64_t events_lost;        /* events not pulled before the ring filled */
+	uint64_t state[SURGE_HOST_STATES];   /* hosts in each state now */
+	uint64_t bytes_per_host;     /* the table's memory divided by its hosts */
+};
+enum surge_hosts_event_kind {
+	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
+	SURGE_HOSTS_EV_CONFLICT = 2,
+	SURGE_HOSTS_EV_RENEWED = 3,
+	SURGE_HOSTS_EV_GAVE_UP = 4,
+	SURGE_HOSTS_EV_LOST = 5,     /* a lease expired or a NAK took it */
+	SURGE_HOSTS_EV_RELEASED = 6
+};
+struct surge_hosts_event {
+	uint32_t host;
+	uint32_t ip4;                /* host order */
+	uint32_t ms;                 /* since the table was made */
+	uint8_t kind;                /* enum surge_hosts_event_kind */
+	uint8_t pad[3];
+};
+struct surge_hosts_host {
+	uint32_t ip4, server4, lease_s, bound_ms;
+	uint8_t mac[6];
+	uint8_t state;
+	uint8_t tries;
+};
+/* A table, its id (0..SURGE_HOSTS_MAX-1), or -errno with the error set. */
+int surge_hosts_new(const struct surge_hosts_conf *conf);
+/* One turn: receive a burst on rxq, take the table's frames (ARP, ICMP
+ * echo, DHCP replies), fire due timers, start what the rate allows, send
+ * on txq from the tx burst's pool. Frames not the table's stay in rx
+ * (returned: their count), or -errno. The table's lcore only. */
+int surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
+		     struct surge_burst *tx);
+int surge_hosts_stats(int id, struct surge_hosts_stats *out);
+/* The events since the last pull, oldest first, at most max: their count. */
+int surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max);
+int surge_hosts_host(int id, uint32_t host, struct surge_hosts_host *out);
+/* DHCP: hosts first..first+n-1 that hold a lease send DHCPRELEASE at the
+ * next polls and go to RELEASED; their count. The table's lcore only. */
+int surge_hosts_release(int id, uint32_t first, uint32_t n);
+/* 1 when no host is waiting on anything (each bound, in conflict, gave up
+ * or released; renewals not counted), else 0 */
+int surge_hosts_settled(int id);
+int surge_hosts_count(void);
 /* --- surge otg's HTTP server (core/front/otg_http.c, docs/otg.md) -------
  * A pull API: master asks for the next whole request and answers it by id;
  * the server never calls into Lua. */

@@ -24,6 +24,7 @@
 
 #include "run.h"
 #include "conn.h"
+#include "hosts.h"
 
 /* A net_pcap device truncates its tx_pcap= file when it starts: take the
  * writers' flock first, so two runs (or a run and a pcap writer) never
@@ -148,6 +149,7 @@ boot_finish(int rc)
 		rc = 1;
 	latency_free_all();
 	conn_free_all();
+	hosts_free_all();
 	eal_stop();
 	return rc;
 }

@@ -32,10 +32,14 @@ local function name_of(name, what)
   return name
 end
 
-function M.counter(name)
-  local id = rc_check(C.surge_counter_new(name_of(name, "counter"), C.SURGE_COUNTER), 2)
-  return setmetatable({ id = id, name = name, cell = false }, Counter)
+-- A new counter or gauge (cls, kind: C's SURGE_COUNTER or SURGE_GAUGE); its
+-- errors name the user's line (check.raise finds it).
+local function new(name, what, kind, cls)
+  local id = rc_check(C.surge_counter_new(name_of(name, what), kind))
+  return setmetatable({ id = id, name = name, cell = false }, cls)
 end
+
+function M.counter(name) return new(name, "counter", C.SURGE_COUNTER, Counter) end
 
 -- The lcore's cell is taken at the first write, so an lcore that only reads
 -- (master printing a value) is not counted among the writers. add and set
@@ -58,10 +62,7 @@ function Counter:value()
   return tonumber(info.total)
 end
 
-function M.gauge(name)
-  local id = rc_check(C.surge_counter_new(name_of(name, "gauge"), C.SURGE_GAUGE), 2)
-  return setmetatable({ id = id, name = name, cell = false }, Gauge)
-end
+function M.gauge(name) return new(name, "gauge", C.SURGE_GAUGE, Gauge) end
 
 Gauge.set = check.hot(function(self, v)
   local cell = self.cell

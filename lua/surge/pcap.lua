@@ -83,15 +83,6 @@ function Writer:write(burst)
   return rc
 end
 
-function Writer:count() check.self(self, Writer, "writer:count") return info_of(self.id, 2).records end
-function Writer:info() check.self(self, Writer, "writer:info") local i = info_of(self.id, 2) return i end
-
--- Flushes and closes the file; returns the packets written.
-function Writer:close()
-  check.self(self, Writer, "writer:close")
-  return tonumber(rc_check(C.surge_pcap_close(self.id), 2))
-end
-
 -- Reader ------------------------------------------------------------------
 
 local function tx_queue(q, fn)
@@ -158,9 +149,6 @@ function Reader:fill(burst, max)
   return rc
 end
 
-function Reader:count() check.self(self, Reader, "reader:count") return info_of(self.id, 2).records end
-function Reader:info() check.self(self, Reader, "reader:info") local i = info_of(self.id, 2) return i end
-
 -- Starts again at the first record, first pass.
 function Reader:rewind()
   check.self(self, Reader, "reader:rewind")
@@ -168,11 +156,22 @@ function Reader:rewind()
   return self
 end
 
--- Frees the records; returns how many there were.
-function Reader:close()
-  check.self(self, Reader, "reader:close")
-  return tonumber(rc_check(C.surge_pcap_close(self.id), 2))
+-- Both kinds ------------------------------------------------------------
+
+-- count() and info() (records, bytes, ... of the file), and close(): a
+-- writer flushes and closes the file and returns the packets written, a
+-- reader frees the records and returns how many there were.
+local function file_methods(cls, kind)
+  local count_fn, info_fn, close_fn = kind .. ":count", kind .. ":info", kind .. ":close"
+  function cls:count() check.self(self, cls, count_fn) return info_of(self.id, 2).records end
+  function cls:info() check.self(self, cls, info_fn) local i = info_of(self.id, 2) return i end
+  function cls:close()
+    check.self(self, cls, close_fn)
+    return tonumber(rc_check(C.surge_pcap_close(self.id), 2))
+  end
 end
+file_methods(Writer, "writer")
+file_methods(Reader, "reader")
 
 -- Paces tx queue q for this reader's timing: the gaps the fills write
 -- (original or scaled timing), or unpaced for "fast".

@@ -183,23 +183,34 @@ local function qstats(fn, q)
            unsent = tonumber(s.unsent), bursts = tonumber(s.bursts), lcore = s.lcore }
 end
 
+-- send's and send_alloc's arguments, checked (fn: which, for messages):
+-- the queue, the burst and clones; returns the clone count.
+local function send_args(self, burst, clones, fn)
+  check.self(self, TxQueue, fn)
+  check.burst(burst, fn)
+  if clones == nil then return 1 end
+  if type(clones) == "table" then clones = clones.clones end
+  return check.number(clones, 1, 1024, true, fn, "clones")
+end
+
+-- A queue paced by a gap function (q:set_rate with gaps): each packet's
+-- gap, asked of the function before the core sends the burst.
+local function fill_gaps(self, burst, fn)
+  local gap = self.gap
+  if gap then
+    for i = 0, burst.ro_n - 1 do
+      burst.gap_ns[i] = check.number(gap(), 0, 4294967295, false, fn, "the gap function's result (ns)")
+    end
+  end
+end
+
 -- Sends the burst; `clones` (a number, or a table { clones = N } made once
 -- outside the loop) sends each packet N times with one refcount add.
 -- Returns the packets handed to the driver; the burst is empty afterwards.
 function TxQueue:send(burst, clones)
-  check.self(self, TxQueue, "txq:send")
-  check.burst(burst, "txq:send")
-  if clones ~= nil then
-    if type(clones) == "table" then clones = clones.clones end
-    check.number(clones, 1, 1024, true, "txq:send", "clones")
-  end
-  local gap = self.gap
-  if gap then
-    for i = 0, burst.ro_n - 1 do
-      burst.gap_ns[i] = check.number(gap(), 0, 4294967295, false, "txq:send", "the gap function's result (ns)")
-    end
-  end
-  local rc = C.surge_tx_send(self.port, self.id, burst, clones or 1)
+  clones = send_args(self, burst, clones, "txq:send")
+  fill_gaps(self, burst, "txq:send")
+  local rc = C.surge_tx_send(self.port, self.id, burst, clones)
   if rc < 0 then rc_check(rc) end
   return rc
 end
@@ -208,20 +219,10 @@ end
 -- the core: a TX loop's send and next allocation fused. Returns what the
 -- send returned; burst.n is what the allocation got.
 function TxQueue:send_alloc(burst, clones, n)
-  check.self(self, TxQueue, "txq:send_alloc")
-  check.burst(burst, "txq:send_alloc")
-  if clones ~= nil then
-    if type(clones) == "table" then clones = clones.clones end
-    check.number(clones, 1, 1024, true, "txq:send_alloc", "clones")
-  end
+  clones = send_args(self, burst, clones, "txq:send_alloc")
   check.number(n, 0, burst.ro_cap, true, "txq:send_alloc", "n (at most the burst's capacity)")
-  local gap = self.gap
-  if gap then
-    for i = 0, burst.ro_n - 1 do
-      burst.gap_ns[i] = check.number(gap(), 0, 4294967295, false, "txq:send_alloc", "the gap function's result (ns)")
-    end
-  end
-  local rc = C.surge_tx_send_alloc(self.port, self.id, burst, clones or 1, n)
+  fill_gaps(self, burst, "txq:send_alloc")
+  local rc = C.surge_tx_send_alloc(self.port, self.id, burst, clones, n)
   if rc < 0 then rc_check(rc) end
   if n > 0 and burst.ro_n == 0 then core.check_run() end   -- an empty pool, or a stopped run
   return rc

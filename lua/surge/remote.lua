@@ -195,15 +195,8 @@ end
 -- Errors raised without a line get the line of the innermost frame of the
 -- user's code, as at the prompt.
 local function where(e)
-  if type(e) ~= "string" or e:match("^[^\n]-:%d+: ") or e:match("^interrupted %(") then return e end
-  for level = 2, 400 do
-    local info = debug.getinfo(level, "Sl")
-    if not info then break end
-    if info.source == "=prompt" and info.currentline > 0 then
-      return ("prompt:%d: %s"):format(info.currentline, e)
-    end
-  end
-  return e
+  if type(e) ~= "string" then return e end
+  return repl.located(e)
 end
 
 local API = {}

@@ -16,6 +16,11 @@ local json = require "surge.results.json"
 local otg_schema = require "surge.otg.schema"
 local otg_model = require "surge.otg.model"
 local otg_flows = require "surge.otg.flows"
+local otg_devices = require "surge.otg.devices"
+local otg_stats = require "surge.otg.stats"
+local otg_task = require "surge.otg.task"
+local ffi = require "ffi"
+local surge = require "surge"
 
 local T = {}
 
@@ -130,7 +135,8 @@ end
 -- The JSON decoder answers a value or nil and "json: ..." (never raises,
 -- bounded time and depth); what it decodes goes through the model's check
 -- (a value or errors naming paths, never a raise) and, when that passes,
--- the flow compiler (a { path, msg } refusal) and builder (a message).
+-- the devices' checks (errors), the flow compiler (a { path, msg } refusal)
+-- and builder (a message).
 local function check_otg(text)
   local t0 = os.clock()
   local ok, v, why = pcall(json.decode, text, 64)
@@ -139,15 +145,21 @@ local function check_otg(text)
     assert(type(why) == "string" and why:match("^json: "), "no reason for " .. ("%q"):format(text))
     return
   end
-  for _, node in ipairs({ otg_model.CONFIG, otg_model.CONTROL_STATE, otg_model.METRICS_REQUEST }) do
+  for _, node in ipairs({ otg_model.CONFIG, otg_model.CONTROL_STATE, otg_model.METRICS_REQUEST,
+                          otg_model.STATES_REQUEST }) do
     local ok2, cfg, errs = pcall(otg_schema.check, node, v, "")
     if not ok2 then error(("schema.check raised %s for %q"):format(tostring(cfg), text), 0) end
     assert(cfg ~= nil or (type(errs) == "table" and #errs > 0), "neither a value nor errors for " .. text)
     if cfg and node == otg_model.CONFIG then
       local names = {}
       for _, p in ipairs(cfg.ports or {}) do names[p.name] = 0 end
+      -- the devices: checked by devices.lua (errors, never a raise), their flows' endpoints
+      local okd, dev, derrs = pcall(otg_devices.compile, cfg, names)
+      if not okd or type(derrs) ~= "table" then
+        error(("devices.compile raised %s for %q"):format(tostring(dev), text), 0)
+      end
       for i, f in ipairs(cfg.flows or {}) do
-        local ok3, spec = pcall(otg_flows.compile, f, i - 1, names, "flows")
+        local ok3, spec = pcall(otg_flows.compile, f, i - 1, names, "flows", dev)
         if not ok3 and (type(spec) ~= "table" or type(spec.path) ~= "string") then
           error(("flows.compile raised %s for %q"):format(tostring(spec), text), 0)
         end
@@ -168,6 +180,54 @@ function T.otg_json_survives_mutations()
   local n = fuzz(corpus("otg"), check_otg)
   print(("  otg json/model/flows: %d mutated inputs, seed %d"):format(n, SEED))
   assert(n >= 300, "too few iterations: " .. n)
+end
+
+-- The frames an OTG port's task receives are the network's: its per-frame
+-- count (otg/task.lua's counter) on mutated frames counts exactly the frames
+-- whose first l bytes carry a flow's tag at one of the offsets, and reads
+-- nothing past l (the buffer past each frame holds tags at every offset: a
+-- read there would count one more). Probes of a timed flow, stamped or not,
+-- go to its latency receiver.
+function T.otg_received_frames_counted_within_their_length()
+  local offs, nflows = { 42, 46, 62 }, 3
+  local st = otg_stats.new(nflows, 1)
+  local receiver = surge.latency.receiver({ offset = 1 })
+  local lat = ffi.new("int32_t[4]", -1, receiver.id, -1, -1)
+  local hz = surge.tsc_hz()
+  local count = otg_task.counter(st.rx, lat, offs, nflows, hz)
+  local buf = ffi.new("uint8_t[256]")
+  local seeds = {}
+  for _, o in ipairs(offs) do
+    for k = 0, 4 do
+      local probe = "SRGP" .. "\1\0\0\0" .. "\16\0\0\0\0\0\0\0"
+      seeds[#seeds + 1] = ("\0"):rep(o) .. "SOTG" .. string.char(0, k) .. probe .. ("x"):rep(10)
+    end
+  end
+  local want = { [0] = 0, 0, 0 }
+  local function check(frame)
+    local l = math.min(#frame, 160)
+    ffi.fill(buf, 256, 0)
+    ffi.copy(buf, frame, l)
+    for _, o in ipairs(offs) do    -- a tag of flow 1 wherever it lies past the frame's end
+      for i = 0, 5 do if o + i >= l then buf[o + i] = ("SOTG\0\1"):byte(i + 1) end end
+    end
+    for _, o in ipairs(offs) do
+      if l >= o + 6 and frame:sub(o + 1, o + 4) == "SOTG" then
+        local k = frame:byte(o + 5) * 256 + frame:byte(o + 6)
+        if k < nflows then want[k] = want[k] + 1 end
+        break
+      end
+    end
+    count(buf, l, 1e6)
+  end
+  local n = fuzz(seeds, check)
+  for k = 0, nflows - 1 do
+    assert(st.rx[k].frames == want[k], ("flow %d: counted %d, %d carry its tag"):format(k, st.rx[k].frames, want[k]))
+  end
+  assert(want[1] > 100 and want[0] > 100, "too few tagged frames: " .. want[1])
+  assert(receiver:summary().probes <= want[1])
+  print(("  otg received frames: %d mutated frames, %d %d %d tagged, seed %d"):format(n, want[0], want[1], want[2],
+    SEED))
 end
 
 function T.otg_json_bounds()

@@ -58,6 +58,23 @@ function T.receiver_counts_by_hand()
     ("%d %d %d %d"):format(s.probes, s.lost, s.reordered, s.duplicated))
 end
 
+-- A receiver emptied (surge_latency_reset: surge otg reuses its receivers start after
+-- start) counts and times from nothing again: no old sequence number makes a new one a
+-- duplicate, no old sample stays in min/max
+function T.receiver_reset_starts_over()
+  local C = ffi.C
+  local lat = surge.latency.receiver{ offset = 44 }
+  for seq = 0, 9 do lat:add(90000 + seq, seq) end
+  assert(C.surge_latency_reset(lat.id) == 0)
+  local s = lat:summary()
+  assert(s.probes == 0 and s.lost == 0 and s.duplicated == 0 and s.max_ns == 0)
+  for seq = 0, 2 do lat:add(1000 + seq, seq) end
+  s = lat:summary()
+  assert(s.probes == 3 and s.duplicated == 0 and s.lost == 0 and s.reordered == 0, s.duplicated)
+  assert(s.min_ns == 1000 and s.max_ns == 1002, s.max_ns)
+  assert(C.surge_latency_reset(9999) == -22, "reset of no receiver")
+end
+
 -- One rule for a received probe on every path (scan, add by hand, the
 -- measuring poll in test_dut): a copy is counted duplicated and its
 -- latency stays out of the histogram; a probe never stamped (TSC 0) is no

@@ -22,7 +22,6 @@
  *         -Icore/conn tests/unit/test_http_fuzz.c core/conn/conn_http.c -o http_fuzz
  *       ./http_fuzz tests/fuzz/http
  */
-#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -181,131 +180,44 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifndef SURGE_LIBFUZZER
-/* --- the bounded fuzzer ctest runs --------------------------------------- */
+/* --- the bounded fuzzer ctest runs (fuzz_driver.h) ---------------------- */
 
-#define SEEDS_MAX 64
-#define INPUT_MAX 4096
+#include "fuzz_driver.h"
 
-static uint64_t rng;
-
-static uint64_t
-next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static uint32_t
-below(uint32_t n)
-{
-	return n ? (uint32_t)(next_rand() % n) : 0;
-}
-
-static const char *const tokens[] = {
-	"\r\n", "\r\n\r\n", "\r", "\n", " ", "\t", "HTTP/1.1 ", "HTTP/1.0 ", "HTTP/1.", "200", "2000", "20", " OK",
-	"Content-Length:", "content-length: ", "CONTENT-LENGTH:", "Content\rLength:", "4294967295",
-	"4294967296", "99999999999999999999", "0", "00000000001", "Connection: close", "keep-alive", "GET ",
-	"/a?b", "\x80", "\x7f", "\x01", ":", "-",
+static const struct fuzz_token tokens[] = {
+	FUZZ_TOKEN("\r\n"), FUZZ_TOKEN("\r\n\r\n"), FUZZ_TOKEN("\r"), FUZZ_TOKEN("\n"), FUZZ_TOKEN(" "),
+	FUZZ_TOKEN("\t"), FUZZ_TOKEN("HTTP/1.1 "), FUZZ_TOKEN("HTTP/1.0 "), FUZZ_TOKEN("HTTP/1."), FUZZ_TOKEN("200"),
+	FUZZ_TOKEN("2000"), FUZZ_TOKEN("20"), FUZZ_TOKEN(" OK"), FUZZ_TOKEN("Content-Length:"),
+	FUZZ_TOKEN("content-length: "), FUZZ_TOKEN("CONTENT-LENGTH:"), FUZZ_TOKEN("Content\rLength:"),
+	FUZZ_TOKEN("4294967295"), FUZZ_TOKEN("4294967296"), FUZZ_TOKEN("99999999999999999999"), FUZZ_TOKEN("0"),
+	FUZZ_TOKEN("00000000001"), FUZZ_TOKEN("Connection: close"), FUZZ_TOKEN("keep-alive"), FUZZ_TOKEN("GET "),
+	FUZZ_TOKEN("/a?b"), FUZZ_TOKEN("\x80"), FUZZ_TOKEN("\x7f"), FUZZ_TOKEN("\x01"), FUZZ_TOKEN(":"),
+	FUZZ_TOKEN("-"),
 };
 
 int
 main(void)
 {
-	const char *src = getenv("SURGE_SRC"), *sec = getenv("SURGE_FUZZ_SECONDS"), *seed = getenv("SURGE_FUZZ_SEED");
-	static uint8_t seeds[SEEDS_MAX][INPUT_MAX], buf[2 * INPUT_MAX];
-	static size_t seed_len[SEEDS_MAX];
-	double secs = sec != NULL ? atof(sec) : 3;
-	int nseeds = 0;
-	uint64_t rounds = 0, statuses = 0, lengths = 0;
-	char path[512];
-	struct dirent *de;
-	DIR *d;
-	time_t t0 = time(NULL);
+	static struct fuzz z;
+	uint64_t statuses = 0, lengths = 0;
+	uint8_t *p;
+	size_t n;
 
-	rng = seed != NULL ? strtoull(seed, NULL, 0) : 0x5eed2026c0ffeeULL;
-	if (rng == 0)
-		rng = 1;
-	snprintf(path, sizeof(path), "%s/tests/fuzz/http", src != NULL ? src : ".");
-	if ((d = opendir(path)) == NULL) {
-		fprintf(stderr, "test_http_fuzz: no seeds in %s ($SURGE_SRC)\n", path);
+	if (fuzz_start(&z, "test_http_fuzz", "http", 0x5eed2026c0ffeeULL) != 0)
 		return 1;
-	}
-	while ((de = readdir(d)) != NULL && nseeds < SEEDS_MAX) {
-		char file[768];
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
-		if ((f = fopen(file, "rb")) == NULL)
-			continue;
-		seed_len[nseeds] = fread(seeds[nseeds], 1, INPUT_MAX, f);
-		fclose(f);
-		nseeds += seed_len[nseeds] > 0;
-	}
-	closedir(d);
-	if (nseeds < 3) {
-		fprintf(stderr, "test_http_fuzz: %d seeds in %s\n", nseeds, path);
-		return 1;
-	}
-	/* the seeds as they are, then mutations of them */
-	for (int i = 0; i < nseeds; i++) {
-		uint8_t *p = malloc(seed_len[i]);
-
-		memcpy(p, seeds[i], seed_len[i]);
-		LLVMFuzzerTestOneInput(p, seed_len[i]);
-		free(p);
-	}
-	while (rounds < 400000 && (rounds % 1024 != 0 || difftime(time(NULL), t0) < secs)) {
-		int s = (int)below((uint32_t)nseeds);
-		size_t n = seed_len[s];
+	while ((p = fuzz_next(&z, tokens, sizeof(tokens) / sizeof(tokens[0]), &n)) != NULL) {
 		uint32_t hdr;
-		uint8_t *p;
 
-		memcpy(buf, seeds[s], n);
-		for (uint32_t k = 0, ops = 1 + below(4); k < ops; k++) {
-			uint32_t at = below((uint32_t)n + 1), op = below(5);
-
-			if (op == 0 && n > 0) {                                /* a byte changed */
-				buf[below((uint32_t)n)] = (uint8_t)next_rand();
-			} else if (op == 1) {                                  /* a token inserted */
-				const char *t = tokens[below(sizeof(tokens) / sizeof(tokens[0]))];
-				size_t tl = strlen(t);
-
-				if (n + tl <= INPUT_MAX) {
-					memmove(buf + at + tl, buf + at, n - at);
-					memcpy(buf + at, t, tl);
-					n += tl;
-				}
-			} else if (op == 2 && n > at) {                        /* a range cut out */
-				size_t cut = 1 + below((uint32_t)(n - at));
-
-				memmove(buf + at, buf + at + cut, n - at - cut);
-				n -= cut;
-			} else if (op == 3) {                                  /* truncated */
-				n = at;
-			} else if (n > at && n * 2 <= INPUT_MAX) {             /* a chunk repeated */
-				size_t len = 1 + below((uint32_t)(n - at));
-
-				memmove(buf + at + len, buf + at, n - at);
-				n += len;
-			}
-		}
-		p = malloc(n ? n : 1);                  /* exactly the input: a read past it is caught */
-		memcpy(p, buf, n);
 		LLVMFuzzerTestOneInput(p, n);
 		statuses += http_status(p, (uint32_t)n) >= 0;
 		lengths += http_response_length(p, (uint32_t)n, 0, &hdr) != 0;
 		free(p);
-		rounds++;
 	}
 	/* the campaign reached the grammar: not only refusals */
-	fprintf(stderr, "test_http_fuzz: %d seeds, %llu inputs, %llu status lines, %llu lengths, %.0f s\n", nseeds,
-		(unsigned long long)rounds, (unsigned long long)statuses, (unsigned long long)lengths,
-		difftime(time(NULL), t0));
-	if (rounds < 1000 || statuses < rounds / 100 || lengths < rounds / 100) {
+	fprintf(stderr, "test_http_fuzz: %d seeds, %llu inputs, %llu status lines, %llu lengths, %.0f s\n", z.nseeds,
+		(unsigned long long)z.rounds, (unsigned long long)statuses, (unsigned long long)lengths,
+		difftime(time(NULL), z.t0));
+	if (z.rounds < 1000 || statuses < z.rounds / 100 || lengths < z.rounds / 100) {
 		fprintf(stderr, "test_http_fuzz: too few inputs parsed whole: the mutations miss the grammar\n");
 		return 1;
 	}

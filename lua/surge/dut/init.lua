@@ -134,11 +134,8 @@ end
 -- Resolves the gateway's MAC on the tx port (ARP, or NDP for IPv6), once.
 -- Without a gateway the frames go to dst_mac, or to the rx port's own MAC.
 local function resolve_on(self, iface, addr)
-  local id = surge.launch("surge.dut.trial:resolve", { ifaces = self.ifaces, ctrl_pool = self.ctrl_pool,
+  return M.task("surge.dut.trial:resolve", { ifaces = self.ifaces, ctrl_pool = self.ctrl_pool,
     iface = iface, addr = addr, timeout = self.resolve_timeout })
-  local ok, mac = pcall(surge.wait, id)
-  if not ok then error(M.reason(mac), 0) end
-  return mac
 end
 
 function Session:resolve()
@@ -168,6 +165,14 @@ end
 function M.reason(e)
   local msg = tostring(e):match("^[^\n]*")
   return (msg:gsub(" %(task '[^']*', lcore %d+%)$", ""))
+end
+
+-- Runs the module task fn ("surge.dut.l2:run") with spec and waits for it:
+-- what it returns, or its error raised as M.reason's one line.
+function M.task(fn, spec)
+  local ok, r = pcall(surge.wait, surge.launch(fn, spec))
+  if not ok then error(M.reason(r), 0) end
+  return r
 end
 
 -- Largest frame (with FCS) the ports take.

@@ -78,35 +78,28 @@ function M.run(spec)
   check_link(what)
   local ns_per_cycle = 1e9 / hz
   local off = spec.off
-  local function poll()
-    local seen = 0
-    for i = 1, ni do
-      local n = ifaces[i].rxq:recv(rx_burst)
-      if n > 0 then
-        local data, lens, rx_tsc = rx_burst.data, rx_burst.len, rx_burst.tsc
-        for j = 0, n - 1 do
-          local p, len = data[j], lens[j]
-          if len >= off + 16 and ffi.cast(u32p, p + off)[0] == MAGIC then
-            local k = ffi.cast(u16p, p + off + 4)[0]
-            if k < ns then
-              rxb[k * ni + i - 1] = rxb[k * ni + i - 1] + 1
-              local sent = ffi.cast(u64p, p + off + 8)[0]
-              local d = sent < rx_tsc and tonumber(rx_tsc - sent) * ns_per_cycle or 0
-              if d < lat_min[k] then lat_min[k] = d end
-              if d > lat_max[k] then lat_max[k] = d end
-              lat_sum[k], lat_n[k] = lat_sum[k] + d, lat_n[k] + 1
-            else
-              other[i] = other[i] + 1
-            end
-          else
-            other[i] = other[i] + 1
-          end
+  local function count(i, n, b)
+    local data, lens, rx_tsc = b.data, b.len, b.tsc
+    for j = 0, n - 1 do
+      local p, len = data[j], lens[j]
+      if len >= off + 16 and ffi.cast(u32p, p + off)[0] == MAGIC then
+        local k = ffi.cast(u16p, p + off + 4)[0]
+        if k < ns then
+          rxb[k * ni + i - 1] = rxb[k * ni + i - 1] + 1
+          local sent = ffi.cast(u64p, p + off + 8)[0]
+          local d = sent < rx_tsc and tonumber(rx_tsc - sent) * ns_per_cycle or 0
+          if d < lat_min[k] then lat_min[k] = d end
+          if d > lat_max[k] then lat_max[k] = d end
+          lat_sum[k], lat_n[k] = lat_sum[k] + d, lat_n[k] + 1
+        else
+          other[i] = other[i] + 1
         end
-        seen = seen + n
+      else
+        other[i] = other[i] + 1
       end
     end
-    return seen
   end
+  local function poll() return trial.recv_each(ifaces, rx_burst, count) end
   local t0 = tonumber(surge.tsc())
   for k = 1, ns do st[k].moved_tsc = t0 end
   local left = ns
@@ -152,10 +145,7 @@ function M.run(spec)
     if now >= next_link then check_link(what) next_link = now + hz / 20 end
   end
   local t1 = tonumber(surge.tsc())
-  local settle_end = t1 + (spec.settle or 0.5) * hz
-  while surge.running() and tonumber(surge.tsc()) < settle_end do
-    if poll() == 0 then surge.sleep(0.0002) end
-  end
+  trial.settle(poll, t1 + (spec.settle or 0.5) * hz)
   for _, s in ipairs(st) do s.burst:free() end
   rx_burst:free()
   local res = { streams = {}, other = {}, seconds = (t1 - t0) / hz }

@@ -18,6 +18,7 @@ local view = require "surge.proto.view"
 local neigh = require "surge.dut.neigh"
 local counters = require "surge.dut.counters"
 local frames = require "surge.dut.frames"
+local trial = require "surge.dut.trial"
 
 local M = {}
 
@@ -50,31 +51,24 @@ function M.run(spec)
   local hz = surge.tsc_hz()
   local t0 = tonumber(surge.tsc())
   local sport0 = spec.sport0
-  local function poll()
-    local seen = 0
-    for i = 1, nif do
-      local n = ifaces[i].rxq:recv(rxb)
-      if n > 0 then
-        local at = tonumber(rxb.tsc) - t0 + 1        -- + 1: 0 stays "nothing yet"
-        local data, lens = rxb.data, rxb.len
-        local cnt, fst, lst = recv[i], first[i], last[i]
-        for k = 0, n - 1 do
-          local p, len = data[k], lens[k]
-          if view.parse(v, p, len) then
-            if cnt and cnt:count(p, v) then
-              local f = p[v.l4] * 256 + p[v.l4 + 1] - sport0
-              if fst[f] == 0 then fst[f] = at end
-              lst[f] = at
-            elseif not responder:handle(i, p, len, v) then
-              other[i] = other[i] + 1
-            end
-          end
+  local function count(i, n, b)
+    local at = tonumber(b.tsc) - t0 + 1        -- + 1: 0 stays "nothing yet"
+    local data, lens = b.data, b.len
+    local cnt, fst, lst = recv[i], first[i], last[i]
+    for k = 0, n - 1 do
+      local p, len = data[k], lens[k]
+      if view.parse(v, p, len) then
+        if cnt and cnt:count(p, v) then
+          local f = p[v.l4] * 256 + p[v.l4 + 1] - sport0
+          if fst[f] == 0 then fst[f] = at end
+          lst[f] = at
+        elseif not responder:handle(i, p, len, v) then
+          other[i] = other[i] + 1
         end
-        seen = seen + n
       end
     end
-    return seen
   end
+  local function poll() return trial.recv_each(ifaces, rxb, count) end
   -- the timeline
   local txq = ifaces[1].txq
   txq:set_rate(nil)
@@ -144,10 +138,7 @@ function M.run(spec)
     poll()
   end
   burst:free()
-  local settle_end = tonumber(surge.tsc()) + (spec.settle or 0.1) * hz
-  while surge.running() and tonumber(surge.tsc()) < settle_end do
-    if poll() == 0 then surge.sleep(0.0001) end
-  end
+  trial.settle(poll, tonumber(surge.tsc()) + (spec.settle or 0.1) * hz, 0.0001)
   rxb:free()
   local ns = 1e9 / hz
   local res = { sent = {}, actions = done_at, ports = {}, seconds = (tonumber(surge.tsc()) - t0) / hz, total = sent,

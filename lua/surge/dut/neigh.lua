@@ -27,6 +27,7 @@ local M = {}
 local N = require("surge.class").new("dut responder", { "ifaces", "burst", "answered", "scratch", "rx_burst" })
 
 local BCAST = "\255\255\255\255\255\255"
+local SCRATCH = 1536           -- the largest frame built (an echo reply: up to a 1500-byte packet)
 local ZERO_MAC = "\0\0\0\0\0\0"
 
 -- An interface's addresses (one, a range "A-B" or a list: surge.proto.addrs):
@@ -40,18 +41,20 @@ local function addr_set(spec, what, six)
   return list[1], set
 end
 
--- ifaces: list of { rxq, txq, mac, ip4?, ip6?, vlan? } (rxq/txq queue
+-- ifaces: list of { rxq, txq, mac, ip4?, ip6?, vlan?, echo? } (rxq/txq queue
 -- handles; mac text; ip4/ip6: one address, a range "A-B" or a list, all
--- answered for, the first asked from; vlan: the id requests go out with); pool: a pool
--- handle the control frames are sent from.
+-- answered for, the first asked from; vlan: the id requests go out with;
+-- echo: true to answer ICMP and ICMPv6 echo requests to the addresses too,
+-- as a host does); pool: a pool handle the control frames are sent from.
 function M.new(ifaces, pool)
   local self = setmetatable({ ifaces = {}, burst = pool:burst(1), answered = 0,
-                              scratch = ffi.new("uint8_t[128]") }, N)
+                              scratch = ffi.new("uint8_t[?]", SCRATCH) }, N)
   for i, f in ipairs(ifaces) do
     local a4, set4 = addr_set(f.ip4, "surge.dut: ip4", false)
     local a6, set6 = addr_set(f.ip6, "surge.dut: ip6", true)
     self.ifaces[i] = { rxq = f.rxq, txq = f.txq, mac = eth.mac(f.mac, "surge.dut: mac", 2), vlan = f.vlan,
-                       mac_text = f.mac, ip4 = a4, ip6 = a6, ip4_set = set4, ip6_set = set6 }
+                       mac_text = f.mac, ip4 = a4, ip6 = a6, ip4_set = set4, ip6_set = set6,
+                       echo = f.echo == true }
   end
   return self
 end
@@ -104,6 +107,45 @@ local function write_nd(p, f, typ, target, dst_ip, dst_mac)
   return 86
 end
 
+-- An echo reply to the request at p (IPv4 or IPv6 at l3, ICMP at l4, tot
+-- bytes of IP packet): the packet copied back with the addresses swapped,
+-- the type made a reply, the checksums anew.
+local function write_echo(out, f, p, l3, l4, tot, six)
+  eth.write(out, f.mac, ffi.string(p + 6, 6), six and 0x86dd or 0x0800)
+  local ip, n = out + 14, 14 + tot
+  ffi.copy(ip, p + l3, tot)
+  local icmp = ip + (l4 - l3)
+  if six then
+    ffi.copy(ip + 8, p + l3 + 24, 16)
+    ffi.copy(ip + 24, p + l3 + 8, 16)
+    ip[7] = 64
+    icmp[0], icmp[2], icmp[3] = 129, 0, 0
+    local plen = tot - 40
+    stack.put16(icmp + 2, cs.finish(cs.sum(icmp, plen, cs.sum(ip + 8, 32) + 58 + plen)))
+  else
+    ffi.copy(ip + 12, p + l3 + 16, 4)
+    ffi.copy(ip + 16, p + l3 + 12, 4)
+    ip[8], ip[10], ip[11] = 64, 0, 0
+    stack.put16(ip + 10, cs.finish(cs.sum(ip, l4 - l3)))
+    icmp[0], icmp[2], icmp[3] = 0, 0, 0
+    stack.put16(icmp + 2, cs.finish(cs.sum(icmp, tot - (l4 - l3))))
+  end
+  if n < 60 then ffi.fill(out + n, 60 - n, 0) n = 60 end
+  return n
+end
+
+-- Answers an echo request at p to one of iface f's addresses (f.echo).
+local function echo(self, f, tci, p, len, v)
+  local six = v.ethertype == view.ETH_IP6
+  if v.l4 < 0 or p[v.l4] ~= (six and 128 or 8) or eth.unicast_problem(p + 6) then return end
+  local tot = six and 40 + stack.get16(p + v.l3 + 4) or stack.get16(p + v.l3 + 2)
+  if v.l3 + tot > len or 14 + tot > SCRATCH or v.l4 + 8 > v.l3 + tot then return end
+  if six then
+    if not (f.ip6_set and f.ip6_set[ffi.string(p + v.l3 + 24, 16)]) then return end
+  elseif not (f.ip4_set and f.ip4_set[stack.get32(p + v.l3 + 16)]) then return end
+  if send(self, f, tci, write_echo, p, v.l3, v.l4, tot, six) then self.answered = self.answered + 1 end
+end
+
 local function solicited_node(addr)
   local ip = "\255\2" .. ("\0"):rep(9) .. "\1\255" .. addr:sub(14, 16)
   return ip, "\51\51\255" .. addr:sub(14, 16)
@@ -114,10 +156,15 @@ local function same16(p, s)
   return true
 end
 
--- Answers an ARP request or neighbour solicitation for iface i's addresses;
--- returns true when the frame was one (answered or not).
+-- Answers an ARP request or neighbour solicitation for iface i's addresses
+-- (and an echo request, with echo); returns true when the frame was one
+-- (answered or not).
 function N:handle(i, p, len, v)
   local et = v.ethertype
+  if et == view.ETH_IP4 and v.proto == 1 and self.ifaces[i].echo then
+    echo(self, self.ifaces[i], v.tci >= 0 and stack.get16(p + v.tci) or nil, p, len, v)
+    return true
+  end
   if et ~= view.ETH_ARP and et ~= view.ETH_IP6 then return false end
   local tci = v.tci >= 0 and stack.get16(p + v.tci) or nil
   if et == view.ETH_ARP then
@@ -139,6 +186,9 @@ function N:handle(i, p, len, v)
       local src_mac = ffi.string(p + 6, 6)
       if send(self, f, tci, write_nd, 136, target, src_ip, src_mac) then self.answered = self.answered + 1 end
     end
+    return true
+  elseif et == view.ETH_IP6 and v.proto == 58 and self.ifaces[i].echo then
+    echo(self, self.ifaces[i], tci, p, len, v)
     return true
   end
   return false
@@ -163,7 +213,8 @@ local function answer_for(p, len, v, target4, target6)
 end
 
 -- Resolves `addr` (IPv4 or IPv6 text) on iface i: a request every 0.25 s
--- until an answer or `timeout` seconds. Answers requests meanwhile.
+-- until an answer or `timeout` seconds. Answers requests meanwhile (for
+-- every interface on iface i's RX queue).
 -- Returns the MAC text, or nil and a one-line reason.
 function N:resolve(i, addr, timeout)
   local f = self.ifaces[i]
@@ -210,7 +261,11 @@ function N:resolve(i, addr, timeout)
           io.stderr:write(("port %s: %s\n"):format(f.txq.port, ignored))
           io.stderr:flush()
         end
-        self:handle(i, p, len, v)
+        -- every interface on this queue answers meanwhile (several
+        -- addresses on one port, one of them the gateway asked for)
+        if self:handle(i, p, len, v) then
+          for j, g in ipairs(self.ifaces) do if j ~= i and g.rxq == f.rxq then self:handle(j, p, len, v) end end
+        end
       end
     end
     if n == 0 then surge.sleep(0.001) end

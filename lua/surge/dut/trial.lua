@@ -157,12 +157,31 @@ end
 M.link_checker = link_checker
 
 -- Settle: after the last send, what the DUT still holds arrives now; loss
--- is counted after it (spec.settle seconds, 0.5 by default).
-local function settle(rx, t1, spec, hz)
-  local settle_end = t1 + (spec.settle or 0.5) * hz
+-- is counted after it. poll() until the TSC reaches settle_end, napping
+-- `nap` seconds (0.2 ms by default) after a poll that saw nothing; the
+-- trials here and surge.dut.l2's and surge.dut.mcast's.
+local function settle(poll, settle_end, nap)
+  nap = nap or 0.0002
   while surge.running() and tonumber(surge.tsc()) < settle_end do
-    if rx:poll() == 0 then surge.sleep(0.0002) end
+    if poll() == 0 then surge.sleep(nap) end
   end
+end
+M.settle = settle
+
+-- One receive on each iface's RX queue into burst, each non-empty burst
+-- handed to on_burst(i, n, burst) (i: the iface's index); returns the
+-- packets seen (the polls of surge.dut.l2 and surge.dut.mcast, which count
+-- every port's frames themselves).
+function M.recv_each(ifaces, burst, on_burst)
+  local seen = 0
+  for i = 1, #ifaces do
+    local n = ifaces[i].rxq:recv(burst)
+    if n > 0 then
+      on_burst(i, n, burst)
+      seen = seen + n
+    end
+  end
+  return seen
 end
 
 -- Which class sends the next round: the one furthest behind its share of
@@ -300,7 +319,7 @@ function M.run(spec)
     if now >= next_link then check_link(what) next_link = now + hz / 20 end
   end
   local t1 = tonumber(surge.tsc())
-  settle(rx, t1, spec, hz)
+  settle(function() return rx:poll() end, t1 + (spec.settle or 0.5) * hz)
   check_link(what)
   for _, b in ipairs(bursts) do b:free() end
   -- received: unique frames; a DUT's copies are duplicated, not received
@@ -365,7 +384,7 @@ function M.replay(spec)
   end
   local t1 = tonumber(surge.tsc())
   txq:set_rate(nil)
-  settle(rx, t1, spec, hz)
+  settle(function() return rx:poll() end, t1 + (spec.settle or 0.5) * hz)
   b:free()
   local res = { sent = sent, sent_bytes = bytes >= 0 and bytes or nil, received = rx.other + rx.counter.total,
                 received_bytes = rx.other_bytes, seconds = (t1 - t0) / hz }

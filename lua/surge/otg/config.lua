@@ -17,12 +17,14 @@ local model = require "surge.otg.model"
 local flows = require "surge.otg.flows"
 local capture = require "surge.otg.capture"
 local l1 = require "surge.otg.ports"
+local devices = require "surge.otg.devices"
 
 local C = core.C
 local M = {}
 
 local current          -- the config as set (defaults filled), nil = none
-local compiled         -- { ports = { { name, location, id } }, port_id = name -> id, flows = { spec } }
+local compiled         -- { ports = { { name, location, id } }, port_id = name -> id, flows = { spec },
+                       -- devices: otg/devices.lua's (entries, by_name, ports, block) }
 local plugged = {}     -- location -> port id of devices added for a location
 local afp_next = 0
 
@@ -82,15 +84,17 @@ function M.set(body, busy)
     end
   end
   if #errs > 0 then return bad(errs) end
-  -- every flow compiled (and built) before any device is added
-  local fseen = {}
   local names = {}
   for _, p in ipairs(cfg.ports or {}) do names[p.name] = true end
+  out.devices, errs = devices.compile(cfg, names)
+  if #errs > 0 then return bad(errs) end
+  -- every flow compiled (and built) before any device is added
+  local fseen = {}
   for i, f in ipairs(cfg.flows or {}) do
     local path = ("flows[%d]"):format(i - 1)
     if fseen[f.name] then errs[#errs + 1] = ("%s.name: '%s' is the name of another flow"):format(path, f.name) end
     fseen[f.name] = true
-    local ok, spec = pcall(flows.compile, f, i - 1, names, path)
+    local ok, spec = pcall(flows.compile, f, i - 1, names, path, out.devices)
     if not ok then
       errs[#errs + 1] = type(spec) == "table" and (spec.path .. ": " .. spec.msg) or (path .. ": " .. tostring(spec))
     else

@@ -1,27 +1,33 @@
 -- otg/flows.lua - an OTG flow (checked by otg/model.lua) as surge runs it:
 -- a plain-data spec (master compiles it at set_config, a port's task gets
--- it as its argument) and, from the spec, the template and the compiled
--- rewrite loop: otg/packet.lua reads the flow's packet and size (every
--- header of the model it builds) into a surge.proto stack and a
--- surge.flow, the same data path as a script's flow.
+-- it as its argument) and, from the spec, the template, the compiled
+-- rewrite loop and the size: otg/packet.lua reads the flow's packet and
+-- size (every header of the model it builds) into a surge.proto stack, a
+-- surge.flow and a surge.size, the same data path as a script's flow.
 --
 -- Per-flow receive counting: a flow with metrics.enable carries TAG_LEN
--- bytes at the end of its frame (before the FCS): "SOTG" and the flow's
--- number, the payload otg/packet.lua puts after the headers. They are part
--- of the template, so the checksums cover them and no per-packet work
--- writes them; the receiver reads the last bytes of a frame, whatever the
+-- bytes at the start of its payload, right after its headers: "SOTG" and
+-- the flow's number; with latency or timestamps on, a latency probe of
+-- surge's (surge.latency: "SRGP", a sequence number, the TSC stamped as the
+-- driver takes the frame) right after them. They are the payload
+-- otg/packet.lua puts after the headers, so the checksums cover them, and
+-- at a fixed offset from the frame's start, so a size that varies (the end
+-- of the frame moves) keeps them. The receiver (otg/task.lua) looks for
+-- the tag at each header length the config's flows have, whatever the
 -- headers. (surge.dut's measuring receiver keys flows on the UDP source
--- port, which an OTG flow sets itself: it cannot count OTG's flows as it is;
--- docs/otg.md.)
+-- port, which an OTG flow sets itself, and reads only UDP: it cannot tell
+-- OTG's flows apart; docs/otg.md.)
 local packet = require "surge.otg.packet"
+local devices = require "surge.otg.devices"
 
-local M = { TAG = "SOTG", TAG_LEN = 6, FCS = 4, MAX_FLOWS = 65535 }
+local M = { TAG = "SOTG", TAG_LEN = 6, PROBE_LEN = 16, FCS = 4, MAX_FLOWS = 65535 }
 
 local function fail(path, fmt, ...) error({ path = path, msg = fmt:format(...) }, 0) end
 
 -- packet.compile, its refusal as this module's ({ path, msg }).
-local function compile_packet(f, path, payload)
-  local ok, c = pcall(packet.compile, { packet = f.packet, size = f.size }, path, { payload = payload })
+local function compile_packet(f, path, payload, dst_mac)
+  local ok, c = pcall(packet.compile, { packet = f.packet, size = f.size }, path, { payload = payload,
+    dst_mac = dst_mac })
   if not ok then
     if type(c) == "table" then error({ path = c.path, msg = c.message }, 0) end
     error(c, 0)
@@ -29,15 +35,115 @@ local function compile_packet(f, path, payload)
   return c
 end
 
--- The spec of checked flow f (its index, 0-based), ports: name -> port id.
--- Raises { path, msg } for what the model allows and surge cannot do.
-function M.compile(f, index, ports, path)
-  local tx = ports[f.tx_rx.port.tx_name]
-  if tx == nil then
-    fail(path .. ".tx_rx.port.tx_name", "'%s' is not a port of this config", f.tx_rx.port.tx_name)
+-- The duration's pieces: count (packets, -1: no end), seconds (nil: no
+-- end), burst (packets a burst, nil: none), delay and ibg ({ unit, value,
+-- path }: otg/traffic.lua makes them seconds at the port's speed).
+local function duration(spec, d, path)
+  local o = d[d.choice]
+  spec.count = -1
+  if d.choice == "fixed_packets" then spec.count = o.packets
+  elseif d.choice == "fixed_seconds" then spec.seconds = o.seconds
+  elseif d.choice == "burst" then
+    spec.burst = o.packets
+    if o.bursts > 0 then spec.count = o.bursts * o.packets end
+    local g = o.inter_burst_gap
+    spec.ibg = { unit = g.choice, value = g[g.choice], path = path .. ".duration.burst.inter_burst_gap." .. g.choice }
   end
-  local rx_names = f.tx_rx.port.rx_names or {}
-  if f.tx_rx.port.rx_name then rx_names = { f.tx_rx.port.rx_name } end
+  if o.delay then
+    spec.delay = { unit = o.delay.choice, value = o.delay[o.delay.choice],
+                   path = ("%s.duration.%s.delay.%s"):format(path, d.choice, o.delay.choice) }
+  end
+end
+
+-- Headers whose checksum covers what follows them. surge's probe keeps one
+-- such checksum valid as it writes the probe (core/dataplane/probe.c): a
+-- UDP or TCP header right after the frame's first IP header (the pool's
+-- layout, surge.pool); any other over the probe would be wrong once the
+-- TSC is stamped. Returns the layer name of the first such other, or nil.
+local COVERS = { udp = true, tcp = true, icmp = true, icmp6 = true, igmp = true }
+
+local function probe_unkept(layers)
+  local from = #layers + 1
+  for i, l in ipairs(layers) do
+    if l.name == "ip4" or l.name == "ip6" then
+      local nxt = layers[i + 1]
+      from = (nxt and (nxt.name == "udp" or nxt.name == "tcp")) and i + 2 or i + 1
+      break
+    end
+  end
+  for i = from, #layers do if COVERS[layers[i].name] then return layers[i].name end end
+  return nil
+end
+
+-- A copy of packet (the flow's headers) with the fields the flow leaves
+-- unset taken from its device endpoints (tx, rx: otg/devices.lua entries):
+-- the first ethernet's src, the first ipv4's (or ipv6's) src and dst.
+-- (The model's patterns for them have no auto: absent is what a client
+-- that sets nothing sends.)
+local function with_endpoints(pkt, tx, rx)
+  local out = setmetatable({}, getmetatable(pkt))
+  local done = {}
+  for i, h in ipairs(pkt) do
+    out[i] = h
+    local ch = type(h) == "table" and h.choice
+    local fill = ch == "ethernet" and { src = tx.mac }
+      or (ch == "ipv4" and tx.kind == 4 or ch == "ipv6" and tx.kind == 6) and { src = tx.addr, dst = rx.addr }
+    if fill and not done[ch] and type(h[ch]) == "table" then
+      done[ch] = true
+      local hdr = {}
+      for k, v in pairs(h[ch]) do hdr[k] = v end
+      for k, v in pairs(fill) do if hdr[k] == nil then hdr[k] = { choice = "value", value = v } end end
+      out[i] = { choice = ch, [ch] = hdr }
+    end
+  end
+  return out
+end
+
+-- A device flow's endpoints: its tx and rx entries (otg/devices.lua) and
+-- the destination MAC (dst_mac: known now; gw_k: the entry whose resolved
+-- gateway it is, read at start).
+local function endpoints(f, path, dev)
+  local d = f.tx_rx.device
+  local function one(list, what)
+    local p = ("%s.tx_rx.device.%s"):format(path, what)
+    if #list ~= 1 then
+      fail(p, "%d names: surge takes one %s endpoint a flow (a flow per pair of devices)", #list, what:sub(1, 2))
+    end
+    local en = dev and dev.by_name[list[1]]
+    if en == nil then fail(p .. "[0]", "'%s' is no ethernet, ipv4 or ipv6 address of a device of this config", list[1]) end
+    return en
+  end
+  local tx, rx = one(d.tx_names, "tx_names"), one(d.rx_names, "rx_names")
+  if (tx.kind == "eth") ~= (rx.kind == "eth") or (tx.kind ~= "eth" and tx.kind ~= rx.kind) then
+    fail(path .. ".tx_rx.device.rx_names[0]", "'%s' and '%s' are not of one kind (ethernet, ipv4, ipv6)", tx.name,
+      rx.name)
+  end
+  local e = { tx = tx, rx = rx }
+  if tx.kind == "eth" or devices.on_link(tx, rx.addr) then e.dst_mac = rx.mac   -- the peer, on the link
+  elseif tx.gw_mac then e.dst_mac = tx.gw_mac
+  else e.gw_k = tx.k end
+  return e
+end
+
+-- The spec of checked flow f (its index, 0-based), ports: name -> port id,
+-- dev: the config's devices (otg/devices.lua).
+-- Raises { path, msg } for what the model allows and surge cannot do.
+function M.compile(f, index, ports, path, dev)
+  local tx_name, rx_names, ep
+  if f.tx_rx.choice == "device" then
+    ep = endpoints(f, path, dev)
+    tx_name, rx_names = ep.tx.port, { ep.rx.port }
+    f = { packet = with_endpoints(f.packet or {}, ep.tx, ep.rx), size = f.size, name = f.name, metrics = f.metrics,
+          duration = f.duration, rate = f.rate }
+  else
+    tx_name = f.tx_rx.port.tx_name
+    rx_names = f.tx_rx.port.rx_names or {}
+    if f.tx_rx.port.rx_name then rx_names = { f.tx_rx.port.rx_name } end
+  end
+  local tx = ports[tx_name]
+  if tx == nil then
+    fail(path .. ".tx_rx.port.tx_name", "'%s' is not a port of this config", tx_name)
+  end
   local rx = {}
   for i, n in ipairs(rx_names) do
     if ports[n] == nil then fail(("%s.tx_rx.port.rx_names[%d]"):format(path, i - 1), "'%s' is not a port of "
@@ -45,37 +151,63 @@ function M.compile(f, index, ports, path)
     rx[#rx + 1] = n
   end
   local c = compile_packet(f, path)
-  if type(c.size) ~= "number" then
-    fail(path .. ".size." .. tostring(f.size.choice), "not implemented by surge otg yet (fixed sizes only: its "
-      .. "port tasks apply no surge.size)")
-  end
   if #c.tags > 0 then
-    fail(c.tags[1].path, "metric tags: not implemented by surge otg yet (it reports no tagged metrics)")
+    fail(c.tags[1].path .. ".metric_tags", "metric tags: not implemented by surge otg yet (it reports no tagged metrics)")
   end
-  local spec = { name = f.name, index = index, tx = f.tx_rx.port.tx_name, rx = rx, size = c.size,
-                 tag = f.metrics == nil or f.metrics.enable ~= false, packet = f.packet, size_obj = f.size,
-                 path = path }
+  local m = f.metrics or {}
+  local lat = m.latency and m.latency.enable
+  for _, k in ipairs({ "loss", "timestamps" }) do
+    if m[k] and not m.enable then fail(path .. ".metrics." .. k, "needs metrics.enable true (the flow's own "
+      .. "metrics)") end
+  end
+  if lat and not m.enable then fail(path .. ".metrics.latency.enable", "needs metrics.enable true (the flow's "
+    .. "own metrics)") end
+  local unkept = lat and probe_unkept(c.template.layers)
+  if unkept then
+    fail(path .. ".metrics.latency.enable", "the latency probe's timestamp, written as each frame leaves, would "
+      .. "invalidate this packet's %s checksum (surge keeps a UDP or TCP checksum right after the first IP header "
+      .. "valid, no other)", unkept)
+  end
+  local spec = { name = f.name, index = index, tx = tx_name, rx = rx, tag = m.enable == true,
+                 latency = lat or false, timestamps = m.timestamps or false,
+                 packet = f.packet, size_obj = f.size, path = path, header_bytes = c.header_bytes,
+                 dst_mac = ep and ep.dst_mac, gw_k = ep and ep.gw_k }
+  if ep and c.largest - M.FCS - 14 > ep.tx.mtu then
+    fail(path .. ".size", "%d: frames of %d bytes after the Ethernet header, over the mtu %d of ethernet '%s'",
+      c.largest, c.largest - M.FCS - 14, ep.tx.mtu, ep.tx.kind == "eth" and ep.tx.name or ep.tx.eth)
+  end
+  if type(c.size) == "number" then
+    spec.size, spec.mean_bytes = c.size, c.size + M.FCS
+  else
+    spec.mean_bytes = c.size:mean() + M.FCS    -- the table's mean: what a rate in bit/s divides by
+  end
   if spec.tag then
-    local room = c.size - c.header_bytes
-    if room < M.TAG_LEN then
+    -- a latency probe follows the tag when the flow is timed (timestamps are the receive times: no probe)
+    local need = M.TAG_LEN + (spec.latency and M.PROBE_LEN or 0)
+    local room = c.smallest - M.FCS - c.header_bytes
+    if room < need then
       fail(path .. ".size", "%d leaves %d bytes after the headers: the flow's metrics need %d (a larger size, or "
-        .. "metrics.enable false)", c.size + M.FCS, room, M.TAG_LEN)
+        .. "metrics.enable false%s)", c.smallest, room, need, need > M.TAG_LEN and ", or no latency" or "")
     end
+    spec.probe = need > M.TAG_LEN
     local idx = index
-    spec.payload = ("\0"):rep(room - M.TAG_LEN) .. M.TAG .. string.char(math.floor(idx / 256), idx % 256)
+    local head = M.TAG .. string.char(math.floor(idx / 256), idx % 256) .. ("\0"):rep(need - M.TAG_LEN)
+    spec.payload = head .. ("\0"):rep(c.largest - M.FCS - c.header_bytes - #head)
   end
-  local d = f.duration
-  spec.count = d.choice == "fixed_packets" and d.fixed_packets.packets or -1
-  if f.rate.choice == "pps" then spec.pps_asked = f.rate.pps
-  else spec.pct = f.rate.percentage end
+  duration(spec, f.duration, path)
+  spec.rate = { kind = f.rate.choice, value = f.rate[f.rate.choice], path = path .. ".rate." .. f.rate.choice }
+  if f.rate.choice == "pps" then spec.pps_asked = f.rate.pps end
   return spec
 end
 
--- The template and the flow (nil: no field varies) of a spec; raises
+-- The template, the flow (nil: no field varies) and the size (nil: fixed)
+-- of a spec (its
+-- dst_mac: the auto destination MAC, set by master at start for a flow
+-- whose gateway is resolved); raises
 -- { path, msg } or a plain message.
 function M.build(spec)
-  local c = compile_packet({ packet = spec.packet, size = spec.size_obj }, spec.path, spec.payload)
-  return c.template, c.flow
+  local c = compile_packet({ packet = spec.packet, size = spec.size_obj }, spec.path, spec.payload, spec.dst_mac)
+  return c.template, c.flow, type(c.size) ~= "number" and c.size or nil
 end
 
 return M

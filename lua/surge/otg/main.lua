@@ -15,6 +15,7 @@ local traffic = require "surge.otg.traffic"
 local capture = require "surge.otg.capture"
 local l1 = require "surge.otg.ports"
 local remote = require "surge.otg.remote"
+local devices = require "surge.otg.devices"
 local surge = require "surge"
 
 local C = core.C
@@ -47,8 +48,9 @@ routes["POST /config"] = function(req)
   if not busy then traffic.stop() end      -- the last run's tasks, all flows done: ended before the ports change
   -- this host's part; the other hosts' (otg/remote.lua) after it
   local r = config.set(busy and body or remote.split(body), busy)
+  if not r then traffic.forget() end
+  if not busy then traffic.serve_neigh() end    -- the devices of the config in force answered for, resolved
   if r then return err_reply(r.status, r.kind, r.errors) end
-  traffic.forget()
   remote.configure()
   return warnings()
 end
@@ -91,6 +93,15 @@ routes["POST /monitor/capture"] = function(req)
   local cr, errs = schema.check(model.CAPTURE_REQUEST, body, "")
   if not cr then return err_reply(400, "validation", errs) end
   return 200, remote.capture(cr.port_name) or capture.read(cr.port_name)
+end
+
+routes["POST /monitor/states"] = function(req)
+  local body, status, e = body_json(req)
+  if not body then return status, e end
+  local sr, errs = schema.check(model.STATES_REQUEST, body, "")
+  if not sr then return err_reply(400, "validation", errs) end
+  local c = config.compiled()
+  return 200, devices.states(c and c.devices, sr)
 end
 
 local KNOWN = { ["/config"] = 1, ["/control/state"] = 1, ["/control/action"] = 1, ["/monitor/metrics"] = 1,

@@ -7,13 +7,31 @@
 -- A flow's packet and size are read by otg/packet.lua (every header of the
 -- model it builds; its refusals name their paths too).
 
+local eth = require "surge.proto.eth"
+local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
+
 local M = {}
+
+-- The most frames a second a flow may ask, whatever its rate's unit: the
+-- pacer's bound (a higher rate would fail the start).
+M.MAX_PPS = 1e9
 
 local NOT = true   -- refused: the model's, not surge's
 
 local NAME = { t = "string", max = 256 }
-local DELAY = { t = "choice", default = "bytes", choices = { bytes = { t = "number", min = 0, only = 0, default = 0 },
-  nanoseconds = { t = "number", min = 0, only = 0 }, microseconds = { t = "number", min = 0, only = 0 } } }
+-- A delay before a flow's first packet, an inter-burst gap: bytes (at the
+-- port's line rate: otg/traffic.lua converts them when the port's speed is
+-- known), nanoseconds or microseconds.
+local function gap_node(def)
+  return { t = "choice", default = "bytes", choices = {
+    bytes = { t = "number", min = 0, max = 1e15, default = def[1] },
+    nanoseconds = { t = "number", min = 0, max = 1e15, default = def[2] },
+    microseconds = { t = "number", min = 0, max = 1e12, default = def[3] } } }
+end
+local DELAY = gap_node({ 0, 0, 0 })
+local GAP = { t = "int", min = 0, default = 12, only = 12 }   -- the minimum inter-frame gap: the wire's own
+local function positive(x) if x <= 0 then return "sends nothing: give a rate above 0" end end
 
 -- The flow's size: fixed, with the FCS (the model's frame size); 64..9600.
 M.FLOW = { t = "object", required = { "tx_rx", "name" }, refused = { egress_packet = NOT }, fields = {
@@ -21,31 +39,69 @@ M.FLOW = { t = "object", required = { "tx_rx", "name" }, refused = { egress_pack
   tx_rx = { t = "choice", default = "port", choices = {
     port = { t = "object", required = { "tx_name" }, fields = { tx_name = NAME, rx_name = NAME,
       rx_names = { t = "array", items = NAME, max = 64 } } },
-    device = false } },
+    -- device names: otg/devices.lua finds them (ipv4/ipv6 names of devices' ethernets)
+    device = { t = "object", required = { "tx_names", "rx_names" }, fields = {
+      mode = { t = "enum", values = { "mesh", "one_to_one" }, default = "mesh" },
+      tx_names = { t = "array", items = NAME, max = 64 }, rx_names = { t = "array", items = NAME, max = 64 } } } } },
   -- the packet and the size: otg/packet.lua reads them (every header of the model it builds,
   -- refusals by path)
   packet = { t = "any" },
   size = { t = "any" },
-  rate = { t = "choice", default = "pps", choices = { pps = { t = "int", min = 1, max = 1e9, default = 1000 },
-    percentage = { t = "number", min = 0.001, max = 100, default = 100 },
-    bps = false, kbps = false, mbps = false, gbps = false } },
+  -- pps, or bits a second of whole frames (with the FCS, without preamble
+  -- and inter-frame gap), or a percentage of the port's line rate (at L1:
+  -- frames + 20 bytes): otg/traffic.lua turns each into frames a second;
+  -- at most MAX_PPS (the pacer's bound) however asked
+  rate = { t = "choice", default = "pps", choices = { pps = { t = "int", min = 1, max = M.MAX_PPS, default = 1000 },
+    percentage = { t = "number", min = 0, max = 100, default = 100, valid = positive },
+    bps = { t = "int", min = 672, max = 2 ^ 50, default = 1000000000 },
+    kbps = { t = "int", min = 1, max = 2 ^ 40, default = 1000000 },
+    mbps = { t = "int", min = 1, max = 2 ^ 30, default = 1000 },
+    gbps = { t = "int", min = 1, max = 2 ^ 20, default = 1 } } },
   duration = { t = "choice", default = "continuous", choices = {
     fixed_packets = { t = "object", fields = { packets = { t = "int", min = 1, max = 2 ^ 48, default = 1 },
-      gap = { t = "int", min = 0, default = 12, only = 12 }, delay = DELAY } },
-    continuous = { t = "object", fields = { gap = { t = "int", min = 0, default = 12, only = 12 }, delay = DELAY } },
-    fixed_seconds = false, burst = false } },
-  metrics = { t = "object", refused = { rx_tx_ratio = NOT, latency = NOT, predefined_metric_tags = NOT },
-    fields = { enable = { t = "bool", default = false }, loss = { t = "bool", default = false, only = false },
-               timestamps = { t = "bool", default = false, only = false } } },
+      gap = GAP, delay = DELAY } },
+    fixed_seconds = { t = "object", fields = { seconds = { t = "number", min = 0, max = 1e9, default = 1,
+      valid = function(x) if x <= 0 then return "sends nothing: give seconds above 0" end end },
+      gap = GAP, delay = DELAY } },
+    burst = { t = "object", fields = { bursts = { t = "int", min = 0, max = 2 ^ 32, default = 0 },
+      packets = { t = "int", min = 1, max = 2 ^ 32, default = 1 }, gap = GAP,
+      inter_burst_gap = gap_node({ 12, 96, 0.096 }) } },
+    continuous = { t = "object", fields = { gap = GAP, delay = DELAY } } } },
+  metrics = { t = "object", refused = { rx_tx_ratio = NOT, predefined_metric_tags = NOT },
+    fields = { enable = { t = "bool", default = false }, loss = { t = "bool", default = false },
+               timestamps = { t = "bool", default = false },
+               latency = { t = "object", fields = { enable = { t = "bool", default = false },
+                 mode = { t = "enum", values = { "store_forward", "cut_through" }, default = "store_forward" } } } } },
 } }
 
 M.PORT = { t = "object", required = { "name" }, fields = { name = NAME, location = { t = "string", max = 512 } } }
 
--- A device: every field but its name is a protocol surge does not emulate
--- yet (ethernets, ipv4, bgp, isis, ...), refused by name.
-M.DEVICE = { t = "object", required = { "name" }, fields = { name = NAME },
-  refused = { ethernets = NOT, ipv4_loopbacks = NOT, ipv6_loopbacks = NOT, isis = NOT, bgp = NOT, vxlan = NOT,
-              rsvp = NOT, dhcp_server = NOT } }
+-- Text formats of the model (format: mac, ipv4, ipv6): parsed by surge.proto's own readers.
+local function format(parse, what)
+  return function(v) if not pcall(parse, v, what, 1) then return "is not " .. what end end
+end
+local MAC = { t = "string", max = 17, valid = format(eth.mac, "a MAC address (aa:bb:cc:dd:ee:ff)") }
+local IP4 = { t = "string", max = 15, valid = format(ip4.addr, "an IPv4 address") }
+local IP6 = { t = "string", max = 45, valid = format(ip6.addr, "an IPv6 address") }
+local function gw_mac()
+  local zero = { t = "string", max = 17, valid = MAC.valid, default = "00:00:00:00:00:00" }
+  return { t = "choice", default = "auto", choices = { auto = zero, value = zero } }
+end
+
+-- A device: ethernets with IPv4 and IPv6 addresses (each with its gateway),
+-- answered for and resolved by surge's neighbour code (otg/devices.lua);
+-- its protocols (bgp, isis, ...) and VLANs refused by name.
+M.DEVICE = { t = "object", required = { "name" }, fields = { name = NAME,
+  ethernets = { t = "array", max = 256, items = { t = "object", required = { "mac", "name" }, refused = { vlans = NOT },
+    fields = { name = NAME, mac = MAC, mtu = { t = "int", min = 64, max = 65535, default = 1500 },
+      connection = { t = "choice", choices = { port_name = NAME, lag_name = false, vxlan_name = false } },
+      ipv4_addresses = { t = "array", max = 256, items = { t = "object", required = { "gateway", "address", "name" },
+        fields = { name = NAME, address = IP4, gateway = IP4, prefix = { t = "int", min = 1, max = 32, default = 24 },
+                   gateway_mac = gw_mac() } } },
+      ipv6_addresses = { t = "array", max = 256, items = { t = "object", required = { "gateway", "address", "name" },
+        fields = { name = NAME, address = IP6, gateway = IP6, prefix = { t = "int", min = 1, max = 128, default = 64 },
+                   gateway_mac = gw_mac() } } } } } } },
+  refused = { ipv4_loopbacks = NOT, ipv6_loopbacks = NOT, isis = NOT, bgp = NOT, vxlan = NOT, rsvp = NOT } }
 
 -- A capture (otg/capture.lua): its filters are read there (refused when any).
 M.CAPTURE = { t = "object", required = { "port_names", "name" }, fields = { name = NAME,
@@ -90,5 +146,11 @@ M.METRICS_REQUEST = { t = "choice", default = "port", choices = {
   flow = { t = "object", refused = { tagged_metrics = NOT }, fields = { flow_names = { t = "array", items = NAME },
                                     metric_names = { t = "array", items = NAME } } },
   bgpv4 = false, bgpv6 = false, isis = false, lag = false, lacp = false, lldp = false, rsvp = false } }
+
+-- /monitor/states: the neighbours surge's devices resolved (otg/devices.lua).
+local ETH_NAMES = { t = "object", fields = { ethernet_names = { t = "array", items = NAME } } }
+M.STATES_REQUEST = { t = "choice", default = "ipv4_neighbors", choices = {
+  ipv4_neighbors = ETH_NAMES, ipv6_neighbors = ETH_NAMES,
+  bgp_prefixes = false, isis_lsps = false, lldp_neighbors = false, rsvp_lsps = false } }
 
 return M

@@ -945,7 +945,8 @@ function M.compile(flow, path, opts)
     fail(gre_csum.path, "a GRE checksum over varying fields or sizes: surge.flow and surge.size do not " ..
       "update GRE checksums")
   end
-  local out = { template = t, fields = fields, combine = "cycle", tags = tags, header_bytes = hdr }
+  local out = { template = t, fields = fields, combine = "cycle", tags = tags, header_bytes = hdr,
+                smallest = sz.smallest, largest = sz.largest }
   if #fields > 0 then
     local fok, f = pcall(flow_mod.new, { template = t, fields = fields, combine = "cycle" })
     if not fok then

@@ -8,7 +8,8 @@
 --
 -- A config is split by host: each host gets the ports there (their
 -- LOCATION), the flows whose tx port is there, and the captures and layer1
--- of its ports; the rest is this server's own. A flow's rx ports must be
+-- of its ports; the rest (devices too: none on another host's port) is
+-- this server's own. A flow's rx ports must be
 -- on its tx port's host (its per-flow receive counts are that server's).
 -- A start goes to every host with flows, then to this server's tasks:
 -- together within the requests' round trips (milliseconds), not at an
@@ -153,6 +154,16 @@ function M.split(body)
     end
     if h then sp.flow_host[f.name] = h end
     place("flows", h, f, i)
+  end
+  -- a device stays with this server (its neighbour task, /monitor/states): none on another host's port
+  for i, d in ipairs(type(body.devices) == "table" and body.devices or {}) do
+    for k, e in ipairs(type(d) == "table" and type(d.ethernets) == "table" and d.ethernets or {}) do
+      local n = type(e) == "table" and type(e.connection) == "table" and e.connection.port_name
+      if n and sp.port_host[n] then
+        errs[#errs + 1] = ("devices[%d].ethernets[%d].connection.port_name: port '%s' is on %s: a device on "
+          .. "another host is not implemented by surge"):format(i - 1, k - 1, tostring(n), sp.port_host[n])
+      end
+    end
   end
   if #errs > 0 then fail(400, errs) end
   for _, key in ipairs({ "captures", "layer1" }) do

@@ -78,7 +78,7 @@ function check(node, v, path, errs)
         return nil
       end
       if node.choices[chosen] == false then
-        errs[#errs + 1] = ("%s.%s: %s"):format(path, chosen, NOT_IMPL)
+        errs[#errs + 1] = ("%s: %s"):format(join(path, chosen), NOT_IMPL)
         return nil
       end
       out.choice = chosen

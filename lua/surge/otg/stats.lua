@@ -13,8 +13,9 @@ local M = {}
 
 ffi.cdef [[
 struct otg_flow_stats { double tx_frames, tx_bytes, done, paused; };
-struct otg_rx_stats { double frames, bytes; };
+struct otg_rx_stats { double frames, bytes, first, last; };   /* first, last: receive TSCs */
 struct otg_run { double go, gen; double ready[64]; };
+struct otg_neigh { uint8_t mac[6]; uint8_t resolved, pad; };
 ]]
 
 -- A zeroed block for nflows flows and nports ports: { flow, rx, addr }.
@@ -31,6 +32,24 @@ end
 function M.view(addr)
   return { flow = ffi.cast("struct otg_flow_stats *", addr[1]),
            rx = ffi.cast("struct otg_rx_stats *", addr[2]), run = ffi.cast("struct otg_run *", addr[3]) }
+end
+
+-- The neighbour block: per device address (otg/devices.lua's entries, k
+-- from 1) the gateway MAC its port's task resolved. The task writes the MAC
+-- before the resolved byte; master reads the byte first.
+function M.neigh_new(n)
+  local b = ffi.new("struct otg_neigh[?]", n + 1)
+  return { cdata = b, addr = tonumber(ffi.cast("uintptr_t", b)) }
+end
+
+function M.neigh_view(addr) return ffi.cast("struct otg_neigh *", addr) end
+
+-- The MAC resolved for entry k as text, or nil.
+function M.neigh_mac(block, k)
+  local e = block.cdata[k]
+  if e.resolved == 0 then return nil end
+  local m = e.mac
+  return ("%02x:%02x:%02x:%02x:%02x:%02x"):format(m[0], m[1], m[2], m[3], m[4], m[5])
 end
 
 return M

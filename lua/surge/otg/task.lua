@@ -1,26 +1,33 @@
 -- otg/task.lua - the task of one port while OTG traffic runs (launched as
 -- "surge.otg.task:port" by otg/traffic.lua): it sends the flows whose tx
 -- port this is and counts what the port receives per flow (the tag
--- otg/flows.lua puts at the end of a frame).
+-- otg/flows.lua puts right after a frame's headers), with each timed
+-- flow's latency probe into its surge.latency receiver.
 --
 -- Sending: the port's flows are spread over its TX queues (as many as the
 -- device has, up to one a flow); each queue is paced by surge's pacer at
 -- the sum of its flows' rates, and send_due keeps any queue from waiting on
 -- another's schedule. Flows sharing a queue take turns a burst at a time,
 -- the one furthest behind its rate first (sent / rate smallest): over a
--- run each gets its own rate within a burst. When a fixed_packets flow
--- ends, its queue is re-paced at what the others ask.
+-- run each gets its own rate within a burst. When a flow ends, waits (its
+-- delay, the gap after one of its bursts) or starts again, its queue is
+-- re-paced at what the others ask.
 --
 -- Counts go to memory master owns (otg/stats.lua): per flow the frames and
 -- bytes sent and whether all are sent (this task alone writes them), per
 -- port and flow the frames and bytes received (this port's task alone
 -- writes its row). Aligned 8-byte stores: master reads whole values.
+local ffi = require "ffi"
 local surge = require "surge"
 local core = require "surge.core"
 local pool = require "surge.pool"
+local latency = require "surge.latency"
 local flows = require "surge.otg.flows"
 local stats = require "surge.otg.stats"
 local capture = require "surge.otg.capture"
+local neigh = require "surge.dut.neigh"
+local view = require "surge.proto.view"
+local eth = require "surge.proto.eth"
 
 local C = core.C
 local M = {}
@@ -31,20 +38,104 @@ local BURST = 32
 -- ring fills in no less than ~1 ms at 1 Mpps
 local IDLE_US, IDLE_MAX_US = 20, 200
 local DRAIN_ROUNDS = 1024     -- receives at most at a task's end: what its queues still hold
+local PROBE_MAGIC = 0x50475253 -- "SRGP" read as a little-endian uint32 (surge.h's probe format 1)
+local u32p, u64p = ffi.typeof("const uint32_t *"), ffi.typeof("const uint64_t *")
 
-local function pace(g)
-  local pps = 0
-  for _, x in ipairs(g.flows) do if x.left ~= 0 and x.s.paused == 0 then pps = pps + x.pps end end
-  if pps > 0 then g.q:set_rate(("%.6fpps"):format(pps)) end
-  g.pps = pps
+-- The port's device addresses (otg/devices.lua's entries) as one
+-- surge.dut.neigh responder: an interface an address (its ethernet's MAC),
+-- on the port's first queues. nil when the port has no device.
+local function responder(nb, rxq, txq)
+  if nb == nil or #nb.entries == 0 then return nil end
+  local ifaces = {}
+  for i, e in ipairs(nb.entries) do
+    ifaces[i] = { rxq = rxq, txq = txq, mac = e.mac, ip4 = e.kind == 4 and e.addr or nil,
+                  ip6 = e.kind == 6 and e.addr or nil, echo = true }
+  end
+  return { n = neigh.new(ifaces, nb.ctrl_pool), count = #ifaces, v = view.new() }
 end
 
--- The flow of group g to send next (nil: all done): the one furthest
--- behind its rate.
-local function pick(g)
+-- Answers the frame at p when it is an ARP request, a neighbour
+-- solicitation or an echo request (ICMP, ICMPv6) for one of the port's addresses (each interface of the
+-- responder looks at it: they share the port). A compare of the ethertype
+-- (and of IPv4's protocol) for any other frame.
+local function answer(r, p, len)
+  local et = len >= 24 and p[12] * 256 + p[13] or 0
+  if et ~= 0x0806 and et ~= 0x86dd and et ~= 0x8100 and (et ~= 0x0800 or p[23] ~= 1) then return end
+  local v = r.v
+  if not view.parse(v, p, len) then return end
+  if r.n:handle(1, p, len, v) then
+    for i = 2, r.count do r.n:handle(i, p, len, v) end
+  end
+end
+
+-- a: { rxq, txq, neigh = { entries, ctrl_pool, block } } - the task of a
+-- port with devices between traffic runs: resolves each address's gateway
+-- (surge.dut.neigh's resolve: a request every 0.25 s, answering meanwhile),
+-- again every RETRY_S for one that did not answer, and answers requests
+-- for the addresses until stopped. What it resolved goes to the block.
+-- (While resolve waits on one gateway it answers for that address alone:
+-- RESOLVE_S short, so an absent gateway holds the others' answers little.)
+local RESOLVE_S, RETRY_S = 0.3, 1
+function M.neigh(a)
+  local nb = a.neigh
+  local r = responder(nb, a.rxq, a.txq)
+  local block = stats.neigh_view(nb.block)
+  local rxb = pool.burst(-1, BURST)
+  r.n:set_rx_burst(rxb)
+  local hz = surge.tsc_hz()
+  local next_try = 0
+  local idle = IDLE_US
+  while surge.running() do
+    local now = tonumber(surge.tsc())
+    if now >= next_try then
+      for i, e in ipairs(nb.entries) do
+        if block[e.k].resolved == 0 and not e.gw_mac and surge.running() then
+          local mac = r.n:resolve(i, e.gw, RESOLVE_S)
+          if mac then
+            local b = eth.mac(mac, "surge otg: resolved")
+            for j = 0, 5 do block[e.k].mac[j] = b:byte(j + 1) end
+            block[e.k].resolved = 1
+          end
+        end
+      end
+      next_try = tonumber(surge.tsc()) + RETRY_S * hz
+    end
+    local n = a.rxq:recv(rxb)
+    for j = 0, n - 1 do answer(r, rxb.data[j], rxb.len[j]) end
+    if n > 0 then idle = IDLE_US
+    else
+      C.surge_sleep_us(idle)
+      if idle < IDLE_MAX_US * 10 then idle = idle * 2 end
+    end
+  end
+  rxb:free()
+  return true
+end
+
+-- Whether flow x may send at TSC t: not done, not paused, not waiting.
+local function due(x, t) return x.left ~= 0 and x.s.paused == 0 and x.wait <= t end
+
+-- Paces group g's queue at the sum of what its sendable flows ask, and
+-- notes when this next changes by itself (a wait or a fixed_seconds end).
+local function pace(g, t)
+  local pps, wake = 0, math.huge
+  for _, x in ipairs(g.flows) do
+    if due(x, t) then pps = pps + x.pps end
+    if x.left ~= 0 then
+      if x.wait > t and x.wait < wake then wake = x.wait end
+      if x.stop_at < wake then wake = x.stop_at end
+    end
+  end
+  -- a fresh schedule each time (after a wait the old one would owe a catch-up burst)
+  if pps > 0 then g.q:set_rate(("%.6fpps"):format(pps)) end
+  g.pps, g.wake = pps, wake
+end
+
+-- The flow of group g to send next (nil: none): the one furthest behind its rate.
+local function pick(g, t)
   local best, key
   for _, x in ipairs(g.flows) do
-    if x.left ~= 0 and x.s.paused == 0 then
+    if due(x, t) then
       local k = x.s.tx_frames / x.pps
       if best == nil or k < key then best, key = x, k end
     end
@@ -52,74 +143,135 @@ local function pick(g)
   return best
 end
 
--- One send on group g; returns the packets sent.
-local function send(g)
+local function frame_bytes(b)
+  local sum, len = 0, b.len
+  for i = 0, b.n - 1 do sum = sum + len[i] end
+  return sum + b.n * flows.FCS
+end
+
+-- One send on group g at TSC t; returns the packets sent.
+local function send(g, t)
   local x = g.cur
   if x == nil or x.burst.n == 0 then
-    x = pick(g)
+    x = pick(g, t)
     g.cur = x
     if x == nil then return 0 end
-    local left = x.left
-    x.burst:alloc((left > 0 and left < BURST) and left or BURST)
-    if x.f then x.f:apply(x.burst) end
   end
+  if x.burst.n == 0 then   -- (a flow re-paced away from keeps what it had not sent, for its next turn)
+    local n, left = BURST, x.left
+    if left > 0 and left < n then n = left end
+    if x.per_burst and x.in_burst < n then n = x.in_burst end
+    x.burst:alloc(n)
+    if x.f then x.f:apply(x.burst) end
+    if x.sz then x.sz:apply(x.burst) end
+    if x.probes then x.probes:mark(x.burst) end
+  end
+  local before = x.sz and frame_bytes(x.burst) or 0
   local sent = g.q:send_due(x.burst)
   if sent > 0 then
     local s = x.s
     s.tx_frames = s.tx_frames + sent
-    s.tx_bytes = s.tx_bytes + sent * x.bytes
+    s.tx_bytes = s.tx_bytes + (x.sz and before - frame_bytes(x.burst) or sent * x.bytes)
+    local repace = false
     if x.left > 0 then
       x.left = x.left - sent
-      if x.left == 0 then
-        s.done = 1
-        pace(g)
+      if x.left == 0 then s.done = 1 repace = true end
+    end
+    if x.per_burst then
+      x.in_burst = x.in_burst - sent
+      if x.in_burst == 0 then       -- the burst is out: the gap after it, then the next
+        x.in_burst = x.per_burst
+        if x.ibg > 0 then x.wait = t + x.ibg repace = true end
       end
     end
+    if repace then g.cur = nil pace(g, t) end
   end
   return sent
 end
 
+-- The per-frame count of a port's task: count(p, l, tsc) reads frame p of
+-- l bytes received at TSC tsc, and when it carries a flow's tag at one of
+-- offs (the config's header lengths) adds it to rx[flow] (frames, bytes
+-- with the FCS, first and last TSC) and hands its probe, if the flow is
+-- timed (lat[flow] a surge.latency receiver, else -1), to that receiver.
+-- Returns true for a frame with a tag (whatever its flow number), else
+-- false.
+-- The bytes are the network's: every read is bounded by l (the fuzz test
+-- in tests/lua/test_fuzz_parsers.lua feeds it mutated frames).
+function M.counter(rx, lat, offs, nflows, hz)
+  local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
+  local FCS, TAG_LEN, PROBE_LEN = flows.FCS, flows.TAG_LEN, flows.PROBE_LEN
+  local noffs = #offs
+  local ns_per_cycle = 1e9 / hz
+  return function(p, l, tsc)
+    for i = 1, noffs do
+      local o = offs[i]
+      if l >= o + TAG_LEN and p[o] == T0 and p[o + 1] == T1 and p[o + 2] == T2 and p[o + 3] == T3 then
+        local k = p[o + 4] * 256 + p[o + 5]
+        if k < nflows then
+          local r = rx[k]
+          r.frames = r.frames + 1
+          r.bytes = r.bytes + l + FCS
+          if r.first == 0 then r.first = tsc end
+          r.last = tsc
+          local id = lat[k]
+          local at = o + TAG_LEN
+          if id >= 0 and l >= at + PROBE_LEN and ffi.cast(u32p, p + at)[0] == PROBE_MAGIC then
+            local sent = tonumber(ffi.cast(u64p, p + at + 8)[0])
+            if sent ~= 0 then   -- 0: marked, never stamped (no departure)
+              C.surge_latency_add(id, sent < tsc and (tsc - sent) * ns_per_cycle or 0, ffi.cast(u32p, p + at + 4)[0])
+            end
+          end
+        end
+        return true
+      end
+    end
+    return false
+  end
+end
+
 -- a: { groups = { { txq = q, flows = { spec, ... } } }, rxqs = { rxq, ... }, stats (the
---      block's address), nflows, row (this port's rx row) }; a spec has
---      pps (its rate in frames a second) set by master.
+--      block's address), nflows, row (this port's rx row), offs (the tag's offsets to look
+--      at), lat (flow index + 1 -> latency receiver, -1: none) }; a spec has pps (its rate in
+--      frames a second), delay_s and ibg_s set by master.
 function M.port(a)
   local st = stats.view(a.stats)
+  local hz = surge.tsc_hz()
   local groups, all = {}, {}
   for gi, g in ipairs(a.groups) do
-    local grp = { q = g.txq, flows = {}, cur = nil, pps = 0 }
+    local grp = { q = g.txq, flows = {}, cur = nil, pps = 0, wake = math.huge }
     for _, spec in ipairs(g.flows) do
-      local _, f = flows.build(spec)    -- the template is in spec.pool (master's: otg/traffic.lua)
-      local x = { burst = spec.pool:burst(BURST), f = f or false, left = spec.count, s = st.flow[spec.index],
-                  bytes = spec.size + flows.FCS, pps = spec.pps }
+      local _, f, sz = flows.build(spec)    -- the template is in spec.pool (master's: otg/traffic.lua)
+      local x = { burst = spec.pool:burst(BURST), f = f or false, sz = sz or false, left = spec.count,
+                  s = st.flow[spec.index], bytes = (spec.size or 0) + flows.FCS, pps = spec.pps, wait = 0,
+                  stop_at = math.huge, per_burst = spec.burst or false, in_burst = spec.burst or 0,
+                  ibg = spec.ibg_s * hz, delay = spec.delay_s * hz, seconds = spec.seconds,
+                  probes = spec.lat_id >= 0 and latency.marker({ offset = spec.header_bytes + flows.TAG_LEN })
+                    or false }
       grp.flows[#grp.flows + 1] = x
       all[#all + 1] = x
     end
-    pace(grp)
     groups[gi] = grp
   end
   local rxqs, nrx = a.rxqs, #a.rxqs
+  local resp = responder(a.neigh, rxqs[1], a.groups[1].txq)
   local rxb = pool.burst(-1, BURST)    -- receive only: the mbufs are the port's
   local tap = capture.tap(a.capture)   -- nil: the port has no capture in the config
   local rx = st.rx + a.row * a.nflows
   local nflows, ng = a.nflows, #groups
-  local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
-  local FCS = flows.FCS
-  -- one receive, counted per flow by the tag; returns the frames
+  local lat = ffi.new("int32_t[?]", nflows + 1)
+  for k = 1, nflows do lat[k - 1] = a.lat[k] or -1 end
+  local count = M.counter(rx, lat, a.offs, nflows, hz)
+  -- one receive, each frame counted by its flow; returns the frames
   local function receive_on(rxq)
     local n = rxq:recv(rxb)
     if n > 0 then
       if tap then tap:write(rxb) end
       local data, len = rxb.data, rxb.len
+      local tsc = tonumber(rxb.tsc)
       for j = 0, n - 1 do
         local p, l = data[j], len[j]
-        if l >= 6 and p[l - 6] == T0 and p[l - 5] == T1 and p[l - 4] == T2 and p[l - 3] == T3 then
-          local k = p[l - 2] * 256 + p[l - 1]
-          if k < nflows then
-            local r = rx[k]
-            r.frames = r.frames + 1
-            r.bytes = r.bytes + l + FCS
-          end
-        end
+        if not count(p, l, tsc) and resp then answer(resp, p, l) end   -- ARP, ND, echo for its devices
       end
     end
     return n
@@ -129,25 +281,43 @@ function M.port(a)
     for q = 2, nrx do n = n + receive_on(rxqs[q]) end
     return n
   end
-  -- this loop sleeps by its own rule (below): the core's adaptive RX idle
-  -- would sleep before every empty poll (up to max_sleep_us) whatever the
-  -- queues send, and a TX-only port (net_null no-rx) then sent a burst a
-  -- sleep: 0.03 Mpps (scripts/bench, the OTG row; docs/performance.md)
+  -- this loop sleeps by its own rule (below), so every port task polls with
+  -- pause: the core's adaptive RX idle would sleep before every empty poll
+  -- (up to max_sleep_us) whatever the queues send: a TX-only port (net_null
+  -- no-rx) then sent a burst a sleep (0.03 Mpps in scripts/bench's OTG row;
+  -- docs/performance.md), and a port receiving latency probes had that sleep
+  -- (inside recv, after this task's own send) added to every latency
   surge.idle{ mode = "pause" }
   st.run.ready[a.row] = 1
   local go, idle, gen = false, IDLE_US, st.run.gen
   while surge.running() do
     local busy = false
-    if st.run.gen ~= gen then          -- flows paused or resumed: each queue at what its flows ask now
-      gen = st.run.gen
-      for i = 1, #groups do pace(groups[i]) end
-    end
+    local t = tonumber(surge.tsc())
     if not go then
       go = st.run.go ~= 0
-      if not go then ng = 0 else ng = #groups end
+      if go then                        -- each flow's delay and end from now
+        for _, x in ipairs(all) do
+          x.wait = t + x.delay
+          if x.seconds then x.stop_at = x.wait + x.seconds * hz end
+        end
+        for i = 1, #groups do pace(groups[i], t) end
+      end
+      ng = go and #groups or 0
+    end
+    if st.run.gen ~= gen then          -- flows paused or resumed: each queue at what its flows ask now
+      gen = st.run.gen
+      for i = 1, #groups do groups[i].cur = nil pace(groups[i], t) end
     end
     for i = 1, ng do
-      if groups[i].pps > 0 and send(groups[i]) > 0 then busy = true end
+      local g = groups[i]
+      if t >= g.wake then               -- a wait is over, or a fixed_seconds flow's time is up
+        for _, x in ipairs(g.flows) do
+          if x.left ~= 0 and t >= x.stop_at then x.left, x.s.done = 0, 1 end
+        end
+        g.cur = nil
+        pace(g, t)
+      end
+      if g.pps > 0 and send(g, t) > 0 then busy = true end
     end
     if tap then tap:poll() end
     if receive() > 0 then busy = true end

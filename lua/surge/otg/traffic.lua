@@ -8,20 +8,27 @@
 -- its rx ports, or SETTLE_S has passed since the last was sent (the rest
 -- are lost): from then on "stopped", and its counts are final. A stop
 -- ends the tasks: the counts are final then too.
+local ffi = require "ffi"
 local surge = require "surge"
+local core = require "surge.core"
 local pool = require "surge.pool"
+local fleet = require "surge.fleet"
 local config = require "surge.otg.config"
 local stats = require "surge.otg.stats"
 local flows = require "surge.otg.flows"
+local model = require "surge.otg.model"
+local devices = require "surge.otg.devices"
 local ports = require "surge.port"
 local capture = require "surge.otg.capture"
 local l1 = require "surge.otg.ports"
 
+local C = core.C
 local M = {}
 
 local SETTLE_S = 0.5
 local MAX_TXQ = 16
 local READY_S = 10
+local RESOLVE_WAIT_S = 3      -- a start waits that long for a gateway its flows need
 
 local run             -- { tasks, stats, flows = { [index] = { spec, on, done_at } }, base = { [port id] = stats } }
 local opened = {}     -- port id -> "txq/rxq" counts it was opened with
@@ -52,6 +59,85 @@ end
 
 local function now() return tonumber(surge.tsc()) / surge.tsc_hz() end
 
+-- Latency receivers (surge.latency's, core/dataplane/latency.c), one a
+-- timed flow, made once and emptied for each start: a process has at most
+-- 64 (SURGE_LATENCY_MAX) and the server measures start after start.
+local LAT_MAX = 48
+local lat_ids = {}
+
+local function latency_ids(specs)
+  local n = 0
+  for _, s in ipairs(specs) do
+    if s.latency then
+      n = n + 1
+      if n > LAT_MAX then
+        error({ status = 400, errors = { ("%s.metrics.latency.enable: more than %d flows measure latency at once "
+          .. "(surge's latency receivers)"):format(s.path, LAT_MAX) } }, 0)
+      end
+      if not lat_ids[n] then lat_ids[n] = core.check(C.surge_latency_new(), 2) end
+      core.check(C.surge_latency_reset(lat_ids[n]), 2)
+      s.lat_id = lat_ids[n]
+    end
+  end
+end
+
+-- A flow's frames a second on a port of speed_mbps (0: unknown): pps as
+-- asked; bit/s of whole frames with the FCS (no preamble or gap: the L2
+-- rate, as surge's own "bps" rates), divided by the mean frame of the
+-- flow's size; a percentage of the line rate at L1 (frame + FCS + 8 bytes
+-- of preamble + 12 of inter-frame gap). A percentage on a port that
+-- reports no speed is an error naming the path, not a guess.
+local BITS = { bps = 1, kbps = 1e3, mbps = 1e6, gbps = 1e9 }
+local L1_EXTRA = 20
+
+local function pps_of(s, port, speed_mbps)
+  local r = s.rate
+  local pps
+  if r.kind == "pps" then return r.value end    -- bound by the model at set_config
+  if BITS[r.kind] then pps = r.value * BITS[r.kind] / (s.mean_bytes * 8)
+  elseif speed_mbps <= 0 then
+    error({ status = 409, errors = { ("%s: port %s reports no link speed, so a percentage of it means nothing: "
+      .. "give the rate in pps or bit/s"):format(r.path, port) } }, 0)
+  else pps = r.value / 100 * speed_mbps * 1e6 / ((s.mean_bytes + L1_EXTRA) * 8) end
+  if pps > model.MAX_PPS then
+    error({ status = 409, errors = { ("%s: %.4g frames a second of this flow's size on port %s, above surge's %.0e")
+      :format(r.path, pps, port, model.MAX_PPS) } }, 0)
+  end
+  return pps
+end
+
+-- A port's line rate in Mbit/s (0: unknown). DPDK's af_packet driver says
+-- 10 Gbit/s whatever its interface is: for an interface location (a name,
+-- or net_af_packet's iface=) the kernel's /sys/class/net/IF/speed, where it
+-- gives one (a NIC's link speed; veth says 10000), else the device's.
+local function speed_of(location, info)
+  location = location or ""
+  local iface = location:match("^net_af_packet%d*,.-iface=([%w%._%-@:]+)") or location:match("^([%w%._%-@:]+)$")
+  if iface and #iface <= 15 then
+    local f = io.open("/sys/class/net/" .. iface .. "/speed", "r")
+    if f then
+      local v = tonumber(f:read("*l") or "")
+      f:close()
+      if v and v > 0 then return v end
+    end
+  end
+  return info.speed_mbps or 0
+end
+
+-- A delay or gap ({ unit, value, path }) in seconds; bytes at the port's
+-- line rate. A port that reports no speed takes only 0 bytes (and, for an
+-- inter-burst gap, the model's default 12: the wire's own gap, nothing to
+-- add).
+local function seconds_of(g, port, speed_mbps, wire_gap)
+  if g == nil then return 0 end
+  if g.unit == "nanoseconds" then return g.value * 1e-9 end
+  if g.unit == "microseconds" then return g.value * 1e-6 end
+  if speed_mbps > 0 then return g.value * 8 / (speed_mbps * 1e6) end
+  if g.value == 0 or g.value == wire_gap then return 0 end
+  error({ status = 409, errors = { ("%s: port %s reports no link speed, so a gap in bytes has no duration: give "
+    .. "it in nanoseconds or microseconds"):format(g.path, port) } }, 0)
+end
+
 -- Opened with txq TX queues and as many RX queues as the device has up to
 -- that: a loopback (net_ring) returns queue k's frames on RX queue k, a
 -- NIC spreads what it receives over every RX queue (RSS); the task polls them all.
@@ -65,6 +151,49 @@ local function open_port(id, txq, rxq)
   opened[id] = key
   l1.opened(id)
   return p
+end
+
+-- Devices: between runs a task per port with device addresses resolves
+-- their gateways and answers for them (otg/task.lua's neigh); during a run
+-- the port's own task answers. Their control frames come from ctrl_pool.
+local ctrl_pool
+local neigh_tasks = {}
+
+-- The neigh argument of port name's task (nil: no device on it).
+local function neigh_arg(c, name)
+  local list = c.devices and c.devices.ports[name]
+  if not list or #list == 0 then return nil end
+  if not ctrl_pool then ctrl_pool = pool.new{ size = 1023, shared = true } end
+  local entries = {}
+  for i, e in ipairs(list) do
+    entries[i] = { k = e.k, kind = e.kind, mac = e.mac, addr = e.addr, gw = e.gw, gw_mac = e.gw_mac }
+  end
+  return { entries = entries, ctrl_pool = ctrl_pool, block = c.devices.block.addr }
+end
+
+local function stop_neigh()
+  for _, id in ipairs(neigh_tasks) do pcall(surge.stop_task, id) end
+  for _, id in ipairs(neigh_tasks) do
+    local ok, err = pcall(surge.wait, id, 10)
+    if not ok then io.stderr:write("surge otg: a neighbour task failed: ", tostring(err), "\n") end
+  end
+  neigh_tasks = {}
+end
+
+-- Starts the neighbour tasks of the config's ports with devices (none
+-- while a run's port tasks answer); from a set config on.
+function M.serve_neigh()
+  local c = config.compiled()
+  if not c or not c.devices or #c.devices.entries == 0 or (run and #run.tasks > 0) then return end
+  stop_neigh()
+  for _, p in ipairs(c.ports) do
+    local nb = neigh_arg(c, p.name)
+    if nb then
+      local port = opened[p.id] and surge.port(p.id) or open_port(p.id, 1, 1)
+      neigh_tasks[#neigh_tasks + 1] = surge.launch("surge.otg.task:neigh", { rxq = port:rxq(0), txq = port:txq(0),
+        neigh = nb })
+    end
+  end
 end
 
 local function rx_of(f, c)
@@ -94,6 +223,48 @@ local function rx_bytes_of(f, c)
   return total
 end
 
+-- The first and last receive times of a flow on its rx ports (TSC), 0: none.
+local function rx_times_of(f, c)
+  local st, first, last = run.stats, 0, 0
+  local nflows = #c.flows
+  for r, p in ipairs(c.ports) do
+    local take = #f.spec.rx == 0
+    for _, name in ipairs(f.spec.rx) do if name == p.name then take = true end end
+    local x = st.rx[(r - 1) * nflows + f.spec.index]
+    if take and x.frames > 0 then
+      if first == 0 or x.first < first then first = x.first end
+      if x.last > last then last = x.last end
+    end
+  end
+  return first, last
+end
+
+-- A TSC of this run as Unix nanoseconds (the wall clock at go, plus the TSC since).
+local function wall_ns(tsc) return (run.t0_wall + (tsc - run.t0_tsc) / surge.tsc_hz()) * 1e9 end
+
+local lat_buf = ffi.new("struct surge_latency")
+
+-- The per-second rates of m's counters named keys ("frames_tx", ...) since
+-- the last read of the same metrics (holder keeps it) at least 50 ms ago,
+-- written as KEY_rate into m; 0 when not live (a flow stopped, a port's task ended).
+local FLOW_RATES = { "frames_tx", "frames_rx" }
+local PORT_RATES = { "frames_tx", "frames_rx", "bytes_tx", "bytes_rx" }
+
+local function set_rates(holder, m, t, keys, live)
+  local last = holder.last_poll
+  if not last or t - last.t >= 0.05 then
+    if last then
+      holder.rates = {}
+      for i, k in ipairs(keys) do holder.rates[i] = (m[k] - last[k]) / (t - last.t) end
+    end
+    holder.last_poll = { t = t }
+    for _, k in ipairs(keys) do holder.last_poll[k] = m[k] end
+  end
+  for i, k in ipairs(keys) do
+    m[k .. "_rate"] = (live and holder.rates) and holder.rates[i] or 0
+  end
+end
+
 -- "started" or "stopped", settling a flow whose packets are all sent.
 local function state_of(f, c)
   if not f.on then return "stopped" end
@@ -115,8 +286,9 @@ function M.busy()
   return false
 end
 
--- Ends the run's tasks (their counts stay readable).
+-- Ends the run's tasks (their counts stay readable) and the neighbour tasks.
 function M.stop()
+  stop_neigh()
   if not run then return end
   for _, id in ipairs(run.tasks) do pcall(surge.stop_task, id) end
   for _, id in ipairs(run.tasks) do
@@ -156,11 +328,33 @@ local function start(names)
   local c = config.compiled()
   if not c then error({ status = 409, errors = { "no config: set one (POST /config) first" } }, 0) end
   local chosen = flow_names(c, names, "traffic.flow_transmit.flow_names")
+  -- a flow to a device behind a gateway: its MAC as resolved (the neighbour tasks run meanwhile)
+  for _, s in ipairs(chosen) do
+    if s.gw_k then
+      local en = c.devices.entries[s.gw_k]
+      local deadline = now() + RESOLVE_WAIT_S
+      while not devices.gateway_mac(c.devices, en) and now() < deadline do surge.sleep(0.01) end
+      s.dst_mac = devices.gateway_mac(c.devices, en)
+      if not s.dst_mac then
+        error({ status = 409, errors = { ("%s: the gateway %s of '%s' is not resolved (no answer to %s within %g s)")
+          :format(s.path, en.gw, en.name, en.kind == 4 and "ARP" or "neighbour solicitations", RESOLVE_WAIT_S) } }, 0)
+      end
+    end
+  end
   M.stop()
   local nports = #c.ports
   run = { tasks = {}, stats = stats.new(#c.flows, nports), flows = {}, base = {} }
   for _, s in ipairs(c.flows) do run.flows[s.index] = { spec = s, on = false } end
   for _, s in ipairs(chosen) do run.flows[s.index].on = true end
+  for _, s in ipairs(c.flows) do s.lat_id = -1 end   -- a flow not started now keeps no receiver of before
+  latency_ids(chosen)
+  -- what a port's task looks for in what it receives: the tag's offsets (the header lengths of the
+  -- config's measured flows) and each flow's latency receiver (-1: none)
+  local offs, seen, lat = {}, {}, {}
+  for _, s in ipairs(c.flows) do
+    if s.tag and not seen[s.header_bytes] then seen[s.header_bytes] = true offs[#offs + 1] = s.header_bytes end
+    lat[s.index + 1] = run.flows[s.index].on and s.lat_id or -1
+  end
   for r, p in ipairs(c.ports) do
     local mine = {}
     for _, s in ipairs(chosen) do if s.tx == p.name then mine[#mine + 1] = s end end
@@ -173,23 +367,19 @@ local function start(names)
     for q = 1, nrx do rxqs[q] = port:rxq(q - 1) end
     local groups = {}
     for q = 1, nq do groups[q] = { txq = port:txq(q - 1), flows = {} } end
+    local speed = speed_of(p.location, info)
     for k, s in ipairs(mine) do
-      s.pps = s.pps_asked
-      if s.pct then
-        -- the model's percentage is of the line rate: frames of size + 20 bytes (preamble, gap) on the wire
-        if (info.speed_mbps or 0) <= 0 then
-          error({ status = 409, errors = { ("%s.rate.percentage: port %s reports no link speed: give the rate "
-            .. "in pps"):format(s.path, p.name) } }, 0)
-        end
-        s.pps = s.pct / 100 * info.speed_mbps * 1e6 / ((s.size + 4 + 20) * 8)
-      end
+      s.pps = pps_of(s, p.name, speed)
+      s.delay_s = seconds_of(s.delay, p.name, speed, 0)
+      s.ibg_s = seconds_of(s.ibg, p.name, speed, 12)
       s.pool = take_pool((flows.build(s)))
       local g = groups[(k - 1) % nq + 1]
       g.flows[#g.flows + 1] = s
     end
     run.base[p.id] = port:stats()
     run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxqs = rxqs,
-      stats = run.stats.addr, nflows = #c.flows, row = r - 1, capture = capture.task_arg(r - 1) })
+      stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat,
+      neigh = neigh_arg(c, p.name), capture = capture.task_arg(r - 1) })
   end
   -- every port receives before any flow sends
   local deadline = now() + READY_S
@@ -210,6 +400,7 @@ local function start(names)
     M.stop()
     error({ status = 500, errors = { ("the ports' tasks were not ready in %d s"):format(READY_S) } }, 0)
   end
+  run.t0_wall, run.t0_tsc = fleet.now(), tonumber(surge.tsc())
   run.stats.run[0].go = 1
 end
 
@@ -221,13 +412,15 @@ function M.start(names)
   if not ok then
     pcall(M.stop)
     run = nil
+    pcall(M.serve_neigh)
     error(e, 0)
   end
 end
 
 -- Pauses (or resumes) the named flows of the run (all: names empty); a
 -- flow not started, or done, is left as it is. A paused flow's queue is
--- re-paced at what the others ask; it may finish the burst it had begun.
+-- re-paced at what the others ask; what it had made and not sent waits in
+-- its burst for the resume.
 function M.pause(names, paused)
   local c = config.compiled()
   if not run or not c or #run.tasks == 0 then
@@ -246,7 +439,10 @@ end
 -- counts final once what it sent has come back.
 function M.stop_flows(names)
   local c = config.compiled()
-  if names == nil or #names == 0 or not run or not c then return M.stop() end
+  if names == nil or #names == 0 or not run or not c then
+    M.stop()
+    return M.serve_neigh()
+  end
   for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
     local f = run.flows[s.index]
     if f and f.on then
@@ -274,6 +470,18 @@ function M.metrics(req)
         m.frames_tx, m.bytes_tx = st.tx_frames, st.tx_bytes
         m.frames_rx, m.bytes_rx = rx_of(f, c), rx_bytes_of(f, c)
         if m.frames_tx > 0 then m.loss = math.max(0, (m.frames_tx - m.frames_rx) / m.frames_tx * 100) end
+        set_rates(f, m, now(), FLOW_RATES, m.transmit ~= "stopped")
+        if s.timestamps then
+          local first, last = rx_times_of(f, c)
+          m.timestamps = first > 0 and { first_timestamp_ns = wall_ns(first), last_timestamp_ns = wall_ns(last) } or {}
+        end
+        if s.latency and s.lat_id >= 0 then
+          core.check(C.surge_latency_get(s.lat_id, lat_buf), 2)
+          -- store_forward and cut_through alike: the probe's TSC is taken as the driver takes the frame and
+          -- the receive's as the driver hands it over, whole (docs/otg.md)
+          m.latency = lat_buf.probes > 0 and { minimum_ns = lat_buf.min_ns, maximum_ns = lat_buf.max_ns,
+                                               average_ns = lat_buf.mean_ns } or {}
+        end
       end
       out[#out + 1] = m
     end
@@ -286,8 +494,7 @@ function M.metrics(req)
   for i, p in ipairs(c.ports) do
     if next(want) == nil or want[p.name] then
       local m = { name = p.name, location = p.location, link = l1.link(p.id), capture = capture.state(p.name),
-                  frames_tx = 0,
-                  frames_rx = 0, bytes_tx = 0, bytes_rx = 0, frames_tx_rate = 0, frames_rx_rate = 0,
+                  frames_tx = 0, frames_rx = 0, bytes_tx = 0, bytes_rx = 0, frames_tx_rate = 0, frames_rx_rate = 0,
                   bytes_tx_rate = 0, bytes_rx_rate = 0, transmit = "stopped" }
       if opened[p.id] then
         local port = surge.port(p.id)
@@ -302,6 +509,9 @@ function M.metrics(req)
           for _, f in pairs(run.flows) do
             if f.spec.tx == p.name and state_of(f, c) == "started" then m.transmit = "started" end
           end
+          run.ports = run.ports or {}
+          run.ports[p.id] = run.ports[p.id] or {}
+          set_rates(run.ports[p.id], m, now(), PORT_RATES, #run.tasks > 0)
         end
       end
       out[#out + 1] = m

@@ -23,6 +23,16 @@ function M.finish(s)
   return band(bnot(s), 0xffff)
 end
 
+-- For hot-loop setters (ip4's and ip6's addresses): writes v (32 bits) at
+-- p[at] and returns the old and new 16-bit halves, which an L4 checksum
+-- (and ip4's header checksum) follows with checksum.update16.
+function M.swap32(p, at, v)
+  local oh, ol = p[at] * 256 + p[at + 1], p[at + 2] * 256 + p[at + 3]
+  local nh, nl = rshift(v, 16), band(v, 0xffff)
+  p[at] = rshift(nh, 8); p[at + 1] = band(nh, 0xff); p[at + 2] = rshift(nl, 8); p[at + 3] = band(nl, 0xff)
+  return oh, ol, nh, nl
+end
+
 -- Rewrites the 16-bit checksum at c (uint8_t *) after a 16-bit word of the
 -- covered data changed from old to new: HC' = ~(~HC + ~m + m').
 -- zero_means_none: UDP over IPv4, where 0 means "no checksum" and a computed

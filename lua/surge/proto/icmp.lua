@@ -45,11 +45,6 @@ local function write(self, p, ctx)
   M.write(p, self.type, self.code, self.id, self.seq)
 end
 
-local function finish(self, p, ctx)
-  if not self.checksum then return end
-  stack.put16(p + 2, cs.finish(cs.sum(p, ctx.size - ctx.off)))
-end
-
 -- Shared with icmp6: the options of an ICMP-like layer.
 function M.options(name, o, default_type, level)
   level = level + 1
@@ -61,31 +56,50 @@ function M.options(name, o, default_type, level)
            checksum = o.checksum ~= false }
 end
 
+-- Shared with icmp6 (one header, the checksum over it and what follows;
+-- ICMPv6's also over the IPv6 pseudo header): an ICMP-like protocol's
+-- layer constructor and its flat frame builder, surge.proto.NAME{...},
+-- where `id` is the ICMP identifier. k: name, type (the default), ipproto,
+-- write (the layer's), pseudo (the checksum covers the pseudo header),
+-- ip_id (the flat field `ip_id` is the IPv4 header's id, which the other
+-- flat builders call `id`), defaults (flat fields: src, dst).
 -- checksum = false leaves it 0 (a deliberately bad checksum).
-function M.layer(o)
-  local l = M.options("icmp", o or {}, 8, 2)
-  l.name, l.len, l.ipproto, l.write, l.finish = "icmp", 8, 1, write, finish
-  return l
+function M.family(k)
+  local name, default_type, ipproto = k.name, k.type, k.ipproto
+  local function finish(self, p, ctx)
+    if not self.checksum then return end
+    local len = ctx.size - ctx.off
+    stack.put16(p + 2, cs.finish(cs.sum(p, len, k.pseudo and ctx.ip:pseudo_sum(ipproto, len) or nil)))
+  end
+  local function layer(o)
+    local l = M.options(name, o or {}, default_type, 2)
+    l.name, l.len, l.ipproto, l.write, l.finish = name, 8, ipproto, k.write, finish
+    return l
+  end
+  local function frame(_, o)
+    local f = {}
+    check.expect(o, "table?", "surge.proto." .. name, "fields")
+    for key, v in pairs(o or {}) do f[key] = v end
+    for key, v in pairs(k.defaults or {}) do if f[key] == nil then f[key] = v end end
+    local icmp_id = f.id                  -- the ICMP identifier, not flat's IP id
+    f.id = nil
+    if k.ip_id then f.id, f.ip_id = f.ip_id, nil end
+    local function l4layer(l4)
+      l4.id = icmp_id
+      local l = layer(l4)
+      return l
+    end
+    local t = flat.frame(name, f, { type = default_type, code = 0, seq = 0, checksum = true },
+      l4layer, 3)
+    return t
+  end
+  return layer, frame
 end
 
 -- surge.proto.icmp{...}: a whole Ethernet [/VLAN]/IPv4/ICMP frame from flat
--- fields. Here `id` is the ICMP identifier; `ip_id` is the IPv4 one (the
--- other flat builders call that `id`).
-local function frame(_, o)
-  local f = {}
-  check.expect(o, "table?", "surge.proto.icmp", "fields")
-  for k, v in pairs(o or {}) do f[k] = v end
-  local icmp_id = f.id
-  f.id, f.ip_id = f.ip_id, nil
-  local function layer(l4)
-    l4.id = icmp_id
-    local l = M.layer(l4)
-    return l
-  end
-  local t = flat.frame("icmp", f, { type = 8, code = 0, seq = 0, checksum = true },
-    layer, 3)
-  return t
-end
+-- fields; `ip_id` is the IPv4 header's id.
+local frame
+M.layer, frame = M.family{ name = "icmp", type = 8, ipproto = 1, write = write, ip_id = true }
 setmetatable(M, { __call = frame })
 
 -- Hot-loop setters on h (uint8_t * to the ICMP header): keep the checksum valid.

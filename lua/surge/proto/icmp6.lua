@@ -11,8 +11,6 @@
 local cs = require "surge.proto.checksum"
 local icmp = require "surge.proto.icmp"
 local stack = require "surge.proto.stack"
-local check = require "surge.check"
-local flat = require "surge.proto.flat"
 local ip6 = require "surge.proto.ip6"
 
 local M = { size = 8, UNREACHABLE = 1, TOO_BIG = 2, TIME_EXCEEDED = 3, ECHO_REQUEST = 128,
@@ -36,38 +34,12 @@ local function write(self, p, ctx)
   icmp.write(p, self.type, self.code, self.id, self.seq)
 end
 
-local function finish(self, p, ctx)
-  if not self.checksum then return end
-  local len = ctx.size - ctx.off
-  stack.put16(p + 2, cs.finish(cs.sum(p, len, ctx.ip:pseudo_sum(58, len))))
-end
-
--- checksum = false leaves it 0 (a deliberately bad checksum).
-function M.layer(o)
-  local l = icmp.options("icmp6", o or {}, 128, 2)
-  l.name, l.len, l.ipproto, l.write, l.finish = "icmp6", 8, 58, write, finish
-  return l
-end
-
 -- surge.proto.icmp6{...}: a whole Ethernet [/VLAN]/IPv6/ICMPv6 frame; src and
 -- dst default to 2001:db8::1 and 2001:db8::2, `id` is the ICMPv6 identifier.
-local function frame(_, o)
-  local f = {}
-  check.expect(o, "table?", "surge.proto.icmp6", "fields")
-  for k, v in pairs(o or {}) do f[k] = v end
-  if f.src == nil then f.src = "2001:db8::1" end
-  if f.dst == nil then f.dst = "2001:db8::2" end
-  local icmp_id = f.id                  -- the ICMPv6 identifier, not flat's IPv4 id
-  f.id = nil
-  local function layer(l4)
-    l4.id = icmp_id
-    local l = M.layer(l4)
-    return l
-  end
-  local t = flat.frame("icmp6", f, { type = 128, code = 0, seq = 0, checksum = true },
-    layer, 3)
-  return t
-end
+-- The layer's checksum = false leaves it 0 (a deliberately bad checksum).
+local frame
+M.layer, frame = icmp.family{ name = "icmp6", type = 128, ipproto = 58, write = write, pseudo = true,
+                              defaults = { src = "2001:db8::1", dst = "2001:db8::2" } }
 setmetatable(M, { __call = frame })
 
 function M.decode(p, len, ctx)

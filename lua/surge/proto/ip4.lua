@@ -88,9 +88,7 @@ end
 -- header checksum valid. set_src/set_dst return the old and new address
 -- halves so an L4 checksum can follow with checksum.update16.
 local function set_addr(ip, at, v)
-  local oh, ol = ip[at] * 256 + ip[at + 1], ip[at + 2] * 256 + ip[at + 3]
-  local nh, nl = rshift(v, 16), band(v, 0xffff)
-  ip[at] = rshift(nh, 8); ip[at + 1] = band(nh, 0xff); ip[at + 2] = rshift(nl, 8); ip[at + 3] = band(nl, 0xff)
+  local oh, ol, nh, nl = cs.swap32(ip, at, v)
   cs.update16(ip + 10, oh, nh)
   cs.update16(ip + 10, ol, nl)
   return oh, ol, nh, nl

@@ -149,15 +149,8 @@ end
 -- header checksum; set_src/set_dst change the low 32 bits of an address
 -- and return the old and new halves so an L4 checksum can follow with
 -- checksum.update16 (as ip4.set_src does).
-local function set_low32(ip, at, v)
-  local oh, ol = ip[at] * 256 + ip[at + 1], ip[at + 2] * 256 + ip[at + 3]
-  local nh, nl = rshift(v, 16), band(v, 0xffff)
-  ip[at] = rshift(nh, 8); ip[at + 1] = band(nh, 0xff); ip[at + 2] = rshift(nl, 8); ip[at + 3] = band(nl, 0xff)
-  return oh, ol, nh, nl
-end
-
-function M.set_src(ip, v) return set_low32(ip, 20, v) end
-function M.set_dst(ip, v) return set_low32(ip, 36, v) end
+function M.set_src(ip, v) return cs.swap32(ip, 20, v) end
+function M.set_dst(ip, v) return cs.swap32(ip, 36, v) end
 function M.src(ip) return stack.get32(ip + 20) end    -- low 32 bits
 function M.dst(ip) return stack.get32(ip + 36) end
 function M.set_hlim(ip, v) ip[7] = v end

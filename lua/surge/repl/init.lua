@@ -86,9 +86,10 @@ M.env = env
 -- A message raised without a position (error(msg, 0) in a helper, LuaJIT's
 -- "stack overflow") gets the line of the innermost frame typed here, as every
 -- other error at the prompt has; an interrupt says why, not where (repl.c).
+-- surge.remote's calls get the same (its handler's errors are the prompt's).
 local function located(text)
   if text:match("^[^\n]-:%d+: ") or text:match("^interrupted %(") then return text end
-  for level = 3, 400 do
+  for level = 2, 400 do                 -- from the caller: surge's frames are never the prompt's
     local info = debug.getinfo(level, "Sl")
     if info == nil then break end
     if info.source == "=prompt" and info.currentline > 0 then
@@ -97,6 +98,7 @@ local function located(text)
   end
   return text
 end
+M.located = located
 
 local function describe(e)
   if e == LEAVE then return e end

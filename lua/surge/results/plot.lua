@@ -361,6 +361,89 @@ local function takes(spec, r)
   return true
 end
 
+-- The k-th of a scenario table's nspecs chart specs: its data file (the
+-- rows it takes) and its charts, appended to charts.
+local function spec_charts(name, k, spec, nspecs, rows, dir, charts)
+  local xnames = type(spec.x) == "table" and spec.x or { spec.x }
+  local data, xused = {}, nil
+  local ys = {}
+  for _, y in ipairs(spec.y or {}) do ys[#ys + 1] = type(y) == "table" and y or { y } end
+  for _, r in ipairs(rows) do
+    local x, xn = field(r, xnames)
+    if x and takes(spec, r) then
+      xused = xused or xn
+      local line = { x }
+      for j, y in ipairs(ys) do
+        local v, n = field(r, y)
+        line[j + 1] = v and v * field_info(n).factor or 0 / 0
+      end
+      data[#data + 1] = line
+    end
+  end
+  table.sort(data, function(a, b) return a[1] < b[1] end)
+  -- the y series by unit, in order: the first unit on the left axis,
+  -- the second on the right one, a third and more on further charts
+  local groups, by_unit = {}, {}
+  for j, y in ipairs(ys) do
+    local used
+    for _, r in ipairs(rows) do if takes(spec, r) then local _, n = field(r, y); used = used or n end end
+    if used then
+      local fi = field_info(used)
+      local g = by_unit[fi.unit]
+      if not g then g = { unit = fi.unit, series = {}, names = {}, note = fi.note }; by_unit[fi.unit] = g; groups[#groups + 1] = g end
+      g.series[#g.series + 1] = { col = j + 1, title = fi.name }
+      g.names[#g.names + 1] = fi.name
+    end
+  end
+  if #data > 0 and #groups > 0 then
+    local f = data_file(dir, ("scenario_%s_%d"):format(name:gsub("[^%w]", "_"), k), data)
+    local xi = field_info(xused)
+    local xs = {}
+    for i, r in ipairs(data) do xs[i] = r[1] * xi.factor end
+    local logx = spec.logx
+    if logx == nil then logx = log_spaced(xs) end
+    logx = logx and xs[1] > 0
+    local x = axis(xi.unit, type(spec.xlabel) == "string" and spec.xlabel or axis_label(xi.unit, { xi.name }, xi.note),
+                   logx, xs[1], xs[#xs], xs)
+    -- points surge could not offer (sender_limited rows) are named in
+    -- the title: there the curve shows surge's limit, not the DUT's
+    local limited = {}
+    for _, r in ipairs(rows) do
+      local xv = field(r, xnames)
+      if xv and r.sender_limited == true and takes(spec, r) then limited[#limited + 1] = human(xv * xi.factor, xi.unit) end
+    end
+    local title = type(spec.title) == "string" and spec.title or name
+    if #limited > 0 then
+      title = ("%s - surge did not send the offered rate at %s %s: there it shows surge's limit"):format(
+        title, xi.name, table.concat(limited, ", "))
+    end
+    local base = (type(spec.name) == "string" and spec.name) or (nspecs > 1 and tostring(k)) or nil
+    for c = 1, #groups, 2 do
+      local chart = { title = title, x = x, series = {}, points = #data }
+      chart.name = name:gsub("[^%w]", "_") .. (base and "-" .. base or "") .. (c > 1 and ("-%d"):format((c + 1) / 2) or "")
+      for side = 0, 1 do
+        local g = groups[c + side]
+        if g then
+          local lo, hi = math.huge, -math.huge
+          for _, s in ipairs(g.series) do lo, hi = range_of(data, s.col, 1, lo, hi) end
+          if lo > hi then lo, hi = 0, 1 end
+          local logy = spec.logy and lo > 0
+          local label = side == 0 and type(spec.ylabel) == "string" and spec.ylabel
+            or axis_label(g.unit, g.names, g.note)
+          local a = axis(g.unit, label, logy, logy and lo or math.min(lo, 0), hi)
+          chart[side == 0 and "y" or "y2"] = a
+          for _, s in ipairs(g.series) do
+            chart.series[#chart.series + 1] = { file = f, x = 1, xfactor = xi.factor, y = s.col,
+              with = "linespoints", axes = side == 1 and "x1y2" or nil, points = #data,
+              title = s.title .. (groups[c + 1] and (side == 1 and " (right axis)" or " (left axis)") or "") }
+          end
+        end
+      end
+      charts[#charts + 1] = chart
+    end
+  end
+end
+
 local function scenario_charts(res, dir, charts)
   local names = {}
   for name in pairs(res.scenarios or {}) do names[#names + 1] = name end
@@ -372,86 +455,7 @@ local function scenario_charts(res, dir, charts)
     local own = type(tbl) == "table" and not tbl.plot and charts_of(name) or nil
     local specs = type(tbl) == "table" and tbl.plot and { tbl.plot } or (own and own.tables)
     if type(rows) == "table" and #rows > 0 and specs then
-      for k, spec in ipairs(specs) do
-        local xnames = type(spec.x) == "table" and spec.x or { spec.x }
-        local data, xused = {}, nil
-        local ys = {}
-        for _, y in ipairs(spec.y or {}) do ys[#ys + 1] = type(y) == "table" and y or { y } end
-        for _, r in ipairs(rows) do
-          local x, xn = field(r, xnames)
-          if x and takes(spec, r) then
-            xused = xused or xn
-            local line = { x }
-            for j, y in ipairs(ys) do
-              local v, n = field(r, y)
-              line[j + 1] = v and v * field_info(n).factor or 0 / 0
-            end
-            data[#data + 1] = line
-          end
-        end
-        table.sort(data, function(a, b) return a[1] < b[1] end)
-        -- the y series by unit, in order: the first unit on the left axis,
-        -- the second on the right one, a third and more on further charts
-        local groups, by_unit = {}, {}
-        for j, y in ipairs(ys) do
-          local used
-          for _, r in ipairs(rows) do if takes(spec, r) then local _, n = field(r, y); used = used or n end end
-          if used then
-            local fi = field_info(used)
-            local g = by_unit[fi.unit]
-            if not g then g = { unit = fi.unit, series = {}, names = {}, note = fi.note }; by_unit[fi.unit] = g; groups[#groups + 1] = g end
-            g.series[#g.series + 1] = { col = j + 1, title = fi.name }
-            g.names[#g.names + 1] = fi.name
-          end
-        end
-        if #data > 0 and #groups > 0 then
-          local f = data_file(dir, ("scenario_%s_%d"):format(name:gsub("[^%w]", "_"), k), data)
-          local xi = field_info(xused)
-          local xs = {}
-          for i, r in ipairs(data) do xs[i] = r[1] * xi.factor end
-          local logx = spec.logx
-          if logx == nil then logx = log_spaced(xs) end
-          logx = logx and xs[1] > 0
-          local x = axis(xi.unit, type(spec.xlabel) == "string" and spec.xlabel or axis_label(xi.unit, { xi.name }, xi.note),
-                         logx, xs[1], xs[#xs], xs)
-          -- points surge could not offer (sender_limited rows) are named in
-          -- the title: there the curve shows surge's limit, not the DUT's
-          local limited = {}
-          for _, r in ipairs(rows) do
-            local xv = field(r, xnames)
-            if xv and r.sender_limited == true and takes(spec, r) then limited[#limited + 1] = human(xv * xi.factor, xi.unit) end
-          end
-          local title = type(spec.title) == "string" and spec.title or name
-          if #limited > 0 then
-            title = ("%s - surge did not send the offered rate at %s %s: there it shows surge's limit"):format(
-              title, xi.name, table.concat(limited, ", "))
-          end
-          local base = (type(spec.name) == "string" and spec.name) or (#specs > 1 and tostring(k)) or nil
-          for c = 1, #groups, 2 do
-            local chart = { title = title, x = x, series = {}, points = #data }
-            chart.name = name:gsub("[^%w]", "_") .. (base and "-" .. base or "") .. (c > 1 and ("-%d"):format((c + 1) / 2) or "")
-            for side = 0, 1 do
-              local g = groups[c + side]
-              if g then
-                local lo, hi = math.huge, -math.huge
-                for _, s in ipairs(g.series) do lo, hi = range_of(data, s.col, 1, lo, hi) end
-                if lo > hi then lo, hi = 0, 1 end
-                local logy = spec.logy and lo > 0
-                local label = side == 0 and type(spec.ylabel) == "string" and spec.ylabel
-                  or axis_label(g.unit, g.names, g.note)
-                local a = axis(g.unit, label, logy, logy and lo or math.min(lo, 0), hi)
-                chart[side == 0 and "y" or "y2"] = a
-                for _, s in ipairs(g.series) do
-                  chart.series[#chart.series + 1] = { file = f, x = 1, xfactor = xi.factor, y = s.col,
-                    with = "linespoints", axes = side == 1 and "x1y2" or nil, points = #data,
-                    title = s.title .. (groups[c + 1] and (side == 1 and " (right axis)" or " (left axis)") or "") }
-                end
-              end
-            end
-            charts[#charts + 1] = chart
-          end
-        end
-      end
+      for k, spec in ipairs(specs) do spec_charts(name, k, spec, #specs, rows, dir, charts) end
     end
   end
 end

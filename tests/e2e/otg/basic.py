@@ -190,8 +190,9 @@ refused("a state not of the model", "/control/state",
         '{"choice":"traffic","traffic":{"choice":"flow_transmit","flow_transmit":{"state":"halt"}}}', 400,
         "traffic.flow_transmit.state: 'halt' is not one of start, stop, pause, resume")
 bl = json.loads(cfg.serialize())
-bl["flows"][0]["size"]["choice"] = "increment"
-refused("size increment", "/config", json.dumps(bl), 400, "flows[0].size.increment: not implemented by surge otg")
+bl["flows"][0]["size"] = {"choice": "increment", "increment": {"start": 256, "end": 128}}
+refused("size increment end below start", "/config", json.dumps(bl), 400,
+        "flows[0].size.increment.start: 256 is above end 128")
 gap = json.loads(cfg.serialize())
 gap["flows"][0]["duration"]["fixed_packets"]["gap"] = 5
 refused("gap other than 12", "/config", json.dumps(gap), 400, "flows[0].duration.fixed_packets.gap: 5")

@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 import snappi
-import otgrun
 from otgrun import check, refused, start_all, udp_flow, wait_stopped
 
 URL, REMOTE, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -40,7 +39,7 @@ if len(sys.argv) > 4 and sys.argv[4] == "again":
     start_all(api)
     fm = {m.name: m for m in wait_stopped(api, 30)}
     check("then fb runs there again: 200 sent, 200 received", fm["fb"].frames_rx == 200, fm["fb"].serialize())
-    sys.exit(1 if otgrun.fails else 0)
+    sys.exit(1 if check.fails else 0)
 
 api.set_config(config())
 got = api.get_config()
@@ -75,6 +74,12 @@ bad.flows[1].tx_rx.port.rx_names = ["p1"]
 refused("a flow across the hosts: 400 naming its rx port", lambda: api.set_config(bad),
         ["flows[1].tx_rx.port.rx_names[0]: port 'p1' is on this host", "across hosts is not implemented"])
 bad = config()
+eth = bad.devices.add(name="d").ethernets.add(name="d.eth", mac="02:00:00:00:0d:01")
+eth.connection.port_name = "p2"
+refused("a device on the other host's port: 400 naming its port_name", lambda: api.set_config(bad),
+        ["devices[0].ethernets[0].connection.port_name: port 'p2' is on %s" % REMOTE,
+         "a device on another host is not implemented"])
+bad = config()
 bad.flows[1].size.fixed = 20000
 refused("the other host's refusal comes back with this config's path", lambda: api.set_config(bad),
         ["flows[1].size", "(on %s)" % REMOTE])
@@ -84,5 +89,5 @@ t0 = time.time()
 refused("a host that no sshd answers: 400 at once, naming the host, with ssh's words",
         lambda: api.set_config(bad), ["host root@127.0.0.1:1: its surge otg did not answer over SSH", "refused"])
 check("... within 10 s (%.1f s)" % (time.time() - t0), time.time() - t0 < 10)
-print("otg hosts: %d failed" % otgrun.fails)
-sys.exit(1 if otgrun.fails else 0)
+print("otg hosts: %d failed" % check.fails)
+sys.exit(1 if check.fails else 0)

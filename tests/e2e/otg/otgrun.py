@@ -1,18 +1,24 @@
-"""otgrun.py - what the OTG drivers do alike: a fixed UDP flow between two
-ports, start every flow, and wait until every flow's transmit state is
-"stopped" (or a deadline passes)."""
+"""otgrun.py - what the OTG drivers do alike: their checks counted, a refusal
+checked, a fixed UDP flow between two ports, start every flow, and wait until
+every flow's transmit state is "stopped" (or a deadline passes)."""
 import re
 import time
 from typing import Any, List
 
-fails = 0
+
+class Checks:
+    """One line per check ("ok   NAME" or "FAIL NAME: DETAIL"), the failures counted."""
+
+    def __init__(self) -> None:
+        self.fails = 0
+
+    def __call__(self, name: str, cond: bool, detail: Any = "") -> None:
+        print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+        self.fails += 0 if cond else 1
 
 
-def check(name: str, cond: bool, detail: Any = "") -> None:
-    """One line: ok or FAIL with the detail; counted in fails."""
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
-    fails += 0 if cond else 1
+# the drivers' checks (check.fails: how many failed)
+check = Checks()
 
 
 def refused(name: str, fn: Any, want: List[str], status: int = 400) -> None:

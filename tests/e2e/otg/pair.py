@@ -11,7 +11,6 @@ Prints one line per check; exits 1 when one failed.
 import sys
 
 import snappi
-import otgrun
 from otgrun import check, start_all, udp_flow, wait_stopped
 
 URL, LOC_A, LOC_B = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -38,5 +37,5 @@ mr.port.port_names = []
 pm = {m.name: m for m in api.get_metrics(mr).port_metrics}
 check("port a: frames_tx 2000, link up", pm["a"].frames_tx == 2000 and pm["a"].link == "up", pm["a"].serialize())
 check("port b: frames_tx 700, link up", pm["b"].frames_tx == 700 and pm["b"].link == "up", pm["b"].serialize())
-print("otg pair: %d failed" % otgrun.fails)
-sys.exit(1 if otgrun.fails else 0)
+print("otg pair: %d failed" % check.fails)
+sys.exit(1 if check.fails else 0)

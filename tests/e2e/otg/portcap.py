@@ -17,7 +17,6 @@ from typing import Any
 
 import requests
 import snappi
-import otgrun
 from otgrun import check, refused, start_all, udp_flow, wait_stopped
 
 URL, OUT = sys.argv[1], sys.argv[2]
@@ -58,7 +57,7 @@ if len(sys.argv) > 3 and sys.argv[3] == "bound":
         req.port_name = port
         with open("%s.%s.pcap" % (OUT, port), "wb") as out:
             out.write(api.get_capture(req).read())
-    sys.exit(1 if otgrun.fails else 0)
+    sys.exit(1 if check.fails else 0)
 
 api.set_config(config())
 got = api.get_config()
@@ -199,5 +198,5 @@ api.set_config(cfg)
 start_all(api)
 fm = {m.name: m for m in wait_stopped(api, 30)}
 check("layer1 (10 Gbps as the ring runs, mtu 1500): f1 100/100", fm["f1"].frames_rx == 100, fm["f1"].serialize())
-print("otg portcap: %d failed" % otgrun.fails)
-sys.exit(1 if otgrun.fails else 0)
+print("otg portcap: %d failed" % check.fails)
+sys.exit(1 if check.fails else 0)

@@ -84,18 +84,13 @@ function M.run(opts)
   local rates = M.plan(opts)
   local id = scenario.port_exists(scenario.port_number(opts.tx, "--tx"), "--tx")
   local port = surge.port(id, { rxq = 1, txq = 1 })
-  local o = {}
-  for k, v in pairs(opts) do if type(v) ~= "table" then o[k] = v end end
-  local tid = surge.launch("surge.scenario.http.tasks:run", { rxq = port:rxq(0), txq = port:txq(0), mac = port:info().mac,
-    opts = o, rates = rates })
-  local ok, r = pcall(surge.wait, tid)
-  if not ok then error(dut.reason(r), 0) end
+  local r = dut.task("surge.scenario.http.tasks:run", { rxq = port:rxq(0), txq = port:txq(0), mac = port:info().mac,
+    opts = scenario.plain(opts), rates = rates })
   local results = { scenario = "http", tx = id, src = opts.src, server = opts.server, port = opts.port,
     requests_per_connection = opts.requests, next_hop_mac = r.next_hop_mac, rows = r.rows,
     plot = { title = "HTTP load", x = "offered_cps", y = { "cps", "requests_per_s" }, xlabel = "offered connections/s",
              ylabel = "per second" } }
-  if r.stopped then scenario.mark_partial(results, "the run stopped") end
-  return scenario.done(M.name, results)
+  return scenario.done(M.name, results, r.stopped)
 end
 
 function M.report(res)

@@ -54,6 +54,14 @@ function M.defaults(name, mod, given)
   return opts
 end
 
+-- The options as a task's spec carries them: the strings, numbers and
+-- booleans (a table of Lua's run(opts) stays with the caller).
+function M.plain(opts)
+  local o = {}
+  for k, v in pairs(opts) do if type(v) ~= "table" then o[k] = v end end
+  return o
+end
+
 -- A check of a scenario's options that needs no port (goals, services,
 -- group addresses): fn(opts) refuses with M.refuse as run() would, but runs
 -- when the options are parsed, so `surge run NAME` exits 2 before EAL. The

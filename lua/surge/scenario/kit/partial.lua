@@ -23,8 +23,11 @@ end
 
 -- A scenario's run() ends with this: its results go to --output (under
 -- its name) whether it ran by name, from a script or at the prompt.
-function M.done(name, res)
+-- `stopped`: its task saw the stop and returned what it had (http,
+-- rfc9693): the results are partial.
+function M.done(name, res, stopped)
   if state.dry then error(dry.DRY, 0) end
+  if stopped then M.mark_partial(res, "the run stopped") end
   state.current.active = nil
   results_file.scenario_done(name, res)
   return res

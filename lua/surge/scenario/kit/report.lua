@@ -100,6 +100,9 @@ function M.cell(v, fmt)
   return (fmt or "%s"):format(v)
 end
 
+-- A time in microseconds for a table: one decimal, "-" when there is none.
+function M.us(v) return M.cell(v, "%.1f") end
+
 -- Latency summary cells in microseconds: min, avg, p50, p99, max.
 function M.lat_cells(l)
   if not l or l.probes == 0 then return { "-", "-", "-", "-", "-" } end

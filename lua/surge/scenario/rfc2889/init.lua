@@ -167,10 +167,8 @@ function M.run(opts)
                     count = s.count, rate = s.rate, whole = s.whole }
       end
       trials = trials + 1
-      local id = surge.launch("surge.dut.l2:run", { ifaces = ifaces, ctrl_pool = rx_pool, streams = spec,
+      local r = dut.task("surge.dut.l2:run", { ifaces = ifaces, ctrl_pool = rx_pool, streams = spec,
         off = TAG_OFF, settle = settle })
-      local ok, r = pcall(surge.wait, id)
-      if not ok then error(dut.reason(r), 0) end
       if not surge.running() then error(dut.STOPPED_DURING .. "an rfc2889 trial", 0) end
       for _, st in ipairs(r.streams) do
         frames_sent = frames_sent + st.sent
@@ -300,7 +298,7 @@ function M.report(res)
         fmt_rate(r.learning_rate_fps) or "none", r.addresses, r.at_top and " or more: the top passed" or "")
     elseif r.test == "broadcast" then
       figure = ("forwarding rate %s (%d ports), latency avg %s us, max %s us, lost %d"):format(
-        fmt_rate(r.forwarding_rate_fps), r.receivers, cell(r.latency_avg_us, "%.1f"), cell(r.latency_max_us, "%.1f"),
+        fmt_rate(r.forwarding_rate_fps), r.receivers, scenario.us(r.latency_avg_us), scenario.us(r.latency_max_us),
         r.lost)
     elseif r.test == "congestion_control" then
       figure = ("head-of-line blocking %s, back pressure %s (congested port loss %.3f %%, uncongested %.3f %%)")

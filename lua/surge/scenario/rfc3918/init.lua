@@ -408,7 +408,7 @@ function M.run(opts)
 end
 
 function M.report(res)
-  local function us(v) return scenario.cell(v, "%.1f") end
+  local us = scenario.us
   local rows = {}
   for _, r in ipairs(res.rows) do
     local figure

@@ -10,7 +10,6 @@
 local logic = require "surge.scenario.rfc9693.logic"
 local dut = require "surge.dut"
 local scenario = require "surge.scenario"
-local surge = require "surge"
 
 local M = { name = "rfc9693",
   description = "RFC 9693 stateful DUT: connection table capacity, setup and teardown rates, throughput" }
@@ -98,19 +97,14 @@ function M.run(opts)
   scenario.progress("rfc9693: client %s on port %d -> server %s:%d on port %d, %s%s", s.src, s.tx.id, s.dst,
     opts.port, s.rx.id, s:next_hop(),
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
-  local o = {}
-  for k, v in pairs(opts) do if type(v) ~= "table" then o[k] = v end end
-  local id = surge.launch("surge.scenario.rfc9693.tasks:run", { ifaces = s.ifaces, tx_mac = s.tx_info.mac,
-    rx_mac = s.rx_info.mac, gw_mac = mac, src = s.src, dst = s.dst, opts = o, width = plan.width,
+  local r = dut.task("surge.scenario.rfc9693.tasks:run", { ifaces = s.ifaces, tx_mac = s.tx_info.mac,
+    rx_mac = s.rx_info.mac, gw_mac = mac, src = s.src, dst = s.dst, opts = scenario.plain(opts), width = plan.width,
     tests = plan.tests })
-  local ok, r = pcall(surge.wait, id)
-  if not ok then error(dut.reason(r), 0) end
   if r == nil then error("rfc9693: the trials' task ended without results", 0) end
   local results = { scenario = "rfc9693", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst, port = opts.port,
     dst_mac = mac, tests = plan.tests, rows = r.rows, trials = r.trials, ok = r.ok,
     client_engines = r.client_engines }
-  if r.stopped then scenario.mark_partial(results, "the run stopped") end
-  return scenario.done(M.name, results)
+  return scenario.done(M.name, results, r.stopped)
 end
 
 function M.report(res)

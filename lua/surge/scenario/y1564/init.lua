@@ -229,7 +229,7 @@ function M.run(opts)
 end
 
 function M.report(res)
-  local function us(v) return scenario.cell(v, "%.1f") end
+  local us = scenario.us
   local rows = {}
   for _, r in ipairs(res.rows) do
     rows[#rows + 1] = { r.service, r.step, ("%.4g"):format(r.offered_bps / 1e6), ("%.4g"):format(r.ir_bps / 1e6),

@@ -27,41 +27,33 @@ local function show(v)
   return type(v) == "string" and ("'%s'"):format(v) or tostring(v)
 end
 
--- A bit rate: a number (bit/s) or text "2mbit", "500kbit", "1.5gbit", "2m",
--- "64000". Returns bit/s, or nil. Negative values are returned (the caller
--- says why they are refused).
-function M.bitrate(v)
-  if type(v) == "number" then return v == v and v < math.huge and v > -math.huge and v or nil end
+-- A value with a unit: a number as it is (nil unless finite), or text
+-- NUMBER[UNIT] with UNIT a key of `mult` (its multiplier, "" for none) and
+-- NUMBER matching the pattern `number`; nil when it is neither. Negative
+-- values are returned (the caller says why they are refused).
+local DECIMAL = "[-+]?[%d%.]+"
+local function with_unit(v, mult, number)
+  if type(v) == "number" then return finite(v) end
   if type(v) ~= "string" then return nil end
-  local n, unit = v:lower():match("^%s*([-+]?[%d%.]+[eE]?[-+]?%d*)%s*(%a*)%s*$")
+  local n, unit = v:lower():match("^%s*(" .. number .. ")%s*(%a*)%s*$")
   n = finite(n)
-  local mult = { [""] = 1, bit = 1, bps = 1, k = 1e3, kbit = 1e3, kbps = 1e3, m = 1e6, mbit = 1e6, mbps = 1e6,
-                 g = 1e9, gbit = 1e9, gbps = 1e9 }
   if not n or not mult[unit] then return nil end
   return n * mult[unit]
 end
+
+-- A bit rate: a number (bit/s) or text "2mbit", "500kbit", "1.5gbit", "2m",
+-- "64000", "1e6". Returns bit/s, or nil.
+local BITS = { [""] = 1, bit = 1, bps = 1, k = 1e3, kbit = 1e3, kbps = 1e3, m = 1e6, mbit = 1e6, mbps = 1e6,
+               g = 1e9, gbit = 1e9, gbps = 1e9 }
+function M.bitrate(v) return with_unit(v, BITS, DECIMAL .. "[eE]?[-+]?%d*") end
 
 -- A size in bytes: a number or text "4000", "4k", "4kb" (1000 bytes), "1mb".
-function M.bytes(v)
-  if type(v) == "number" then return v == v and v < math.huge and v > -math.huge and v or nil end
-  if type(v) ~= "string" then return nil end
-  local n, unit = v:lower():match("^%s*([-+]?[%d%.]+)%s*(%a*)%s*$")
-  n = finite(n)
-  local mult = { [""] = 1, b = 1, k = 1e3, kb = 1e3, m = 1e6, mb = 1e6 }
-  if not n or not mult[unit] then return nil end
-  return n * mult[unit]
-end
+local BYTES = { [""] = 1, b = 1, k = 1e3, kb = 1e3, m = 1e6, mb = 1e6 }
+function M.bytes(v) return with_unit(v, BYTES, DECIMAL) end
 
 -- A delay in microseconds: a number (us) or text "10ms", "500us", "1s".
-function M.delay_us(v)
-  if type(v) == "number" then return v == v and v < math.huge and v or nil end
-  if type(v) ~= "string" then return nil end
-  local n, unit = v:lower():match("^%s*([-+]?[%d%.]+)%s*(%a*)%s*$")
-  n = finite(n)
-  local mult = { [""] = 1, us = 1, ms = 1e3, s = 1e6 }
-  if not n or not mult[unit] then return nil end
-  return n * mult[unit]
-end
+local MICROSECONDS = { [""] = 1, us = 1, ms = 1e3, s = 1e6 }
+function M.delay_us(v) return with_unit(v, MICROSECONDS, DECIMAL) end
 
 -- A ratio: a number (0.001) or text "0.001", "0.1%" (the kit's one parser).
 M.ratio = scenario.kit.numbers.ratio

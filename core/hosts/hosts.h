@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * hosts.h - the emulated hosts' internal header (docs/hosts.md).
+ *
+ * A table of N hosts belongs to the lcore that made it and is driven by
+ * surge_hosts_poll() once per burst; everything it needs is allocated when
+ * it is made (the hosts, the DHCP address index, the event ring), nothing
+ * per packet. core/hosts/ is a layer of its own above the data plane
+ * (docs/architecture.md); its files are a ladder, each calling only those
+ * before it:
+ *   hosts_parse.c  a received frame read (pure: fuzzed alone)
+ *   hosts_table.c  the table: hosts, lookups by MAC and address, the two
+ *                  ordered timer lists, the event ring
+ *   hosts_proto.c  frames written (ARP, ICMP echo replies, DHCP) and the
+ *                  protocols' state machines: a frame in, a timer due
+ *   hosts_poll.c   the FFI entry points
+ */
+#ifndef HOSTS_H
+#define HOSTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane.h"
+#include "hosts_parse.h"
+
+#define HOST_NIL UINT32_MAX
+
+/* host.list: the timer list a host is on */
+enum { HL_NONE = 0, HL_SHORT = 1, HL_LONG = 2 };
+/* host.flags */
+enum { HF_OWE_RELEASE = 1 };
+
+/* One host: 40 bytes (docs/hosts.md, "Memory"). Its MAC is the table's
+ * base plus its index and its VLAN the table's, so neither is stored. One
+ * timer: a host waits on one thing at a time (a probe, a retransmission,
+ * T1, T2, the lease's end). Times are milliseconds of the table's clock. */
+struct host {
+	uint32_t ip;            /* host order: the static address, or the offered / leased one */
+	uint32_t server;        /* DHCP: the server identifier (option 54) */
+	uint32_t xid;           /* DHCP: the transaction's id */
+	uint32_t due;           /* its timer */
+	uint32_t next, prev;    /* its timer list's links */
+	uint32_t lease_s;       /* DHCP: the lease's length, UINT32_MAX infinite */
+	uint32_t bound_ms;      /* when the address became the host's (renewals: the last ACK) */
+	uint8_t state;          /* enum surge_hosts_state */
+	uint8_t list;           /* HL_* */
+	uint8_t tries;          /* transmissions of the current message (or probes, announcements) */
+	uint8_t renewals;       /* DHCP renewals acknowledged, saturating at 255 */
+	uint8_t flags;          /* HF_OWE_RELEASE */
+	uint8_t naks;           /* DHCP NAKs since the last binding: `retries` of them end it */
+	uint8_t pad[2];
+};
+_Static_assert(sizeof(struct host) == 40, "struct host is 40 bytes (docs/hosts.md)");
+
+/* A timer list, ordered by due time: an insertion walks back from the
+ * tail, so one made with the list's usual delay costs one step. Two lists
+ * keep the walks short: SHORT (probes, retransmissions: seconds) and LONG
+ * (T1, T2, the lease's end: minutes to days). */
+struct hlist {
+	uint32_t head, tail;
+};
+
+struct hosts_table {
+	struct surge_hosts_conf conf;
+	struct host *h;
+	uint32_t *ipidx;          /* DHCP: host + 1 by (address - net4), 0 none */
+	uint32_t ipidx_n;
+	uint64_t mac0;            /* conf.mac as a 48-bit number */
+	struct hlist lists[3];    /* [HL_SHORT], [HL_LONG] */
+	uint32_t started;         /* hosts started (in index order) */
+	uint32_t open;            /* DHCP transactions outstanding (SELECTING, REQUESTING) */
+	uint32_t now;             /* ms since tsc0, set by each poll */
+	uint64_t tsc0;
+	double ms_per_cyc;
+	uint32_t rng;
+	int32_t owner;
+	struct surge_hosts_stats st;
+	uint8_t server_mac[6];    /* the DHCP server's (from its ACK): renewals and releases are unicast */
+	uint8_t has_server_mac;
+	struct surge_hosts_event *ev;
+	uint32_t ev_cap, ev_head, ev_tail;   /* a ring: ev_tail - ev_head events held */
+	size_t bytes;             /* the table's memory */
+	/* the poll's transmit state */
+	struct surge_burst *tx;
+	uint16_t port, txq;
+	uint32_t tx_used, tx_got;
+	int tx_err;
+	uint32_t room;            /* the tx pool's data room */
+};
+
+static inline void
+mac_put(uint8_t *p, uint64_t v)
+{
+	for (int k = 5; k >= 0; k--, v >>= 8)
+		p[k] = (uint8_t)v;
+}
+
+static inline uint64_t
+mac_get(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int k = 0; k < 6; k++)
+		v = v << 8 | p[k];
+	return v;
+}
+
+/* hosts_table.c */
+int ht_alloc(struct hosts_table *t);
+void ht_free(struct hosts_table *t);
+void ht_timer_set(struct hosts_table *t, uint32_t i, int list, uint32_t due);
+void ht_timer_stop(struct hosts_table *t, uint32_t i);
+uint32_t ht_by_ip(const struct hosts_table *t, uint32_t ip);
+uint32_t ht_by_mac(const struct hosts_table *t, const uint8_t *mac);
+void ht_mac(const struct hosts_table *t, uint32_t i, uint8_t *out);
+void ht_ipidx_set(struct hosts_table *t, uint32_t i, uint32_t ip);
+void ht_ipidx_clear(struct hosts_table *t, uint32_t i);
+void ht_state(struct hosts_table *t, uint32_t i, uint8_t state);
+void ht_event(struct hosts_table *t, uint32_t i, uint8_t kind);
+uint32_t ht_rand(struct hosts_table *t);
+
+/* hosts_proto.c */
+int proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame);
+void proto_start(struct hosts_table *t, uint32_t i);
+void proto_timer(struct hosts_table *t, uint32_t i);
+int proto_flush(struct hosts_table *t);
+
+/* hosts_poll.c: the run's end (core/run/boot.c) */
+void hosts_free_all(void);
+
+#endif

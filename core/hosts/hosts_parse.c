@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * hosts_parse.c - what an emulated host receives, read: ARP (RFC 826),
+ * IPv4 with ICMP echo requests (RFC 792), DHCP replies to the client port
+ * (RFC 2131, options RFC 2132). Pure: bytes in, struct hframe out, nothing
+ * else linked, so tests/unit/test_hosts_fuzz.c fuzzes it alone. Every read
+ * is checked against the frame's length first; the IPv4 total length
+ * bounds what follows it (padding after it is ignored).
+ */
+#include <string.h>
+
+#include "hosts_parse.h"
+
+static inline uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t g32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+#define BOOTP_FIXED 236          /* op .. file, before the magic cookie */
+#define DHCP_MAGIC 0x63825363u
+
+/* The options of a BOOTREPLY (o: after the cookie, n bytes). A length
+ * running past the end, a message type or an address option of the wrong
+ * length, or no end option: the reply is bad. */
+static enum hframe_kind
+dhcp_options(const uint8_t *o, size_t n, struct hframe *f)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint8_t code = o[i];
+
+		if (code == 0) {             /* pad */
+			i++;
+			continue;
+		}
+		if (code == 255)
+			return f->msg != 0 ? HF_DHCP : HF_DHCP_BAD;
+		if (i + 1 >= n || i + 2 + (size_t)o[i + 1] > n)
+			return HF_DHCP_BAD;
+		uint8_t l = o[i + 1];
+		const uint8_t *v = o + i + 2;
+
+		switch (code) {
+		case 53:
+			if (l != 1 || v[0] < DHCP_DISCOVER || v[0] > DHCP_RELEASE)
+				return HF_DHCP_BAD;
+			f->msg = v[0];
+			break;
+		case 1: case 3: case 51: case 54: case 58: case 59:
+			if (l < 4 || (code != 3 && l != 4))
+				return HF_DHCP_BAD;   /* option 3 is a list: the first router */
+			if (code == 1)
+				f->mask = g32(v);
+			else if (code == 3)
+				f->router = g32(v);
+			else if (code == 51)
+				f->lease_s = g32(v);
+			else if (code == 54)
+				f->server_id = g32(v);
+			else if (code == 58)
+				f->t1_s = g32(v);
+			else
+				f->t2_s = g32(v);
+			break;
+		default:
+			break;
+		}
+		i += 2 + (size_t)l;
+	}
+	return HF_DHCP_BAD;              /* no end option */
+}
+
+static enum hframe_kind
+dhcp(const uint8_t *b, size_t n, struct hframe *f)
+{
+	if (n < BOOTP_FIXED + 4 || b[0] != 2 /* BOOTREPLY */ || b[1] != 1 || b[2] != 6 ||
+	    g32(b + BOOTP_FIXED) != DHCP_MAGIC)
+		return HF_DHCP_BAD;
+	f->xid = g32(b + 4);
+	f->yiaddr = g32(b + 16);
+	f->chaddr = b + 28;
+	return dhcp_options(b + BOOTP_FIXED + 4, n - BOOTP_FIXED - 4, f);
+}
+
+static enum hframe_kind
+ipv4(const uint8_t *p, size_t len, struct hframe *f)
+{
+	if (len < 20 || (p[0] >> 4) != 4)
+		return HF_BAD;
+	uint16_t ihl = (uint16_t)((p[0] & 15) * 4), tot = g16(p + 2);
+
+	if (ihl < 20 || tot < ihl || tot > len)
+		return HF_BAD;
+	if ((g16(p + 6) & 0x3fff) != 0)
+		return HF_OTHER;             /* a fragment: not answered */
+	f->ihl = ihl;
+	f->ip_len = tot;
+	f->ip_src = g32(p + 12);
+	f->ip_dst = g32(p + 16);
+	const uint8_t *l4 = p + ihl;
+	size_t l4len = (size_t)tot - ihl;
+
+	if (p[9] == 1) {                 /* ICMP */
+		if (l4len < 8)
+			return HF_BAD;
+		return l4[0] == 8 && l4[1] == 0 ? HF_ECHO : HF_OTHER;
+	}
+	if (p[9] == 17 && l4len >= 8 && g16(l4 + 2) == 68 && g16(l4) == 67) {
+		size_t ulen = g16(l4 + 4);
+
+		if (ulen < 8 || ulen > l4len)
+			return HF_DHCP_BAD;
+		return dhcp(l4 + 8, ulen - 8, f);
+	}
+	return HF_OTHER;
+}
+
+enum hframe_kind
+hframe_parse(const uint8_t *p, size_t len, struct hframe *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (len < 14)
+		return (enum hframe_kind)(f->kind = HF_OTHER);
+	uint16_t type = g16(p + 12);
+
+	f->l2 = 14;
+	f->src_mac = p + 6;
+	if (type == 0x8100) {
+		if (len < 18)
+			return (enum hframe_kind)(f->kind = HF_OTHER);
+		f->vlan = g16(p + 14) & 0x0fff;
+		type = g16(p + 16);
+		f->l2 = 18;
+	}
+	const uint8_t *l3 = p + f->l2;
+	size_t n = len - f->l2;
+	enum hframe_kind k = HF_OTHER;
+
+	if (type == 0x0806) {
+		/* Ethernet/IPv4 ARP only: hardware 1, protocol 0x0800, lengths 6 and 4 */
+		if (n < 28 || g16(l3) != 1 || g16(l3 + 2) != 0x0800 || l3[4] != 6 || l3[5] != 4)
+			k = HF_BAD;
+		else {
+			f->arp_op = g16(l3 + 6);
+			f->sha = l3 + 8;
+			f->spa = g32(l3 + 14);
+			f->tpa = g32(l3 + 24);
+			k = HF_ARP;
+		}
+	} else if (type == 0x0800) {
+		k = ipv4(l3, n, f);
+	}
+	f->kind = (uint8_t)k;
+	return k;
+}

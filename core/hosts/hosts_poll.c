@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * hosts_poll.c - the emulated hosts' FFI entry points: make a table, poll
+ * it (receive a burst, take the hosts' frames, fire the due timers, start
+ * what the rate and the cap on open transactions allow, send what that
+ * wrote), read its counters, a host and the events, release leases.
+ *
+ * A table is written by the lcore that made it only; another thread reads
+ * its counters with plain loads, as the TCP engine's are read.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include "hosts.h"
+
+#define STARTS_PER_POLL 256      /* most hosts one poll starts: a late schedule catches up in bursts */
+#define TIMERS_PER_POLL 1024     /* most timers one poll fires: the rest at the next */
+#define DHCP_FRAME_ROOM 346      /* the largest frame a host writes but an echo reply: a tagged DHCP one */
+
+static int
+conf_check(const struct surge_hosts_conf *c)
+{
+	if (c->count == 0 || c->count > SURGE_HOSTS_COUNT_MAX)
+		return rt_error(-EINVAL, "surge_hosts_new: count %u: 1..%u", c->count, SURGE_HOSTS_COUNT_MAX);
+	if (c->vlan > 4094)
+		return rt_error(-EINVAL, "surge_hosts_new: vlan %u: 0 (untagged) or 1..4094", c->vlan);
+	if (c->mac[0] & 1)
+		return rt_error(-EINVAL, "surge_hosts_new: the MAC %02x:%02x:%02x:%02x:%02x:%02x is multicast",
+				c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
+	uint64_t mac0 = mac_get(c->mac);
+
+	/* the range keeps the first byte: past it, a host's MAC would be a
+	 * group address (02:ff:ff:ff:ff:ff + 1 is 03:00:00:00:00:00) */
+	if ((mac0 + c->count - 1) >> 40 != mac0 >> 40)
+		return rt_error(-EINVAL, "surge_hosts_new: %u MACs from %02x:%02x:%02x:%02x:%02x:%02x run past "
+				"%02x:ff:ff:ff:ff:ff", c->count, c->mac[0], c->mac[1], c->mac[2], c->mac[3],
+				c->mac[4], c->mac[5], c->mac[0]);
+	if (c->dhcp) {
+		if (c->ip4 != 0 || c->dad)
+			return rt_error(-EINVAL, "surge_hosts_new: DHCP hosts take their address from the server "
+					"(no ip4, no dad)");
+		if (c->net4_len < 12 || c->net4_len > 32)
+			return rt_error(-EINVAL, "surge_hosts_new: the DHCP subnet's prefix length %u: 12..32",
+					c->net4_len);
+		if (c->retries == 0 || c->retries > 16 || c->rto_ms < 10 || c->rto_ms > 64000)
+			return rt_error(-EINVAL, "surge_hosts_new: retries %u (1..16), rto_ms %u (10..64000)",
+					c->retries, c->rto_ms);
+	} else {
+		if (c->ip4 == 0)
+			return rt_error(-EINVAL, "surge_hosts_new: no address (ip4) and no dhcp");
+		if ((uint64_t)c->ip4 + c->count - 1 > 0xffffffffu)
+			return rt_error(-EINVAL, "surge_hosts_new: %u addresses from %u.%u.%u.%u pass 255.255.255.255",
+					c->count, c->ip4 >> 24, c->ip4 >> 16 & 255, c->ip4 >> 8 & 255, c->ip4 & 255);
+	}
+	if (c->probe_ms < 1 || c->probe_ms > 60000)
+		return rt_error(-EINVAL, "surge_hosts_new: probe_ms %u: 1..60000", c->probe_ms);
+	if (!(c->rate >= 0) || c->rate > 1e8)
+		return rt_error(-EINVAL, "surge_hosts_new: rate %g hosts/s: 0 (unpaced) .. 1e8", c->rate);
+	return 0;
+}
+
+int
+surge_hosts_new(const struct surge_hosts_conf *conf)
+{
+	struct runtime *r = rt();
+	struct hosts_table *t;
+	int id, rc;
+
+	if (conf == NULL)
+		return rt_error(-EINVAL, "surge_hosts_new: no configuration");
+	if ((rc = conf_check(conf)) != 0)
+		return rc;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return rt_error(-ENOMEM, "out of memory for a table of hosts");
+	t->conf = *conf;
+	if (t->conf.outstanding == 0 || t->conf.outstanding > t->conf.count)
+		t->conf.outstanding = t->conf.count;
+	t->conf.net4 &= t->conf.net4_len == 0 ? 0 : ~0u << (32 - t->conf.net4_len);
+	if (ht_alloc(t) != 0) {
+		ht_free(t);
+		free(t);
+		return rt_error(-ENOMEM, "out of memory for a table of %u hosts", conf->count);
+	}
+	t->tsc0 = rte_rdtsc();
+	t->ms_per_cyc = 1e3 / (double)rt_hz();
+	t->rng = (uint32_t)(t->tsc0 ^ (t->tsc0 >> 32)) | 1;
+	t->owner = (int32_t)lcore_self();
+	registry_lock();
+	id = r->nhosts;
+	if (id < SURGE_HOSTS_MAX) {
+		r->hosts[id] = t;
+		registry_publish(&r->nhosts, id + 1);
+	}
+	registry_unlock();
+	if (id >= SURGE_HOSTS_MAX) {
+		ht_free(t);
+		free(t);
+		return rt_error(-ENOSPC, "too many host tables (at most %d)", SURGE_HOSTS_MAX);
+	}
+	return id;
+}
+
+static struct hosts_table *
+get(int id)
+{
+	struct runtime *r = rt();
+
+	if (r == NULL || id < 0 || id >= registry_count(&r->nhosts))
+		return NULL;
+	return r->hosts[id];
+}
+
+static struct hosts_table *
+own(int id, int *rc)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL) {
+		*rc = rt_error(-EINVAL, "no host table %d", id);
+		return NULL;
+	}
+	if (t->owner != (int32_t)lcore_self()) {
+		*rc = rt_error(-EPERM, "host table %d belongs to lcore %d: poll it there", id, t->owner);
+		return NULL;
+	}
+	return t;
+}
+
+/* the hosts the schedule has due: rate per second since the table was
+ * made (all at once unpaced), DHCP ones while fewer than `outstanding`
+ * transactions are open */
+static void
+starts(struct hosts_table *t)
+{
+	uint64_t due = t->conf.count;
+	/* a static host without probes or announcements sends nothing when it
+	 * starts: a million are bound in a few polls */
+	uint32_t k = 0, max = t->conf.dhcp || t->conf.dad || t->conf.announce ? STARTS_PER_POLL : 65536;
+
+	if (t->conf.rate > 0) {
+		double d = t->conf.rate * (double)t->now / 1e3 + 1;
+
+		due = d < (double)t->conf.count ? (uint64_t)d : t->conf.count;
+	}
+	while (t->started < due && k < max && (!t->conf.dhcp || t->open < t->conf.outstanding)) {
+		proto_start(t, t->started++);
+		k++;
+	}
+}
+
+static void
+timers(struct hosts_table *t, int list, uint32_t *budget)
+{
+	struct hlist *l = &t->lists[list];
+
+	while (l->head != HOST_NIL && *budget > 0) {
+		uint32_t i = l->head;
+
+		if ((int32_t)(t->now - t->h[i].due) < 0)
+			break;
+		ht_timer_stop(t, i);
+		proto_timer(t, i);
+		(*budget)--;
+	}
+}
+
+static int
+setup_tx(struct hosts_table *t, uint16_t port, uint16_t txq, struct surge_burst *tx)
+{
+	struct pool_state *p = pool_at(rt(), tx->pool);
+
+	if (p == NULL)
+		return rt_error(-EINVAL, "host table: the tx burst has no pool to allocate from");
+	t->room = rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM;
+	if (t->room < DHCP_FRAME_ROOM)
+		return rt_error(-EMSGSIZE, "host table: the pool's mbufs hold %u bytes, a host's frames %u",
+				t->room, DHCP_FRAME_ROOM);
+	t->tx = tx;
+	t->port = port;
+	t->txq = txq;
+	t->tx_err = 0;
+	t->now = (uint32_t)((double)(rte_rdtsc() - t->tsc0) * t->ms_per_cyc);
+	return 0;
+}
+
+int
+surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
+		 struct surge_burst *tx)
+{
+	struct rte_mbuf *done[SURGE_BURST_MAX];
+	uint32_t keep = 0, ndone = 0, budget = TIMERS_PER_POLL;
+	int rc = 0, n;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if ((rc = burst_check(rx)) != 0 || (rc = burst_check(tx)) != 0)
+		return rc;
+	if ((rc = setup_tx(t, port, txq, tx)) != 0)
+		return rc;
+	n = surge_rx_recv(port, rxq, rx);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		struct hframe f;
+		enum hframe_kind k = hframe_parse(rx->data[i], rx->len[i], &f);
+
+		if (k == HF_BAD)
+			t->st.rx_bad++;
+		if (proto_frame(t, &f, rx->data[i])) {
+			t->st.rx_frames++;
+			done[ndone++] = rx->mbuf[i];
+		} else {
+			t->st.rx_other++;
+			rx->mbuf[keep] = rx->mbuf[i];
+			rx->data[keep] = rx->data[i];
+			rx->len[keep] = rx->len[i];
+			keep++;
+		}
+	}
+	rx->n = keep;
+	if (ndone > 0)
+		rte_pktmbuf_free_bulk(done, ndone);
+	timers(t, HL_SHORT, &budget);
+	timers(t, HL_LONG, &budget);
+	starts(t);
+	proto_flush(t);
+	t->tx = NULL;
+	return t->tx_err != 0 ? t->tx_err : (int)keep;
+}
+
+int
+surge_hosts_stats(int id, struct surge_hosts_stats *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	memcpy(out, &t->st, sizeof(*out));
+	return 0;
+}
+
+int
+surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+	uint32_t n = 0;
+
+	if (t == NULL)
+		return rc;
+	while (n < max && t->ev_head != t->ev_tail)
+		out[n++] = t->ev[t->ev_head++ & (t->ev_cap - 1)];
+	return (int)n;
+}
+
+int
+surge_hosts_host(int id, uint32_t i, struct surge_hosts_host *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	if (i >= t->conf.count)
+		return rt_error(-EINVAL, "host %u of a table of %u", i, t->conf.count);
+	const struct host *h = &t->h[i];
+
+	memset(out, 0, sizeof(*out));
+	out->ip4 = h->ip;
+	out->server4 = h->server;
+	out->lease_s = h->lease_s;
+	out->bound_ms = h->bound_ms;
+	ht_mac(t, i, out->mac);
+	out->state = h->state;
+	out->tries = h->tries;
+	return 0;
+}
+
+int
+surge_hosts_release(int id, uint32_t first, uint32_t n)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+	uint32_t k = 0;
+
+	if (t == NULL)
+		return rc;
+	if (!t->conf.dhcp)
+		return rt_error(-EINVAL, "host table %d: release is for DHCP hosts", id);
+	if (first >= t->conf.count || n > t->conf.count - first)
+		return rt_error(-EINVAL, "hosts %u..%u of a table of %u", first, first + n - 1, t->conf.count);
+	for (uint32_t i = first; i < first + n; i++) {
+		uint8_t s = t->h[i].state;
+
+		if (s != SURGE_HOST_BOUND && s != SURGE_HOST_RENEWING && s != SURGE_HOST_REBINDING)
+			continue;
+		ht_ipidx_clear(t, i);
+		ht_state(t, i, SURGE_HOST_RELEASED);
+		t->h[i].flags |= HF_OWE_RELEASE;
+		ht_event(t, i, SURGE_HOSTS_EV_RELEASED);
+		ht_timer_set(t, i, HL_SHORT, t->now);   /* sent at the next poll */
+		k++;
+	}
+	return (int)k;
+}
+
+int
+surge_hosts_settled(int id)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	const uint64_t *s = t->st.state;
+
+	return t->started == t->conf.count && s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
+	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0 &&
+	       t->lists[HL_SHORT].head == HOST_NIL;   /* releases and announcements sent */
+}
+
+int
+surge_hosts_count(void)
+{
+	return rt() != NULL ? registry_count(&rt()->nhosts) : 0;
+}
+
+void
+hosts_free_all(void)
+{
+	struct runtime *r = rt();
+
+	for (int i = 0; i < r->nhosts; i++) {
+		ht_free(r->hosts[i]);
+		free(r->hosts[i]);
+		r->hosts[i] = NULL;
+	}
+	r->nhosts = 0;
+}

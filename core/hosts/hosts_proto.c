@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * hosts_proto.c - what the emulated hosts say and how they move: ARP
+ * replies, RFC 5227 probes, announcements and conflicts; ICMP echo
+ * replies; the DHCPv4 client (RFC 2131: DISCOVER, REQUEST, renew at T1,
+ * rebind at T2, RELEASE), with its retransmissions doubled from rto_ms up
+ * to 64 s. Frames are written into the poll's tx burst (mbufs allocated a
+ * burst at a time, the unused ones returned) and sent without waiting for
+ * room, as the TCP engine's: what the ring refuses is counted, and a
+ * host's timer sends it again.
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+
+#include "hosts.h"
+
+#define DHCP_FRAME 342           /* Ethernet 14 + IPv4 20 + UDP 8 + a 300-byte BOOTP message (RFC 951) */
+#define ARP_FRAME 60             /* the Ethernet minimum, padded */
+#define RTO_MAX_MS 64000
+#define NOBUF_RETRY_MS 10        /* a frame the empty pool could not take: tried again this soon */
+
+static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void p32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+/* DPDK's sums are of native 16-bit words: stored as they are, they read big-endian */
+static inline void
+csum_put(uint8_t *p, uint16_t sum)
+{
+	memcpy(p, &sum, 2);
+}
+
+int
+proto_flush(struct hosts_table *t)
+{
+	struct surge_burst *b = t->tx;
+	uint32_t used = t->tx_used, got = t->tx_got;
+	int rc;
+
+	if (got == 0)
+		return 0;
+	if (used < got)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)&b->mbuf[used], got - used);
+	b->n = used;
+	t->tx_used = t->tx_got = 0;
+	if (used == 0)
+		return 0;
+	rc = tx_send_once(t->port, t->txq, b);
+	if (rc < 0) {
+		surge_burst_free(b);
+		t->tx_err = rc;
+		return rc;
+	}
+	t->st.tx_frames += (uint32_t)rc;
+	t->st.tx_full += used - (uint32_t)rc;
+	return 0;
+}
+
+/* The next frame to write, len bytes (zeroed), or NULL (counted) when the
+ * pool is empty or the frame does not fit its mbufs. */
+static uint8_t *
+frame(struct hosts_table *t, uint32_t len)
+{
+	struct surge_burst *b = t->tx;
+	uint32_t slot;
+
+	if (len > t->room) {
+		t->st.tx_nobufs++;
+		return NULL;
+	}
+	if (t->tx_used == t->tx_got) {
+		if (t->tx_got > 0 && proto_flush(t) < 0)
+			return NULL;
+		t->tx_got = surge_burst_alloc(b, b->cap);
+		t->tx_used = 0;
+		if (t->tx_got == 0) {
+			t->st.tx_nobufs++;
+			return NULL;
+		}
+	}
+	slot = t->tx_used++;
+	((struct rte_mbuf *)b->mbuf[slot])->ol_flags = 0;   /* checksums written here, not offloaded */
+	b->len[slot] = (uint16_t)len;
+	memset(b->data[slot], 0, len);
+	return b->data[slot];
+}
+
+/* Ethernet header (with the table's tag), returns where the payload starts */
+static uint8_t *
+eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type)
+{
+	if (dst != NULL)
+		memcpy(p, dst, 6);
+	else
+		memset(p, 0xff, 6);
+	ht_mac(t, i, p + 6);
+	if (t->conf.vlan != 0) {
+		p16(p + 12, 0x8100);
+		p16(p + 14, t->conf.vlan);
+		p += 4;
+	}
+	p16(p + 12, type);
+	return p + 14;
+}
+
+static uint32_t
+l2len(const struct hosts_table *t)
+{
+	return t->conf.vlan != 0 ? 18 : 14;
+}
+
+/* op 1 with spa 0: a probe; op 1 with spa = tpa: an announcement; op 2: a reply to tha/tpa */
+static int
+arp_send(struct hosts_table *t, uint32_t i, uint16_t op, uint32_t spa, const uint8_t *tha, uint32_t tpa)
+{
+	uint8_t *p = frame(t, ARP_FRAME + (t->conf.vlan != 0 ? 4 : 0));
+
+	if (p == NULL)
+		return -1;
+	uint8_t *a = eth(t, p, op == 2 ? tha : NULL, i, 0x0806);
+
+	p16(a, 1);
+	p16(a + 2, 0x0800);
+	a[4] = 6;
+	a[5] = 4;
+	p16(a + 6, op);
+	ht_mac(t, i, a + 8);
+	p32(a + 14, spa);
+	if (op == 2)
+		memcpy(a + 18, tha, 6);
+	p32(a + 24, tpa);
+	return 0;
+}
+
+static int
+dhcp_send(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
+{
+	struct host *h = &t->h[i];
+	uint8_t *p = frame(t, DHCP_FRAME + (t->conf.vlan != 0 ? 4 : 0));
+
+	if (p == NULL)
+		return -1;
+	uint8_t *ip = eth(t, p, unicast ? t->server_mac : NULL, i, 0x0800);
+	uint8_t *udp = ip + 20, *b = udp + 8, *o = b + 240;
+	int ciaddr = msg == DHCP_RELEASE || h->state == SURGE_HOST_RENEWING || h->state == SURGE_HOST_REBINDING;
+
+	ip[0] = 0x45;
+	p16(ip + 2, 20 + 8 + 300);
+	ip[8] = 64;
+	ip[9] = 17;
+	p32(ip + 12, ciaddr ? h->ip : 0);
+	p32(ip + 16, unicast ? h->server : 0xffffffffu);
+	csum_put(ip + 10, rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip));
+	p16(udp, 68);
+	p16(udp + 2, 67);
+	p16(udp + 4, 8 + 300);            /* checksum 0: none, allowed over IPv4 */
+	b[0] = 1;                         /* BOOTREQUEST, Ethernet, 6-byte addresses */
+	b[1] = 1;
+	b[2] = 6;
+	p32(b + 4, h->xid);
+	if (ciaddr)
+		p32(b + 12, h->ip);
+	ht_mac(t, i, b + 28);
+	p32(b + 236, 0x63825363u);
+	*o++ = 53; *o++ = 1; *o++ = msg;
+	*o++ = 61; *o++ = 7; *o++ = 1;    /* client identifier: type 1 (Ethernet) and the MAC */
+	ht_mac(t, i, o);
+	o += 6;
+	if (msg == DHCP_REQUEST && h->state == SURGE_HOST_REQUESTING) {
+		*o++ = 50; *o++ = 4; p32(o, h->ip); o += 4;
+	}
+	if ((msg == DHCP_REQUEST && h->state == SURGE_HOST_REQUESTING) || msg == DHCP_RELEASE) {
+		*o++ = 54; *o++ = 4; p32(o, h->server); o += 4;
+	}
+	if (msg != DHCP_RELEASE) {
+		static const uint8_t prl[] = { 55, 6, 1, 3, 6, 51, 54, 58 };
+
+		memcpy(o, prl, sizeof(prl));
+		o += sizeof(prl);
+	}
+	*o = 255;
+	return 0;
+}
+
+/* the retransmission timeout of a message's try n (1..): rto_ms doubled
+ * each time up to 64 s, plus up to an eighth of it at random (RFC 2131
+ * 4.1 randomises by a second either way; a storm of hosts started together
+ * must not stay in step) */
+static uint32_t
+backoff(struct hosts_table *t, uint32_t tries)
+{
+	uint32_t ms = t->conf.rto_ms;
+
+	for (uint32_t k = 1; k < tries && ms < RTO_MAX_MS; k++)
+		ms *= 2;
+	if (ms > RTO_MAX_MS)
+		ms = RTO_MAX_MS;
+	return ms + ht_rand(t) % (ms / 8 + 1);
+}
+
+static void
+dhcp_transmit(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
+{
+	struct host *h = &t->h[i];
+
+	if (dhcp_send(t, i, msg, unicast) != 0) {
+		ht_timer_set(t, i, HL_SHORT, t->now + NOBUF_RETRY_MS);
+		return;
+	}
+	if (h->tries > 0)
+		t->st.dhcp_retransmits++;
+	if (msg == DHCP_DISCOVER)
+		t->st.dhcp_discover_tx++;
+	else
+		t->st.dhcp_request_tx++;
+	h->tries++;
+	ht_timer_set(t, i, HL_SHORT, t->now + backoff(t, h->tries));
+}
+
+static void
+discover(struct hosts_table *t, uint32_t i)
+{
+	struct host *h = &t->h[i];
+
+	h->xid = ht_rand(t);
+	h->ip = 0;
+	ht_state(t, i, SURGE_HOST_SELECTING);
+	dhcp_transmit(t, i, DHCP_DISCOVER, 0);
+}
+
+/* A DHCP host leaves the transaction phase (open counts SELECTING and REQUESTING) */
+static void
+close_open(struct hosts_table *t, uint32_t i)
+{
+	uint8_t s = t->h[i].state;
+
+	if (s == SURGE_HOST_SELECTING || s == SURGE_HOST_REQUESTING)
+		t->open--;
+}
+
+static void
+give_up(struct hosts_table *t, uint32_t i, uint8_t ev)
+{
+	close_open(t, i);
+	ht_ipidx_clear(t, i);
+	ht_timer_stop(t, i);
+	ht_state(t, i, SURGE_HOST_GAVE_UP);
+	t->st.dhcp_gave_up++;
+	ht_event(t, i, ev);
+}
+
+/* A lease lost (it ended unrenewed, or a NAK while renewing): the address
+ * is no longer answered for, the host starts over with a DISCOVER (not
+ * held back by the cap on open transactions: it had its turn) */
+static void
+lose(struct hosts_table *t, uint32_t i)
+{
+	ht_ipidx_clear(t, i);
+	ht_event(t, i, SURGE_HOSTS_EV_LOST);
+	t->st.dhcp_lost++;
+	t->open++;
+	t->h[i].tries = 0;
+	discover(t, i);
+}
+
+static void
+announce(struct hosts_table *t, uint32_t i)
+{
+	struct host *h = &t->h[i];
+
+	if (arp_send(t, i, 1, h->ip, NULL, h->ip) == 0) {
+		t->st.arp_announce_tx++;
+		h->tries++;
+	}
+	if (h->tries < t->conf.announce)
+		ht_timer_set(t, i, HL_SHORT, t->now + 2 * t->conf.probe_ms);   /* ANNOUNCE_INTERVAL */
+	else
+		ht_timer_stop(t, i);
+}
+
+static void
+bound_static(struct hosts_table *t, uint32_t i)
+{
+	ht_state(t, i, SURGE_HOST_BOUND);
+	t->h[i].bound_ms = t->now;
+	t->h[i].tries = 0;
+	ht_event(t, i, SURGE_HOSTS_EV_BOUND);
+	if (t->conf.announce > 0)
+		announce(t, i);
+	else
+		ht_timer_stop(t, i);
+}
+
+void
+proto_start(struct hosts_table *t, uint32_t i)
+{
+	struct host *h = &t->h[i];
+
+	h->tries = 0;
+	if (t->conf.dhcp) {
+		t->open++;
+		discover(t, i);
+	} else if (t->conf.dad) {
+		/* PROBE_WAIT: the first probe 0..probe_ms from now */
+		ht_state(t, i, SURGE_HOST_PROBING);
+		ht_timer_set(t, i, HL_SHORT, t->now + ht_rand(t) % (t->conf.probe_ms + 1));
+	} else {
+		bound_static(t, i);
+	}
+}
+
+/* T1 and T2 (RFC 2131 4.4.5: half and seven eighths of the lease), in ms
+ * since the binding; an infinite lease has none */
+static uint32_t
+lease_point(const struct host *h, uint32_t num, uint32_t den)
+{
+	uint64_t ms = (uint64_t)h->lease_s * 1000u * num / den;
+
+	return ms > 0x7fffffffu ? 0x7fffffffu : (uint32_t)ms;
+}
+
+void
+proto_timer(struct hosts_table *t, uint32_t i)
+{
+	struct host *h = &t->h[i];
+	uint32_t since;
+
+	if (h->flags & HF_OWE_RELEASE) {
+		if (dhcp_send(t, i, DHCP_RELEASE, t->has_server_mac) != 0) {
+			ht_timer_set(t, i, HL_SHORT, t->now + NOBUF_RETRY_MS);
+			return;
+		}
+		h->flags &= (uint8_t)~HF_OWE_RELEASE;
+		t->st.dhcp_release_tx++;
+		ht_timer_stop(t, i);
+		return;
+	}
+	switch (h->state) {
+	case SURGE_HOST_PROBING:
+		if (h->tries < 3) {            /* PROBE_NUM probes, PROBE_MIN..PROBE_MAX apart */
+			if (arp_send(t, i, 1, 0, NULL, h->ip) != 0) {
+				ht_timer_set(t, i, HL_SHORT, t->now + NOBUF_RETRY_MS);
+				return;
+			}
+			t->st.arp_probe_tx++;
+			h->tries++;
+			ht_timer_set(t, i, HL_SHORT, t->now + (h->tries < 3 ? t->conf.probe_ms +
+				  ht_rand(t) % (t->conf.probe_ms + 1) : 2 * t->conf.probe_ms));   /* ANNOUNCE_WAIT */
+		} else {
+			bound_static(t, i);
+		}
+		return;
+	case SURGE_HOST_BOUND:
+		if (!t->conf.dhcp) {
+			announce(t, i);
+			return;
+		}
+		/* T1: renew, unicast to the server (or let the lease go after the renewals asked for) */
+		if (t->conf.renewals != 0 && h->renewals >= t->conf.renewals) {
+			h->flags |= HF_OWE_RELEASE;
+			ht_ipidx_clear(t, i);
+			ht_state(t, i, SURGE_HOST_RELEASED);
+			ht_event(t, i, SURGE_HOSTS_EV_RELEASED);
+			proto_timer(t, i);
+			return;
+		}
+		ht_state(t, i, SURGE_HOST_RENEWING);
+		h->tries = 0;
+		h->xid = ht_rand(t);
+		/* fall through */
+	case SURGE_HOST_RENEWING:
+	case SURGE_HOST_REBINDING:
+		since = t->now - h->bound_ms;
+		if (since >= lease_point(h, 1, 1)) {
+			lose(t, i);     /* RFC 2131 4.4.5: the lease ended, back to INIT */
+			return;
+		}
+		if (h->state == SURGE_HOST_RENEWING && since >= lease_point(h, 7, 8)) {
+			ht_state(t, i, SURGE_HOST_REBINDING);
+			h->tries = 0;
+		}
+		if (dhcp_send(t, i, DHCP_REQUEST, h->state == SURGE_HOST_RENEWING && t->has_server_mac) != 0) {
+			ht_timer_set(t, i, HL_SHORT, t->now + NOBUF_RETRY_MS);
+			return;
+		}
+		t->st.dhcp_request_tx++;
+		if (h->tries > 0)
+			t->st.dhcp_retransmits++;
+		h->tries++;
+		{
+			/* the next try, but not past T2 (renewing) or the lease's end */
+			uint32_t next = since + backoff(t, h->tries);
+			uint32_t edge = lease_point(h, h->state == SURGE_HOST_RENEWING ? 7 : 8, 8);
+
+			ht_timer_set(t, i, HL_SHORT, h->bound_ms + (next < edge ? next : edge));
+		}
+		return;
+	case SURGE_HOST_SELECTING:
+	case SURGE_HOST_REQUESTING:
+		if (h->tries >= t->conf.retries) {
+			give_up(t, i, SURGE_HOSTS_EV_GAVE_UP);
+			return;
+		}
+		dhcp_transmit(t, i, h->state == SURGE_HOST_SELECTING ? DHCP_DISCOVER : DHCP_REQUEST, 0);
+		return;
+	default:
+		ht_timer_stop(t, i);
+		return;
+	}
+}
+
+/* RFC 5227 2.1.1 and 2.4: another station's ARP naming a host's address */
+static void
+conflict(struct hosts_table *t, uint32_t i)
+{
+	struct host *h = &t->h[i];
+
+	/* a host that holds no claim (not started, already in conflict)
+	 * has nothing to lose: the other station's ARP is no conflict of
+	 * its (the kernel goes on ARPing from the address it defended) */
+	if (h->state == SURGE_HOST_PROBING || h->state == SURGE_HOST_BOUND)
+		t->st.arp_conflict++;
+	if (h->state == SURGE_HOST_PROBING) {
+		ht_timer_stop(t, i);
+		ht_state(t, i, SURGE_HOST_CONFLICT);
+		ht_event(t, i, SURGE_HOSTS_EV_CONFLICT);
+	} else if (h->state == SURGE_HOST_BOUND) {
+		/* defend once with an announcement (2.4 (b)); the event tells the script */
+		ht_event(t, i, SURGE_HOSTS_EV_CONFLICT);
+		if (arp_send(t, i, 1, h->ip, NULL, h->ip) == 0)
+			t->st.arp_announce_tx++;
+	}
+}
+
+/* 1 when the frame was the hosts' (freed by the caller), 0 to leave it */
+static int
+arp_in(struct hosts_table *t, const struct hframe *f)
+{
+	uint32_t i = f->spa != 0 ? ht_by_ip(t, f->spa) : HOST_NIL;
+	int mine = 0;
+
+	if (i != HOST_NIL && ht_by_mac(t, f->sha) != i) {
+		conflict(t, i);                 /* someone else uses a host's address */
+		mine = 1;
+	}
+	uint32_t j = ht_by_ip(t, f->tpa);
+
+	if (j == HOST_NIL)
+		return mine;
+	if (f->spa == 0 && j != ht_by_mac(t, f->sha)) {
+		if (t->h[j].state == SURGE_HOST_PROBING)
+			conflict(t, j);         /* another station probing for the same address */
+		return 1;
+	}
+	if (f->arp_op == 1 && t->h[j].state == SURGE_HOST_BOUND && f->spa != f->tpa) {
+		t->st.arp_request_rx++;
+		if (arp_send(t, j, 2, f->tpa, f->sha, f->spa) == 0)
+			t->st.arp_reply_tx++;
+		return 1;
+	}
+	return mine || ht_by_mac(t, f->sha) == j;   /* our own announcements, looped back */
+}
+
+static int
+echo_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
+{
+	uint32_t i = ht_by_ip(t, f->ip_dst);
+
+	if (i == HOST_NIL)
+		return 0;
+	t->st.icmp_echo_rx++;
+	if (t->h[i].state != SURGE_HOST_BOUND)
+		return 1;
+	uint32_t len = l2len(t) + f->ip_len;
+	uint8_t *p = frame(t, len < 60 ? 60 : len);
+
+	if (p == NULL)
+		return 1;
+	uint8_t *ip = eth(t, p, in + 6, i, 0x0800);
+	const uint8_t *iip = in + f->l2;
+
+	memcpy(ip, iip, f->ip_len);
+	p32(ip + 12, f->ip_dst);
+	p32(ip + 16, f->ip_src);
+	ip[8] = 64;
+	p16(ip + 10, 0);
+	csum_put(ip + 10, rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip));
+	uint8_t *icmp = ip + f->ihl;
+
+	icmp[0] = 0;                      /* echo reply: the rest as it came */
+	p16(icmp + 2, 0);
+	csum_put(icmp + 2, (uint16_t)~rte_raw_cksum(icmp, f->ip_len - f->ihl));
+	t->st.icmp_reply_tx++;
+	return 1;
+}
+
+static void
+lease_bind(struct hosts_table *t, uint32_t i, const struct hframe *f, const uint8_t *frame_in)
+{
+	struct host *h = &t->h[i];
+	int renewed = h->state == SURGE_HOST_RENEWING || h->state == SURGE_HOST_REBINDING;
+
+	close_open(t, i);
+	if (renewed && f->yiaddr != h->ip)
+		ht_ipidx_clear(t, i);
+	h->ip = f->yiaddr;
+	if (f->server_id != 0)
+		h->server = f->server_id;
+	h->lease_s = f->lease_s;
+	h->bound_ms = t->now;
+	h->tries = 0;
+	h->naks = 0;
+	memcpy(t->server_mac, frame_in + 6, 6);
+	t->has_server_mac = 1;
+	ht_ipidx_set(t, i, h->ip);
+	ht_state(t, i, SURGE_HOST_BOUND);
+	if (renewed) {
+		if (h->renewals < 255)
+			h->renewals++;
+		t->st.dhcp_renewed++;
+	}
+	ht_event(t, i, renewed ? SURGE_HOSTS_EV_RENEWED : SURGE_HOSTS_EV_BOUND);
+	if (h->lease_s == UINT32_MAX)
+		ht_timer_stop(t, i);       /* infinite: never renewed */
+	else
+		ht_timer_set(t, i, HL_LONG, t->now + lease_point(h, 1, 2));
+}
+
+static int
+dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
+{
+	uint32_t i = ht_by_mac(t, f->chaddr);
+
+	if (i == HOST_NIL || !t->conf.dhcp)
+		return 0;
+	struct host *h = &t->h[i];
+	uint8_t s = h->state;
+
+	if (f->xid != h->xid || (s != SURGE_HOST_SELECTING && s != SURGE_HOST_REQUESTING &&
+				 s != SURGE_HOST_RENEWING && s != SURGE_HOST_REBINDING)) {
+		t->st.dhcp_stray++;
+		return 1;
+	}
+	switch (f->msg) {
+	case DHCP_OFFER:
+		t->st.dhcp_offer_rx++;
+		if (s != SURGE_HOST_SELECTING) {
+			t->st.dhcp_stray++;
+			return 1;
+		}
+		if (f->server_id == 0 || f->yiaddr == 0 || f->yiaddr == UINT32_MAX) {
+			t->st.dhcp_bad++;   /* RFC 2131 4.3.1: an offer names its server; an address */
+			return 1;
+		}
+		h->ip = f->yiaddr;
+		h->server = f->server_id;
+		h->tries = 0;
+		ht_state(t, i, SURGE_HOST_REQUESTING);
+		dhcp_transmit(t, i, DHCP_REQUEST, 0);
+		return 1;
+	case DHCP_ACK:
+		t->st.dhcp_ack_rx++;
+		if (s == SURGE_HOST_SELECTING) {
+			t->st.dhcp_stray++;
+			return 1;
+		}
+		if (f->lease_s == 0 || f->yiaddr == 0) {
+			t->st.dhcp_bad++;   /* a lease of 0 s, or no address: the host keeps asking */
+			return 1;
+		}
+		lease_bind(t, i, f, in);
+		return 1;
+	case DHCP_NAK:
+		t->st.dhcp_nak_rx++;
+		if (s == SURGE_HOST_SELECTING) {
+			t->st.dhcp_stray++;
+			return 1;
+		}
+		/* RFC 2131 3.1 step 5 and 4.4.5: back to INIT; a host NAKed
+		 * `retries` times since its last binding gives up (a NAK storm
+		 * ends; an offer resets the request's tries, not these) */
+		if (++h->naks >= t->conf.retries) {
+			if (s != SURGE_HOST_REQUESTING)
+				ht_event(t, i, SURGE_HOSTS_EV_LOST);
+			give_up(t, i, SURGE_HOSTS_EV_GAVE_UP);
+			return 1;
+		}
+		if (s != SURGE_HOST_REQUESTING) {
+			lose(t, i);
+			return 1;
+		}
+		h->tries = 0;
+		discover(t, i);         /* a fresh transaction */
+		return 1;
+	default:
+		t->st.dhcp_stray++;
+		return 1;
+	}
+}
+
+/* 1 when the frame was the hosts' (the caller frees it), 0 to leave it */
+int
+proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
+{
+	if (f->vlan != t->conf.vlan)
+		return 0;
+	switch (f->kind) {
+	case HF_ARP:
+		return arp_in(t, f);
+	case HF_ECHO:
+		return echo_in(t, f, in);
+	case HF_DHCP:
+		return dhcp_in(t, f, in);
+	case HF_DHCP_BAD:
+		if (!t->conf.dhcp)
+			return 0;
+		t->st.dhcp_bad++;       /* garbage to the client port: counted, dropped */
+		return 1;
+	default:
+		return 0;
+	}
+}

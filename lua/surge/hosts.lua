@@ -1,0 +1,274 @@
+-- surge.hosts - many emulated hosts behind one port (docs/hosts.md): a
+-- table of N hosts per task, their protocol state in C (core/hosts/),
+-- driven from Lua once per burst; events pulled after a poll.
+--
+--   local hosts = require "surge.hosts"
+--   local t = hosts.new{ count = 1000, mac = "02:10:00:00:00:01", ip = "10.33.1.1",   -- host i: mac + i, ip + i
+--                        dad = true, announce = 1, probe = 1.0 }                    -- RFC 5227
+--   local t = hosts.new{ count = 500, mac = "02:10:00:00:00:01", dhcp = true,
+--                        subnet = "10.77.0.0/24", rate = 1000, outstanding = 256 }  -- DHCPv4 clients
+--   local pool = t:pool()
+--   local rx, tx = pool:burst(64), pool:burst(64)
+--   while surge.running() and not t:settled() do
+--     local n = t:poll(rxq, txq, rx, tx)     -- frames not the hosts' stay in rx
+--     rx:free()
+--     for _, ev in ipairs(t:events()) do ... ev.host, ev.kind ("bound", "conflict", ...), ev.ip end
+--   end
+--   t:stats()   --> { arp_reply_tx = .., dhcp_ack_rx = .., state = { bound = .., ... }, ... }
+--
+-- t:run{ rxq = .., txq = .., seconds = .., until_settled = true, on_event = function(ev) end } is that loop.
+local ffi = require "ffi"
+local core = require "surge.core"
+local check = require "surge.check"
+local eth = require "surge.proto.eth"
+local ip4 = require "surge.proto.ip4"
+local class = require "surge.class"
+local counter = require "surge.counter"
+local surge = require "surge"
+local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").TxQueue
+
+local C, rc_check = core.C, core.check
+local M = {}
+
+local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells",
+  "gauges" })
+Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
+M.Table = Table
+
+-- enum surge_hosts_state, by name
+M.STATES = { [0] = "idle", "probing", "announcing", "bound", "conflict", "selecting", "requesting", "renewing",
+  "rebinding", "gave_up", "released" }
+M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released" }
+M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "arp_request_rx",
+  "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx", "icmp_reply_tx",
+  "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
+  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host" }
+
+local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
+  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
+
+-- a parser's error (ip4.addr, eth.mac) raised at the user's line
+local function parsed(f, text, what)
+  local ok, v = pcall(f, text, what, 1)
+  if not ok then check.raise(tostring(v):gsub("^[^:]*:%d+: ", "")) end
+  return v
+end
+
+function M.new(o)
+  local fn = "surge.hosts.new"
+  o = check.options(o, keys, fn)
+  local c = ffi.new("struct surge_hosts_conf")
+  c.count = check.expect(o.count, ("integer 1..%d"):format(C.SURGE_HOSTS_COUNT_MAX), fn, "count")
+  ffi.copy(c.mac, parsed(eth.mac, check.expect(o.mac, "string", fn, "mac (host 0's MAC; host i's is it plus i)"),
+    fn .. ": mac"), 6)
+  c.vlan = check.expect(o.vlan, "integer? 1..4094", fn, "vlan") or 0
+  c.dhcp = check.expect(o.dhcp, "boolean?", fn, "dhcp") and 1 or 0
+  c.dad = check.expect(o.dad, "boolean?", fn, "dad") and 1 or 0
+  c.announce = check.expect(o.announce, "integer? 0..255", fn, "announce") or 0
+  c.probe_ms = (check.expect(o.probe, "number? 0.001..60", fn, "probe (RFC 5227 PROBE_MIN, seconds)") or 1) * 1000
+  c.rate = check.expect(o.rate, "number? 0..1e8", fn, "rate (hosts started per second, 0 unpaced)") or 0
+  c.outstanding = check.expect(o.outstanding, "integer? 0..16777216", fn, "outstanding") or 0
+  c.retries = check.expect(o.retries, "integer? 1..16", fn, "retries") or 4
+  c.rto_ms = (check.expect(o.rto, "number? 0.01..64", fn, "rto (first DHCP retransmission, seconds)") or 4) * 1000
+  c.renewals = check.expect(o.renewals, "integer? 0..255", fn, "renewals") or 0
+  if c.dhcp == 1 then
+    if o.ip ~= nil then check.raise(fn .. ": ip: DHCP hosts take their address from the server (no ip with dhcp)") end
+    if c.dad == 1 then check.raise(fn .. ": dad: not with dhcp (DHCP hosts' DAD is not done yet, docs/hosts.md)") end
+    local sub = check.expect(o.subnet, "string", fn, "subnet (the server's subnet, \"A.B.C.D/LEN\", LEN 12..32)")
+    local a, len = sub:match("^([%d.]+)/(%d+)$")
+    len = tonumber(len)
+    if not a or len < 12 or len > 32 then
+      check.raise(("%s: subnet: '%s' is not A.B.C.D/LEN with LEN 12..32"):format(fn, sub))
+    end
+    c.net4 = parsed(ip4.addr, a, fn .. ": subnet")
+    c.net4_len = len
+  else
+    if o.subnet ~= nil then check.raise(fn .. ": subnet: for DHCP hosts (dhcp = true)") end
+    c.ip4 = parsed(ip4.addr, check.expect(o.ip, "string", fn, "ip (host 0's address, or dhcp = true)"), fn .. ": ip")
+    if c.ip4 == 0 then check.raise(fn .. ": ip: 0.0.0.0 is no host's address") end
+    if c.ip4 + c.count - 1 > 0xffffffff then
+      check.raise(("%s: %d hosts from %s: past 255.255.255.255"):format(fn, c.count, o.ip))
+    end
+  end
+  local prefix = check.expect(o.prefix, "string?", fn, "prefix (of the published counters)") or "hosts"
+  if #prefix > 40 or prefix:find("[^%w_%-%.]") then
+    check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
+  end
+  local id = rc_check(C.surge_hosts_new(c))
+  local t = setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
+    gauges = false,
+    evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
+  return t
+end
+
+-- A pool for the hosts' frames (its template is never sent as it is: each
+-- frame is written whole).
+function Table:pool(size)
+  check.self(self, Table, "hosts:pool")
+  check.expect(size, "integer? 63..1048575", "hosts:pool", "size")
+  return surge.pool{ template = surge.proto.udp{}, size = size or 4095, data_room = 2048 }
+end
+
+function Table:poll(rxq, txq, rx, tx)
+  check.self(self, Table, "hosts:poll")
+  check.handle(rxq, RxQueue, "hosts:poll", "rxq", "an rx queue (port:rxq(i))")
+  check.handle(txq, TxQueue, "hosts:poll", "txq", "a tx queue (port:txq(i))")
+  check.burst(rx, "hosts:poll", "rx")
+  check.burst(tx, "hosts:poll", "tx")
+  if rxq.port ~= txq.port then
+    check.raise(("hosts:poll: txq: expected a tx queue of port %d (the rxq's), got %s"):format(rxq.port,
+      check.show(txq)))
+  end
+  if rx == tx then check.raise("hosts:poll: rx and tx: expected two bursts, got one burst twice") end
+  local n = C.surge_hosts_poll(self.id, rxq.port, rxq.id, txq.id, rx, tx)
+  if n < 0 then rc_check(n) end
+  return n
+end
+
+-- The events since the last call, oldest first: { host = i (0-based), kind = "bound", ip = "a.b.c.d", ms = .. }
+function Table:events()
+  check.self(self, Table, "hosts:events")
+  local out = {}
+  while true do
+    local n = rc_check(C.surge_hosts_events(self.id, self.evbuf, 256))
+    for i = 0, n - 1 do
+      local e = self.evbuf[i]
+      out[#out + 1] = { host = e.host, kind = M.EVENTS[e.kind], ip = ip4.addr_text(e.ip4), ms = e.ms }
+    end
+    if n < 256 then return out end
+  end
+end
+
+function Table:stats()
+  check.self(self, Table, "hosts:stats")
+  rc_check(C.surge_hosts_stats(self.id, self.st))
+  local r, st = { state = {} }, self.st
+  for _, f in ipairs(M.FIELDS) do r[f] = tonumber(st[f]) end
+  for i = 0, C.SURGE_HOST_STATES - 1 do r.state[M.STATES[i]] = tonumber(st.state[i]) end
+  return r
+end
+
+-- Host i (0-based): { state, ip, mac, server, lease, bound_ms, tries }
+function Table:host(i)
+  check.self(self, Table, "hosts:host")
+  check.expect(i, ("integer 0..%d"):format(self.count - 1), "hosts:host", "i")
+  local h = ffi.new("struct surge_hosts_host")
+  rc_check(C.surge_hosts_host(self.id, i, h))
+  return { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(ffi.cast("const uint8_t *", h.mac)),
+           server = ip4.addr_text(h.server4), lease = h.lease_s, bound_ms = h.bound_ms, tries = h.tries }
+end
+
+-- DHCP: hosts first..first+n-1 (0-based) holding a lease release it (sent
+-- at the next polls); returns how many did.
+function Table:release(first, n)
+  check.self(self, Table, "hosts:release")
+  first = check.expect(first, ("integer? 0..%d"):format(self.count - 1), "hosts:release", "first") or 0
+  n = check.expect(n, ("integer? 0..%d"):format(self.count - first), "hosts:release", "n") or self.count - first
+  return rc_check(C.surge_hosts_release(self.id, first, n))
+end
+
+-- true when no host waits on anything (bound, in conflict, gave up or released)
+function Table:settled()
+  check.self(self, Table, "hosts:settled")
+  return rc_check(C.surge_hosts_settled(self.id)) == 1
+end
+
+-- The counters as surge counters PREFIX.NAME (the results file, --metrics)
+-- and the hosts in each state as gauges PREFIX.state.STATE; t:run
+-- publishes them and keeps them current.
+function Table:publish()
+  check.self(self, Table, "hosts:publish")
+  local cells, gauges = {}, {}
+  for _, k in ipairs(M.FIELDS) do
+    if k == "bytes_per_host" then
+      local g = counter.gauge(self.prefix .. "." .. k)
+      g:set(0)
+      gauges[#gauges + 1] = { k, g.cell }
+    else
+      local c = counter.counter(self.prefix .. "." .. k)
+      c:add(0)
+      cells[#cells + 1] = { k, c.cell }
+    end
+  end
+  for i = 0, C.SURGE_HOST_STATES - 1 do
+    local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
+    g:set(0)                                  -- its cell is made by the first write
+    gauges[#gauges + 1] = { i, g.cell }
+  end
+  self.cells, self.gauges = cells, gauges
+  return self
+end
+
+-- Copies the table's counters into its published cells (no allocation).
+function Table:sync()
+  check.self(self, Table, "hosts:sync")
+  local cells = self.cells
+  if not cells then return end
+  local st = self.st
+  C.surge_hosts_stats(self.id, st)
+  for i = 1, #cells do local c = cells[i] c[2][0] = st[c[1]] end
+  local g = self.gauges
+  for i = 1, #g do
+    local c = g[i]
+    c[2][0] = type(c[1]) == "number" and tonumber(st.state[c[1]]) or tonumber(st[c[1]])
+  end
+end
+
+local run_keys = { rxq = 1, txq = 1, pool = 1, seconds = 1, until_settled = 1, on_event = 1, burst = 1 }
+
+-- The loop: poll, free what is not the hosts', hand each event to
+-- o.on_event; until o.seconds passed, (with until_settled) every host
+-- settled, or the run stops. Returns t:stats().
+function Table:run(o)
+  local fn = "hosts:run"
+  check.self(self, Table, fn)
+  o = check.options(o, run_keys, fn)
+  local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
+  local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
+  local seconds = check.expect(o.seconds, "number? >=0", fn, "seconds")
+  local on_event = check.expect(o.on_event, "function?", fn, "on_event")
+  local nb = check.expect(o.burst, "integer? 1..256", fn, "burst") or 64
+  local pool = o.pool or self:pool()
+  local rx, tx = pool:burst(nb), pool:burst(nb)
+  local hz = tonumber(surge.tsc_hz())
+  local deadline = seconds and tonumber(surge.tsc()) + seconds * hz or math.huge
+  local next_check = 0
+  if not self.cells then self:publish() end
+  local ok, err = pcall(function()
+    while surge.running() do
+      if self:poll(rxq, txq, rx, tx) > 0 then rx:free() end
+      local now = tonumber(surge.tsc())
+      if now >= next_check then
+        next_check = now + hz / 1000
+        self:sync()
+        if on_event then for _, ev in ipairs(self:events()) do on_event(ev) end end
+        if now >= deadline or (o.until_settled and self:settled()) then break end
+      end
+    end
+  end)
+  rx:free()
+  self:sync()
+  if not ok and err ~= core.STOPPED then error(err, 0) end
+  return self:stats()
+end
+
+-- The counters of stats() as lines "  name value", in name order
+function M.format_counters(st)
+  local names, lines = {}, {}
+  for _, k in ipairs(M.FIELDS) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do lines[#lines + 1] = ("  %s %d"):format(k, st[k]) end
+  return table.concat(lines, "\n")
+end
+
+-- "bound 998, conflict 2" from stats().state, the states with hosts in them
+function M.format_states(st)
+  local parts = {}
+  for i = 0, #M.STATES do
+    local s = M.STATES[i]
+    if (st.state[s] or 0) > 0 then parts[#parts + 1] = ("%s %d"):format(s, st.state[s]) end
+  end
+  return table.concat(parts, ", ")
+end
+
+return M
