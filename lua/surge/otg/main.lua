@@ -37,6 +37,16 @@ local function warnings() return 200, { warnings = setmetatable({}, { __json = "
 
 local routes = {}
 
+-- A request's body checked against node of the model: the checked table,
+-- or nil and the answer (status, reply).
+local function request(req, node)
+  local body, status, e = body_json(req)
+  if not body then return nil, status, e end
+  local t, errs = schema.check(node, body, "")
+  if not t then return nil, err_reply(400, "validation", errs) end
+  return t
+end
+
 routes["GET /capabilities/version"] = function()
   return 200, { api_spec_version = M.API_VERSION, sdk_version = "", app_version = surge.version }
 end
@@ -60,10 +70,8 @@ routes["GET /config"] = function()
 end
 
 routes["POST /control/state"] = function(req)
-  local body, status, e = body_json(req)
-  if not body then return status, e end
-  local st, errs = schema.check(model.CONTROL_STATE, body, "")
-  if not st then return err_reply(400, "validation", errs) end
+  local st, status, e = request(req, model.CONTROL_STATE)
+  if not st then return status, e end
   st = remote.control(st)           -- the other hosts' part first; nil: all of it was theirs
   if not st then return warnings() end
   if st.choice == "port" then
@@ -79,27 +87,21 @@ routes["POST /control/state"] = function(req)
 end
 
 routes["POST /monitor/metrics"] = function(req)
-  local body, status, e = body_json(req)
-  if not body then return status, e end
-  local mr, errs = schema.check(model.METRICS_REQUEST, body, "")
-  if not mr then return err_reply(400, "validation", errs) end
+  local mr, status, e = request(req, model.METRICS_REQUEST)
+  if not mr then return status, e end
   return 200, remote.metrics(mr, traffic.metrics)
 end
 
 -- The capture's bytes (a string: sent as application/octet-stream).
 routes["POST /monitor/capture"] = function(req)
-  local body, status, e = body_json(req)
-  if not body then return status, e end
-  local cr, errs = schema.check(model.CAPTURE_REQUEST, body, "")
-  if not cr then return err_reply(400, "validation", errs) end
+  local cr, status, e = request(req, model.CAPTURE_REQUEST)
+  if not cr then return status, e end
   return 200, remote.capture(cr.port_name) or capture.read(cr.port_name)
 end
 
 routes["POST /monitor/states"] = function(req)
-  local body, status, e = body_json(req)
-  if not body then return status, e end
-  local sr, errs = schema.check(model.STATES_REQUEST, body, "")
-  if not sr then return err_reply(400, "validation", errs) end
+  local sr, status, e = request(req, model.STATES_REQUEST)
+  if not sr then return status, e end
   local c = config.compiled()
   return 200, devices.states(c and c.devices, sr)
 end

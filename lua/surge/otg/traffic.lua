@@ -100,8 +100,8 @@ local function pps_of(s, port, speed_mbps)
       .. "give the rate in pps or bit/s"):format(r.path, port) } }, 0)
   else pps = r.value / 100 * speed_mbps * 1e6 / ((s.mean_bytes + L1_EXTRA) * 8) end
   if pps > model.MAX_PPS then
-    error({ status = 409, errors = { ("%s: %.4g frames a second of this flow's size on port %s, above surge's %.0e")
-      :format(r.path, pps, port, model.MAX_PPS) } }, 0)
+    error({ status = 409, errors = { ("%s: %.4g frames a second of this flow's size on port %s, above surge's "
+      .. "bound, %d (the pacer's)"):format(r.path, pps, port, model.MAX_PPS) } }, 0)
   end
   return pps
 end

@@ -178,6 +178,12 @@ bad = config()
 bad.flows[0].rate.pps = 2 * 10 ** 9
 refused("a rate above the pacer's 1e9 pps: 400 at set_config naming it (was a 500 at the start)",
         lambda: api.set_config(bad), ["flows[0].rate.pps: 2000000000 outside 1..1000000000"])
+bad = config(captures=False)
+bad.flows[1].rate.gbps, bad.flows[1].size.fixed = 1000, 64    # 1e12 bit/s of 64-byte frames: 1.95e9 a second
+api.set_config(bad)
+refused("a bit/s rate of more than 1e9 frames a second: 409 at the start naming it (it was accepted)",
+        lambda: start_all(api), ["flows[1].rate.gbps: 1.953e+09 frames a second of this flow's size on port p2, "
+                                 "above surge's bound, 1000000000"], 409)
 raw = json.loads(config().serialize())
 raw["captures"][0]["format"] = "pcapx"
 # snappi checks enums itself: this one goes around it
