@@ -58,6 +58,7 @@ struct mcast {
 	uint32_t old_until[2];    /* [0] IGMP, [1] MLD: an older querier heard, until (ms) */
 	uint8_t old_version[2];   /* the version it spoke */
 };
+_Static_assert(sizeof(struct mcast) <= 8256, "a table's memberships are 8 KB (docs/hosts.md)");
 
 static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline uint32_t g32(const uint8_t *p)

@@ -153,7 +153,7 @@ one_round() {
       "$(val igmp_v2_report_tx) $(val igmp_leave_tx) $(val mld_v1_report_tx) $(val mld_done_tx)"
   fi
   check_match "$tag: every membership free after its leaves" "^membership 3: free" "$OUT"
-  SURGE_PID= check_pools "$tag"
+  SURGE_PID="" check_pools "$tag"
 }
 one_round 2 1
 one_round 3 2
