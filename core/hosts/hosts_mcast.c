@@ -36,12 +36,13 @@ enum { REC_IS_EX = 2, REC_TO_IN = 3, REC_TO_EX = 4 };   /* RFC 3376 4.2.12 */
 
 struct sweep {
 	uint8_t kind;             /* SW_*: all the membership's groups, or group gidx */
-	uint32_t gidx;
-	uint32_t start, span;     /* item k0 + j of the rest is due at start + span * j / (total - k0) */
-	uint64_t total, done, k0;
-	uint64_t mul, add;        /* the order: item x is (mul * x + add) % total */
-	uint32_t per;             /* items a host: ngroups (SW_ALL in v2 or MLDv1), else 1 */
 	uint8_t pg;               /* its items are one-group messages (v2, MLDv1) */
+	uint32_t gidx;
+	uint32_t start, span;     /* item k0 + j of the rest is due at start + span * (j + phase) / (total - k0) */
+	uint32_t per;             /* items a host: ngroups (SW_ALL in v2 or MLDv1), else 1 */
+	uint32_t total, done, k0; /* items: at most 2^32 - 1 (surge_hosts_join refuses more) */
+	double phase;             /* 0..1, at random: no item is due at the start of a span but a round's first */
+	uint64_t mul, add;        /* the order: item x is (mul * x + add) % total, mul prime to total */
 };
 
 struct mship {
@@ -58,7 +59,7 @@ struct mcast {
 	uint32_t old_until[2];    /* [0] IGMP, [1] MLD: an older querier heard, until (ms) */
 	uint8_t old_version[2];   /* the version it spoke */
 };
-_Static_assert(sizeof(struct mcast) <= 8256, "a table's memberships are 8 KB (docs/hosts.md)");
+_Static_assert(sizeof(struct mcast) <= 8192, "a table's memberships are 8 KB (docs/hosts.md)");
 
 static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline uint32_t g32(const uint8_t *p)
@@ -127,13 +128,14 @@ sweep_start(struct hosts_table *t, struct mship *m, uint8_t kind, uint32_t gidx,
 	s->gidx = gidx;
 	s->pg = (uint8_t)per_group(t, m);
 	s->per = kind == SW_ALL && s->pg ? m->j.ngroups : 1;
-	s->total = (uint64_t)m->j.nhosts * s->per;
+	s->total = m->j.nhosts * s->per;   /* within 32 bits: surge_hosts_join */
 	s->done = s->k0 = 0;
 	s->start = t->now;
 	s->span = span;
+	s->phase = span == 0 ? 0 : (double)ht_rand(t) / 4294967296.0;
 	s->add = ht_rand(t) % s->total;
 	s->mul = (ht_rand(t) % s->total) | 1;
-	while (gcd(s->mul, s->total) != 1)
+	while (gcd(s->mul, s->total) != 1)   /* a few steps: the totient is dense */
 		s->mul++;
 }
 
@@ -398,8 +400,8 @@ mcast_timers(struct hosts_table *t)
 				sweep_done(t, m);
 				continue;
 			}
-			uint64_t j = s->done - s->k0, left = s->total - s->k0;
-			uint32_t due = s->start + (uint32_t)((uint64_t)s->span * j / left);
+			double j = (double)(s->done - s->k0), left = (double)(s->total - s->k0);
+			uint32_t due = s->start + (uint32_t)((double)s->span * (j + s->phase) / left);
 
 			if ((int32_t)(t->now - due) < 0)
 				break;
@@ -525,6 +527,10 @@ mcast_join(struct hosts_table *t, const struct surge_hosts_join *j)
 	if (j->ngroups == 0 || j->nhosts == 0 || j->first >= t->conf.count || j->nhosts > t->conf.count - j->first)
 		return rt_error(-EINVAL, "surge_hosts_join: hosts %u..+%u, %u groups: the hosts within 0..%u, "
 				"one group at least", j->first, j->nhosts, j->ngroups, t->conf.count - 1);
+	/* the order's products (multiplier times item) stay within 64 bits */
+	if ((uint64_t)j->nhosts * j->ngroups > 0xffffffffu)
+		return rt_error(-EINVAL, "surge_hosts_join: %u hosts times %u groups: at most 2^32 - 1 pairs a "
+				"membership", j->nhosts, j->ngroups);
 	if (j->robustness < 1 || j->robustness > 7 || j->unsolicited_ms > 3600000)
 		return rt_error(-EINVAL, "surge_hosts_join: robustness %u (1..7), unsolicited_ms %u (0..3600000)",
 				j->robustness, j->unsolicited_ms);

@@ -241,6 +241,8 @@ function T.hm_join_refusals_at_the_callers_line()
   errors(at("surge_hosts_join: a reserved or interface-local scope, or ff02::1, is never reported (RFC 3810 6)", 1),
     function() t:join{ group = "ff02::1" } end)
   errors(at("hosts:join: group: '239.1' is not an IPv4 address"), function() t:join{ group = "239.1" } end)
+  errors(at("surge_hosts_join: 4 hosts times 2147483648 groups: at most 2^32 - 1 pairs a membership", 1), function()
+    t:join{ group = "239.1.1.1", groups = 2 ^ 31 } end)
   errors(at("hosts:join: hosts: expected an integer in 1..2, got 3", 1), function()
     t:join{ group = "239.1.1.1", first = 2, hosts = 3 } end)
   errors(at("hosts:join: version (IGMP 2 or 3): expected an integer in 2..3, got 1", 1), function()
