@@ -231,6 +231,40 @@ function T.hm_queries_answered_within_their_max_response_time()
   rx:free()
 end
 
+-- on VLAN 7: reports tagged (the frame surge.proto.igmp builds, with the
+-- tag after the MACs), a tagged query answered, an untagged one left in rx
+function T.hm_vlan_reports_tagged_and_queries_of_the_vlan_only()
+  setup()
+  local t = hosts.new{ count = 1, mac = "02:09:0c:00:00:01", ip = "10.9.12.1", vlan = 7, prefix = "hm6" }
+  local pool = t:pool(1023)
+  local rx, tx = pool:burst(64), pool:burst(64)
+  t:join{ group = "239.7.7.7", version = 2, robustness = 1 }
+  local function tagged(f) return f.bytes:sub(1, 12) .. "\129\0\0\7" .. f.bytes:sub(13) end
+  local want = tagged(igmp.v2{ src_mac = "02:09:0c:00:00:01", src = "10.9.12.1", group = "239.7.7.7" })
+  local function reports(seconds)
+    local out, hz = {}, tonumber(surge.tsc_hz())
+    local t0 = tonumber(surge.tsc())
+    while tonumber(surge.tsc()) < t0 + seconds * hz do
+      local n = t:poll(rxq, txq, rx, tx)
+      for i = 0, n - 1 do
+        local b = ffi.string(rx.data[i], rx.len[i])
+        if b:sub(13, 16) == "\129\0\0\7" and b:byte(28) == 2 then out[#out + 1] = b end
+      end
+      rx:free()
+    end
+    return out
+  end
+  local got = reports(0.1)
+  assert(#got == 1 and got[1] == want, ("%d tagged reports, the first as built: %s"):format(#got, tostring(got[1] == want)))
+  local q = igmp_query(1)
+  inject(q)                                                 -- untagged: not the hosts'
+  assert(#reports(0.2) == 0, "an untagged query answered by hosts on VLAN 7")
+  inject(q:sub(1, 12) .. "\129\0\0\7" .. q:sub(13))
+  got = reports(0.2)
+  assert(#got == 1 and got[1] == want, "the tagged query's answer")
+  assert(t:stats().igmp_query_rx == 1, t:stats().igmp_query_rx)
+end
+
 function T.hm_join_refusals_at_the_callers_line()
   setup()
   local t = hosts.new{ count = 4, mac = "02:09:0b:00:00:01", ip = "10.9.11.1", prefix = "hm5" }
