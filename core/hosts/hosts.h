@@ -134,6 +134,7 @@ uint8_t *proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uin
 /* hosts_mcast.c */
 int mcast_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame, uint32_t len);
 void mcast_timers(struct hosts_table *t);
+int mcast_busy(const struct hosts_table *t);
 int mcast_join(struct hosts_table *t, const struct surge_hosts_join *j);
 int mcast_leave(struct hosts_table *t, int m);
 int mcast_mship(const struct hosts_table *t, int m, struct surge_hosts_mship *out);

@@ -413,6 +413,16 @@ mcast_timers(struct hosts_table *t)
 	}
 }
 
+/* 1 while a membership joins or leaves (its reports or leaves still to send) */
+int
+mcast_busy(const struct hosts_table *t)
+{
+	for (int k = 0; t->mc != NULL && k < SURGE_HOSTS_MSHIPS; k++)
+		if (t->mc->m[k].state == MS_JOINING || t->mc->m[k].state == MS_LEAVING)
+			return 1;
+	return 0;
+}
+
 /* --- queries --------------------------------------------------------------- */
 
 /* the index of group g in m, or UINT32_MAX */

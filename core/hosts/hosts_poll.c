@@ -321,7 +321,8 @@ surge_hosts_settled(int id)
 
 	return t->started == t->conf.count && s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
 	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0 &&
-	       t->lists[HL_SHORT].head == HOST_NIL;   /* releases and announcements sent */
+	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
+	       !mcast_busy(t);                          /* joins' reports and leaves sent */
 }
 
 int

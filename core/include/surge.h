@@ -885,7 +885,7 @@ int surge_hosts_host(int id, uint32_t host, struct surge_hosts_host *out);
  * next polls and go to RELEASED; their count. The table's lcore only. */
 int surge_hosts_release(int id, uint32_t first, uint32_t n);
 /* 1 when no host is waiting on anything (each bound, in conflict, gave up
- * or released; renewals not counted), else 0 */
+ * or released; renewals not counted; no membership joining or leaving), else 0 */
 int surge_hosts_settled(int id);
 int surge_hosts_count(void);
 /* Multicast: hosts first..first+nhosts-1 join ngroups groups from group

@@ -110,13 +110,16 @@ function T.hm_igmp_reports_and_leaves_byte_for_byte()
   assert(table.concat(joined, " ") == ("1/%d/239.1.2.3 2/%d/239.1.2.3"):format(m, m), table.concat(joined, " "))
   -- host 0 joins 239.2.0.1 with IGMPv3: TO_EX {} to 224.0.0.22, TOS 0xc0, twice (robustness 2) within 50 ms
   local m3 = t:join{ group = "239.2.0.1", first = 0, hosts = 1, robustness = 2, interval = 0.05 }
+  assert(not t:settled(), "settled while joining")
   got = collect(t, 0.15, rx, tx)
+  assert(t:settled(), "not settled once joined")
   local v3 = igmp.v3{ src_mac = MAC[1], src = IP[1], records = { { type = igmp.TO_EX, group = "239.2.0.1" } } }
   same_set("v3 reports", got, { v3, v3 })
   assert(got[2].ms - got[1].ms <= 150, ("the retransmission within the interval: %.1f ms"):format(got[2].ms - got[1].ms))
   -- leaves: v2 leave messages to 224.0.0.2 once; v3 TO_IN {} twice
   t:leave(m)
   t:leave(m3)
+  assert(not t:settled(), "settled while leaving")
   got = collect(t, 0.15, rx, tx)
   local vin = igmp.v3{ src_mac = MAC[1], src = IP[1], records = { { type = igmp.TO_IN, group = "239.2.0.1" } } }
   want = { vin, vin }
