@@ -4,8 +4,9 @@
 -- (N groups from GROUP, hosts FIRST..FIRST+HOSTS-1, IGMP 2 or 3 for an IPv4
 -- group, MLD 1 or 2 for an IPv6 one), several separated by ';'. The hosts
 -- report, answer the queries they hear for --seconds, leave, send their
--- leaves for --linger seconds, then the script prints their counters, each
--- membership and the UDP frames received for each group.
+-- leaves for --linger seconds, then the script prints how long the joins'
+-- reports took, their counters, each membership and the UDP frames
+-- received for each group.
 --
 --   surge run --vdev net_af_packet0,iface=IF examples/mcast-hosts.lua --join '239.1.1.1/4@0+100v2;ff3e::1@0+10v2'
 local surge = require "surge"
@@ -23,6 +24,7 @@ function configure(p)
   p:option("--robustness", "reports sent on a join (RFC 3376: 2)", 2, "integer 1..7")
   p:option("--seconds", "how long the hosts stay joined", 5, "number >=0")
   p:option("--linger", "seconds after the leaves", 1, "number >=0")
+  p:flag("--events", "pull the events every millisecond and count them (a Lua table each)")
 end
 
 -- "239.1.1.1/4@0+100v2" -> the options of t:join
@@ -36,6 +38,8 @@ function master(args)
   local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
   local r = surge.wait(surge.launch("run_hosts", port:rxq(0), port:txq(0), args))
   if r == nil then return 1 end
+  print(r.joined)
+  print(r.events)
   print("hosts: " .. r.states)
   print(r.counters)
   print(r.memberships)
@@ -66,7 +70,8 @@ function run_hosts(rxq, txq, args)
   local hz = tonumber(surge.tsc_hz())
   local t0 = tonumber(surge.tsc())
   local leave_at, stop_at = t0 + args.seconds * hz, t0 + (args.seconds + args.linger) * hz
-  local left = false
+  local left, joined_s = false, nil
+  local kinds, next_pull = { joined = 0, left = 0 }, 0
   t:publish()
   while surge.running() do
     local n = t:poll(rxq, txq, rx, tx)
@@ -76,6 +81,11 @@ function run_hosts(rxq, txq, args)
     end
     if n > 0 then rx:free() end
     local now = tonumber(surge.tsc())
+    if args.events and now >= next_pull then    -- the events, every millisecond
+      next_pull = now + hz / 1000
+      for _, ev in ipairs(t:events()) do kinds[ev.kind] = (kinds[ev.kind] or 0) + 1 end
+    end
+    if not joined_s and not left and t:settled() then joined_s = (now - t0) / hz end   -- every join's reports sent
     if not left and now >= leave_at then
       for _, m in ipairs(ms) do t:leave(m) end
       left = true
@@ -83,6 +93,7 @@ function run_hosts(rxq, txq, args)
     if now >= stop_at then break end
   end
   t:sync()
+  if args.events then for _, ev in ipairs(t:events()) do kinds[ev.kind] = (kinds[ev.kind] or 0) + 1 end end
   local st = t:stats()
   local lines = {}
   for _, m in ipairs(ms) do
@@ -93,6 +104,9 @@ function run_hosts(rxq, txq, args)
   local rxl = {}
   for g, c in pairs(seen) do rxl[#rxl + 1] = ("rx %s %d"):format(g, c) end
   table.sort(rxl)
-  return { states = hosts.format_states(st), counters = hosts.format_counters(st), memberships = table.concat(lines, "\n"),
+  local reports = st.igmp_v2_report_tx + st.igmp_v3_report_tx + st.mld_v1_report_tx + st.mld_v2_report_tx
+  return { events = args.events and ("events: joined %d, left %d"):format(kinds.joined, kinds.left) or "events: not pulled",
+           joined = joined_s and ("joined: the joins' reports sent in %.3f s (%d reports by the end)"):format(joined_s,
+             reports) or "joined: the joins' reports not all sent", states = hosts.format_states(st), counters = hosts.format_counters(st), memberships = table.concat(lines, "\n"),
            rx = #rxl > 0 and table.concat(rxl, "\n") or "rx none" }
 end

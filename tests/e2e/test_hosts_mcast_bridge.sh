@@ -107,7 +107,7 @@ one_round() {
   local want="239.78.0.1 239.78.0.2 239.78.0.3 239.78.1.1 ff3e::78:1 ff3e::78:2 ff3e::78:9 "
   "$TMP/surge-ns" run --no-huge --stats-interval 0 --vdev "$VDEV" "$EXAMPLES/mcast-hosts.lua" --count 20 \
     --join "239.78.0.1/3@0+10v$v4;239.78.1.1@10+10v$v4;ff3e::78:1/2@0+5v$v6;ff3e::78:9@5+2v$v6" \
-    --seconds 6 --linger 1.5 >"$TMP/s.out" 2>"$TMP/s.err" &
+    --seconds 6 --linger 1.5 --events >"$TMP/s.out" 2>"$TMP/s.err" &
   local spid=$! t0
   on_exit "kill $spid"
   wait_mdb "$want" 10
@@ -153,6 +153,9 @@ one_round() {
       "$(val igmp_v2_report_tx) $(val igmp_leave_tx) $(val mld_v1_report_tx) $(val mld_done_tx)"
   fi
   check_match "$tag: every membership free after its leaves" "^membership 3: free" "$OUT"
+  check_match "$tag: an event a host and membership joining and leaving (10 + 10 + 5 + 2)" \
+    "^events: joined 27, left 27$" "$OUT"
+  check_match "$tag: the joins' reports timed" "^joined: the joins' reports sent in [0-9.]+ s" "$OUT"
   SURGE_PID="" check_pools "$tag"
 }
 one_round 2 1
