@@ -282,12 +282,15 @@ send_one(struct hosts_table *t, struct mship *m, uint32_t i, uint32_t gidx, int 
 static int
 send_records(struct hosts_table *t, struct mship *m, uint32_t i, uint8_t rec, uint32_t from, uint32_t n)
 {
-	while (n > 0) {
-		uint32_t k = m->j.af == 4 ? V3_RECS : MLD2_RECS, rl = m->j.af == 4 ? 8 : 20;
+	uint32_t rl = m->j.af == 4 ? 8 : 20, head = (t->conf.vlan != 0 ? 18 : 14) + (m->j.af == 4 ? 24 : 48) + 8;
+	/* records a frame: what 1500 bytes hold, fewer when the pool's mbufs
+	 * are smaller (at least 37 and 13: the hosts' pools hold 346 bytes) */
+	uint32_t most = (t->room - head) / rl;
 
-		if (k > n)
-			k = n;
-		uint32_t len = 8 + k * rl;
+	if (most > (m->j.af == 4 ? V3_RECS : MLD2_RECS))
+		most = m->j.af == 4 ? V3_RECS : MLD2_RECS;
+	while (n > 0) {
+		uint32_t k = n < most ? n : most, len = 8 + k * rl;
 		uint8_t *msg;
 
 		if (m->j.af == 4) {

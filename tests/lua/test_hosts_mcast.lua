@@ -268,6 +268,38 @@ function T.hm_vlan_reports_tagged_and_queries_of_the_vlan_only()
   assert(t:stats().igmp_query_rx == 1, t:stats().igmp_query_rx)
 end
 
+-- an IGMPv3 host in 200 groups: its report split over frames of at most
+-- 183 records (1500 bytes), or as many as the pool's mbufs hold (512 bytes
+-- of data: 58 records), every record sent once
+function T.hm_v3_records_split_by_the_mtu_and_the_mbufs()
+  setup()
+  for _, case in ipairs{ { room = 2048, most = 183, frames = 2 }, { room = 512, most = 58, frames = 4 } } do
+    local t = hosts.new{ count = 1, mac = "02:09:0d:00:00:01", ip = "10.9.13.1", prefix = "hm7_" .. case.room }
+    local pool = surge.pool{ template = surge.proto.udp{}, size = 1023, data_room = case.room }
+    local rx, tx = pool:burst(64), pool:burst(64)
+    t:join{ group = "239.13.0.1", groups = 200, robustness = 1 }
+    local got = collect(t, 0.1, rx, tx)
+    local seen, most = {}, 0
+    for _, f in ipairs(got) do
+      local b = f.bytes
+      local n = b:byte(45) * 256 + b:byte(46)
+      assert(#b == 14 + 24 + 8 + 8 * n and b:byte(39) == 0x22, "a v3 report of its records' length")
+      assert(ok_sum(b, 38, 8 + 8 * n), "the report's checksum")
+      most = math.max(most, n)
+      for r = 0, n - 1 do
+        local g = b:sub(47 + 8 * r + 4, 47 + 8 * r + 7)
+        assert(b:byte(47 + 8 * r) == igmp.TO_EX and not seen[g], "a TO_EX record, each group once")
+        seen[g] = true
+      end
+    end
+    local ng = 0
+    for _ in pairs(seen) do ng = ng + 1 end
+    assert(#got == case.frames and most == case.most and ng == 200,
+      ("data room %d: %d frames, at most %d records, %d groups"):format(case.room, #got, most, ng))
+    assert(t:stats().tx_nobufs == 0, "no frame refused")
+  end
+end
+
 function T.hm_join_refusals_at_the_callers_line()
   setup()
   local t = hosts.new{ count = 4, mac = "02:09:0b:00:00:01", ip = "10.9.11.1", prefix = "hm5" }
