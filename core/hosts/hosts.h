@@ -136,7 +136,7 @@ int mcast_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *fr
 void mcast_timers(struct hosts_table *t);
 int mcast_busy(const struct hosts_table *t);
 int mcast_join(struct hosts_table *t, const struct surge_hosts_join *j);
-int mcast_leave(struct hosts_table *t, int m);
+int mcast_leave(struct hosts_table *t, int m, uint32_t first, uint32_t n, int32_t *rest);
 int mcast_mship(const struct hosts_table *t, int m, struct surge_hosts_mship *out);
 
 /* hosts_poll.c: the run's end (core/run/boot.c) */

@@ -588,13 +588,67 @@ mcast_join(struct hosts_table *t, const struct surge_hosts_join *j)
 	return slot;
 }
 
+/* a free membership's index, or -1 */
+static int
+free_slot(const struct hosts_table *t, int skip)
+{
+	for (int k = 0; k < SURGE_HOSTS_MSHIPS; k++)
+		if (k != skip && t->mc->m[k].state == MS_FREE)
+			return k;
+	return -1;
+}
+
+/* hosts first..first+n-1 of membership k go on in a membership of their
+ * own (slot r): joined, their answers still due within the same time */
+static void
+split_off(struct hosts_table *t, const struct mship *m, int r, uint32_t first, uint32_t n)
+{
+	struct mship *o = &t->mc->m[r];
+	uint32_t end = m->sw.start + m->sw.span;
+
+	memset(o, 0, sizeof(*o));
+	o->j = m->j;
+	o->j.first = first;
+	o->j.nhosts = n;
+	o->state = MS_JOINED;
+	if (m->sw.kind != SW_NONE)
+		sweep_start(t, o, m->sw.kind, m->sw.gidx, (int32_t)(end - t->now) > 0 ? end - t->now : 0);
+}
+
 int
-mcast_leave(struct hosts_table *t, int k)
+mcast_leave(struct hosts_table *t, int k, uint32_t first, uint32_t n, int32_t *rest)
 {
 	struct mship *m = t->mc != NULL && k >= 0 && k < SURGE_HOSTS_MSHIPS ? &t->mc->m[k] : NULL;
+	int lo = -1, hi = -1;
 
+	rest[0] = rest[1] = -1;
 	if (m == NULL || (m->state != MS_JOINING && m->state != MS_JOINED))
 		return rt_error(-EINVAL, "surge_hosts_leave: no membership %d joined", k);
+	if (n == 0)
+		n = m->j.first + m->j.nhosts - first;
+	if (first < m->j.first || first - m->j.first >= m->j.nhosts || n > m->j.first + m->j.nhosts - first)
+		return rt_error(-EINVAL, "surge_hosts_leave: hosts %u..+%u are not all in membership %d (hosts %u..%u)",
+				first, n, k, m->j.first, m->j.first + m->j.nhosts - 1);
+	if (n != m->j.nhosts) {
+		/* a part leaves: the hosts before and after it stay, each in a membership of its own */
+		if (m->state == MS_JOINING)
+			return rt_error(-EBUSY, "surge_hosts_leave: membership %d is still joining: leave it whole or "
+					"once it is joined", k);
+		if ((first > m->j.first && (lo = free_slot(t, k)) < 0) ||
+		    (first + n < m->j.first + m->j.nhosts && (hi = free_slot(t, lo)) < 0))
+			return rt_error(-ENOSPC, "surge_hosts_leave: the hosts that stay need a membership of their "
+					"own: a table has at most %d", SURGE_HOSTS_MSHIPS);
+		if (lo >= 0) {
+			split_off(t, m, lo, m->j.first, first - m->j.first);
+			rest[0] = lo;
+		}
+		if (hi >= 0) {
+			split_off(t, m, hi, first + n, m->j.first + m->j.nhosts - first - n);
+			rest[1] = hi;
+		}
+		m->j.first = first;
+		m->j.nhosts = n;
+	}
 	m->state = MS_LEAVING;
 	/* v2 leaves and MLDv1 dones are sent once (RFC 2236 3, RFC 2710 4);
 	 * v3 and MLDv2 state changes `robustness` times (RFC 3376 5.1) */

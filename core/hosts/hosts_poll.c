@@ -339,12 +339,16 @@ surge_hosts_join(int id, const struct surge_hosts_join *j)
 }
 
 int
-surge_hosts_leave(int id, int m)
+surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest)
 {
 	int rc = 0;
 	struct hosts_table *t = own(id, &rc);
 
-	return t == NULL ? rc : mcast_leave(t, m);
+	if (t == NULL)
+		return rc;
+	if (rest == NULL)
+		return rt_error(-EINVAL, "surge_hosts_leave: no room for the memberships that stay");
+	return mcast_leave(t, m, first, n, rest);
 }
 
 int

@@ -912,8 +912,10 @@ struct surge_hosts_mship {
 };
 /* The membership's id (0..SURGE_HOSTS_MSHIPS-1) or -errno; the table's lcore only */
 int surge_hosts_join(int id, const struct surge_hosts_join *j);
-/* The membership's hosts leave its groups at the next polls; 0 or -errno */
-int surge_hosts_leave(int id, int m);
+/* Hosts first..first+n-1 of membership m (n 0: to its last) leave its
+ * groups at the next polls; the hosts before and after them stay joined,
+ * each part in a new membership: rest[0] and rest[1] (-1 none). 0 or -errno */
+int surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest);
 int surge_hosts_mship(int id, int m, struct surge_hosts_mship *out);
 /* --- surge otg's HTTP server (core/front/otg_http.c, docs/otg.md) -------
  * A pull API: master asks for the next whole request and answers it by id;

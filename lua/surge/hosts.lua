@@ -176,7 +176,7 @@ end
 -- hosts, version, robustness, interval } -> a membership id; t:leave(m);
 -- t:membership(m) -> { state, version, version_now, reports, leaves, queries, ... }
 function Table:join(o) check.self(self, Table, "hosts:join") return mcast.join(self, o) end
-function Table:leave(m) check.self(self, Table, "hosts:leave") return mcast.leave(self, m) end
+function Table:leave(m, first, n) check.self(self, Table, "hosts:leave") return mcast.leave(self, m, first, n) end
 function Table:membership(m) check.self(self, Table, "hosts:membership") return mcast.membership(self, m) end
 
 -- true when no host waits on anything (bound, in conflict, gave up or released)

@@ -5,6 +5,7 @@
 --   local m = t:join{ group = "239.1.1.1", groups = 4, first = 0, hosts = 100, version = 3 }   -- IGMPv3
 --   local v6 = t:join{ group = "ff3e::1:1", version = 1 }                                      -- MLDv1, every host
 --   t:leave(m)                                    -- leaves (v2, MLDv1) or TO_IN reports (v3, MLDv2)
+--   local a, b = t:leave(m, 10, 5)                -- hosts 10..14 leave; the others stay, in memberships a and b
 --   t:membership(m) --> { state = "joined", version = 3, version_now = 3, reports = .., queries = .. }
 local ffi = require "ffi"
 local bit = require "bit"
@@ -54,9 +55,18 @@ function M.join(t, o)
   return rc_check(C.surge_hosts_join(t.id, j))
 end
 
-function M.leave(t, m)
+-- Hosts first..first+n-1 of membership m leave (all of them without first
+-- and n); returns the memberships the hosts before and after them stay in
+-- (nil when none).
+function M.leave(t, m, first, n)
   check.expect(m, ("integer 0..%d"):format(C.SURGE_HOSTS_MSHIPS - 1), "hosts:leave", "m (a membership, t:join's)")
-  rc_check(C.surge_hosts_leave(t.id, m))
+  first = check.expect(first, ("integer? 0..%d"):format(t.count - 1), "hosts:leave", "first")
+  n = check.expect(n, ("integer? 1..%d"):format(t.count), "hosts:leave", "n")
+  local rest = ffi.new("int32_t[2]")
+  local s = ffi.new("struct surge_hosts_mship")
+  rc_check(C.surge_hosts_mship(t.id, m, s))
+  rc_check(C.surge_hosts_leave(t.id, m, first or s.first, n or 0, rest))
+  return rest[0] >= 0 and rest[0] or nil, rest[1] >= 0 and rest[1] or nil
 end
 
 function M.membership(t, m)

@@ -300,6 +300,43 @@ function T.hm_v3_records_split_by_the_mtu_and_the_mbufs()
   end
 end
 
+-- hosts 3..5 of ten leave: their leaves alone; the others stay joined (in
+-- two memberships) and answer a query; a part of a membership still
+-- joining, or hosts outside it, are refused
+function T.hm_a_part_of_a_membership_leaves()
+  local t, rx, tx = fresh(10, "02:09:0e:00:00:01", "10.9.14.1", "hm8")
+  local m = t:join{ group = "239.14.0.1", version = 2, robustness = 1 }
+  errors(at(("surge_hosts_leave: membership %d is still joining: leave it whole or once it is joined"):format(m), 1),
+    function() t:leave(m, 3, 3) end)
+  assert(#collect(t, 0.1, rx, tx) == 10)
+  errors(at(("surge_hosts_leave: hosts 8..+3 are not all in membership %d (hosts 0..9)"):format(m), 1), function()
+    t:leave(m, 8, 3) end)
+  local a, b = t:leave(m, 3, 3)
+  assert(a and b and a ~= m and b ~= m and a ~= b, "two memberships stay")
+  local want = {}
+  for h = 3, 5 do
+    want[#want + 1] = igmp.v2{ src_mac = ("02:09:0e:00:00:%02x"):format(h + 1), src = "10.9.14." .. (h + 1),
+      group = "239.14.0.1", leave = true }
+  end
+  same_set("the part's leaves", collect(t, 0.1, rx, tx), want)
+  local ma, mb = t:membership(a), t:membership(b)
+  assert(ma.state == "joined" and ma.first == 0 and ma.hosts == 3 and mb.first == 6 and mb.hosts == 4,
+    ("%s %d+%d, %d+%d"):format(ma.state, ma.first, ma.hosts, mb.first, mb.hosts))
+  inject(igmp_query(1))
+  want = {}
+  for _, h in ipairs{ 0, 1, 2, 6, 7, 8, 9 } do
+    want[#want + 1] = igmp.v2{ src_mac = ("02:09:0e:00:00:%02x"):format(h + 1), src = "10.9.14." .. (h + 1),
+      group = "239.14.0.1" }
+  end
+  same_set("the others' answers", collect(t, 0.3, rx, tx), want)
+  -- the rest leave whole: every membership free
+  t:leave(a)
+  t:leave(b)
+  assert(#collect(t, 0.1, rx, tx) == 7)
+  assert(t:membership(a).state == "free" and t:membership(b).state == "free" and t:membership(m).state == "free")
+  rx:free()
+end
+
 function T.hm_join_refusals_at_the_callers_line()
   setup()
   local t = hosts.new{ count = 4, mac = "02:09:0b:00:00:01", ip = "10.9.11.1", prefix = "hm5" }
