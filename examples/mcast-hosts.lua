@@ -105,8 +105,9 @@ function run_hosts(rxq, txq, args)
   for g, c in pairs(seen) do rxl[#rxl + 1] = ("rx %s %d"):format(g, c) end
   table.sort(rxl)
   local reports = st.igmp_v2_report_tx + st.igmp_v3_report_tx + st.mld_v1_report_tx + st.mld_v2_report_tx
+  local joined = joined_s and ("joined: the joins' reports sent in %.3f s (%d reports by the end)"):format(joined_s,
+    reports) or "joined: the joins' reports not all sent"
   return { events = args.events and ("events: joined %d, left %d"):format(kinds.joined, kinds.left) or "events: not pulled",
-           joined = joined_s and ("joined: the joins' reports sent in %.3f s (%d reports by the end)"):format(joined_s,
-             reports) or "joined: the joins' reports not all sent", states = hosts.format_states(st), counters = hosts.format_counters(st), memberships = table.concat(lines, "\n"),
-           rx = #rxl > 0 and table.concat(rxl, "\n") or "rx none" }
+           joined = joined, states = hosts.format_states(st), counters = hosts.format_counters(st),
+           memberships = table.concat(lines, "\n"), rx = #rxl > 0 and table.concat(rxl, "\n") or "rx none" }
 end
