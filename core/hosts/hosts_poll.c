@@ -212,7 +212,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		if (proto_frame(t, &f, rx->data[i])) {
+		if (proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i])) {
 			t->st.rx_frames++;
 			done[ndone++] = rx->mbuf[i];
 		} else {
@@ -228,6 +228,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 		rte_pktmbuf_free_bulk(done, ndone);
 	timers(t, HL_SHORT, &budget);
 	timers(t, HL_LONG, &budget);
+	mcast_timers(t);
 	starts(t);
 	proto_flush(t);
 	t->tx = NULL;
@@ -320,7 +321,44 @@ surge_hosts_settled(int id)
 
 	return t->started == t->conf.count && s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
 	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0 &&
-	       t->lists[HL_SHORT].head == HOST_NIL;   /* releases and announcements sent */
+	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
+	       !mcast_busy(t);                          /* joins' reports and leaves sent */
+}
+
+int
+surge_hosts_join(int id, const struct surge_hosts_join *j)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if (j == NULL)
+		return rt_error(-EINVAL, "surge_hosts_join: no membership");
+	return mcast_join(t, j);
+}
+
+int
+surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if (rest == NULL)
+		return rt_error(-EINVAL, "surge_hosts_leave: no room for the memberships that stay");
+	return mcast_leave(t, m, first, n, rest);
+}
+
+int
+surge_hosts_mship(int id, int m, struct surge_hosts_mship *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	return mcast_mship(t, m, out);
 }
 
 int

@@ -22,6 +22,7 @@ local core = require "surge.core"
 local check = require "surge.check"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
+local mcast = require "surge.hosts_mcast"
 local class = require "surge.class"
 local counter = require "surge.counter"
 local surge = require "surge"
@@ -38,11 +39,13 @@ M.Table = Table
 -- enum surge_hosts_state, by name
 M.STATES = { [0] = "idle", "probing", "announcing", "bound", "conflict", "selecting", "requesting", "renewing",
   "rebinding", "gave_up", "released" }
-M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released" }
+M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", "joined", "left" }
 M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "arp_request_rx",
   "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx", "icmp_reply_tx",
   "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
-  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host" }
+  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost",
+  "igmp_query_rx", "igmp_v2_report_tx", "igmp_v3_report_tx", "igmp_leave_tx", "mld_query_rx", "mld_v1_report_tx",
+  "mld_v2_report_tx", "mld_done_tx", "mcast_bad", "bytes_per_host" }
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
@@ -133,7 +136,9 @@ function Table:events()
     local n = rc_check(C.surge_hosts_events(self.id, self.evbuf, 256))
     for i = 0, n - 1 do
       local e = self.evbuf[i]
-      out[#out + 1] = { host = e.host, kind = M.EVENTS[e.kind], ip = ip4.addr_text(e.ip4), ms = e.ms }
+      local ev = { host = e.host, kind = M.EVENTS[e.kind], ip = ip4.addr_text(e.ip4), ms = e.ms }
+      if e.kind >= C.SURGE_HOSTS_EV_JOINED then ev.membership = e.membership end
+      out[#out + 1] = ev
     end
     if n < 256 then return out end
   end
@@ -166,6 +171,13 @@ function Table:release(first, n)
   n = check.expect(n, ("integer? 0..%d"):format(self.count - first), "hosts:release", "n") or self.count - first
   return rc_check(C.surge_hosts_release(self.id, first, n))
 end
+
+-- Multicast (docs/hosts.md "Multicast"): t:join{ group, groups, first,
+-- hosts, version, robustness, interval } -> a membership id; t:leave(m);
+-- t:membership(m) -> { state, version, version_now, reports, leaves, queries, ... }
+function Table:join(o) check.self(self, Table, "hosts:join") return mcast.join(self, o) end
+function Table:leave(m, first, n) check.self(self, Table, "hosts:leave") return mcast.leave(self, m, first, n) end
+function Table:membership(m) check.self(self, Table, "hosts:membership") return mcast.membership(self, m) end
 
 -- true when no host waits on anything (bound, in conflict, gave up or released)
 function Table:settled()
