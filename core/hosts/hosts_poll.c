@@ -39,7 +39,21 @@ conf_check(const struct surge_hosts_conf *c)
 		return rt_error(-EINVAL, "surge_hosts_new: %u MACs from %02x:%02x:%02x:%02x:%02x:%02x run past "
 				"%02x:ff:ff:ff:ff:ff", c->count, c->mac[0], c->mac[1], c->mac[2], c->mac[3],
 				c->mac[4], c->mac[5], c->mac[0]);
-	if (c->dhcp) {
+	if (c->server) {
+		/* a DHCPv4 server's pool (hosts_server.c): ip4 .. ip4 + count - 1 */
+		if (c->dhcp || c->dad || c->ip4 == 0 || c->server4 == 0)
+			return rt_error(-EINVAL, "surge_hosts_new: a DHCP server needs its pool (ip4), its address "
+					"(server4), and no dhcp or dad");
+		if (c->lease_s == 0 || (c->lease_s > 2000000 && c->lease_s != UINT32_MAX))
+			return rt_error(-EINVAL, "surge_hosts_new: lease_s %u: 1..2000000 or infinite (%u)",
+					c->lease_s, UINT32_MAX);
+		if (c->net4_len > 32)
+			return rt_error(-EINVAL, "surge_hosts_new: the server's prefix length %u: 0..32", c->net4_len);
+		if ((uint64_t)c->ip4 + c->count - 1 > 0xffffffffu)
+			return rt_error(-EINVAL, "surge_hosts_new: a pool of %u addresses from %u.%u.%u.%u passes "
+					"255.255.255.255", c->count, c->ip4 >> 24, c->ip4 >> 16 & 255, c->ip4 >> 8 & 255,
+					c->ip4 & 255);
+	} else if (c->dhcp) {
 		if (c->ip4 != 0 || c->dad)
 			return rt_error(-EINVAL, "surge_hosts_new: DHCP hosts take their address from the server "
 					"(no ip4, no dad)");
@@ -81,7 +95,8 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	if (t->conf.outstanding == 0 || t->conf.outstanding > t->conf.count)
 		t->conf.outstanding = t->conf.count;
 	t->conf.net4 &= t->conf.net4_len == 0 ? 0 : ~0u << (32 - t->conf.net4_len);
-	if (ht_alloc(t) != 0) {
+	if (ht_alloc(t) != 0 || (t->conf.server && server_alloc(t) != 0)) {
+		server_free(t);
 		ht_free(t);
 		free(t);
 		return rt_error(-ENOMEM, "out of memory for a table of %u hosts", conf->count);
@@ -164,7 +179,10 @@ timers(struct hosts_table *t, int list, uint32_t *budget)
 		if ((int32_t)(t->now - t->h[i].due) < 0)
 			break;
 		ht_timer_stop(t, i);
-		proto_timer(t, i);
+		if (t->conf.server)
+			server_timer(t, i);
+		else
+			proto_timer(t, i);
 		(*budget)--;
 	}
 }
@@ -212,7 +230,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		if (proto_frame(t, &f, rx->data[i])) {
+		if (t->conf.server ? server_frame(t, &f, rx->data[i]) : proto_frame(t, &f, rx->data[i])) {
 			t->st.rx_frames++;
 			done[ndone++] = rx->mbuf[i];
 		} else {
@@ -335,6 +353,7 @@ hosts_free_all(void)
 	struct runtime *r = rt();
 
 	for (int i = 0; i < r->nhosts; i++) {
+		server_free(r->hosts[i]);
 		ht_free(r->hosts[i]);
 		free(r->hosts[i]);
 		r->hosts[i] = NULL;

@@ -22,19 +22,6 @@
 #define RTO_MAX_MS 64000
 #define NOBUF_RETRY_MS 10        /* a frame the empty pool could not take: tried again this soon */
 
-static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void p32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
-
-/* DPDK's sums are of native 16-bit words: stored as they are, they read big-endian */
-static inline void
-csum_put(uint8_t *p, uint16_t sum)
-{
-	memcpy(p, &sum, 2);
-}
-
 int
 proto_flush(struct hosts_table *t)
 {
@@ -88,6 +75,13 @@ frame(struct hosts_table *t, uint32_t len)
 	b->len[slot] = (uint16_t)len;
 	memset(b->data[slot], 0, len);
 	return b->data[slot];
+}
+
+/* frame() for hosts_server.c */
+uint8_t *
+proto_tx(struct hosts_table *t, uint32_t len)
+{
+	return frame(t, len);
 }
 
 /* Ethernet header (with the table's tag), returns where the payload starts */
@@ -229,6 +223,10 @@ discover(struct hosts_table *t, uint32_t i)
 
 	h->xid = ht_rand(t);
 	h->ip = 0;
+	/* a fresh start (not a NAK's new DISCOVER): its binding time runs
+	 * from here (bound_ms holds it until the ACK) */
+	if (h->state != SURGE_HOST_REQUESTING)
+		h->bound_ms = t->now;
 	ht_state(t, i, SURGE_HOST_SELECTING);
 	dhcp_transmit(t, i, DHCP_DISCOVER, 0);
 }
@@ -512,6 +510,14 @@ lease_bind(struct hosts_table *t, uint32_t i, const struct hframe *f, const uint
 	if (f->server_id != 0)
 		h->server = f->server_id;
 	h->lease_s = f->lease_s;
+	if (!renewed) {
+		uint32_t ms = t->now - h->bound_ms, k = 0;
+
+		while (k < SURGE_HOSTS_BIND_BUCKETS - 1 && ms >= 1u << k)
+			k++;
+		t->st.bind_ms[k]++;
+		t->st.bind_ms_sum += ms;
+	}
 	h->bound_ms = t->now;
 	h->tries = 0;
 	h->naks = 0;
