@@ -152,6 +152,7 @@ int server_alloc(struct hosts_table *t);
 void server_free(struct hosts_table *t);
 int server_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in);
 void server_timer(struct hosts_table *t, uint32_t i);
+uint64_t server_client_mac(const struct host *h);
 
 /* hosts_poll.c: the run's end (core/run/boot.c) */
 void hosts_free_all(void);

@@ -206,22 +206,21 @@ setup_tx(struct hosts_table *t, uint16_t port, uint16_t txq, struct surge_burst 
 	return 0;
 }
 
-int
-surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
-		 struct surge_burst *tx)
+/* One turn of table t: take its frames from rx (received here when recv),
+ * leave the rest in rx, fire the due timers, start what is due, send. */
+static int
+turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
+     struct surge_burst *tx, int recv)
 {
 	struct rte_mbuf *done[SURGE_BURST_MAX];
 	uint32_t keep = 0, ndone = 0, budget = TIMERS_PER_POLL;
-	int rc = 0, n;
-	struct hosts_table *t = own(id, &rc);
+	int rc, n;
 
-	if (t == NULL)
-		return rc;
 	if ((rc = burst_check(rx)) != 0 || (rc = burst_check(tx)) != 0)
 		return rc;
 	if ((rc = setup_tx(t, port, txq, tx)) != 0)
 		return rc;
-	n = surge_rx_recv(port, rxq, rx);
+	n = recv ? surge_rx_recv(port, rxq, rx) : (int)rx->n;
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
@@ -250,6 +249,25 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 	proto_flush(t);
 	t->tx = NULL;
 	return t->tx_err != 0 ? t->tx_err : (int)keep;
+}
+
+int
+surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
+		 struct surge_burst *tx)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	return t == NULL ? rc : turn(t, port, rxq, txq, rx, tx, 1);
+}
+
+int
+surge_hosts_take(int id, uint16_t port, uint16_t txq, struct surge_burst *rx, struct surge_burst *tx)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	return t == NULL ? rc : turn(t, port, 0, txq, rx, tx, 0);
 }
 
 int
@@ -293,7 +311,14 @@ surge_hosts_host(int id, uint32_t i, struct surge_hosts_host *out)
 	out->server4 = h->server;
 	out->lease_s = h->lease_s;
 	out->bound_ms = h->bound_ms;
-	ht_mac(t, i, out->mac);
+	if (t->conf.server) {
+		/* a pool's slot: its client's MAC, this server */
+		mac_put(out->mac, h->state != SURGE_HOST_IDLE ? server_client_mac(h) : 0);
+		out->server4 = t->conf.server4;
+		out->lease_s = t->conf.lease_s;
+	} else {
+		ht_mac(t, i, out->mac);
+	}
 	out->state = h->state;
 	out->tries = h->tries;
 	return 0;

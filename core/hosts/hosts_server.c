@@ -22,8 +22,8 @@
 #define OFFER_HOLD_MS 10000      /* an offer not requested in this time goes back to the pool */
 #define DHCPS_FRAME 342          /* Ethernet 14 + IPv4 20 + UDP 8 + a 300-byte BOOTP message */
 
-static uint64_t
-client_mac(const struct host *h)
+uint64_t
+server_client_mac(const struct host *h)
 {
 	return (uint64_t)(h->xid & 0xffff) << 32 | h->server;
 }
@@ -66,7 +66,7 @@ lookup(const struct hosts_table *t, uint64_t mac, uint32_t *at)
 	uint32_t k = mac_hash(t, mac);
 
 	for (; t->midx[k] != 0; k = (k + 1) & t->midx_mask)
-		if (client_mac(&t->h[t->midx[k] - 1]) == mac) {
+		if (server_client_mac(&t->h[t->midx[k] - 1]) == mac) {
 			*at = k;
 			return t->midx[k] - 1;
 		}
@@ -81,11 +81,11 @@ unindex(struct hosts_table *t, uint32_t i)
 {
 	uint32_t hole, k;
 
-	if (lookup(t, client_mac(&t->h[i]), &hole) != i)
+	if (lookup(t, server_client_mac(&t->h[i]), &hole) != i)
 		return;
 	t->midx[hole] = 0;
 	for (k = (hole + 1) & t->midx_mask; t->midx[k] != 0; k = (k + 1) & t->midx_mask) {
-		uint32_t home = mac_hash(t, client_mac(&t->h[t->midx[k] - 1]));
+		uint32_t home = mac_hash(t, server_client_mac(&t->h[t->midx[k] - 1]));
 
 		/* the entry may move to the hole when its home is not in (hole, k] */
 		if (((k - home) & t->midx_mask) >= ((k - hole) & t->midx_mask)) {

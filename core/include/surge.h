@@ -883,6 +883,10 @@ int surge_hosts_new(const struct surge_hosts_conf *conf);
  * (returned: their count), or -errno. The table's lcore only. */
 int surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
 		     struct surge_burst *tx);
+/* surge_hosts_poll without receiving: the table takes its frames from
+ * those in rx (what another table's poll of the same queue left), the
+ * rest stay. Several tables share one port so. */
+int surge_hosts_take(int id, uint16_t port, uint16_t txq, struct surge_burst *rx, struct surge_burst *tx);
 int surge_hosts_stats(int id, struct surge_hosts_stats *out);
 /* The events since the last pull, oldest first, at most max: their count. */
 int surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max);

@@ -42,7 +42,14 @@ M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released" }
 M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "arp_request_rx",
   "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx", "icmp_reply_tx",
   "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
-  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host" }
+  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host",
+  "bind_ms_sum", "dhcps_discover_rx", "dhcps_offer_tx", "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx",
+  "dhcps_release_rx", "dhcps_no_address" }
+-- the binding-time histogram's buckets: bind_le_Nms counts the bindings
+-- that took under N ms (2^k), bind_le_inf all of them
+M.BIND_BUCKETS = {}
+for k = 0, C.SURGE_HOSTS_BIND_BUCKETS - 2 do M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = ("bind_le_%dms"):format(2 ^ k) end
+M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = "bind_le_inf"
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
@@ -95,10 +102,45 @@ function M.new(o)
     check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
   end
   local id = rc_check(C.surge_hosts_new(c))
-  local t = setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
+  return M.made(id, c, prefix)
+end
+
+-- the Lua side of table id (made by surge_hosts_new with conf c)
+function M.made(id, c, prefix)
+  return setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
     gauges = false,
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
-  return t
+end
+
+local server_keys = { count = 1, pool = 1, server = 1, mac = 1, vlan = 1, lease = 1, prefix_len = 1, prefix = 1 }
+
+-- A DHCPv4 server (docs/hosts.md, "The DHCP server"): a table in server
+-- mode whose host i is the pool's address pool + i, polled like any table.
+function M.server(o)
+  local fn = "surge.hosts.server"
+  o = check.options(o, server_keys, fn)
+  local c = ffi.new("struct surge_hosts_conf")
+  c.server = 1
+  c.count = check.expect(o.count, ("integer 1..%d"):format(C.SURGE_HOSTS_COUNT_MAX), fn, "count (the pool's addresses)")
+  c.ip4 = parsed(ip4.addr, check.expect(o.pool, "string", fn, "pool (the pool's first address)"), fn .. ": pool")
+  if c.ip4 == 0 then check.raise(fn .. ": pool: 0.0.0.0 is no client's address") end
+  if c.ip4 + c.count - 1 > 0xffffffff then
+    check.raise(("%s: a pool of %d addresses from %s: past 255.255.255.255"):format(fn, c.count, o.pool))
+  end
+  c.server4 = parsed(ip4.addr, check.expect(o.server, "string", fn, "server (its address, option 54)"), fn .. ": server")
+  if c.server4 >= c.ip4 and c.server4 < c.ip4 + c.count then
+    check.raise(("%s: server: %s is in its own pool"):format(fn, o.server))
+  end
+  ffi.copy(c.mac, parsed(eth.mac, check.expect(o.mac, "string", fn, "mac (the server's MAC)"), fn .. ": mac"), 6)
+  c.vlan = check.expect(o.vlan, "integer? 1..4094", fn, "vlan") or 0
+  c.lease_s = check.expect(o.lease, "integer? 1..2000000", fn, "lease (seconds)") or 3600
+  c.net4_len = check.expect(o.prefix_len, "integer? 1..32", fn, "prefix_len (the subnet mask sent, option 1)") or 0
+  c.probe_ms, c.rto_ms, c.retries = 1000, 4000, 4
+  local prefix = check.expect(o.prefix, "string?", fn, "prefix (of the published counters)") or "dhcps"
+  if #prefix > 40 or prefix:find("[^%w_%-%.]") then
+    check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
+  end
+  return M.made(rc_check(C.surge_hosts_new(c)), c, prefix)
 end
 
 -- A pool for the hosts' frames (its template is never sent as it is: each
@@ -125,6 +167,19 @@ function Table:poll(rxq, txq, rx, tx)
   return n
 end
 
+-- t:poll without receiving: the table takes its frames from those left in
+-- rx (by another table's poll of the same queue), the rest stay there.
+function Table:take(txq, rx, tx)
+  check.self(self, Table, "hosts:take")
+  check.handle(txq, TxQueue, "hosts:take", "txq", "a tx queue (port:txq(i))")
+  check.burst(rx, "hosts:take", "rx")
+  check.burst(tx, "hosts:take", "tx")
+  if rx == tx then check.raise("hosts:take: rx and tx: expected two bursts, got one burst twice") end
+  local n = C.surge_hosts_take(self.id, txq.port, txq.id, rx, tx)
+  if n < 0 then rc_check(n) end
+  return n
+end
+
 -- The events since the last call, oldest first: { host = i (0-based), kind = "bound", ip = "a.b.c.d", ms = .. }
 function Table:events()
   check.self(self, Table, "hosts:events")
@@ -145,6 +200,12 @@ function Table:stats()
   local r, st = { state = {} }, self.st
   for _, f in ipairs(M.FIELDS) do r[f] = tonumber(st[f]) end
   for i = 0, C.SURGE_HOST_STATES - 1 do r.state[M.STATES[i]] = tonumber(st.state[i]) end
+  local cum = 0
+  for k = 1, #M.BIND_BUCKETS do
+    cum = cum + tonumber(st.bind_ms[k - 1])
+    r[M.BIND_BUCKETS[k]] = cum
+  end
+  r.bind_count = cum
   return r
 end
 
@@ -190,6 +251,11 @@ function Table:publish()
       cells[#cells + 1] = { k, c.cell }
     end
   end
+  for k = 1, #M.BIND_BUCKETS do
+    local c = counter.counter(self.prefix .. "." .. M.BIND_BUCKETS[k])
+    c:add(0)
+    cells[#cells + 1] = { -k, c.cell }        -- negative: a cumulative bucket (sync)
+  end
   for i = 0, C.SURGE_HOST_STATES - 1 do
     local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
     g:set(0)                                  -- its cell is made by the first write
@@ -206,7 +272,17 @@ function Table:sync()
   if not cells then return end
   local st = self.st
   C.surge_hosts_stats(self.id, st)
-  for i = 1, #cells do local c = cells[i] c[2][0] = st[c[1]] end
+  local cum = 0ULL
+  for i = 1, #cells do
+    local c = cells[i]
+    local k = c[1]
+    if type(k) == "number" then
+      cum = cum + st.bind_ms[-k - 1]     -- the buckets come in order: each adds the one before
+      c[2][0] = cum
+    else
+      c[2][0] = st[k]
+    end
+  end
   local g = self.gauges
   for i = 1, #g do
     local c = g[i]
