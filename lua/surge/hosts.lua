@@ -31,7 +31,7 @@ local C, rc_check = core.C, core.check
 local M = {}
 
 local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells",
-  "gauges" })
+  "gauges", "cum" })
 Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
 M.Table = Table
 
@@ -46,10 +46,33 @@ M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_fu
   "bind_ms_sum", "dhcps_discover_rx", "dhcps_offer_tx", "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx",
   "dhcps_release_rx", "dhcps_no_address" }
 -- the binding-time histogram's buckets: bind_le_Nms counts the bindings
--- that took under N ms (2^k), bind_le_inf all of them
+-- that took under N ms (2^k), bind_le_inf all of them; stats() has each,
+-- the published counters every third (a run has at most 64 counters)
 M.BIND_BUCKETS = {}
 for k = 0, C.SURGE_HOSTS_BIND_BUCKETS - 2 do M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = ("bind_le_%dms"):format(2 ^ k) end
 M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = "bind_le_inf"
+local BIND_PUBLISHED = { 1, 4, 7, 10, 13, 16, #M.BIND_BUCKETS }   -- 1 ms, 8, 64, 512, 4096, 32768, all
+
+-- the counters and states that mean something for a table of each kind
+-- (static hosts, DHCP clients, a DHCP server): stats() has them all
+local COMMON = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "events_lost", "bytes_per_host" }
+M.MODE_FIELDS = {
+  static = { "arp_request_rx", "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx",
+    "icmp_reply_tx" },
+  dhcp = { "arp_request_rx", "arp_reply_tx", "icmp_echo_rx", "icmp_reply_tx", "dhcp_discover_tx", "dhcp_offer_rx",
+    "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx", "dhcp_retransmits", "dhcp_bad", "dhcp_stray",
+    "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "bind_ms_sum" },
+  server = { "dhcps_discover_rx", "dhcps_offer_tx", "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx",
+    "dhcps_release_rx", "dhcps_no_address", "dhcp_bad", "dhcp_stray" },
+}
+M.MODE_STATES = { static = { 0, 1, 2, 3, 4 }, dhcp = { 0, 3, 5, 6, 7, 8, 9, 10 }, server = { 0, 3, 5 } }
+for _, list in pairs(M.MODE_FIELDS) do
+  for i = #COMMON, 1, -1 do table.insert(list, 1, COMMON[i]) end
+end
+
+local function mode_of(c)
+  return c.server == 1 and "server" or c.dhcp == 1 and "dhcp" or "static"
+end
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
@@ -108,7 +131,7 @@ end
 -- the Lua side of table id (made by surge_hosts_new with conf c)
 function M.made(id, c, prefix)
   return setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
-    gauges = false,
+    gauges = false, cum = false,
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
 end
 
@@ -206,6 +229,7 @@ function Table:stats()
     r[M.BIND_BUCKETS[k]] = cum
   end
   r.bind_count = cum
+  r.mode = mode_of(self.conf)
   return r
 end
 
@@ -240,7 +264,8 @@ end
 function Table:publish()
   check.self(self, Table, "hosts:publish")
   local cells, gauges = {}, {}
-  for _, k in ipairs(M.FIELDS) do
+  local mode = mode_of(self.conf)
+  for _, k in ipairs(M.MODE_FIELDS[mode]) do
     if k == "bytes_per_host" then
       local g = counter.gauge(self.prefix .. "." .. k)
       g:set(0)
@@ -251,17 +276,20 @@ function Table:publish()
       cells[#cells + 1] = { k, c.cell }
     end
   end
-  for k = 1, #M.BIND_BUCKETS do
-    local c = counter.counter(self.prefix .. "." .. M.BIND_BUCKETS[k])
-    c:add(0)
-    cells[#cells + 1] = { -k, c.cell }        -- negative: a cumulative bucket (sync)
+  if mode == "dhcp" then
+    for _, k in ipairs(BIND_PUBLISHED) do
+      local c = counter.counter(self.prefix .. "." .. M.BIND_BUCKETS[k])
+      c:add(0)
+      cells[#cells + 1] = { k - 1, c.cell }   -- a number: the histogram's bucket, cumulated (sync)
+    end
   end
-  for i = 0, C.SURGE_HOST_STATES - 1 do
+  for _, i in ipairs(M.MODE_STATES[mode]) do
     local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
     g:set(0)                                  -- its cell is made by the first write
     gauges[#gauges + 1] = { i, g.cell }
   end
   self.cells, self.gauges = cells, gauges
+  self.cum = ffi.new("uint64_t[?]", C.SURGE_HOSTS_BIND_BUCKETS)
   return self
 end
 
@@ -270,18 +298,14 @@ function Table:sync()
   check.self(self, Table, "hosts:sync")
   local cells = self.cells
   if not cells then return end
-  local st = self.st
+  local st, cum = self.st, self.cum
   C.surge_hosts_stats(self.id, st)
-  local cum = 0ULL
+  cum[0] = st.bind_ms[0]
+  for k = 1, C.SURGE_HOSTS_BIND_BUCKETS - 1 do cum[k] = cum[k - 1] + st.bind_ms[k] end
   for i = 1, #cells do
     local c = cells[i]
     local k = c[1]
-    if type(k) == "number" then
-      cum = cum + st.bind_ms[-k - 1]     -- the buckets come in order: each adds the one before
-      c[2][0] = cum
-    else
-      c[2][0] = st[k]
-    end
+    c[2][0] = type(k) == "number" and cum[k] or st[k]
   end
   local g = self.gauges
   for i = 1, #g do
@@ -328,10 +352,11 @@ function Table:run(o)
   return self:stats()
 end
 
--- The counters of stats() as lines "  name value", in name order
+-- The counters of stats() as lines "  name value", in name order (those
+-- of the table's kind)
 function M.format_counters(st)
   local names, lines = {}, {}
-  for _, k in ipairs(M.FIELDS) do names[#names + 1] = k end
+  for _, k in ipairs(M.MODE_FIELDS[st.mode] or M.FIELDS) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do lines[#lines + 1] = ("  %s %d"):format(k, st[k]) end
   return table.concat(lines, "\n")
