@@ -32,9 +32,11 @@ function configure(p)
   p:description("scripts/bench's hosts rows: DHCPv4 clients against surge's server, ARP answered by static hosts.")
   p:option("--role", "dhcp-server, dhcp-client, both, arp-hosts or arp-asker", "both")
   p:option("--count", "clients (the server's pool: the same), or static hosts", 1000, "integer 1..16777216")
-  p:option("--outstanding", "dhcp-client: most transactions open at once", 4096, "integer 1..16777216")
+  p:option("--outstanding", "dhcp-client: most transactions open at once (more than the port's ring holds: retransmissions)", 256, "integer 1..16777216")
   p:option("--seconds", "how long a side runs at most (the server, the hosts: until stopped)", 60, "number >0")
   p:option("--burst", "frames per poll", 64, "integer 1..256")
+  p:option("--hold", "dhcp-client, both: seconds the bound clients keep answering after (a scrape's time)", 0,
+    "number 0..600")
   p:check(function(o)
     local ok = { ["dhcp-server"] = 1, ["dhcp-client"] = 1, both = 1, ["arp-hosts"] = 1, ["arp-asker"] = 1 }
     if not ok[o.role] then return ("--role %s: dhcp-server, dhcp-client, both, arp-hosts or arp-asker"):format(o.role) end
@@ -104,7 +106,20 @@ local function clients(rxq, txq, args, server)
   if server then server:sync() end
   local st = t:stats()
   if st.state.bound ~= bound then last = surge.tsc() end
-  return client_summary(t, t0, last)
+  local hold = tonumber(surge.tsc()) + args.hold * hz
+  while surge.running() and tonumber(surge.tsc()) < hold do
+    local k = t:poll(rxq, txq, rx, tx)
+    if k > 0 and server then k = server:take(txq, rx, tx) end
+    if k > 0 then rx:free() end
+    t:sync()
+    if server then server:sync() end
+  end
+  local r = client_summary(t, t0, last)
+  if server then
+    local ss = server:stats()
+    r = r .. ("\ndhcp-server: %d acks, %d leases, %d naks"):format(ss.dhcps_ack_tx, ss.state.bound, ss.dhcps_nak_tx)
+  end
+  return r
 end
 
 local function arp_hosts(rxq, txq, args)
@@ -115,14 +130,17 @@ local function arp_hosts(rxq, txq, args)
 end
 
 -- ARP requests for the hosts' addresses in turn, as fast as the port
--- takes them, for --seconds; the replies counted
+-- takes them, for --seconds; the ARP frames back counted (the hosts'
+-- replies, or the reference's requests with their MACs swapped)
 local function arp_asker(rxq, txq, args)
   local pool = frames()
   local b, rx = pool:burst(args.burst), pool:burst(args.burst)
   local req = ffi.new("uint8_t[60]")
   ffi.copy(req, "\255\255\255\255\255\255\2\92\0\0\0\1\8\6\0\1\8\0\6\4\0\1\2\92\0\0\0\1\10\0\0\2", 32)
   local hz = tonumber(surge.tsc_hz())
-  local t0 = tonumber(surge.tsc())
+  -- the other side's hosts are made once the link is up: a moment to start them
+  local t0 = tonumber(surge.tsc()) + hz / 2
+  while tonumber(surge.tsc()) < t0 do end
   local deadline = t0 + args.seconds * hz
   local sent, replies, i = 0, 0, 0
   while surge.running() and tonumber(surge.tsc()) < deadline do
@@ -140,7 +158,7 @@ local function arp_asker(rxq, txq, args)
     local m = rxq:recv(rx)
     for k = 0, m - 1 do
       local p = rx.data[k]
-      if p[12] == 8 and p[13] == 6 and p[21] == 2 then replies = replies + 1 end
+      if p[12] == 8 and p[13] == 6 then replies = replies + 1 end
     end
     rx:free()
   end
@@ -150,7 +168,7 @@ local function arp_asker(rxq, txq, args)
     local m = rxq:recv(rx)
     for k = 0, m - 1 do
       local p = rx.data[k]
-      if p[12] == 8 and p[13] == 6 and p[21] == 2 then replies = replies + 1 end
+      if p[12] == 8 and p[13] == 6 then replies = replies + 1 end
     end
     rx:free()
   end

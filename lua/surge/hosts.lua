@@ -61,7 +61,7 @@ M.MODE_FIELDS = {
     "icmp_reply_tx" },
   dhcp = { "arp_request_rx", "arp_reply_tx", "icmp_echo_rx", "icmp_reply_tx", "dhcp_discover_tx", "dhcp_offer_rx",
     "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx", "dhcp_retransmits", "dhcp_bad", "dhcp_stray",
-    "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "bind_ms_sum" },
+    "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "bind_seconds" },
   server = { "dhcps_discover_rx", "dhcps_offer_tx", "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx",
     "dhcps_release_rx", "dhcps_no_address", "dhcp_bad", "dhcp_stray" },
 }
@@ -229,6 +229,7 @@ function Table:stats()
     r[M.BIND_BUCKETS[k]] = cum
   end
   r.bind_count = cum
+  r.bind_seconds = r.bind_ms_sum / 1e3
   r.mode = mode_of(self.conf)
   return r
 end
@@ -266,7 +267,7 @@ function Table:publish()
   local cells, gauges = {}, {}
   local mode = mode_of(self.conf)
   for _, k in ipairs(M.MODE_FIELDS[mode]) do
-    if k == "bytes_per_host" then
+    if k == "bytes_per_host" or k == "bind_seconds" then   -- the sum: seconds, Prometheus's base unit
       local g = counter.gauge(self.prefix .. "." .. k)
       g:set(0)
       gauges[#gauges + 1] = { k, g.cell }
@@ -310,7 +311,9 @@ function Table:sync()
   local g = self.gauges
   for i = 1, #g do
     local c = g[i]
-    c[2][0] = type(c[1]) == "number" and tonumber(st.state[c[1]]) or tonumber(st[c[1]])
+    local k = c[1]
+    c[2][0] = type(k) == "number" and tonumber(st.state[k])
+      or k == "bind_seconds" and tonumber(st.bind_ms_sum) / 1e3 or tonumber(st[k])
   end
 end
 
