@@ -282,6 +282,17 @@ surge_hosts_stats(int id, struct surge_hosts_stats *out)
 }
 
 int
+surge_hosts_conf_get(int id, struct surge_hosts_conf *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	*out = t->conf;
+	return 0;
+}
+
+int
 surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max)
 {
 	int rc = 0;

@@ -888,6 +888,8 @@ int surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct s
  * rest stay. Several tables share one port so. */
 int surge_hosts_take(int id, uint16_t port, uint16_t txq, struct surge_burst *rx, struct surge_burst *tx);
 int surge_hosts_stats(int id, struct surge_hosts_stats *out);
+/* table id's configuration (as made; any thread: the REPL's hosts()) */
+int surge_hosts_conf_get(int id, struct surge_hosts_conf *out);
 /* The events since the last pull, oldest first, at most max: their count. */
 int surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max);
 int surge_hosts_host(int id, uint32_t host, struct surge_hosts_host *out);

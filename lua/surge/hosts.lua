@@ -73,6 +73,33 @@ end
 local function mode_of(c)
   return c.server == 1 and "server" or c.dhcp == 1 and "dhcp" or "static"
 end
+M.mode_of = mode_of
+
+-- Every table of the run (any task's), for the prompt's hosts(): { id,
+-- mode, count, stats = t:stats()'s form } in id order; read with plain
+-- loads while the tables' lcores write them
+function M.tables()
+  local out = {}
+  local c, st = ffi.new("struct surge_hosts_conf"), ffi.new("struct surge_hosts_stats")
+  for id = 0, C.surge_hosts_count() - 1 do
+    rc_check(C.surge_hosts_conf_get(id, c))
+    rc_check(C.surge_hosts_stats(id, st))
+    local r = { id = id, mode = mode_of(c), count = c.count, stats = { state = {} } }
+    for _, f in ipairs(M.FIELDS) do r.stats[f] = tonumber(st[f]) end
+    for i = 0, C.SURGE_HOST_STATES - 1 do r.stats.state[M.STATES[i]] = tonumber(st.state[i]) end
+    out[#out + 1] = r
+  end
+  return out
+end
+
+-- Host i of table id (any task's): t:host(i)'s fields
+function M.host_of(id, i)
+  local h = ffi.new("struct surge_hosts_host")
+  rc_check(C.surge_hosts_host(id, i, h))
+  return { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(ffi.cast("const uint8_t *", h.mac)),
+           server = ip4.addr_text(h.server4), lease = h.lease_s, bound_ms = h.bound_ms, tries = h.tries }
+end
+
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
@@ -238,10 +265,7 @@ end
 function Table:host(i)
   check.self(self, Table, "hosts:host")
   check.expect(i, ("integer 0..%d"):format(self.count - 1), "hosts:host", "i")
-  local h = ffi.new("struct surge_hosts_host")
-  rc_check(C.surge_hosts_host(self.id, i, h))
-  return { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(ffi.cast("const uint8_t *", h.mac)),
-           server = ip4.addr_text(h.server4), lease = h.lease_s, bound_ms = h.bound_ms, tries = h.tries }
+  return M.host_of(self.id, i)
 end
 
 -- DHCP: hosts first..first+n-1 (0-based) holding a lease release it (sent
