@@ -268,6 +268,38 @@ function Table:host(i)
   return M.host_of(self.id, i)
 end
 
+-- The bound hosts' addresses, in host order (at most `max`): { mac = {
+-- "02:..", ... }, ip = { "10.1.0.7", ... }, host = { i, ... } }: the
+-- sources of a flow (t:source_fields()) or of anything else a script sends
+function Table:bound_addresses(max)
+  check.self(self, Table, "hosts:bound_addresses")
+  max = check.expect(max, "integer? >=1", "hosts:bound_addresses", "max") or self.count
+  if self.conf.server == 1 then check.raise("hosts:bound_addresses: a DHCP server's table holds no hosts of its own") end
+  local r = { mac = {}, ip = {}, host = {} }
+  local h = ffi.new("struct surge_hosts_host")
+  for i = 0, self.count - 1 do
+    if #r.ip >= max then break end
+    rc_check(C.surge_hosts_host(self.id, i, h))
+    if h.state == C.SURGE_HOST_BOUND or h.state == C.SURGE_HOST_RENEWING or h.state == C.SURGE_HOST_REBINDING then
+      r.mac[#r.mac + 1] = eth.mac_text(ffi.cast("const uint8_t *", h.mac))
+      r.ip[#r.ip + 1] = ip4.addr_text(h.ip4)
+      r.host[#r.host + 1] = i
+    end
+  end
+  return r
+end
+
+-- Flow fields (surge.flow's `fields`, with combine = "zip") that take each
+-- packet's source MAC and IPv4 address from the next bound host in turn:
+--   surge.flow{ template = t, fields = hosts_table:source_fields(), combine = "zip" }
+-- Errors when no host is bound (a flow needs a value).
+function Table:source_fields(max)
+  check.self(self, Table, "hosts:source_fields")
+  local a = self:bound_addresses(max)
+  if #a.ip == 0 then check.raise("hosts:source_fields: no host of the table is bound yet") end
+  return { { "eth.src", { list = a.mac } }, { "ip4.src", { list = a.ip } } }
+end
+
 -- DHCP: hosts first..first+n-1 (0-based) holding a lease release it (sent
 -- at the next polls); returns how many did.
 function Table:release(first, n)

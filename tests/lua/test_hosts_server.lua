@@ -153,6 +153,40 @@ function T.a_request_for_an_address_not_held_is_naked()
   assert(b:sub(241, 249) == string.char(53, 1, 6, 54, 4, 10, 44, 0, 1) and b:byte(250) == 255, "NAK options")
 end
 
+-- Hosts as flow endpoints: 64 clients bound by the server, then a
+-- surge.flow whose source MAC and address cycle over the bound hosts
+-- (t:source_fields(), combine = "zip"): each frame's source is one host's
+-- binding, in host order, every checksum kept valid
+function T.a_flow_takes_its_sources_from_the_bound_hosts()
+  setup()
+  local s = server(64, "02:44:00:00:03:01")
+  local c = hosts.new{ count = 64, mac = "02:44:05:00:00:01", dhcp = true, subnet = "10.44.0.0/24", retries = 3,
+    rto = 0.05 }
+  errors(at("hosts:source_fields: no host of the table is bound yet", 1), function()
+    c:source_fields() end)
+  assert(run(c, s, 10, function() return c:settled() end), hosts.format_states(c:stats()))
+  local a = c:bound_addresses()
+  assert(#a.ip == 64 and #a.mac == 64, #a.ip)
+  local tpl = surge.proto.udp{ dst = "10.44.0.1", dport = 9, size = 64 }
+  local f = surge.flow{ template = tpl, fields = c:source_fields(), combine = "zip" }
+  assert(f:count() == 64, f:count())
+  local frames = f:frames(130)
+  local decode = require "surge.proto.decode"
+  for k, fr in ipairs(frames) do
+    local i = (k - 1) % 64
+    local h = c:host(i)
+    local mac = fr:sub(7, 12):gsub(".", function(ch) return ("%02x:"):format(ch:byte()) end):sub(1, -2)
+    local ip = ("%d.%d.%d.%d"):format(fr:byte(27, 30))
+    assert(mac == h.mac and ip == h.ip, ("frame %d: %s %s, host %d is %s %s"):format(k, mac, ip, i, h.mac, h.ip))
+    assert(a.host[i + 1] == i)
+    local text = decode.decode(fr)
+    assert(select(2, text:gsub("csum ok", "")) == 2, text)   -- the IPv4 and UDP checksums, verified
+  end
+  -- a server's table holds no hosts of its own
+  errors(at("hosts:bound_addresses: a DHCP server's table holds no hosts of its own", 1), function()
+    s:bound_addresses() end)
+end
+
 function T.refusals_at_the_callers_line()
   errors(at("surge.hosts.server: a pool of 10 addresses from 255.255.255.250: past 255.255.255.255", 1), function()
     hosts.server{ count = 10, pool = "255.255.255.250", server = "10.0.0.1", mac = "02:00:00:00:00:01" } end)
