@@ -5,7 +5,11 @@
 -- times. Stops when every client is bound or gave up (or after
 -- --seconds), prints the counts by state, the bindings per second and the
 -- DHCP counters; with --list each bound client's MAC and address; with
--- --release the bound clients then release their leases.
+-- --release the bound clients then release their leases. With --send N
+-- --to ADDR --to-mac MAC, every bound client then sends N UDP datagrams
+-- (port 9) to ADDR: a surge.flow whose source MAC and address cycle over
+-- the bound clients (hosts:source_fields(), docs/hosts.md), the clients
+-- still answering ARP and ping meanwhile.
 --
 --   surge run --vdev net_af_packet0,iface=IF examples/dhcp-storm.lua --clients 1000 --rate 500
 local surge = require "surge"
@@ -26,6 +30,9 @@ function configure(p)
   p:option("--seconds", "give up waiting after this long (0: until --duration or a signal)", 0, "number >=0")
   p:flag("--list", "print each bound client: MAC and address")
   p:flag("--release", "release every lease at the end (DHCPRELEASE)")
+  p:option("--send", "UDP datagrams each bound client sends to --to once bound (0: none)", 0, "integer 0..1000000")
+  p:option("--to", "--send's destination address", "10.1.0.1")
+  p:option("--to-mac", "--send's destination MAC (the peer's, or its gateway's)", "ff:ff:ff:ff:ff:ff")
 end
 
 function master(args)
@@ -35,8 +42,27 @@ function master(args)
   for _, l in ipairs(r.list) do print(l) end
   print("clients: " .. r.states)
   print(("bindings: %d in %.3f s, %.0f per second"):format(r.bound, r.seconds, r.bound / r.seconds))
+  if args.send > 0 then print(("sent: %d datagrams from %d bound clients"):format(r.sent, r.bound)) end
   print(r.counters)
   return 0
+end
+
+-- args.send datagrams from each of the `bound` clients, their sources in
+-- turn; the table polled between bursts (ARP and echo answered)
+local function send(t, rxq, txq, pool, args, bound)
+  local tpl = surge.proto.udp{ dst = args.to, dst_mac = args.to_mac, dport = 9, size = 64 }
+  local f = surge.flow{ template = tpl, fields = t:source_fields(), combine = "zip" }
+  local b = surge.pool{ template = tpl, size = 1023 }:burst(32)
+  local rx, tx = pool:burst(32), pool:burst(32)
+  local left, sent = args.send * bound, 0
+  while surge.running() and left > 0 do
+    local n = b:alloc(left < 32 and left or 32)
+    f:apply(b)
+    local k = txq:send(b)
+    sent, left = sent + k, left - n
+    if t:poll(rxq, txq, rx, tx) > 0 then rx:free() end
+  end
+  return sent
 end
 
 function storm(rxq, txq, args)
@@ -58,6 +84,8 @@ function storm(rxq, txq, args)
       if h.state == "bound" then list[#list + 1] = ("bound %s %s"):format(h.mac, h.ip) end
     end
   end
+  local sent = 0
+  if args.send > 0 and bound > 0 then sent = send(t, rxq, txq, pool, args, bound) end
   if args.release then
     t:release()
     st = t:run{ rxq = rxq, txq = txq, pool = pool, until_settled = true, seconds = 5 }
@@ -66,5 +94,5 @@ function storm(rxq, txq, args)
   -- that give up is the retries', not the server's)
   local busy = last > 0 and last / 1e3 or seconds
   return { states = hosts.format_states(st), counters = hosts.format_counters(st), list = list, bound = bound,
-           seconds = busy }
+           seconds = busy, sent = sent }
 end
