@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
@@ -58,8 +59,10 @@ def run(b: "Bench") -> None:
     sock = r.work.file("hosts-memif.sock")
     memif = "id=0,socket=%s,socket-abstract=no" % sock
 
-    def pair(name: str, server: Sequence[str], client: Sequence[str], server_secs: int) -> List[str]:
-        """The memif server side, then the client side; their logs."""
+    def pair(name: str, server: Sequence[str], client: Sequence[str], server_secs: int, ends: float = 0) -> List[str]:
+        """The memif server side, then the client side; their logs. ends: the
+        server side ends on its own within that many seconds of the client
+        (else it is stopped with SIGINT once the client is done)."""
         if os.path.exists(sock):
             os.unlink(sock)
         slog, clog = r.log(name + "-server"), r.log(name + "-client")
@@ -68,6 +71,11 @@ def run(b: "Bench") -> None:
         time.sleep(2)
         cp = r.start(["timeout", "-k", "5", str(server_secs + 60), *(cpfx if a == PFX else a for a in client)], clog)
         crc = common.status(cp.wait())
+        if ends > 0:
+            try:
+                sp.wait(ends)
+            except subprocess.TimeoutExpired:
+                pass
         src = common.stop_proc(sp, signal.SIGINT)   # a clean stop: its summary printed
         common.rm_runtime(spfx)
         common.rm_runtime(cpfx)
@@ -101,7 +109,9 @@ def run(b: "Bench") -> None:
         rates["cyc"].append(float(c.group(5)))
         bph = int(c.group(6))
         asker = surge_side("arp-asker", "client", 0, ["--seconds", str(d)])
-        slog, clog = pair("arp", surge_side("arp-hosts", "server", 1, ["--seconds", str(d + 8)]), asker, d + 8)
+        # the hosts stop on their own (d + 4 s after the link came up), not
+        # by a signal while the pair's link goes down
+        slog, clog = pair("arp", surge_side("arp-hosts", "server", 1, ["--seconds", str(d + 4)]), asker, d + 8, 10)
         a, h = grab(clog, ASKER), grab(slog, HOSTS)
         if a is None or h is None:
             r.fail_run(clog if a is None else slog, "arp: no summary line")
@@ -118,7 +128,7 @@ def run(b: "Bench") -> None:
         tp = [r.testpmd, "--lcores", "0@1,1@1", "--file-prefix", PFX, "--no-pci", *r.tpmd_mem, "--vdev", "net_memif0,role=server,%s" % memif, "--",
               "--forward-mode=macswap", "--port-topology=loop", "--auto-start"]
         tp = ["sh", "-c", 'sleep %d | "$@"' % (d + 8), "sh", *tp]   # testpmd quits when its stdin ends
-        slog, clog = pair("arp-ref", tp, asker, d + 8)
+        slog, clog = pair("arp-ref", tp, asker, d + 8, 10)
         a = grab(clog, ASKER)
         if a is None:
             r.fail_run(clog, "arp-ref: no summary line")
