@@ -129,6 +129,17 @@ local function arp_hosts(rxq, txq, args)
     st.arp_reply_tx, st.rx_other, st.tx_full, st.tx_nobufs)
 end
 
+-- the ARP frames in one receive
+local function arp_back(rxq, rx)
+  local m, n = rxq:recv(rx), 0
+  for k = 0, m - 1 do
+    local p = rx.data[k]
+    if p[12] == 8 and p[13] == 6 then n = n + 1 end
+  end
+  rx:free()
+  return n
+end
+
 -- ARP requests for the hosts' addresses in turn, as fast as the port
 -- takes them, for --seconds; the ARP frames back counted (the hosts'
 -- replies, or the reference's requests with their MACs swapped)
@@ -155,31 +166,28 @@ local function arp_asker(rxq, txq, args)
       if i == args.count then i = 0 end
     end
     sent = sent + txq:send(b)
-    local m = rxq:recv(rx)
-    for k = 0, m - 1 do
-      local p = rx.data[k]
-      if p[12] == 8 and p[13] == 6 then replies = replies + 1 end
-    end
-    rx:free()
+    replies = replies + arp_back(rxq, rx)
   end
   -- the replies still on their way
   local tail = tonumber(surge.tsc()) + hz / 2
-  while tonumber(surge.tsc()) < tail do
-    local m = rxq:recv(rx)
-    for k = 0, m - 1 do
-      local p = rx.data[k]
-      if p[12] == 8 and p[13] == 6 then replies = replies + 1 end
-    end
-    rx:free()
-  end
+  while tonumber(surge.tsc()) < tail do replies = replies + arp_back(rxq, rx) end
   local s = (tonumber(surge.tsc()) - t0) / hz - 0.5
   return ("arp-asker: %d requests sent, %d replies in %.3f s, %.0f replies/s"):format(sent, replies, s, replies / s)
 end
 
 function side(rxq, txq, args)
   if args.role == "dhcp-server" then
+    -- until every client has its ACK (or --seconds), then 2 s more for the
+    -- last ones in flight: it ends on its own, not by a signal as the
+    -- pair's link goes down
     local t = dhcp_server(args)
-    local st = t:run{ rxq = rxq, txq = txq, pool = frames(), seconds = args.seconds, burst = args.burst }
+    local pool = frames()
+    local t_end = tonumber(surge.tsc()) + args.seconds * tonumber(surge.tsc_hz())
+    local st
+    repeat
+      st = t:run{ rxq = rxq, txq = txq, pool = pool, seconds = 0.2, burst = args.burst }
+    until not surge.running() or st.dhcps_ack_tx >= args.count or tonumber(surge.tsc()) > t_end
+    st = t:run{ rxq = rxq, txq = txq, pool = pool, seconds = 2, burst = args.burst }
     return ("dhcp-server: %d discovers, %d offers, %d requests, %d acks, %d naks, %d no address, %d bytes per lease")
       :format(st.dhcps_discover_rx, st.dhcps_offer_tx, st.dhcps_request_rx, st.dhcps_ack_tx, st.dhcps_nak_tx,
         st.dhcps_no_address, st.bytes_per_host)

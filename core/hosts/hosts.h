@@ -146,6 +146,7 @@ void proto_start(struct hosts_table *t, uint32_t i);
 void proto_timer(struct hosts_table *t, uint32_t i);
 int proto_flush(struct hosts_table *t);
 uint8_t *proto_tx(struct hosts_table *t, uint32_t len);
+uint8_t *proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid);
 
 /* hosts_server.c */
 int server_alloc(struct hosts_table *t);

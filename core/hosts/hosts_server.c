@@ -15,8 +15,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include <rte_ip.h>
-
 #include "hosts.h"
 
 #define OFFER_HOLD_MS 10000      /* an offer not requested in this time goes back to the pool */
@@ -145,26 +143,12 @@ reply(struct hosts_table *t, const struct hframe *f, uint8_t msg, uint32_t yiadd
 	}
 	p16(ip, 0x0800);
 	ip += 2;
-	uint8_t *udp = ip + 20, *b = udp + 8, *o = b + 240;
+	uint8_t *o = proto_bootp(ip, t->conf.server4, msg == DHCP_NAK ? 0xffffffffu : yiaddr, 2, f->xid);
+	uint8_t *b = o - 240;
 
-	ip[0] = 0x45;
-	p16(ip + 2, 20 + 8 + 300);
-	ip[8] = 64;
-	ip[9] = 17;
-	p32(ip + 12, t->conf.server4);
-	p32(ip + 16, msg == DHCP_NAK ? 0xffffffffu : yiaddr);
-	csum_put(ip + 10, rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip));
-	p16(udp, 67);
-	p16(udp + 2, 68);
-	p16(udp + 4, 8 + 300);            /* checksum 0: none, allowed over IPv4 */
-	b[0] = 2;                         /* BOOTREPLY, Ethernet, 6-byte addresses */
-	b[1] = 1;
-	b[2] = 6;
-	p32(b + 4, f->xid);
 	if (msg != DHCP_NAK)
 		p32(b + 16, yiaddr);
 	memcpy(b + 28, f->chaddr, 6);
-	p32(b + 236, 0x63825363u);
 	*o++ = 53; *o++ = 1; *o++ = msg;
 	*o++ = 54; *o++ = 4; p32(o, t->conf.server4); o += 4;
 	if (msg != DHCP_NAK) {

@@ -7,18 +7,11 @@
 # 100 datagrams, 5 from each (MAC, address) pair of dnsmasq's leases file.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
-need_cmd dnsmasq
+. "$(dirname "$0")/hosts_lib.sh"
 need_cmd tshark
 conn_pair hfl
 surge_ns
-LEASES=$TMP/leases
-in_k true
-ip netns exec "$NS_K" dnsmasq --no-daemon --port=0 --interface="$IF_K" --bind-interfaces \
-  --dhcp-range=10.1.0.100,10.1.0.149,255.255.255.0,1h --dhcp-leasefile="$LEASES" --dhcp-authoritative \
-  --no-ping --log-facility="$TMP/dnsmasq.log" 2>"$TMP/dnsmasq.err" &
-DPID=$!
-on_exit "kill $DPID"
-wait_for_text "$TMP/dnsmasq.log" "sockets bound" 5 || { kill -0 $DPID 2>/dev/null || skip "dnsmasq did not start: $(cat "$TMP/dnsmasq.err")"; }
+dnsmasq_pool 10.1.0.100 10.1.0.149
 KMAC=$(in_k cat "/sys/class/net/$IF_K/address")
 KIP=$(in_k ip -4 -o addr show dev "$IF_K" | awk '{ split($4, a, "/"); print a[1]; exit }')
 [ -n "$KIP" ] || skip "no IPv4 address on the kernel's end"

@@ -96,9 +96,10 @@ def run(b: "Bench") -> None:
     common.err("bench: hosts rows, %d repetition(s): %d DHCP clients against surge's server; ARP answered by %d hosts "
                "against testpmd macswap, %d s each" % (b.reps, COUNT, COUNT, d))
     for rep in range(1, b.reps + 1):
+        # the server ends on its own 2 s after its last ACK
         slog, clog = pair("dhcp", surge_side("dhcp-server", "server", 1, ["--seconds", str(d + 30)]),
                           surge_side("dhcp-client", "client", 0, ["--seconds", str(d + 20), "--outstanding", "256"]),
-                          d + 30)
+                          d + 30, 10)
         c, s = grab(clog, CLIENT), grab(slog, SERVER)
         if c is None or s is None:
             r.fail_run(clog if c is None else slog, "dhcp: no summary line")

@@ -6,20 +6,11 @@ the server's slot for that host's address holds that host's MAC; a host or
 table out of range is one line naming hosts."""
 import os, re, sys
 sys.path.insert(0, os.path.dirname(__file__))
-from pty_drive import Term
+from pty_drive import Checks, Term
 
-SURGE = os.environ["SURGE"]
-fails = 0
-
-
-def check(name, cond, detail=""):
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond or not detail else ": " + detail))
-    fails += 0 if cond else 1
-
-
+check = Checks()
 env = dict(os.environ, HOME=os.environ.get("TMPDIR", "/tmp"), TERM="xterm")
-t = Term([SURGE, "repl", "--no-huge", "--stats-interval", "0", "--vdev", "net_ring_rh0"], env)
+t = Term([os.environ["SURGE"], "repl", "--no-huge", "--stats-interval", "0", "--vdev", "net_ring_rh0"], env)
 t.expect(r"surge> ", timeout=30)
 
 
@@ -76,4 +67,4 @@ check("the task returns its 300 bound clients", out.strip() == "300", out)
 t.type("exit()\r")
 rc = t.close()
 check("the prompt exits 0", rc == 0, str(rc))
-sys.exit(1 if fails else 0)
+sys.exit(1 if check.fails else 0)
