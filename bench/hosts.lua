@@ -93,7 +93,7 @@ local function clients(rxq, txq, args, server)
   if server then server:publish() end
   while surge.running() do
     local k = t:poll(rxq, txq, rx, tx)
-    if k > 0 and server then k = server:take(txq, rx, tx) end
+    if server then k = server:take(txq, rx, tx) end   -- every turn: its timers run there too
     if k > 0 then rx:free() end
     n = n + 1
     if n % 64 == 0 then
@@ -109,7 +109,7 @@ local function clients(rxq, txq, args, server)
   local hold = tonumber(surge.tsc()) + args.hold * hz
   while surge.running() and tonumber(surge.tsc()) < hold do
     local k = t:poll(rxq, txq, rx, tx)
-    if k > 0 and server then k = server:take(txq, rx, tx) end
+    if server then k = server:take(txq, rx, tx) end
     if k > 0 then rx:free() end
     t:sync()
     if server then server:sync() end

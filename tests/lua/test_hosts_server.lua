@@ -29,7 +29,8 @@ local function run(c, s, seconds, cond)
   local rx, tx = pool:burst(64), pool:burst(64)
   local deadline = surge.tsc() + seconds * surge.tsc_hz()
   while surge.tsc() < deadline do
-    if c:poll(rxq, txq, rx, tx) > 0 and s:take(txq, rx, tx) > 0 then rx:free() end
+    c:poll(rxq, txq, rx, tx)
+    if s:take(txq, rx, tx) > 0 then rx:free() end      -- every turn: the server's timers run there
     if cond() then return true end
   end
   rx:free()
@@ -111,6 +112,50 @@ function T.renewals_keep_the_address()
   end), c:stats().dhcp_renewed)
   local st = c:stats()
   assert(st.dhcp_nak_rx == 0 and st.dhcp_lost == 0 and st.state.bound + st.state.renewing == 8, hosts.format_states(st))
+end
+
+-- The server's MAC index after deletions (linear probing's backward
+-- shift): three tables of 300 clients whose MACs differ by 2^43 only
+-- (02:.., 0a:.., 12:..: the first byte) land on the same cells of the
+-- server's index, so each client's cell is a chain of three; the first
+-- table releases, the other two renew: every one still found (no NAK),
+-- and 300 new clients take the released addresses
+function T.releases_leave_the_mac_index_whole()
+  setup()
+  local s = server(1000, "02:44:00:00:04:01", 2)
+  local cs = {}
+  for k, b in ipairs({ "02", "0a", "12" }) do
+    cs[k] = hosts.new{ count = 300, mac = b .. ":44:08:00:00:01", dhcp = true, subnet = "10.44.0.0/22", retries = 3,
+      rto = 0.05, outstanding = 64 }
+  end
+  local pool = s:pool(2047)
+  local rx, tx = pool:burst(64), pool:burst(64)
+  local function loop(seconds, cond)
+    local deadline = surge.tsc() + seconds * surge.tsc_hz()
+    while surge.tsc() < deadline do
+      cs[1]:poll(rxq, txq, rx, tx)
+      for k = 2, #cs do cs[k]:take(txq, rx, tx) end     -- every table each turn: its timers
+      if s:take(txq, rx, tx) > 0 then rx:free() end
+      if cond() then return true end
+    end
+    rx:free()
+    return false
+  end
+  local function total(f) local n = 0 for _, c in ipairs(cs) do n = n + f(c:stats()) end return n end
+  assert(loop(10, function() return total(function(st) return st.state.bound end) == 900 end),
+    total(function(st) return st.state.bound end))
+  assert(cs[1]:release() == 300)
+  assert(loop(10, function()
+    return cs[2]:stats().dhcp_renewed >= 300 and cs[3]:stats().dhcp_renewed >= 300 and s:stats().dhcps_release_rx == 300
+  end), cs[2]:stats().dhcp_renewed .. " " .. cs[3]:stats().dhcp_renewed)
+  local ss = s:stats()
+  assert(total(function(st) return st.dhcp_nak_rx end) == 0 and ss.dhcps_nak_tx == 0,
+    ("%d NAKs: a renewing client not found"):format(ss.dhcps_nak_tx))
+  assert(ss.state.bound == 600 and ss.state.idle == 400, hosts.format_states(ss))
+  cs[1] = hosts.new{ count = 300, mac = "1a:44:08:00:00:01", dhcp = true, subnet = "10.44.0.0/22", retries = 3,
+    rto = 0.05, outstanding = 64 }
+  assert(loop(10, function() return cs[1]:settled() end), hosts.format_states(cs[1]:stats()))
+  assert(cs[1]:stats().state.bound == 300 and s:stats().dhcps_nak_tx == 0, hosts.format_states(cs[1]:stats()))
 end
 
 local function be32(v)
