@@ -33,6 +33,8 @@ function configure(p)
   p:option("--send", "UDP datagrams each bound client sends to --to once bound (0: none)", 0, "integer 0..1000000")
   p:option("--to", "--send's destination address", "10.1.0.1")
   p:option("--to-mac", "--send's destination MAC (the peer's, or its gateway's)", "ff:ff:ff:ff:ff:ff")
+  p:option("--http", "then one HTTP GET from each bound client to --to:PORT (0: none): surge.conn with the "
+    .. "clients' addresses as its sources", 0, "integer 0..65535")
 end
 
 function master(args)
@@ -43,6 +45,7 @@ function master(args)
   print("clients: " .. r.states)
   print(("bindings: %d in %.3f s, %.0f per second"):format(r.bound, r.seconds, r.bound / r.seconds))
   if args.send > 0 then print(("sent: %d datagrams from %d bound clients"):format(r.sent, r.bound)) end
+  if r.http then print(require("surge.conn").format(r.http)) end
   print(r.counters)
   return 0
 end
@@ -65,6 +68,28 @@ local function send(t, rxq, txq, pool, args, bound)
   return sent
 end
 
+-- one GET from each bound client: a surge.conn client whose sources are
+-- the clients' addresses (capacity = their count: connection i from
+-- address i); the kernel's ARP for them is answered by the table, which
+-- takes what the engine leaves in rx
+local function http(t, rxq, txq, args)
+  local conn = require "surge.conn"
+  local a = t:bound_addresses(4096)
+  local e = conn.client{ src = a.ip, server = args.to, port = args.http, mac = a.mac[1], peer_mac = args.to_mac,
+    connections = #a.ip, capacity = #a.ip, concurrency = math.min(64, #a.ip), request = conn.http_get{ host = args.to },
+    expect = { http = 200 } }
+  local pool = surge.pool{ template = e:template(), data_room = conn.data_room(), size = 4095 }
+  local rx, tx = pool:burst(32), pool:burst(32)
+  local t0 = surge.tsc()
+  local deadline = t0 + 20 * surge.tsc_hz()
+  while surge.running() and not e:done() and surge.tsc() < deadline do
+    e:poll(rxq, txq, rx, tx)
+    if t:take(txq, rx, tx) > 0 then rx:free() end
+  end
+  if not e:done() then e:abort(txq, tx) end
+  return e:summary(tonumber(surge.tsc() - t0) / tonumber(surge.tsc_hz()))
+end
+
 function storm(rxq, txq, args)
   local t = hosts.new{ count = args.clients, mac = args.mac, dhcp = true, subnet = args.subnet,
     vlan = args.vlan > 0 and args.vlan or nil, rate = args.rate, outstanding = args.outstanding,
@@ -84,8 +109,9 @@ function storm(rxq, txq, args)
       if h.state == "bound" then list[#list + 1] = ("bound %s %s"):format(h.mac, h.ip) end
     end
   end
-  local sent = 0
+  local sent, got = 0, nil
   if args.send > 0 and bound > 0 then sent = send(t, rxq, txq, pool, args, bound) end
+  if args.http > 0 and bound > 0 then got = http(t, rxq, txq, args) end
   if args.release then
     t:release()
     st = t:run{ rxq = rxq, txq = txq, pool = pool, until_settled = true, seconds = 5 }
@@ -94,5 +120,5 @@ function storm(rxq, txq, args)
   -- that give up is the retries', not the server's)
   local busy = last > 0 and last / 1e3 or seconds
   return { states = hosts.format_states(st), counters = hosts.format_counters(st), list = list, bound = bound,
-           seconds = busy, sent = sent }
+           seconds = busy, sent = sent, http = got }
 end
