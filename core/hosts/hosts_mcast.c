@@ -160,7 +160,7 @@ static uint8_t *
 ip4_head(struct hosts_table *t, uint32_t i, uint32_t dst, uint8_t tos, uint32_t msglen)
 {
 	uint32_t l2 = t->conf.vlan != 0 ? 18 : 14, len = l2 + 24 + msglen;
-	uint8_t *p = proto_tx_frame(t, len < 60 + l2 - 14 ? 60 + l2 - 14 : len);
+	uint8_t *p = proto_tx(t, len < 60 + l2 - 14 ? 60 + l2 - 14 : len);
 
 	if (p == NULL)
 		return NULL;
@@ -207,7 +207,7 @@ static uint8_t *
 ip6_head(struct hosts_table *t, uint32_t i, const uint8_t *dst, uint32_t msglen)
 {
 	uint32_t l2 = t->conf.vlan != 0 ? 18 : 14;
-	uint8_t *p = proto_tx_frame(t, l2 + 48 + msglen);
+	uint8_t *p = proto_tx(t, l2 + 48 + msglen);
 
 	if (p == NULL)
 		return NULL;

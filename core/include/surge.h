@@ -776,7 +776,8 @@ int surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const u
  * events (bound, conflict, ...) that Lua pulls with surge_hosts_events. */
 enum {
 	SURGE_HOSTS_MAX = 64,            /* tables in a run */
-	SURGE_HOSTS_COUNT_MAX = 1 << 24  /* hosts in a table */
+	SURGE_HOSTS_COUNT_MAX = 1 << 24, /* hosts in a table */
+	SURGE_HOSTS_BIND_BUCKETS = 21    /* the binding-time histogram's buckets */
 };
 enum surge_hosts_state {
 	SURGE_HOST_IDLE = 0,      /* not started yet */
@@ -808,6 +809,12 @@ struct surge_hosts_conf {
 	double rate;                 /* hosts started per second (DHCPDISCOVERs), 0 = unpaced */
 	uint32_t outstanding;        /* DHCP: most transactions open at once, 0 = count */
 	uint32_t renewals;           /* DHCP: renewals per host before it lets its lease go, 0 = forever */
+	/* server: a DHCPv4 server (core/hosts/hosts_server.c): host i is the
+	 * pool's address ip4 + i, mac the server's; no dhcp, no dad */
+	uint8_t server;
+	uint8_t pad_[3];
+	uint32_t server4;            /* server: its address, the server identifier (option 54) */
+	uint32_t lease_s;            /* server: the leases' length in seconds */
 };
 struct surge_hosts_stats {
 	uint64_t rx_frames;          /* frames the table took (the rest stay in the rx burst) */
@@ -848,6 +855,18 @@ struct surge_hosts_stats {
 	uint64_t mcast_bad;          /* IGMP or MLD queries malformed or with a bad checksum */
 	uint64_t state[SURGE_HOST_STATES];   /* hosts in each state now */
 	uint64_t bytes_per_host;     /* the table's memory divided by its hosts */
+	/* DHCP clients: bindings by the time from a host's first DISCOVER to
+	 * its ACK; bucket k counts those under 2^k ms (k < 20), 20 the rest */
+	uint64_t bind_ms[SURGE_HOSTS_BIND_BUCKETS];
+	uint64_t bind_ms_sum;
+	/* a DHCP server table (conf.server) */
+	uint64_t dhcps_discover_rx;
+	uint64_t dhcps_offer_tx;
+	uint64_t dhcps_request_rx;
+	uint64_t dhcps_ack_tx;
+	uint64_t dhcps_nak_tx;
+	uint64_t dhcps_release_rx;
+	uint64_t dhcps_no_address;   /* DISCOVERs not answered: the pool was taken */
 };
 enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
@@ -881,7 +900,13 @@ int surge_hosts_new(const struct surge_hosts_conf *conf);
  * (returned: their count), or -errno. The table's lcore only. */
 int surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
 		     struct surge_burst *tx);
+/* surge_hosts_poll without receiving: the table takes its frames from
+ * those in rx (what another table's poll of the same queue left), the
+ * rest stay. Several tables share one port so. */
+int surge_hosts_take(int id, uint16_t port, uint16_t txq, struct surge_burst *rx, struct surge_burst *tx);
 int surge_hosts_stats(int id, struct surge_hosts_stats *out);
+/* table id's configuration (as made; any thread: the REPL's hosts()) */
+int surge_hosts_conf_get(int id, struct surge_hosts_conf *out);
 /* The events since the last pull, oldest first, at most max: their count. */
 int surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max);
 int surge_hosts_host(int id, uint32_t host, struct surge_hosts_host *out);
