@@ -61,14 +61,9 @@ struct mcast {
 };
 _Static_assert(sizeof(struct mcast) <= 8192, "a table's memberships are 8 KB (docs/hosts.md)");
 
-static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline uint32_t g32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static inline void p32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
 }
 
 /* the group's last 32 bits: 12 for IPv4 (bytes 0..3), 12..15 for IPv6 */

@@ -31,7 +31,7 @@ local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").Tx
 local C, rc_check = core.C, core.check
 local M = {}
 
-local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells",
+local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells", "joined",
   "gauges", "cum" })
 Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
 M.Table = Table
