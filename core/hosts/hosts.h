@@ -13,6 +13,8 @@
  *                  ordered timer lists, the event ring
  *   hosts_proto.c  frames written (ARP, ICMP echo replies, DHCP) and the
  *                  protocols' state machines: a frame in, a timer due
+ *   hosts_nd.c     IPv6 (RFC 4861/4862): link-local, DAD, NS/NA, RS,
+ *                  SLAAC, ICMPv6 echo; writes through hosts_proto.c's frames
  *   hosts_poll.c   the FFI entry points
  */
 #ifndef HOSTS_H
@@ -26,8 +28,15 @@
 
 #define HOST_NIL UINT32_MAX
 
-/* host.list: the timer list a host is on */
-enum { HL_NONE = 0, HL_SHORT = 1, HL_LONG = 2 };
+/* host.list (host6.list): the timer list a host is on; HL6 holds the
+ * hosts' IPv6 timers (struct host6), apart from their IPv4 one */
+enum { HL_NONE = 0, HL_SHORT = 1, HL_LONG = 2, HL6 = 3, HL_LISTS = 4 };
+
+/* a timer: its due time and the two links of its list */
+struct htimer {
+	uint32_t due;
+	uint32_t next, prev;
+};
 /* host.flags */
 enum { HF_OWE_RELEASE = 1 };
 
@@ -39,8 +48,7 @@ struct host {
 	uint32_t ip;            /* host order: the static address, or the offered / leased one */
 	uint32_t server;        /* DHCP: the server identifier (option 54) */
 	uint32_t xid;           /* DHCP: the transaction's id */
-	uint32_t due;           /* its timer */
-	uint32_t next, prev;    /* its timer list's links */
+	struct htimer tm;       /* its timer */
 	uint32_t lease_s;       /* DHCP: the lease's length, UINT32_MAX infinite */
 	uint32_t bound_ms;      /* when the address became the host's (renewals: the last ACK) */
 	uint8_t state;          /* enum surge_hosts_state */
@@ -61,13 +69,41 @@ struct hlist {
 	uint32_t head, tail;
 };
 
+/* A host's IPv6 side (hosts_nd.c, docs/hosts.md "IPv6"): 16 bytes, only
+ * in a table with IPv6. Its addresses are derived, not stored: the
+ * link-local fe80::EUI-64(MAC), the static one (ip6 + i) and the SLAAC one
+ * (the table's prefix + EUI-64); flags say which are tentative (DAD) and
+ * which are the host's. */
+enum { H6_LL = 1, H6_STATIC = 2, H6_SLAAC = 4 };          /* an address kind, a bit */
+struct host6 {
+	struct htimer tm;
+	uint8_t tent;           /* H6_*: in DAD */
+	uint8_t ok;             /* H6_*: assigned (answered for) */
+	uint8_t list;           /* HL_NONE or HL6 */
+	uint8_t tries;          /* DAD rounds, or RSs, sent */
+};
+_Static_assert(sizeof(struct host6) == 16, "struct host6 is 16 bytes (docs/hosts.md)");
+
+/* The table's IPv6 state: one router's prefix for every host (SLAAC) */
+struct hosts6 {
+	uint8_t prefix[8];        /* the /64 from the last RA's prefix with the A flag */
+	uint8_t has_prefix;
+	uint8_t ra_seen;          /* an RA came: the hosts stop soliciting */
+	uint8_t static6[16];      /* host 0's static address (conf.ip6), host i's + i */
+	uint32_t valid_s, pref_s; /* the prefix's lifetimes (UINT32_MAX infinite) */
+	uint32_t ra_ms;           /* when they were last set */
+	uint32_t busy;            /* hosts with an address in DAD */
+};
+
 struct hosts_table {
 	struct surge_hosts_conf conf;
 	struct host *h;
 	uint32_t *ipidx;          /* DHCP: host + 1 by (address - net4), 0 none */
 	uint32_t ipidx_n;
 	uint64_t mac0;            /* conf.mac as a 48-bit number */
-	struct hlist lists[3];    /* [HL_SHORT], [HL_LONG] */
+	struct hlist lists[HL_LISTS];   /* [HL_SHORT], [HL_LONG], [HL6] */
+	struct host6 *h6;         /* IPv6: a host's IPv6 side, NULL without */
+	struct hosts6 v6;
 	uint32_t started;         /* hosts started (in index order) */
 	uint32_t open;            /* DHCP transactions outstanding (SELECTING, REQUESTING) */
 	uint32_t now;             /* ms since tsc0, set by each poll */
@@ -111,6 +147,9 @@ int ht_alloc(struct hosts_table *t);
 void ht_free(struct hosts_table *t);
 void ht_timer_set(struct hosts_table *t, uint32_t i, int list, uint32_t due);
 void ht_timer_stop(struct hosts_table *t, uint32_t i);
+void ht6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due);
+void ht6_timer_stop(struct hosts_table *t, uint32_t i);
+struct htimer *ht_tnode(struct hosts_table *t, int v6, uint32_t i);
 uint32_t ht_by_ip(const struct hosts_table *t, uint32_t ip);
 uint32_t ht_by_mac(const struct hosts_table *t, const uint8_t *mac);
 void ht_mac(const struct hosts_table *t, uint32_t i, uint8_t *out);
@@ -125,6 +164,14 @@ int proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *fr
 void proto_start(struct hosts_table *t, uint32_t i);
 void proto_timer(struct hosts_table *t, uint32_t i);
 int proto_flush(struct hosts_table *t);
+uint8_t *proto_frame_new(struct hosts_table *t, uint32_t len);
+uint8_t *proto_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type);
+
+/* hosts_nd.c */
+int nd_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame);
+void nd_start(struct hosts_table *t, uint32_t i);
+void nd_timer(struct hosts_table *t, uint32_t i);
+int nd_addr(const struct hosts_table *t, uint32_t i, int kind, uint8_t *out);
 
 /* hosts_poll.c: the run's end (core/run/boot.c) */
 void hosts_free_all(void);

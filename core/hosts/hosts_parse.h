@@ -15,7 +15,13 @@ enum hframe_kind {
 	HF_ARP,
 	HF_ECHO,         /* ICMP echo request */
 	HF_DHCP,         /* a BOOTREPLY to port 68, its options read */
-	HF_DHCP_BAD      /* one to port 68 that is not a usable DHCP reply */
+	HF_DHCP_BAD,     /* one to port 68 that is not a usable DHCP reply */
+	/* IPv6 (hosts_parse6.c): ICMPv6 with a valid checksum, ND's checks passed */
+	HF_NS,           /* neighbour solicitation (RFC 4861 4.3) */
+	HF_NA,           /* neighbour advertisement (4.4) */
+	HF_RA,           /* router advertisement (4.2) */
+	HF_ECHO6,        /* ICMPv6 echo request (RFC 4443 4.1) */
+	HF_KINDS
 };
 
 /* DHCP message types (RFC 2132 9.6) */
@@ -40,9 +46,20 @@ struct hframe {
 	uint32_t xid;
 	uint32_t yiaddr, server_id, lease_s, t1_s, t2_s, mask, router;   /* 0: absent */
 	const uint8_t *chaddr;
+	/* IPv6 (HF_NS .. HF_ECHO6) */
+	const uint8_t *ip6_src, *ip6_dst;
+	uint16_t l4len6;       /* the IPv6 payload length (the ICMPv6 message's) */
+	const uint8_t *target;   /* NS, NA: the target address */
+	const uint8_t *lladdr;   /* NS: the source, NA: the target link-layer address option, or NULL */
+	uint8_t na_flags;        /* NA: R 0x80, S 0x40, O 0x20 */
+	/* RA: its first prefix information option with the A flag, if any */
+	const uint8_t *prefix;
+	uint8_t prefix_len;
+	uint32_t valid_s, pref_s;
 };
 
 /* Reads one frame of len bytes. Never reads outside them. */
+enum hframe_kind hframe_ip6(const uint8_t *p, size_t len, struct hframe *f);   /* hosts_parse6.c: the IPv6 packet p */
 enum hframe_kind hframe_parse(const uint8_t *p, size_t len, struct hframe *f);
 
 #endif

@@ -50,11 +50,24 @@ conf_check(const struct surge_hosts_conf *c)
 			return rt_error(-EINVAL, "surge_hosts_new: retries %u (1..16), rto_ms %u (10..64000)",
 					c->retries, c->rto_ms);
 	} else {
-		if (c->ip4 == 0)
-			return rt_error(-EINVAL, "surge_hosts_new: no address (ip4) and no dhcp");
+		if (c->ip4 == 0 && !c->ip6)
+			return rt_error(-EINVAL, "surge_hosts_new: no address (ip4), no dhcp and no ip6");
 		if ((uint64_t)c->ip4 + c->count - 1 > 0xffffffffu)
 			return rt_error(-EINVAL, "surge_hosts_new: %u addresses from %u.%u.%u.%u pass 255.255.255.255",
 					c->count, c->ip4 >> 24, c->ip4 >> 16 & 255, c->ip4 >> 8 & 255, c->ip4 & 255);
+	}
+	if (c->ip6 && (c->dad6 > 16 || c->rs > 16))
+		return rt_error(-EINVAL, "surge_hosts_new: dad6 %u, rs %u: 0..16", c->dad6, c->rs);
+	if (c->ip6_addr[0] != 0) {
+		const uint8_t *a = c->ip6_addr;
+		uint32_t low = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
+
+		if (!c->ip6 || a[0] == 0xff)
+			return rt_error(-EINVAL, "surge_hosts_new: ip6_addr: %s", !c->ip6 ? "without ip6" :
+					"a multicast address is no host's");
+		if ((uint64_t)low + c->count - 1 > 0xffffffffu)
+			return rt_error(-EINVAL, "surge_hosts_new: %u IPv6 addresses from ip6_addr carry past its "
+					"last 32 bits", c->count);
 	}
 	if (c->probe_ms < 1 || c->probe_ms > 60000)
 		return rt_error(-EINVAL, "surge_hosts_new: probe_ms %u: 1..60000", c->probe_ms);
@@ -140,7 +153,8 @@ starts(struct hosts_table *t)
 	uint64_t due = t->conf.count;
 	/* a static host without probes or announcements sends nothing when it
 	 * starts: a million are bound in a few polls */
-	uint32_t k = 0, max = t->conf.dhcp || t->conf.dad || t->conf.announce ? STARTS_PER_POLL : 65536;
+	uint32_t k = 0, max = t->conf.dhcp || t->conf.dad || t->conf.announce || t->h6 != NULL ? STARTS_PER_POLL : 65536;
+	int v4 = t->conf.dhcp || t->conf.ip4 != 0;   /* an IPv6-only table has no IPv4 side to start */
 
 	if (t->conf.rate > 0) {
 		double d = t->conf.rate * (double)t->now / 1e3 + 1;
@@ -148,7 +162,11 @@ starts(struct hosts_table *t)
 		due = d < (double)t->conf.count ? (uint64_t)d : t->conf.count;
 	}
 	while (t->started < due && k < max && (!t->conf.dhcp || t->open < t->conf.outstanding)) {
-		proto_start(t, t->started++);
+		if (v4)
+			proto_start(t, t->started);
+		if (t->h6 != NULL)
+			nd_start(t, t->started);
+		t->started++;
 		k++;
 	}
 }
@@ -161,8 +179,14 @@ timers(struct hosts_table *t, int list, uint32_t *budget)
 	while (l->head != HOST_NIL && *budget > 0) {
 		uint32_t i = l->head;
 
-		if ((int32_t)(t->now - t->h[i].due) < 0)
+		if ((int32_t)(t->now - ht_tnode(t, list == HL6, i)->due) < 0)
 			break;
+		if (list == HL6) {
+			ht6_timer_stop(t, i);
+			nd_timer(t, i);
+			(*budget)--;
+			continue;
+		}
 		ht_timer_stop(t, i);
 		proto_timer(t, i);
 		(*budget)--;
@@ -212,7 +236,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		if (proto_frame(t, &f, rx->data[i])) {
+		if (proto_frame(t, &f, rx->data[i]) || nd_frame(t, &f, rx->data[i])) {
 			t->st.rx_frames++;
 			done[ndone++] = rx->mbuf[i];
 		} else {
@@ -228,6 +252,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 		rte_pktmbuf_free_bulk(done, ndone);
 	timers(t, HL_SHORT, &budget);
 	timers(t, HL_LONG, &budget);
+	timers(t, HL6, &budget);
 	starts(t);
 	proto_flush(t);
 	t->tx = NULL;
@@ -282,6 +307,32 @@ surge_hosts_host(int id, uint32_t i, struct surge_hosts_host *out)
 }
 
 int
+surge_hosts_host6(int id, uint32_t i, struct surge_hosts_host6 *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	if (t->h6 == NULL)
+		return rt_error(-EINVAL, "host table %d has no IPv6 (ip6)", id);
+	if (i >= t->conf.count)
+		return rt_error(-EINVAL, "host %u of a table of %u", i, t->conf.count);
+	memset(out, 0, sizeof(*out));
+	nd_addr(t, i, H6_LL, out->ll);
+	nd_addr(t, i, H6_STATIC, out->static6);
+	nd_addr(t, i, H6_SLAAC, out->slaac);
+	out->tentative = t->h6[i].tent;
+	out->assigned = t->h6[i].ok;
+	if (t->v6.has_prefix) {
+		uint32_t now = (uint32_t)((double)(rte_rdtsc() - t->tsc0) * t->ms_per_cyc), gone = (now - t->v6.ra_ms) / 1000;
+
+		out->valid_s = t->v6.valid_s == UINT32_MAX ? UINT32_MAX : t->v6.valid_s > gone ? t->v6.valid_s - gone : 0;
+		out->preferred_s = t->v6.pref_s == UINT32_MAX ? UINT32_MAX : t->v6.pref_s > gone ? t->v6.pref_s - gone : 0;
+	}
+	return 0;
+}
+
+int
 surge_hosts_release(int id, uint32_t first, uint32_t n)
 {
 	int rc = 0;
@@ -317,10 +368,13 @@ surge_hosts_settled(int id)
 	if (t == NULL)
 		return rt_error(-EINVAL, "no host table %d", id);
 	const uint64_t *s = t->st.state;
+	int v4 = t->conf.dhcp || t->conf.ip4 != 0;
 
-	return t->started == t->conf.count && s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
-	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0 &&
-	       t->lists[HL_SHORT].head == HOST_NIL;   /* releases and announcements sent */
+	/* IPv6: no address in DAD (router solicitations are not waited for) */
+	return t->started == t->conf.count && (!v4 || s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
+	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0) &&
+	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
+	       t->v6.busy == 0;
 }
 
 int

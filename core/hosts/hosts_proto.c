@@ -625,3 +625,16 @@ proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 		return 0;
 	}
 }
+
+/* for hosts_nd.c: a frame to write, its Ethernet header */
+uint8_t *
+proto_frame_new(struct hosts_table *t, uint32_t len)
+{
+	return frame(t, len);
+}
+
+uint8_t *
+proto_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type)
+{
+	return eth(t, p, dst, i, type);
+}

@@ -804,6 +804,15 @@ struct surge_hosts_conf {
 	double rate;                 /* hosts started per second (DHCPDISCOVERs), 0 = unpaced */
 	uint32_t outstanding;        /* DHCP: most transactions open at once, 0 = count */
 	uint32_t renewals;           /* DHCP: renewals per host before it lets its lease go, 0 = forever */
+	/* IPv6 (core/hosts/hosts_nd.c): with ip6 1 each host has the link-local
+	 * fe80::EUI-64(MAC), answers NS and echo, sends RSs and takes the
+	 * SLAAC address from an RA's prefix; ip6_addr (not ::) a static
+	 * address for host 0, host i's + i */
+	uint8_t ip6;
+	uint8_t dad6;                /* DAD: NSs sent for each address (RFC 4862 DupAddrDetectTransmits), 0 none */
+	uint8_t rs;                  /* router solicitations until an RA comes (RFC 4861: 3) */
+	uint8_t pad6;
+	uint8_t ip6_addr[16];
 };
 struct surge_hosts_stats {
 	uint64_t rx_frames;          /* frames the table took (the rest stay in the rx burst) */
@@ -834,6 +843,19 @@ struct surge_hosts_stats {
 	uint64_t events_lost;        /* events not pulled before the ring filled */
 	uint64_t state[SURGE_HOST_STATES];   /* hosts in each state now */
 	uint64_t bytes_per_host;     /* the table's memory divided by its hosts */
+	/* IPv6 */
+	uint64_t nd_ns_rx;           /* neighbour solicitations for a host's address */
+	uint64_t nd_na_tx;           /* advertisements: solicited answers and DAD defences */
+	uint64_t nd_dad_tx;          /* DAD probes (NS from ::) */
+	uint64_t nd_conflict;        /* DAD: another station has (or probes for) a host's address */
+	uint64_t nd_rs_tx;
+	uint64_t nd_ra_rx;
+	uint64_t nd_prefix;          /* RA prefixes taken for SLAAC (a new one, or new lifetimes) */
+	uint64_t icmp6_echo_rx;
+	uint64_t icmp6_reply_tx;
+	uint64_t hosts6_ll;          /* hosts whose link-local address is assigned (DAD done) */
+	uint64_t hosts6_static;
+	uint64_t hosts6_slaac;
 };
 enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
@@ -841,7 +863,9 @@ enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_RENEWED = 3,
 	SURGE_HOSTS_EV_GAVE_UP = 4,
 	SURGE_HOSTS_EV_LOST = 5,     /* a lease expired or a NAK took it */
-	SURGE_HOSTS_EV_RELEASED = 6
+	SURGE_HOSTS_EV_RELEASED = 6,
+	SURGE_HOSTS_EV_ADDR6 = 16,   /* IPv6: an address assigned after DAD (link-local, static, SLAAC) */
+	SURGE_HOSTS_EV_CONFLICT6 = 17   /* IPv6: DAD found the address taken */
 };
 struct surge_hosts_event {
 	uint32_t host;
@@ -868,6 +892,15 @@ int surge_hosts_stats(int id, struct surge_hosts_stats *out);
 /* The events since the last pull, oldest first, at most max: their count. */
 int surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max);
 int surge_hosts_host(int id, uint32_t host, struct surge_hosts_host *out);
+/* IPv6: a host's addresses (:: where it has none) and which are in DAD and
+ * assigned (bits 1 link-local, 2 static, 4 SLAAC) */
+struct surge_hosts_host6 {
+	uint8_t ll[16], static6[16], slaac[16];
+	uint8_t tentative, assigned;
+	uint8_t pad[2];
+	uint32_t valid_s, preferred_s;   /* the SLAAC prefix's lifetimes left, UINT32_MAX infinite */
+};
+int surge_hosts_host6(int id, uint32_t host, struct surge_hosts_host6 *out);
 /* DHCP: hosts first..first+n-1 that hold a lease send DHCPRELEASE at the
  * next polls and go to RELEASED; their count. The table's lcore only. */
 int surge_hosts_release(int id, uint32_t first, uint32_t n);

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * hosts_parse6.c - what an emulated host receives over IPv6, read: ICMPv6
+ * (RFC 4443) echo requests and neighbour discovery (RFC 4861: NS, NA,
+ * RA). Pure, as hosts_parse.c (which calls it for EtherType 0x86dd), and
+ * fuzzed with it by tests/unit/test_hosts_fuzz.c. The IPv6 payload length
+ * bounds what is read; a next header other than ICMPv6 (extension headers
+ * too) is not the hosts'. An ICMPv6 message with a bad checksum, or an ND
+ * message failing RFC 4861's validity checks (hop limit 255, code 0, its
+ * length, options of non-zero length within it), is HF_BAD.
+ */
+#include <string.h>
+
+#include "hosts_parse.h"
+
+static inline uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t g32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* the ICMPv6 checksum over the pseudo-header (RFC 8200 8.1) and the
+ * message: 0xffff (ones' complement) when it is right */
+static int
+sum_ok(const uint8_t *ip, const uint8_t *m, size_t n)
+{
+	uint32_t s = (uint32_t)(n >> 16) + (uint32_t)(n & 0xffff) + 58;
+
+	for (int k = 8; k < 40; k += 2)
+		s += g16(ip + k);
+	for (size_t k = 0; k + 1 < n; k += 2)
+		s += g16(m + k);
+	if (n & 1)
+		s += (uint32_t)m[n - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s == 0xffff;
+}
+
+/* ND options from o (n bytes): each of non-zero length within n (RFC 4861
+ * 4.6); the link-layer address option of type ll kept (of 8 bytes: an
+ * Ethernet address); the first prefix information with the A flag. 0 when
+ * they are well formed. */
+static int
+options(const uint8_t *o, size_t n, uint8_t ll, struct hframe *f)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (i + 2 > n || o[i + 1] == 0 || i + (size_t)o[i + 1] * 8 > n)
+			return -1;
+		size_t l = (size_t)o[i + 1] * 8;
+
+		if (o[i] == ll && l == 8 && f->lladdr == NULL)
+			f->lladdr = o + i + 2;
+		if (o[i] == 3 && ll == 0) {      /* prefix information (4.6.2): 32 bytes */
+			if (l != 32)
+				return -1;
+			if ((o[i + 3] & 0x40) && f->prefix == NULL) {
+				f->prefix_len = o[i + 2];
+				f->valid_s = g32(o + i + 4);
+				f->pref_s = g32(o + i + 8);
+				f->prefix = o + i + 16;
+			}
+		}
+		i += l;
+	}
+	return 0;
+}
+
+enum hframe_kind
+hframe_ip6(const uint8_t *p, size_t len, struct hframe *f)
+{
+	if (len < 40 || (p[0] >> 4) != 6)
+		return HF_BAD;
+	size_t plen = g16(p + 4);
+
+	if (plen > len - 40)
+		return HF_BAD;
+	if (p[6] != 58)
+		return HF_OTHER;                 /* not ICMPv6, or behind extension headers */
+	const uint8_t *m = p + 40;
+	uint8_t hlim = p[7];
+
+	f->ip6_src = p + 8;
+	f->ip6_dst = p + 24;
+	f->l4len6 = (uint16_t)plen;
+	if (plen < 4 || !sum_ok(p, m, plen))
+		return HF_BAD;
+	uint8_t type = m[0];
+
+	if (type == 128)
+		return plen >= 8 && m[1] == 0 ? HF_ECHO6 : HF_BAD;
+	if (type < 134 || type > 136)
+		return HF_OTHER;
+	if (hlim != 255 || m[1] != 0)
+		return HF_BAD;
+	if (type == 134) {                   /* RA from a link-local source (6.1.2) */
+		if (plen < 16 || p[8] != 0xfe || (p[9] & 0xc0) != 0x80 || options(m + 16, plen - 16, 0, f) != 0)
+			return HF_BAD;
+		f->lladdr = NULL;
+		return HF_RA;
+	}
+	if (plen < 24 || m[8] == 0xff)       /* the target is no multicast address (7.1.1, 7.1.2) */
+		return HF_BAD;
+	f->target = m + 8;
+	if (options(m + 24, plen - 24, type == 135 ? 1 : 2, f) != 0)
+		return HF_BAD;
+	if (type == 135) {
+		static const uint8_t any[16];
+		/* from ::, to a solicited-node address and without a source
+		 * link-layer address option (7.1.1) */
+		if (memcmp(p + 8, any, 16) == 0 && (f->lladdr != NULL || p[24] != 0xff))
+			return HF_BAD;
+		return HF_NS;
+	}
+	f->na_flags = m[4] & 0xe0;
+	if (p[24] == 0xff && (f->na_flags & 0x40))
+		return HF_BAD;                   /* solicited, to a multicast address */
+	return HF_NA;
+}
