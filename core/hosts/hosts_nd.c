@@ -398,7 +398,7 @@ ns_in(struct hosts_table *t, const struct hframe *f)
 	struct host6 *h = &t->h6[j];
 
 	if (ht_by_mac(t, f->src_mac) == j)
-		return 1;               /* our own, looped back */
+		return 0;               /* our own, looped back: not for the hosts */
 	if (memcmp(f->ip6_src, any6, 16) == 0) {
 		/* another station's DAD: a duplicate while ours is tentative, defended when assigned */
 		if (h->tent & k) {
@@ -428,7 +428,7 @@ na_in(struct hosts_table *t, const struct hframe *f)
 	if (j == HOST_NIL)
 		return 0;
 	if (ht_by_mac(t, f->src_mac) == j)
-		return 1;
+		return 0;
 	if ((t->h6[j].tent | t->h6[j].ok) & k)
 		conflict(t, j, k);
 	return 1;

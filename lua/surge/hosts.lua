@@ -18,10 +18,12 @@
 --
 -- t:run{ rxq = .., txq = .., seconds = .., until_settled = true, on_event = function(ev) end } is that loop.
 local ffi = require "ffi"
+local bit = require "bit"
 local core = require "surge.core"
 local check = require "surge.check"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
 local class = require "surge.class"
 local counter = require "surge.counter"
 local surge = require "surge"
@@ -38,14 +40,20 @@ M.Table = Table
 -- enum surge_hosts_state, by name
 M.STATES = { [0] = "idle", "probing", "announcing", "bound", "conflict", "selecting", "requesting", "renewing",
   "rebinding", "gave_up", "released" }
-M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released" }
+M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", [16] = "addr6", [17] = "conflict6" }
+-- IPv6 address kinds (struct host6's bits): an addr6/conflict6 event's `addr`
+M.ADDR6 = { [1] = "link-local", [2] = "static", [4] = "slaac" }
 M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "arp_request_rx",
   "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx", "icmp_reply_tx",
   "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
-  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host" }
+  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host",
+  "nd_ns_rx", "nd_na_tx", "nd_dad_tx", "nd_conflict", "nd_rs_tx", "nd_ra_rx", "nd_prefix", "icmp6_echo_rx",
+  "icmp6_reply_tx", "hosts6_ll", "hosts6_static", "hosts6_slaac" }
+-- the fields that are levels, not counts (published as gauges)
+local GAUGES = { bytes_per_host = true, hosts6_ll = true, hosts6_static = true, hosts6_slaac = true }
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
-  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
+  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1, ip6 = 1, dad6 = 1, rs = 1 }
 
 -- a parser's error (ip4.addr, eth.mac) raised at the user's line
 local function parsed(f, text, what)
@@ -71,6 +79,25 @@ function M.new(o)
   c.retries = check.expect(o.retries, "integer? 1..16", fn, "retries") or 4
   c.rto_ms = (check.expect(o.rto, "number? 0.01..64", fn, "rto (first DHCP retransmission, seconds)") or 4) * 1000
   c.renewals = check.expect(o.renewals, "integer? 0..255", fn, "renewals") or 0
+  -- IPv6: true (link-local, SLAAC), or host 0's static address too
+  if o.ip6 ~= nil and o.ip6 ~= false then
+    c.ip6 = 1
+    if type(o.ip6) == "string" then
+      local a = parsed(ip6.addr, o.ip6, fn .. ": ip6")
+      if a:byte(1) == 0 or a:byte(1) == 0xff then
+        check.raise(("%s: ip6: '%s' is no host's static address (unspecified, loopback, v4-mapped or multicast)")
+          :format(fn, o.ip6))
+      end
+      ffi.copy(c.ip6_addr, a, 16)
+    elseif o.ip6 ~= true then
+      check.raise(("%s: ip6: expected true or host 0's IPv6 address, got %s"):format(fn, check.show(o.ip6)))
+    end
+  end
+  c.dad6 = check.expect(o.dad6, "integer? 0..16", fn, "dad6 (DAD probes per IPv6 address)") or 1
+  c.rs = check.expect(o.rs, "integer? 0..16", fn, "rs (router solicitations)") or 3
+  if c.ip6 == 0 and (o.dad6 ~= nil or o.rs ~= nil) then
+    check.raise(fn .. ": dad6 and rs: for IPv6 hosts (ip6 = ...)")
+  end
   if c.dhcp == 1 then
     if o.ip ~= nil then check.raise(fn .. ": ip: DHCP hosts take their address from the server (no ip with dhcp)") end
     if c.dad == 1 then check.raise(fn .. ": dad: not with dhcp (DHCP hosts' DAD is not done yet, docs/hosts.md)") end
@@ -82,9 +109,12 @@ function M.new(o)
     end
     c.net4 = parsed(ip4.addr, a, fn .. ": subnet")
     c.net4_len = len
+  elseif o.ip == nil and c.ip6 == 1 then
+    if o.subnet ~= nil then check.raise(fn .. ": subnet: for DHCP hosts (dhcp = true)") end
+    if c.dad == 1 then check.raise(fn .. ": dad: RFC 5227 is for IPv4 addresses (ip); IPv6 hosts' DAD is dad6") end
   else
     if o.subnet ~= nil then check.raise(fn .. ": subnet: for DHCP hosts (dhcp = true)") end
-    c.ip4 = parsed(ip4.addr, check.expect(o.ip, "string", fn, "ip (host 0's address, or dhcp = true)"), fn .. ": ip")
+    c.ip4 = parsed(ip4.addr, check.expect(o.ip, "string", fn, "ip (host 0's address, dhcp = true, or ip6)"), fn .. ": ip")
     if c.ip4 == 0 then check.raise(fn .. ": ip: 0.0.0.0 is no host's address") end
     if c.ip4 + c.count - 1 > 0xffffffff then
       check.raise(("%s: %d hosts from %s: past 255.255.255.255"):format(fn, c.count, o.ip))
@@ -133,7 +163,13 @@ function Table:events()
     local n = rc_check(C.surge_hosts_events(self.id, self.evbuf, 256))
     for i = 0, n - 1 do
       local e = self.evbuf[i]
-      out[#out + 1] = { host = e.host, kind = M.EVENTS[e.kind], ip = ip4.addr_text(e.ip4), ms = e.ms }
+      local kind = M.EVENTS[e.kind]
+      if e.kind >= 16 then        -- IPv6: the address's kind is in ip4
+        local a = M.ADDR6[e.ip4]
+        out[#out + 1] = { host = e.host, kind = kind, addr = a, ip = self:host6(e.host)[a], ms = e.ms }
+      else
+        out[#out + 1] = { host = e.host, kind = kind, ip = ip4.addr_text(e.ip4), ms = e.ms }
+      end
     end
     if n < 256 then return out end
   end
@@ -158,6 +194,27 @@ function Table:host(i)
            server = ip4.addr_text(h.server4), lease = h.lease_s, bound_ms = h.bound_ms, tries = h.tries }
 end
 
+-- Host i's IPv6 side: { ["link-local"] = "fe80::..", static = "..", slaac = "..",
+-- tentative = { kinds }, assigned = { kinds }, valid = s, preferred = s }
+-- (an address the host has none of is nil; lifetimes nil without a prefix)
+function Table:host6(i)
+  check.self(self, Table, "hosts:host6")
+  check.expect(i, ("integer 0..%d"):format(self.count - 1), "hosts:host6", "i")
+  local h = ffi.new("struct surge_hosts_host6")
+  rc_check(C.surge_hosts_host6(self.id, i, h))
+  local r = { tentative = {}, assigned = {} }
+  for bitv, name in pairs(M.ADDR6) do
+    local a = name == "link-local" and h.ll or name == "static" and h.static6 or h.slaac
+    if a[0] ~= 0 then r[name] = ip6.addr_text(ffi.cast("const uint8_t *", a)) end
+    if bit.band(h.tentative, bitv) ~= 0 then r.tentative[#r.tentative + 1] = name end
+    if bit.band(h.assigned, bitv) ~= 0 then r.assigned[#r.assigned + 1] = name end
+  end
+  table.sort(r.tentative)
+  table.sort(r.assigned)
+  if r.slaac then r.valid, r.preferred = tonumber(h.valid_s), tonumber(h.preferred_s) end
+  return r
+end
+
 -- DHCP: hosts first..first+n-1 (0-based) holding a lease release it (sent
 -- at the next polls); returns how many did.
 function Table:release(first, n)
@@ -180,7 +237,7 @@ function Table:publish()
   check.self(self, Table, "hosts:publish")
   local cells, gauges = {}, {}
   for _, k in ipairs(M.FIELDS) do
-    if k == "bytes_per_host" then
+    if GAUGES[k] then
       local g = counter.gauge(self.prefix .. "." .. k)
       g:set(0)
       gauges[#gauges + 1] = { k, g.cell }
