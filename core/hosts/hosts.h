@@ -15,6 +15,7 @@
  *                  protocols' state machines: a frame in, a timer due
  *   hosts_nd.c     IPv6 (RFC 4861/4862): link-local, DAD, NS/NA, RS,
  *                  SLAAC, ICMPv6 echo; writes through hosts_proto.c's frames
+ *   hosts_dhcp6.c  the DHCPv6 client (RFC 8415): IA_NA, IA_PD, rapid commit
  *   hosts_poll.c   the FFI entry points
  */
 #ifndef HOSTS_H
@@ -30,7 +31,7 @@
 
 /* host.list (host6.list): the timer list a host is on; HL6 holds the
  * hosts' IPv6 timers (struct host6), apart from their IPv4 one */
-enum { HL_NONE = 0, HL_SHORT = 1, HL_LONG = 2, HL6 = 3, HL_LISTS = 4 };
+enum { HL_NONE = 0, HL_SHORT = 1, HL_LONG = 2, HL6 = 3, HL_D6 = 4, HL_LISTS = 5 };
 
 /* a timer: its due time and the two links of its list */
 struct htimer {
@@ -84,6 +85,23 @@ struct host6 {
 };
 _Static_assert(sizeof(struct host6) == 16, "struct host6 is 16 bytes (docs/hosts.md)");
 
+/* A host's DHCPv6 client (hosts_dhcp6.c): 68 bytes, only in a table with
+ * dhcp6, with a timer of its own (list HL_D6) */
+enum { D6_IDLE = 0, D6_SOLICIT, D6_REQUEST, D6_BOUND, D6_RENEW, D6_REBIND, D6_GAVE_UP, D6_RELEASED };
+struct hd6 {
+	struct htimer tm;
+	uint32_t xid;           /* 24 bits */
+	uint32_t since_ms;      /* the exchange's start (elapsed time), once bound the binding's */
+	uint32_t t1_s, t2_s, valid_s;
+	uint8_t addr[16];       /* IA_NA's address */
+	uint8_t pd[16];         /* IA_PD's prefix */
+	uint8_t pd_len;
+	uint8_t state;          /* D6_* */
+	uint8_t list;
+	uint8_t tries;          /* transmissions of this exchange */
+};
+_Static_assert(sizeof(struct hd6) == 68, "struct hd6 is 68 bytes (docs/hosts.md)");
+
 /* The table's IPv6 state: one router's prefix for every host (SLAAC) */
 struct hosts6 {
 	uint8_t prefix[8];        /* the /64 from the last RA's prefix with the A flag */
@@ -93,6 +111,10 @@ struct hosts6 {
 	uint32_t valid_s, pref_s; /* the prefix's lifetimes (UINT32_MAX infinite) */
 	uint32_t ra_ms;           /* when they were last set */
 	uint32_t busy;            /* hosts with an address in DAD */
+	uint8_t sid[130];         /* DHCPv6: the server's DUID (the last to advertise) */
+	uint8_t sid_len;
+	uint32_t d6_open;         /* DHCPv6 hosts soliciting or requesting */
+	uint32_t d6_owe;          /* DHCPv6 releases not sent yet */
 };
 
 struct hosts_table {
@@ -103,6 +125,7 @@ struct hosts_table {
 	uint64_t mac0;            /* conf.mac as a 48-bit number */
 	struct hlist lists[HL_LISTS];   /* [HL_SHORT], [HL_LONG], [HL6] */
 	struct host6 *h6;         /* IPv6: a host's IPv6 side, NULL without */
+	struct hd6 *d6;           /* DHCPv6: a host's client, NULL without */
 	struct hosts6 v6;
 	uint32_t started;         /* hosts started (in index order) */
 	uint32_t open;            /* DHCP transactions outstanding (SELECTING, REQUESTING) */
@@ -149,7 +172,9 @@ void ht_timer_set(struct hosts_table *t, uint32_t i, int list, uint32_t due);
 void ht_timer_stop(struct hosts_table *t, uint32_t i);
 void ht6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due);
 void ht6_timer_stop(struct hosts_table *t, uint32_t i);
-struct htimer *ht_tnode(struct hosts_table *t, int v6, uint32_t i);
+struct htimer *ht_tnode(struct hosts_table *t, int which, uint32_t i);
+void ht_d6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due);
+void ht_d6_timer_stop(struct hosts_table *t, uint32_t i);
 uint32_t ht_by_ip(const struct hosts_table *t, uint32_t ip);
 uint32_t ht_by_mac(const struct hosts_table *t, const uint8_t *mac);
 void ht_mac(const struct hosts_table *t, uint32_t i, uint8_t *out);
@@ -166,12 +191,22 @@ void proto_timer(struct hosts_table *t, uint32_t i);
 int proto_flush(struct hosts_table *t);
 uint8_t *proto_frame_new(struct hosts_table *t, uint32_t len);
 uint8_t *proto_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type);
+uint32_t proto_backoff(struct hosts_table *t, uint32_t tries);
 
 /* hosts_nd.c */
 int nd_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame);
 void nd_start(struct hosts_table *t, uint32_t i);
 void nd_timer(struct hosts_table *t, uint32_t i);
 int nd_addr(const struct hosts_table *t, uint32_t i, int kind, uint8_t *out);
+uint8_t *nd_frame6(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t *src, const uint8_t *dst,
+		   uint32_t plen, uint8_t hlim, uint8_t proto);
+void nd_sum6(uint8_t *l4, uint32_t at);
+
+/* hosts_dhcp6.c */
+int d6_frame(struct hosts_table *t, const struct hframe *f);
+void d6_start(struct hosts_table *t, uint32_t i);
+void d6_timer(struct hosts_table *t, uint32_t i);
+int d6_release(struct hosts_table *t, uint32_t i);
 
 /* hosts_poll.c: the run's end (core/run/boot.c) */
 void hosts_free_all(void);

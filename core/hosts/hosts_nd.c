@@ -116,11 +116,11 @@ lookup(const struct hosts_table *t, const uint8_t *a, int *kind)
 	return ht_by_mac(t, m);
 }
 
-/* An IPv6 + ICMPv6 frame of plen payload bytes from host i: its ICMPv6
- * message's start, the checksum filled by done6() */
-static uint8_t *
-ip6_frame(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t *src, const uint8_t *dst,
-	  uint32_t plen, uint8_t hlim)
+/* An IPv6 frame of plen payload bytes of protocol proto from host i: its
+ * payload's start, the checksum filled by nd_sum6() */
+uint8_t *
+nd_frame6(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t *src, const uint8_t *dst,
+	  uint32_t plen, uint8_t hlim, uint8_t proto)
 {
 	uint32_t len = 14 + (t->conf.vlan != 0 ? 4 : 0) + 40 + plen;
 	uint8_t *p = proto_frame_new(t, len < 60 ? 60 : len);
@@ -131,20 +131,34 @@ ip6_frame(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t 
 
 	ip[0] = 0x60;
 	p16(ip + 4, (uint16_t)plen);
-	ip[6] = 58;
+	ip[6] = proto;
 	ip[7] = hlim;
 	memcpy(ip + 8, src, 16);
 	memcpy(ip + 24, dst, 16);
 	return ip + 40;
 }
 
+/* the checksum of the ICMPv6 (at 2) or UDP (at 6) message at l4 */
+void
+nd_sum6(uint8_t *l4, uint32_t at)
+{
+	const struct rte_ipv6_hdr *ip = (const struct rte_ipv6_hdr *)(l4 - 40);
+	uint16_t s = rte_ipv6_udptcp_cksum(ip, l4);
+
+	memcpy(l4 + at, &s, 2);   /* DPDK's sum is of native words: stored as it is, it reads big-endian */
+}
+
+static uint8_t *
+ip6_frame(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t *src, const uint8_t *dst,
+	  uint32_t plen, uint8_t hlim)
+{
+	return nd_frame6(t, i, dmac, src, dst, plen, hlim, 58);
+}
+
 static void
 done6(uint8_t *m)
 {
-	const struct rte_ipv6_hdr *ip = (const struct rte_ipv6_hdr *)(m - 40);
-	uint16_t s = rte_ipv6_udptcp_cksum(ip, m);
-
-	memcpy(m + 2, &s, 2);   /* DPDK's sum is of native words: stored as it is, it reads big-endian */
+	nd_sum6(m, 2);
 }
 
 /* the solicited-node group of a (RFC 4291 2.7.1) and its MAC (RFC 2464 7) */

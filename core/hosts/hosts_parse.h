@@ -21,6 +21,8 @@ enum hframe_kind {
 	HF_NA,           /* neighbour advertisement (4.4) */
 	HF_RA,           /* router advertisement (4.2) */
 	HF_ECHO6,        /* ICMPv6 echo request (RFC 4443 4.1) */
+	HF_DHCP6,        /* a DHCPv6 message to the client port 546 from 547, its options read (RFC 8415) */
+	HF_DHCP6_BAD,    /* one to port 546 that is not a usable DHCPv6 reply */
 	HF_KINDS
 };
 
@@ -56,9 +58,26 @@ struct hframe {
 	const uint8_t *prefix;
 	uint8_t prefix_len;
 	uint32_t valid_s, pref_s;
+	/* DHCPv6 (HF_DHCP6): the server's message; an IA's fields 0 where absent */
+	uint8_t d6_msg;          /* 2 ADVERTISE, 7 REPLY, ... */
+	uint8_t d6_rapid;        /* a rapid commit option */
+	uint8_t d6_sid_len;      /* the server identifier's length (1..130), 0 absent */
+	uint32_t d6_xid;         /* 24 bits */
+	const uint8_t *d6_mac;   /* the MAC in the client identifier (a DUID-LL or DUID-LLT of Ethernet), or NULL */
+	const uint8_t *d6_sid;   /* the server identifier (its DUID) */
+	uint16_t d6_status;      /* the message's status code, 0 (Success) when absent */
+	struct hframe_ia {
+		uint8_t present;
+		uint8_t plen;              /* IA_PD: the prefix's length */
+		uint16_t status;           /* the IA's status code (0 when absent) */
+		uint32_t iaid, t1, t2, pref, valid;
+		const uint8_t *addr;       /* IA_NA: the first IA address, IA_PD: the first prefix, or NULL */
+	} na, pd;
 };
 
 /* Reads one frame of len bytes. Never reads outside them. */
+enum { DHCP6_SOLICIT = 1, DHCP6_ADVERTISE = 2, DHCP6_REQUEST = 3, DHCP6_RENEW = 5, DHCP6_REBIND = 6,
+       DHCP6_REPLY = 7, DHCP6_RELEASE = 8 };
 enum hframe_kind hframe_ip6(const uint8_t *p, size_t len, struct hframe *f);   /* hosts_parse6.c: the IPv6 packet p */
 enum hframe_kind hframe_parse(const uint8_t *p, size_t len, struct hframe *f);
 

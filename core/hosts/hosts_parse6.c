@@ -19,12 +19,12 @@ static inline uint32_t g32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* the ICMPv6 checksum over the pseudo-header (RFC 8200 8.1) and the
- * message: 0xffff (ones' complement) when it is right */
+/* the ICMPv6 or UDP checksum over the pseudo-header (RFC 8200 8.1) and
+ * the message: 0xffff (ones' complement) when it is right */
 static int
-sum_ok(const uint8_t *ip, const uint8_t *m, size_t n)
+sum_ok(const uint8_t *ip, const uint8_t *m, size_t n, uint8_t proto)
 {
-	uint32_t s = (uint32_t)(n >> 16) + (uint32_t)(n & 0xffff) + 58;
+	uint32_t s = (uint32_t)(n >> 16) + (uint32_t)(n & 0xffff) + proto;
 
 	for (int k = 8; k < 40; k += 2)
 		s += g16(ip + k);
@@ -68,6 +68,110 @@ options(const uint8_t *o, size_t n, uint8_t ll, struct hframe *f)
 	return 0;
 }
 
+/* An IA_NA's or IA_PD's fields and its options (o, n bytes: after IAID,
+ * T1, T2): its first address (IAADDR, 24 bytes and options) or prefix
+ * (IAPREFIX, 25 bytes and options), its status code. 0, or -1 when an
+ * option runs past the IA or is too short for its kind. */
+static int
+dhcp6_ia(const uint8_t *v, size_t n, int pd, struct hframe_ia *ia)
+{
+	size_t i = 12;
+
+	if (n < 12)
+		return -1;
+	ia->present = 1;
+	ia->iaid = g32(v);
+	ia->t1 = g32(v + 4);
+	ia->t2 = g32(v + 8);
+	while (i < n) {
+		if (i + 4 > n || i + 4 + (size_t)g16(v + i + 2) > n)
+			return -1;
+		uint16_t code = g16(v + i), l = g16(v + i + 2);
+		const uint8_t *w = v + i + 4;
+
+		if (code == 13) {
+			if (l < 2)
+				return -1;
+			ia->status = g16(w);
+		} else if (code == (pd ? 26 : 5)) {
+			if (l < (pd ? 25 : 24))
+				return -1;
+			if (ia->addr == NULL) {
+				ia->pref = g32(pd ? w : w + 16);
+				ia->valid = g32(pd ? w + 4 : w + 20);
+				if (pd) {
+					ia->plen = w[8];
+					ia->addr = w + 9;
+				} else {
+					ia->addr = w;
+				}
+			}
+		}
+		i += 4 + (size_t)l;
+	}
+	return 0;
+}
+
+/* A DHCPv6 message (RFC 8415 8, options 21): type, transaction id, then
+ * options (code, length, value), each within the message; the client
+ * identifier, server identifier, status code, rapid commit and the first
+ * IA_NA and IA_PD read. */
+static enum hframe_kind
+dhcp6(const uint8_t *b, size_t n, struct hframe *f)
+{
+	size_t i = 4;
+
+	if (n < 4)
+		return HF_DHCP6_BAD;
+	f->d6_msg = b[0];
+	f->d6_xid = (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	while (i < n) {
+		if (i + 4 > n || i + 4 + (size_t)g16(b + i + 2) > n)
+			return HF_DHCP6_BAD;
+		uint16_t code = g16(b + i), l = g16(b + i + 2);
+		const uint8_t *v = b + i + 4;
+
+		switch (code) {
+		case 1:                  /* client identifier: an Ethernet DUID-LLT (1) or DUID-LL (3) */
+			if (l == 14 && g16(v) == 1 && g16(v + 2) == 1)
+				f->d6_mac = v + 8;
+			else if (l == 10 && g16(v) == 3 && g16(v + 2) == 1)
+				f->d6_mac = v + 4;
+			break;
+		case 2:
+			if (l < 1 || l > 130)
+				return HF_DHCP6_BAD;
+			f->d6_sid = v;
+			f->d6_sid_len = (uint8_t)l;
+			break;
+		case 3: case 25: {
+			/* the first of each kind kept; any other checked all the same */
+			struct hframe_ia more, *ia = code == 25 ? &f->pd : &f->na;
+
+			if (ia->present) {
+				memset(&more, 0, sizeof(more));
+				ia = &more;
+			}
+			if (dhcp6_ia(v, l, code == 25, ia) != 0)
+				return HF_DHCP6_BAD;
+			break;
+		}
+		case 13:
+			if (l < 2)
+				return HF_DHCP6_BAD;
+			f->d6_status = g16(v);
+			break;
+		case 14:
+			f->d6_rapid = 1;
+			break;
+		default:
+			break;
+		}
+		i += 4 + (size_t)l;
+	}
+	return f->d6_mac != NULL ? HF_DHCP6 : HF_DHCP6_BAD;   /* no client identifier of ours: nobody's */
+}
+
 enum hframe_kind
 hframe_ip6(const uint8_t *p, size_t len, struct hframe *f)
 {
@@ -77,15 +181,24 @@ hframe_ip6(const uint8_t *p, size_t len, struct hframe *f)
 
 	if (plen > len - 40)
 		return HF_BAD;
-	if (p[6] != 58)
-		return HF_OTHER;                 /* not ICMPv6, or behind extension headers */
 	const uint8_t *m = p + 40;
+
+	if (p[6] == 17 && plen >= 8 && g16(m) == 547 && g16(m + 2) == 546) {
+		f->ip6_src = p + 8;
+		f->ip6_dst = p + 24;
+		/* the UDP length is the payload's; the checksum is mandatory (RFC 8200 8.1) */
+		if (g16(m + 4) != plen || g16(m + 6) == 0 || !sum_ok(p, m, plen, 17))
+			return HF_DHCP6_BAD;
+		return dhcp6(m + 8, plen - 8, f);
+	}
+	if (p[6] != 58)
+		return HF_OTHER;                 /* not ICMPv6 or DHCPv6, or behind extension headers */
 	uint8_t hlim = p[7];
 
 	f->ip6_src = p + 8;
 	f->ip6_dst = p + 24;
 	f->l4len6 = (uint16_t)plen;
-	if (plen < 4 || !sum_ok(p, m, plen))
+	if (plen < 4 || !sum_ok(p, m, plen, 58))
 		return HF_BAD;
 	uint8_t type = m[0];
 

@@ -56,6 +56,11 @@ conf_check(const struct surge_hosts_conf *c)
 			return rt_error(-EINVAL, "surge_hosts_new: %u addresses from %u.%u.%u.%u pass 255.255.255.255",
 					c->count, c->ip4 >> 24, c->ip4 >> 16 & 255, c->ip4 >> 8 & 255, c->ip4 & 255);
 	}
+	if (c->dhcp6 && (!c->ip6 || (c->dhcp6 & 3) == 0 || c->dhcp6 > 7))
+		return rt_error(-EINVAL, "surge_hosts_new: dhcp6 %u: with ip6, IA_NA (1) and/or IA_PD (2), rapid commit (4)",
+				c->dhcp6);
+	if (c->dhcp6 && (c->retries == 0 || c->retries > 16 || c->rto_ms < 10 || c->rto_ms > 64000))
+		return rt_error(-EINVAL, "surge_hosts_new: retries %u (1..16), rto_ms %u (10..64000)", c->retries, c->rto_ms);
 	if (c->ip6 && (c->dad6 > 16 || c->rs > 16))
 		return rt_error(-EINVAL, "surge_hosts_new: dad6 %u, rs %u: 0..16", c->dad6, c->rs);
 	if (c->ip6_addr[0] != 0) {
@@ -166,6 +171,8 @@ starts(struct hosts_table *t)
 			proto_start(t, t->started);
 		if (t->h6 != NULL)
 			nd_start(t, t->started);
+		if (t->d6 != NULL)
+			d6_start(t, t->started);
 		t->started++;
 		k++;
 	}
@@ -179,11 +186,17 @@ timers(struct hosts_table *t, int list, uint32_t *budget)
 	while (l->head != HOST_NIL && *budget > 0) {
 		uint32_t i = l->head;
 
-		if ((int32_t)(t->now - ht_tnode(t, list == HL6, i)->due) < 0)
+		if ((int32_t)(t->now - ht_tnode(t, list == HL_D6 ? 2 : list == HL6, i)->due) < 0)
 			break;
 		if (list == HL6) {
 			ht6_timer_stop(t, i);
 			nd_timer(t, i);
+			(*budget)--;
+			continue;
+		}
+		if (list == HL_D6) {
+			ht_d6_timer_stop(t, i);
+			d6_timer(t, i);
 			(*budget)--;
 			continue;
 		}
@@ -236,7 +249,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		if (proto_frame(t, &f, rx->data[i]) || nd_frame(t, &f, rx->data[i])) {
+		if (proto_frame(t, &f, rx->data[i]) || nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f)) {
 			t->st.rx_frames++;
 			done[ndone++] = rx->mbuf[i];
 		} else {
@@ -253,6 +266,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 	timers(t, HL_SHORT, &budget);
 	timers(t, HL_LONG, &budget);
 	timers(t, HL6, &budget);
+	timers(t, HL_D6, &budget);
 	starts(t);
 	proto_flush(t);
 	t->tx = NULL;
@@ -322,6 +336,20 @@ surge_hosts_host6(int id, uint32_t i, struct surge_hosts_host6 *out)
 	nd_addr(t, i, H6_STATIC, out->static6);
 	nd_addr(t, i, H6_SLAAC, out->slaac);
 	out->tentative = t->h6[i].tent;
+	if (t->d6 != NULL) {
+		const struct hd6 *d = &t->d6[i];
+
+		out->dhcp6_state = d->state;
+		out->pd_len = d->pd_len;
+		memcpy(out->dhcp6_addr, d->addr, 16);
+		memcpy(out->pd, d->pd, 16);
+		/* the IAID: the MAC's last four bytes (hosts_dhcp6.c), in the link-local's interface ID */
+		out->iaid = (uint32_t)out->ll[10] << 24 | (uint32_t)out->ll[13] << 16 | (uint32_t)out->ll[14] << 8 |
+			    out->ll[15];
+		out->t1_s = d->t1_s;
+		out->t2_s = d->t2_s;
+		out->dhcp6_valid_s = d->valid_s;
+	}
 	out->assigned = t->h6[i].ok;
 	if (t->v6.has_prefix) {
 		uint32_t now = (uint32_t)((double)(rte_rdtsc() - t->tsc0) * t->ms_per_cyc), gone = (now - t->v6.ra_ms) / 1000;
@@ -341,12 +369,17 @@ surge_hosts_release(int id, uint32_t first, uint32_t n)
 
 	if (t == NULL)
 		return rc;
-	if (!t->conf.dhcp)
+	if (!t->conf.dhcp && !t->conf.dhcp6)
 		return rt_error(-EINVAL, "host table %d: release is for DHCP hosts", id);
 	if (first >= t->conf.count || n > t->conf.count - first)
 		return rt_error(-EINVAL, "hosts %u..%u of a table of %u", first, first + n - 1, t->conf.count);
 	for (uint32_t i = first; i < first + n; i++) {
 		uint8_t s = t->h[i].state;
+
+		if (t->d6 != NULL)
+			k += (uint32_t)d6_release(t, i);
+		if (!t->conf.dhcp)
+			continue;
 
 		if (s != SURGE_HOST_BOUND && s != SURGE_HOST_RENEWING && s != SURGE_HOST_REBINDING)
 			continue;
@@ -374,7 +407,7 @@ surge_hosts_settled(int id)
 	return t->started == t->conf.count && (!v4 || s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
 	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0) &&
 	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
-	       t->v6.busy == 0;
+	       t->v6.busy == 0 && t->v6.d6_open == 0 && t->v6.d6_owe == 0;
 }
 
 int

@@ -46,11 +46,19 @@ ht_alloc(struct hosts_table *t)
 			t->h6[i].tm.next = t->h6[i].tm.prev = HOST_NIL;
 		memcpy(t->v6.static6, t->conf.ip6_addr, 16);
 	}
+	if (t->conf.dhcp6) {
+		t->d6 = calloc(n, sizeof(*t->d6));
+		if (t->d6 == NULL)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			t->d6[i].tm.next = t->d6[i].tm.prev = HOST_NIL;
+	}
 	for (int l = 0; l < HL_LISTS; l++)
 		t->lists[l].head = t->lists[l].tail = HOST_NIL;
 	t->st.state[SURGE_HOST_IDLE] = n;
 	t->mac0 = mac_get(t->conf.mac);
-	t->bytes = sizeof(*t) + (size_t)n * sizeof(*t->h) + (t->h6 != NULL ? (size_t)n * sizeof(*t->h6) : 0) + (size_t)t->ipidx_n * sizeof(*t->ipidx) +
+	t->bytes = sizeof(*t) + (size_t)n * sizeof(*t->h) + (t->h6 != NULL ? (size_t)n * sizeof(*t->h6) : 0) +
+		   (t->d6 != NULL ? (size_t)n * sizeof(*t->d6) : 0) + (size_t)t->ipidx_n * sizeof(*t->ipidx) +
 		   (size_t)t->ev_cap * sizeof(*t->ev);
 	t->st.bytes_per_host = (t->bytes + n - 1) / n;
 	return 0;
@@ -61,6 +69,7 @@ ht_free(struct hosts_table *t)
 {
 	free(t->h);
 	free(t->h6);
+	free(t->d6);
 	free(t->ipidx);
 	free(t->ev);
 }
@@ -72,10 +81,11 @@ ms_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
+/* which: 0 a host's IPv4 timer, 1 its IPv6 one, 2 its DHCPv6 client's */
 struct htimer *
-ht_tnode(struct hosts_table *t, int v6, uint32_t i)
+ht_tnode(struct hosts_table *t, int which, uint32_t i)
 {
-	return v6 ? &t->h6[i].tm : &t->h[i].tm;
+	return which == 2 ? &t->d6[i].tm : which == 1 ? &t->h6[i].tm : &t->h[i].tm;
 }
 
 /* one timer list's operations, for a host's IPv4 timer (v6 0: its list
@@ -149,6 +159,18 @@ void
 ht6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due)
 {
 	timer_set(t, 1, i, &t->h6[i].list, HL6, due);
+}
+
+void
+ht_d6_timer_stop(struct hosts_table *t, uint32_t i)
+{
+	timer_stop(t, 2, i, &t->d6[i].list);
+}
+
+void
+ht_d6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due)
+{
+	timer_set(t, 2, i, &t->d6[i].list, HL_D6, due);
 }
 
 uint32_t

@@ -811,7 +811,7 @@ struct surge_hosts_conf {
 	uint8_t ip6;
 	uint8_t dad6;                /* DAD: NSs sent for each address (RFC 4862 DupAddrDetectTransmits), 0 none */
 	uint8_t rs;                  /* router solicitations until an RA comes (RFC 4861: 3) */
-	uint8_t pad6;
+	uint8_t dhcp6;               /* DHCPv6 client (RFC 8415, with ip6): 1 IA_NA, 2 IA_PD, 4 rapid commit (bits) */
 	uint8_t ip6_addr[16];
 };
 struct surge_hosts_stats {
@@ -856,6 +856,18 @@ struct surge_hosts_stats {
 	uint64_t hosts6_ll;          /* hosts whose link-local address is assigned (DAD done) */
 	uint64_t hosts6_static;
 	uint64_t hosts6_slaac;
+	uint64_t dhcp6_solicit_tx;
+	uint64_t dhcp6_advertise_rx;
+	uint64_t dhcp6_request_tx;   /* Requests, Renews and Rebinds */
+	uint64_t dhcp6_reply_rx;
+	uint64_t dhcp6_release_tx;
+	uint64_t dhcp6_retransmits;
+	uint64_t dhcp6_noaddr;       /* advertisements and replies refused: NoAddrsAvail, NoPrefixAvail, an IA missing */
+	uint64_t dhcp6_bad;          /* garbage to port 546, a status other than success, no server identifier */
+	uint64_t dhcp6_stray;        /* for no transaction of ours */
+	uint64_t dhcp6_gave_up;
+	uint64_t dhcp6_lost;         /* bindings whose valid lifetime ended unrenewed (the host solicits again) */
+	uint64_t hosts6_dhcp;        /* hosts holding a DHCPv6 binding (bound, renewing, rebinding) */
 };
 enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
@@ -899,6 +911,14 @@ struct surge_hosts_host6 {
 	uint8_t tentative, assigned;
 	uint8_t pad[2];
 	uint32_t valid_s, preferred_s;   /* the SLAAC prefix's lifetimes left, UINT32_MAX infinite */
+	/* DHCPv6: the state (0 idle, 1 soliciting, 2 requesting, 3 bound, 4
+	 * renewing, 5 rebinding, 6 gave up, 7 released), the IA_NA address and
+	 * the IA_PD prefix (:: and 0 when none), the IAID, T1, T2 and the valid
+	 * lifetime granted */
+	uint8_t dhcp6_state, pd_len;
+	uint8_t pad2[2];
+	uint8_t dhcp6_addr[16], pd[16];
+	uint32_t iaid, t1_s, t2_s, dhcp6_valid_s;
 };
 int surge_hosts_host6(int id, uint32_t host, struct surge_hosts_host6 *out);
 /* DHCP: hosts first..first+n-1 that hold a lease send DHCPRELEASE at the

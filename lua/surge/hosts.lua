@@ -48,12 +48,16 @@ M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_fu
   "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
   "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host",
   "nd_ns_rx", "nd_na_tx", "nd_dad_tx", "nd_conflict", "nd_rs_tx", "nd_ra_rx", "nd_prefix", "icmp6_echo_rx",
-  "icmp6_reply_tx", "hosts6_ll", "hosts6_static", "hosts6_slaac" }
+  "icmp6_reply_tx", "hosts6_ll", "hosts6_static", "hosts6_slaac", "dhcp6_solicit_tx", "dhcp6_advertise_rx",
+  "dhcp6_request_tx", "dhcp6_reply_rx", "dhcp6_release_tx", "dhcp6_retransmits", "dhcp6_noaddr", "dhcp6_bad",
+  "dhcp6_stray", "dhcp6_gave_up", "dhcp6_lost", "hosts6_dhcp" }
+M.DHCP6_STATES = { [0] = "idle", "soliciting", "requesting", "bound", "renewing", "rebinding", "gave_up", "released" }
 -- the fields that are levels, not counts (published as gauges)
-local GAUGES = { bytes_per_host = true, hosts6_ll = true, hosts6_static = true, hosts6_slaac = true }
+local GAUGES = { bytes_per_host = true, hosts6_ll = true, hosts6_static = true, hosts6_slaac = true, hosts6_dhcp = true }
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
-  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1, ip6 = 1, dad6 = 1, rs = 1 }
+  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1, ip6 = 1, dad6 = 1, rs = 1, dhcp6 = 1,
+  pd = 1, rapid_commit = 1 }
 
 -- a parser's error (ip4.addr, eth.mac) raised at the user's line
 local function parsed(f, text, what)
@@ -80,6 +84,14 @@ function M.new(o)
   c.rto_ms = (check.expect(o.rto, "number? 0.01..64", fn, "rto (first DHCP retransmission, seconds)") or 4) * 1000
   c.renewals = check.expect(o.renewals, "integer? 0..255", fn, "renewals") or 0
   -- IPv6: true (link-local, SLAAC), or host 0's static address too
+  -- DHCPv6: IA_NA (dhcp6), IA_PD (pd), rapid commit; an IPv6 host
+  local na = check.expect(o.dhcp6, "boolean?", fn, "dhcp6")
+  local pd = check.expect(o.pd, "boolean?", fn, "pd (ask for a delegated prefix, IA_PD)")
+  local rapid = check.expect(o.rapid_commit, "boolean?", fn, "rapid_commit")
+  c.dhcp6 = (na and 1 or 0) + (pd and 2 or 0)
+  if c.dhcp6 == 0 and rapid then check.raise(fn .. ": rapid_commit: for DHCPv6 hosts (dhcp6 or pd)") end
+  if rapid then c.dhcp6 = c.dhcp6 + 4 end
+  if c.dhcp6 ~= 0 and (o.ip6 == nil or o.ip6 == false) then o.ip6 = true end
   if o.ip6 ~= nil and o.ip6 ~= false then
     c.ip6 = 1
     if type(o.ip6) == "string" then
@@ -110,6 +122,7 @@ function M.new(o)
     c.net4 = parsed(ip4.addr, a, fn .. ": subnet")
     c.net4_len = len
   elseif o.ip == nil and c.ip6 == 1 then
+    if c.dhcp6 ~= 0 and o.subnet ~= nil then check.raise(fn .. ": subnet: for DHCPv4 hosts (dhcp = true)") end
     if o.subnet ~= nil then check.raise(fn .. ": subnet: for DHCP hosts (dhcp = true)") end
     if c.dad == 1 then check.raise(fn .. ": dad: RFC 5227 is for IPv4 addresses (ip); IPv6 hosts' DAD is dad6") end
   else
@@ -212,6 +225,13 @@ function Table:host6(i)
   table.sort(r.tentative)
   table.sort(r.assigned)
   if r.slaac then r.valid, r.preferred = tonumber(h.valid_s), tonumber(h.preferred_s) end
+  if self.conf.dhcp6 ~= 0 then
+    local d = { state = M.DHCP6_STATES[h.dhcp6_state], iaid = tonumber(h.iaid), t1 = tonumber(h.t1_s),
+      t2 = tonumber(h.t2_s), valid = tonumber(h.dhcp6_valid_s) }
+    if h.dhcp6_addr[0] ~= 0 then d.addr = ip6.addr_text(ffi.cast("const uint8_t *", h.dhcp6_addr)) end
+    if h.pd_len ~= 0 then d.prefix = ip6.addr_text(ffi.cast("const uint8_t *", h.pd)) .. "/" .. h.pd_len end
+    r.dhcp6 = d
+  end
   return r
 end
 
