@@ -144,6 +144,11 @@ exchange(struct hosts_table *t, uint32_t i, uint8_t state)
 	d->xid = ht_rand(t) & 0xffffff;
 	d->since_ms = t->now;
 	d->tries = 0;
+	if (state == D6_SOLICIT) {
+		memset(d->addr, 0, 16);     /* nothing held or offered */
+		memset(d->pd, 0, 16);
+		d->pd_len = 0;
+	}
 }
 
 /* one transmission of the host's exchange, the next try's timer */
@@ -180,6 +185,9 @@ static void
 give_up(struct hosts_table *t, uint32_t i)
 {
 	d6_state(t, i, D6_GAVE_UP);
+	memset(t->d6[i].addr, 0, 16);       /* what an advertisement offered is not the host's */
+	memset(t->d6[i].pd, 0, 16);
+	t->d6[i].pd_len = 0;
 	ht_d6_timer_stop(t, i);
 	t->st.dhcp6_gave_up++;
 	ht_event(t, i, SURGE_HOSTS_EV_GAVE_UP);
