@@ -133,6 +133,8 @@ dhcp6(const uint8_t *b, size_t n, struct hframe *f)
 
 		switch (code) {
 		case 1:                  /* client identifier: an Ethernet DUID-LLT (1) or DUID-LL (3) */
+			if (f->d6_mac != NULL)
+				break;   /* the first usable one */
 			if (l == 14 && g16(v) == 1 && g16(v + 2) == 1)
 				f->d6_mac = v + 8;
 			else if (l == 10 && g16(v) == 3 && g16(v + 2) == 1)
