@@ -151,8 +151,6 @@ hframe_parse(const uint8_t *p, size_t len, struct hframe *f)
 		}
 	} else if (type == 0x0800) {
 		k = ipv4(l3, n, f);
-	} else if (type == 0x86dd) {
-		k = hframe_ip6(l3, n, f);
 	}
 	f->kind = (uint8_t)k;
 	return k;

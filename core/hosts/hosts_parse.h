@@ -78,7 +78,9 @@ struct hframe {
 /* Reads one frame of len bytes. Never reads outside them. */
 enum { DHCP6_SOLICIT = 1, DHCP6_ADVERTISE = 2, DHCP6_REQUEST = 3, DHCP6_RENEW = 5, DHCP6_REBIND = 6,
        DHCP6_REPLY = 7, DHCP6_RELEASE = 8 };
-enum hframe_kind hframe_ip6(const uint8_t *p, size_t len, struct hframe *f);   /* hosts_parse6.c: the IPv6 packet p */
+/* hosts_parse6.c: hframe_parse and, for IPv6, hframe_ip6 on the packet after the Ethernet header */
+enum hframe_kind hframe_read(const uint8_t *p, size_t len, struct hframe *f);
+enum hframe_kind hframe_ip6(const uint8_t *p, size_t len, struct hframe *f);
 enum hframe_kind hframe_parse(const uint8_t *p, size_t len, struct hframe *f);
 
 #endif

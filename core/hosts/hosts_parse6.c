@@ -2,12 +2,14 @@
  *
  * hosts_parse6.c - what an emulated host receives over IPv6, read: ICMPv6
  * (RFC 4443) echo requests and neighbour discovery (RFC 4861: NS, NA,
- * RA). Pure, as hosts_parse.c (which calls it for EtherType 0x86dd), and
- * fuzzed with it by tests/unit/test_hosts_fuzz.c. The IPv6 payload length
- * bounds what is read; a next header other than ICMPv6 (extension headers
- * too) is not the hosts'. An ICMPv6 message with a bad checksum, or an ND
+ * RA) and DHCPv6 (RFC 8415) replies. Pure, as hosts_parse.c, and fuzzed
+ * with it by tests/unit/test_hosts_fuzz.c: hframe_read() reads a frame
+ * with hframe_parse() and, when it carries IPv6, with hframe_ip6(). The
+ * IPv6 payload length bounds what is read; a next header other than
+ * ICMPv6 or UDP (extension headers too) is not the hosts'. An ICMPv6 message with a bad checksum, or an ND
  * message failing RFC 4861's validity checks (hop limit 255, code 0, its
- * length, options of non-zero length within it), is HF_BAD.
+ * length, options of non-zero length within it), is HF_BAD; a DHCPv6 message with a bad UDP checksum or
+ * length, or options past their end, HF_DHCP6_BAD.
  */
 #include <string.h>
 
@@ -233,4 +235,16 @@ hframe_ip6(const uint8_t *p, size_t len, struct hframe *f)
 	if (p[24] == 0xff && (f->na_flags & 0x40))
 		return HF_BAD;                   /* solicited, to a multicast address */
 	return HF_NA;
+}
+
+enum hframe_kind
+hframe_read(const uint8_t *p, size_t len, struct hframe *f)
+{
+	enum hframe_kind k = hframe_parse(p, len, f);
+
+	if (k != HF_OTHER || f->l2 == 0 || g16(p + f->l2 - 2) != 0x86dd)   /* l2 0: shorter than a header */
+		return k;
+	k = hframe_ip6(p + f->l2, len - f->l2, f);
+	f->kind = (uint8_t)k;
+	return k;
 }

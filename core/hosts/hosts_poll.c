@@ -245,7 +245,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 		return n;
 	for (int i = 0; i < n; i++) {
 		struct hframe f;
-		enum hframe_kind k = hframe_parse(rx->data[i], rx->len[i], &f);
+		enum hframe_kind k = hframe_read(rx->data[i], rx->len[i], &f);
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;

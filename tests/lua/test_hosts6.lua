@@ -272,7 +272,7 @@ function T.dhcp6_solicit_request_renew_release_byte_exact()
     "IA_PD with the prefix advertised")
   assert(sum_ok(req), "the REQUEST's checksum")
   answer(req, 7)                                          -- REPLY
-  seen = poll(t, rx, tx, 0.05)
+  poll(t, rx, tx, 0.05)
   local h = t:host6(0).dhcp6
   assert(h.state == "bound" and h.addr == "2001:db8:37::100" and h.prefix == "2001:db8:3700::/64", h.state)
   assert(h.iaid == 0x0620 and h.t1 == 1 and h.t2 == 2 and h.valid == 4, h.t1)

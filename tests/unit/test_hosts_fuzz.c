@@ -336,7 +336,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hframe f;
-	enum hframe_kind k = hframe_parse(data, size, &f);
+	enum hframe_kind k = hframe_read(data, size, &f);
 
 	if (k != f.kind)
 		fail_on("the kind returned and the one stored", k, f.kind, data, size);
@@ -471,7 +471,7 @@ main(void)
 
 		fix_sum6(p, n, z.rounds * 0x9e3779b97f4a7c15ULL >> 61);
 		LLVMFuzzerTestOneInput(p, n);
-		by_kind[hframe_parse(p, n, &f)]++;
+		by_kind[hframe_read(p, n, &f)]++;
 		free(p);
 	}
 	fprintf(stderr, "test_hosts_fuzz: %d seeds, %llu inputs: %llu ARP, %llu echo, %llu DHCP, %llu bad DHCP, "
