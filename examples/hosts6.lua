@@ -30,6 +30,7 @@ function configure(p)
   p:flag("--rapid", "DHCPv6 rapid commit")
   p:option("--retries", "DHCPv6 transmissions of a message", 4, "integer 1..16")
   p:option("--rto", "the first DHCPv6 retransmission, seconds (doubled each time)", 1, "number 0.01..64")
+  p:option("--outstanding", "DHCPv6: most hosts soliciting or requesting at once (0: all)", 0, "integer 0..16777216")
   p:flag("--release", "DHCPv6: release every binding before the end")
   p:flag("--settle", "stop once every host settled (DAD done, DHCPv6 bound or given up)")
 end
@@ -46,7 +47,7 @@ end
 function run_hosts6(rxq, txq, args)
   local t = hosts.new{ count = args.count, mac = args.mac, ip6 = args.ip6 ~= "" and args.ip6 or true,
     dad6 = args.dad6, rs = args.rs, probe = args.probe, dhcp6 = args.dhcp6 or nil, pd = args.pd or nil,
-    rapid_commit = args.rapid or nil, retries = args.retries, rto = args.rto }
+    rapid_commit = args.rapid or nil, retries = args.retries, rto = args.rto, outstanding = args.outstanding }
   local st = t:run{ rxq = rxq, txq = txq, seconds = args.seconds, until_settled = args.settle }
   if args.release then
     t:release()

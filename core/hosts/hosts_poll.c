@@ -166,7 +166,8 @@ starts(struct hosts_table *t)
 
 		due = d < (double)t->conf.count ? (uint64_t)d : t->conf.count;
 	}
-	while (t->started < due && k < max && (!t->conf.dhcp || t->open < t->conf.outstanding)) {
+	while (t->started < due && k < max && (!t->conf.dhcp || t->open < t->conf.outstanding) &&
+	       (t->d6 == NULL || t->v6.d6_open < t->conf.outstanding)) {
 		if (v4)
 			proto_start(t, t->started);
 		if (t->h6 != NULL)
