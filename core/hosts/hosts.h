@@ -170,11 +170,13 @@ int ht_alloc(struct hosts_table *t);
 void ht_free(struct hosts_table *t);
 void ht_timer_set(struct hosts_table *t, uint32_t i, int list, uint32_t due);
 void ht_timer_stop(struct hosts_table *t, uint32_t i);
-void ht6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due);
-void ht6_timer_stop(struct hosts_table *t, uint32_t i);
 struct htimer *ht_tnode(struct hosts_table *t, int which, uint32_t i);
-void ht_d6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due);
-void ht_d6_timer_stop(struct hosts_table *t, uint32_t i);
+void ht_side_timer_set(struct hosts_table *t, int which, uint32_t i, uint32_t due);
+void ht_side_timer_stop(struct hosts_table *t, int which, uint32_t i);
+#define ht6_timer_set(t, i, due) ht_side_timer_set(t, 1, i, due)
+#define ht6_timer_stop(t, i) ht_side_timer_stop(t, 1, i)
+#define ht_d6_timer_set(t, i, due) ht_side_timer_set(t, 2, i, due)
+#define ht_d6_timer_stop(t, i) ht_side_timer_stop(t, 2, i)
 uint32_t ht_by_ip(const struct hosts_table *t, uint32_t ip);
 uint32_t ht_by_mac(const struct hosts_table *t, const uint8_t *mac);
 void ht_mac(const struct hosts_table *t, uint32_t i, uint8_t *out);

@@ -189,20 +189,16 @@ timers(struct hosts_table *t, int list, uint32_t *budget)
 
 		if ((int32_t)(t->now - ht_tnode(t, list == HL_D6 ? 2 : list == HL6, i)->due) < 0)
 			break;
-		if (list == HL6) {
-			ht6_timer_stop(t, i);
-			nd_timer(t, i);
-			(*budget)--;
-			continue;
+		if (list == HL6 || list == HL_D6) {
+			ht_side_timer_stop(t, list == HL6 ? 1 : 2, i);
+			if (list == HL6)
+				nd_timer(t, i);
+			else
+				d6_timer(t, i);
+		} else {
+			ht_timer_stop(t, i);
+			proto_timer(t, i);
 		}
-		if (list == HL_D6) {
-			ht_d6_timer_stop(t, i);
-			d6_timer(t, i);
-			(*budget)--;
-			continue;
-		}
-		ht_timer_stop(t, i);
-		proto_timer(t, i);
 		(*budget)--;
 	}
 }

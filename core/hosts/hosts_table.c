@@ -149,28 +149,23 @@ ht_timer_set(struct hosts_table *t, uint32_t i, int list, uint32_t due)
 	timer_set(t, 0, i, &t->h[i].list, list, due);
 }
 
-void
-ht6_timer_stop(struct hosts_table *t, uint32_t i)
+/* a host's IPv6 (which 1, list HL6) or DHCPv6 (which 2, list HL_D6) timer */
+static uint8_t *
+side_list(struct hosts_table *t, int which, uint32_t i)
 {
-	timer_stop(t, 1, i, &t->h6[i].list);
+	return which == 2 ? &t->d6[i].list : &t->h6[i].list;
 }
 
 void
-ht6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due)
+ht_side_timer_stop(struct hosts_table *t, int which, uint32_t i)
 {
-	timer_set(t, 1, i, &t->h6[i].list, HL6, due);
+	timer_stop(t, which, i, side_list(t, which, i));
 }
 
 void
-ht_d6_timer_stop(struct hosts_table *t, uint32_t i)
+ht_side_timer_set(struct hosts_table *t, int which, uint32_t i, uint32_t due)
 {
-	timer_stop(t, 2, i, &t->d6[i].list);
-}
-
-void
-ht_d6_timer_set(struct hosts_table *t, uint32_t i, uint32_t due)
-{
-	timer_set(t, 2, i, &t->d6[i].list, HL_D6, due);
+	timer_set(t, which, i, side_list(t, which, i), which == 2 ? HL_D6 : HL6, due);
 }
 
 uint32_t

@@ -19,14 +19,7 @@ conn_pair h6r 6
 surge_ns
 in_k sysctl -qw net.ipv6.conf.all.forwarding=1
 in_k ip addr add 2001:db8:36::1/64 dev "$IF_K" nodad
-# the kernel's neighbour table is shared by every namespace: room for the test's hosts (restored on exit)
-for k in 2 3; do
-  old=$(sysctl -n net.ipv6.neigh.default.gc_thresh$k)
-  if [ "$old" -lt 16384 ]; then
-    sysctl -qw net.ipv6.neigh.default.gc_thresh$k=16384
-    on_exit "sysctl -qw net.ipv6.neigh.default.gc_thresh$k=$old"
-  fi
-done
+neigh_room 6
 cat >"$TMP/radvd.conf" <<EOF
 interface $IF_K {
   AdvSendAdvert on;
