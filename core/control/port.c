@@ -259,6 +259,45 @@ surge_port_open(uint16_t port, const struct surge_port_conf *conf)
 	return wait_link(port, conf->link_timeout_ms);
 }
 
+/* A device operation on an open port, on or off (OTG's port.link and
+ * layer1 promiscuous): a device without it is -ENOTSUP with its driver
+ * named, never a silent no-op. get, when given, reads the state back (a
+ * driver may take the call and not change it). */
+static int
+set_mode(uint16_t port, int on, int (*op_on)(uint16_t), int (*op_off)(uint16_t), int (*get)(uint16_t),
+	 const char *what, const char *on_name, const char *off_name)
+{
+	struct rte_eth_dev_info info;
+	int rc;
+
+	if ((rc = port_check(port)) != 0)
+		return rc;
+	if (!rt()->port[port].opened)
+		return rt_error(-EINVAL, "port %u: not open (its %s is set on an open port)", port, what);
+	if ((rc = rte_eth_dev_info_get(port, &info)) != 0)
+		return rt_error(rc, "port %u: cannot read device info", port);
+	rc = on ? op_on(port) : op_off(port);
+	if (rc == 0 && get != NULL && get(port) != (on ? 1 : 0))
+		rc = -ENOTSUP;
+	if (rc != 0)
+		return rt_error(rc, "port %u (%s): %s %s: %s", port, info.driver_name, what, on ? on_name : off_name,
+				rc == -ENOTSUP ? "the device cannot change it" : rte_strerror(-rc));
+	return 0;
+}
+
+int
+surge_port_set_link(uint16_t port, int up)
+{
+	return set_mode(port, up, rte_eth_dev_set_link_up, rte_eth_dev_set_link_down, NULL, "link", "up", "down");
+}
+
+int
+surge_port_set_promisc(uint16_t port, int on)
+{
+	return set_mode(port, on, rte_eth_promiscuous_enable, rte_eth_promiscuous_disable, rte_eth_promiscuous_get,
+			"promiscuous mode", "on", "off");
+}
+
 /* An open port's settings, so that surge.port() on it (the prompt, an
  * attached client, a second call in a script) can hand back its handle when
  * the options asked agree, and say which differ when not. Only the main

@@ -16,6 +16,8 @@
  *   hosts_nd.c     IPv6 (RFC 4861/4862): link-local, DAD, NS/NA, RS,
  *                  SLAAC, ICMPv6 echo; writes through hosts_proto.c's frames
  *   hosts_dhcp6.c  the DHCPv6 client (RFC 8415): IA_NA, IA_PD, rapid commit
+ *   hosts_mcast.c  group memberships: IGMP and MLD reports, leaves,
+ *                  queries answered (its parser hosts_mcast_parse.c)
  *   hosts_poll.c   the FFI entry points
  */
 #ifndef HOSTS_H
@@ -140,6 +142,7 @@ struct hosts_table {
 	struct surge_hosts_event *ev;
 	uint32_t ev_cap, ev_head, ev_tail;   /* a ring: ev_tail - ev_head events held */
 	size_t bytes;             /* the table's memory */
+	struct mcast *mc;         /* memberships (hosts_mcast.c), from the first join; NULL before */
 	/* the poll's transmit state */
 	struct surge_burst *tx;
 	uint16_t port, txq;
@@ -191,8 +194,16 @@ int proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *fr
 void proto_start(struct hosts_table *t, uint32_t i);
 void proto_timer(struct hosts_table *t, uint32_t i);
 int proto_flush(struct hosts_table *t);
-uint8_t *proto_frame_new(struct hosts_table *t, uint32_t len);
-uint8_t *proto_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type);
+uint8_t *proto_tx_frame(struct hosts_table *t, uint32_t len);
+uint8_t *proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type);
+
+/* hosts_mcast.c */
+int mcast_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame, uint32_t len);
+void mcast_timers(struct hosts_table *t);
+int mcast_busy(const struct hosts_table *t);
+int mcast_join(struct hosts_table *t, const struct surge_hosts_join *j);
+int mcast_leave(struct hosts_table *t, int m, uint32_t first, uint32_t n, int32_t *rest);
+int mcast_mship(const struct hosts_table *t, int m, struct surge_hosts_mship *out);
 uint32_t proto_backoff(struct hosts_table *t, uint32_t tries);
 
 /* hosts_nd.c */

@@ -123,11 +123,11 @@ nd_frame6(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t 
 	  uint32_t plen, uint8_t hlim, uint8_t proto)
 {
 	uint32_t len = 14 + (t->conf.vlan != 0 ? 4 : 0) + 40 + plen;
-	uint8_t *p = proto_frame_new(t, len < 60 ? 60 : len);
+	uint8_t *p = proto_tx_frame(t, len < 60 ? 60 : len);
 
 	if (p == NULL)
 		return NULL;
-	uint8_t *ip = proto_eth(t, p, dmac, i, 0x86dd);
+	uint8_t *ip = proto_tx_eth(t, p, dmac, i, 0x86dd);
 
 	ip[0] = 0x60;
 	p16(ip + 4, (uint16_t)plen);

@@ -246,7 +246,8 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		if (proto_frame(t, &f, rx->data[i]) || nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f)) {
+		if (proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i]) ||
+		    nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f)) {
 			t->st.rx_frames++;
 			done[ndone++] = rx->mbuf[i];
 		} else {
@@ -264,6 +265,7 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 	timers(t, HL_LONG, &budget);
 	timers(t, HL6, &budget);
 	timers(t, HL_D6, &budget);
+	mcast_timers(t);
 	starts(t);
 	proto_flush(t);
 	t->tx = NULL;
@@ -404,7 +406,44 @@ surge_hosts_settled(int id)
 	return t->started == t->conf.count && (!v4 || s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
 	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0) &&
 	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
-	       t->v6.busy == 0 && t->v6.d6_open == 0 && t->v6.d6_owe == 0;
+	       t->v6.busy == 0 && t->v6.d6_open == 0 && t->v6.d6_owe == 0 &&
+	       !mcast_busy(t);                          /* joins' reports and leaves sent */
+}
+
+int
+surge_hosts_join(int id, const struct surge_hosts_join *j)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if (j == NULL)
+		return rt_error(-EINVAL, "surge_hosts_join: no membership");
+	return mcast_join(t, j);
+}
+
+int
+surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if (rest == NULL)
+		return rt_error(-EINVAL, "surge_hosts_leave: no room for the memberships that stay");
+	return mcast_leave(t, m, first, n, rest);
+}
+
+int
+surge_hosts_mship(int id, int m, struct surge_hosts_mship *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	return mcast_mship(t, m, out);
 }
 
 int

@@ -603,6 +603,19 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	}
 }
 
+/* the frame writer and Ethernet header for hosts_mcast.c */
+uint8_t *
+proto_tx_frame(struct hosts_table *t, uint32_t len)
+{
+	return frame(t, len);
+}
+
+uint8_t *
+proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type)
+{
+	return eth(t, p, dst, i, type);
+}
+
 /* 1 when the frame was the hosts' (the caller frees it), 0 to leave it */
 int
 proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
@@ -624,17 +637,4 @@ proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	default:
 		return 0;
 	}
-}
-
-/* for hosts_nd.c: a frame to write, its Ethernet header */
-uint8_t *
-proto_frame_new(struct hosts_table *t, uint32_t len)
-{
-	return frame(t, len);
-}
-
-uint8_t *
-proto_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type)
-{
-	return eth(t, p, dst, i, type);
 }

@@ -72,6 +72,7 @@ ht_free(struct hosts_table *t)
 	free(t->d6);
 	free(t->ipidx);
 	free(t->ev);
+	free(t->mc);
 }
 
 /* a - b on the 32-bit millisecond clock, signed (wraps after 49 days) */

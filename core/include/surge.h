@@ -309,6 +309,10 @@ int surge_port_conf(uint16_t port, struct surge_port_conf *out);
 int surge_port_info(uint16_t port, struct surge_port_info *out);
 int surge_port_stats(uint16_t port, struct surge_port_stats *out);
 int surge_port_find(const char *name);
+/* link up (1) or down (0), promiscuous on (1) or off (0), on an open port;
+ * -ENOTSUP where the device cannot */
+int surge_port_set_link(uint16_t port, int up);
+int surge_port_set_promisc(uint16_t port, int on);
 int surge_vdev_add(const char *spec);
 /* closes an open port (master); remove: detach its device too. Returns the
  * port number it has again, or 0 after a remove */
@@ -841,6 +845,16 @@ struct surge_hosts_stats {
 	uint64_t dhcp_gave_up;
 	uint64_t dhcp_lost;          /* leases that ended unrenewed, or a NAK took (the host starts over) */
 	uint64_t events_lost;        /* events not pulled before the ring filled */
+	/* multicast (core/hosts/hosts_mcast.c, docs/hosts.md "Multicast") */
+	uint64_t igmp_query_rx;      /* IGMP queries taken (general and group-specific) */
+	uint64_t igmp_v2_report_tx;
+	uint64_t igmp_v3_report_tx;
+	uint64_t igmp_leave_tx;
+	uint64_t mld_query_rx;
+	uint64_t mld_v1_report_tx;
+	uint64_t mld_v2_report_tx;
+	uint64_t mld_done_tx;
+	uint64_t mcast_bad;          /* IGMP or MLD queries malformed or with a bad checksum */
 	uint64_t state[SURGE_HOST_STATES];   /* hosts in each state now */
 	uint64_t bytes_per_host;     /* the table's memory divided by its hosts */
 	/* IPv6 */
@@ -876,6 +890,8 @@ enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_GAVE_UP = 4,
 	SURGE_HOSTS_EV_LOST = 5,     /* a lease expired or a NAK took it */
 	SURGE_HOSTS_EV_RELEASED = 6,
+	SURGE_HOSTS_EV_JOINED = 7,   /* a host's first report for a membership sent (ip4: its first IPv4 group) */
+	SURGE_HOSTS_EV_LEFT = 8,     /* a host's last leave, done or state-change report sent */
 	SURGE_HOSTS_EV_ADDR6 = 16,   /* IPv6: an address assigned after DAD (link-local, static, SLAAC) */
 	SURGE_HOSTS_EV_CONFLICT6 = 17   /* IPv6: DAD found the address taken */
 };
@@ -884,7 +900,8 @@ struct surge_hosts_event {
 	uint32_t ip4;                /* host order */
 	uint32_t ms;                 /* since the table was made */
 	uint8_t kind;                /* enum surge_hosts_event_kind */
-	uint8_t pad[3];
+	uint8_t membership;          /* JOINED, LEFT: the membership (surge_hosts_join's id) */
+	uint8_t pad[2];
 };
 struct surge_hosts_host {
 	uint32_t ip4, server4, lease_s, bound_ms;
@@ -925,9 +942,38 @@ int surge_hosts_host6(int id, uint32_t host, struct surge_hosts_host6 *out);
  * next polls and go to RELEASED; their count. The table's lcore only. */
 int surge_hosts_release(int id, uint32_t first, uint32_t n);
 /* 1 when no host is waiting on anything (each bound, in conflict, gave up
- * or released; renewals not counted), else 0 */
+ * or released; renewals not counted; no membership joining or leaving), else 0 */
 int surge_hosts_settled(int id);
 int surge_hosts_count(void);
+/* Multicast: hosts first..first+nhosts-1 join ngroups groups from group
+ * (its last 32 bits counted up) with IGMP (af 4: version 2 or 3) or MLD
+ * (af 6: version 1 or 2); each host reports them `robustness` times, the
+ * first at the next poll, the rest within unsolicited_ms, answers queries
+ * and, after surge_hosts_leave, sends its leaves (docs/hosts.md). */
+enum { SURGE_HOSTS_MSHIPS = 64 };   /* memberships in a table */
+struct surge_hosts_join {
+	uint8_t group[16];           /* the first group: IPv4 in the first 4 bytes (network order), or IPv6 */
+	uint32_t ngroups;            /* 1.. */
+	uint32_t first, nhosts;
+	uint8_t af;                  /* 4 IGMP, 6 MLD */
+	uint8_t version;             /* IGMP 2 or 3, MLD 1 or 2 */
+	uint8_t robustness;          /* 1..7 (RFC 3376: 2) */
+	uint8_t pad;
+	uint32_t unsolicited_ms;     /* the unsolicited report interval (v2 / MLDv1: 10000, v3 / MLDv2: 1000) */
+};
+struct surge_hosts_mship {
+	uint8_t state;               /* 0 free, 1 joining, 2 joined, 3 leaving */
+	uint8_t af, version, version_now;   /* version_now: the version answered in (an older querier's) */
+	uint32_t ngroups, first, nhosts;
+	uint64_t reports, leaves, queries;  /* frames sent for it, queries that asked it */
+};
+/* The membership's id (0..SURGE_HOSTS_MSHIPS-1) or -errno; the table's lcore only */
+int surge_hosts_join(int id, const struct surge_hosts_join *j);
+/* Hosts first..first+n-1 of membership m (n 0: to its last) leave its
+ * groups at the next polls; the hosts before and after them stay joined,
+ * each part in a new membership: rest[0] and rest[1] (-1 none). 0 or -errno */
+int surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest);
+int surge_hosts_mship(int id, int m, struct surge_hosts_mship *out);
 /* --- surge otg's HTTP server (core/front/otg_http.c, docs/otg.md) -------
  * A pull API: master asks for the next whole request and answers it by id;
  * the server never calls into Lua. */

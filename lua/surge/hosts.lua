@@ -24,6 +24,7 @@ local check = require "surge.check"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
+local mcast = require "surge.hosts_mcast"
 local class = require "surge.class"
 local counter = require "surge.counter"
 local surge = require "surge"
@@ -40,13 +41,16 @@ M.Table = Table
 -- enum surge_hosts_state, by name
 M.STATES = { [0] = "idle", "probing", "announcing", "bound", "conflict", "selecting", "requesting", "renewing",
   "rebinding", "gave_up", "released" }
-M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", [16] = "addr6", [17] = "conflict6" }
+M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", "joined", "left", [16] = "addr6",
+  [17] = "conflict6" }
 -- IPv6 address kinds (struct host6's bits): an addr6/conflict6 event's `addr`
 M.ADDR6 = { [1] = "link-local", [2] = "static", [4] = "slaac" }
 M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "arp_request_rx",
   "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx", "icmp_reply_tx",
   "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
-  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host",
+  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost",
+  "igmp_query_rx", "igmp_v2_report_tx", "igmp_v3_report_tx", "igmp_leave_tx", "mld_query_rx", "mld_v1_report_tx",
+  "mld_v2_report_tx", "mld_done_tx", "mcast_bad", "bytes_per_host",
   "nd_ns_rx", "nd_na_tx", "nd_dad_tx", "nd_conflict", "nd_rs_tx", "nd_ra_rx", "nd_prefix", "icmp6_echo_rx",
   "icmp6_reply_tx", "hosts6_ll", "hosts6_static", "hosts6_slaac", "dhcp6_solicit_tx", "dhcp6_advertise_rx",
   "dhcp6_request_tx", "dhcp6_reply_rx", "dhcp6_release_tx", "dhcp6_retransmits", "dhcp6_noaddr", "dhcp6_bad",
@@ -181,7 +185,9 @@ function Table:events()
         local a = M.ADDR6[e.ip4]
         out[#out + 1] = { host = e.host, kind = kind, addr = a, ip = self:host6(e.host)[a], ms = e.ms }
       else
-        out[#out + 1] = { host = e.host, kind = kind, ip = ip4.addr_text(e.ip4), ms = e.ms }
+        local ev = { host = e.host, kind = kind, ip = ip4.addr_text(e.ip4), ms = e.ms }
+        if e.kind >= C.SURGE_HOSTS_EV_JOINED then ev.membership = e.membership end
+        out[#out + 1] = ev
       end
     end
     if n < 256 then return out end
@@ -244,6 +250,13 @@ function Table:release(first, n)
   return rc_check(C.surge_hosts_release(self.id, first, n))
 end
 
+-- Multicast (docs/hosts.md "Multicast"): t:join{ group, groups, first,
+-- hosts, version, robustness, interval } -> a membership id; t:leave(m);
+-- t:membership(m) -> { state, version, version_now, reports, leaves, queries, ... }
+function Table:join(o) check.self(self, Table, "hosts:join") return mcast.join(self, o) end
+function Table:leave(m, first, n) check.self(self, Table, "hosts:leave") return mcast.leave(self, m, first, n) end
+function Table:membership(m) check.self(self, Table, "hosts:membership") return mcast.membership(self, m) end
+
 -- true when no host waits on anything (bound, in conflict, gave up or released)
 function Table:settled()
   check.self(self, Table, "hosts:settled")
@@ -253,21 +266,34 @@ end
 -- The counters as surge counters PREFIX.NAME (the results file, --metrics)
 -- and the hosts in each state as gauges PREFIX.state.STATE; t:run
 -- publishes them and keeps them current.
+-- Only the counters of the protocols the table runs are published (a run
+-- holds at most 64 counters and gauges): DHCPv4's with dhcp, ARP's, ICMP's
+-- and the IPv4 states with an IPv4 side, IPv6's with ip6, DHCPv6's with dhcp6.
+local function runs(c, k)
+  local v4 = c.dhcp == 1 or c.ip4 ~= 0
+  if k:find("^dhcp6_") or k == "hosts6_dhcp" then return c.dhcp6 ~= 0 end
+  if k:find("^dhcp_") then return c.dhcp == 1 end
+  if k:find("^arp_") or k:find("^icmp_") then return v4 end
+  if k:find("^nd_") or k:find("^icmp6_") or k:find("^hosts6_") then return c.ip6 == 1 end
+  return true
+end
+
 function Table:publish()
   check.self(self, Table, "hosts:publish")
   local cells, gauges = {}, {}
+  local v4 = self.conf.dhcp == 1 or self.conf.ip4 ~= 0
   for _, k in ipairs(M.FIELDS) do
-    if GAUGES[k] then
+    if runs(self.conf, k) and GAUGES[k] then
       local g = counter.gauge(self.prefix .. "." .. k)
       g:set(0)
       gauges[#gauges + 1] = { k, g.cell }
-    else
+    elseif runs(self.conf, k) then
       local c = counter.counter(self.prefix .. "." .. k)
       c:add(0)
       cells[#cells + 1] = { k, c.cell }
     end
   end
-  for i = 0, C.SURGE_HOST_STATES - 1 do
+  for i = 0, v4 and C.SURGE_HOST_STATES - 1 or -1 do
     local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
     g:set(0)                                  -- its cell is made by the first write
     gauges[#gauges + 1] = { i, g.cell }

@@ -89,9 +89,11 @@ function T.refusals_name_their_path()
     value = "02:00:00:00:00:01", metric_tags = json.array({ { name = "s", offset = 40, length = 8 } }) } } } }) })),
     "metric tags: not implemented by surge otg yet")
   -- several errors of one request, all listed
-  local e = errors_of({ lags = json.array({}), layer1 = json.array({}), x = 1 })
+  local e = errors_of({ lags = json.array({}), events = {}, x = 1,
+    layer1 = json.array({ { name = "l", port_names = json.array({}), media = "fiber" } }) })
   has(e, "lags: not")
-  has(e, "layer1: not")
+  has(e, "events: not")
+  has(e, "layer1[0].media: not")
   has(e, "x: unknown field")
 end
 

@@ -15,6 +15,8 @@ local core = require "surge.core"
 local schema = require "surge.otg.schema"
 local model = require "surge.otg.model"
 local flows = require "surge.otg.flows"
+local capture = require "surge.otg.capture"
+local l1 = require "surge.otg.ports"
 local devices = require "surge.otg.devices"
 
 local C = core.C
@@ -113,6 +115,10 @@ function M.set(body, busy)
     end
   end
   if #errs > 0 then return bad(errs) end
+  local caps, layer1 = capture.check(cfg, errs), l1.check(cfg, out, errs)
+  if #errs > 0 then return bad(errs) end
+  capture.set(caps, #out.ports)
+  l1.set(layer1, out.port_id)
   current, compiled = cfg, out
   return nil
 end

@@ -12,6 +12,9 @@ local schema = require "surge.otg.schema"
 local model = require "surge.otg.model"
 local config = require "surge.otg.config"
 local traffic = require "surge.otg.traffic"
+local capture = require "surge.otg.capture"
+local l1 = require "surge.otg.ports"
+local remote = require "surge.otg.remote"
 local devices = require "surge.otg.devices"
 local surge = require "surge"
 
@@ -34,6 +37,16 @@ local function warnings() return 200, { warnings = setmetatable({}, { __json = "
 
 local routes = {}
 
+-- A request's body checked against node of the model: the checked table,
+-- or nil and the answer (status, reply).
+local function request(req, node)
+  local body, status, e = body_json(req)
+  if not body then return nil, status, e end
+  local t, errs = schema.check(node, body, "")
+  if not t then return nil, err_reply(400, "validation", errs) end
+  return t
+end
+
 routes["GET /capabilities/version"] = function()
   return 200, { api_spec_version = M.API_VERSION, sdk_version = "", app_version = surge.version }
 end
@@ -43,22 +56,29 @@ routes["POST /config"] = function(req)
   if not body then return status, e end
   local busy = traffic.busy()
   if not busy then traffic.stop() end      -- the last run's tasks, all flows done: ended before the ports change
-  local r = config.set(body, busy)
+  -- this host's part; the other hosts' (otg/remote.lua) after it
+  local r = config.set(busy and body or remote.split(body), busy)
   if not r then traffic.forget() end
   if not busy then traffic.serve_neigh() end    -- the devices of the config in force answered for, resolved
   if r then return err_reply(r.status, r.kind, r.errors) end
+  remote.configure()
   return warnings()
 end
 
 routes["GET /config"] = function()
-  return 200, config.get() or {}
+  return 200, remote.full(config.get()) or {}
 end
 
 routes["POST /control/state"] = function(req)
-  local body, status, e = body_json(req)
-  if not body then return status, e end
-  local st, errs = schema.check(model.CONTROL_STATE, body, "")
-  if not st then return err_reply(400, "validation", errs) end
+  local st, status, e = request(req, model.CONTROL_STATE)
+  if not st then return status, e end
+  st = remote.control(st)           -- the other hosts' part first; nil: all of it was theirs
+  if not st then return warnings() end
+  if st.choice == "port" then
+    if st.port.choice == "capture" then capture.control(st.port.capture.port_names, st.port.capture.state)
+    else l1.control(st.port.link.port_names, st.port.link.state) end
+    return warnings()
+  end
   local ft = st.traffic.flow_transmit
   if ft.state == "start" then traffic.start(ft.flow_names)
   elseif ft.state == "pause" or ft.state == "resume" then traffic.pause(ft.flow_names, ft.state == "pause")
@@ -67,18 +87,21 @@ routes["POST /control/state"] = function(req)
 end
 
 routes["POST /monitor/metrics"] = function(req)
-  local body, status, e = body_json(req)
-  if not body then return status, e end
-  local mr, errs = schema.check(model.METRICS_REQUEST, body, "")
-  if not mr then return err_reply(400, "validation", errs) end
-  return 200, traffic.metrics(mr)
+  local mr, status, e = request(req, model.METRICS_REQUEST)
+  if not mr then return status, e end
+  return 200, remote.metrics(mr, traffic.metrics)
+end
+
+-- The capture's bytes (a string: sent as application/octet-stream).
+routes["POST /monitor/capture"] = function(req)
+  local cr, status, e = request(req, model.CAPTURE_REQUEST)
+  if not cr then return status, e end
+  return 200, remote.capture(cr.port_name) or capture.read(cr.port_name)
 end
 
 routes["POST /monitor/states"] = function(req)
-  local body, status, e = body_json(req)
-  if not body then return status, e end
-  local sr, errs = schema.check(model.STATES_REQUEST, body, "")
-  if not sr then return err_reply(400, "validation", errs) end
+  local sr, status, e = request(req, model.STATES_REQUEST)
+  if not sr then return status, e end
   local c = config.compiled()
   return 200, devices.states(c and c.devices, sr)
 end
@@ -124,12 +147,15 @@ function M.serve()
     if n < 0 then core.check(n) end
     if n > 0 then
       local status, reply = M.handle(ffi.string(req.method), ffi.string(req.path), ffi.string(req.body, req.len))
-      local text = json.encode(reply)
-      C.surge_otg_reply(srv, req.id, status, "application/json", text, #text)
+      local text, ctype = reply, "application/octet-stream"
+      if type(reply) ~= "string" then text, ctype = json.encode(reply), "application/json" end
+      C.surge_otg_reply(srv, req.id, status, ctype, text, #text)
     end
     pcall(poll)     -- progress, --duration
   end
   traffic.stop()
+  capture.close()
+  remote.close()
   C.surge_otg_close(srv)
   return 0
 end

@@ -13,6 +13,10 @@ local ip6 = require "surge.proto.ip6"
 
 local M = {}
 
+-- The most frames a second a flow may ask, whatever its rate's unit: the
+-- pacer's bound (a higher rate would fail the start).
+M.MAX_PPS = 1e9
+
 local NOT = true   -- refused: the model's, not surge's
 
 local NAME = { t = "string", max = 256 }
@@ -45,8 +49,9 @@ M.FLOW = { t = "object", required = { "tx_rx", "name" }, refused = { egress_pack
   size = { t = "any" },
   -- pps, or bits a second of whole frames (with the FCS, without preamble
   -- and inter-frame gap), or a percentage of the port's line rate (at L1:
-  -- frames + 20 bytes): otg/traffic.lua turns each into frames a second
-  rate = { t = "choice", default = "pps", choices = { pps = { t = "int", min = 1, max = 2 ^ 40, default = 1000 },
+  -- frames + 20 bytes): otg/traffic.lua turns each into frames a second;
+  -- at most MAX_PPS (the pacer's bound) however asked
+  rate = { t = "choice", default = "pps", choices = { pps = { t = "int", min = 1, max = M.MAX_PPS, default = 1000 },
     percentage = { t = "number", min = 0, max = 100, default = 100, valid = positive },
     bps = { t = "int", min = 672, max = 2 ^ 50, default = 1000000000 },
     kbps = { t = "int", min = 1, max = 2 ^ 40, default = 1000000 },
@@ -98,17 +103,42 @@ M.DEVICE = { t = "object", required = { "name" }, fields = { name = NAME,
                    gateway_mac = gw_mac() } } } } } } },
   refused = { ipv4_loopbacks = NOT, ipv6_loopbacks = NOT, isis = NOT, bgp = NOT, vxlan = NOT, rsvp = NOT } }
 
+-- A capture (otg/capture.lua): its filters are read there (refused when any).
+M.CAPTURE = { t = "object", required = { "port_names", "name" }, fields = { name = NAME,
+  port_names = { t = "array", items = NAME, max = 64 }, filters = { t = "any" },
+  overwrite = { t = "bool", default = true }, packet_size = { t = "int", min = 1, max = 65535 },
+  format = { t = "enum", values = { "pcap", "pcapng" }, default = "pcap" } } }
+
+local SPEEDS = { "speed_10_fd_mbps", "speed_10_hd_mbps", "speed_100_fd_mbps", "speed_100_hd_mbps", "speed_1_gbps",
+  "speed_10_gbps", "speed_25_gbps", "speed_40_gbps", "speed_50_gbps", "speed_100_gbps", "speed_200_gbps",
+  "speed_400_gbps", "speed_800_gbps" }
+-- layer1 (otg/ports.lua): speed only as the device runs, mtu and promiscuous applied at the port's open.
+M.LAYER1 = { t = "object", required = { "port_names", "name" }, fields = { name = NAME,
+  port_names = { t = "array", items = NAME, max = 64 }, speed = { t = "enum", values = SPEEDS },
+  promiscuous = { t = "bool", default = true }, mtu = { t = "int", min = 64, max = 9000, default = 1500 } },
+  refused = { media = NOT, ieee_media_defaults = NOT, auto_negotiate = NOT, auto_negotiation = NOT,
+              flow_control = NOT } }
+
 M.CONFIG = { t = "object", fields = {
   ports = { t = "array", items = M.PORT, max = 64 },
+  captures = { t = "array", items = M.CAPTURE, max = 64 },
+  layer1 = { t = "array", items = M.LAYER1, max = 64 },
   flows = { t = "array", items = M.FLOW, max = 4096 },
   devices = { t = "array", items = M.DEVICE },
-}, refused = { lags = NOT, layer1 = NOT, captures = NOT, events = NOT, options = NOT, lldp = NOT } }
+}, refused = { lags = NOT, events = NOT, options = NOT, lldp = NOT } }
 
 M.CONTROL_STATE = { t = "choice", choices = {
   traffic = { t = "choice", choices = { flow_transmit = { t = "object", required = { "state" }, fields = {
     flow_names = { t = "array", items = NAME },
     state = { t = "enum", values = { "start", "stop", "pause", "resume" } } } } } },
-  port = false, protocol = false } }
+  port = { t = "choice", choices = {
+    capture = { t = "object", required = { "state" }, fields = { port_names = { t = "array", items = NAME },
+      state = { t = "enum", values = { "start", "stop" } } } },
+    link = { t = "object", required = { "state" }, fields = { port_names = { t = "array", items = NAME },
+      state = { t = "enum", values = { "up", "down" } } } } } },
+  protocol = false } }
+
+M.CAPTURE_REQUEST = { t = "object", required = { "port_name" }, fields = { port_name = NAME } }
 
 M.METRICS_REQUEST = { t = "choice", default = "port", choices = {
   port = { t = "object", fields = { port_names = { t = "array", items = NAME },

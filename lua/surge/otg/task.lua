@@ -24,6 +24,7 @@ local pool = require "surge.pool"
 local latency = require "surge.latency"
 local flows = require "surge.otg.flows"
 local stats = require "surge.otg.stats"
+local capture = require "surge.otg.capture"
 local neigh = require "surge.dut.neigh"
 local view = require "surge.proto.view"
 local eth = require "surge.proto.eth"
@@ -255,18 +256,17 @@ function M.port(a)
   local rxqs, nrx = a.rxqs, #a.rxqs
   local resp = responder(a.neigh, rxqs[1], a.groups[1].txq)
   local rxb = pool.burst(-1, BURST)    -- receive only: the mbufs are the port's
+  local tap = capture.tap(a.capture)   -- nil: the port has no capture in the config
   local rx = st.rx + a.row * a.nflows
   local nflows, ng = a.nflows, #groups
   local lat = ffi.new("int32_t[?]", nflows + 1)
   for k = 1, nflows do lat[k - 1] = a.lat[k] or -1 end
-  -- a port that receives probes polls with pause: the default sleep of light polls (inside recv,
-  -- after this task's own send) would be added to every latency (as surge.latency's receivers do)
-  for k = 0, nflows - 1 do if lat[k] >= 0 then surge.idle("pause") break end end
   local count = M.counter(rx, lat, a.offs, nflows, hz)
   -- one receive, each frame counted by its flow; returns the frames
   local function receive_on(rxq)
     local n = rxq:recv(rxb)
     if n > 0 then
+      if tap then tap:write(rxb) end
       local data, len = rxb.data, rxb.len
       local tsc = tonumber(rxb.tsc)
       for j = 0, n - 1 do
@@ -281,6 +281,13 @@ function M.port(a)
     for q = 2, nrx do n = n + receive_on(rxqs[q]) end
     return n
   end
+  -- this loop sleeps by its own rule (below), so every port task polls with
+  -- pause: the core's adaptive RX idle would sleep before every empty poll
+  -- (up to max_sleep_us) whatever the queues send: a TX-only port (net_null
+  -- no-rx) then sent a burst a sleep (0.03 Mpps in scripts/bench's OTG row;
+  -- docs/performance.md), and a port receiving latency probes had that sleep
+  -- (inside recv, after this task's own send) added to every latency
+  surge.idle{ mode = "pause" }
   st.run.ready[a.row] = 1
   local go, idle, gen = false, IDLE_US, st.run.gen
   while surge.running() do
@@ -312,6 +319,7 @@ function M.port(a)
       end
       if g.pps > 0 and send(g, t) > 0 then busy = true end
     end
+    if tap then tap:poll() end
     if receive() > 0 then busy = true end
     if busy then idle = IDLE_US
     else
@@ -323,6 +331,7 @@ function M.port(a)
   -- what is still queued to this port (a loopback's own frames) is counted
   -- and goes back to its pool: the next start refills idle pools
   for _ = 1, DRAIN_ROUNDS do if receive() == 0 then break end end
+  if tap then tap:close() end
   rxb:free()
   return true
 end

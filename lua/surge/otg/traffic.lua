@@ -16,8 +16,11 @@ local fleet = require "surge.fleet"
 local config = require "surge.otg.config"
 local stats = require "surge.otg.stats"
 local flows = require "surge.otg.flows"
+local model = require "surge.otg.model"
 local devices = require "surge.otg.devices"
 local ports = require "surge.port"
+local capture = require "surge.otg.capture"
+local l1 = require "surge.otg.ports"
 
 local C = core.C
 local M = {}
@@ -89,13 +92,18 @@ local L1_EXTRA = 20
 
 local function pps_of(s, port, speed_mbps)
   local r = s.rate
-  if r.kind == "pps" then return r.value end
-  if BITS[r.kind] then return r.value * BITS[r.kind] / (s.mean_bytes * 8) end
-  if speed_mbps <= 0 then
+  local pps
+  if r.kind == "pps" then return r.value end    -- bound by the model at set_config
+  if BITS[r.kind] then pps = r.value * BITS[r.kind] / (s.mean_bytes * 8)
+  elseif speed_mbps <= 0 then
     error({ status = 409, errors = { ("%s: port %s reports no link speed, so a percentage of it means nothing: "
       .. "give the rate in pps or bit/s"):format(r.path, port) } }, 0)
+  else pps = r.value / 100 * speed_mbps * 1e6 / ((s.mean_bytes + L1_EXTRA) * 8) end
+  if pps > model.MAX_PPS then
+    error({ status = 409, errors = { ("%s: %.4g frames a second of this flow's size on port %s, above surge's "
+      .. "bound, %d (the pacer's)"):format(r.path, pps, port, model.MAX_PPS) } }, 0)
   end
-  return r.value / 100 * speed_mbps * 1e6 / ((s.mean_bytes + L1_EXTRA) * 8)
+  return pps
 end
 
 -- A port's line rate in Mbit/s (0: unknown). DPDK's af_packet driver says
@@ -135,12 +143,13 @@ end
 -- NIC spreads what it receives over every RX queue (RSS); the task polls them all.
 local function open_port(id, txq, rxq)
   local key = txq .. "/" .. rxq
-  if opened[id] and opened[id] ~= key then
+  if opened[id] ~= key and ports.wrap(id):info().rxq > 0 then   -- (open for another run, or for port.link)
     surge.port(id):close()
     opened[id] = nil
   end
-  local p = surge.port(id, { rxq = rxq, txq = txq, clones = true, link_timeout = 2 })
+  local p = surge.port(id, l1.open_opts(id, { rxq = rxq, txq = txq, clones = true, link_timeout = 2 }))
   opened[id] = key
+  l1.opened(id)
   return p
 end
 
@@ -370,7 +379,7 @@ local function start(names)
     run.base[p.id] = port:stats()
     run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxqs = rxqs,
       stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat,
-      neigh = neigh_arg(c, p.name) })
+      neigh = neigh_arg(c, p.name), capture = capture.task_arg(r - 1) })
   end
   -- every port receives before any flow sends
   local deadline = now() + READY_S
@@ -484,13 +493,12 @@ function M.metrics(req)
   for _, n in ipairs(req.port and req.port.port_names or {}) do want[n] = true end
   for i, p in ipairs(c.ports) do
     if next(want) == nil or want[p.name] then
-      local m = { name = p.name, location = p.location, link = "down", capture = "stopped", frames_tx = 0,
-                  frames_rx = 0, bytes_tx = 0, bytes_rx = 0, frames_tx_rate = 0, frames_rx_rate = 0,
+      local m = { name = p.name, location = p.location, link = l1.link(p.id), capture = capture.state(p.name),
+                  frames_tx = 0, frames_rx = 0, bytes_tx = 0, bytes_rx = 0, frames_tx_rate = 0, frames_rx_rate = 0,
                   bytes_tx_rate = 0, bytes_rx_rate = 0, transmit = "stopped" }
       if opened[p.id] then
         local port = surge.port(p.id)
         local s, b = port:stats(), run and run.base[p.id]
-        m.link = port:info().link_up and "up" or "down"
         if b then
           m.frames_tx, m.frames_rx = s.tx_packets - b.tx_packets, s.rx_packets - b.rx_packets
           -- bytes with the FCS, as the flows' (the model's frame size counts it)

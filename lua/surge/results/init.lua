@@ -104,6 +104,7 @@ local function read_file(path)
   f:close()
   return s
 end
+M.read_file = read_file     -- a file's bytes, or nil (otg/capture.lua too)
 
 local function metadata(duration)
   local cpu = (read_file("/proc/cpuinfo") or ""):match("model name%s*:%s*([^\n]+)") or "unknown"

@@ -29,11 +29,10 @@ from typing import Any, Dict, List
 
 import requests
 import snappi
-from otgrun import Checks, start_all, wait_stopped
+from otgrun import check, start_all, wait_stopped
 
 URL, TMP, PID = sys.argv[1], sys.argv[2], sys.argv[3]
 SECTIONS = sys.argv[4].split(",") if len(sys.argv) > 4 else ["rates", "sizes", "durations", "refusals"]
-check = Checks()
 
 
 def udp_flow(cfg: Any, name: str, tx: str, rx: str) -> Any:

@@ -9,19 +9,11 @@ frames_rx on the other port == frames_tx, bytes; per port: frames_tx.
 Prints one line per check; exits 1 when one failed.
 """
 import sys
-from typing import Any
 
 import snappi
-from otgrun import start_all, wait_stopped
+from otgrun import check, start_all, udp_flow, wait_stopped
 
 URL, LOC_A, LOC_B = sys.argv[1], sys.argv[2], sys.argv[3]
-fails = 0
-
-
-def check(name: str, cond: bool, detail: Any = "") -> None:
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
-    fails += 0 if cond else 1
 
 
 api = snappi.api(location=URL, verify=False)
@@ -29,16 +21,7 @@ cfg = api.config()
 pa = cfg.ports.add(name="a", location=LOC_A)
 pb = cfg.ports.add(name="b", location=LOC_B)
 for name, tx, rx, n, size in (("ab", pa, pb, 2000, 256), ("ba", pb, pa, 700, 1518)):
-    f = cfg.flows.add(name=name)
-    f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = tx.name, [rx.name]
-    f.size.fixed, f.rate.pps = size, 20000
-    f.duration.fixed_packets.packets = n
-    f.metrics.enable = True
-    eth, ip, udp = f.packet.ethernet().ipv4().udp()
-    eth.src.value, eth.dst.value = "02:00:00:00:0a:01", "02:00:00:00:0b:01"
-    ip.src.value, ip.dst.value = "198.18.0.1", "198.19.0.1"
-    udp.src_port.increment.start, udp.src_port.increment.count = 1000, 100
-    udp.dst_port.value = 7
+    udp_flow(cfg, name, tx.name, rx.name, n, size, 20000, 1000, 100)
 api.set_config(cfg)
 start_all(api)
 fm = wait_stopped(api, 30)
@@ -54,5 +37,5 @@ mr.port.port_names = []
 pm = {m.name: m for m in api.get_metrics(mr).port_metrics}
 check("port a: frames_tx 2000, link up", pm["a"].frames_tx == 2000 and pm["a"].link == "up", pm["a"].serialize())
 check("port b: frames_tx 700, link up", pm["b"].frames_tx == 700 and pm["b"].link == "up", pm["b"].serialize())
-print("otg pair: %d failed" % fails)
-sys.exit(1 if fails else 0)
+print("otg pair: %d failed" % check.fails)
+sys.exit(1 if check.fails else 0)
