@@ -183,6 +183,7 @@ void ht_side_timer_stop(struct hosts_table *t, int which, uint32_t i);
 uint32_t ht_by_ip(const struct hosts_table *t, uint32_t ip);
 uint32_t ht_by_mac(const struct hosts_table *t, const uint8_t *mac);
 void ht_mac(const struct hosts_table *t, uint32_t i, uint8_t *out);
+void ht_link_local(const struct hosts_table *t, uint32_t i, uint8_t *a);
 void ht_ipidx_set(struct hosts_table *t, uint32_t i, uint32_t ip);
 void ht_ipidx_clear(struct hosts_table *t, uint32_t i);
 void ht_state(struct hosts_table *t, uint32_t i, uint8_t state);

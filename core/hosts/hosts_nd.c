@@ -30,22 +30,14 @@ static const uint8_t any6[16];
 
 static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 
-/* the interface ID of host i: its MAC with ff:fe in the middle and the
- * universal/local bit inverted (RFC 4291 appendix A) */
+/* the interface ID of host i: its link-local address's (hosts_table.c) */
 static void
 eui64(const struct hosts_table *t, uint32_t i, uint8_t *out)
 {
-	uint8_t m[6];
+	uint8_t a[16];
 
-	ht_mac(t, i, m);
-	out[0] = m[0] ^ 2;
-	out[1] = m[1];
-	out[2] = m[2];
-	out[3] = 0xff;
-	out[4] = 0xfe;
-	out[5] = m[3];
-	out[6] = m[4];
-	out[7] = m[5];
+	ht_link_local(t, i, a);
+	memcpy(out, a + 8, 8);
 }
 
 /* host i's address of one kind (H6_*) into out: 0, or -1 when it has none */

@@ -198,6 +198,27 @@ ht_mac(const struct hosts_table *t, uint32_t i, uint8_t *out)
 	mac_put(out, (t->mac0 + i) & 0xffffffffffffull);
 }
 
+/* the modified EUI-64 link-local address of host i's MAC (RFC 4291 2.5.1,
+ * appendix A: ff:fe in the middle, the universal/local bit inverted) */
+void
+ht_link_local(const struct hosts_table *t, uint32_t i, uint8_t *a)
+{
+	uint8_t mac[6];
+
+	ht_mac(t, i, mac);
+	memset(a, 0, 16);
+	a[0] = 0xfe;
+	a[1] = 0x80;
+	a[8] = mac[0] ^ 2;
+	a[9] = mac[1];
+	a[10] = mac[2];
+	a[11] = 0xff;
+	a[12] = 0xfe;
+	a[13] = mac[3];
+	a[14] = mac[4];
+	a[15] = mac[5];
+}
+
 /* A DHCP host's address into the index (outside its subnet: not
  * answered for, docs/hosts.md) */
 void
