@@ -13,6 +13,9 @@
  *                  ordered timer lists, the event ring
  *   hosts_proto.c  frames written (ARP, ICMP echo replies, DHCP) and the
  *                  protocols' state machines: a frame in, a timer due
+ *   hosts_nd.c     IPv6 (RFC 4861/4862): link-local, DAD, NS/NA, RS,
+ *                  SLAAC, ICMPv6 echo; writes through hosts_proto.c's frames
+ *   hosts_dhcp6.c  the DHCPv6 client (RFC 8415): IA_NA, IA_PD, rapid commit
  *   hosts_mcast.c  group memberships: IGMP and MLD reports, leaves,
  *                  queries answered (its parser hosts_mcast_parse.c)
  *   hosts_server.c a table in server mode: a DHCPv4 server's pool
@@ -30,8 +33,15 @@
 
 #define HOST_NIL UINT32_MAX
 
-/* host.list: the timer list a host is on */
-enum { HL_NONE = 0, HL_SHORT = 1, HL_LONG = 2 };
+/* host.list (host6.list): the timer list a host is on; HL6 holds the
+ * hosts' IPv6 timers (struct host6), apart from their IPv4 one */
+enum { HL_NONE = 0, HL_SHORT = 1, HL_LONG = 2, HL6 = 3, HL_D6 = 4, HL_LISTS = 5 };
+
+/* a timer: its due time and the two links of its list */
+struct htimer {
+	uint32_t due;
+	uint32_t next, prev;
+};
 /* host.flags */
 enum { HF_OWE_RELEASE = 1 };
 
@@ -43,8 +53,7 @@ struct host {
 	uint32_t ip;            /* host order: the static address, or the offered / leased one */
 	uint32_t server;        /* DHCP: the server identifier (option 54) */
 	uint32_t xid;           /* DHCP: the transaction's id */
-	uint32_t due;           /* its timer */
-	uint32_t next, prev;    /* its timer list's links */
+	struct htimer tm;       /* its timer */
 	uint32_t lease_s;       /* DHCP: the lease's length, UINT32_MAX infinite */
 	uint32_t bound_ms;      /* when the address became the host's (renewals: the last ACK) */
 	uint8_t state;          /* enum surge_hosts_state */
@@ -65,13 +74,63 @@ struct hlist {
 	uint32_t head, tail;
 };
 
+/* A host's IPv6 side (hosts_nd.c, docs/hosts.md "IPv6"): 16 bytes, only
+ * in a table with IPv6. Its addresses are derived, not stored: the
+ * link-local fe80::EUI-64(MAC), the static one (ip6 + i) and the SLAAC one
+ * (the table's prefix + EUI-64); flags say which are tentative (DAD) and
+ * which are the host's. */
+enum { H6_LL = 1, H6_STATIC = 2, H6_SLAAC = 4 };          /* an address kind, a bit */
+struct host6 {
+	struct htimer tm;
+	uint8_t tent;           /* H6_*: in DAD */
+	uint8_t ok;             /* H6_*: assigned (answered for) */
+	uint8_t list;           /* HL_NONE or HL6 */
+	uint8_t tries;          /* DAD rounds, or RSs, sent */
+};
+_Static_assert(sizeof(struct host6) == 16, "struct host6 is 16 bytes (docs/hosts.md)");
+
+/* A host's DHCPv6 client (hosts_dhcp6.c): 68 bytes, only in a table with
+ * dhcp6, with a timer of its own (list HL_D6) */
+enum { D6_IDLE = 0, D6_SOLICIT, D6_REQUEST, D6_BOUND, D6_RENEW, D6_REBIND, D6_GAVE_UP, D6_RELEASED };
+struct hd6 {
+	struct htimer tm;
+	uint32_t xid;           /* 24 bits */
+	uint32_t since_ms;      /* the exchange's start (elapsed time), once bound the binding's */
+	uint32_t t1_s, t2_s, valid_s;
+	uint8_t addr[16];       /* IA_NA's address */
+	uint8_t pd[16];         /* IA_PD's prefix */
+	uint8_t pd_len;
+	uint8_t state;          /* D6_* */
+	uint8_t list;
+	uint8_t tries;          /* transmissions of this exchange */
+};
+_Static_assert(sizeof(struct hd6) == 68, "struct hd6 is 68 bytes (docs/hosts.md)");
+
+/* The table's IPv6 state: one router's prefix for every host (SLAAC) */
+struct hosts6 {
+	uint8_t prefix[8];        /* the /64 from the last RA's prefix with the A flag */
+	uint8_t has_prefix;
+	uint8_t ra_seen;          /* an RA came: the hosts stop soliciting */
+	uint8_t static6[16];      /* host 0's static address (conf.ip6), host i's + i */
+	uint32_t valid_s, pref_s; /* the prefix's lifetimes (UINT32_MAX infinite) */
+	uint32_t ra_ms;           /* when they were last set */
+	uint32_t busy;            /* hosts with an address in DAD */
+	uint8_t sid[130];         /* DHCPv6: the server's DUID (the last to advertise) */
+	uint8_t sid_len;
+	uint32_t d6_open;         /* DHCPv6 hosts soliciting or requesting */
+	uint32_t d6_owe;          /* DHCPv6 releases not sent yet */
+};
+
 struct hosts_table {
 	struct surge_hosts_conf conf;
 	struct host *h;
 	uint32_t *ipidx;          /* DHCP: host + 1 by (address - net4), 0 none */
 	uint32_t ipidx_n;
 	uint64_t mac0;            /* conf.mac as a 48-bit number */
-	struct hlist lists[3];    /* [HL_SHORT], [HL_LONG] */
+	struct hlist lists[HL_LISTS];   /* [HL_SHORT], [HL_LONG], [HL6] */
+	struct host6 *h6;         /* IPv6: a host's IPv6 side, NULL without */
+	struct hd6 *d6;           /* DHCPv6: a host's client, NULL without */
+	struct hosts6 v6;
 	uint32_t started;         /* hosts started (in index order) */
 	uint32_t open;            /* DHCP transactions outstanding (SELECTING, REQUESTING) */
 	uint32_t now;             /* ms since tsc0, set by each poll */
@@ -134,9 +193,17 @@ int ht_alloc(struct hosts_table *t);
 void ht_free(struct hosts_table *t);
 void ht_timer_set(struct hosts_table *t, uint32_t i, int list, uint32_t due);
 void ht_timer_stop(struct hosts_table *t, uint32_t i);
+struct htimer *ht_tnode(struct hosts_table *t, int which, uint32_t i);
+void ht_side_timer_set(struct hosts_table *t, int which, uint32_t i, uint32_t due);
+void ht_side_timer_stop(struct hosts_table *t, int which, uint32_t i);
+#define ht6_timer_set(t, i, due) ht_side_timer_set(t, 1, i, due)
+#define ht6_timer_stop(t, i) ht_side_timer_stop(t, 1, i)
+#define ht_d6_timer_set(t, i, due) ht_side_timer_set(t, 2, i, due)
+#define ht_d6_timer_stop(t, i) ht_side_timer_stop(t, 2, i)
 uint32_t ht_by_ip(const struct hosts_table *t, uint32_t ip);
 uint32_t ht_by_mac(const struct hosts_table *t, const uint8_t *mac);
 void ht_mac(const struct hosts_table *t, uint32_t i, uint8_t *out);
+void ht_link_local(const struct hosts_table *t, uint32_t i, uint8_t *a);
 void ht_ipidx_set(struct hosts_table *t, uint32_t i, uint32_t ip);
 void ht_ipidx_clear(struct hosts_table *t, uint32_t i);
 void ht_state(struct hosts_table *t, uint32_t i, uint8_t state);
@@ -159,6 +226,22 @@ int mcast_busy(const struct hosts_table *t);
 int mcast_join(struct hosts_table *t, const struct surge_hosts_join *j);
 int mcast_leave(struct hosts_table *t, int m, uint32_t first, uint32_t n, int32_t *rest);
 int mcast_mship(const struct hosts_table *t, int m, struct surge_hosts_mship *out);
+uint32_t proto_backoff(struct hosts_table *t, uint32_t tries);
+
+/* hosts_nd.c */
+int nd_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame);
+void nd_start(struct hosts_table *t, uint32_t i);
+void nd_timer(struct hosts_table *t, uint32_t i);
+int nd_addr(const struct hosts_table *t, uint32_t i, int kind, uint8_t *out);
+uint8_t *nd_frame6(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t *src, const uint8_t *dst,
+		   uint32_t plen, uint8_t hlim, uint8_t proto);
+void nd_sum6(uint8_t *l4, uint32_t at);
+
+/* hosts_dhcp6.c */
+int d6_frame(struct hosts_table *t, const struct hframe *f);
+void d6_start(struct hosts_table *t, uint32_t i);
+void d6_timer(struct hosts_table *t, uint32_t i);
+int d6_release(struct hosts_table *t, uint32_t i);
 
 /* hosts_server.c */
 int server_alloc(struct hosts_table *t);

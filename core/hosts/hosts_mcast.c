@@ -175,26 +175,6 @@ ip4_head(struct hosts_table *t, uint32_t i, uint32_t dst, uint8_t tos, uint32_t 
 	return ip + 24;
 }
 
-/* the modified EUI-64 link-local address of host i's MAC (RFC 4291 2.5.1, appendix A) */
-static void
-link_local(const struct hosts_table *t, uint32_t i, uint8_t *a)
-{
-	uint8_t mac[6];
-
-	ht_mac(t, i, mac);
-	memset(a, 0, 16);
-	a[0] = 0xfe;
-	a[1] = 0x80;
-	a[8] = mac[0] ^ 2;
-	a[9] = mac[1];
-	a[10] = mac[2];
-	a[11] = 0xff;
-	a[12] = 0xfe;
-	a[13] = mac[3];
-	a[14] = mac[4];
-	a[15] = mac[5];
-}
-
 /* Ethernet, IPv6 (hop limit 1) and a hop-by-hop header with the router
  * alert option (RFC 2711, value 0: MLD) and PadN, to dst; returns the
  * ICMPv6 message's place (its checksum is mld_sum's) */
@@ -213,7 +193,7 @@ ip6_head(struct hosts_table *t, uint32_t i, const uint8_t *dst, uint32_t msglen)
 	p16(ip + 4, (uint16_t)(8 + msglen));
 	ip[6] = 0;                         /* hop-by-hop options */
 	ip[7] = 1;
-	link_local(t, i, ip + 8);
+	ht_link_local(t, i, ip + 8);
 	memcpy(ip + 24, dst, 16);
 	uint8_t *h = ip + 40;
 

@@ -18,6 +18,13 @@ enum hframe_kind {
 	HF_DHCP_BAD,     /* one to port 68 that is not a usable DHCP reply */
 	HF_DHCP_REQ,     /* a BOOTREQUEST from port 68 to 67 (a DHCP server table's), its options read */
 	HF_DHCP_REQ_BAD, /* one from 68 to 67 that is not a usable DHCP request */
+	/* IPv6 (hosts_parse6.c): ICMPv6 with a valid checksum, ND's checks passed */
+	HF_NS,           /* neighbour solicitation (RFC 4861 4.3) */
+	HF_NA,           /* neighbour advertisement (4.4) */
+	HF_RA,           /* router advertisement (4.2) */
+	HF_ECHO6,        /* ICMPv6 echo request (RFC 4443 4.1) */
+	HF_DHCP6,        /* a DHCPv6 message to the client port 546 from 547, its options read (RFC 8415) */
+	HF_DHCP6_BAD,    /* one to port 546 that is not a usable DHCPv6 reply */
 	HF_KINDS
 };
 
@@ -44,9 +51,39 @@ struct hframe {
 	uint32_t yiaddr, server_id, lease_s, t1_s, t2_s, mask, router;   /* 0: absent */
 	const uint8_t *chaddr;
 	uint32_t ciaddr, req_ip;  /* BOOTREQUEST: the client's address, option 50 (0: absent) */
+	/* IPv6 (HF_NS .. HF_ECHO6) */
+	const uint8_t *ip6_src, *ip6_dst;
+	uint16_t l4len6;       /* the IPv6 payload length (the ICMPv6 message's) */
+	const uint8_t *target;   /* NS, NA: the target address */
+	const uint8_t *lladdr;   /* NS: the source, NA: the target link-layer address option, or NULL */
+	uint8_t na_flags;        /* NA: R 0x80, S 0x40, O 0x20 */
+	/* RA: its first prefix information option with the A flag, if any */
+	const uint8_t *prefix;
+	uint8_t prefix_len;
+	uint32_t valid_s, pref_s;
+	/* DHCPv6 (HF_DHCP6): the server's message; an IA's fields 0 where absent */
+	uint8_t d6_msg;          /* 2 ADVERTISE, 7 REPLY, ... */
+	uint8_t d6_rapid;        /* a rapid commit option */
+	uint8_t d6_sid_len;      /* the server identifier's length (1..130), 0 absent */
+	uint32_t d6_xid;         /* 24 bits */
+	const uint8_t *d6_mac;   /* the MAC in the client identifier (a DUID-LL or DUID-LLT of Ethernet), or NULL */
+	const uint8_t *d6_sid;   /* the server identifier (its DUID) */
+	uint16_t d6_status;      /* the message's status code, 0 (Success) when absent */
+	struct hframe_ia {
+		uint8_t present;
+		uint8_t plen;              /* IA_PD: the prefix's length */
+		uint16_t status;           /* the IA's status code (0 when absent) */
+		uint32_t iaid, t1, t2, pref, valid;
+		const uint8_t *addr;       /* IA_NA: the first IA address, IA_PD: the first prefix, or NULL */
+	} na, pd;
 };
 
 /* Reads one frame of len bytes. Never reads outside them. */
+enum { DHCP6_SOLICIT = 1, DHCP6_ADVERTISE = 2, DHCP6_REQUEST = 3, DHCP6_RENEW = 5, DHCP6_REBIND = 6,
+       DHCP6_REPLY = 7, DHCP6_RELEASE = 8 };
+/* hosts_parse6.c: hframe_parse and, for IPv6, hframe_ip6 on the packet after the Ethernet header */
+enum hframe_kind hframe_read(const uint8_t *p, size_t len, struct hframe *f);
+enum hframe_kind hframe_ip6(const uint8_t *p, size_t len, struct hframe *f);
 enum hframe_kind hframe_parse(const uint8_t *p, size_t len, struct hframe *f);
 
 #endif

@@ -64,11 +64,29 @@ conf_check(const struct surge_hosts_conf *c)
 			return rt_error(-EINVAL, "surge_hosts_new: retries %u (1..16), rto_ms %u (10..64000)",
 					c->retries, c->rto_ms);
 	} else {
-		if (c->ip4 == 0)
-			return rt_error(-EINVAL, "surge_hosts_new: no address (ip4) and no dhcp");
+		if (c->ip4 == 0 && !c->ip6)
+			return rt_error(-EINVAL, "surge_hosts_new: no address (ip4), no dhcp and no ip6");
 		if ((uint64_t)c->ip4 + c->count - 1 > 0xffffffffu)
 			return rt_error(-EINVAL, "surge_hosts_new: %u addresses from %u.%u.%u.%u pass 255.255.255.255",
 					c->count, c->ip4 >> 24, c->ip4 >> 16 & 255, c->ip4 >> 8 & 255, c->ip4 & 255);
+	}
+	if (c->dhcp6 && (!c->ip6 || (c->dhcp6 & 3) == 0 || c->dhcp6 > 7))
+		return rt_error(-EINVAL, "surge_hosts_new: dhcp6 %u: with ip6, IA_NA (1) and/or IA_PD (2), rapid commit (4)",
+				c->dhcp6);
+	if (c->dhcp6 && (c->retries == 0 || c->retries > 16 || c->rto_ms < 10 || c->rto_ms > 64000))
+		return rt_error(-EINVAL, "surge_hosts_new: retries %u (1..16), rto_ms %u (10..64000)", c->retries, c->rto_ms);
+	if (c->ip6 && (c->dad6 > 16 || c->rs > 16))
+		return rt_error(-EINVAL, "surge_hosts_new: dad6 %u, rs %u: 0..16", c->dad6, c->rs);
+	if (c->ip6_addr[0] != 0) {
+		const uint8_t *a = c->ip6_addr;
+		uint32_t low = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
+
+		if (!c->ip6 || a[0] == 0xff)
+			return rt_error(-EINVAL, "surge_hosts_new: ip6_addr: %s", !c->ip6 ? "without ip6" :
+					"a multicast address is no host's");
+		if ((uint64_t)low + c->count - 1 > 0xffffffffu)
+			return rt_error(-EINVAL, "surge_hosts_new: %u IPv6 addresses from ip6_addr carry past its "
+					"last 32 bits", c->count);
 	}
 	if (c->probe_ms < 1 || c->probe_ms > 60000)
 		return rt_error(-EINVAL, "surge_hosts_new: probe_ms %u: 1..60000", c->probe_ms);
@@ -155,15 +173,23 @@ starts(struct hosts_table *t)
 	uint64_t due = t->conf.count;
 	/* a static host without probes or announcements sends nothing when it
 	 * starts: a million are bound in a few polls */
-	uint32_t k = 0, max = t->conf.dhcp || t->conf.dad || t->conf.announce ? STARTS_PER_POLL : 65536;
+	uint32_t k = 0, max = t->conf.dhcp || t->conf.dad || t->conf.announce || t->h6 != NULL ? STARTS_PER_POLL : 65536;
+	int v4 = t->conf.dhcp || t->conf.ip4 != 0;   /* an IPv6-only table has no IPv4 side to start */
 
 	if (t->conf.rate > 0) {
 		double d = t->conf.rate * (double)t->now / 1e3 + 1;
 
 		due = d < (double)t->conf.count ? (uint64_t)d : t->conf.count;
 	}
-	while (t->started < due && k < max && (!t->conf.dhcp || t->open < t->conf.outstanding)) {
-		proto_start(t, t->started++);
+	while (t->started < due && k < max && (!t->conf.dhcp || t->open < t->conf.outstanding) &&
+	       (t->d6 == NULL || t->v6.d6_open < t->conf.outstanding)) {
+		if (v4)
+			proto_start(t, t->started);
+		if (t->h6 != NULL)
+			nd_start(t, t->started);
+		if (t->d6 != NULL)
+			d6_start(t, t->started);
+		t->started++;
 		k++;
 	}
 }
@@ -176,13 +202,21 @@ timers(struct hosts_table *t, int list, uint32_t *budget)
 	while (l->head != HOST_NIL && *budget > 0) {
 		uint32_t i = l->head;
 
-		if ((int32_t)(t->now - t->h[i].due) < 0)
+		if ((int32_t)(t->now - ht_tnode(t, list == HL_D6 ? 2 : list == HL6, i)->due) < 0)
 			break;
-		ht_timer_stop(t, i);
-		if (t->conf.server)
-			server_timer(t, i);
-		else
-			proto_timer(t, i);
+		if (list == HL6 || list == HL_D6) {
+			ht_side_timer_stop(t, list == HL6 ? 1 : 2, i);
+			if (list == HL6)
+				nd_timer(t, i);
+			else
+				d6_timer(t, i);
+		} else {
+			ht_timer_stop(t, i);
+			if (t->conf.server)
+				server_timer(t, i);
+			else
+				proto_timer(t, i);
+		}
 		(*budget)--;
 	}
 }
@@ -225,12 +259,13 @@ turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 		return n;
 	for (int i = 0; i < n; i++) {
 		struct hframe f;
-		enum hframe_kind k = hframe_parse(rx->data[i], rx->len[i], &f);
+		enum hframe_kind k = hframe_read(rx->data[i], rx->len[i], &f);
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
 		if (t->conf.server ? server_frame(t, &f, rx->data[i])
-				   : proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i])) {
+				   : proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i]) ||
+				     nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f)) {
 			t->st.rx_frames++;
 			done[ndone++] = rx->mbuf[i];
 		} else {
@@ -246,6 +281,8 @@ turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 		rte_pktmbuf_free_bulk(done, ndone);
 	timers(t, HL_SHORT, &budget);
 	timers(t, HL_LONG, &budget);
+	timers(t, HL6, &budget);
+	timers(t, HL_D6, &budget);
 	mcast_timers(t);
 	starts(t);
 	proto_flush(t);
@@ -338,6 +375,46 @@ surge_hosts_host(int id, uint32_t i, struct surge_hosts_host *out)
 }
 
 int
+surge_hosts_host6(int id, uint32_t i, struct surge_hosts_host6 *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	if (t->h6 == NULL)
+		return rt_error(-EINVAL, "host table %d has no IPv6 (ip6)", id);
+	if (i >= t->conf.count)
+		return rt_error(-EINVAL, "host %u of a table of %u", i, t->conf.count);
+	memset(out, 0, sizeof(*out));
+	nd_addr(t, i, H6_LL, out->ll);
+	nd_addr(t, i, H6_STATIC, out->static6);
+	nd_addr(t, i, H6_SLAAC, out->slaac);
+	out->tentative = t->h6[i].tent;
+	if (t->d6 != NULL) {
+		const struct hd6 *d = &t->d6[i];
+
+		out->dhcp6_state = d->state;
+		out->pd_len = d->pd_len;
+		memcpy(out->dhcp6_addr, d->addr, 16);
+		memcpy(out->pd, d->pd, 16);
+		/* the IAID: the MAC's last four bytes (hosts_dhcp6.c), in the link-local's interface ID */
+		out->iaid = (uint32_t)out->ll[10] << 24 | (uint32_t)out->ll[13] << 16 | (uint32_t)out->ll[14] << 8 |
+			    out->ll[15];
+		out->t1_s = d->t1_s;
+		out->t2_s = d->t2_s;
+		out->dhcp6_valid_s = d->valid_s;
+	}
+	out->assigned = t->h6[i].ok;
+	if (t->v6.has_prefix) {
+		uint32_t now = (uint32_t)((double)(rte_rdtsc() - t->tsc0) * t->ms_per_cyc), gone = (now - t->v6.ra_ms) / 1000;
+
+		out->valid_s = t->v6.valid_s == UINT32_MAX ? UINT32_MAX : t->v6.valid_s > gone ? t->v6.valid_s - gone : 0;
+		out->preferred_s = t->v6.pref_s == UINT32_MAX ? UINT32_MAX : t->v6.pref_s > gone ? t->v6.pref_s - gone : 0;
+	}
+	return 0;
+}
+
+int
 surge_hosts_release(int id, uint32_t first, uint32_t n)
 {
 	int rc = 0;
@@ -346,12 +423,17 @@ surge_hosts_release(int id, uint32_t first, uint32_t n)
 
 	if (t == NULL)
 		return rc;
-	if (!t->conf.dhcp)
+	if (!t->conf.dhcp && !t->conf.dhcp6)
 		return rt_error(-EINVAL, "host table %d: release is for DHCP hosts", id);
 	if (first >= t->conf.count || n > t->conf.count - first)
 		return rt_error(-EINVAL, "hosts %u..%u of a table of %u", first, first + n - 1, t->conf.count);
 	for (uint32_t i = first; i < first + n; i++) {
 		uint8_t s = t->h[i].state;
+
+		if (t->d6 != NULL)
+			k += (uint32_t)d6_release(t, i);
+		if (!t->conf.dhcp)
+			continue;
 
 		if (s != SURGE_HOST_BOUND && s != SURGE_HOST_RENEWING && s != SURGE_HOST_REBINDING)
 			continue;
@@ -373,10 +455,13 @@ surge_hosts_settled(int id)
 	if (t == NULL)
 		return rt_error(-EINVAL, "no host table %d", id);
 	const uint64_t *s = t->st.state;
+	int v4 = t->conf.dhcp || t->conf.ip4 != 0;
 
-	return t->started == t->conf.count && s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
-	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0 &&
+	/* IPv6: no address in DAD (router solicitations are not waited for) */
+	return t->started == t->conf.count && (!v4 || s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
+	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0) &&
 	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
+	       t->v6.busy == 0 && t->v6.d6_open == 0 && t->v6.d6_owe == 0 &&
 	       !mcast_busy(t);                          /* joins' reports and leaves sent */
 }
 

@@ -197,8 +197,8 @@ dhcp_send(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
  * each time up to 64 s, plus up to an eighth of it at random (RFC 2131
  * 4.1 randomises by a second either way; a storm of hosts started together
  * must not stay in step) */
-static uint32_t
-backoff(struct hosts_table *t, uint32_t tries)
+uint32_t
+proto_backoff(struct hosts_table *t, uint32_t tries)
 {
 	uint32_t ms = t->conf.rto_ms;
 
@@ -225,7 +225,7 @@ dhcp_transmit(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
 	else
 		t->st.dhcp_request_tx++;
 	h->tries++;
-	ht_timer_set(t, i, HL_SHORT, t->now + backoff(t, h->tries));
+	ht_timer_set(t, i, HL_SHORT, t->now + proto_backoff(t, h->tries));
 }
 
 static void
@@ -404,7 +404,7 @@ proto_timer(struct hosts_table *t, uint32_t i)
 		h->tries++;
 		{
 			/* the next try, but not past T2 (renewing) or the lease's end */
-			uint32_t next = since + backoff(t, h->tries);
+			uint32_t next = since + proto_backoff(t, h->tries);
 			uint32_t edge = lease_point(h, h->state == SURGE_HOST_RENEWING ? 7 : 8, 8);
 
 			ht_timer_set(t, i, HL_SHORT, h->bound_ms + (next < edge ? next : edge));

@@ -21,7 +21,7 @@ ht_alloc(struct hosts_table *t)
 	if (t->h == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		t->h[i].next = t->h[i].prev = HOST_NIL;
+		t->h[i].tm.next = t->h[i].tm.prev = HOST_NIL;
 		t->h[i].ip = t->conf.dhcp ? 0 : t->conf.ip4 + i;
 	}
 	if (t->conf.dhcp) {
@@ -38,11 +38,27 @@ ht_alloc(struct hosts_table *t)
 	t->ev = calloc(t->ev_cap, sizeof(*t->ev));
 	if (t->ev == NULL)
 		return -ENOMEM;
-	for (int l = 0; l < 3; l++)
+	if (t->conf.ip6) {
+		t->h6 = calloc(n, sizeof(*t->h6));
+		if (t->h6 == NULL)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			t->h6[i].tm.next = t->h6[i].tm.prev = HOST_NIL;
+		memcpy(t->v6.static6, t->conf.ip6_addr, 16);
+	}
+	if (t->conf.dhcp6) {
+		t->d6 = calloc(n, sizeof(*t->d6));
+		if (t->d6 == NULL)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			t->d6[i].tm.next = t->d6[i].tm.prev = HOST_NIL;
+	}
+	for (int l = 0; l < HL_LISTS; l++)
 		t->lists[l].head = t->lists[l].tail = HOST_NIL;
 	t->st.state[SURGE_HOST_IDLE] = n;
 	t->mac0 = mac_get(t->conf.mac);
-	t->bytes = sizeof(*t) + (size_t)n * sizeof(*t->h) + (size_t)t->ipidx_n * sizeof(*t->ipidx) +
+	t->bytes = sizeof(*t) + (size_t)n * sizeof(*t->h) + (t->h6 != NULL ? (size_t)n * sizeof(*t->h6) : 0) +
+		   (t->d6 != NULL ? (size_t)n * sizeof(*t->d6) : 0) + (size_t)t->ipidx_n * sizeof(*t->ipidx) +
 		   (size_t)t->ev_cap * sizeof(*t->ev);
 	t->st.bytes_per_host = (t->bytes + n - 1) / n;
 	return 0;
@@ -52,6 +68,8 @@ void
 ht_free(struct hosts_table *t)
 {
 	free(t->h);
+	free(t->h6);
+	free(t->d6);
 	free(t->ipidx);
 	free(t->ev);
 	free(t->mc);
@@ -64,56 +82,98 @@ ms_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
-void
-ht_timer_stop(struct hosts_table *t, uint32_t i)
+/* which: 0 a host's IPv4 timer, 1 its IPv6 one, 2 its DHCPv6 client's */
+struct htimer *
+ht_tnode(struct hosts_table *t, int which, uint32_t i)
 {
-	struct host *h = &t->h[i];
-	struct hlist *l = &t->lists[h->list];
+	return which == 2 ? &t->d6[i].tm : which == 1 ? &t->h6[i].tm : &t->h[i].tm;
+}
 
-	if (h->list == HL_NONE)
+/* one timer list's operations, for a host's IPv4 timer (v6 0: its list
+ * byte in struct host) or its IPv6 one (struct host6) */
+static void
+timer_stop(struct hosts_table *t, int v6, uint32_t i, uint8_t *list)
+{
+	struct htimer *h = ht_tnode(t, v6, i);
+	struct hlist *l = &t->lists[*list];
+
+	if (*list == HL_NONE)
 		return;
 	if (h->prev != HOST_NIL)
-		t->h[h->prev].next = h->next;
+		ht_tnode(t, v6, h->prev)->next = h->next;
 	else
 		l->head = h->next;
 	if (h->next != HOST_NIL)
-		t->h[h->next].prev = h->prev;
+		ht_tnode(t, v6, h->next)->prev = h->prev;
 	else
 		l->tail = h->prev;
 	h->next = h->prev = HOST_NIL;
-	h->list = HL_NONE;
+	*list = HL_NONE;
 }
 
-void
-ht_timer_set(struct hosts_table *t, uint32_t i, int list, uint32_t due)
+static void
+timer_set(struct hosts_table *t, int v6, uint32_t i, uint8_t *list, int to, uint32_t due)
 {
-	struct host *h = &t->h[i];
-	struct hlist *l = &t->lists[list];
+	struct htimer *h = ht_tnode(t, v6, i);
+	struct hlist *l = &t->lists[to];
 	uint32_t at;
 
-	ht_timer_stop(t, i);
+	timer_stop(t, v6, i, list);
 	h->due = due;
-	h->list = (uint8_t)list;
+	*list = (uint8_t)to;
 	/* walk back from the tail past the timers due later */
-	for (at = l->tail; at != HOST_NIL && ms_diff(t->h[at].due, due) > 0; at = t->h[at].prev)
+	for (at = l->tail; at != HOST_NIL && ms_diff(ht_tnode(t, v6, at)->due, due) > 0; at = ht_tnode(t, v6, at)->prev)
 		;
 	h->prev = at;
 	if (at == HOST_NIL) {
 		h->next = l->head;
 		l->head = i;
 	} else {
-		h->next = t->h[at].next;
-		t->h[at].next = i;
+		h->next = ht_tnode(t, v6, at)->next;
+		ht_tnode(t, v6, at)->next = i;
 	}
 	if (h->next != HOST_NIL)
-		t->h[h->next].prev = i;
+		ht_tnode(t, v6, h->next)->prev = i;
 	else
 		l->tail = i;
+}
+
+void
+ht_timer_stop(struct hosts_table *t, uint32_t i)
+{
+	timer_stop(t, 0, i, &t->h[i].list);
+}
+
+void
+ht_timer_set(struct hosts_table *t, uint32_t i, int list, uint32_t due)
+{
+	timer_set(t, 0, i, &t->h[i].list, list, due);
+}
+
+/* a host's IPv6 (which 1, list HL6) or DHCPv6 (which 2, list HL_D6) timer */
+static uint8_t *
+side_list(struct hosts_table *t, int which, uint32_t i)
+{
+	return which == 2 ? &t->d6[i].list : &t->h6[i].list;
+}
+
+void
+ht_side_timer_stop(struct hosts_table *t, int which, uint32_t i)
+{
+	timer_stop(t, which, i, side_list(t, which, i));
+}
+
+void
+ht_side_timer_set(struct hosts_table *t, int which, uint32_t i, uint32_t due)
+{
+	timer_set(t, which, i, side_list(t, which, i), which == 2 ? HL_D6 : HL6, due);
 }
 
 uint32_t
 ht_by_ip(const struct hosts_table *t, uint32_t ip)
 {
+	if (!t->conf.dhcp && t->conf.ip4 == 0)
+		return HOST_NIL;        /* an IPv6-only table */
 	if (!t->conf.dhcp) {
 		uint32_t i = ip - t->conf.ip4;
 
@@ -136,6 +196,27 @@ void
 ht_mac(const struct hosts_table *t, uint32_t i, uint8_t *out)
 {
 	mac_put(out, (t->mac0 + i) & 0xffffffffffffull);
+}
+
+/* the modified EUI-64 link-local address of host i's MAC (RFC 4291 2.5.1,
+ * appendix A: ff:fe in the middle, the universal/local bit inverted) */
+void
+ht_link_local(const struct hosts_table *t, uint32_t i, uint8_t *a)
+{
+	uint8_t mac[6];
+
+	ht_mac(t, i, mac);
+	memset(a, 0, 16);
+	a[0] = 0xfe;
+	a[1] = 0x80;
+	a[8] = mac[0] ^ 2;
+	a[9] = mac[1];
+	a[10] = mac[2];
+	a[11] = 0xff;
+	a[12] = 0xfe;
+	a[13] = mac[3];
+	a[14] = mac[4];
+	a[15] = mac[5];
 }
 
 /* A DHCP host's address into the index (outside its subnet: not

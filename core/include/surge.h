@@ -815,6 +815,15 @@ struct surge_hosts_conf {
 	uint8_t pad_[3];
 	uint32_t server4;            /* server: its address, the server identifier (option 54) */
 	uint32_t lease_s;            /* server: the leases' length in seconds */
+	/* IPv6 (core/hosts/hosts_nd.c): with ip6 1 each host has the link-local
+	 * fe80::EUI-64(MAC), answers NS and echo, sends RSs and takes the
+	 * SLAAC address from an RA's prefix; ip6_addr (not ::) a static
+	 * address for host 0, host i's + i */
+	uint8_t ip6;
+	uint8_t dad6;                /* DAD: NSs sent for each address (RFC 4862 DupAddrDetectTransmits), 0 none */
+	uint8_t rs;                  /* router solicitations until an RA comes (RFC 4861: 3) */
+	uint8_t dhcp6;               /* DHCPv6 client (RFC 8415, with ip6): 1 IA_NA, 2 IA_PD, 4 rapid commit (bits) */
+	uint8_t ip6_addr[16];
 };
 struct surge_hosts_stats {
 	uint64_t rx_frames;          /* frames the table took (the rest stay in the rx burst) */
@@ -867,6 +876,31 @@ struct surge_hosts_stats {
 	uint64_t dhcps_nak_tx;
 	uint64_t dhcps_release_rx;
 	uint64_t dhcps_no_address;   /* DISCOVERs not answered: the pool was taken */
+	/* IPv6 */
+	uint64_t nd_ns_rx;           /* neighbour solicitations for a host's address */
+	uint64_t nd_na_tx;           /* advertisements: solicited answers and DAD defences */
+	uint64_t nd_dad_tx;          /* DAD probes (NS from ::) */
+	uint64_t nd_conflict;        /* DAD: another station has (or probes for) a host's address */
+	uint64_t nd_rs_tx;
+	uint64_t nd_ra_rx;
+	uint64_t nd_prefix;          /* RA prefixes taken for SLAAC (a new one, or new lifetimes) */
+	uint64_t icmp6_echo_rx;
+	uint64_t icmp6_reply_tx;
+	uint64_t hosts6_ll;          /* hosts whose link-local address is assigned (DAD done) */
+	uint64_t hosts6_static;
+	uint64_t hosts6_slaac;
+	uint64_t dhcp6_solicit_tx;
+	uint64_t dhcp6_advertise_rx;
+	uint64_t dhcp6_request_tx;   /* Requests, Renews and Rebinds */
+	uint64_t dhcp6_reply_rx;
+	uint64_t dhcp6_release_tx;
+	uint64_t dhcp6_retransmits;
+	uint64_t dhcp6_noaddr;       /* advertisements and replies refused: NoAddrsAvail, NoPrefixAvail, an IA missing */
+	uint64_t dhcp6_bad;          /* garbage to port 546, a status other than success, no server identifier */
+	uint64_t dhcp6_stray;        /* for no transaction of ours */
+	uint64_t dhcp6_gave_up;
+	uint64_t dhcp6_lost;         /* bindings whose valid lifetime ended unrenewed (the host solicits again) */
+	uint64_t hosts6_dhcp;        /* hosts holding a DHCPv6 binding (bound, renewing, rebinding) */
 };
 enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
@@ -876,7 +910,9 @@ enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_LOST = 5,     /* a lease expired or a NAK took it */
 	SURGE_HOSTS_EV_RELEASED = 6,
 	SURGE_HOSTS_EV_JOINED = 7,   /* a host's first report for a membership sent (ip4: its first IPv4 group) */
-	SURGE_HOSTS_EV_LEFT = 8      /* a host's last leave, done or state-change report sent */
+	SURGE_HOSTS_EV_LEFT = 8,     /* a host's last leave, done or state-change report sent */
+	SURGE_HOSTS_EV_ADDR6 = 16,   /* IPv6: an address assigned after DAD (link-local, static, SLAAC) */
+	SURGE_HOSTS_EV_CONFLICT6 = 17   /* IPv6: DAD found the address taken */
 };
 struct surge_hosts_event {
 	uint32_t host;
@@ -910,6 +946,23 @@ int surge_hosts_conf_get(int id, struct surge_hosts_conf *out);
 /* The events since the last pull, oldest first, at most max: their count. */
 int surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max);
 int surge_hosts_host(int id, uint32_t host, struct surge_hosts_host *out);
+/* IPv6: a host's addresses (:: where it has none) and which are in DAD and
+ * assigned (bits 1 link-local, 2 static, 4 SLAAC) */
+struct surge_hosts_host6 {
+	uint8_t ll[16], static6[16], slaac[16];
+	uint8_t tentative, assigned;
+	uint8_t pad[2];
+	uint32_t valid_s, preferred_s;   /* the SLAAC prefix's lifetimes left, UINT32_MAX infinite */
+	/* DHCPv6: the state (0 idle, 1 soliciting, 2 requesting, 3 bound, 4
+	 * renewing, 5 rebinding, 6 gave up, 7 released), the IA_NA address and
+	 * the IA_PD prefix (:: and 0 when none), the IAID, T1, T2 and the valid
+	 * lifetime granted */
+	uint8_t dhcp6_state, pd_len;
+	uint8_t pad2[2];
+	uint8_t dhcp6_addr[16], pd[16];
+	uint32_t iaid, t1_s, t2_s, dhcp6_valid_s;
+};
+int surge_hosts_host6(int id, uint32_t host, struct surge_hosts_host6 *out);
 /* DHCP: hosts first..first+n-1 that hold a lease send DHCPRELEASE at the
  * next polls and go to RELEASED; their count. The table's lcore only. */
 int surge_hosts_release(int id, uint32_t first, uint32_t n);

@@ -18,10 +18,12 @@
 --
 -- t:run{ rxq = .., txq = .., seconds = .., until_settled = true, on_event = function(ev) end } is that loop.
 local ffi = require "ffi"
+local bit = require "bit"
 local core = require "surge.core"
 local check = require "surge.check"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
 local mcast = require "surge.hosts_mcast"
 local class = require "surge.class"
 local counter = require "surge.counter"
@@ -39,14 +41,25 @@ M.Table = Table
 -- enum surge_hosts_state, by name
 M.STATES = { [0] = "idle", "probing", "announcing", "bound", "conflict", "selecting", "requesting", "renewing",
   "rebinding", "gave_up", "released" }
-M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", "joined", "left" }
+M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", "joined", "left", [16] = "addr6",
+  [17] = "conflict6" }
+-- IPv6 address kinds (struct host6's bits): an addr6/conflict6 event's `addr`
+M.ADDR6 = { [1] = "link-local", [2] = "static", [4] = "slaac" }
 M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "arp_request_rx",
   "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx", "icmp_reply_tx",
   "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
   "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost",
   "igmp_query_rx", "igmp_v2_report_tx", "igmp_v3_report_tx", "igmp_leave_tx", "mld_query_rx", "mld_v1_report_tx",
-  "mld_v2_report_tx", "mld_done_tx", "mcast_bad", "bytes_per_host", "bind_ms_sum", "dhcps_discover_rx", "dhcps_offer_tx", "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx",
-  "dhcps_release_rx", "dhcps_no_address" }
+  "mld_v2_report_tx", "mld_done_tx", "mcast_bad", "bytes_per_host",
+  "nd_ns_rx", "nd_na_tx", "nd_dad_tx", "nd_conflict", "nd_rs_tx", "nd_ra_rx", "nd_prefix", "icmp6_echo_rx",
+  "icmp6_reply_tx", "hosts6_ll", "hosts6_static", "hosts6_slaac", "dhcp6_solicit_tx", "dhcp6_advertise_rx",
+  "dhcp6_request_tx", "dhcp6_reply_rx", "dhcp6_release_tx", "dhcp6_retransmits", "dhcp6_noaddr", "dhcp6_bad",
+  "dhcp6_stray", "dhcp6_gave_up", "dhcp6_lost", "hosts6_dhcp", "bind_ms_sum", "dhcps_discover_rx", "dhcps_offer_tx",
+  "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx", "dhcps_release_rx", "dhcps_no_address" }
+M.DHCP6_STATES = { [0] = "idle", "soliciting", "requesting", "bound", "renewing", "rebinding", "gave_up", "released" }
+-- the fields that are levels, not counts (published as gauges)
+local GAUGES = { bytes_per_host = true, hosts6_ll = true, hosts6_static = true, hosts6_slaac = true, hosts6_dhcp = true,
+  bind_seconds = true }
 -- the binding-time histogram's buckets: bind_le_Nms counts the bindings
 -- that took under N ms (2^k), bind_le_inf all of them; stats() has each,
 -- the published counters every third (a run has at most 64 counters)
@@ -55,26 +68,9 @@ for k = 0, C.SURGE_HOSTS_BIND_BUCKETS - 2 do M.BIND_BUCKETS[#M.BIND_BUCKETS + 1]
 M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = "bind_le_inf"
 local BIND_PUBLISHED = { 1, 4, 7, 10, 13, 16, #M.BIND_BUCKETS }   -- 1 ms, 8, 64, 512, 4096, 32768, all
 
--- the counters and states that mean something for a table of each kind
--- (static hosts, DHCP clients, a DHCP server): stats() has them all
-local COMMON = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "events_lost", "bytes_per_host" }
-M.MODE_FIELDS = {
-  static = { "arp_request_rx", "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx",
-    "icmp_reply_tx" },
-  dhcp = { "arp_request_rx", "arp_reply_tx", "icmp_echo_rx", "icmp_reply_tx", "dhcp_discover_tx", "dhcp_offer_rx",
-    "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx", "dhcp_retransmits", "dhcp_bad", "dhcp_stray",
-    "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "bind_seconds" },
-  server = { "dhcps_discover_rx", "dhcps_offer_tx", "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx",
-    "dhcps_release_rx", "dhcps_no_address", "dhcp_bad", "dhcp_stray" },
-}
--- a table that joined groups before it published also publishes these
-M.MCAST_FIELDS = { "igmp_query_rx", "igmp_v2_report_tx", "igmp_v3_report_tx", "igmp_leave_tx", "mld_query_rx",
-  "mld_v1_report_tx", "mld_v2_report_tx", "mld_done_tx", "mcast_bad" }
+-- the IPv4 states that mean something for a table of each kind (static
+-- hosts, DHCP clients, a DHCP server)
 M.MODE_STATES = { static = { 0, 1, 2, 3, 4 }, dhcp = { 0, 3, 5, 6, 7, 8, 9, 10 }, server = { 0, 3, 5 } }
-for _, list in pairs(M.MODE_FIELDS) do
-  for i = #COMMON, 1, -1 do table.insert(list, 1, COMMON[i]) end
-end
-
 local function mode_of(c)
   return c.server == 1 and "server" or c.dhcp == 1 and "dhcp" or "static"
 end
@@ -107,7 +103,8 @@ end
 
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
-  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
+  rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1, ip6 = 1, dad6 = 1, rs = 1, dhcp6 = 1,
+  pd = 1, rapid_commit = 1 }
 
 -- a parser's error (ip4.addr, eth.mac) raised at the user's line
 local function parsed(f, text, what)
@@ -133,6 +130,33 @@ function M.new(o)
   c.retries = check.expect(o.retries, "integer? 1..16", fn, "retries") or 4
   c.rto_ms = (check.expect(o.rto, "number? 0.01..64", fn, "rto (first DHCP retransmission, seconds)") or 4) * 1000
   c.renewals = check.expect(o.renewals, "integer? 0..255", fn, "renewals") or 0
+  -- IPv6: true (link-local, SLAAC), or host 0's static address too
+  -- DHCPv6: IA_NA (dhcp6), IA_PD (pd), rapid commit; an IPv6 host
+  local na = check.expect(o.dhcp6, "boolean?", fn, "dhcp6")
+  local pd = check.expect(o.pd, "boolean?", fn, "pd (ask for a delegated prefix, IA_PD)")
+  local rapid = check.expect(o.rapid_commit, "boolean?", fn, "rapid_commit")
+  c.dhcp6 = (na and 1 or 0) + (pd and 2 or 0)
+  if c.dhcp6 == 0 and rapid then check.raise(fn .. ": rapid_commit: for DHCPv6 hosts (dhcp6 or pd)") end
+  if rapid then c.dhcp6 = c.dhcp6 + 4 end
+  if c.dhcp6 ~= 0 and (o.ip6 == nil or o.ip6 == false) then o.ip6 = true end
+  if o.ip6 ~= nil and o.ip6 ~= false then
+    c.ip6 = 1
+    if type(o.ip6) == "string" then
+      local a = parsed(ip6.addr, o.ip6, fn .. ": ip6")
+      if a:byte(1) == 0 or a:byte(1) == 0xff then
+        check.raise(("%s: ip6: '%s' is no host's static address (unspecified, loopback, v4-mapped or multicast)")
+          :format(fn, o.ip6))
+      end
+      ffi.copy(c.ip6_addr, a, 16)
+    elseif o.ip6 ~= true then
+      check.raise(("%s: ip6: expected true or host 0's IPv6 address, got %s"):format(fn, check.show(o.ip6)))
+    end
+  end
+  c.dad6 = check.expect(o.dad6, "integer? 0..16", fn, "dad6 (DAD probes per IPv6 address)") or 1
+  c.rs = check.expect(o.rs, "integer? 0..16", fn, "rs (router solicitations)") or 3
+  if c.ip6 == 0 and (o.dad6 ~= nil or o.rs ~= nil) then
+    check.raise(fn .. ": dad6 and rs: for IPv6 hosts (ip6 = ...)")
+  end
   if c.dhcp == 1 then
     if o.ip ~= nil then check.raise(fn .. ": ip: DHCP hosts take their address from the server (no ip with dhcp)") end
     if c.dad == 1 then check.raise(fn .. ": dad: not with dhcp (DHCP hosts' DAD is not done yet, docs/hosts.md)") end
@@ -144,9 +168,13 @@ function M.new(o)
     end
     c.net4 = parsed(ip4.addr, a, fn .. ": subnet")
     c.net4_len = len
+  elseif o.ip == nil and c.ip6 == 1 then
+    if c.dhcp6 ~= 0 and o.subnet ~= nil then check.raise(fn .. ": subnet: for DHCPv4 hosts (dhcp = true)") end
+    if o.subnet ~= nil then check.raise(fn .. ": subnet: for DHCP hosts (dhcp = true)") end
+    if c.dad == 1 then check.raise(fn .. ": dad: RFC 5227 is for IPv4 addresses (ip); IPv6 hosts' DAD is dad6") end
   else
     if o.subnet ~= nil then check.raise(fn .. ": subnet: for DHCP hosts (dhcp = true)") end
-    c.ip4 = parsed(ip4.addr, check.expect(o.ip, "string", fn, "ip (host 0's address, or dhcp = true)"), fn .. ": ip")
+    c.ip4 = parsed(ip4.addr, check.expect(o.ip, "string", fn, "ip (host 0's address, dhcp = true, or ip6)"), fn .. ": ip")
     if c.ip4 == 0 then check.raise(fn .. ": ip: 0.0.0.0 is no host's address") end
     if c.ip4 + c.count - 1 > 0xffffffff then
       check.raise(("%s: %d hosts from %s: past 255.255.255.255"):format(fn, c.count, o.ip))
@@ -243,9 +271,15 @@ function Table:events()
     local n = rc_check(C.surge_hosts_events(self.id, self.evbuf, 256))
     for i = 0, n - 1 do
       local e = self.evbuf[i]
-      local ev = { host = e.host, kind = M.EVENTS[e.kind], ip = ip4.addr_text(e.ip4), ms = e.ms }
-      if e.kind >= C.SURGE_HOSTS_EV_JOINED then ev.membership = e.membership end
-      out[#out + 1] = ev
+      local kind = M.EVENTS[e.kind]
+      if e.kind >= 16 then        -- IPv6: the address's kind is in ip4
+        local a = M.ADDR6[e.ip4]
+        out[#out + 1] = { host = e.host, kind = kind, addr = a, ip = self:host6(e.host)[a], ms = e.ms }
+      else
+        local ev = { host = e.host, kind = kind, ip = ip4.addr_text(e.ip4), ms = e.ms }
+        if e.kind >= C.SURGE_HOSTS_EV_JOINED then ev.membership = e.membership end
+        out[#out + 1] = ev
+      end
     end
     if n < 256 then return out end
   end
@@ -265,6 +299,7 @@ function Table:stats()
   r.bind_count = cum
   r.bind_seconds = r.bind_ms_sum / 1e3
   r.mode = mode_of(self.conf)
+  r.counters = self:counter_names()
   return r
 end
 
@@ -307,6 +342,34 @@ function Table:source_fields(max)
   return { { "eth.src", { list = a.mac } }, { "ip4.src", { list = a.ip } } }
 end
 
+-- Host i's IPv6 side: { ["link-local"] = "fe80::..", static = "..", slaac = "..",
+-- tentative = { kinds }, assigned = { kinds }, valid = s, preferred = s }
+-- (an address the host has none of is nil; lifetimes nil without a prefix)
+function Table:host6(i)
+  check.self(self, Table, "hosts:host6")
+  check.expect(i, ("integer 0..%d"):format(self.count - 1), "hosts:host6", "i")
+  local h = ffi.new("struct surge_hosts_host6")
+  rc_check(C.surge_hosts_host6(self.id, i, h))
+  local r = { tentative = {}, assigned = {} }
+  for bitv, name in pairs(M.ADDR6) do
+    local a = name == "link-local" and h.ll or name == "static" and h.static6 or h.slaac
+    if a[0] ~= 0 then r[name] = ip6.addr_text(ffi.cast("const uint8_t *", a)) end
+    if bit.band(h.tentative, bitv) ~= 0 then r.tentative[#r.tentative + 1] = name end
+    if bit.band(h.assigned, bitv) ~= 0 then r.assigned[#r.assigned + 1] = name end
+  end
+  table.sort(r.tentative)
+  table.sort(r.assigned)
+  if r.slaac then r.valid, r.preferred = tonumber(h.valid_s), tonumber(h.preferred_s) end
+  if self.conf.dhcp6 ~= 0 then
+    local d = { state = M.DHCP6_STATES[h.dhcp6_state], iaid = tonumber(h.iaid), t1 = tonumber(h.t1_s),
+      t2 = tonumber(h.t2_s), valid = tonumber(h.dhcp6_valid_s) }
+    if h.dhcp6_addr[0] ~= 0 then d.addr = ip6.addr_text(ffi.cast("const uint8_t *", h.dhcp6_addr)) end
+    if h.pd_len ~= 0 then d.prefix = ip6.addr_text(ffi.cast("const uint8_t *", h.pd)) .. "/" .. h.pd_len end
+    r.dhcp6 = d
+  end
+  return r
+end
+
 -- DHCP: hosts first..first+n-1 (0-based) holding a lease release it (sent
 -- at the next polls); returns how many did.
 function Table:release(first, n)
@@ -337,16 +400,44 @@ end
 -- The counters as surge counters PREFIX.NAME (the results file, --metrics)
 -- and the hosts in each state as gauges PREFIX.state.STATE; t:run
 -- publishes them and keeps them current.
+-- Only the counters of the protocols the table runs are published and
+-- printed (a run holds at most 64 counters and gauges): a server's own,
+-- DHCPv4's with dhcp, ARP's and ICMP's with an IPv4 side (probes,
+-- announcements and conflicts: static hosts'), IPv6's with ip6, DHCPv6's
+-- with dhcp6, IGMP's and MLD's once the table joined groups.
+local COMMON = { rx_frames = true, rx_other = true, rx_bad = true, tx_frames = true, tx_nobufs = true, tx_full = true,
+  events_lost = true, bytes_per_host = true }
+local function runs(c, k, joined)
+  local v4 = c.dhcp == 1 or c.ip4 ~= 0
+  if COMMON[k] then return true end
+  if c.server == 1 then return k:find("^dhcps_") or k == "dhcp_bad" or k == "dhcp_stray" end
+  if k:find("^dhcps_") or k == "bind_ms_sum" then return false end
+  if k:find("^igmp_") or k:find("^mld_") or k == "mcast_bad" then return joined end
+  if k:find("^dhcp6_") or k == "hosts6_dhcp" then return c.dhcp6 ~= 0 end
+  if k:find("^dhcp_") or k == "bind_seconds" then return c.dhcp == 1 end
+  if k:find("^arp_probe") or k:find("^arp_announce") or k == "arp_conflict" then return v4 and c.dhcp ~= 1 end
+  if k:find("^arp_") or k:find("^icmp_") then return v4 end
+  if k:find("^nd_") or k:find("^icmp6_") or k:find("^hosts6_") then return c.ip6 == 1 end
+  return true
+end
+
+-- The names of the counters the table runs (stats() has them all)
+function Table:counter_names()
+  check.self(self, Table, "hosts:counter_names")
+  local names = {}
+  for _, k in ipairs(M.FIELDS) do
+    if runs(self.conf, k, self.joined) then names[#names + 1] = k end
+  end
+  if runs(self.conf, "bind_seconds") then names[#names + 1] = "bind_seconds" end
+  return names
+end
+
 function Table:publish()
   check.self(self, Table, "hosts:publish")
   local cells, gauges = {}, {}
   local mode = mode_of(self.conf)
-  local names = { unpack(M.MODE_FIELDS[mode]) }
-  if self.joined then   -- a run has at most 64 counters: the groups' only where there are groups
-    for _, k in ipairs(M.MCAST_FIELDS) do names[#names + 1] = k end
-  end
-  for _, k in ipairs(names) do
-    if k == "bytes_per_host" or k == "bind_seconds" then   -- the sum: seconds, Prometheus's base unit
+  for _, k in ipairs(self:counter_names()) do
+    if GAUGES[k] then   -- bind_seconds: the sum in seconds, Prometheus's base unit
       local g = counter.gauge(self.prefix .. "." .. k)
       g:set(0)
       gauges[#gauges + 1] = { k, g.cell }
@@ -363,7 +454,8 @@ function Table:publish()
       cells[#cells + 1] = { k - 1, c.cell }   -- a number: the histogram's bucket, cumulated (sync)
     end
   end
-  for _, i in ipairs(M.MODE_STATES[mode]) do
+  local v4 = self.conf.dhcp == 1 or self.conf.ip4 ~= 0 or self.conf.server == 1
+  for _, i in ipairs(v4 and M.MODE_STATES[mode] or {}) do
     local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
     g:set(0)                                  -- its cell is made by the first write
     gauges[#gauges + 1] = { i, g.cell }
@@ -435,10 +527,10 @@ function Table:run(o)
 end
 
 -- The counters of stats() as lines "  name value", in name order (those
--- of the table's kind)
+-- the table runs: stats().counters)
 function M.format_counters(st)
   local names, lines = {}, {}
-  for _, k in ipairs(M.MODE_FIELDS[st.mode] or M.FIELDS) do names[#names + 1] = k end
+  for _, k in ipairs(st.counters or M.FIELDS) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do lines[#lines + 1] = ("  %s %d"):format(k, st[k]) end
   return table.concat(lines, "\n")

@@ -40,6 +40,19 @@ conn_pair() {
   VDEV="net_af_packet0,iface=$IF_S"
 }
 in_k() { ip netns exec "$NS_K" "$@"; }
+# neigh_room 4|6: the kernel's neighbour table (one for every namespace)
+# forgets entries older than 5 s past gc_thresh2 and refuses new ones past
+# gc_thresh3: room for a test's thousands of hosts (restored on exit)
+neigh_room() {
+  local k old
+  for k in 2 3; do
+    old=$(sysctl -n "net.ipv$1.neigh.default.gc_thresh$k")
+    if [ "$old" -lt 16384 ]; then
+      sysctl -qw "net.ipv$1.neigh.default.gc_thresh$k=16384"
+      on_exit "sysctl -qw net.ipv$1.neigh.default.gc_thresh$k=$old"
+    fi
+  done
+}
 # A capture of the kernel's side into FILE (pcapng) until stop_capture.
 start_capture() {
   need_cmd dumpcap

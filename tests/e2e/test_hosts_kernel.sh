@@ -12,16 +12,7 @@ need_cmd xargs
 conn_pair hok
 surge_ns
 in_k ip addr add 10.34.0.1/16 dev "$IF_K"
-# the kernel's neighbour table is one for every namespace, and past
-# gc_thresh2 it forgets entries older than 5 s: room for the test's 1000
-# (restored on exit)
-for k in 2 3; do
-  old=$(sysctl -n net.ipv4.neigh.default.gc_thresh$k)
-  if [ "$old" -lt 16384 ]; then
-    sysctl -qw net.ipv4.neigh.default.gc_thresh$k=16384
-    on_exit "sysctl -qw net.ipv4.neigh.default.gc_thresh$k=$old"
-  fi
-done
+neigh_room 4
 N=1000
 "$SURGE" run --no-huge --stats-interval 0 --vdev "$VDEV" "$EXAMPLES/many-hosts.lua" --count $N \
   --ip 10.34.1.1 --mac 02:34:00:00:00:01 --seconds 20 >"$TMP/s.out" 2>"$TMP/s.err" &
