@@ -49,7 +49,14 @@ def run(b: "Bench") -> None:
             listen = "127.0.0.1:%d" % random.randint(20000, 40000)
             cmd = [r.surge, "otg", *r.surge_mem, *r.surge_lcores, "--file-prefix", pfx, "--vdev", "net_null0,no-rx=1",
                    "--http", "--listen", listen]
-        p = r.start(["timeout", "-k", "5", str(b.duration + 60), *cmd], log)
+        # --foreground: timeout passes our SIGTERM to surge alone; without it
+        # timeout also signals its process group, so surge got a second
+        # SIGTERM (the default action: killed before its summary and pool
+        # check) in some runs
+        p = r.start(["timeout", "--foreground", "-k", "5", str(b.duration + 60), *cmd], log)
+        # --cpu-time: the TX thread's share of a CPU from 1.5 s after its traffic began (the script's
+        # task starts at once; the server's when the driver below has started it)
+        sampler = r.sampler(p) if which == "lua" else None
         if which == "otg":
             env = dict(os.environ, PYTHONPATH=peers)
             with open(log + ".driver", "wb") as out:
@@ -61,12 +68,13 @@ def run(b: "Bench") -> None:
                 r.finish(p, None, log)
                 common.rm_runtime(pfx)
                 r.fail_run(log + ".driver", "bench/otg-flow.py exited with status %d" % d.returncode)
+            sampler = r.sampler(p)
         got, _ = r.tele_samples(pfx, "opackets", log, ["--from-traffic"])
         if stop and p.poll() is None:
             p.terminate()            # surge otg serves until SIGTERM: traffic stopped, pools checked, exit 0
-        rc = r.finish(p, None, log)
+        rc = r.finish(p, sampler, log)
         common.rm_runtime(pfx)
-        # the SIGTERM went to timeout(1), which passes it on and then exits 143 itself
+        # the SIGTERM went to timeout(1), which passes it on (and may exit 143 itself)
         if not (rc == 0 or (stop and rc == 143)):
             r.fail_run(log, "surge %s exited with status %d" % (which, rc))
         if "no leak" not in open(log, errors="replace").read():

@@ -160,7 +160,8 @@ end
 -- One send on group g at TSC t; returns the packets sent.
 local function send(g, t)
   local x = g.cur
-  if x == nil or x.burst.n == 0 then
+  -- a queue of one flow keeps it while it is due (no pick: a division a burst)
+  if x == nil or (x.burst.n == 0 and (g.many or not due(x, t))) then
     x = pick(g, t)
     g.cur = x
     if x == nil then return 0 end
@@ -169,7 +170,8 @@ local function send(g, t)
     local n, left = BURST, x.left
     if left > 0 and left < n then n = left end
     if x.per_burst and x.in_burst < n then n = x.in_burst end
-    x.burst:alloc(n)
+    -- the burst is this task's and n at most its capacity: burst:alloc's checks without the call
+    if C.surge_burst_alloc(x.burst, n) == 0 then core.check_run() end   -- an empty pool, a stopped run
     if x.f then x.f:apply(x.burst) end
     if x.sz then x.sz:apply(x.burst) end
     if x.probes then x.probes:mark(x.burst) end
@@ -259,6 +261,7 @@ function M.port(a)
       grp.flows[#grp.flows + 1] = x
       all[#all + 1] = x
     end
+    grp.many = #grp.flows > 1
     groups[gi] = grp
   end
   local rxqs, nrx = a.rxqs, #a.rxqs
