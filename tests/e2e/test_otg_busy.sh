@@ -5,9 +5,9 @@
 # a frame), one continuous flow set by snappi (bench/otg-flow.py, the bench
 # row's flow): the stats line's "idle: lcore N P%" while it sends is below
 # 50 % (it read 100 % before: every round's empty poll counted the round
-# idle) and DPDK telemetry's /surge/tasks says the same; once traffic is
-# stopped the task sleeps between polls and the figure is above 90 %. Then
-# SIGTERM: exit 0, every mbuf back.
+# idle) and DPDK telemetry's /surge/tasks says the same; once the flow is
+# paused the task (still running) sends nothing and sleeps between polls,
+# and the figure is above 90 %. Then SIGTERM: exit 0, every mbuf back.
 source "$(dirname "$0")/lib.sh"
 PEERS="$SURGE_SRC/../shared/peers/otg"
 [ -d "$PEERS/snappi" ] || skip "snappi not found at $PEERS"
@@ -48,16 +48,16 @@ PYTHONPATH="$PEERS" timeout 60 /usr/bin/python3 -c '
 import sys, snappi
 api = snappi.api(location=sys.argv[1], verify=False)
 cs = api.control_state()
-cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.STOP
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.PAUSE
 api.set_control_state(cs)' "$URL" > "$TMP/stop.log" 2>&1
-check "snappi: traffic stopped" 0 "$?"
+check "snappi: traffic paused" 0 "$?"
 N=$(grep -c "idle: lcore" "$TMP/srv.log")
 sleep 3.5
 STOPPED=$(tail -n +"$((N + 2))" "$TMP/srv.log" | grep "idle: lcore" | tail -1)
-echo "  stats line once stopped: $STOPPED"
+echo "  stats line once paused: $STOPPED"
 PCT=$(echo "$STOPPED" | sed -n 's/.*idle: lcore [0-9]* *\([0-9.]*\)%.*/\1/p')
 awk -v p="$PCT" 'BEGIN { exit !(p != "" && p > 90) }'
-check "stats line: the stopped task is over 90 % idle ($PCT)" 0 "$?"
+check "stats line: the paused task is over 90 % idle ($PCT)" 0 "$?"
 kill -TERM "$SRV"; wait "$SRV"; RC=$?
 check "SIGTERM: exit 0 (traffic stopped, pools full)" 0 "$RC"
 check_match "the pools checked: every mbuf back" "mbufs back, no leak" "$(cat "$TMP/srv.log")"

@@ -177,7 +177,10 @@ local function send(g, t)
     if x.probes then x.probes:mark(x.burst) end
   end
   local before = x.sz and frame_bytes(x.burst) or 0
-  local sent = g.q:send_due(x.burst)
+  -- txq:send_due's call without its argument checks (the queue and burst are this task's); a
+  -- failure leaves the burst as it was, so the checked call then raises its error
+  local sent = C.surge_tx_send_due(g.port, g.qid, x.burst)
+  if sent < 0 then sent = g.q:send_due(x.burst) end
   if sent > 0 then
     local s = x.s
     s.tx_frames = s.tx_frames + sent
@@ -249,7 +252,7 @@ function M.port(a)
   local hz = surge.tsc_hz()
   local groups, all = {}, {}
   for gi, g in ipairs(a.groups) do
-    local grp = { q = g.txq, flows = {}, cur = nil, pps = 0, wake = math.huge }
+    local grp = { q = g.txq, port = g.txq.port, qid = g.txq.id, flows = {}, cur = nil, pps = 0, wake = math.huge }
     for _, spec in ipairs(g.flows) do
       local _, f, sz = flows.build(spec)    -- the template is in spec.pool (master's: otg/traffic.lua)
       local x = { burst = spec.pool:burst(BURST), f = f or false, sz = sz or false, left = spec.count,
