@@ -41,11 +41,14 @@ local DRAIN_ROUNDS = 1024     -- receives at most at a task's end: what its queu
 -- While a port's queues receive nothing, rounds that send poll them less
 -- often: after 1, 3, 7, 15 skipped rounds (doubling), at most RX_SENT_MAX
 -- frames handed to the driver between two polls (half of surge's default
--- 1024-descriptor RX ring, so a loopback's own frames cannot overflow it);
--- a poll that gets frames makes every round poll again, and a round that
--- sends nothing always polls. An empty poll is a quarter of a 64-byte
--- send's cost on a TX-only port (docs/performance.md, the OTG row).
-local RX_SENT_MAX = 512
+-- 1024-descriptor RX ring, so a loopback's own frames cannot overflow it)
+-- and at most RX_GAP_US between two polls (a device slow to send, like
+-- af_packet, makes long rounds: a peer at 10 Gbit/s line rate sends ~150
+-- 64-byte frames in that time); a poll that gets frames makes every round
+-- poll again, and a round that sends nothing always polls. An empty poll
+-- is a quarter of a 64-byte send's cost on a TX-only port
+-- (docs/performance.md, the OTG row).
+local RX_SENT_MAX, RX_GAP_US = 512, 10
 local PROBE_MAGIC = 0x50475253 -- "SRGP" read as a little-endian uint32 (surge.h's probe format 1)
 local u32p, u64p = ffi.typeof("const uint32_t *"), ffi.typeof("const uint64_t *")
 
@@ -307,7 +310,7 @@ function M.port(a)
   local timed = tap ~= nil
   for k = 0, nflows - 1 do if lat[k] >= 0 then timed = true end end
   local rx_max = timed and 0 or math.max(0, math.floor(RX_SENT_MAX / (BURST * #groups)) - 1)
-  local rx_skip, rx_wait = 0, 0
+  local rx_skip, rx_wait, rx_last, rx_gap = 0, 0, 0, RX_GAP_US * hz / 1e6
   st.run.ready[a.row] = 1
   local go, idle, gen = false, IDLE_US, st.run.gen
   while surge.running() do
@@ -340,7 +343,8 @@ function M.port(a)
       if g.pps > 0 and send(g, t) > 0 then busy = true end
     end
     if tap then tap:poll() end
-    if not busy or rx_wait == 0 then     -- busy: this round sent
+    if not busy or rx_wait == 0 or t - rx_last >= rx_gap then     -- busy: this round sent
+      rx_last = t
       if receive() > 0 then busy, rx_skip = true, 0
       elseif busy and rx_skip < rx_max then rx_skip = math.min(rx_skip * 2 + 1, rx_max) end
       rx_wait = rx_skip
