@@ -88,6 +88,7 @@ struct lcore_slot {
 	uint64_t sleeps;
 	double oversleep_ns;          /* how late sleeps wake: rises fast, decays slowly */
 	uint64_t last_poll_tsc;       /* end of the previous rx poll */
+	uint8_t sent_since_poll;      /* a send left packets since then: the round was not idle */
 	volatile uint64_t wait_since; /* start of the wait in progress, 0 = none */
 	uint64_t stop_seen_tsc;       /* first time this lcore saw a stop without a run-wide one */
 	uint64_t refused_tsc;        /* its last call refused with "run stopped" (run_state.c) */

@@ -118,5 +118,6 @@ void idle_wait_until(uint64_t target, uint64_t period);
 void idle_before_poll(uint16_t port, uint16_t q);
 void idle_for_latency(void);
 void idle_after_poll(uint32_t n, uint32_t cap, uint64_t now);
+void idle_note_sent(void);
 
 #endif /* SURGE_DATAPLANE_H */

@@ -73,6 +73,7 @@ idle_task_begin(void)
 	s->sleep_us = 0;
 	s->empty_polls = 0;
 	s->idle_chosen = 0;
+	s->sent_since_poll = 0;
 	s->idle_cycles = 0;
 	s->wait_since = 0;
 	s->sleeps = 0;
@@ -191,6 +192,16 @@ idle_wait_until(uint64_t target, uint64_t period)
 		end_wait(s, now - start);
 }
 
+/* After a send that left packets: the round is busy (idle_after_poll). */
+void
+idle_note_sent(void)
+{
+	struct lcore_slot *s = me();
+
+	if (s != NULL)
+		s->sent_since_poll = 1;
+}
+
 /* A latency receiver on this lcore: the default sleep policy would leave
  * probes waiting in the queue while the poller sleeps (up to max_sleep_us on
  * every latency), so unless the task chose its policy itself it polls with
@@ -253,9 +264,13 @@ idle_after_poll(uint32_t n, uint32_t cap, uint64_t now)
 		return;
 	/* an empty poll makes the whole loop round idle: the poll and the
 	 * script's work since the previous one (the task's first poll: no
-	 * round before it, nothing) */
-	if (n == 0 && s->last_poll_tsc > s->task_start_tsc)
+	 * round before it, nothing) - unless the round sent: a loop that
+	 * sends and also polls a queue that receives nothing (an OTG port
+	 * task on a TX-only port) is busy sending, not idle (its pacer's waits
+	 * count as idle by themselves, in idle_wait_until) */
+	if (n == 0 && !s->sent_since_poll && s->last_poll_tsc > s->task_start_tsc)
 		s->idle_cycles += now - s->last_poll_tsc;
+	s->sent_since_poll = 0;
 	s->last_poll_tsc = now;
 	if (s->idle.mode != SURGE_IDLE_SLEEP || s->idle.step_us == 0)
 		return;

@@ -161,6 +161,23 @@ pace_push(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkt
 			p->skipped += behind - keep;
 			p->next = (double)now - keep;
 		}
+		if (p->r.pattern == SURGE_PACE_CONSTANT && p->gap > 0) {
+			/* constant pps: every gap is p->gap, so the packets due and
+			 * the late ones are counted at once, one division a burst
+			 * rather than a gap drawn (a division) per packet - at rates
+			 * the queue cannot reach (1e9 pps: a few cycles a gap) the
+			 * per-packet schedule was a quarter of the send's cost */
+			double ahead = (double)now - p->next, k = floor(ahead / p->gap) + 1;
+			double late = ahead > p->late_cyc ? ceil((ahead - p->late_cyc) / p->gap) : 0;
+
+			due = k < (double)(n - i) ? (uint32_t)k : n - i;
+			p->late += late < (double)due ? (uint64_t)late : due;
+			p->last_gap = p->gap;
+			p->next += due * p->gap;
+			p->gap_sum += due * p->gap;
+			for (uint32_t j = 0; j < due; j++)
+				p->bytes += pkts[i + j]->data_len;
+		}
 		while (i + due < n && p->next <= (double)now) {
 			struct rte_mbuf *m = pkts[i + due];
 

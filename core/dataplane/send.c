@@ -278,8 +278,10 @@ tx_send(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t clones, int m
 	/* not sent: either never due before the stop (unsent, counted by the
 	 * pacer) or refused by the driver until the stop (drops) */
 	s->st.drops += total - sent - (s->st.unsent - unsent0);
-	if (sent > 0)
+	if (sent > 0) {
 		s->st.bursts++;
+		idle_note_sent();
+	}
 	return (int)sent;
 }
 

@@ -16,7 +16,7 @@ BENCH=$SURGE_SRC/scripts/bench
 OUT=$(SURGE=$SURGE timeout -k 5 240 bash "$BENCH" --rows otg --quick --allow-no-huge 2>"$TMP/err")
 check "scripts/bench --rows otg --quick: exit 0" 0 "$?"
 echo "$OUT" | sed 's/^/  /'
-check_match "the Lua script's row" "^Lua script: udp-flood.lua --flows 1024 +[0-9.]+ " "$OUT"
+check_match "the Lua script's row" "^Lua script: udp-flood.lua --flows 1024 --rate 1gpps +[0-9.]+ " "$OUT"
 check_match "the OTG row, its ratio against the script and the target" \
   "^OTG flow \(snappi, src port increment x 1024, 1e9 pps\) +[0-9.]+ +[0-9.]+ +[0-9]+\.[0-9][0-9] .*>= 0.95" "$OUT"
 ERR=$(OTG_PEERS=$TMP/none SURGE=$SURGE timeout -k 5 120 bash "$BENCH" --rows otg --quick --allow-no-huge 2>&1 >/dev/null)

@@ -38,6 +38,17 @@ local BURST = 32
 -- ring fills in no less than ~1 ms at 1 Mpps
 local IDLE_US, IDLE_MAX_US = 20, 200
 local DRAIN_ROUNDS = 1024     -- receives at most at a task's end: what its queues still hold
+-- While a port's queues receive nothing, rounds that send poll them less
+-- often: after 1, 3, 7, 15 skipped rounds (doubling), at most RX_SENT_MAX
+-- frames handed to the driver between two polls (half of surge's default
+-- 1024-descriptor RX ring, so a loopback's own frames cannot overflow it)
+-- and at most RX_GAP_US between two polls (a device slow to send, like
+-- af_packet, makes long rounds: a peer at 10 Gbit/s line rate sends ~150
+-- 64-byte frames in that time); a poll that gets frames makes every round
+-- poll again, and a round that sends nothing always polls. An empty poll
+-- is a quarter of a 64-byte send's cost on a TX-only port
+-- (docs/performance.md, the OTG row).
+local RX_SENT_MAX, RX_GAP_US = 512, 10
 local PROBE_MAGIC = 0x50475253 -- "SRGP" read as a little-endian uint32 (surge.h's probe format 1)
 local u32p, u64p = ffi.typeof("const uint32_t *"), ffi.typeof("const uint64_t *")
 
@@ -152,7 +163,8 @@ end
 -- One send on group g at TSC t; returns the packets sent.
 local function send(g, t)
   local x = g.cur
-  if x == nil or x.burst.n == 0 then
+  -- a queue of one flow keeps it while it is due (no pick: a division a burst)
+  if x == nil or (x.burst.n == 0 and (g.many or not due(x, t))) then
     x = pick(g, t)
     g.cur = x
     if x == nil then return 0 end
@@ -161,13 +173,17 @@ local function send(g, t)
     local n, left = BURST, x.left
     if left > 0 and left < n then n = left end
     if x.per_burst and x.in_burst < n then n = x.in_burst end
-    x.burst:alloc(n)
+    -- the burst is this task's and n at most its capacity: burst:alloc's checks without the call
+    if C.surge_burst_alloc(x.burst, n) == 0 then core.check_run() end   -- an empty pool, a stopped run
     if x.f then x.f:apply(x.burst) end
     if x.sz then x.sz:apply(x.burst) end
     if x.probes then x.probes:mark(x.burst) end
   end
   local before = x.sz and frame_bytes(x.burst) or 0
-  local sent = g.q:send_due(x.burst)
+  -- txq:send_due's call without its argument checks (the queue and burst are this task's); a
+  -- failure leaves the burst as it was, so the checked call then raises its error
+  local sent = C.surge_tx_send_due(g.port, g.qid, x.burst)
+  if sent < 0 then sent = g.q:send_due(x.burst) end
   if sent > 0 then
     local s = x.s
     s.tx_frames = s.tx_frames + sent
@@ -239,7 +255,7 @@ function M.port(a)
   local hz = surge.tsc_hz()
   local groups, all = {}, {}
   for gi, g in ipairs(a.groups) do
-    local grp = { q = g.txq, flows = {}, cur = nil, pps = 0, wake = math.huge }
+    local grp = { q = g.txq, port = g.txq.port, qid = g.txq.id, flows = {}, cur = nil, pps = 0, wake = math.huge }
     for _, spec in ipairs(g.flows) do
       local _, f, sz = flows.build(spec)    -- the template is in spec.pool (master's: otg/traffic.lua)
       local x = { burst = spec.pool:burst(BURST), f = f or false, sz = sz or false, left = spec.count,
@@ -251,6 +267,7 @@ function M.port(a)
       grp.flows[#grp.flows + 1] = x
       all[#all + 1] = x
     end
+    grp.many = #grp.flows > 1
     groups[gi] = grp
   end
   local rxqs, nrx = a.rxqs, #a.rxqs
@@ -288,6 +305,12 @@ function M.port(a)
   -- docs/performance.md), and a port receiving latency probes had that sleep
   -- (inside recv, after this task's own send) added to every latency
   surge.idle{ mode = "pause" }
+  -- rounds skipped at most between two empty polls (above); none where
+  -- a receive time is measured (a flow's latency, a capture's timestamps)
+  local timed = tap ~= nil
+  for k = 0, nflows - 1 do if lat[k] >= 0 then timed = true end end
+  local rx_max = timed and 0 or math.max(0, math.floor(RX_SENT_MAX / (BURST * #groups)) - 1)
+  local rx_skip, rx_wait, rx_last, rx_gap = 0, 0, 0, RX_GAP_US * hz / 1e6
   st.run.ready[a.row] = 1
   local go, idle, gen = false, IDLE_US, st.run.gen
   while surge.running() do
@@ -320,7 +343,14 @@ function M.port(a)
       if g.pps > 0 and send(g, t) > 0 then busy = true end
     end
     if tap then tap:poll() end
-    if receive() > 0 then busy = true end
+    if not busy or rx_wait == 0 or t - rx_last >= rx_gap then     -- busy: this round sent
+      rx_last = t
+      if receive() > 0 then busy, rx_skip = true, 0
+      elseif busy and rx_skip < rx_max then rx_skip = math.min(rx_skip * 2 + 1, rx_max) end
+      rx_wait = rx_skip
+    else
+      rx_wait = rx_wait - 1
+    end
     if busy then idle = IDLE_US
     else
       C.surge_sleep_us(idle)
