@@ -122,5 +122,10 @@ registry_count(const int *count)
 {
 	return __atomic_load_n(count, __ATOMIC_ACQUIRE);
 }
+/* Appends the entry at `entry` (`size` bytes, a pointer) to the registry
+ * `slots` (room for `max`) counted by *count, under the lock: its id, or
+ * -ENOSPC with the error "too many WHAT (at most MAX)" (the caller frees
+ * the entry). One way for every registry of objects made by id. */
+int registry_add(int *count, int max, void *slots, size_t size, const void *entry, const char *what);
 
 #endif /* SURGE_BASE_H */

@@ -145,17 +145,9 @@ surge_conn_new(const struct surge_conn_conf *conf)
 	pacer_start(&e->open_pc, &conf->rate, 0, hz, e->tsc0);
 	e->sw_csum = 2;                  /* decided at the first poll, when the port is known */
 	e->owner = (int32_t)lcore_self();
-	registry_lock();
-	id = r->nconn;
-	if (id < SURGE_CONN_MAX) {
-		r->conn[id] = e;
-		registry_publish(&r->nconn, id + 1);
-	}
-	registry_unlock();
-	if (id >= SURGE_CONN_MAX) {
+	id = registry_add(&r->nconn, SURGE_CONN_MAX, r->conn, sizeof(e), &e, "connection engines");
+	if (id < 0)
 		engine_free(e);
-		return rt_error(-ENOSPC, "too many connection engines (at most %d)", SURGE_CONN_MAX);
-	}
 	return id;
 }
 

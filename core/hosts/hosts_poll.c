@@ -90,17 +90,10 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	t->ms_per_cyc = 1e3 / (double)rt_hz();
 	t->rng = (uint32_t)(t->tsc0 ^ (t->tsc0 >> 32)) | 1;
 	t->owner = (int32_t)lcore_self();
-	registry_lock();
-	id = r->nhosts;
-	if (id < SURGE_HOSTS_MAX) {
-		r->hosts[id] = t;
-		registry_publish(&r->nhosts, id + 1);
-	}
-	registry_unlock();
-	if (id >= SURGE_HOSTS_MAX) {
+	id = registry_add(&r->nhosts, SURGE_HOSTS_MAX, r->hosts, sizeof(t), &t, "host tables");
+	if (id < 0) {
 		ht_free(t);
 		free(t);
-		return rt_error(-ENOSPC, "too many host tables (at most %d)", SURGE_HOSTS_MAX);
 	}
 	return id;
 }

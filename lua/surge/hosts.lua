@@ -30,8 +30,9 @@ local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").Tx
 local C, rc_check = core.C, core.check
 local M = {}
 
+local GAUGES = { bytes_per_host = true }       -- published as gauges, the other fields as counters
 local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells",
-  "gauges" })
+  "gauges", "states" })
 Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
 M.Table = Table
 
@@ -96,7 +97,7 @@ function M.new(o)
   end
   local id = rc_check(C.surge_hosts_new(c))
   local t = setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
-    gauges = false,
+    gauges = false, states = false,
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
   return t
 end
@@ -178,24 +179,14 @@ end
 -- publishes them and keeps them current.
 function Table:publish()
   check.self(self, Table, "hosts:publish")
-  local cells, gauges = {}, {}
-  for _, k in ipairs(M.FIELDS) do
-    if k == "bytes_per_host" then
-      local g = counter.gauge(self.prefix .. "." .. k)
-      g:set(0)
-      gauges[#gauges + 1] = { k, g.cell }
-    else
-      local c = counter.counter(self.prefix .. "." .. k)
-      c:add(0)
-      cells[#cells + 1] = { k, c.cell }
-    end
-  end
+  local states = {}
+  self.cells, self.gauges = counter.publish(self.prefix, M.FIELDS, GAUGES)
   for i = 0, C.SURGE_HOST_STATES - 1 do
     local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
     g:set(0)                                  -- its cell is made by the first write
-    gauges[#gauges + 1] = { i, g.cell }
+    states[#states + 1] = { i, g.cell }
   end
-  self.cells, self.gauges = cells, gauges
+  self.states = states
   return self
 end
 
@@ -206,12 +197,9 @@ function Table:sync()
   if not cells then return end
   local st = self.st
   C.surge_hosts_stats(self.id, st)
-  for i = 1, #cells do local c = cells[i] c[2][0] = st[c[1]] end
-  local g = self.gauges
-  for i = 1, #g do
-    local c = g[i]
-    c[2][0] = type(c[1]) == "number" and tonumber(st.state[c[1]]) or tonumber(st[c[1]])
-  end
+  counter.copy(st, cells, self.gauges)
+  local s = self.states
+  for i = 1, #s do local c = s[i] c[2][0] = tonumber(st.state[c[1]]) end
 end
 
 local run_keys = { rxq = 1, txq = 1, pool = 1, seconds = 1, until_settled = 1, on_event = 1, burst = 1 }
