@@ -107,6 +107,11 @@ owner_claim(volatile int32_t *owner, int32_t me, int32_t *holder)
 		*holder = none;
 	return -EBUSY;
 }
+/* For a call only the lcore that made registry entry `id` may make (its
+ * polls): 0 when `entry` (NULL: there is none) is the calling lcore's, its
+ * `owner`; else the error set and returned, -EINVAL "no WHAT ID" or -EPERM
+ * "WHAT ID belongs to lcore N: poll it there". */
+int owner_only(const void *entry, int32_t owner, const char *what, int id);
 /* Registries are appended under one lock and read without it: an entry is
  * filled in first, then published by raising the count (release); readers
  * load the count (acquire) and read entries below it. */

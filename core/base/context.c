@@ -145,6 +145,16 @@ registry_unlock(void)
 }
 
 int
+owner_only(const void *entry, int32_t owner, const char *what, int id)
+{
+	if (entry == NULL)
+		return rt_error(-EINVAL, "no %s %d", what, id);
+	if (owner != (int32_t)lcore_self())
+		return rt_error(-EPERM, "%s %d belongs to lcore %d: poll it there", what, id, owner);
+	return 0;
+}
+
+int
 registry_add(int *count, int max, void *slots, size_t size, const void *entry, const char *what)
 {
 	int id;

@@ -113,15 +113,8 @@ own(int id, int *rc)
 {
 	struct hosts_table *t = get(id);
 
-	if (t == NULL) {
-		*rc = rt_error(-EINVAL, "no host table %d", id);
-		return NULL;
-	}
-	if (t->owner != (int32_t)lcore_self()) {
-		*rc = rt_error(-EPERM, "host table %d belongs to lcore %d: poll it there", id, t->owner);
-		return NULL;
-	}
-	return t;
+	*rc = owner_only(t, t != NULL ? t->owner : -1, "host table", id);
+	return *rc == 0 ? t : NULL;
 }
 
 /* the hosts the schedule has due: rate per second since the table was
@@ -185,8 +178,8 @@ int
 surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
 		 struct surge_burst *tx)
 {
-	struct rte_mbuf *done[SURGE_BURST_MAX];
-	uint32_t keep = 0, ndone = 0, budget = TIMERS_PER_POLL;
+	struct rx_split sp = { .keep = 0, .ndone = 0 };
+	uint32_t keep, budget = TIMERS_PER_POLL;
 	int rc = 0, n;
 	struct hosts_table *t = own(id, &rc);
 
@@ -205,20 +198,15 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		if (proto_frame(t, &f, rx->data[i])) {
+		int taken = proto_frame(t, &f, rx->data[i]);
+
+		if (taken)
 			t->st.rx_frames++;
-			done[ndone++] = rx->mbuf[i];
-		} else {
+		else
 			t->st.rx_other++;
-			rx->mbuf[keep] = rx->mbuf[i];
-			rx->data[keep] = rx->data[i];
-			rx->len[keep] = rx->len[i];
-			keep++;
-		}
+		rx_split_one(&sp, rx, i, taken);
 	}
-	rx->n = keep;
-	if (ndone > 0)
-		rte_pktmbuf_free_bulk(done, ndone);
+	keep = rx_split_end(&sp, rx);
 	timers(t, HL_SHORT, &budget);
 	timers(t, HL_LONG, &budget);
 	starts(t);
