@@ -87,7 +87,7 @@ def parse(b: Bench, argv: List[str]) -> bool:
             "--ab": "ab", "--rows": "rows", "--logs": "logs"}
     needs = {"--duration": "--duration needs a value", "--reps": "--reps needs a value",
              "--flows": "--flows needs a value", "--lcores": "--lcores needs a value",
-             "--ab": "--ab needs a surge binary", "--rows": "--rows needs tx, rx, pktgen, otg or all",
+             "--ab": "--ab needs a surge binary", "--rows": "--rows needs tx, rx, pktgen, otg, hosts or all",
              "--logs": "--logs needs a directory"}
     val = {"duration": "5", "reps": "3", "flows": "1024", "lcores": "0", "ab": "", "rows": "all", "logs": ""}
     i = 0
@@ -130,8 +130,8 @@ def parse(b: Bench, argv: List[str]) -> bool:
         die("--flows: want 1..64512, got '%s'" % val["flows"])
     if val["lcores"] != "0" and not (is_uint(val["lcores"]) and int(val["lcores"]) <= 64):
         die("--lcores: want 1..64, got '%s'" % val["lcores"])
-    if val["rows"] not in ("tx", "rx", "pktgen", "otg", "all"):
-        die("--rows: want tx, rx, pktgen, otg or all, got '%s'" % val["rows"])
+    if val["rows"] not in ("tx", "rx", "pktgen", "otg", "hosts", "all"):
+        die("--rows: want tx, rx, pktgen, otg, hosts or all, got '%s'" % val["rows"])
     b.duration, b.reps, b.flows = int(val["duration"]), int(val["reps"]), int(val["flows"])
     b.lcores, b.ab_ref, b.rows, b.logdir = int(val["lcores"]), val["ab"], val["rows"], val["logs"]
     return True
@@ -252,13 +252,17 @@ def measure(b: Bench, runs: peers.Runs, pages: huge.Pages, work: common.Work) ->
         runs.surge_lcores = list(runs.ceil_lcores)
         err("bench: WARNING: %d lcores on %d CPUs: TX lcores share CPUs, rates are not per core" % (tx + 1, b.cpus))
 
-    from .rows import ab, otg, pktgen, rx, scaling, tx as txrows
+    from .rows import ab, hosts, otg, pktgen, rx, scaling, tx as txrows
     if b.lcores > 0:
         scaling.run(b)
         b.footer()
         return 0
     if b.ab_ref:
         ab.run(b)
+        return 0
+    if b.rows == "hosts":
+        hosts.run(b)     # the emulated hosts (issue 33): not in "all", a row of their own
+        b.footer()
         return 0
     if b.rows in ("tx", "all"):
         txrows.run(b)

@@ -13,6 +13,9 @@
  *                  ordered timer lists, the event ring
  *   hosts_proto.c  frames written (ARP, ICMP echo replies, DHCP) and the
  *                  protocols' state machines: a frame in, a timer due
+ *   hosts_mcast.c  group memberships: IGMP and MLD reports, leaves,
+ *                  queries answered (its parser hosts_mcast_parse.c)
+ *   hosts_server.c a table in server mode: a DHCPv4 server's pool
  *   hosts_poll.c   the FFI entry points
  */
 #ifndef HOSTS_H
@@ -20,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dataplane.h"
 #include "hosts_parse.h"
@@ -81,13 +85,32 @@ struct hosts_table {
 	struct surge_hosts_event *ev;
 	uint32_t ev_cap, ev_head, ev_tail;   /* a ring: ev_tail - ev_head events held */
 	size_t bytes;             /* the table's memory */
+	struct mcast *mc;         /* memberships (hosts_mcast.c), from the first join; NULL before */
 	/* the poll's transmit state */
 	struct surge_burst *tx;
 	uint16_t port, txq;
 	uint32_t tx_used, tx_got;
 	int tx_err;
 	uint32_t room;            /* the tx pool's data room */
+	/* server mode (hosts_server.c): host i is the pool's address ip4 + i */
+	uint32_t *midx;           /* the clients' MACs: slot + 1 by hash, linear probing, 0 empty */
+	uint32_t midx_mask;
+	uint32_t free_head;       /* addresses given back, linked through host.lease_s */
+	uint32_t handed;          /* slots handed out so far, in index order */
 };
+
+static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void p32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+/* DPDK's sums are of native 16-bit words: stored as they are, they read big-endian */
+static inline void
+csum_put(uint8_t *p, uint16_t sum)
+{
+	memcpy(p, &sum, 2);
+}
 
 static inline void
 mac_put(uint8_t *p, uint64_t v)
@@ -125,6 +148,24 @@ int proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *fr
 void proto_start(struct hosts_table *t, uint32_t i);
 void proto_timer(struct hosts_table *t, uint32_t i);
 int proto_flush(struct hosts_table *t);
+uint8_t *proto_tx(struct hosts_table *t, uint32_t len);
+uint8_t *proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid);
+uint8_t *proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type);
+
+/* hosts_mcast.c */
+int mcast_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame, uint32_t len);
+void mcast_timers(struct hosts_table *t);
+int mcast_busy(const struct hosts_table *t);
+int mcast_join(struct hosts_table *t, const struct surge_hosts_join *j);
+int mcast_leave(struct hosts_table *t, int m, uint32_t first, uint32_t n, int32_t *rest);
+int mcast_mship(const struct hosts_table *t, int m, struct surge_hosts_mship *out);
+
+/* hosts_server.c */
+int server_alloc(struct hosts_table *t);
+void server_free(struct hosts_table *t);
+int server_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in);
+void server_timer(struct hosts_table *t, uint32_t i);
+uint64_t server_client_mac(const struct host *h);
 
 /* hosts_poll.c: the run's end (core/run/boot.c) */
 void hosts_free_all(void);

@@ -48,13 +48,15 @@ dhcp_options(const uint8_t *o, size_t n, struct hframe *f)
 				return HF_DHCP_BAD;
 			f->msg = v[0];
 			break;
-		case 1: case 3: case 51: case 54: case 58: case 59:
+		case 1: case 3: case 50: case 51: case 54: case 58: case 59:
 			if (l < 4 || (code != 3 && l != 4))
 				return HF_DHCP_BAD;   /* option 3 is a list: the first router */
 			if (code == 1)
 				f->mask = g32(v);
 			else if (code == 3)
 				f->router = g32(v);
+			else if (code == 50)
+				f->req_ip = g32(v);
 			else if (code == 51)
 				f->lease_s = g32(v);
 			else if (code == 54)
@@ -72,16 +74,20 @@ dhcp_options(const uint8_t *o, size_t n, struct hframe *f)
 	return HF_DHCP_BAD;              /* no end option */
 }
 
+/* op 2 (BOOTREPLY, to a client) or 1 (BOOTREQUEST, to a server table):
+ * the same grammar, its own kinds */
 static enum hframe_kind
-dhcp(const uint8_t *b, size_t n, struct hframe *f)
+dhcp(const uint8_t *b, size_t n, struct hframe *f, uint8_t op)
 {
-	if (n < BOOTP_FIXED + 4 || b[0] != 2 /* BOOTREPLY */ || b[1] != 1 || b[2] != 6 ||
-	    g32(b + BOOTP_FIXED) != DHCP_MAGIC)
-		return HF_DHCP_BAD;
+	enum hframe_kind good = op == 2 ? HF_DHCP : HF_DHCP_REQ, bad = op == 2 ? HF_DHCP_BAD : HF_DHCP_REQ_BAD;
+
+	if (n < BOOTP_FIXED + 4 || b[0] != op || b[1] != 1 || b[2] != 6 || g32(b + BOOTP_FIXED) != DHCP_MAGIC)
+		return bad;
 	f->xid = g32(b + 4);
+	f->ciaddr = g32(b + 12);
 	f->yiaddr = g32(b + 16);
 	f->chaddr = b + 28;
-	return dhcp_options(b + BOOTP_FIXED + 4, n - BOOTP_FIXED - 4, f);
+	return dhcp_options(b + BOOTP_FIXED + 4, n - BOOTP_FIXED - 4, f) == HF_DHCP ? good : bad;
 }
 
 static enum hframe_kind
@@ -107,12 +113,14 @@ ipv4(const uint8_t *p, size_t len, struct hframe *f)
 			return HF_BAD;
 		return l4[0] == 8 && l4[1] == 0 ? HF_ECHO : HF_OTHER;
 	}
-	if (p[9] == 17 && l4len >= 8 && g16(l4 + 2) == 68 && g16(l4) == 67) {
+	if (p[9] == 17 && l4len >= 8 && ((g16(l4 + 2) == 68 && g16(l4) == 67) ||
+					 (g16(l4 + 2) == 67 && g16(l4) == 68))) {
 		size_t ulen = g16(l4 + 4);
+		uint8_t op = g16(l4 + 2) == 68 ? 2 : 1;
 
 		if (ulen < 8 || ulen > l4len)
-			return HF_DHCP_BAD;
-		return dhcp(l4 + 8, ulen - 8, f);
+			return op == 2 ? HF_DHCP_BAD : HF_DHCP_REQ_BAD;
+		return dhcp(l4 + 8, ulen - 8, f, op);
 	}
 	return HF_OTHER;
 }

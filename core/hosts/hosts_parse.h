@@ -15,7 +15,10 @@ enum hframe_kind {
 	HF_ARP,
 	HF_ECHO,         /* ICMP echo request */
 	HF_DHCP,         /* a BOOTREPLY to port 68, its options read */
-	HF_DHCP_BAD      /* one to port 68 that is not a usable DHCP reply */
+	HF_DHCP_BAD,     /* one to port 68 that is not a usable DHCP reply */
+	HF_DHCP_REQ,     /* a BOOTREQUEST from port 68 to 67 (a DHCP server table's), its options read */
+	HF_DHCP_REQ_BAD, /* one from 68 to 67 that is not a usable DHCP request */
+	HF_KINDS
 };
 
 /* DHCP message types (RFC 2132 9.6) */
@@ -40,6 +43,7 @@ struct hframe {
 	uint32_t xid;
 	uint32_t yiaddr, server_id, lease_s, t1_s, t2_s, mask, router;   /* 0: absent */
 	const uint8_t *chaddr;
+	uint32_t ciaddr, req_ip;  /* BOOTREQUEST: the client's address, option 50 (0: absent) */
 };
 
 /* Reads one frame of len bytes. Never reads outside them. */

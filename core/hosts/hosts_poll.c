@@ -39,7 +39,21 @@ conf_check(const struct surge_hosts_conf *c)
 		return rt_error(-EINVAL, "surge_hosts_new: %u MACs from %02x:%02x:%02x:%02x:%02x:%02x run past "
 				"%02x:ff:ff:ff:ff:ff", c->count, c->mac[0], c->mac[1], c->mac[2], c->mac[3],
 				c->mac[4], c->mac[5], c->mac[0]);
-	if (c->dhcp) {
+	if (c->server) {
+		/* a DHCPv4 server's pool (hosts_server.c): ip4 .. ip4 + count - 1 */
+		if (c->dhcp || c->dad || c->ip4 == 0 || c->server4 == 0)
+			return rt_error(-EINVAL, "surge_hosts_new: a DHCP server needs its pool (ip4), its address "
+					"(server4), and no dhcp or dad");
+		if (c->lease_s == 0 || (c->lease_s > 2000000 && c->lease_s != UINT32_MAX))
+			return rt_error(-EINVAL, "surge_hosts_new: lease_s %u: 1..2000000 or infinite (%u)",
+					c->lease_s, UINT32_MAX);
+		if (c->net4_len > 32)
+			return rt_error(-EINVAL, "surge_hosts_new: the server's prefix length %u: 0..32", c->net4_len);
+		if ((uint64_t)c->ip4 + c->count - 1 > 0xffffffffu)
+			return rt_error(-EINVAL, "surge_hosts_new: a pool of %u addresses from %u.%u.%u.%u passes "
+					"255.255.255.255", c->count, c->ip4 >> 24, c->ip4 >> 16 & 255, c->ip4 >> 8 & 255,
+					c->ip4 & 255);
+	} else if (c->dhcp) {
 		if (c->ip4 != 0 || c->dad)
 			return rt_error(-EINVAL, "surge_hosts_new: DHCP hosts take their address from the server "
 					"(no ip4, no dad)");
@@ -81,7 +95,8 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	if (t->conf.outstanding == 0 || t->conf.outstanding > t->conf.count)
 		t->conf.outstanding = t->conf.count;
 	t->conf.net4 &= t->conf.net4_len == 0 ? 0 : ~0u << (32 - t->conf.net4_len);
-	if (ht_alloc(t) != 0) {
+	if (ht_alloc(t) != 0 || (t->conf.server && server_alloc(t) != 0)) {
+		server_free(t);
 		ht_free(t);
 		free(t);
 		return rt_error(-ENOMEM, "out of memory for a table of %u hosts", conf->count);
@@ -150,7 +165,10 @@ timers(struct hosts_table *t, int list, uint32_t *budget)
 		if ((int32_t)(t->now - t->h[i].due) < 0)
 			break;
 		ht_timer_stop(t, i);
-		proto_timer(t, i);
+		if (t->conf.server)
+			server_timer(t, i);
+		else
+			proto_timer(t, i);
 		(*budget)--;
 	}
 }
@@ -174,22 +192,21 @@ setup_tx(struct hosts_table *t, uint16_t port, uint16_t txq, struct surge_burst 
 	return 0;
 }
 
-int
-surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
-		 struct surge_burst *tx)
+/* One turn of table t: take its frames from rx (received here when recv),
+ * leave the rest in rx, fire the due timers, start what is due, send. */
+static int
+turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
+     struct surge_burst *tx, int recv)
 {
 	struct rx_split sp = { .keep = 0, .ndone = 0 };
 	uint32_t keep, budget = TIMERS_PER_POLL;
-	int rc = 0, n;
-	struct hosts_table *t = own(id, &rc);
+	int rc, n;
 
-	if (t == NULL)
-		return rc;
 	if ((rc = burst_check(rx)) != 0 || (rc = burst_check(tx)) != 0)
 		return rc;
 	if ((rc = setup_tx(t, port, txq, tx)) != 0)
 		return rc;
-	n = surge_rx_recv(port, rxq, rx);
+	n = recv ? surge_rx_recv(port, rxq, rx) : (int)rx->n;
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
@@ -198,7 +215,8 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		int taken = proto_frame(t, &f, rx->data[i]);
+		int taken = t->conf.server ? server_frame(t, &f, rx->data[i])
+					   : proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i]);
 
 		if (taken)
 			t->st.rx_frames++;
@@ -209,10 +227,30 @@ surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge
 	keep = rx_split_end(&sp, rx);
 	timers(t, HL_SHORT, &budget);
 	timers(t, HL_LONG, &budget);
+	mcast_timers(t);
 	starts(t);
 	proto_flush(t);
 	t->tx = NULL;
 	return t->tx_err != 0 ? t->tx_err : (int)keep;
+}
+
+int
+surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
+		 struct surge_burst *tx)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	return t == NULL ? rc : turn(t, port, rxq, txq, rx, tx, 1);
+}
+
+int
+surge_hosts_take(int id, uint16_t port, uint16_t txq, struct surge_burst *rx, struct surge_burst *tx)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	return t == NULL ? rc : turn(t, port, 0, txq, rx, tx, 0);
 }
 
 int
@@ -223,6 +261,17 @@ surge_hosts_stats(int id, struct surge_hosts_stats *out)
 	if (t == NULL)
 		return rt_error(-EINVAL, "no host table %d", id);
 	memcpy(out, &t->st, sizeof(*out));
+	return 0;
+}
+
+int
+surge_hosts_conf_get(int id, struct surge_hosts_conf *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	*out = t->conf;
 	return 0;
 }
 
@@ -256,7 +305,14 @@ surge_hosts_host(int id, uint32_t i, struct surge_hosts_host *out)
 	out->server4 = h->server;
 	out->lease_s = h->lease_s;
 	out->bound_ms = h->bound_ms;
-	ht_mac(t, i, out->mac);
+	if (t->conf.server) {
+		/* a pool's slot: its client's MAC, this server */
+		mac_put(out->mac, h->state != SURGE_HOST_IDLE ? server_client_mac(h) : 0);
+		out->server4 = t->conf.server4;
+		out->lease_s = t->conf.lease_s;
+	} else {
+		ht_mac(t, i, out->mac);
+	}
 	out->state = h->state;
 	out->tries = h->tries;
 	return 0;
@@ -301,7 +357,44 @@ surge_hosts_settled(int id)
 
 	return t->started == t->conf.count && s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
 	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0 &&
-	       t->lists[HL_SHORT].head == HOST_NIL;   /* releases and announcements sent */
+	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
+	       !mcast_busy(t);                          /* joins' reports and leaves sent */
+}
+
+int
+surge_hosts_join(int id, const struct surge_hosts_join *j)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if (j == NULL)
+		return rt_error(-EINVAL, "surge_hosts_join: no membership");
+	return mcast_join(t, j);
+}
+
+int
+surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if (rest == NULL)
+		return rt_error(-EINVAL, "surge_hosts_leave: no room for the memberships that stay");
+	return mcast_leave(t, m, first, n, rest);
+}
+
+int
+surge_hosts_mship(int id, int m, struct surge_hosts_mship *out)
+{
+	struct hosts_table *t = get(id);
+
+	if (t == NULL)
+		return rt_error(-EINVAL, "no host table %d", id);
+	return mcast_mship(t, m, out);
 }
 
 int
@@ -316,6 +409,7 @@ hosts_free_all(void)
 	struct runtime *r = rt();
 
 	for (int i = 0; i < r->nhosts; i++) {
+		server_free(r->hosts[i]);
 		ht_free(r->hosts[i]);
 		free(r->hosts[i]);
 		r->hosts[i] = NULL;

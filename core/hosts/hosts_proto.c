@@ -22,19 +22,6 @@
 #define RTO_MAX_MS 64000
 #define NOBUF_RETRY_MS 10        /* a frame the empty pool could not take: tried again this soon */
 
-static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void p32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
-
-/* DPDK's sums are of native 16-bit words: stored as they are, they read big-endian */
-static inline void
-csum_put(uint8_t *p, uint16_t sum)
-{
-	memcpy(p, &sum, 2);
-}
-
 int
 proto_flush(struct hosts_table *t)
 {
@@ -78,6 +65,13 @@ frame(struct hosts_table *t, uint32_t len)
 	b->len[slot] = (uint16_t)len;
 	memset(b->data[slot], 0, len);
 	return b->data[slot];
+}
+
+/* frame() for hosts_server.c and hosts_mcast.c */
+uint8_t *
+proto_tx(struct hosts_table *t, uint32_t len)
+{
+	return frame(t, len);
 }
 
 /* Ethernet header (with the table's tag), returns where the payload starts */
@@ -127,6 +121,32 @@ arp_send(struct hosts_table *t, uint32_t i, uint16_t op, uint32_t spa, const uin
 	return 0;
 }
 
+/* IPv4, UDP and the fixed part of a 300-byte BOOTP message at ip: op 1, a
+ * client's request (port 68 to 67), or 2, a server's reply (67 to 68), with
+ * the magic cookie; returns where its options start. The frame is zeroed. */
+uint8_t *
+proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid)
+{
+	uint8_t *udp = ip + 20, *b = udp + 8;
+
+	ip[0] = 0x45;
+	p16(ip + 2, 20 + 8 + 300);
+	ip[8] = 64;
+	ip[9] = 17;
+	p32(ip + 12, src);
+	p32(ip + 16, dst);
+	csum_put(ip + 10, rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip));
+	p16(udp, op == 1 ? 68 : 67);
+	p16(udp + 2, op == 1 ? 67 : 68);
+	p16(udp + 4, 8 + 300);            /* checksum 0: none, allowed over IPv4 */
+	b[0] = op;                        /* Ethernet, 6-byte addresses */
+	b[1] = 1;
+	b[2] = 6;
+	p32(b + 4, xid);
+	p32(b + 236, 0x63825363u);
+	return b + 240;
+}
+
 static int
 dhcp_send(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
 {
@@ -136,27 +156,13 @@ dhcp_send(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
 	if (p == NULL)
 		return -1;
 	uint8_t *ip = eth(t, p, unicast ? t->server_mac : NULL, i, 0x0800);
-	uint8_t *udp = ip + 20, *b = udp + 8, *o = b + 240;
 	int ciaddr = msg == DHCP_RELEASE || h->state == SURGE_HOST_RENEWING || h->state == SURGE_HOST_REBINDING;
+	uint8_t *o = proto_bootp(ip, ciaddr ? h->ip : 0, unicast ? h->server : 0xffffffffu, 1, h->xid);
+	uint8_t *b = o - 240;
 
-	ip[0] = 0x45;
-	p16(ip + 2, 20 + 8 + 300);
-	ip[8] = 64;
-	ip[9] = 17;
-	p32(ip + 12, ciaddr ? h->ip : 0);
-	p32(ip + 16, unicast ? h->server : 0xffffffffu);
-	csum_put(ip + 10, rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip));
-	p16(udp, 68);
-	p16(udp + 2, 67);
-	p16(udp + 4, 8 + 300);            /* checksum 0: none, allowed over IPv4 */
-	b[0] = 1;                         /* BOOTREQUEST, Ethernet, 6-byte addresses */
-	b[1] = 1;
-	b[2] = 6;
-	p32(b + 4, h->xid);
 	if (ciaddr)
 		p32(b + 12, h->ip);
 	ht_mac(t, i, b + 28);
-	p32(b + 236, 0x63825363u);
 	*o++ = 53; *o++ = 1; *o++ = msg;
 	*o++ = 61; *o++ = 7; *o++ = 1;    /* client identifier: type 1 (Ethernet) and the MAC */
 	ht_mac(t, i, o);
@@ -219,6 +225,10 @@ discover(struct hosts_table *t, uint32_t i)
 
 	h->xid = ht_rand(t);
 	h->ip = 0;
+	/* a fresh start (not a NAK's new DISCOVER): its binding time runs
+	 * from here (bound_ms holds it until the ACK) */
+	if (h->state != SURGE_HOST_REQUESTING)
+		h->bound_ms = t->now;
 	ht_state(t, i, SURGE_HOST_SELECTING);
 	dhcp_transmit(t, i, DHCP_DISCOVER, 0);
 }
@@ -502,6 +512,14 @@ lease_bind(struct hosts_table *t, uint32_t i, const struct hframe *f, const uint
 	if (f->server_id != 0)
 		h->server = f->server_id;
 	h->lease_s = f->lease_s;
+	if (!renewed) {
+		uint32_t ms = t->now - h->bound_ms, k = 0;
+
+		while (k < SURGE_HOSTS_BIND_BUCKETS - 1 && ms >= 1u << k)
+			k++;
+		t->st.bind_ms[k]++;
+		t->st.bind_ms_sum += ms;
+	}
 	h->bound_ms = t->now;
 	h->tries = 0;
 	h->naks = 0;
@@ -591,6 +609,13 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 		t->st.dhcp_stray++;
 		return 1;
 	}
+}
+
+/* the Ethernet header for hosts_mcast.c */
+uint8_t *
+proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type)
+{
+	return eth(t, p, dst, i, type);
 }
 
 /* 1 when the frame was the hosts' (the caller frees it), 0 to leave it */

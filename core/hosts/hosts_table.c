@@ -54,6 +54,7 @@ ht_free(struct hosts_table *t)
 	free(t->h);
 	free(t->ipidx);
 	free(t->ev);
+	free(t->mc);
 }
 
 /* a - b on the 32-bit millisecond clock, signed (wraps after 49 days) */

@@ -776,7 +776,8 @@ int surge_conn_hooks(int id, uint32_t kinds, const uint8_t *const *data, const u
  * events (bound, conflict, ...) that Lua pulls with surge_hosts_events. */
 enum {
 	SURGE_HOSTS_MAX = 64,            /* tables in a run */
-	SURGE_HOSTS_COUNT_MAX = 1 << 24  /* hosts in a table */
+	SURGE_HOSTS_COUNT_MAX = 1 << 24, /* hosts in a table */
+	SURGE_HOSTS_BIND_BUCKETS = 21    /* the binding-time histogram's buckets */
 };
 enum surge_hosts_state {
 	SURGE_HOST_IDLE = 0,      /* not started yet */
@@ -808,6 +809,12 @@ struct surge_hosts_conf {
 	double rate;                 /* hosts started per second (DHCPDISCOVERs), 0 = unpaced */
 	uint32_t outstanding;        /* DHCP: most transactions open at once, 0 = count */
 	uint32_t renewals;           /* DHCP: renewals per host before it lets its lease go, 0 = forever */
+	/* server: a DHCPv4 server (core/hosts/hosts_server.c): host i is the
+	 * pool's address ip4 + i, mac the server's; no dhcp, no dad */
+	uint8_t server;
+	uint8_t pad_[3];
+	uint32_t server4;            /* server: its address, the server identifier (option 54) */
+	uint32_t lease_s;            /* server: the leases' length in seconds */
 };
 struct surge_hosts_stats {
 	uint64_t rx_frames;          /* frames the table took (the rest stay in the rx burst) */
@@ -836,8 +843,30 @@ struct surge_hosts_stats {
 	uint64_t dhcp_gave_up;
 	uint64_t dhcp_lost;          /* leases that ended unrenewed, or a NAK took (the host starts over) */
 	uint64_t events_lost;        /* events not pulled before the ring filled */
+	/* multicast (core/hosts/hosts_mcast.c, docs/hosts.md "Multicast") */
+	uint64_t igmp_query_rx;      /* IGMP queries taken (general and group-specific) */
+	uint64_t igmp_v2_report_tx;
+	uint64_t igmp_v3_report_tx;
+	uint64_t igmp_leave_tx;
+	uint64_t mld_query_rx;
+	uint64_t mld_v1_report_tx;
+	uint64_t mld_v2_report_tx;
+	uint64_t mld_done_tx;
+	uint64_t mcast_bad;          /* IGMP or MLD queries malformed or with a bad checksum */
 	uint64_t state[SURGE_HOST_STATES];   /* hosts in each state now */
 	uint64_t bytes_per_host;     /* the table's memory divided by its hosts */
+	/* DHCP clients: bindings by the time from a host's first DISCOVER to
+	 * its ACK; bucket k counts those under 2^k ms (k < 20), 20 the rest */
+	uint64_t bind_ms[SURGE_HOSTS_BIND_BUCKETS];
+	uint64_t bind_ms_sum;
+	/* a DHCP server table (conf.server) */
+	uint64_t dhcps_discover_rx;
+	uint64_t dhcps_offer_tx;
+	uint64_t dhcps_request_rx;
+	uint64_t dhcps_ack_tx;
+	uint64_t dhcps_nak_tx;
+	uint64_t dhcps_release_rx;
+	uint64_t dhcps_no_address;   /* DISCOVERs not answered: the pool was taken */
 };
 enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
@@ -845,14 +874,17 @@ enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_RENEWED = 3,
 	SURGE_HOSTS_EV_GAVE_UP = 4,
 	SURGE_HOSTS_EV_LOST = 5,     /* a lease expired or a NAK took it */
-	SURGE_HOSTS_EV_RELEASED = 6
+	SURGE_HOSTS_EV_RELEASED = 6,
+	SURGE_HOSTS_EV_JOINED = 7,   /* a host's first report for a membership sent (ip4: its first IPv4 group) */
+	SURGE_HOSTS_EV_LEFT = 8      /* a host's last leave, done or state-change report sent */
 };
 struct surge_hosts_event {
 	uint32_t host;
 	uint32_t ip4;                /* host order */
 	uint32_t ms;                 /* since the table was made */
 	uint8_t kind;                /* enum surge_hosts_event_kind */
-	uint8_t pad[3];
+	uint8_t membership;          /* JOINED, LEFT: the membership (surge_hosts_join's id) */
+	uint8_t pad[2];
 };
 struct surge_hosts_host {
 	uint32_t ip4, server4, lease_s, bound_ms;
@@ -868,7 +900,13 @@ int surge_hosts_new(const struct surge_hosts_conf *conf);
  * (returned: their count), or -errno. The table's lcore only. */
 int surge_hosts_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
 		     struct surge_burst *tx);
+/* surge_hosts_poll without receiving: the table takes its frames from
+ * those in rx (what another table's poll of the same queue left), the
+ * rest stay. Several tables share one port so. */
+int surge_hosts_take(int id, uint16_t port, uint16_t txq, struct surge_burst *rx, struct surge_burst *tx);
 int surge_hosts_stats(int id, struct surge_hosts_stats *out);
+/* table id's configuration (as made; any thread: the REPL's hosts()) */
+int surge_hosts_conf_get(int id, struct surge_hosts_conf *out);
 /* The events since the last pull, oldest first, at most max: their count. */
 int surge_hosts_events(int id, struct surge_hosts_event *out, uint32_t max);
 int surge_hosts_host(int id, uint32_t host, struct surge_hosts_host *out);
@@ -876,9 +914,38 @@ int surge_hosts_host(int id, uint32_t host, struct surge_hosts_host *out);
  * next polls and go to RELEASED; their count. The table's lcore only. */
 int surge_hosts_release(int id, uint32_t first, uint32_t n);
 /* 1 when no host is waiting on anything (each bound, in conflict, gave up
- * or released; renewals not counted), else 0 */
+ * or released; renewals not counted; no membership joining or leaving), else 0 */
 int surge_hosts_settled(int id);
 int surge_hosts_count(void);
+/* Multicast: hosts first..first+nhosts-1 join ngroups groups from group
+ * (its last 32 bits counted up) with IGMP (af 4: version 2 or 3) or MLD
+ * (af 6: version 1 or 2); each host reports them `robustness` times, the
+ * first at the next poll, the rest within unsolicited_ms, answers queries
+ * and, after surge_hosts_leave, sends its leaves (docs/hosts.md). */
+enum { SURGE_HOSTS_MSHIPS = 64 };   /* memberships in a table */
+struct surge_hosts_join {
+	uint8_t group[16];           /* the first group: IPv4 in the first 4 bytes (network order), or IPv6 */
+	uint32_t ngroups;            /* 1.. */
+	uint32_t first, nhosts;
+	uint8_t af;                  /* 4 IGMP, 6 MLD */
+	uint8_t version;             /* IGMP 2 or 3, MLD 1 or 2 */
+	uint8_t robustness;          /* 1..7 (RFC 3376: 2) */
+	uint8_t pad;
+	uint32_t unsolicited_ms;     /* the unsolicited report interval (v2 / MLDv1: 10000, v3 / MLDv2: 1000) */
+};
+struct surge_hosts_mship {
+	uint8_t state;               /* 0 free, 1 joining, 2 joined, 3 leaving */
+	uint8_t af, version, version_now;   /* version_now: the version answered in (an older querier's) */
+	uint32_t ngroups, first, nhosts;
+	uint64_t reports, leaves, queries;  /* frames sent for it, queries that asked it */
+};
+/* The membership's id (0..SURGE_HOSTS_MSHIPS-1) or -errno; the table's lcore only */
+int surge_hosts_join(int id, const struct surge_hosts_join *j);
+/* Hosts first..first+n-1 of membership m (n 0: to its last) leave its
+ * groups at the next polls; the hosts before and after them stay joined,
+ * each part in a new membership: rest[0] and rest[1] (-1 none). 0 or -errno */
+int surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest);
+int surge_hosts_mship(int id, int m, struct surge_hosts_mship *out);
 /* --- surge otg's HTTP server (core/front/otg_http.c, docs/otg.md) -------
  * A pull API: master asks for the next whole request and answers it by id;
  * the server never calls into Lua. */

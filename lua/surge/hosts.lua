@@ -22,6 +22,7 @@ local core = require "surge.core"
 local check = require "surge.check"
 local eth = require "surge.proto.eth"
 local ip4 = require "surge.proto.ip4"
+local mcast = require "surge.hosts_mcast"
 local class = require "surge.class"
 local counter = require "surge.counter"
 local surge = require "surge"
@@ -30,20 +31,83 @@ local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").Tx
 local C, rc_check = core.C, core.check
 local M = {}
 
-local GAUGES = { bytes_per_host = true }       -- published as gauges, the other fields as counters
+-- published as gauges, the other fields as counters (bind_seconds the sum:
+-- seconds, Prometheus's base unit)
+local GAUGES = { bytes_per_host = true, bind_seconds = true }
 local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells",
-  "gauges", "states" })
+  "gauges", "cum" })
 Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
 M.Table = Table
 
 -- enum surge_hosts_state, by name
 M.STATES = { [0] = "idle", "probing", "announcing", "bound", "conflict", "selecting", "requesting", "renewing",
   "rebinding", "gave_up", "released" }
-M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released" }
+M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", "joined", "left" }
 M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "arp_request_rx",
   "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx", "icmp_reply_tx",
   "dhcp_discover_tx", "dhcp_offer_rx", "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx",
-  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost", "bytes_per_host" }
+  "dhcp_retransmits", "dhcp_bad", "dhcp_stray", "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "events_lost",
+  "igmp_query_rx", "igmp_v2_report_tx", "igmp_v3_report_tx", "igmp_leave_tx", "mld_query_rx", "mld_v1_report_tx",
+  "mld_v2_report_tx", "mld_done_tx", "mcast_bad", "bytes_per_host", "bind_ms_sum", "dhcps_discover_rx", "dhcps_offer_tx", "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx",
+  "dhcps_release_rx", "dhcps_no_address" }
+-- the binding-time histogram's buckets: bind_le_Nms counts the bindings
+-- that took under N ms (2^k), bind_le_inf all of them; stats() has each,
+-- the published counters every third (a run has at most 64 counters)
+M.BIND_BUCKETS = {}
+for k = 0, C.SURGE_HOSTS_BIND_BUCKETS - 2 do M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = ("bind_le_%dms"):format(2 ^ k) end
+M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = "bind_le_inf"
+local BIND_PUBLISHED = { 1, 4, 7, 10, 13, 16, #M.BIND_BUCKETS }   -- 1 ms, 8, 64, 512, 4096, 32768, all
+
+-- the counters and states that mean something for a table of each kind
+-- (static hosts, DHCP clients, a DHCP server): stats() has them all
+local COMMON = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_full", "events_lost", "bytes_per_host" }
+M.MODE_FIELDS = {
+  static = { "arp_request_rx", "arp_reply_tx", "arp_probe_tx", "arp_announce_tx", "arp_conflict", "icmp_echo_rx",
+    "icmp_reply_tx" },
+  dhcp = { "arp_request_rx", "arp_reply_tx", "icmp_echo_rx", "icmp_reply_tx", "dhcp_discover_tx", "dhcp_offer_rx",
+    "dhcp_request_tx", "dhcp_ack_rx", "dhcp_nak_rx", "dhcp_release_tx", "dhcp_retransmits", "dhcp_bad", "dhcp_stray",
+    "dhcp_renewed", "dhcp_gave_up", "dhcp_lost", "bind_seconds" },
+  server = { "dhcps_discover_rx", "dhcps_offer_tx", "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx",
+    "dhcps_release_rx", "dhcps_no_address", "dhcp_bad", "dhcp_stray" },
+}
+-- a table that joined groups before it published also publishes these
+M.MCAST_FIELDS = { "igmp_query_rx", "igmp_v2_report_tx", "igmp_v3_report_tx", "igmp_leave_tx", "mld_query_rx",
+  "mld_v1_report_tx", "mld_v2_report_tx", "mld_done_tx", "mcast_bad" }
+M.MODE_STATES = { static = { 0, 1, 2, 3, 4 }, dhcp = { 0, 3, 5, 6, 7, 8, 9, 10 }, server = { 0, 3, 5 } }
+for _, list in pairs(M.MODE_FIELDS) do
+  for i = #COMMON, 1, -1 do table.insert(list, 1, COMMON[i]) end
+end
+
+local function mode_of(c)
+  return c.server == 1 and "server" or c.dhcp == 1 and "dhcp" or "static"
+end
+M.mode_of = mode_of
+
+-- Every table of the run (any task's), for the prompt's hosts(): { id,
+-- mode, count, stats = t:stats()'s form } in id order; read with plain
+-- loads while the tables' lcores write them
+function M.tables()
+  local out = {}
+  local c, st = ffi.new("struct surge_hosts_conf"), ffi.new("struct surge_hosts_stats")
+  for id = 0, C.surge_hosts_count() - 1 do
+    rc_check(C.surge_hosts_conf_get(id, c))
+    rc_check(C.surge_hosts_stats(id, st))
+    local r = { id = id, mode = mode_of(c), count = c.count, stats = { state = {} } }
+    for _, f in ipairs(M.FIELDS) do r.stats[f] = tonumber(st[f]) end
+    for i = 0, C.SURGE_HOST_STATES - 1 do r.stats.state[M.STATES[i]] = tonumber(st.state[i]) end
+    out[#out + 1] = r
+  end
+  return out
+end
+
+-- Host i of table id (any task's): t:host(i)'s fields
+function M.host_of(id, i)
+  local h = ffi.new("struct surge_hosts_host")
+  rc_check(C.surge_hosts_host(id, i, h))
+  return { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(ffi.cast("const uint8_t *", h.mac)),
+           server = ip4.addr_text(h.server4), lease = h.lease_s, bound_ms = h.bound_ms, tries = h.tries }
+end
+
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1 }
@@ -96,10 +160,45 @@ function M.new(o)
     check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
   end
   local id = rc_check(C.surge_hosts_new(c))
-  local t = setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
-    gauges = false, states = false,
+  return M.made(id, c, prefix)
+end
+
+-- the Lua side of table id (made by surge_hosts_new with conf c)
+function M.made(id, c, prefix)
+  return setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
+    gauges = false, cum = false,
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
-  return t
+end
+
+local server_keys = { count = 1, pool = 1, server = 1, mac = 1, vlan = 1, lease = 1, prefix_len = 1, prefix = 1 }
+
+-- A DHCPv4 server (docs/hosts.md, "The DHCP server"): a table in server
+-- mode whose host i is the pool's address pool + i, polled like any table.
+function M.server(o)
+  local fn = "surge.hosts.server"
+  o = check.options(o, server_keys, fn)
+  local c = ffi.new("struct surge_hosts_conf")
+  c.server = 1
+  c.count = check.expect(o.count, ("integer 1..%d"):format(C.SURGE_HOSTS_COUNT_MAX), fn, "count (the pool's addresses)")
+  c.ip4 = parsed(ip4.addr, check.expect(o.pool, "string", fn, "pool (the pool's first address)"), fn .. ": pool")
+  if c.ip4 == 0 then check.raise(fn .. ": pool: 0.0.0.0 is no client's address") end
+  if c.ip4 + c.count - 1 > 0xffffffff then
+    check.raise(("%s: a pool of %d addresses from %s: past 255.255.255.255"):format(fn, c.count, o.pool))
+  end
+  c.server4 = parsed(ip4.addr, check.expect(o.server, "string", fn, "server (its address, option 54)"), fn .. ": server")
+  if c.server4 >= c.ip4 and c.server4 < c.ip4 + c.count then
+    check.raise(("%s: server: %s is in its own pool"):format(fn, o.server))
+  end
+  ffi.copy(c.mac, parsed(eth.mac, check.expect(o.mac, "string", fn, "mac (the server's MAC)"), fn .. ": mac"), 6)
+  c.vlan = check.expect(o.vlan, "integer? 1..4094", fn, "vlan") or 0
+  c.lease_s = check.expect(o.lease, "integer? 1..2000000", fn, "lease (seconds)") or 3600
+  c.net4_len = check.expect(o.prefix_len, "integer? 1..32", fn, "prefix_len (the subnet mask sent, option 1)") or 0
+  c.probe_ms, c.rto_ms, c.retries = 1000, 4000, 4
+  local prefix = check.expect(o.prefix, "string?", fn, "prefix (of the published counters)") or "dhcps"
+  if #prefix > 40 or prefix:find("[^%w_%-%.]") then
+    check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
+  end
+  return M.made(rc_check(C.surge_hosts_new(c)), c, prefix)
 end
 
 -- A pool for the hosts' frames (its template is never sent as it is: each
@@ -126,6 +225,19 @@ function Table:poll(rxq, txq, rx, tx)
   return n
 end
 
+-- t:poll without receiving: the table takes its frames from those left in
+-- rx (by another table's poll of the same queue), the rest stay there.
+function Table:take(txq, rx, tx)
+  check.self(self, Table, "hosts:take")
+  check.handle(txq, TxQueue, "hosts:take", "txq", "a tx queue (port:txq(i))")
+  check.burst(rx, "hosts:take", "rx")
+  check.burst(tx, "hosts:take", "tx")
+  if rx == tx then check.raise("hosts:take: rx and tx: expected two bursts, got one burst twice") end
+  local n = C.surge_hosts_take(self.id, txq.port, txq.id, rx, tx)
+  if n < 0 then rc_check(n) end
+  return n
+end
+
 -- The events since the last call, oldest first: { host = i (0-based), kind = "bound", ip = "a.b.c.d", ms = .. }
 function Table:events()
   check.self(self, Table, "hosts:events")
@@ -134,7 +246,9 @@ function Table:events()
     local n = rc_check(C.surge_hosts_events(self.id, self.evbuf, 256))
     for i = 0, n - 1 do
       local e = self.evbuf[i]
-      out[#out + 1] = { host = e.host, kind = M.EVENTS[e.kind], ip = ip4.addr_text(e.ip4), ms = e.ms }
+      local ev = { host = e.host, kind = M.EVENTS[e.kind], ip = ip4.addr_text(e.ip4), ms = e.ms }
+      if e.kind >= C.SURGE_HOSTS_EV_JOINED then ev.membership = e.membership end
+      out[#out + 1] = ev
     end
     if n < 256 then return out end
   end
@@ -146,6 +260,14 @@ function Table:stats()
   local r, st = { state = {} }, self.st
   for _, f in ipairs(M.FIELDS) do r[f] = tonumber(st[f]) end
   for i = 0, C.SURGE_HOST_STATES - 1 do r.state[M.STATES[i]] = tonumber(st.state[i]) end
+  local cum = 0
+  for k = 1, #M.BIND_BUCKETS do
+    cum = cum + tonumber(st.bind_ms[k - 1])
+    r[M.BIND_BUCKETS[k]] = cum
+  end
+  r.bind_count = cum
+  r.bind_seconds = r.bind_ms_sum / 1e3
+  r.mode = mode_of(self.conf)
   return r
 end
 
@@ -153,10 +275,39 @@ end
 function Table:host(i)
   check.self(self, Table, "hosts:host")
   check.expect(i, ("integer 0..%d"):format(self.count - 1), "hosts:host", "i")
+  return M.host_of(self.id, i)
+end
+
+-- The bound hosts' addresses, in host order (at most `max`): { mac = {
+-- "02:..", ... }, ip = { "10.1.0.7", ... }, host = { i, ... } }: the
+-- sources of a flow (t:source_fields()) or of anything else a script sends
+function Table:bound_addresses(max)
+  check.self(self, Table, "hosts:bound_addresses")
+  max = check.expect(max, "integer? >=1", "hosts:bound_addresses", "max") or self.count
+  if self.conf.server == 1 then check.raise("hosts:bound_addresses: a DHCP server's table holds no hosts of its own") end
+  local r = { mac = {}, ip = {}, host = {} }
   local h = ffi.new("struct surge_hosts_host")
-  rc_check(C.surge_hosts_host(self.id, i, h))
-  return { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(ffi.cast("const uint8_t *", h.mac)),
-           server = ip4.addr_text(h.server4), lease = h.lease_s, bound_ms = h.bound_ms, tries = h.tries }
+  for i = 0, self.count - 1 do
+    if #r.ip >= max then break end
+    rc_check(C.surge_hosts_host(self.id, i, h))
+    if h.state == C.SURGE_HOST_BOUND or h.state == C.SURGE_HOST_RENEWING or h.state == C.SURGE_HOST_REBINDING then
+      r.mac[#r.mac + 1] = eth.mac_text(ffi.cast("const uint8_t *", h.mac))
+      r.ip[#r.ip + 1] = ip4.addr_text(h.ip4)
+      r.host[#r.host + 1] = i
+    end
+  end
+  return r
+end
+
+-- Flow fields (surge.flow's `fields`, with combine = "zip") that take each
+-- packet's source MAC and IPv4 address from the next bound host in turn:
+--   surge.flow{ template = t, fields = hosts_table:source_fields(), combine = "zip" }
+-- Errors when no host is bound (a flow needs a value).
+function Table:source_fields(max)
+  check.self(self, Table, "hosts:source_fields")
+  local a = self:bound_addresses(max)
+  if #a.ip == 0 then check.raise("hosts:source_fields: no host of the table is bound yet") end
+  return { { "eth.src", { list = a.mac } }, { "ip4.src", { list = a.ip } } }
 end
 
 -- DHCP: hosts first..first+n-1 (0-based) holding a lease release it (sent
@@ -167,6 +318,18 @@ function Table:release(first, n)
   n = check.expect(n, ("integer? 0..%d"):format(self.count - first), "hosts:release", "n") or self.count - first
   return rc_check(C.surge_hosts_release(self.id, first, n))
 end
+
+-- Multicast (docs/hosts.md "Multicast"): t:join{ group, groups, first,
+-- hosts, version, robustness, interval } -> a membership id; t:leave(m);
+-- t:membership(m) -> { state, version, version_now, reports, leaves, queries, ... }
+function Table:join(o)
+  check.self(self, Table, "hosts:join")
+  local m = mcast.join(self, o)
+  self.joined = true
+  return m
+end
+function Table:leave(m, first, n) check.self(self, Table, "hosts:leave") return mcast.leave(self, m, first, n) end
+function Table:membership(m) check.self(self, Table, "hosts:membership") return mcast.membership(self, m) end
 
 -- true when no host waits on anything (bound, in conflict, gave up or released)
 function Table:settled()
@@ -179,14 +342,26 @@ end
 -- publishes them and keeps them current.
 function Table:publish()
   check.self(self, Table, "hosts:publish")
-  local states = {}
-  self.cells, self.gauges = counter.publish(self.prefix, M.FIELDS, GAUGES)
-  for i = 0, C.SURGE_HOST_STATES - 1 do
+  local mode = mode_of(self.conf)
+  local names = { unpack(M.MODE_FIELDS[mode]) }
+  if self.joined then   -- a run has at most 64 counters: the groups' only where there are groups
+    for _, k in ipairs(M.MCAST_FIELDS) do names[#names + 1] = k end
+  end
+  local cells, gauges = counter.publish(self.prefix, names, GAUGES)
+  if mode == "dhcp" then
+    for _, k in ipairs(BIND_PUBLISHED) do
+      local c = counter.counter(self.prefix .. "." .. M.BIND_BUCKETS[k])
+      c:add(0)
+      cells[#cells + 1] = { k - 1, c.cell }   -- a number: the histogram's bucket, cumulated (sync)
+    end
+  end
+  for _, i in ipairs(M.MODE_STATES[mode]) do
     local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
     g:set(0)                                  -- its cell is made by the first write
-    states[#states + 1] = { i, g.cell }
+    gauges[#gauges + 1] = { i, g.cell }
   end
-  self.states = states
+  self.cells, self.gauges = cells, gauges
+  self.cum = ffi.new("uint64_t[?]", C.SURGE_HOSTS_BIND_BUCKETS)
   return self
 end
 
@@ -195,11 +370,22 @@ function Table:sync()
   check.self(self, Table, "hosts:sync")
   local cells = self.cells
   if not cells then return end
-  local st = self.st
+  local st, cum = self.st, self.cum
   C.surge_hosts_stats(self.id, st)
-  counter.copy(st, cells, self.gauges)
-  local s = self.states
-  for i = 1, #s do local c = s[i] c[2][0] = tonumber(st.state[c[1]]) end
+  cum[0] = st.bind_ms[0]
+  for k = 1, C.SURGE_HOSTS_BIND_BUCKETS - 1 do cum[k] = cum[k - 1] + st.bind_ms[k] end
+  for i = 1, #cells do
+    local c = cells[i]
+    local k = c[1]
+    c[2][0] = type(k) == "number" and cum[k] or st[k]
+  end
+  local g = self.gauges
+  for i = 1, #g do
+    local c = g[i]
+    local k = c[1]
+    c[2][0] = type(k) == "number" and tonumber(st.state[k])
+      or k == "bind_seconds" and tonumber(st.bind_ms_sum) / 1e3 or tonumber(st[k])
+  end
 end
 
 local run_keys = { rxq = 1, txq = 1, pool = 1, seconds = 1, until_settled = 1, on_event = 1, burst = 1 }
@@ -240,10 +426,11 @@ function Table:run(o)
   return self:stats()
 end
 
--- The counters of stats() as lines "  name value", in name order
+-- The counters of stats() as lines "  name value", in name order (those
+-- of the table's kind)
 function M.format_counters(st)
   local names, lines = {}, {}
-  for _, k in ipairs(M.FIELDS) do names[#names + 1] = k end
+  for _, k in ipairs(M.MODE_FIELDS[st.mode] or M.FIELDS) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do lines[#lines + 1] = ("  %s %d"):format(k, st[k]) end
   return table.concat(lines, "\n")

@@ -19,6 +19,7 @@ ln -s "$SURGE" "$W/build/surge"
 ln -s "$SURGE" "$TMP/bin/surge"
 ln -s "$SURGE_SRC/examples" "$W/examples"
 ln -s "$SURGE_SRC/scripts" "$W/scripts"
+ln -s "$SURGE_SRC/bench" "$W/bench"
 export PATH=$TMP/bin:$PATH
 N=0
 
@@ -102,6 +103,10 @@ doc docs/scenarios.md 'SURGE_PATH=examples/scenarios surge run --vdev net_ring0 
 echo "# docs/results.md"
 doc docs/results.md 'surge run --duration 10 --output run.csv  examples/udp-flood.lua' end 0 '^surge: summary over'
 doc docs/hosts.md 'surge run --no-huge examples/many-hosts.lua --count 1000000 --seconds 1' end 0 '^hosts: bound 1000000$'
+doc docs/hosts.md 'surge run --no-huge --vdev net_null0 examples/mcast-hosts.lua --count 1000000 --join 239.5.5.5@0+1000000v3 --robustness 1 --seconds 3 --linger 0' \
+  end 0 '^joined: the joins. reports sent in [0-9.]+ s [(]1000000 reports'
+doc docs/hosts.md 'surge run --no-huge --vdev net_ring0 bench/hosts.lua --role both --count 1000000' end 0 \
+  '^dhcp-server: 1000000 acks, 1000000 leases, 0 naks$'
 check_match "run.csv has a header and rows" '^[a-z_]+,' "$(head -1 "$W/run.csv" 2>/dev/null)"
 doc docs/results.md 'mkdir -p fig && surge plot run.json -o fig/run.png   # -> fig/run-rate.png, fig/run-latency.png, ...' end 0 '^surge: wrote .*fig/run-rate\.png'
 check_match "fig/run-rate.png is a PNG" "PNG image" "$(file "$W/fig/run-rate.png" 2>/dev/null)"

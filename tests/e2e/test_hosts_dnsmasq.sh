@@ -8,17 +8,10 @@
 # 50 binds and releases, and the leases file is empty.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
-need_cmd dnsmasq
+. "$(dirname "$0")/hosts_lib.sh"
 conn_pair hod
 surge_ns
-LEASES=$TMP/leases
-in_k true
-ip netns exec "$NS_K" dnsmasq --no-daemon --port=0 --interface="$IF_K" --bind-interfaces \
-  --dhcp-range=10.1.0.100,10.1.0.149,255.255.255.0,1h --dhcp-leasefile="$LEASES" --dhcp-authoritative \
-  --no-ping --log-facility="$TMP/dnsmasq.log" 2>"$TMP/dnsmasq.err" &
-DPID=$!
-on_exit "kill $DPID"
-wait_for_text "$TMP/dnsmasq.log" "sockets bound" 5 || { kill -0 $DPID 2>/dev/null || skip "dnsmasq did not start: $(cat "$TMP/dnsmasq.err")"; }
+dnsmasq_pool 10.1.0.100 10.1.0.149
 val() { printf '%s\n' "$OUT" | awk -v k="$1" '$1 == k { print $2 }'; }
 
 run_surge 60 run --no-huge --stats-interval 0 --output "$TMP/r.json" --vdev "$VDEV" "$EXAMPLES/dhcp-storm.lua" \

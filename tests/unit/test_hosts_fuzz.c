@@ -2,8 +2,8 @@
  *
  * test_hosts_fuzz.c - a fuzz target for the emulated hosts' frame parser
  * (core/hosts/hosts_parse.c), the bytes any station on the link sends to
- * surge's hosts: ARP, ICMP echo, DHCP replies. Each input is checked
- * against a reference written apart from the parser, slowly and literally
+ * surge's hosts: ARP, ICMP echo, DHCP replies (and requests, to a server
+ * table). Each input is checked against a reference written apart from the parser, slowly and literally
  * from RFC 2131 and 2132 (a DHCP reply's message type, lease time and
  * server identifier, and whether its options are whole), and every pointer
  * the parser hands out must lie inside the input (the sanitizer pass
@@ -50,14 +50,14 @@ be(const uint8_t *p, int n)
  * by byte; a message type or a 4-byte option of another length is no
  * usable reply. */
 static void
-ref_dhcp(const uint8_t *b, size_t n, struct ref *r)
+ref_dhcp(const uint8_t *b, size_t n, struct ref *r, int op)
 {
 	size_t i = 240;
 
 	memset(r, 0, sizeof(*r));
 	/* a BOOTREPLY (op 2) for an Ethernet client (htype 1, hlen 6: its
 	 * chaddr is a MAC) with the magic cookie */
-	if (n < 240 || b[0] != 2 || b[1] != 1 || b[2] != 6 || be(b + 236, 4) != 0x63825363ul)
+	if (n < 240 || b[0] != op || b[1] != 1 || b[2] != 6 || be(b + 236, 4) != 0x63825363ul)
 		return;
 	while (i < n) {
 		if (b[i] == 0) {
@@ -77,7 +77,7 @@ ref_dhcp(const uint8_t *b, size_t n, struct ref *r)
 					return;
 				r->msg = b[i + 2];
 			}
-			if (b[i] == 51 || b[i] == 54 || b[i] == 1 || b[i] == 58 || b[i] == 59) {
+			if (b[i] == 51 || b[i] == 54 || b[i] == 1 || b[i] == 50 || b[i] == 58 || b[i] == 59) {
 				if (len != 4)
 					return;
 				if (b[i] == 51)
@@ -122,25 +122,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail_on("src_mac outside the input", 0, 1, data, size);
 	if (k == HF_ARP && !inside(f.sha, 6, data, size))
 		fail_on("ARP sha outside the input", 0, 1, data, size);
-	if (k == HF_DHCP && !inside(f.chaddr, 6, data, size))
+	if ((k == HF_DHCP || k == HF_DHCP_REQ) && !inside(f.chaddr, 6, data, size))
 		fail_on("chaddr outside the input", 0, 1, data, size);
-	if (k == HF_ECHO || k == HF_DHCP) {
+	if (k == HF_ECHO || k == HF_DHCP || k == HF_DHCP_REQ) {
 		if ((size_t)f.l2 + f.ip_len > size || f.ihl < 20 || f.ihl > f.ip_len)
 			fail_on("the IPv4 lengths past the input", (long)f.l2 + f.ip_len, (long)size, data, size);
 	}
-	if (k == HF_DHCP || k == HF_DHCP_BAD) {
+	if (k == HF_DHCP || k == HF_DHCP_BAD || k == HF_DHCP_REQ || k == HF_DHCP_REQ_BAD) {
+		/* a reply (port 68) or a request (port 67): op 2 or 1 */
+		int req = k == HF_DHCP_REQ || k == HF_DHCP_REQ_BAD;
+		enum hframe_kind good = req ? HF_DHCP_REQ : HF_DHCP;
 		/* the UDP payload, as the reference finds it */
 		const uint8_t *ip = data + f.l2;
 		size_t ihl = (size_t)(ip[0] & 15) * 4, ulen = be(ip + ihl + 4, 2);
 		struct ref r;
 
 		if (ulen >= 8 && ihl + ulen <= be(ip + 2, 2))
-			ref_dhcp(ip + ihl + 8, ulen - 8, &r);
+			ref_dhcp(ip + ihl + 8, ulen - 8, &r, req ? 1 : 2);
 		else
 			memset(&r, 0, sizeof(r));
-		if ((k == HF_DHCP) != r.whole)
-			fail_on("a usable DHCP reply", k == HF_DHCP, r.whole, data, size);
-		if (k == HF_DHCP && (f.msg != r.msg || f.lease_s != r.lease || f.server_id != r.server))
+		if ((k == good) != r.whole)
+			fail_on("a usable DHCP reply or request", k == good, r.whole, data, size);
+		if (k == good && (f.msg != r.msg || f.lease_s != r.lease || f.server_id != r.server))
 			fail_on("message type, lease or server", (long)f.msg * 1000 + (f.lease_s != r.lease) * 10 +
 				(f.server_id != r.server), (long)r.msg * 1000, data, size);
 	}
@@ -159,14 +162,14 @@ static const struct fuzz_token tokens[] = {
 	FUZZ_TOKEN("\x35\x02\x05"), FUZZ_TOKEN("\x33\x04\0\0"), FUZZ_TOKEN("\x36\x04\x0a\x01"),
 	FUZZ_TOKEN("\x33\xff"), FUZZ_TOKEN("\x01\x03\xff"), FUZZ_TOKEN("\x03\0"),
 	FUZZ_TOKEN("\x81\0\0\x07"), FUZZ_TOKEN("\x08\x06"), FUZZ_TOKEN("\x45"), FUZZ_TOKEN("\0\x44"),
-	FUZZ_TOKEN("\0\x43"),
+	FUZZ_TOKEN("\0\x43"), FUZZ_TOKEN("\x32\x04\x0a\x01"), FUZZ_TOKEN("\x01\x01\x06\0"),
 };
 
 int
 main(void)
 {
 	static struct fuzz z;
-	uint64_t by_kind[HF_DHCP_BAD + 1] = { 0 };
+	uint64_t by_kind[HF_KINDS] = { 0 };
 	uint8_t *p;
 	size_t n;
 
@@ -180,13 +183,16 @@ main(void)
 		free(p);
 	}
 	fprintf(stderr, "test_hosts_fuzz: %d seeds, %llu inputs: %llu ARP, %llu echo, %llu DHCP, %llu bad DHCP, "
-		"%llu bad, %llu other, %.0f s\n", z.nseeds, (unsigned long long)z.rounds,
+		"%llu DHCP requests, %llu bad requests, %llu bad, %llu other, %.0f s\n", z.nseeds,
+		(unsigned long long)z.rounds,
 		(unsigned long long)by_kind[HF_ARP], (unsigned long long)by_kind[HF_ECHO],
 		(unsigned long long)by_kind[HF_DHCP], (unsigned long long)by_kind[HF_DHCP_BAD],
+		(unsigned long long)by_kind[HF_DHCP_REQ], (unsigned long long)by_kind[HF_DHCP_REQ_BAD],
 		(unsigned long long)by_kind[HF_BAD], (unsigned long long)by_kind[HF_OTHER], difftime(time(NULL), z.t0));
 	/* the campaign reached the grammar: not only refusals */
 	if (z.rounds < 1000 || by_kind[HF_DHCP] < z.rounds / 100 || by_kind[HF_DHCP_BAD] < z.rounds / 100 ||
-	    by_kind[HF_ARP] < z.rounds / 100) {
+	    by_kind[HF_ARP] < z.rounds / 100 || by_kind[HF_DHCP_REQ] < z.rounds / 100 ||
+	    by_kind[HF_DHCP_REQ_BAD] < z.rounds / 100) {
 		fprintf(stderr, "test_hosts_fuzz: too few inputs of each kind: the mutations miss the grammar\n");
 		return 1;
 	}

@@ -6,6 +6,7 @@
 --   stats()                 one line per open port: packets and rates
 --   watch([seconds])        a stats line a second until a key is pressed (or seconds pass)
 --   show(template|flow, n)  the first n packets, decoded and as hex
+--   hosts([i [, table]])    the host tables (surge.hosts): hosts by state; host i's detail
 --   help()                  this list
 --   exit(["wait"])          leave the prompt: stop the tasks, or with "wait" let them finish
 -- Everything runs in the master VM, between polls of the tasks.
@@ -19,6 +20,7 @@ local ports = require "surge.port"
 local repl_task = require "surge.repl.task"
 local decode = require "surge.proto.decode"
 local frames = require "surge.base.frames"
+local hostsmod = require "surge.hosts"
 
 -- Every task this session started (the prompt's launch and the script's
 -- surge.launch alike), in launch order, with its state, until
@@ -258,6 +260,35 @@ function M.show(out, what, n)
   end
 end
 
+-- hosts(): a line per host table of the run (whichever task made it): its
+-- kind, hosts, the hosts in each state; hosts(i [, table]): host i of
+-- table `table` (default 0), its state, addresses, lease
+function M.hosts(out, i, tid)
+  local list = hostsmod.tables()
+  if i == nil then
+    if #list == 0 then out("no host tables\n") return end
+    for _, t in ipairs(list) do
+      local st = t.stats
+      local extra = t.mode == "dhcp" and (", bind time mean %.1f ms"):format(st.bind_ms_sum / math.max(st.state.bound, 1))
+        or t.mode == "server" and (", %d acks, %d naks, %d unanswered (pool taken)"):format(st.dhcps_ack_tx,
+          st.dhcps_nak_tx, st.dhcps_no_address) or ""
+      out(("table %d  %-6s %d hosts: %s%s\n"):format(t.id, t.mode, t.count, hostsmod.format_states(st), extra))
+    end
+    return
+  end
+  tid = tid or 0
+  if type(tid) ~= "number" or tid % 1 ~= 0 or tid < 0 or tid >= #list then
+    error(("hosts: table: expected a table id 0..%d, got %s"):format(#list - 1, tostring(tid)), 0)
+  end
+  local n = list[tid + 1].count
+  if type(i) ~= "number" or i % 1 ~= 0 or i < 0 or i >= n then
+    error(("hosts: i: expected a host 0..%d of table %d, got %s"):format(n - 1, tid, tostring(i)), 0)
+  end
+  local h = hostsmod.host_of(tid, i)
+  out(("host %d of table %d: %s  ip %s  mac %s  server %s  lease %d s  since %d ms  tries %d\n"):format(i, tid,
+    h.state, h.ip, h.mac, h.server, h.lease, h.bound_ms, h.tries))
+end
+
 M.help_text = [[
 helpers (besides everything in surge.*):
   tasks()                  the session's tasks: lcore, function, state, packets, drops, Mpps, idle %
@@ -267,6 +298,8 @@ helpers (besides everything in surge.*):
   stats()                  packets and rates of every open port
   watch([seconds])         a stats line a second until a key is pressed
   show(template|flow, n)   the first n packets, decoded and as hex
+  hosts()                  the host tables (surge.hosts): hosts in each state
+  hosts(i [, table])       host i of a table (default 0): state, addresses, lease
   q:set_rate("2mpps")      re-rate a queue now (any queue a task sends on)
   p:close([{remove=true}]) close port p (stop its tasks first); surge.port() opens it again
   exit(["wait"])           leave: stop the tasks (default) or let them finish ("wait")

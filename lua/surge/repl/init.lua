@@ -75,6 +75,7 @@ env.watch = function(seconds)
   return helpers.watch(out, seconds)
 end
 env.show = function(what, n) return helpers.show(out, what, n) end
+env.hosts = function(i, t) return helpers.hosts(out, i, t) end
 env.help = function() out(helpers.help_text .. "\n") end
 M.env = env
 

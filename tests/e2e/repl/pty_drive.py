@@ -81,3 +81,14 @@ class Term:
         os.kill(self.pid, signal.SIGKILL)
         os.waitpid(self.pid, 0)
         raise AssertionError("the program did not exit; screen:\n" + self.screen[-2000:])
+
+
+class Checks:
+    """check = Checks(); check("name", cond, detail) prints ok/FAIL; check.fails counts the failures."""
+
+    def __init__(self):
+        self.fails = 0
+
+    def __call__(self, name, cond, detail=""):
+        print(("ok   " if cond else "FAIL ") + name + ("" if cond or not detail else ": " + detail))
+        self.fails += 0 if cond else 1
