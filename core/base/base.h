@@ -107,6 +107,11 @@ owner_claim(volatile int32_t *owner, int32_t me, int32_t *holder)
 		*holder = none;
 	return -EBUSY;
 }
+/* For a call only the lcore that made registry entry `id` may make (its
+ * polls): 0 when `entry` (NULL: there is none) is the calling lcore's, its
+ * `owner`; else the error set and returned, -EINVAL "no WHAT ID" or -EPERM
+ * "WHAT ID belongs to lcore N: poll it there". */
+int owner_only(const void *entry, int32_t owner, const char *what, int id);
 /* Registries are appended under one lock and read without it: an entry is
  * filled in first, then published by raising the count (release); readers
  * load the count (acquire) and read entries below it. */
@@ -122,5 +127,10 @@ registry_count(const int *count)
 {
 	return __atomic_load_n(count, __ATOMIC_ACQUIRE);
 }
+/* Appends the entry at `entry` (`size` bytes, a pointer) to the registry
+ * `slots` (room for `max`) counted by *count, under the lock: its id, or
+ * -ENOSPC with the error "too many WHAT (at most MAX)" (the caller frees
+ * the entry). One way for every registry of objects made by id. */
+int registry_add(int *count, int max, void *slots, size_t size, const void *entry, const char *what);
 
 #endif /* SURGE_BASE_H */

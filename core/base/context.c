@@ -143,3 +143,30 @@ registry_unlock(void)
 {
 	rte_spinlock_unlock(&rt_current->registry_lock);
 }
+
+int
+owner_only(const void *entry, int32_t owner, const char *what, int id)
+{
+	if (entry == NULL)
+		return rt_error(-EINVAL, "no %s %d", what, id);
+	if (owner != (int32_t)lcore_self())
+		return rt_error(-EPERM, "%s %d belongs to lcore %d: poll it there", what, id, owner);
+	return 0;
+}
+
+int
+registry_add(int *count, int max, void *slots, size_t size, const void *entry, const char *what)
+{
+	int id;
+
+	registry_lock();
+	id = *count;
+	if (id < max) {
+		memcpy((char *)slots + (size_t)id * size, entry, size);
+		registry_publish(count, id + 1);
+	}
+	registry_unlock();
+	if (id >= max)
+		return rt_error(-ENOSPC, "too many %s (at most %d)", what, max);
+	return id;
+}

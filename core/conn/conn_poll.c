@@ -145,17 +145,9 @@ surge_conn_new(const struct surge_conn_conf *conf)
 	pacer_start(&e->open_pc, &conf->rate, 0, hz, e->tsc0);
 	e->sw_csum = 2;                  /* decided at the first poll, when the port is known */
 	e->owner = (int32_t)lcore_self();
-	registry_lock();
-	id = r->nconn;
-	if (id < SURGE_CONN_MAX) {
-		r->conn[id] = e;
-		registry_publish(&r->nconn, id + 1);
-	}
-	registry_unlock();
-	if (id >= SURGE_CONN_MAX) {
+	id = registry_add(&r->nconn, SURGE_CONN_MAX, r->conn, sizeof(e), &e, "connection engines");
+	if (id < 0)
 		engine_free(e);
-		return rt_error(-ENOSPC, "too many connection engines (at most %d)", SURGE_CONN_MAX);
-	}
 	return id;
 }
 
@@ -181,15 +173,8 @@ own(int id, int *rc)
 {
 	struct conn_engine *e = get(id);
 
-	if (e == NULL) {
-		*rc = rt_error(-EINVAL, "no connection engine %d", id);
-		return NULL;
-	}
-	if (e->owner != (int32_t)lcore_self()) {
-		*rc = rt_error(-EPERM, "connection engine %d belongs to lcore %d: poll it there", id, e->owner);
-		return NULL;
-	}
-	return e;
+	*rc = owner_only(e, e != NULL ? e->owner : -1, "connection engine", id);
+	return *rc == 0 ? e : NULL;
 }
 
 /* At the first poll: does the port compute the checksums (the pool's
@@ -302,8 +287,8 @@ int
 surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
 		struct surge_burst *tx)
 {
-	struct rte_mbuf *done[SURGE_BURST_MAX];
-	uint32_t keep = 0, ndone = 0;
+	struct rx_split sp = { .keep = 0, .ndone = 0 };
+	uint32_t keep;
 	int rc = 0, n;
 	struct conn_engine *e = own(id, &rc);
 	uint64_t tsc;
@@ -342,20 +327,11 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 		for (int i = 0; i < n; i++)
 			conn_prefetch(e, rx->data[i], rx->len[i]);
 	for (int i = 0; i < n; i++) {
-		struct rte_mbuf *m = rx->mbuf[i];
+		const struct rte_mbuf *m = rx->mbuf[i];
 
-		if (conn_frame(e, rx->data[i], rx->len[i], m->ol_flags) == SEG_OTHER) {
-			rx->mbuf[keep] = m;
-			rx->data[keep] = rx->data[i];
-			rx->len[keep] = rx->len[i];
-			keep++;
-		} else {
-			done[ndone++] = m;
-		}
+		rx_split_one(&sp, rx, i, conn_frame(e, rx->data[i], rx->len[i], m->ol_flags) != SEG_OTHER);
 	}
-	rx->n = keep;
-	if (ndone > 0)
-		rte_pktmbuf_free_bulk(done, ndone);
+	keep = rx_split_end(&sp, rx);
 	conn_timers(e);
 	if (e->conf.role == SURGE_CONN_CLIENT)
 		opens(e, tsc, OPENS_PER_POLL);

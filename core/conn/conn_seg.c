@@ -202,30 +202,21 @@ next_frame(struct conn_engine *e, uint32_t *slot)
 int
 seg_flush(struct conn_engine *e)
 {
-	struct surge_burst *b = e->tx;
-	uint32_t used = e->tx_used, got = e->tx_got;
-	int rc = 0;
-
-	if (got == 0)
-		return 0;
-	if (used < got)
-		rte_pktmbuf_free_bulk((struct rte_mbuf **)&b->mbuf[used], got - used);
-	b->n = used;
-	e->tx_used = e->tx_got = 0;
-	if (used == 0)
-		return 0;
+	uint32_t used = e->tx_used;
 	/* never wait for room: the peer may be waiting on us to drain its
 	 * segments (each side's RX and TX share one loop), and a wait here
 	 * holds both ends until the stall limit. What the ring does not take
 	 * is freed, counted (tx_full, and the port's drops) and sent again
 	 * by the RTO, as a lost segment would be. */
-	rc = tx_send_once(e->port, e->txq, b);
+	int rc = tx_flush_written(e->port, e->txq, e->tx, used, e->tx_got);
+
+	e->tx_used = e->tx_got = 0;
 	if (rc < 0) {
-		surge_burst_free(b);   /* refused as a whole (a bad queue): nothing left held */
 		e->tx_err = rc;
 		return rc;
 	}
-	e->tx_full = (uint32_t)rc < used;
+	if (used > 0)                    /* a flush that sent nothing says nothing of the ring */
+		e->tx_full = (uint32_t)rc < used;
 	e->st.tx_full += used - (uint32_t)rc;
 	return 0;
 }

@@ -127,6 +127,15 @@ surge_burst_alloc(struct surge_burst *b, uint32_t n)
 	return burst_fill(p, b, n);
 }
 
+uint32_t
+rx_split_end(struct rx_split *s, struct surge_burst *rx)
+{
+	rx->n = s->keep;
+	if (s->ndone > 0)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)s->done, s->ndone);
+	return s->keep;
+}
+
 /* surge_burst_alloc's work on a checked, empty burst of pool p (send.c's
  * fused send + alloc calls it after a send emptied the burst) */
 uint32_t

@@ -58,6 +58,29 @@ int burst_check(const struct surge_burst *b);
 int burst_frame_len_ok(const struct surge_burst *b, uint32_t i);   /* b checked, i < n */
 uint32_t burst_fill(struct pool_state *p, struct surge_burst *b, uint32_t n);   /* b checked, empty */
 
+/* A poll that takes some of the frames it received (the connection engine,
+ * a host table): each frame i of rx, in order, is taken (its mbuf freed at
+ * rx_split_end) or kept (moved down to the first free place in rx, for
+ * whoever reads the queue next). */
+struct rx_split {
+	void *done[SURGE_BURST_MAX];
+	uint32_t keep, ndone;
+};
+static inline void
+rx_split_one(struct rx_split *s, struct surge_burst *rx, int i, int taken)
+{
+	if (taken) {
+		s->done[s->ndone++] = rx->mbuf[i];
+	} else {
+		rx->mbuf[s->keep] = rx->mbuf[i];
+		rx->data[s->keep] = rx->data[i];
+		rx->len[s->keep] = rx->len[i];
+		s->keep++;
+	}
+}
+/* rx holds what was kept; the taken frames are freed: returns the kept */
+uint32_t rx_split_end(struct rx_split *s, struct surge_burst *rx);
+
 /* pacer.c: the per-packet schedule of a rated TX queue */
 double pacer_gap(struct pacer *p, uint16_t len, double now, uint32_t custom_ns, double hz);
 int pacer_refresh(struct queue_slot *s, double hz, uint64_t now);
@@ -76,6 +99,12 @@ double link_bps(uint16_t port);   /* the link's speed in bit/s, 0 when unknown *
  * peer doing the same would wait on it in turn) uses this and retransmits
  * what was dropped. Returns the frames sent, or -errno. */
 int tx_send_once(uint16_t port, uint16_t q, struct surge_burst *b);
+/* The flush of a writer that allocates b whole and fills it frame by frame
+ * (the connection engine, a host table): of the `got` mbufs allocated, the
+ * first `used` were written. The rest go back to the pool, the written
+ * ones to tx_send_once: the frames sent (0 when none was written), or
+ * -errno with b freed as a whole (refused: a bad queue). */
+int tx_flush_written(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t used, uint32_t got);
 
 /* handoff.c: hands n pointers to the driver, retrying while it takes them */
 uint32_t push_all(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,

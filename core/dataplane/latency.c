@@ -41,16 +41,10 @@ surge_latency_new(void)
 		return rt_error(-ENOMEM, "out of memory for a latency histogram");
 	hist_init(&l->h);
 	l->ns_per_cycle = 1e9 / (double)rt_hz();
-	registry_lock();
-	id = r->nlat;
-	if (id < SURGE_LATENCY_MAX) {
-		r->lat[id] = l;
-		registry_publish(&r->nlat, id + 1);
-	}
-	registry_unlock();
-	if (id >= SURGE_LATENCY_MAX) {
+	id = registry_add(&r->nlat, SURGE_LATENCY_MAX, r->lat, sizeof(l), &l, "latency receivers");
+	if (id < 0) {
 		free(l);
-		return rt_error(-ENOSPC, "too many latency receivers (at most %d)", SURGE_LATENCY_MAX);
+		return id;
 	}
 	r->rx_tsc_ordered = 1;   /* before the id is handed out: its probes are timed ordered */
 	idle_for_latency();

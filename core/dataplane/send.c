@@ -298,6 +298,24 @@ tx_send_once(uint16_t port, uint16_t q, struct surge_burst *b)
 }
 
 int
+tx_flush_written(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t used, uint32_t got)
+{
+	int rc;
+
+	if (got == 0)
+		return 0;
+	if (used < got)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)&b->mbuf[used], got - used);
+	b->n = used;
+	if (used == 0)
+		return 0;
+	rc = tx_send_once(port, q, b);
+	if (rc < 0)
+		surge_burst_free(b);   /* nothing left held */
+	return rc;
+}
+
+int
 surge_tx_send_due(uint16_t port, uint16_t q, struct surge_burst *b)
 {
 	return tx_send(port, q, b, 1, SEND_KEEP);

@@ -123,17 +123,10 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	t->ms_per_cyc = 1e3 / (double)rt_hz();
 	t->rng = (uint32_t)(t->tsc0 ^ (t->tsc0 >> 32)) | 1;
 	t->owner = (int32_t)lcore_self();
-	registry_lock();
-	id = r->nhosts;
-	if (id < SURGE_HOSTS_MAX) {
-		r->hosts[id] = t;
-		registry_publish(&r->nhosts, id + 1);
-	}
-	registry_unlock();
-	if (id >= SURGE_HOSTS_MAX) {
+	id = registry_add(&r->nhosts, SURGE_HOSTS_MAX, r->hosts, sizeof(t), &t, "host tables");
+	if (id < 0) {
 		ht_free(t);
 		free(t);
-		return rt_error(-ENOSPC, "too many host tables (at most %d)", SURGE_HOSTS_MAX);
 	}
 	return id;
 }
@@ -153,15 +146,8 @@ own(int id, int *rc)
 {
 	struct hosts_table *t = get(id);
 
-	if (t == NULL) {
-		*rc = rt_error(-EINVAL, "no host table %d", id);
-		return NULL;
-	}
-	if (t->owner != (int32_t)lcore_self()) {
-		*rc = rt_error(-EPERM, "host table %d belongs to lcore %d: poll it there", id, t->owner);
-		return NULL;
-	}
-	return t;
+	*rc = owner_only(t, t != NULL ? t->owner : -1, "host table", id);
+	return *rc == 0 ? t : NULL;
 }
 
 /* the hosts the schedule has due: rate per second since the table was
@@ -246,8 +232,8 @@ static int
 turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_burst *rx,
      struct surge_burst *tx, int recv)
 {
-	struct rte_mbuf *done[SURGE_BURST_MAX];
-	uint32_t keep = 0, ndone = 0, budget = TIMERS_PER_POLL;
+	struct rx_split sp = { .keep = 0, .ndone = 0 };
+	uint32_t keep, budget = TIMERS_PER_POLL;
 	int rc, n;
 
 	if ((rc = burst_check(rx)) != 0 || (rc = burst_check(tx)) != 0)
@@ -263,22 +249,17 @@ turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		if (t->conf.server ? server_frame(t, &f, rx->data[i])
-				   : proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i]) ||
-				     nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f)) {
+		int taken = t->conf.server ? server_frame(t, &f, rx->data[i])
+					   : proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i]) ||
+					     nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f);
+
+		if (taken)
 			t->st.rx_frames++;
-			done[ndone++] = rx->mbuf[i];
-		} else {
+		else
 			t->st.rx_other++;
-			rx->mbuf[keep] = rx->mbuf[i];
-			rx->data[keep] = rx->data[i];
-			rx->len[keep] = rx->len[i];
-			keep++;
-		}
+		rx_split_one(&sp, rx, i, taken);
 	}
-	rx->n = keep;
-	if (ndone > 0)
-		rte_pktmbuf_free_bulk(done, ndone);
+	keep = rx_split_end(&sp, rx);
 	timers(t, HL_SHORT, &budget);
 	timers(t, HL_LONG, &budget);
 	timers(t, HL6, &budget);

@@ -25,21 +25,11 @@
 int
 proto_flush(struct hosts_table *t)
 {
-	struct surge_burst *b = t->tx;
-	uint32_t used = t->tx_used, got = t->tx_got;
-	int rc;
+	uint32_t used = t->tx_used;
+	int rc = tx_flush_written(t->port, t->txq, t->tx, used, t->tx_got);
 
-	if (got == 0)
-		return 0;
-	if (used < got)
-		rte_pktmbuf_free_bulk((struct rte_mbuf **)&b->mbuf[used], got - used);
-	b->n = used;
 	t->tx_used = t->tx_got = 0;
-	if (used == 0)
-		return 0;
-	rc = tx_send_once(t->port, t->txq, b);
 	if (rc < 0) {
-		surge_burst_free(b);
 		t->tx_err = rc;
 		return rc;
 	}

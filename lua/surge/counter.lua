@@ -76,6 +76,32 @@ function Gauge:value()
   return info.value
 end
 
+-- Publishes the fields `keys` of a C stats struct as counters PREFIX.KEY,
+-- those in the set `gauges` as gauges: returns the two lists of { key,
+-- cell } that M.copy fills. Each cell is made now (written 0), so the
+-- summary lists it before the first copy.
+function M.publish(prefix, keys, gauges)
+  local cells, gcells = {}, {}
+  for _, k in ipairs(keys) do
+    if gauges[k] then
+      local g = M.gauge(prefix .. "." .. k)
+      g:set(0)
+      gcells[#gcells + 1] = { k, g.cell }
+    else
+      local c = M.counter(prefix .. "." .. k)
+      c:add(0)
+      cells[#cells + 1] = { k, c.cell }
+    end
+  end
+  return cells, gcells
+end
+
+-- Copies the fields of st into the cells M.publish returned (no allocation).
+function M.copy(st, cells, gcells)
+  for i = 1, #cells do local c = cells[i] c[2][0] = st[c[1]] end
+  for i = 1, #gcells do local c = gcells[i] c[2][0] = tonumber(st[c[1]]) end
+end
+
 -- Every counter and gauge: { { name, kind = "counter"|"gauge", value, lcores
 -- [, saturated = true] } }; saturated: a gauge's sum went past a double's
 -- range and value is +-DBL_MAX (core/control/counters.c), never inf; a

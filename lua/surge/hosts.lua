@@ -434,19 +434,8 @@ end
 
 function Table:publish()
   check.self(self, Table, "hosts:publish")
-  local cells, gauges = {}, {}
   local mode = mode_of(self.conf)
-  for _, k in ipairs(self:counter_names()) do
-    if GAUGES[k] then   -- bind_seconds: the sum in seconds, Prometheus's base unit
-      local g = counter.gauge(self.prefix .. "." .. k)
-      g:set(0)
-      gauges[#gauges + 1] = { k, g.cell }
-    else
-      local c = counter.counter(self.prefix .. "." .. k)
-      c:add(0)
-      cells[#cells + 1] = { k, c.cell }
-    end
-  end
+  local cells, gauges = counter.publish(self.prefix, self:counter_names(), GAUGES)
   if mode == "dhcp" then
     for _, k in ipairs(BIND_PUBLISHED) do
       local c = counter.counter(self.prefix .. "." .. M.BIND_BUCKETS[k])

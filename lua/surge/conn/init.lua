@@ -602,20 +602,7 @@ end
 -- the summary, --output, telemetry, the prompt): sync() copies them.
 function Engine:publish()
   check.self(self, Engine, "engine:publish")
-  local cells, gauges = {}, {}
-  for _, k in ipairs(PUBLISHED) do
-    local name = self.prefix .. "." .. k
-    if GAUGES[k] then
-      local g = counter.gauge(name)
-      g:set(0)
-      gauges[#gauges + 1] = { k, g.cell }
-    else
-      local c = counter.counter(name)
-      c:add(0)
-      cells[#cells + 1] = { k, c.cell }
-    end
-  end
-  self.cells, self.gauges = cells, gauges
+  self.cells, self.gauges = counter.publish(self.prefix, PUBLISHED, GAUGES)
   return self
 end
 
@@ -626,9 +613,7 @@ function Engine:sync()
   if not cells then return end
   local st = self.st
   C.surge_conn_stats(self.id, st)
-  for i = 1, #cells do local c = cells[i] c[2][0] = st[c[1]] end
-  local g = self.gauges
-  for i = 1, #g do local c = g[i] c[2][0] = tonumber(st[c[1]]) end
+  counter.copy(st, cells, self.gauges)
 end
 
 local run_keys = { rxq = 1, txq = 1, pool = 1, neigh = 1, iface = 1, seconds = 1, burst = 1 }

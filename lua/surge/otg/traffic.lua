@@ -417,6 +417,18 @@ function M.start(names)
   end
 end
 
+-- Calls mark(flow, its stats) for each started flow of the run named in
+-- names (all: empty; checked at traffic.flow_transmit.flow_names), then
+-- raises the run's generation so that its tasks read what changed.
+local function mark_flows(c, names, mark)
+  for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
+    local f = run.flows[s.index]
+    if f and f.on then mark(f, run.stats.flow[s.index]) end
+  end
+  local r = run.stats.run[0]
+  r.gen = r.gen + 1
+end
+
 -- Pauses (or resumes) the named flows of the run (all: names empty); a
 -- flow not started, or done, is left as it is. A paused flow's queue is
 -- re-paced at what the others ask; what it had made and not sent waits in
@@ -426,12 +438,9 @@ function M.pause(names, paused)
   if not run or not c or #run.tasks == 0 then
     error({ status = 409, errors = { "no traffic runs: start it before pausing or resuming" } }, 0)
   end
-  for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
-    local f = run.flows[s.index]
-    if f and f.on and not f.halt then run.stats.flow[s.index].paused = paused and 1 or 0 end
-  end
-  local r = run.stats.run[0]
-  r.gen = r.gen + 1
+  mark_flows(c, names, function(f, st)
+    if not f.halt then st.paused = paused and 1 or 0 end
+  end)
 end
 
 -- Stops the named flows (all: names empty, their tasks ended too): a named
@@ -443,15 +452,10 @@ function M.stop_flows(names)
     M.stop()
     return M.serve_neigh()
   end
-  for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
-    local f = run.flows[s.index]
-    if f and f.on then
-      run.stats.flow[s.index].paused = 1
-      f.halt = true             -- stopped like a flow whose packets are all sent: settled, then final
-    end
-  end
-  local r = run.stats.run[0]
-  r.gen = r.gen + 1
+  mark_flows(c, names, function(f, st)
+    st.paused = 1
+    f.halt = true               -- stopped like a flow whose packets are all sent: settled, then final
+  end)
 end
 
 -- A metrics request (checked): the model's Metrics.Response.

@@ -14,20 +14,13 @@ exits 1 when one failed.
 import json
 import sys
 import time
-from typing import Any, List
+from typing import List
 
 import requests
 import snappi
-from otgrun import start_all, wait_stopped
+from otgrun import check, start_all, wait_stopped
 
 URL = sys.argv[1]
-fails = 0
-
-
-def check(name: str, cond: bool, detail: Any = "") -> None:
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
-    fails += 0 if cond else 1
 
 
 def post(path: str, body: str) -> requests.Response:
@@ -205,5 +198,5 @@ refused("an unknown path", "/nope", "{}", 404, "/nope: not a path of the OTG API
 # the config refused left the one set before: the traffic runs again
 api.set_config(cfg)
 check("a good config after the refusals: accepted", True)
-print("otg basic: %d failed" % fails)
-sys.exit(1 if fails else 0)
+print("otg basic: %d failed" % check.fails)
+sys.exit(1 if check.fails else 0)

@@ -22,19 +22,12 @@ from collections import Counter
 from typing import Any, Callable, Dict, List
 
 import snappi
-from otgrun import start_all, wait_stopped
+from otgrun import check, start_all, wait_stopped
 
 URL, A, K, B, C, PCAP = sys.argv[1:7]
-fails = 0
 MAC_A, MAC_B, MAC_C = "02:00:00:00:0a:01", "02:00:00:00:0b:01", "02:00:00:00:0c:01"
 with open(f"/sys/class/net/{K}/address") as fh:
     MAC_K = fh.read().strip()
-
-
-def check(name: str, cond: bool, detail: Any = "") -> None:
-    global fails
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
-    fails += 0 if cond else 1
 
 
 def sh(*args: str) -> str:
@@ -217,5 +210,5 @@ api.set_control_state(cs)
 m = [x for x in wait_stopped(api, 10) if x.name == "via_gw"][0]
 check("via_gw (by r1's resolved gateway): 20 sent, 20 received", m.frames_tx == 20 and m.frames_rx == 20,
       m.serialize())
-print("otg devices: %d failed" % fails)
-sys.exit(1 if fails else 0)
+print("otg devices: %d failed" % check.fails)
+sys.exit(1 if check.fails else 0)
