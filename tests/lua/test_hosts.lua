@@ -16,13 +16,10 @@ local errors, at = testrun.errors, testrun.at
 
 local T = {}
 
-local ring, rxq, txq, spool, sb
+local rxq, txq, send_frame
 local function setup()
-  if ring then return end
-  ring = surge.port(0, { rxq = 1, txq = 1 })
-  rxq, txq = ring:rxq(0), ring:txq(0)
-  spool = surge.pool{ template = surge.proto.udp{}, size = 1023, data_room = 2048 }
-  sb = spool:burst(1)
+  local r = testrun.ring()
+  rxq, txq, send_frame = r.rxq, r.txq, r.send
 end
 
 local function be32(v)
@@ -50,10 +47,7 @@ local function reply(p, msg, lease, garbage)
   local ip = string.char(0x45, 0, bit.rshift(iplen, 8), bit.band(iplen, 255), 0, 0, 0, 0, 64, 17, 0, 0, 10, 9, 0, 1)
     .. yi .. udp
   local frame = chaddr .. string.char(2, 0, 0, 0, 0, 0x99, 8, 0) .. ip
-  assert(sb:alloc(1) == 1)
-  ffi.copy(sb.data[0], frame, #frame)
-  sb.len[0] = #frame
-  txq:send(sb)
+  send_frame(frame)
 end
 
 -- frames left in rx that are a host's DHCP request: answered by `mode`
@@ -197,13 +191,6 @@ function T.a_nak_storm_ends_in_gave_up()
   assert(st.state.gave_up == 4, hosts.format_states(st))
   assert(st.dhcp_nak_rx >= 4, st.dhcp_nak_rx)
   assert(st.dhcp_ack_rx == 0 and st.dhcp_bad == 0)
-end
-
-local function send_frame(frame)
-  assert(sb:alloc(1) == 1)
-  ffi.copy(sb.data[0], frame, #frame)
-  sb.len[0] = #frame
-  txq:send(sb)
 end
 
 -- Static hosts on VLAN 7: a tagged ARP request for host 1 gets its reply,

@@ -18,13 +18,10 @@ local errors, at = testrun.errors, testrun.at
 
 local T = {}
 
-local ring, rxq, txq, spool, sb
+local rxq, txq, send_frame
 local function setup()
-  if ring then return end
-  ring = surge.port(0, { rxq = 1, txq = 1 })
-  rxq, txq = ring:rxq(0), ring:txq(0)
-  spool = surge.pool{ template = surge.proto.udp{}, size = 1023, data_room = 2048 }
-  sb = spool:burst(1)
+  local r = testrun.ring()
+  rxq, txq, send_frame = r.rxq, r.txq, r.send
 end
 
 local A = function(s) return ip6.addr(s, "test") end
@@ -44,13 +41,6 @@ local function ip6_frame(dmac, src, dst, nh, msg, hlim, cko)
   local ck = cksum.finish(sum6(src, dst, nh, msg))
   msg = msg:sub(1, cko) .. be16(ck) .. msg:sub(cko + 3)
   return dmac .. PEER .. "\x86\xdd" .. "\x60\0\0\0" .. be16(#msg) .. string.char(nh, hlim) .. src .. dst .. msg
-end
-
-local function send_frame(frame)
-  assert(sb:alloc(1) == 1)
-  ffi.copy(sb.data[0], frame, #frame)
-  sb.len[0] = #frame
-  txq:send(sb)
 end
 
 -- polls for `seconds`, returns the IPv6 frames left in rx (strings)

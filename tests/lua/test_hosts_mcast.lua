@@ -20,20 +20,10 @@ local errors, at = testrun.errors, testrun.at
 
 local T = {}
 
-local ring, rxq, txq, spool, sb
+local rxq, txq, inject
 local function setup()
-  if ring then return end
-  ring = surge.port(0, { rxq = 1, txq = 1 })
-  rxq, txq = ring:rxq(0), ring:txq(0)
-  spool = surge.pool{ template = surge.proto.udp{}, size = 1023, data_room = 2048 }
-  sb = spool:burst(1)
-end
-
-local function inject(bytes)
-  assert(sb:alloc(1) == 1)
-  ffi.copy(sb.data[0], bytes, #bytes)
-  sb.len[0] = #bytes
-  txq:send(sb)
+  local r = testrun.ring()
+  rxq, txq, inject = r.rxq, r.txq, r.send
 end
 
 -- polls t for `seconds`; the IGMP / MLD frames left in rx, in order, as

@@ -23,6 +23,28 @@ function M.at(msg, next)
   return "^" .. (where .. msg):gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0") .. "$"
 end
 
+-- For test files: the ring port `surge test` gives a run (port 0, its own
+-- loopback: what a queue sends comes back to its rx), opened once with one
+-- queue each way: { port, rxq, txq, pool, send = function(bytes) } where
+-- send puts one frame of those bytes on the ring.
+local ring
+function M.ring()
+  if ring then return ring end
+  local ffi = require "ffi"
+  local surge = require "surge"
+  local port = surge.port(0, { rxq = 1, txq = 1 })
+  local pool = surge.pool{ template = surge.proto.udp{}, size = 1023, data_room = 2048 }
+  local b, txq = pool:burst(1), port:txq(0)
+  ring = { port = port, rxq = port:rxq(0), txq = txq, pool = pool }
+  function ring.send(bytes)
+    assert(b:alloc(1) == 1)
+    ffi.copy(b.data[0], bytes, #bytes)
+    b.len[0] = #bytes
+    txq:send(b)
+  end
+  return ring
+end
+
 local function default_files()
   local dir = package.surge_lua:match("^(.*)/lua$")
   local files = {}
