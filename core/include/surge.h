@@ -427,7 +427,7 @@ enum surge_counter_flag {
 };
 
 enum {
-	SURGE_COUNTER_MAX = 64
+	SURGE_COUNTER_MAX = 256
 };
 
 struct surge_counter_info {

@@ -62,11 +62,10 @@ local GAUGES = { bytes_per_host = true, hosts6_ll = true, hosts6_static = true, 
   bind_seconds = true }
 -- the binding-time histogram's buckets: bind_le_Nms counts the bindings
 -- that took under N ms (2^k), bind_le_inf all of them; stats() has each,
--- the published counters every third (a run has at most 64 counters)
+-- and each is published
 M.BIND_BUCKETS = {}
 for k = 0, C.SURGE_HOSTS_BIND_BUCKETS - 2 do M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = ("bind_le_%dms"):format(2 ^ k) end
 M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = "bind_le_inf"
-local BIND_PUBLISHED = { 1, 4, 7, 10, 13, 16, #M.BIND_BUCKETS }   -- 1 ms, 8, 64, 512, 4096, 32768, all
 
 -- the IPv4 states that mean something for a table of each kind (static
 -- hosts, DHCP clients, a DHCP server)
@@ -401,7 +400,7 @@ end
 -- and the hosts in each state as gauges PREFIX.state.STATE; t:run
 -- publishes them and keeps them current.
 -- Only the counters of the protocols the table runs are published and
--- printed (a run holds at most 64 counters and gauges): a server's own,
+-- printed: a server's own,
 -- DHCPv4's with dhcp, ARP's and ICMP's with an IPv4 side (probes,
 -- announcements and conflicts: static hosts'), IPv6's with ip6, DHCPv6's
 -- with dhcp6, IGMP's and MLD's once the table joined groups.
@@ -437,7 +436,7 @@ function Table:publish()
   local mode = mode_of(self.conf)
   local cells, gauges = counter.publish(self.prefix, self:counter_names(), GAUGES)
   if mode == "dhcp" then
-    for _, k in ipairs(BIND_PUBLISHED) do
+    for k = 1, #M.BIND_BUCKETS do
       local c = counter.counter(self.prefix .. "." .. M.BIND_BUCKETS[k])
       c:add(0)
       cells[#cells + 1] = { k - 1, c.cell }   -- a number: the histogram's bucket, cumulated (sync)
