@@ -85,6 +85,7 @@ function M.task(a)
   local got, by_seq, macs = {}, {}, {}
   local txb = nb.ctrl_pool:burst(1)
   local hz = surge.tsc_hz()
+  -- every MAC first: resolve's receive would take a reply to an echo sent before it
   for _, req in ipairs(a.reqs) do
     local en = nb.entries[req.i]
     -- the MAC to send to: the destination's on the subnet, else the gateway's
@@ -99,8 +100,12 @@ function M.task(a)
       end
       mac = macs[key]
     end
-    if mac and surge.running() and txb:alloc(1) == 1 then
-      txb.len[0] = write_echo(txb.data[0], en, req, a.ident, mac)
+    req.mac = mac
+  end
+  for _, req in ipairs(a.reqs) do
+    local en = nb.entries[req.i]
+    if req.mac and surge.running() and txb:alloc(1) == 1 then
+      txb.len[0] = write_echo(txb.data[0], en, req, a.ident, req.mac)
       if a.txq:send(txb) == 1 then
         req.six = en.kind == 6
         if req.six then
