@@ -24,7 +24,7 @@ from typing import Any, Callable, List, Tuple
 
 import requests
 import snappi
-from otgrun import check, refused
+from otgrun import check, refused, start_all, udp_flow, wait_stopped
 
 URL, A, K, PCAP = sys.argv[1:5]
 MAC_A = "02:00:00:00:0a:01"
@@ -170,5 +170,28 @@ check("protocol.all start: the gateways resolved again", wait_for(lambda: neighb
 check("protocol.all start: the kernel pings the device again", kernel_pings())
 got, _ = ping(False, [("a.ip4", "192.0.2.1")])
 check("protocol.all start: the device pings again", got == [("a.ip4", "192.0.2.1", "succeeded")], got)
+
+# with traffic: a flow on pa (to the kernel, which drops it), continuous, then one of 200 frames
+cfg = config()
+f = udp_flow(cfg, "t", "pa", "pa", 1, 128, 200, 4000, 1)
+f.duration.continuous.gap = 12
+api.set_config(cfg)
+wait_for(lambda: neighbor_macs() == [MAC_K, MAC_K], 10)
+start_all(api)
+refused("ping while traffic runs: 409", lambda: ping(False, [("a.ip4", "192.0.2.1")]), ["traffic runs"], 409)
+refused("protocol.all stop while traffic runs: 409", lambda: protocol("stop"), ["traffic runs"], 409)
+cs = api.control_state()
+cs.traffic.flow_transmit.state = cs.traffic.flow_transmit.STOP
+api.set_control_state(cs)
+cfg = config()
+udp_flow(cfg, "t", "pa", "pa", 200, 128, 2000, 4000, 1)
+api.set_config(cfg)
+start_all(api)
+fm = wait_stopped(api, 10)
+got, _ = ping(False, [("a.ip4", "192.0.2.1")])
+check("ping after a run's flows ended (its tasks still up): succeeded", got == [("a.ip4", "192.0.2.1", "succeeded")],
+      got)
+fm = wait_stopped(api, 1)
+check("the run's counts survive the ping: 200 frames sent", [m.frames_tx for m in fm] == [200], fm)
 print("otg action: %d failed" % check.fails)
 sys.exit(1 if check.fails else 0)
