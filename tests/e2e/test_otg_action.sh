@@ -4,7 +4,9 @@
 # test's own, veth A (surge's port) to K (the kernel's: 192.0.2.1/24,
 # 2001:db8:1::1/64, and 203.0.113.1, 2001:db8:9::1 beyond the device's
 # subnets). A device on A pings the kernel (succeeded), addresses nobody
-# has (failed, in bounded time); tshark reads the echo requests on K.
+# has (failed, in bounded time); tshark reads the echo requests on K. Then
+# docs/otg.md's ping example, as written (veth-a, https://localhost:8443:
+# the namespace's own names and port).
 source "$(dirname "$0")/lib.sh"
 need_root
 need_cmd ip
@@ -15,7 +17,7 @@ PEERS="$SURGE_SRC/../shared/peers/otg"
 [ -d "$PEERS/snappi" ] || skip "snappi not found at $PEERS"
 /usr/bin/python3 -c 'import requests, yaml, semantic_version' 2>/dev/null || skip "snappi's modules not installed"
 NS=otga$$n
-A=otga$$a K=otga$$k
+A=veth-a K=veth-k           # inside the namespace: no other test's
 ip netns add "$NS" 2>/dev/null || skip "cannot create a network namespace"
 trap 'ip netns del "$NS" 2>/dev/null; rm -rf "$TMP"' EXIT
 IN=(ip netns exec "$NS")
@@ -40,4 +42,17 @@ grep -v WARNING "$TMP/py.log" | sed 's/^/  /'
 kill -TERM "$SRV"; wait "$SRV"
 check "SIGTERM: exit 0 (pools full)" 0 "$?"
 check_match "no mbuf leaked" "mbufs back, no leak" "$(cat "$TMP/srv.log")"
+
+echo "# docs/otg.md's ping example, as written"
+awk '/^### Devices: protocol.all and ping/ { on = 1 } on && /^```python/ { grab = 1; next } grab && /^```/ { exit } grab' \
+  "$SURGE_SRC/docs/otg.md" > "$TMP/example.py"
+check_match "the example is there" "ping.requests.add" "$(cat "$TMP/example.py")"
+"${IN[@]}" env XDG_STATE_HOME="$TMP/state" "$SURGE" otg --no-huge --stats-interval 0 > "$TMP/srv2.log" 2>&1 &
+SRV=$!
+for _ in $(seq 100); do grep -q "serving the OTG API" "$TMP/srv2.log" && break; sleep 0.2; done
+OUT=$(cd "$TMP" && "${IN[@]}" env PYTHONPATH="$PEERS" timeout 60 /usr/bin/python3 example.py 2>&1 | grep -v WARNING)
+check "the example prints what docs/otg.md says" "d1.ip4 192.0.2.1 succeeded
+d1.ip4 192.0.2.99 failed" "$OUT"
+kill -TERM "$SRV"; wait "$SRV"
+check "the example's server: SIGTERM, exit 0" 0 "$?"
 finish
