@@ -8,40 +8,14 @@
 # docs/otg.md's ping example, as written (veth-a, https://localhost:8443:
 # the namespace's own names and port).
 source "$(dirname "$0")/lib.sh"
-need_root
-need_cmd ip
-need_cmd tshark
-need_cmd dumpcap
-need_cmd ping
-PEERS="$SURGE_SRC/../shared/peers/otg"
-[ -d "$PEERS/snappi" ] || skip "snappi not found at $PEERS"
-/usr/bin/python3 -c 'import requests, yaml, semantic_version' 2>/dev/null || skip "snappi's modules not installed"
-NS=otga$$n
-A=veth-a K=veth-k           # inside the namespace: no other test's
-ip netns add "$NS" 2>/dev/null || skip "cannot create a network namespace"
-trap 'ip netns del "$NS" 2>/dev/null; rm -rf "$TMP"' EXIT
-IN=(ip netns exec "$NS")
-"${IN[@]}" ip link set lo up
-"${IN[@]}" ip link add "$A" type veth peer name "$K" || skip "cannot create a veth pair"
-# the kernel speaks on K alone
-"${IN[@]}" sysctl -qw "net.ipv6.conf.$A.disable_ipv6=1"
-for i in "$A" "$K"; do "${IN[@]}" ip link set "$i" up; done
-"${IN[@]}" ip addr add 192.0.2.1/24 dev "$K"
+source "$(dirname "$0")/otg/netns.sh"
+otg_netns veth-a veth-k     # names inside the namespace: no other test's
 "${IN[@]}" ip addr add 203.0.113.1/32 dev "$K"
-"${IN[@]}" ip -6 addr add 2001:db8:1::1/64 dev "$K" nodad
 "${IN[@]}" ip -6 addr add 2001:db8:9::1/128 dev "$K" nodad
 sleep 0.3
-PORT=$((20000 + RANDOM % 20000))
-"${IN[@]}" "$SURGE" otg --no-huge --stats-interval 0 --http --listen "127.0.0.1:$PORT" > "$TMP/srv.log" 2>&1 &
-SRV=$!
-for _ in $(seq 100); do grep -q "serving the OTG API" "$TMP/srv.log" && break; sleep 0.2; done
-"${IN[@]}" env PYTHONPATH="$PEERS:$SURGE_SRC/tests/e2e/otg" /usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/action.py" \
-  "http://127.0.0.1:$PORT" "$A" "$K" "$TMP/k.pcap" > "$TMP/py.log" 2>&1
-check "action.py: every check passed" 0 "$?"
-grep -v WARNING "$TMP/py.log" | sed 's/^/  /'
-kill -TERM "$SRV"; wait "$SRV"
-check "SIGTERM: exit 0 (pools full)" 0 "$?"
-check_match "no mbuf leaked" "mbufs back, no leak" "$(cat "$TMP/srv.log")"
+otg_serve
+otg_driver action "$A" "$K" "$TMP/k.pcap"
+otg_end
 
 echo "# docs/otg.md's ping example, as written"
 awk '/^### Devices: protocol.all and ping/ { on = 1 } on && /^```python/ { grab = 1; next } grab && /^```/ { exit } grab' \

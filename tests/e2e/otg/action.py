@@ -20,11 +20,11 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Callable, List, Tuple
+from typing import Any, List, Tuple
 
 import requests
 import snappi
-from otgrun import check, refused, start_all, udp_flow, wait_stopped
+from otgrun import check, neighbors, refused, start_all, udp_flow, wait_for, wait_stopped
 
 URL, A, K, PCAP = sys.argv[1:5]
 MAC_A = "02:00:00:00:0a:01"
@@ -36,15 +36,6 @@ api = snappi.api(location=URL, verify=False)
 
 def sh(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True)
-
-
-def wait_for(fn: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if fn():
-            return True
-        time.sleep(0.1)
-    return fn()
 
 
 def config() -> Any:
@@ -77,16 +68,8 @@ def protocol(state: str) -> None:
 
 
 def neighbor_macs() -> List[Any]:
-    out = []
-    for six in (False, True):
-        sr = api.states_request()
-        if six:
-            sr.ipv6_neighbors.ethernet_names = []
-        else:
-            sr.ipv4_neighbors.ethernet_names = []
-        st = api.get_states(sr)
-        out += [r.link_layer_address for r in (st.ipv6_neighbors if six else st.ipv4_neighbors)]
-    return out
+    """The gateway MACs a.ip4 and a.ip6 resolved (None: not)."""
+    return [neighbors(api, six)["a.eth"].link_layer_address for six in (False, True)]
 
 
 def kernel_pings() -> bool:
