@@ -4,7 +4,8 @@
 # test's own, veth A (surge's port) to K (the kernel's: 192.0.2.1/24,
 # 2001:db8:1::1/64, and 203.0.113.1, 2001:db8:9::1 beyond the device's
 # subnets). A device on A pings the kernel (succeeded), addresses nobody
-# has (failed, in bounded time); tshark reads the echo requests on K. Then
+# has (failed, in bounded time); tshark reads the echo requests on K; a
+# device on veth B pings one on C (both surge's ports). Then
 # docs/otg.md's ping example, as written (veth-a, https://localhost:8443:
 # the namespace's own names and port).
 source "$(dirname "$0")/lib.sh"
@@ -12,9 +13,12 @@ source "$(dirname "$0")/otg/netns.sh"
 otg_netns veth-a veth-k     # names inside the namespace: no other test's
 "${IN[@]}" ip addr add 203.0.113.1/32 dev "$K"
 "${IN[@]}" ip -6 addr add 2001:db8:9::1/128 dev "$K" nodad
+B=veth-b C=veth-c
+"${IN[@]}" ip link add "$B" type veth peer name "$C" || skip "cannot create a veth pair"
+for i in "$B" "$C"; do "${IN[@]}" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"; "${IN[@]}" ip link set "$i" up; done
 sleep 0.3
 otg_serve
-otg_driver action "$A" "$K" "$TMP/k.pcap"
+otg_driver action "$A" "$K" "$B" "$C" "$TMP/k.pcap"
 otg_end
 
 echo "# docs/otg.md's ping example, as written"

@@ -11,9 +11,10 @@
 -- anew). Both wait for no traffic to run: the run's tasks answer for the
 -- devices while it does.
 --
--- A ping runs between traffic runs: the neighbour tasks of the ports that
--- send give their queues to a ping task each (otg/ping.lua) and come back
--- when it is done; all ports' requests go out together.
+-- A ping runs between traffic runs: the neighbour tasks give their ports'
+-- queues to a ping task each (otg/ping.lua: it sends the port's requests,
+-- or answers for the port's devices) and come back when the pings are
+-- done; all ports' requests go out together.
 local ffi = require "ffi"
 local surge = require "surge"
 local config = require "surge.otg.config"
@@ -75,25 +76,30 @@ function M.action(act)
   if c.devices_off then fail(409, { path .. ": the devices are stopped (protocol.all stop): start them first" }) end
   no_traffic(path)
   ident = ident % 0xffff + 1
-  local per, n = {}, 0        -- port name -> the task's requests
+  local per = {}              -- port name -> the task's requests
   for i, rq in ipairs(reqs) do
     local en = c.devices.by_name[rq.src_name]
     local at
     for j, e in ipairs(c.devices.ports[en.port]) do if e == en then at = j end end
     local dst = kind == 6 and ip6.addr_text(ip6.addr(rq.dst_ip, path, 1)) or rq.dst_ip
-    if not per[en.port] then per[en.port], n = {}, n + 1 end
+    per[en.port] = per[en.port] or {}
     table.insert(per[en.port], { i = at, dst = dst, on_link = devices.on_link(en, dst), seq = i })
   end
   traffic.stop()      -- the ports' queues: the neighbour tasks' (a finished run's tasks', its counts stay)
-  local ok_seq, ids = {}, {}
+  local ok_seq, ids, servers = {}, {}, {}
   local ok, e = pcall(function()
-    for _, p in ipairs(c.ports) do
-      local mine = per[p.name]
-      if mine then
-        local port = surge.port(p.id)      -- open: its neighbour task had it
-        ids[#ids + 1] = { id = surge.launch("surge.otg.ping:task", { rxq = port:rxq(0), txq = port:txq(0),
-          neigh = traffic.neigh_arg(c, p.name), ident = ident, reqs = mine }),
-          limit = #mine * ping.RESOLVE_S + ping.WAIT_S + 5 }
+    -- every port with devices answers meanwhile (a destination may be a device of another port):
+    -- those without requests first, so that they listen before the others ask
+    for pass = 1, 2 do
+      for _, p in ipairs(c.ports) do
+        local mine, nb = per[p.name], traffic.neigh_arg(c, p.name)
+        if nb and (pass == 1) == (mine == nil) then
+          local port = surge.port(p.id)      -- open: its neighbour task had it
+          local id = surge.launch("surge.otg.ping:task", { rxq = port:rxq(0), txq = port:txq(0), neigh = nb,
+            ident = ident, reqs = mine or {} })
+          if mine then ids[#ids + 1] = { id = id, limit = #mine * ping.RESOLVE_S + ping.WAIT_S + 5 }
+          else servers[#servers + 1] = { id = id } end
+        end
       end
     end
     for _, t in ipairs(ids) do
@@ -101,9 +107,13 @@ function M.action(act)
       if got == nil then pcall(surge.stop_task, t.id) pcall(surge.wait, t.id, 5) end
       for _, s in ipairs(got or {}) do ok_seq[s] = true end
     end
+    for _, t in ipairs(servers) do surge.stop_task(t.id) end
+    for _, t in ipairs(servers) do surge.wait(t.id, 5) end
   end)
   if not ok then
-    for _, t in ipairs(ids) do pcall(surge.stop_task, t.id) pcall(surge.wait, t.id, 5) end
+    for _, list in ipairs({ ids, servers }) do
+      for _, t in ipairs(list) do pcall(surge.stop_task, t.id) pcall(surge.wait, t.id, 5) end
+    end
   end
   traffic.serve_neigh()
   if not ok then error(e, 0) end

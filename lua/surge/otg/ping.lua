@@ -12,7 +12,8 @@
 -- One echo request each, as the model says; a reply is the echo reply from
 -- the destination to the device's address with this action's identifier and
 -- the request's sequence number. The requests of a port are sent together
--- and wait together: at most WAIT_S after the last was sent.
+-- and wait together: at most WAIT_S after the last was sent. A port with
+-- devices and no request has a task too, answering until stopped.
 local ffi = require "ffi"
 local surge = require "surge"
 local pool = require "surge.pool"
@@ -121,7 +122,9 @@ function M.task(a)
   local v, left = r.v, 0
   for _ in pairs(by_seq) do left = left + 1 end
   local deadline = tonumber(surge.tsc()) + M.WAIT_S * hz
-  while left > 0 and surge.running() and tonumber(surge.tsc()) < deadline do
+  -- a port with no request answers until stopped: a ping's destination may be one of its devices
+  local serve = #a.reqs == 0
+  while surge.running() and (serve or (left > 0 and tonumber(surge.tsc()) < deadline)) do
     local n = a.rxq:recv(rxb)
     for j = 0, n - 1 do
       local p, len = rxb.data[j], rxb.len[j]

@@ -2,11 +2,13 @@
 the kernel (test_otg_action.sh makes the interfaces, inside a network
 namespace this driver runs in):
 
-  PYTHONPATH=../shared/peers/otg python3 action.py URL A K PCAP
+  PYTHONPATH=../shared/peers/otg python3 action.py URL A K B C PCAP
 
 A: surge's port whose veth peer K is the kernel's: 192.0.2.1/24 and
 2001:db8:1::1/64 on the device's subnets, 203.0.113.1 and 2001:db8:9::1
-beyond them (reached through the gateway, the kernel). A capture of K
+beyond them (reached through the gateway, the kernel); B and C: surge's
+ports, a veth pair, a device on each (198.18.0.1 and .2, 2001:db8:2::1 and
+::2): one pings the other (its port's task answers). A capture of K
 (dumpcap) runs while the pings go. Checks: pings to the kernel's addresses
 succeed, on the subnet and through the gateway; to addresses nobody has
 fail, within the bounded wait; tshark reads the echo requests (addresses,
@@ -26,7 +28,7 @@ import requests
 import snappi
 from otgrun import check, neighbors, refused, start_all, udp_flow, wait_for, wait_stopped
 
-URL, A, K, PCAP = sys.argv[1:5]
+URL, A, K, B, C, PCAP = sys.argv[1:7]
 MAC_A = "02:00:00:00:0a:01"
 with open(f"/sys/class/net/{K}/address") as fh:
     MAC_K = fh.read().strip()
@@ -45,6 +47,12 @@ def config() -> Any:
     e.connection.port_name = "pa"
     e.ipv4_addresses.add(name="a.ip4", address="192.0.2.2", gateway="192.0.2.1", prefix=24)
     e.ipv6_addresses.add(name="a.ip6", address="2001:db8:1::2", gateway="2001:db8:1::1", prefix=64)
+    for d, loc, n, peer in (("b", B, 1, 2), ("c", C, 2, 1)):
+        cfg.ports.add(name="p" + d, location=loc)
+        e = cfg.devices.add(name="d" + d).ethernets.add(name=d + ".eth", mac=f"02:00:00:00:0{d}:01")
+        e.connection.port_name = "p" + d
+        e.ipv4_addresses.add(name=d + ".ip4", address=f"198.18.0.{n}", gateway=f"198.18.0.{peer}", prefix=24)
+        e.ipv6_addresses.add(name=d + ".ip6", address=f"2001:db8:2::{n}", gateway=f"2001:db8:2::{peer}")
     return cfg
 
 
@@ -97,6 +105,12 @@ got, took = ping(True, [("a.ip6", "2001:db8:1::1"), ("a.ip6", "2001:db8:9::1"), 
 check("ipv6 ping: the kernel on the subnet and beyond the gateway succeeded, an address nobody has failed",
       got == [("a.ip6", "2001:db8:1::1", "succeeded"), ("a.ip6", "2001:db8:9::1", "succeeded"),
               ("a.ip6", "2001:db8:1::99", "failed")], got)
+got, _ = ping(False, [("b.ip4", "198.18.0.2")])
+check("ipv4 ping from a device to a device on another port: succeeded", got == [("b.ip4", "198.18.0.2", "succeeded")],
+      got)
+got, _ = ping(True, [("c.ip6", "2001:db8:2::1")])
+check("ipv6 ping from a device to a device on another port: succeeded",
+      got == [("c.ip6", "2001:db8:2::1", "succeeded")], got)
 time.sleep(0.5)
 cap.terminate()
 cap.wait()
