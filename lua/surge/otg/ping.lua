@@ -57,21 +57,29 @@ local function write_echo(p, en, req, ident, mac)
   return 14 + (six and 40 or 20) + n
 end
 
--- The sequence number of the echo reply at p (parsed into v) for ident, or nil.
-local function reply_seq(p, len, v, ident)
+M.write_echo = write_echo     -- (tests/lua/test_fuzz_parsers.lua makes its seeds with it)
+
+-- The request (of by_seq: sequence number -> request) the frame at p of len
+-- bytes (parsed into v) answers, or nil: an echo reply with this action's
+-- identifier ident and the request's sequence number, from its destination
+-- to its device's address. The bytes are the network's: every read is
+-- bounded by len (tests/lua/test_fuzz_parsers.lua feeds it mutated frames).
+function M.reply(p, len, v, ident, by_seq)
   local six = v.ethertype == view.ETH_IP6
   if not (six or v.ethertype == view.ETH_IP4) or v.l4 < 0 or len < v.l4 + 8 then return nil end
   if v.proto ~= (six and 58 or 1) or p[v.l4] ~= (six and 129 or 0) then return nil end
   if stack.get16(p + v.l4 + 4) ~= ident then return nil end
-  return stack.get16(p + v.l4 + 6)
-end
-
--- Whether the reply at p comes from req's destination to its device's address.
-local function from_dst(p, v, req)
-  if v.ethertype == view.ETH_IP6 then
-    return req.six and ffi.string(p + v.l3 + 8, 16) == req.dst_b and ffi.string(p + v.l3 + 24, 16) == req.src_b
+  local req = by_seq[stack.get16(p + v.l4 + 6)]
+  if not req or req.six ~= six then return nil end
+  local l3 = v.l3
+  if six then
+    if len < l3 + 40 or ffi.string(p + l3 + 8, 16) ~= req.dst_b or ffi.string(p + l3 + 24, 16) ~= req.src_b then
+      return nil
+    end
+  elseif len < l3 + 20 or stack.get32(p + l3 + 12) ~= req.dst_b or stack.get32(p + l3 + 16) ~= req.src_b then
+    return nil
   end
-  return not req.six and stack.get32(p + v.l3 + 12) == req.dst_b and stack.get32(p + v.l3 + 16) == req.src_b
+  return req
 end
 
 -- a: { rxq, txq, neigh (otg/traffic.lua's neigh argument of the port), ident,
@@ -128,11 +136,10 @@ function M.task(a)
     local n = a.rxq:recv(rxb)
     for j = 0, n - 1 do
       local p, len = rxb.data[j], rxb.len[j]
-      local seq = view.parse(v, p, len) and reply_seq(p, len, v, a.ident)
-      local req = seq and by_seq[seq]
-      if req and from_dst(p, v, req) then
-        by_seq[seq], left = nil, left - 1
-        got[#got + 1] = seq
+      local req = view.parse(v, p, len) and M.reply(p, len, v, a.ident, by_seq)
+      if req then
+        by_seq[req.seq], left = nil, left - 1
+        got[#got + 1] = req.seq
       else
         task.answer(r, p, len)
       end
