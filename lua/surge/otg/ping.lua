@@ -32,7 +32,7 @@ M.RESOLVE_S = 1
 -- The model asks 300 ms; surge waits longer so that a reply is not lost to
 -- a loaded host's scheduling (a ping that fails takes that long).
 M.WAIT_S = 1
-local PAYLOAD = 32      -- the echo's data bytes: "surge ping" and its sequence, repeated
+local PAYLOAD = 32      -- the echo's data bytes: "surge ping" repeated
 local BURST = 32
 
 -- Writes the echo request of req (its entry en) at p; returns its length.
