@@ -8,13 +8,14 @@
 # addresses (tshark on a capture of C); refusals by path.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/otg/netns.sh"
-otg_netns otgd$$a otgd$$k
-B=otgd$$b C=otgd$$c
-"${IN[@]}" ip link add "$B" type veth peer name "$C" || skip "cannot create a veth pair"
+otg_netns otgd$$
+A=otgd$$a K=otgd$$k B=otgd$$b C=otgd$$c
 # the kernel speaks on K alone: surge's ports carry no address and no IPv6 of the kernel's
-for i in "$B" "$C"; do "${IN[@]}" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"; "${IN[@]}" ip link set "$i" up; done
+otg_veth "$A" "$K" kernel
+otg_veth "$B" "$C"
+"${IN[@]}" ip addr add 192.0.2.1/24 dev "$K"
+"${IN[@]}" ip -6 addr add 2001:db8:1::1/64 dev "$K" nodad
 sleep 0.3
 otg_serve
-otg_driver devices "$A" "$K" "$B" "$C" "$TMP/c.pcap"
+otg_drive devices.py "$A" "$K" "$B" "$C" "$TMP/c.pcap"
 otg_end
-finish

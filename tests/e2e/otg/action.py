@@ -26,7 +26,7 @@ from typing import Any, List, Tuple
 
 import requests
 import snappi
-from otgrun import check, neighbors, refused, start_all, udp_flow, wait_for, wait_stopped
+from otgrun import check, refused, start_all, udp_flow, wait_for, wait_stopped
 
 URL, A, K, B, C, PCAP = sys.argv[1:7]
 MAC_A = "02:00:00:00:0a:01"
@@ -76,8 +76,13 @@ def protocol(state: str) -> None:
 
 
 def neighbor_macs() -> List[Any]:
-    """The gateway MACs a.ip4 and a.ip6 resolved (None: not)."""
-    return [neighbors(api, six)["a.eth"].link_layer_address for six in (False, True)]
+    """The gateway MACs a.ip4 and a.ip6 resolved, from /monitor/states (None: not yet)."""
+    macs = []
+    for choice in ("ipv4_neighbors", "ipv6_neighbors"):
+        sr = api.states_request()
+        getattr(sr, choice).ethernet_names = ["a.eth"]
+        macs += [r.link_layer_address for r in getattr(api.get_states(sr), choice)]
+    return macs
 
 
 def kernel_pings() -> bool:

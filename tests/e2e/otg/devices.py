@@ -19,10 +19,10 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from typing import Any, Callable
+from typing import Any, Callable, Dict, List
 
 import snappi
-from otgrun import check, neighbors, start_all, wait_for, wait_stopped
+from otgrun import check, start_all, wait_for, wait_stopped
 
 URL, A, K, B, C, PCAP = sys.argv[1:7]
 MAC_A, MAC_B, MAC_C = "02:00:00:00:0a:01", "02:00:00:00:0b:01", "02:00:00:00:0c:01"
@@ -70,6 +70,17 @@ def config(bgp: bool = False, vlan: bool = False, rx_name: str = "c.ip4") -> Any
     return cfg
 
 
+def neighbors(six: bool) -> Dict[str, Any]:
+    sr = api.states_request()
+    if six:
+        sr.ipv6_neighbors.ethernet_names = []
+    else:
+        sr.ipv4_neighbors.ethernet_names = []
+    st = api.get_states(sr)
+    rows = st.ipv6_neighbors if six else st.ipv4_neighbors
+    return {r.ethernet_name: r for r in rows}
+
+
 def kernel_learns(what: str) -> None:
     """The kernel pings the device's addresses: answered, it learned the device's MAC."""
     for six, addr in ((False, "192.0.2.2"), (True, "2001:db8:1::2")):
@@ -91,9 +102,9 @@ check("GET /config: device defaults filled (prefix 24, gateway_mac auto, mtu 150
 
 want4 = {"a.eth": ("192.0.2.1", MAC_K), "b.eth": ("198.18.0.2", MAC_C), "c.eth": ("198.18.0.1", MAC_B)}
 want6 = {"a.eth": ("2001:db8:1::1", MAC_K), "b.eth": ("2001:db8:2::2", MAC_C), "c.eth": ("2001:db8:2::1", MAC_B)}
-wait_for(lambda: all(r.link_layer_address for r in neighbors(api, False).values())
-         and all(r.link_layer_address for r in neighbors(api, True).values()), 10)
-n4, n6 = neighbors(api, False), neighbors(api, True)
+wait_for(lambda: all(r.link_layer_address for r in neighbors(False).values())
+         and all(r.link_layer_address for r in neighbors(True).values()), 10)
+n4, n6 = neighbors(False), neighbors(True)
 check("ipv4_neighbors: the kernel's MAC for its address, each device's for the other's",
       {k: (r.ipv4_address, r.link_layer_address) for k, r in n4.items()} == want4, n4)
 check("ipv6_neighbors: the kernel's MAC for its address, each device's for the other's",
@@ -177,8 +188,8 @@ for name, tx, rx in (("via_gw", "r1.ip4", "r3.ip4"), ("no_gw", "r3.ip4", "r1.ip4
     f.metrics.enable = True
     f.packet.ethernet().ipv4().udp()
 api.set_config(ring)
-wait_for(lambda: all(r.link_layer_address for k, r in neighbors(api, False).items() if k != "r3.eth"), 5)
-got4 = {k: r.link_layer_address for k, r in neighbors(api, False).items()}
+wait_for(lambda: all(r.link_layer_address for k, r in neighbors(False).items() if k != "r3.eth"), 5)
+got4 = {k: r.link_layer_address for k, r in neighbors(False).items()}
 check("two devices on one port resolve each other; r3's gateway unresolved",
       got4 == {"r1.eth": "02:00:00:00:07:02", "r2.eth": "02:00:00:00:07:01", "r3.eth": None}, got4)
 refused("a start of a flow whose gateway never answered: 409 naming it", lambda: start_all(api),

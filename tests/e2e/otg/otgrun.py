@@ -3,7 +3,7 @@ checked, a fixed UDP flow between two ports, start every flow, and wait until
 every flow's transmit state is "stopped" (or a deadline passes)."""
 import re
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, List
 
 
 class Checks:
@@ -30,6 +30,16 @@ def refused(name: str, fn: Any, want: List[str], status: int = 400) -> None:
         check(name, all(w in text for w in want) and str(status) in text, text)
         return
     check(name, False, "accepted")
+
+
+def wait_for(fn: Callable[[], bool], seconds: float) -> bool:
+    """fn() polled every 0.1 s until true or seconds passed; its last answer."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if fn():
+            return True
+        time.sleep(0.1)
+    return fn()
 
 
 def start_all(api: Any) -> None:
@@ -65,25 +75,3 @@ def udp_flow(cfg: Any, name: str, tx: str, rx: str, n: int, size: int, pps: int,
     udp.src_port.increment.start, udp.src_port.increment.count = sport, sports
     udp.dst_port.value = 7
     return f
-
-
-def wait_for(fn: Callable[[], bool], seconds: float) -> bool:
-    """Polls fn every 0.1 s until true or the deadline; fn's last answer."""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if fn():
-            return True
-        time.sleep(0.1)
-    return fn()
-
-
-def neighbors(api: Any, six: bool) -> Dict[str, Any]:
-    """/monitor/states ipv4_neighbors (ipv6_neighbors): ethernet name -> its row."""
-    sr = api.states_request()
-    if six:
-        sr.ipv6_neighbors.ethernet_names = []
-    else:
-        sr.ipv4_neighbors.ethernet_names = []
-    st = api.get_states(sr)
-    rows = st.ipv6_neighbors if six else st.ipv4_neighbors
-    return {r.ethernet_name: r for r in rows}
