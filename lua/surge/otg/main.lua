@@ -11,12 +11,12 @@ local json = require "surge.results.json"
 local schema = require "surge.otg.schema"
 local model = require "surge.otg.model"
 local config = require "surge.otg.config"
+local action = require "surge.otg.action"
 local traffic = require "surge.otg.traffic"
 local capture = require "surge.otg.capture"
 local l1 = require "surge.otg.ports"
 local remote = require "surge.otg.remote"
 local devices = require "surge.otg.devices"
-local action = require "surge.otg.action"
 local surge = require "surge"
 
 local C = core.C
