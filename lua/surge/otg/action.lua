@@ -97,7 +97,7 @@ function M.action(act)
           local port = surge.port(p.id)      -- open: its neighbour task had it
           local id = surge.launch("surge.otg.ping:task", { rxq = port:rxq(0), txq = port:txq(0), neigh = nb,
             ident = ident, reqs = mine or {} })
-          if mine then ids[#ids + 1] = { id = id, limit = #mine * ping.RESOLVE_S + ping.WAIT_S + 5 }
+          if mine then ids[#ids + 1] = { id = id, limit = ping.RESOLVE_S + ping.WAIT_S + 5 }
           else servers[#servers + 1] = { id = id } end
         end
       end

@@ -8,7 +8,8 @@
 --
 -- A request's destination MAC: the gateway's (configured, or resolved by
 -- the neighbour task) for an address off the device's subnet, else the
--- address's own, resolved here (ARP, solicitation: at most RESOLVE_S).
+-- address's own, resolved here (ARP, solicitation: all the port's at once,
+-- at most RESOLVE_S).
 -- One echo request each, as the model says; a reply is the echo reply from
 -- the destination to the device's address with this action's identifier and
 -- the request's sequence number. The requests of a port are sent together
@@ -23,6 +24,7 @@ local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local stack = require "surge.proto.stack"
 local view = require "surge.proto.view"
+local neigh = require "surge.dut.neigh"
 local task = require "surge.otg.task"
 local stats = require "surge.otg.stats"
 
@@ -89,28 +91,49 @@ function M.task(a)
   local nb = a.neigh
   local r = task.responder(nb, a.rxq, a.txq)
   local rxb = pool.burst(-1, BURST)
-  r.n:set_rx_burst(rxb)
   local block = stats.neigh_view(nb.block)
   local got, by_seq, macs = {}, {}, {}
   local txb = nb.ctrl_pool:burst(1)
   local hz = surge.tsc_hz()
-  -- every MAC first: resolve's receive would take a reply to an echo sent before it
+  -- every MAC first (a reply to an echo sent before would be taken for none), and those not known
+  -- yet all at once: a request each 0.25 s, at most RESOLVE_S for all
+  local pending = {}
   for _, req in ipairs(a.reqs) do
     local en = nb.entries[req.i]
     -- the MAC to send to: the destination's on the subnet, else the gateway's
     local hop = req.on_link and req.dst or en.gw
-    local mac = not req.on_link and (en.gw_mac and eth.mac(en.gw_mac, "surge otg ping", 1)
+    req.mac = not req.on_link and (en.gw_mac and eth.mac(en.gw_mac, "surge otg ping", 1)
       or (block[en.k].resolved ~= 0 and ffi.string(block[en.k].mac, 6)))
-    if not mac then
-      local key = req.i .. "/" .. hop
-      if macs[key] == nil then
-        local m = r.n:resolve(req.i, hop, M.RESOLVE_S)
-        macs[key] = m and eth.mac(m, "surge otg ping", 1) or false
-      end
-      mac = macs[key]
+    req.key = req.i .. "/" .. hop
+    if not req.mac and macs[req.key] == nil then
+      macs[req.key] = false
+      local six = en.kind == 6
+      pending[#pending + 1] = { key = req.key, i = req.i, t4 = not six and ip4.addr(hop, "surge otg ping", 1) or nil,
+                                t6 = six and ip6.addr(hop, "surge otg ping", 1) or nil }
     end
-    req.mac = mac
   end
+  local v, unknown = r.v, #pending
+  local deadline, next_ask = tonumber(surge.tsc()) + M.RESOLVE_S * hz, 0
+  while unknown > 0 and surge.running() and tonumber(surge.tsc()) < deadline do
+    if tonumber(surge.tsc()) >= next_ask then
+      for _, q in ipairs(pending) do if not macs[q.key] then r.n:ask(q.i, q.t4, q.t6) end end
+      next_ask = tonumber(surge.tsc()) + hz / 4
+    end
+    local n = a.rxq:recv(rxb)
+    for j = 0, n - 1 do
+      local p, len = rxb.data[j], rxb.len[j]
+      local mine = false
+      if view.parse(v, p, len) then
+        for _, q in ipairs(pending) do
+          local mac = not macs[q.key] and neigh.answer(p, len, v, q.t4, q.t6)
+          if mac then macs[q.key], unknown, mine = eth.mac(mac, "surge otg ping", 1), unknown - 1, true end
+        end
+      end
+      if not mine then task.answer(r, p, len) end
+    end
+    if n == 0 then surge.sleep(0.001) end
+  end
+  for _, req in ipairs(a.reqs) do req.mac = req.mac or macs[req.key] end
   for _, req in ipairs(a.reqs) do
     local en = nb.entries[req.i]
     if req.mac and surge.running() and txb:alloc(1) == 1 then
@@ -127,7 +150,7 @@ function M.task(a)
     end
   end
   txb:free()
-  local v, left = r.v, 0
+  local left = 0
   for _ in pairs(by_seq) do left = left + 1 end
   local deadline = tonumber(surge.tsc()) + M.WAIT_S * hz
   -- a port with no request answers until stopped: a ping's destination may be one of its devices

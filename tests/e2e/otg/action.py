@@ -104,8 +104,12 @@ check("ipv4 ping: the kernel on the subnet and beyond the gateway: succeeded",
 got, took = ping(False, [("a.ip4", "192.0.2.99"), ("a.ip4", "198.51.100.7")])
 check("ipv4 ping: an address nobody has (no ARP answer) and one the gateway drops: failed",
       got == [("a.ip4", "192.0.2.99", "failed"), ("a.ip4", "198.51.100.7", "failed")], got)
-# the bound: a resolve (1 s) a request, then the replies' wait (1 s), and the task's start
+# the bound: the resolves (1 s for all), then the replies' wait (1 s), and the task's start
 check(f"ipv4 ping: the failures answered within the bound ({took:.2f} s <= 4 s)", took <= 4, took)
+nobody = [("a.ip4", f"192.0.2.{n}") for n in range(100, 106)]
+got, took = ping(False, nobody)
+check(f"ipv4 ping: six addresses nobody has failed, resolved at once ({took:.2f} s <= 3.5 s, not 6 s and more)",
+      got == [(s, d, "failed") for s, d in nobody] and took <= 3.5, (got, took))
 got, took = ping(True, [("a.ip6", "2001:db8:1::1"), ("a.ip6", "2001:db8:9::1"), ("a.ip6", "2001:db8:1::99")])
 check("ipv6 ping: the kernel on the subnet and beyond the gateway succeeded, an address nobody has failed",
       got == [("a.ip6", "2001:db8:1::1", "succeeded"), ("a.ip6", "2001:db8:9::1", "succeeded"),
