@@ -152,7 +152,7 @@ function M.task(a)
   txb:free()
   local left = 0
   for _ in pairs(by_seq) do left = left + 1 end
-  local deadline = tonumber(surge.tsc()) + M.WAIT_S * hz
+  deadline = tonumber(surge.tsc()) + M.WAIT_S * hz
   -- a port with no request answers until stopped: a ping's destination may be one of its devices
   local serve = #a.reqs == 0
   while surge.running() and (serve or (left > 0 and tonumber(surge.tsc()) < deadline)) do
