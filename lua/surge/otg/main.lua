@@ -11,6 +11,7 @@ local json = require "surge.results.json"
 local schema = require "surge.otg.schema"
 local model = require "surge.otg.model"
 local config = require "surge.otg.config"
+local action = require "surge.otg.action"
 local traffic = require "surge.otg.traffic"
 local capture = require "surge.otg.capture"
 local l1 = require "surge.otg.ports"
@@ -72,6 +73,7 @@ end
 routes["POST /control/state"] = function(req)
   local st, status, e = request(req, model.CONTROL_STATE)
   if not st then return status, e end
+  if st.choice == "protocol" then action.protocol(st.protocol.all) return warnings() end   -- devices: this host's
   st = remote.control(st)           -- the other hosts' part first; nil: all of it was theirs
   if not st then return warnings() end
   if st.choice == "port" then
@@ -84,6 +86,12 @@ routes["POST /control/state"] = function(req)
   elseif ft.state == "pause" or ft.state == "resume" then traffic.pause(ft.flow_names, ft.state == "pause")
   else traffic.stop_flows(ft.flow_names) end
   return warnings()
+end
+
+routes["POST /control/action"] = function(req)
+  local act, status, e = request(req, model.CONTROL_ACTION)
+  if not act then return status, e end
+  return 200, action.action(act)
 end
 
 routes["POST /monitor/metrics"] = function(req)

@@ -136,7 +136,19 @@ M.CONTROL_STATE = { t = "choice", choices = {
       state = { t = "enum", values = { "start", "stop" } } } },
     link = { t = "object", required = { "state" }, fields = { port_names = { t = "array", items = NAME },
       state = { t = "enum", values = { "up", "down" } } } } } },
-  protocol = false } }
+  -- the devices (otg/action.lua); their other protocols are refused by path
+  protocol = { t = "choice", choices = {
+    all = { t = "object", required = { "state" }, fields = { state = { t = "enum", values = { "start", "stop" } } } },
+    route = false, lacp = false, bgp = false, isis = false } } } }
+
+-- /control/action: a ping from device addresses (otg/action.lua); one
+-- destination a request, both named (the model leaves them optional).
+local function ping(ip)
+  return { t = "choice", choices = { ping = { t = "object", fields = { requests = { t = "array", max = 1024,
+    items = { t = "object", required = { "src_name", "dst_ip" }, fields = { src_name = NAME, dst_ip = ip } } } } } } }
+end
+M.CONTROL_ACTION = { t = "choice", choices = { protocol = { t = "choice", choices = {
+  ipv4 = ping(IP4), ipv6 = ping(IP6), bgp = false } } } }
 
 M.CAPTURE_REQUEST = { t = "object", required = { "port_name" }, fields = { port_name = NAME } }
 

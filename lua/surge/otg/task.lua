@@ -78,6 +78,7 @@ local function answer(r, p, len)
     for i = 2, r.count do r.n:handle(i, p, len, v) end
   end
 end
+M.responder, M.answer = responder, answer     -- otg/ping.lua's task answers as this one does
 
 -- a: { rxq, txq, neigh = { entries, ctrl_pool, block } } - the task of a
 -- port with devices between traffic runs: resolves each address's gateway

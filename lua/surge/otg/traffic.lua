@@ -162,7 +162,7 @@ local neigh_tasks = {}
 -- The neigh argument of port name's task (nil: no device on it).
 local function neigh_arg(c, name)
   local list = c.devices and c.devices.ports[name]
-  if not list or #list == 0 then return nil end
+  if not list or #list == 0 or c.devices_off then return nil end     -- (protocol.all stop: otg/action.lua)
   if not ctrl_pool then ctrl_pool = pool.new{ size = 1023, shared = true } end
   local entries = {}
   for i, e in ipairs(list) do
@@ -170,6 +170,8 @@ local function neigh_arg(c, name)
   end
   return { entries = entries, ctrl_pool = ctrl_pool, block = c.devices.block.addr }
 end
+
+M.neigh_arg = neigh_arg      -- (otg/ping.lua's tasks answer for the devices as these do)
 
 local function stop_neigh()
   for _, id in ipairs(neigh_tasks) do pcall(surge.stop_task, id) end
@@ -184,7 +186,7 @@ end
 -- while a run's port tasks answer); from a set config on.
 function M.serve_neigh()
   local c = config.compiled()
-  if not c or not c.devices or #c.devices.entries == 0 or (run and #run.tasks > 0) then return end
+  if not c or not c.devices or #c.devices.entries == 0 or c.devices_off or (run and #run.tasks > 0) then return end
   stop_neigh()
   for _, p in ipairs(c.ports) do
     local nb = neigh_arg(c, p.name)
