@@ -135,6 +135,7 @@ struct hosts_table {
 	struct surge_hosts_conf conf;
 	struct surge_hosts_dhcp4 *dopt;   /* DHCPv4: the script's options out and behaviour, NULL none */
 	uint8_t dopt_own;         /* bits: 1 the script's options hold a 61, 2 a 55 (the client's own not sent) */
+	uint16_t dopt_room;       /* the longest DHCP frame the script's options make (tagged), 0 none */
 	struct hin *in;           /* DHCPv4: a host's options in, NULL without dhcp */
 	struct host *h;
 	uint32_t *ipidx;          /* DHCP: host + 1 by (address - net4), 0 none */

@@ -143,6 +143,7 @@ dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o)
 		return rt_error(-ENOMEM, "out of memory for a table's DHCP options");
 	*t->dopt = *o;
 	t->dopt_own = (uint8_t)own;
+	t->dopt_room = (uint16_t)(18 + 28 + (240 + total > 300 ? 240 + total : 300));
 	return 0;
 }
 

@@ -19,7 +19,7 @@
 
 #define STARTS_PER_POLL 256      /* most hosts one poll starts: a late schedule catches up in bursts */
 #define TIMERS_PER_POLL 1024     /* most timers one poll fires: the rest at the next */
-#define DHCP_FRAME_ROOM 594      /* the largest frame a host writes but an echo reply: a tagged DHCP one of 576 bytes */
+#define DHCP_FRAME_ROOM 346      /* the largest frame a host writes but an echo reply: a tagged DHCP one */
 
 static int
 conf_check(const struct surge_hosts_conf *c)
@@ -230,9 +230,12 @@ setup_tx(struct hosts_table *t, uint16_t port, uint16_t txq, struct surge_burst 
 	if (p == NULL)
 		return rt_error(-EINVAL, "host table: the tx burst has no pool to allocate from");
 	t->room = rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM;
-	if (t->room < DHCP_FRAME_ROOM)
+	/* the script's DHCP options (dopt_set) may make longer messages */
+	uint32_t need = t->dopt_room > DHCP_FRAME_ROOM ? t->dopt_room : DHCP_FRAME_ROOM;
+
+	if (t->room < need)
 		return rt_error(-EMSGSIZE, "host table: the pool's mbufs hold %u bytes, a host's frames %u",
-				t->room, DHCP_FRAME_ROOM);
+				t->room, need);
 	t->tx = tx;
 	t->port = port;
 	t->txq = txq;

@@ -34,7 +34,7 @@ local C, rc_check = core.C, core.check
 local M = {}
 
 local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells", "joined",
-  "gauges", "cum" })
+  "gauges", "cum", "dhcp4" })
 Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
 M.Table = Table
 
@@ -256,13 +256,15 @@ function M.new(o)
   local d = dhcp4_opts(o, c, fn)
   local id = rc_check(C.surge_hosts_new(c))
   if d then rc_check(C.surge_hosts_dhcp4(id, d)) end
-  return M.made(id, c, prefix)
+  local t = M.made(id, c, prefix)
+  t.dhcp4 = d or false
+  return t
 end
 
 -- the Lua side of table id (made by surge_hosts_new with conf c)
 function M.made(id, c, prefix)
   return setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
-    gauges = false, cum = false,
+    gauges = false, cum = false, dhcp4 = false,
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
 end
 
@@ -478,9 +480,19 @@ end
 -- with dhcp6, IGMP's and MLD's once the table joined groups.
 local COMMON = { rx_frames = true, rx_other = true, rx_bad = true, tx_frames = true, tx_nobufs = true, tx_full = true,
   events_lost = true, bytes_per_host = true }
-local function runs(c, k, joined)
+-- DHCPv4's scripted behaviour (d: its struct surge_hosts_dhcp4, or false)
+-- adds the counters of what it asked for only: a run's 64 hold a client
+-- table and its server's
+local SCRIPTED = { dhcp_declined = function(_, d) return d and d.arp_check == 1 end,
+  arp_probe_tx = function(c, d) return c.dhcp ~= 1 or d and d.arp_check == 1 end,
+  arp_conflict = function(c, d) return c.dhcp ~= 1 or d and d.arp_check == 1 end,
+  dhcp_left_renewals = function(c) return c.renewals ~= 0 end,
+  dhcp_left_after = function(_, d) return d and d.leave_after_ms ~= 0 end,
+  dhcp_overload = function() return false end }
+local function runs(c, k, joined, d)
   local v4 = c.dhcp == 1 or c.ip4 ~= 0
   if COMMON[k] then return true end
+  if SCRIPTED[k] and not SCRIPTED[k](c, d) then return false end
   if c.server == 1 then return k:find("^dhcps_") or k == "dhcp_bad" or k == "dhcp_stray" end
   if k:find("^dhcps_") or k == "bind_ms_sum" then return false end
   if k:find("^igmp_") or k:find("^mld_") or k == "mcast_bad" then return joined end
@@ -499,7 +511,7 @@ function Table:counter_names()
   check.self(self, Table, "hosts:counter_names")
   local names = {}
   for _, k in ipairs(M.FIELDS) do
-    if runs(self.conf, k, self.joined) then names[#names + 1] = k end
+    if runs(self.conf, k, self.joined, self.dhcp4) then names[#names + 1] = k end
   end
   if runs(self.conf, "bind_seconds") then names[#names + 1] = "bind_seconds" end
   return names
@@ -517,10 +529,14 @@ function Table:publish()
     end
   end
   local v4 = self.conf.dhcp == 1 or self.conf.ip4 ~= 0 or self.conf.server == 1
+  local check_arp = self.dhcp4 and self.dhcp4.arp_check == 1
   for _, i in ipairs(v4 and M.MODE_STATES[mode] or {}) do
-    local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
-    g:set(0)                                  -- its cell is made by the first write
-    gauges[#gauges + 1] = { i, g.cell }
+    -- a DHCP client probes and declines only with the ARP check
+    if mode ~= "dhcp" or check_arp or (i ~= C.SURGE_HOST_PROBING and i ~= C.SURGE_HOST_DECLINED) then
+      local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
+      g:set(0)                                  -- its cell is made by the first write
+      gauges[#gauges + 1] = { i, g.cell }
+    end
   end
   self.cells, self.gauges = cells, gauges
   self.cum = ffi.new("uint64_t[?]", C.SURGE_HOSTS_BIND_BUCKETS)

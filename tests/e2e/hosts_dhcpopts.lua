@@ -54,6 +54,6 @@ function clients(rxq, txq, args)
       h.dns and table.concat(h.dns, ",") or "-")
   end
   lines[#lines + 1] = "states: " .. hosts.format_states(st)
-  lines[#lines + 1] = hosts.format_counters(st)
+  for _, k in ipairs(hosts.FIELDS) do lines[#lines + 1] = ("  %s %d"):format(k, st[k]) end   -- all, published or not
   return { lines = lines }
 end
