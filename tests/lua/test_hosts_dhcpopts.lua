@@ -22,11 +22,6 @@ local function setup()
   rxq, txq, send_frame = r.rxq, r.txq, r.send
 end
 
-local function be32(v)
-  return string.char(bit.band(bit.rshift(v, 24), 255), bit.band(bit.rshift(v, 16), 255),
-    bit.band(bit.rshift(v, 8), 255), bit.band(v, 255))
-end
-
 -- polls t until it has sent its DISCOVERs and they came back around the
 -- ring: each host's (by its MAC's last byte) as a string of the frame
 local function discovers(t, n)
@@ -97,13 +92,13 @@ end
 -- an ACK whose options go on in file (router) and sname (mask, DNS)
 local function ack_overloaded(p)
   local chaddr, xid = ffi.string(p + 70, 6), ffi.string(p + 46, 4)
-  local yi = be32(0x0a0a0064 + p[75] - 0x20)
+  local yi = string.char(10, 10, 0, 100 + p[75] - 0x20)
   local sname = string.char(1, 4, 255, 255, 255, 0, 6, 8, 10, 10, 0, 53, 10, 10, 0, 54, 255)
-  local file = string.char(3, 4, 10, 10, 0, 254, 58, 4) .. be32(1000) .. string.char(255)
-  local opts = string.char(53, 1, p[284] == 1 and 2 or 5, 54, 4, 10, 10, 0, 1, 51, 4) .. be32(3600)
-    .. string.char(52, 1, 3, 255)
+  local file = string.char(3, 4, 10, 10, 0, 254, 58, 4, 0, 0, 3, 232, 255)   -- T1 1000 s
+  local opts = string.char(53, 1, p[284] == 1 and 2 or 5, 54, 4, 10, 10, 0, 1, 51, 4, 0, 0, 14, 16,   -- 3600 s
+    52, 1, 3, 255)
   local bootp = string.char(2, 1, 6, 0) .. xid .. ("\0"):rep(8) .. yi .. ("\0"):rep(8) .. chaddr .. ("\0"):rep(10)
-    .. sname .. ("\0"):rep(64 - #sname) .. file .. ("\0"):rep(128 - #file) .. be32(0x63825363) .. opts
+    .. sname .. ("\0"):rep(64 - #sname) .. file .. ("\0"):rep(128 - #file) .. string.char(99, 130, 83, 99) .. opts
   local udp = string.char(0, 67, 0, 68, bit.rshift(8 + #bootp, 8), bit.band(8 + #bootp, 255), 0, 0) .. bootp
   local iplen = 20 + #udp
   send_frame(chaddr .. string.char(2, 0, 0, 0, 0, 0x99, 8, 0) .. string.char(0x45, 0, bit.rshift(iplen, 8),
