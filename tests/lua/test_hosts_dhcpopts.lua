@@ -130,6 +130,71 @@ function T.the_acks_options_are_kept_read_from_sname_and_file_too()
   end
 end
 
+-- a BOOTREPLY (OFFER 2 or ACK 5) to the request p giving address 10.10.0.<last>, lease 3600 s
+local function answer(p, msg, last)
+  local chaddr, xid = ffi.string(p + 70, 6), ffi.string(p + 46, 4)
+  local yi = string.char(10, 10, 0, last)
+  local opts = string.char(53, 1, msg, 54, 4, 10, 10, 0, 1, 51, 4, 0, 0, 14, 16, 255)
+  local bootp = string.char(2, 1, 6, 0) .. xid .. ("\0"):rep(8) .. yi .. ("\0"):rep(8) .. chaddr .. ("\0"):rep(202)
+    .. string.char(99, 130, 83, 99) .. opts
+  local udp = string.char(0, 67, 0, 68, bit.rshift(8 + #bootp, 8), bit.band(8 + #bootp, 255), 0, 0) .. bootp
+  local iplen = 20 + #udp
+  send_frame(chaddr .. string.char(2, 0, 0, 0, 0, 0x99, 8, 0) .. string.char(0x45, 0, bit.rshift(iplen, 8),
+    bit.band(iplen, 255), 0, 0, 0, 0, 64, 17, 0, 0, 10, 10, 0, 1) .. yi .. udp)
+end
+
+-- RFC 2131 3.1.5 with RFC 5227's probes: host 0's first address (10.10.0.50)
+-- is answered for by another MAC: DECLINEd (broadcast, ciaddr 0, 50 the
+-- address, 54 the server), and after decline_wait a new DISCOVER binds
+-- 10.10.0.51; host 1's probes go unanswered: bound after its 3 probes
+function T.the_arp_check_declines_an_address_in_use_and_starts_over()
+  setup()
+  local t = hosts.new{ count = 2, mac = "02:0a:00:00:00:30", dhcp = true, subnet = "10.10.0.0/24", rto = 0.05,
+    arp_check = true, probe = 0.01, decline_wait = 0.05 }
+  local pool = t:pool(1023)
+  local rx, tx = pool:burst(64), pool:burst(64)
+  local declines = {}
+  local deadline = surge.tsc() + 5 * surge.tsc_hz()
+  while surge.tsc() < deadline and not (t:settled() and t:stats().state.bound == 2) do
+    local n = t:poll(rxq, txq, rx, tx)
+    for i = 0, n - 1 do
+      local p, len = rx.data[i], rx.len[i]
+      if len > 284 and p[23] == 17 and p[37] == 67 then
+        local msg, host = p[284], p[75] - 0x30
+        if msg == 4 then declines[#declines + 1] = ffi.string(p, len) end
+        -- host 0: 10.10.0.50 the first time, 10.10.0.51 after; host 1: 10.10.0.60
+        local last = host == 1 and 60 or (#declines == 0 and 50 or 51)
+        if msg == 1 then answer(p, 2, last) elseif msg == 3 then answer(p, 5, last) end
+        if msg == 3 and last == 50 then
+          -- another station holds it: its ARP reply reaches the host while it probes (the ring
+          -- hands the host its own probes back, taken as its own: they are not seen here)
+          send_frame(ffi.string(p + 6, 6) .. string.char(2, 0x99, 0, 0, 0, 1, 8, 6, 0, 1, 8, 0, 6, 4, 0, 2,
+            2, 0x99, 0, 0, 0, 1, 10, 10, 0, 50) .. ffi.string(p + 6, 6) .. string.char(0, 0, 0, 0))
+        end
+      end
+    end
+    rx:free()
+  end
+  local st = t:stats()
+  assert(st.state.bound == 2 and st.dhcp_declined == 1 and st.arp_conflict == 1, hosts.format_states(st) ..
+    (" declined %d conflicts %d"):format(st.dhcp_declined, st.arp_conflict))
+  assert(t:host(0).ip == "10.10.0.51" and t:host(1).ip == "10.10.0.60", t:host(0).ip .. " " .. t:host(1).ip)
+  -- 3 probes for each address used; the one in use was answered before its first or second
+  assert(st.arp_probe_tx == 6 or st.arp_probe_tx == 7, st.arp_probe_tx)
+  assert(#declines == 1)
+  local f = declines[1]
+  assert(f:sub(1, 6) == ("\255"):rep(6) and f:sub(31, 34) == ("\255"):rep(4), "broadcast")
+  assert(f:sub(55, 58) == "\0\0\0\0", "ciaddr 0")
+  local o = options(f)
+  local want = { { 53, "\4" }, { 61, "\1\2\10\0\0\0\48" }, { 50, "\10\10\0\50" }, { 54, "\10\10\0\1" }, { 255 } }
+  assert(#o == #want, #o)
+  for k = 1, #want do assert(o[k][1] == want[k][1] and o[k][2] == want[k][2], "DECLINE option " .. k) end
+  local kinds = {}
+  for _, e in ipairs(t:events()) do kinds[#kinds + 1] = e.host .. e.kind end
+  assert(table.concat(kinds, " "):find("0declined") and select(2, table.concat(kinds, " "):gsub("bound", "")) == 2,
+    table.concat(kinds, " "))
+end
+
 function T.options_out_of_bounds_are_refused_at_the_callers_line()
   local function new(o)
     o.count, o.mac, o.dhcp, o.subnet = o.count or 1, "02:0a:00:00:01:00", true, "10.10.0.0/24"
