@@ -89,20 +89,26 @@ function T.the_discover_carries_the_scripts_options_byte_for_byte()
   end
 end
 
--- an ACK whose options go on in file (router) and sname (mask, DNS)
-local function ack_overloaded(p)
+-- A BOOTREPLY to the request p (its xid and chaddr): address yi (4 bytes),
+-- the options opts after the cookie, sname and file (empty by default)
+local function bootreply(p, yi, opts, sname, file)
+  sname, file = sname or "", file or ""
   local chaddr, xid = ffi.string(p + 70, 6), ffi.string(p + 46, 4)
-  local yi = string.char(10, 10, 0, 100 + p[75] - 0x20)
-  local sname = string.char(1, 4, 255, 255, 255, 0, 6, 8, 10, 10, 0, 53, 10, 10, 0, 54, 255)
-  local file = string.char(3, 4, 10, 10, 0, 254, 58, 4, 0, 0, 3, 232, 255)   -- T1 1000 s
-  local opts = string.char(53, 1, p[284] == 1 and 2 or 5, 54, 4, 10, 10, 0, 1, 51, 4, 0, 0, 14, 16,   -- 3600 s
-    52, 1, 3, 255)
   local bootp = string.char(2, 1, 6, 0) .. xid .. ("\0"):rep(8) .. yi .. ("\0"):rep(8) .. chaddr .. ("\0"):rep(10)
     .. sname .. ("\0"):rep(64 - #sname) .. file .. ("\0"):rep(128 - #file) .. string.char(99, 130, 83, 99) .. opts
   local udp = string.char(0, 67, 0, 68, bit.rshift(8 + #bootp, 8), bit.band(8 + #bootp, 255), 0, 0) .. bootp
   local iplen = 20 + #udp
   send_frame(chaddr .. string.char(2, 0, 0, 0, 0, 0x99, 8, 0) .. string.char(0x45, 0, bit.rshift(iplen, 8),
     bit.band(iplen, 255), 0, 0, 0, 0, 64, 17, 0, 0, 10, 10, 0, 1) .. yi .. udp)
+end
+
+-- an OFFER or ACK whose options go on in file (router) and sname (mask, DNS)
+local function ack_overloaded(p)
+  local sname = string.char(1, 4, 255, 255, 255, 0, 6, 8, 10, 10, 0, 53, 10, 10, 0, 54, 255)
+  local file = string.char(3, 4, 10, 10, 0, 254, 58, 4, 0, 0, 3, 232, 255)   -- T1 1000 s
+  local opts = string.char(53, 1, p[284] == 1 and 2 or 5, 54, 4, 10, 10, 0, 1, 51, 4, 0, 0, 14, 16,   -- 3600 s
+    52, 1, 3, 255)
+  bootreply(p, string.char(10, 10, 0, 100 + p[75] - 0x20), opts, sname, file)
 end
 
 function T.the_acks_options_are_kept_read_from_sname_and_file_too()
@@ -132,15 +138,7 @@ end
 
 -- a BOOTREPLY (OFFER 2 or ACK 5) to the request p giving address 10.10.0.<last>, lease 3600 s
 local function answer(p, msg, last)
-  local chaddr, xid = ffi.string(p + 70, 6), ffi.string(p + 46, 4)
-  local yi = string.char(10, 10, 0, last)
-  local opts = string.char(53, 1, msg, 54, 4, 10, 10, 0, 1, 51, 4, 0, 0, 14, 16, 255)
-  local bootp = string.char(2, 1, 6, 0) .. xid .. ("\0"):rep(8) .. yi .. ("\0"):rep(8) .. chaddr .. ("\0"):rep(202)
-    .. string.char(99, 130, 83, 99) .. opts
-  local udp = string.char(0, 67, 0, 68, bit.rshift(8 + #bootp, 8), bit.band(8 + #bootp, 255), 0, 0) .. bootp
-  local iplen = 20 + #udp
-  send_frame(chaddr .. string.char(2, 0, 0, 0, 0, 0x99, 8, 0) .. string.char(0x45, 0, bit.rshift(iplen, 8),
-    bit.band(iplen, 255), 0, 0, 0, 0, 64, 17, 0, 0, 10, 10, 0, 1) .. yi .. udp)
+  bootreply(p, string.char(10, 10, 0, last), string.char(53, 1, msg, 54, 4, 10, 10, 0, 1, 51, 4, 0, 0, 14, 16, 255))
 end
 
 -- RFC 2131 3.1.5 with RFC 5227's probes: host 0's first address (10.10.0.50)
