@@ -3,8 +3,10 @@
  * hosts_proto.c - what the emulated hosts say and how they move: ARP
  * replies, RFC 5227 probes, announcements and conflicts; ICMP echo
  * replies; the DHCPv4 client (RFC 2131: DISCOVER, REQUEST, renew at T1,
- * rebind at T2, RELEASE), with its retransmissions doubled from rto_ms up
- * to 64 s. Frames are written into the poll's tx burst (mbufs allocated a
+ * rebind at T2, RELEASE; with the script's ARP check an ACKed address
+ * probed first and DECLINEd when answered), with its retransmissions
+ * doubled from rto_ms up to 64 s; the script's options are
+ * hosts_dhcp_opts.c's. Frames are written into the poll's tx burst (mbufs allocated a
  * burst at a time, the unused ones returned) and sent without waiting for
  * room, as the TCP engine's: what the ring refuses is counted, and a
  * host's timer sends it again.

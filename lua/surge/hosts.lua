@@ -7,6 +7,9 @@
 --                        dad = true, announce = 1, probe = 1.0 }                    -- RFC 5227
 --   local t = hosts.new{ count = 500, mac = "02:10:00:00:00:01", dhcp = true,
 --                        subnet = "10.77.0.0/24", rate = 1000, outstanding = 256 }  -- DHCPv4 clients
+--   -- and the options they send, per host from patterns (docs/hosts.md "DHCP options"):
+--   --   hostname = "cpe-%d", circuit_id = "olt1/%d", remote_id = .., vendor_class = .., client_id = ..,
+--   --   params = { 1, 3, 6 }, options = { { code, bytes } }, arp_check = true, leave_after = 600
 --   local pool = t:pool()
 --   local rx, tx = pool:burst(64), pool:burst(64)
 --   while surge.running() and not t:settled() do
