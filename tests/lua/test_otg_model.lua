@@ -87,7 +87,11 @@ function T.refusals_name_their_path()
     "flows[0].size: 64 leaves 2 bytes after the headers: the flow's metrics need 6")
   has(compile_errors(flow({ packet = json.array({ { choice = "ethernet", ethernet = { src = { choice = "value",
     value = "02:00:00:00:00:01", metric_tags = json.array({ { name = "s", offset = 40, length = 8 } }) } } } }) })),
-    "metric tags: not implemented by surge otg yet")
+    "flows[0].packet[0].ethernet.src.metric_tags: needs the flow's metrics.enable true")
+  has(compile_errors(flow({ metrics = { enable = true }, packet = json.array({ { choice = "ethernet", ethernet = {
+    src = { choice = "value", value = "02:00:00:00:00:01", metric_tags = json.array({ { name = "s", offset = 8,
+    length = 8 } }) }, dst = { choice = "value", value = "02:00:00:00:00:02", metric_tags = json.array({
+    { name = "s", length = 4 } }) } } } }) })), "the tag name 's' is given twice")
   -- several errors of one request, all listed
   local e = errors_of({ lags = json.array({}), events = {}, x = 1,
     layer1 = json.array({ { name = "l", port_names = json.array({}), media = "fiber" } }) })

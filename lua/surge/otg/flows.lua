@@ -17,10 +17,13 @@
 -- headers. (surge.dut's measuring receiver keys flows on the UDP source
 -- port, which an OTG flow sets itself, and reads only UDP: it cannot tell
 -- OTG's flows apart; docs/otg.md.)
+local bit = require "bit"
 local packet = require "surge.otg.packet"
 local devices = require "surge.otg.devices"
 
-local M = { TAG = "SOTG", TAG_LEN = 6, PROBE_LEN = 16, FCS = 4, MAX_FLOWS = 65535 }
+local band, bor, lshift, rshift = bit.band, bit.bor, bit.lshift, bit.rshift
+
+local M = { TAG = "SOTG", TAG_LEN = 6, PROBE_LEN = 16, FCS = 4, MAX_FLOWS = 65535, TAG_BITS_MAX = 12 }
 
 local function fail(path, fmt, ...) error({ path = path, msg = fmt:format(...) }, 0) end
 
@@ -125,6 +128,31 @@ local function endpoints(f, path, dev)
   return e
 end
 
+-- A flow's metric tags (packet.compile's: bit offset in the frame, length)
+-- as the spec's list, and their bits together: a frame's tag value is its
+-- tagged bits one after the other, the first tag's highest. The receiver
+-- finds the flow by its own tag (metrics.enable), and keeps counts for
+-- every value: at most TAG_BITS_MAX bits a flow.
+local function metric_tags(list, m)
+  if #list == 0 then return nil, 0 end
+  if not m.enable then
+    fail(list[1].path .. ".metric_tags", "needs the flow's metrics.enable true (surge finds a tagged frame's flow "
+      .. "by the flow's own metrics tag)")
+  end
+  local out, bits, names = {}, 0, {}
+  for i, t in ipairs(list) do
+    if names[t.name] then fail(t.path .. ".metric_tags", "the tag name '%s' is given twice in this flow", t.name) end
+    names[t.name] = true
+    bits = bits + t.length
+    out[i] = { name = t.name, offset = t.offset, length = t.length }
+  end
+  if bits > M.TAG_BITS_MAX then
+    fail(list[#list].path .. ".metric_tags", "%d tagged bits in this flow: surge counts every value of at most %d "
+      .. "(shorter tags: length)", bits, M.TAG_BITS_MAX)
+  end
+  return out, bits
+end
+
 -- The spec of checked flow f (its index, 0-based), ports: name -> port id,
 -- dev: the config's devices (otg/devices.lua).
 -- Raises { path, msg } for what the model allows and surge cannot do.
@@ -151,10 +179,8 @@ function M.compile(f, index, ports, path, dev)
     rx[#rx + 1] = n
   end
   local c = compile_packet(f, path)
-  if #c.tags > 0 then
-    fail(c.tags[1].path .. ".metric_tags", "metric tags: not implemented by surge otg yet (it reports no tagged metrics)")
-  end
   local m = f.metrics or {}
+  local tags, tag_bits = metric_tags(c.tags, m)
   local lat = m.latency and m.latency.enable
   for _, k in ipairs({ "loss", "timestamps" }) do
     if m[k] and not m.enable then fail(path .. ".metrics." .. k, "needs metrics.enable true (the flow's own "
@@ -171,7 +197,7 @@ function M.compile(f, index, ports, path, dev)
   local spec = { name = f.name, index = index, tx = tx_name, rx = rx, tag = m.enable == true,
                  latency = lat or false, timestamps = m.timestamps or false,
                  packet = f.packet, size_obj = f.size, path = path, header_bytes = c.header_bytes,
-                 dst_mac = ep and ep.dst_mac, gw_k = ep and ep.gw_k }
+                 dst_mac = ep and ep.dst_mac, gw_k = ep and ep.gw_k, tags = tags, tag_bits = tag_bits }
   if ep and c.largest - M.FCS - 14 > ep.tx.mtu then
     fail(path .. ".size", "%d: frames of %d bytes after the Ethernet header, over the mtu %d of ethernet '%s'",
       c.largest, c.largest - M.FCS - 14, ep.tx.mtu, ep.tx.kind == "eth" and ep.tx.name or ep.tx.eth)
@@ -198,6 +224,41 @@ function M.compile(f, index, ports, path, dev)
   spec.rate = { kind = f.rate.choice, value = f.rate[f.rate.choice], path = path .. ".rate." .. f.rate.choice }
   if f.rate.choice == "pps" then spec.pps_asked = f.rate.pps end
   return spec
+end
+
+-- The reader of tagged flows' values (M.tag_key), per flow index, for the
+-- counts of one row of the run's tag slots (otg/stats.lua: a flow's slots
+-- from its tag_base, a row of 2^tag_bits values for what it sent, then one
+-- a port for what the port received; row -1: the sent). specs: the
+-- config's flows (tag_base set at start); nports: the config's ports.
+function M.tag_readers(specs, row)
+  local out = {}
+  for _, s in ipairs(specs) do
+    if s.tags and s.tag_base then
+      local nvals = 2 ^ s.tag_bits
+      local r = { at = s.tag_base + (row + 1) * nvals, hb = s.header_bytes, n = #s.tags, b = {}, sh = {}, mask = {} }
+      for i, t in ipairs(s.tags) do
+        r.b[i] = math.floor(t.offset / 8)
+        r.sh[i] = 24 - t.offset % 8 - t.length     -- bits after the tag in the 3 bytes from b (length <= 12)
+        r.mask[i] = 2 ^ t.length - 1
+      end
+      out[s.index] = r
+    end
+  end
+  return out
+end
+
+-- The tag value of frame p (its tagged bits one after the other) read by
+-- reader r; p holds the 3 bytes from each tag's first (a frame's tag bits
+-- are in its headers, and a received frame's own tag follows them).
+function M.tag_key(r, p)
+  local key = 0
+  for i = 1, r.n do
+    local b = r.b[i]
+    local w = bor(lshift(p[b], 16), lshift(p[b + 1], 8), p[b + 2])
+    key = key * (r.mask[i] + 1) + band(rshift(w, r.sh[i]), r.mask[i])
+  end
+  return key
 end
 
 -- The template, the flow (nil: no field varies) and the size (nil: fixed)
