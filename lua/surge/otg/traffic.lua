@@ -387,14 +387,14 @@ local function start(names)
   local c = config.compiled()
   if not c then error({ status = 409, errors = { "no config: set one (POST /config) first" } }, 0) end
   local chosen = flow_names(c, names, "traffic.flow_transmit.flow_names")
-  -- a flow to a device behind a gateway: its MAC as resolved (the neighbour tasks run meanwhile)
+  -- a flow to a device behind a gateway: its MAC as resolved, each pair's (the neighbour tasks run meanwhile)
   for _, s in ipairs(chosen) do
-    if s.gw_k then
-      local en = c.devices.entries[s.gw_k]
+    for i, k in ipairs(s.gw_ks or {}) do
+      local en = k and c.devices.entries[k]
       local deadline = now() + RESOLVE_WAIT_S
-      while not devices.gateway_mac(c.devices, en) and now() < deadline do surge.sleep(0.01) end
-      s.dst_mac = devices.gateway_mac(c.devices, en)
-      if not s.dst_mac then
+      while en and not devices.gateway_mac(c.devices, en) and now() < deadline do surge.sleep(0.01) end
+      if en then s.dst_macs[i] = devices.gateway_mac(c.devices, en) or false end
+      if en and not s.dst_macs[i] then
         error({ status = 409, errors = { ("%s: the gateway %s of '%s' is not resolved (no answer to %s within %g s)")
           :format(s.path, en.gw, en.name, en.kind == 4 and "ARP" or "neighbour solicitations", RESOLVE_WAIT_S) } }, 0)
       end
