@@ -10,16 +10,10 @@
 --   a DPDK device string (net_ring0, net_pcap0,iface=x, net_af_packet0,iface=x,
 --     anything with a ',' or starting "net_"): hot-plugged as surge.vdev does
 --   a Linux interface (veth-a, eth1): net_af_packet<N>,iface=NAME hot-plugged
-local surge = require "surge"
-local core = require "surge.core"
-local schema = require "surge.otg.schema"
-local model = require "surge.otg.model"
-local flows = require "surge.otg.flows"
-local capture = require "surge.otg.capture"
-local l1 = require "surge.otg.ports"
-local devices = require "surge.otg.devices"
+local common = require "surge.otg.common"
+local surge, C, schema, model = common.surge, common.C, common.schema, common.model
+local flows, capture, l1, devices = common.flows, common.capture, common.l1, common.devices
 
-local C = core.C
 local M = {}
 
 local current          -- the config as set (defaults filled), nil = none

@@ -17,19 +17,14 @@
 -- bytes sent and whether all are sent (this task alone writes them), per
 -- port and flow the frames and bytes received (this port's task alone
 -- writes its row). Aligned 8-byte stores: master reads whole values.
-local ffi = require "ffi"
-local surge = require "surge"
-local core = require "surge.core"
-local pool = require "surge.pool"
+local common = require "surge.otg.common"
 local latency = require "surge.latency"
-local flows = require "surge.otg.flows"
-local stats = require "surge.otg.stats"
-local capture = require "surge.otg.capture"
 local neigh = require "surge.dut.neigh"
 local view = require "surge.proto.view"
 local eth = require "surge.proto.eth"
+local ffi, surge, core, C, pool = common.ffi, common.surge, common.core, common.C, common.pool
+local flows, stats, capture = common.flows, common.stats, common.capture
 
-local C = core.C
 local M = {}
 
 local BURST = 32

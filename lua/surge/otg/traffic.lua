@@ -8,21 +8,14 @@
 -- its rx ports, or SETTLE_S has passed since the last was sent (the rest
 -- are lost): from then on "stopped", and its counts are final. A stop
 -- ends the tasks: the counts are final then too.
-local ffi = require "ffi"
-local surge = require "surge"
-local core = require "surge.core"
-local pool = require "surge.pool"
+local common = require "surge.otg.common"
 local fleet = require "surge.fleet"
-local config = require "surge.otg.config"
-local stats = require "surge.otg.stats"
-local flows = require "surge.otg.flows"
-local model = require "surge.otg.model"
-local devices = require "surge.otg.devices"
 local ports = require "surge.port"
-local capture = require "surge.otg.capture"
-local l1 = require "surge.otg.ports"
+local config = require "surge.otg.config"
+local ffi, surge, core, C, pool = common.ffi, common.surge, common.core, common.C, common.pool
+local stats, flows, model, devices = common.stats, common.flows, common.model, common.devices
+local capture, l1 = common.capture, common.l1
 
-local C = core.C
 local M = {}
 
 local SETTLE_S = 0.5
