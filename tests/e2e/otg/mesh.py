@@ -21,10 +21,10 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import snappi
-from otgrun import check, refused, start_all, wait_stopped
+from otgrun import check, refused, start_all, wait_for, wait_stopped
 
 URL, A, D, B, C, PCAP_D, PCAP_C, E = sys.argv[1:9]
 with open(f"/sys/class/net/{E}/address") as fh:
@@ -62,15 +62,6 @@ def config(flows: List[Tuple[str, str, List[str], List[str], int]]) -> Any:
         _, _, udp = f.packet.ethernet().ipv4().udp()
         udp.src_port.value, udp.dst_port.value = 4000, 4001
     return cfg
-
-
-def wait_for(fn: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if fn():
-            return True
-        time.sleep(0.1)
-    return fn()
 
 
 def capture(iface: str, path: str) -> Any:

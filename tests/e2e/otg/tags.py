@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Any, Dict, Tuple
 
 import snappi
-from otgrun import check, refused, start_all, wait_stopped
+from otgrun import check, refused, start_all, wait_for, wait_stopped
 
 URL, B, C, PCAP = sys.argv[1:5]
 N, SIZE, SPORT = 402, 128, 5000
@@ -67,9 +67,7 @@ want = Counter((hex((4 + i % 4) & 3), hex((SPORT + i % 3) & 3)) for i in range(N
 
 api.set_config(config())
 cap = subprocess.Popen(["dumpcap", "-q", "-i", C, "-w", PCAP], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-deadline = time.time() + 15
-while not (os.path.exists(PCAP) and os.path.getsize(PCAP) > 0) and time.time() < deadline:
-    time.sleep(0.1)
+wait_for(lambda: os.path.exists(PCAP) and os.path.getsize(PCAP) > 0, 15)
 time.sleep(0.5)
 start_all(api)
 m = wait_stopped(api, 20)[0]
