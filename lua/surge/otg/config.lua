@@ -99,6 +99,20 @@ function M.set(body, busy)
     end
   end
   if #(cfg.flows or {}) > flows.MAX_FLOWS then errs[#errs + 1] = ("flows: at most %d"):format(flows.MAX_FLOWS) end
+  -- the tagged flows' counts (otg/stats.lua: a slot of 32 bytes per value, sent and per port received)
+  local slots = 0
+  for i = 1, #(cfg.flows or {}) do
+    local spec = out.flows[i]
+    if spec and spec.tags then
+      slots = slots + 2 ^ spec.tag_bits * (#(cfg.ports or {}) + 1)
+      if slots > flows.TAG_SLOTS_MAX then
+        errs[#errs + 1] = ("%s: its metric tags make %d counts with the flows' before it (a count per tag value, "
+          .. "sent and per port received), over surge's %d: fewer tagged bits or flows"):format(spec.path, slots,
+          flows.TAG_SLOTS_MAX)
+        break
+      end
+    end
+  end
   if #errs > 0 then return bad(errs) end
   for i, p in ipairs(cfg.ports or {}) do
     local id, why = locate(p.location)

@@ -23,7 +23,8 @@ local devices = require "surge.otg.devices"
 
 local band, bor, lshift, rshift = bit.band, bit.bor, bit.lshift, bit.rshift
 
-local M = { TAG = "SOTG", TAG_LEN = 6, PROBE_LEN = 16, FCS = 4, MAX_FLOWS = 65535, TAG_BITS_MAX = 12 }
+local M = { TAG = "SOTG", TAG_LEN = 6, PROBE_LEN = 16, FCS = 4, MAX_FLOWS = 65535, TAG_BITS_MAX = 12,
+            TAG_SLOTS_MAX = 2 ^ 20 }
 
 local function fail(path, fmt, ...) error({ path = path, msg = fmt:format(...) }, 0) end
 

@@ -300,6 +300,7 @@ local function tagged_metrics(f, c, want)
   for _, k in ipairs(want.metric_names or {}) do keep[k] = true end
   local out = setmetatable({}, { __json = "array" })
   f.tag_rates = f.tag_rates or {}
+  local live = state_of(f, c) ~= "stopped"
   for key = 0, nvals - 1 do
     local tx = tags[s.tag_base + key]
     local rx = rx_sum(rows, function(r) return tags[s.tag_base + (r + 1) * nvals + key] end)
@@ -320,7 +321,7 @@ local function tagged_metrics(f, c, want)
     if shown then
       local m = { frames_tx = tx.frames, bytes_tx = tx.bytes, frames_rx = rx.frames, bytes_rx = rx.bytes, loss = 0 }
       f.tag_rates[key] = f.tag_rates[key] or {}
-      counts(f.tag_rates[key], m, rx, s.timestamps, state_of(f, c) ~= "stopped")
+      counts(f.tag_rates[key], m, rx, s.timestamps, live)
       local e = { tags = setmetatable({}, { __json = "array" }), loss = m.loss, timestamps = m.timestamps }
       for i, t in ipairs(s.tags) do e.tags[i] = { name = t.name, value = tag_value(vals[i]) } end
       for _, k in ipairs(TAG_COUNTS) do if next(keep) == nil or keep[k] then e[k] = m[k] end end

@@ -116,5 +116,15 @@ refused("metric tags without metrics.enable: 400 naming the tag's field",
 refused("16 tagged bits: 400, surge counts at most 12",
         lambda: api.set_config(config(src_len=14)),
         ["flows[0].packet[2].udp.src_port.metric_tags:", "16 tagged bits", "at most 12"])
+many = config(src_len=10)
+for i in range(1, 90):
+    f = many.flows.add(name=f"t{i}")
+    f.tx_rx.port.tx_name = "pb"
+    f.metrics.enable = True
+    _, ip = f.packet.ethernet().ipv4()
+    ip.src.metric_tags.add(name="s", offset=20, length=12)
+refused("90 flows of 12 tagged bits on 2 ports (3 x 4096 counts each): 400 at the flow past surge's 2^20 counts",
+        lambda: api.set_config(many), ["flows[85]: its metric tags make 1056768 counts", "over surge's 1048576"])
+check("the server still serves the config set before", len(api.get_config().flows) == 1)
 print("otg tags: %d failed" % check.fails)
 sys.exit(1 if check.fails else 0)
