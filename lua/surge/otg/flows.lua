@@ -308,12 +308,15 @@ function M.tag_readers(specs, row)
   for _, s in ipairs(specs) do
     if s.tags and s.tag_base then
       local nvals = 2 ^ s.tag_bits
-      local r = { at = s.tag_base + (row + 1) * nvals, hb = s.header_bytes, n = #s.tags, b = {}, sh = {}, mask = {} }
+      local r = { at = s.tag_base + (row + 1) * nvals, hb = s.header_bytes, n = #s.tags, b = {}, sh = {}, mask = {},
+                  len = {} }
       for i, t in ipairs(s.tags) do
         r.b[i] = math.floor(t.offset / 8)
         r.sh[i] = 24 - t.offset % 8 - t.length     -- bits after the tag in the 3 bytes from b (length <= 12)
         r.mask[i] = 2 ^ t.length - 1
+        r.len[i] = t.length
       end
+      r.b1, r.sh1, r.mask1 = r.b[1], r.sh[1], r.mask[1]
       out[s.index] = r
     end
   end
@@ -324,11 +327,12 @@ end
 -- reader r; p holds the 3 bytes from each tag's first (a frame's tag bits
 -- are in its headers, and a received frame's own tag follows them).
 function M.tag_key(r, p)
-  local key = 0
-  for i = 1, r.n do
-    local b = r.b[i]
+  local b = r.b1      -- the first tag's (most flows have one), then the others'
+  local key = band(rshift(bor(lshift(p[b], 16), lshift(p[b + 1], 8), p[b + 2]), r.sh1), r.mask1)
+  for i = 2, r.n do
+    b = r.b[i]
     local w = bor(lshift(p[b], 16), lshift(p[b + 1], 8), p[b + 2])
-    key = key * (r.mask[i] + 1) + band(rshift(w, r.sh[i]), r.mask[i])
+    key = bor(lshift(key, r.len[i]), band(rshift(w, r.sh[i]), r.mask[i]))
   end
   return key
 end

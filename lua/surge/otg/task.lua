@@ -160,19 +160,22 @@ end
 -- rest to the front), then the sent ones counted in the flow's sent row.
 local keys, lens = ffi.new("uint32_t[?]", BURST), ffi.new("uint32_t[?]", BURST)
 
+local tag_key, FCS = flows.tag_key, flows.FCS
+
 local function tag_values(tg, b)
   local data, len = b.data, b.len
   for i = 0, b.n - 1 do
-    keys[i] = flows.tag_key(tg, data[i])
+    keys[i] = tag_key(tg, data[i])
     lens[i] = len[i]
   end
 end
 
 local function count_sent(tg, tags, sent)
+  local at = tg.at
   for i = 0, sent - 1 do
-    local x = tags[tg.at + keys[i]]
+    local x = tags[at + keys[i]]
     x.frames = x.frames + 1
-    x.bytes = x.bytes + lens[i] + flows.FCS
+    x.bytes = x.bytes + lens[i] + FCS
   end
 end
 
