@@ -243,8 +243,7 @@ end
 function M.counter(rx, lat, offs, nflows, hz, tg, tags)
   tg = tg or {}
   local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
-  local tag_key = flows.tag_key
-  local FCS, TAG_LEN, PROBE_LEN = flows.FCS, flows.TAG_LEN, flows.PROBE_LEN
+  local TAG_LEN, PROBE_LEN = flows.TAG_LEN, flows.PROBE_LEN
   local noffs = #offs
   local ns_per_cycle = 1e9 / hz
   return function(p, l, tsc)
