@@ -329,6 +329,7 @@ end
 function M.tag_key(r, p)
   local b = r.b1      -- the first tag's (most flows have one), then the others'
   local key = band(rshift(bor(lshift(p[b], 16), lshift(p[b + 1], 8), p[b + 2]), r.sh1), r.mask1)
+  if r.n == 1 then return key end       -- (one tag: no loop entered)
   for i = 2, r.n do
     b = r.b[i]
     local w = bor(lshift(p[b], 16), lshift(p[b + 1], 8), p[b + 2])
