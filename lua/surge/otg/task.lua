@@ -163,8 +163,10 @@ local keys, lens = ffi.new("uint32_t[?]", BURST), ffi.new("uint32_t[?]", BURST)
 local tag_key, FCS = flows.tag_key, flows.FCS
 
 local function tag_values(tg, b)
-  local data, len = b.data, b.len
-  for i = 0, b.n - 1 do
+  -- the struct's own fields: burst.data and .n go through pool.lua's __index, and a trace starting
+  -- there could not return into this loop (jit.v: "NYI: return to lower frame")
+  local data, len = b.ro_data, b.len
+  for i = 0, b.ro_n - 1 do
     keys[i] = tag_key(tg, data[i])
     lens[i] = len[i]
   end
