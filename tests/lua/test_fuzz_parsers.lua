@@ -194,11 +194,18 @@ end
 -- go to its latency receiver.
 function T.otg_received_frames_counted_within_their_length()
   local offs, nflows = { 42, 46, 62 }, 3
-  local st = otg_stats.new(nflows, 1)
+  -- flow 2 (headers of 62 bytes) tagged: its first 4 bits and the last 3 of its headers, 7 bits, its
+  -- received row from slot 128 (its sent row first)
+  local tagged = { { index = 2, header_bytes = 62, tag_bits = 7, tag_base = 0,
+                     tags = { { name = "a", offset = 0, length = 4 }, { name = "b", offset = 62 * 8 - 3, length = 3 } } } }
+  local st = otg_stats.new(nflows, 1, 256)
   local receiver = surge.latency.receiver({ offset = 1 })
   local lat = ffi.new("int32_t[4]", -1, receiver.id, -1, -1)
   local hz = surge.tsc_hz()
-  local count = otg_task.counter(st.rx, lat, offs, nflows, hz)
+  local count = otg_task.counter(st.rx, lat, offs, nflows, hz, require("surge.otg.flows").tag_readers(tagged, 0),
+    st.tags)
+  local want_tag = {}
+  for v = 0, 127 do want_tag[v] = 0 end
   local buf = ffi.new("uint8_t[256]")
   local seeds = {}
   for _, o in ipairs(offs) do
@@ -219,6 +226,10 @@ function T.otg_received_frames_counted_within_their_length()
       if l >= o + 6 and frame:sub(o + 1, o + 4) == "SOTG" then
         local k = frame:byte(o + 5) * 256 + frame:byte(o + 6)
         if k < nflows then want[k] = want[k] + 1 end
+        if k == 2 and o == 62 then
+          local v = math.floor(frame:byte(1) / 16) * 8 + frame:byte(62) % 8
+          want_tag[v] = want_tag[v] + 1
+        end
         break
       end
     end
@@ -228,6 +239,14 @@ function T.otg_received_frames_counted_within_their_length()
   for k = 0, nflows - 1 do
     assert(st.rx[k].frames == want[k], ("flow %d: counted %d, %d carry its tag"):format(k, st.rx[k].frames, want[k]))
   end
+  local tagged_n = 0
+  for v = 0, 127 do
+    assert(st.tags[128 + v].frames == want_tag[v], ("tag value %d: counted %d, %d carry it"):format(v,
+      st.tags[128 + v].frames, want_tag[v]))
+    assert(st.tags[v].frames == 0, "a received frame counted as sent")
+    tagged_n = tagged_n + want_tag[v]
+  end
+  assert(tagged_n > 50, "too few frames of the tagged flow: " .. tagged_n)
   assert(want[1] > 100 and want[0] > 100, "too few tagged frames: " .. want[1])
   assert(receiver:summary().probes <= want[1])
   print(("  otg received frames: %d mutated frames, %d %d %d tagged, seed %d"):format(n, want[0], want[1], want[2],

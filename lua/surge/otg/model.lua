@@ -155,8 +155,15 @@ M.CAPTURE_REQUEST = { t = "object", required = { "port_name" }, fields = { port_
 M.METRICS_REQUEST = { t = "choice", default = "port", choices = {
   port = { t = "object", fields = { port_names = { t = "array", items = NAME },
                                     column_names = { t = "array", items = NAME } } },
-  flow = { t = "object", refused = { tagged_metrics = NOT }, fields = { flow_names = { t = "array", items = NAME },
-                                    metric_names = { t = "array", items = NAME } } },
+  flow = { t = "object", fields = { flow_names = { t = "array", items = NAME },
+                                    metric_names = { t = "array", items = NAME },
+    -- the flows' metric tags (otg/traffic.lua): per value of the tagged bits seen
+    tagged_metrics = { t = "object", fields = { include = { t = "bool", default = true },
+      include_empty_metrics = { t = "bool", default = false },
+      metric_names = { t = "array", items = { t = "enum", values = { "frames_tx", "frames_rx", "bytes_tx", "bytes_rx",
+        "frames_tx_rate", "frames_rx_rate" } } },
+      filters = { t = "array", items = { t = "object", fields = { name = NAME,
+        values = { t = "array", items = NAME } } } } } } } },
   bgpv4 = false, bgpv6 = false, isis = false, lag = false, lacp = false, lldp = false, rsvp = false } }
 
 -- /monitor/states: the neighbours surge's devices resolved (otg/devices.lua).
