@@ -46,7 +46,7 @@ def stop_all() -> None:
 
 
 def exact(name: str, m: Any, size: int) -> None:
-    check("%s: stopped, %d sent, as many received, bytes %d x %d, loss 0" % (name, m.frames_tx, m.frames_rx, size),
+    check("%s: stopped, %d sent, %d received, bytes x %d, loss 0" % (name, m.frames_tx, m.frames_rx, size),
           m.transmit == "stopped" and m.frames_tx > 0 and m.frames_rx == m.frames_tx
           and m.bytes_tx == m.frames_tx * size and m.bytes_rx == m.frames_rx * size and m.loss == 0, m.serialize())
 
