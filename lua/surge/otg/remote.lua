@@ -209,10 +209,11 @@ local function entry(info, i, h, ports, part)
 end
 
 -- Splits a decoded config body: returns this server's part (the body
--- itself when no port is remote). The split is pending until M.configure:
+-- itself when no port is remote) and what is pending until M.configure:
+-- { part = this server's x_surge_part, split = nil (no port remote) or
 -- { hosts = { host -> { body, map } }, order, port_host, flows = { info },
--- by_name }. Raises 400 for a device on another host's port and for
--- latency across hosts.
+-- by_name } }. Raises 400 for a device on another host's port, latency
+-- across hosts, a name of no port, a bad x_surge_part.
 function M.split(body)
   pending = { part = nil }
   if type(body) == "table" and body[PART] ~= nil then
@@ -220,12 +221,12 @@ function M.split(body)
     body = with(body, PART, nil)
     pending.part = check_part(x, type(body.flows) == "table" and #body.flows or 0)
   end
-  if type(body) ~= "table" or type(body.ports) ~= "table" then return body end
+  if type(body) ~= "table" or type(body.ports) ~= "table" then return body, pending end
   local any = false
   for _, p in ipairs(body.ports) do
     if type(p) == "table" and type(p.location) == "string" and M.parse(p.location) then any = true end
   end
-  if not any then return body end
+  if not any then return body, pending end
   if pending.part then
     fail(400, { PART .. ": a host's part of a config names ports on other hosts (one server drives them all)" })
   end
@@ -303,6 +304,7 @@ function M.split(body)
         part.rx_only[#part.rx_only + 1] = i - 1
       end
     end
+    table.sort(part.rx_only)
     return out, part
   end
   -- (this server's part: the flows as given when none is on another host)
@@ -332,7 +334,7 @@ function M.split(body)
   end
   sp.local_captures = mine.captures ~= nil and #mine.captures > 0
   pending.split = sp
-  return mine
+  return mine, pending
 end
 
 -- A remote's error lines with this config's indexes.
