@@ -68,8 +68,8 @@ end
 function T.fillers_only_below_a_hosts_last_flow()
   local mine, p = remote.split(body({ flow("fx", "p1", { "p2" }), flow("fa", "p1", { "p1" }) }))
   assert(#mine.flows == 2 and #p.split.hosts[H].body.flows == 1, "the other host has nothing after fx")
-  _, p = remote.split(body({ flow("fb", "p2", { "p2" }) }))
-  assert(#p.split.hosts[H].body.flows == 1 and #p.part.rx_only == 0)
+  mine, p = remote.split(body({ flow("fb", "p2", { "p2" }) }))
+  assert(#mine.flows == 0 and #p.split.hosts[H].body.flows == 1 and #p.part.rx_only == 0)
 end
 
 function T.refusals()
