@@ -255,7 +255,7 @@ function M.split(body)
   for i, p in ipairs(body.ports) do
     local h, loc = M.parse(type(p) == "table" and type(p.location) == "string" and p.location or "")
     local name = type(p) == "table" and p.name
-    if h then sp.port_host[name] = h end
+    if h and type(name) == "string" then sp.port_host[name] = h end
     if type(name) == "string" then
       ports_of.known[name] = true
       ports_of.hosts[h or HERE] = ports_of.hosts[h or HERE] or {}
