@@ -99,8 +99,9 @@ for cycle in (1, 2):
     check("cycle %d: the counts final (a second read the same)" % cycle,
           all((again[n].frames_tx, again[n].frames_rx) == (fm[n].frames_tx, fm[n].frames_rx) for n in fm),
           [(n, fm[n].frames_rx, again[n].frames_rx) for n in fm])
-    check("cycle %d: counts since this start (20000 a second for 0.3 s: below 8000 each)" % cycle,
-          all(0 < fm[n].frames_tx < 8000 for n in fm), [fm[n].frames_tx for n in fm])
+    # 20000 a second for 0.3 s and more: two runs' sum would be 12000 or more
+    check("cycle %d: counts since this start (below 11000 each)" % cycle,
+          all(0 < fm[n].frames_tx < 11000 for n in fm), [fm[n].frames_tx for n in fm])
 
 # a named stop of the flow across hosts: stopped once drained, exact; then the other by a stop of all
 start_all(api)
