@@ -411,6 +411,7 @@ end
 
 -- The held run's flows sent from now (M.start with hold).
 function M.go()
+  if not run then return end
   run.t0_wall, run.t0_tsc = fleet.now(), tonumber(surge.tsc())
   run.stats.run[0].go = 1
 end
