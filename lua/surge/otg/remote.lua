@@ -332,7 +332,7 @@ function M.split(body)
       end
     end
   end
-  sp.local_captures = mine.captures ~= nil and #mine.captures > 0
+  sp.local_captures = type(mine.captures) == "table" and #mine.captures > 0
   pending.split = sp
   return mine, pending
 end
