@@ -252,6 +252,7 @@ local function set_rates(holder, m, t, keys, live)
     m[k .. "_rate"] = (live and holder.rates) and holder.rates[i] or 0
   end
 end
+M.set_rates = set_rates     -- (otg/remote.lua's rates of what several hosts received)
 
 -- "started" or "stopped", settling a flow whose packets are all sent.
 local function state_of(f, c)
@@ -379,10 +380,15 @@ local function flow_names(c, names, path)
 end
 
 -- Starts the named flows (all: names empty); what ran before is stopped.
-local function start(names)
+-- hold: every port receiving, no flow sending until M.go (otg/remote.lua's
+-- start over several hosts).
+local function start(names, hold)
   local c = config.compiled()
   if not c then error({ status = 409, errors = { "no config: set one (POST /config) first" } }, 0) end
-  local chosen = flow_names(c, names, "traffic.flow_transmit.flow_names")
+  local chosen = {}
+  for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
+    if not s.rx_only then chosen[#chosen + 1] = s end   -- another host sends it (otg/remote.lua): counted only
+  end
   -- a flow to a device behind a gateway: its MAC as resolved, each pair's (the neighbour tasks run meanwhile)
   for _, s in ipairs(chosen) do
     for i, k in ipairs(s.gw_ks or {}) do
@@ -466,15 +472,24 @@ local function start(names)
     M.stop()
     error({ status = 500, errors = { ("the ports' tasks were not ready in %d s"):format(READY_S) } }, 0)
   end
+  if not hold then M.go() end
+end
+
+-- The held run's flows sent from now (M.start with hold).
+function M.go()
+  if not run then return end
   run.t0_wall, run.t0_tsc = fleet.now(), tonumber(surge.tsc())
   run.stats.run[0].go = 1
 end
 
+-- True while a run started with hold waits for M.go.
+function M.held() return run ~= nil and #run.tasks > 0 and run.stats.run[0].go == 0 end
+
 -- A start that fails leaves no run behind: its tasks stopped, nothing
 -- counted as started (the next config or start is not refused for it).
-function M.start(names)
+function M.start(names, hold)
   local ok, e = xpcall(start, function(x) return type(x) == "table" and x or debug.traceback(tostring(x), 2) end,
-    names)
+    names, hold)
   if not ok then
     pcall(M.stop)
     run = nil
