@@ -265,8 +265,8 @@ function T.bad_ranges_are_refused_at_the_callers_line()
     hosts.new{ count = 1, mac = M, dhcp = true, subnet = "10.0.0.0/8" } end)
   errors(at('surge.hosts.new: subnet (the server\'s subnet, "A.B.C.D/LEN", LEN 12..32): expected a string, got nil', 1),
     function() hosts.new{ count = 1, mac = M, dhcp = true } end)
-  errors(at("surge.hosts.new: unknown option 'ips' (announce, count, dad, dad6, dhcp, dhcp6, ip, ip6, mac, outstanding, pd, "
-    .. "prefix, probe, rapid_commit, rate, renewals, retries, rs, rto, subnet, vlan)", 2), function()
+  errors(at("surge.hosts.new: unknown option 'ips' (announce, count, dad, dad6, dhcp, dhcp6, ip, ip6, mac, outer_tpid, "
+    .. "outer_vlan, outstanding, pd, prefix, probe, rapid_commit, rate, renewals, retries, rs, rto, subnet, vlan)", 2), function()
     hosts.new{ count = 1, mac = M, ips = "10.0.0.1" } end)
   errors(at("surge.hosts.new: ip: 0.0.0.0 is no host's address", 1), function()
     hosts.new{ count = 1, mac = M, ip = "0.0.0.0" } end)
