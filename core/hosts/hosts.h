@@ -169,12 +169,13 @@ ht_tags_len(const struct hosts_table *t)
 	return t->conf.outer_vlan != 0 ? 8 : t->conf.vlan != 0 ? 4 : 0;
 }
 
-/* a received frame carries the table's tags: both VLAN ids and the outer TPID */
+/* a received frame carries the table's tags: both VLAN ids. The outer
+ * TPID is not compared: a driver that strips a tag and puts it back
+ * (DPDK's af_packet) writes 0x8100 whatever the wire had */
 static inline int
 ht_tags_match(const struct hosts_table *t, const struct hframe *f)
 {
-	return f->vlan == t->conf.vlan && f->outer == t->conf.outer_vlan &&
-	       (f->outer == 0 || f->outer_tpid == t->conf.outer_tpid);
+	return f->vlan == t->conf.vlan && f->outer == t->conf.outer_vlan;
 }
 
 static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }

@@ -5,8 +5,9 @@
 -- timeout, a duplicate reply is a stray, the requests' bytes are checked
 -- (MACs, addresses, identifier per host, sequence per round, sizes, both
 -- checksums). QinQ: an ARP request with both tags gets its reply with
--- both, byte for byte; a frame with the inner tag alone, or the wrong
--- outer TPID, is not the table's; a ping's requests carry both tags. Then
+-- both, byte for byte (one with an outer TPID of 0x8100 too: the TPID is
+-- not compared on receipt); a frame with the inner tag alone, or another
+-- outer VLAN, is not the table's; a ping's requests carry both tags. Then
 -- the refusals, at the caller's line.
 local surge = require "surge"
 local ffi = require "ffi"
@@ -155,6 +156,7 @@ function T.qinq_both_tags_byte_exact()
   send_frame(("\xff"):rep(6) .. PEER .. tags .. "\8\6" .. arp_req)
   send_frame(("\xff"):rep(6) .. PEER .. "\x81\0\0\200\8\6" .. arp_req)              -- the inner tag alone
   send_frame(("\xff"):rep(6) .. PEER .. "\x81\0\0\100\x81\0\0\200\8\6" .. arp_req)  -- outer TPID 0x8100
+  send_frame(("\xff"):rep(6) .. PEER .. "\x88\xa8\0\101\x81\0\0\200\8\6" .. arp_req)  -- outer VLAN 101
   local replies, left = {}, 0
   for _ = 1, 50 do
     local n = t:poll(rxq, txq, rx, tx)
@@ -165,12 +167,14 @@ function T.qinq_both_tags_byte_exact()
     end
     rx:free()
   end
-  assert(#replies == 1, "one ARP reply, to the QinQ request; got " .. #replies)
+  assert(#replies == 2, "two ARP replies, to the QinQ requests of VLANs 100 and 200; got " .. #replies)
   local want = PEER .. "\2\9\10\0\0\2" .. tags .. "\8\6" .. string.char(0, 1, 8, 0, 6, 4, 0, 2) ..
     "\2\9\10\0\0\2\10\9\10\2" .. PEER .. "\10\9\10\254"
-  assert(replies[1]:sub(1, #want) == want and #replies[1] == 68, "the ARP reply's bytes, both tags (68 bytes)")
+  for k = 1, 2 do
+    assert(replies[k]:sub(1, #want) == want and #replies[k] == 68, "the ARP reply's bytes, both tags (68 bytes)")
+  end
   assert(left == 2, "the other two requests left in rx, got " .. left)
-  assert(t:stats().arp_request_rx == 1, "one request the table's")
+  assert(t:stats().arp_request_rx == 2, "two requests the table's")
   -- a ping's requests carry both tags too (outer TPID 0x8100 here)
   local q = hosts.new{ count = 1, mac = "02:09:0b:00:00:01", ip = "10.9.11.1", vlan = 7, outer_vlan = 9,
     outer_tpid = 0x8100 }
