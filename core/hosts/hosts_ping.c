@@ -54,6 +54,8 @@ struct ping {
 	uint8_t resolved, tries, active;
 	uint16_t ident0;         /* host first + k's identifier: ident0 + k */
 	double us_per_cyc;
+	uint32_t nw;             /* requests in the tx burst, not flushed yet: */
+	uint64_t wrote[SENDS_PER_POLL];   /* their positions, in order */
 };
 
 static const uint8_t zero16[16];
@@ -295,6 +297,30 @@ batch(struct hosts_table *t, struct ping *g)
 	g->btail++;
 }
 
+/* Sends the tx burst (the ping's requests only): the ring takes the
+ * first ones, the rest it refused (tx_full) were never sent: their
+ * positions end unsent (ping_skipped), so that ping_tx, and each request's
+ * reply or timeout, are of requests on the wire */
+static void
+flush(struct hosts_table *t, struct ping *g)
+{
+	uint64_t before = t->st.tx_frames, went;
+
+	proto_flush(t);
+	went = t->st.tx_frames - before;
+	if (went > g->nw)
+		went = g->nw;
+	t->st.ping_tx += went;
+	for (uint32_t k = (uint32_t)went; k < g->nw; k++) {
+		uint64_t pos = g->wrote[k];
+
+		g->pend[pos % g->p.nhosts] &= ~(1ull << (pos / g->p.nhosts % ROUNDS_OPEN));
+		g->wait--;
+		t->st.ping_skipped++;
+	}
+	g->nw = 0;
+}
+
 /* the batches older than the timeout: their requests still waiting time out */
 static void
 sweep(struct hosts_table *t, struct ping *g)
@@ -334,6 +360,8 @@ ping_poll(struct hosts_table *t)
 		return;
 	n = g->p.nhosts;
 	gone = (uint32_t)(t->now - g->start_ms);
+	if (t->tx_used > 0)
+		proto_flush(t);   /* the burst holds the requests alone: flush() counts them */
 	while (g->sent < g->total && k < SENDS_PER_POLL) {
 		uint64_t r = g->sent / n;
 		uint32_t h = (uint32_t)(g->sent % n), i = g->p.first + h;
@@ -347,15 +375,19 @@ ping_poll(struct hosts_table *t)
 		if (source(t, g, i, src) != 0) {
 			t->st.ping_skipped++;
 		} else {
+			if (t->tx_got > 0 && t->tx_used == t->tx_got)
+				flush(t, g);   /* the burst is full: sent before the next is written */
 			if (echo_send(t, g, i, src, (uint16_t)r) != 0)
 				break;   /* the pool was empty: the next poll */
 			g->pend[h] |= 1ull << (r % ROUNDS_OPEN);
 			g->wait++;
-			t->st.ping_tx++;
+			g->wrote[g->nw++] = g->sent;
 			k++;
 		}
 		g->sent++;
 	}
+	if (g->nw > 0)
+		flush(t, g);
 	if (g->sent != g->batched) {
 		batch(t, g);
 		g->batched = g->sent;

@@ -910,7 +910,7 @@ struct surge_hosts_stats {
 	uint64_t ping_tx;
 	uint64_t ping_reply;
 	uint64_t ping_timeout;
-	uint64_t ping_skipped;       /* requests not sent: the host had no address of the family then */
+	uint64_t ping_skipped;       /* requests not sent: the host had no address of the family then, or the ring refused it */
 	uint64_t ping_stray;         /* echo replies to a host matching no request of its (late, duplicate) */
 	uint64_t ping_resolve_tx;    /* ARP requests, NSs for the next hop */
 	uint64_t ping_unresolved;    /* pings whose next hop never answered (none of their requests sent) */
