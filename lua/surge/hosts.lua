@@ -60,8 +60,8 @@ M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_fu
   "ping_rtt_min_us", "ping_rtt_max_us", "ping_rtt_sum_us" }
 M.DHCP6_STATES = { [0] = "idle", "soliciting", "requesting", "bound", "renewing", "rebinding", "gave_up", "released" }
 -- the fields that are levels, not counts (published as gauges)
-local GAUGES = { bytes_per_host = true, ping_rtt_min_us = true, ping_rtt_max_us = true, hosts6_ll = true, hosts6_static = true, hosts6_slaac = true, hosts6_dhcp = true,
-  bind_seconds = true }
+local GAUGES = { bytes_per_host = true, hosts6_ll = true, hosts6_static = true, hosts6_slaac = true, hosts6_dhcp = true,
+  bind_seconds = true, ping_rtt_min_us = true, ping_rtt_max_us = true }
 -- the binding-time histogram's buckets: bind_le_Nms counts the bindings
 -- that took under N ms (2^k), bind_le_inf all of them; stats() has each,
 -- the published counters every third (a run has at most 64 counters)

@@ -110,10 +110,10 @@ check_match "no frame lost, settled at the end" "tx_nobufs=0 tx_full=0 settled=t
 printf '%s\n' "$OUT" | grep -E '^(v4|v6) ' | sed 's/^/     /'
 check_pools "ping"
 # the capture (the kernel's side): the hosts' requests, each checksum right
-TS="-o ip.check_checksum:TRUE"
-REQ4=$(tshark_q -r "$TMP/k.pcapng" $TS -Y 'icmp.type == 8 && ip.src >= 10.36.1.1' | wc -l)
-REQ6=$(tshark_q -r "$TMP/k.pcapng" $TS -Y 'icmpv6.type == 128 && ipv6.src >= 2001:db8:36::1:0' | wc -l)
+REQ4=$(tshark_q -r "$TMP/k.pcapng" -o ip.check_checksum:TRUE -Y 'icmp.type == 8 && ip.src >= 10.36.1.1' | wc -l)
+REQ6=$(tshark_q -r "$TMP/k.pcapng" -o ip.check_checksum:TRUE -Y 'icmpv6.type == 128 && ipv6.src >= 2001:db8:36::1:0' | wc -l)
 check "the capture: the hosts' requests, IPv4 and IPv6" "$((N * 3 + 300)) $((N * 3))" "$REQ4 $REQ6"
-BAD=$(tshark_q -r "$TMP/k.pcapng" $TS -Y 'ip.checksum.status == "Bad" || icmp.checksum.status == "Bad" || icmpv6.checksum.status == "Bad"' | wc -l)
+BAD=$(tshark_q -r "$TMP/k.pcapng" -o ip.check_checksum:TRUE \
+  -Y 'ip.checksum.status == "Bad" || icmp.checksum.status == "Bad" || icmpv6.checksum.status == "Bad"' | wc -l)
 check "tshark: no bad IPv4, ICMP or ICMPv6 checksum" 0 "$BAD"
 finish
