@@ -428,6 +428,17 @@ reply(struct hosts_table *t, struct ping *g, uint32_t h, const uint8_t *m)
 		g->active = 0;
 }
 
+/* the next hop's MAC, from its answer (the first: later ones are taken, not read) */
+static int
+learn(struct ping *g, const uint8_t *mac)
+{
+	if (!g->resolved) {
+		memcpy(g->nh_mac, mac, 6);
+		g->resolved = 1;
+	}
+	return 1;
+}
+
 /* 1 when the frame was the ping's (an answer for the next hop, an echo
  * reply to a host of the range from the target), 0 to leave it */
 int
@@ -443,19 +454,11 @@ ping_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	case HF_ARP:
 		if (g->p.af != 4 || f->arp_op != 2 || f->spa != get32(g->nh) || ht_by_ip(t, f->tpa) == HOST_NIL)
 			return 0;
-		if (!g->resolved) {
-			memcpy(g->nh_mac, f->sha, 6);
-			g->resolved = 1;
-		}
-		return 1;
+		return learn(g, f->sha);
 	case HF_NA:
 		if (g->p.af != 6 || f->lladdr == NULL || memcmp(f->target, g->nh, 16) != 0)
 			return 0;
-		if (!g->resolved) {
-			memcpy(g->nh_mac, f->lladdr, 6);
-			g->resolved = 1;
-		}
-		return 1;
+		return learn(g, f->lladdr);
 	case HF_ECHO_REPLY:
 		i = ht_by_ip(t, f->ip_dst);
 		if (g->p.af != 4 || f->ip_src != get32(g->p.target) || i == HOST_NIL || i < g->p.first ||

@@ -23,13 +23,8 @@ N=50
 # --- 1. the bytes, judged by tshark ----------------------------------------
 cat >"$TMP/gen.py" <<'EOF'
 import struct, sys
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
+sys.path.insert(0, sys.argv[3])
+from raw_peer import csum   # RFC 1071, the TCP tests' raw peer's
 peer, bc = bytes.fromhex("020000000099"), b"\xff" * 6
 def ip4(a):
     return bytes([10, 37, a >> 8, a & 255])
@@ -52,7 +47,7 @@ with open(sys.argv[1], "wb") as f:
     for k, fr in enumerate(frames):
         f.write(struct.pack("<IIII", 1, k, len(fr), len(fr)) + fr)
 EOF
-python3 "$TMP/gen.py" "$TMP/in.pcap" $N
+python3 "$TMP/gen.py" "$TMP/in.pcap" $N "$(dirname "$0")/conn"
 "$SURGE" run --no-huge --stats-interval 0 --vdev "net_pcap0,rx_pcap=$TMP/in.pcap,tx_pcap=$TMP/out.pcap" \
   "$EXAMPLES/many-hosts.lua" --count $N --ip 10.37.1.1 --mac 02:37:00:00:00:01 --vlan 200 --outer-vlan 100 \
   --seconds 1 >"$TMP/p.out" 2>"$TMP/p.err"
