@@ -54,6 +54,7 @@ struct ping {
 	uint8_t resolved, tries, active;
 	uint16_t ident0;         /* host first + k's identifier: ident0 + k */
 	double us_per_cyc;
+	uint64_t rtts;           /* round trips measured, this ping and the table's earlier ones */
 	uint32_t nw;             /* requests in the tx burst, not flushed yet: */
 	uint64_t wrote[SENDS_PER_POLL];   /* their positions, in order */
 };
@@ -120,6 +121,8 @@ ping_start(struct hosts_table *t, const struct surge_hosts_ping *p)
 		return rt_error(-EINVAL, "surge_hosts_ping: count %u (1..65535), interval_ms %u (1..3600000), "
 				"timeout_ms %u (1..60000), size %u (8..%u)", p->count, p->interval_ms, p->timeout_ms,
 				p->size, room);
+	uint64_t rtts = t->ping != NULL ? t->ping->rtts : 0;
+
 	ping_free(t);
 	struct ping *g = calloc(1, sizeof(*g));
 	uint32_t nb = 1;
@@ -134,6 +137,7 @@ ping_start(struct hosts_table *t, const struct surge_hosts_ping *p)
 		return rt_error(-ENOMEM, "surge_hosts_ping: out of memory for %u hosts' requests", p->nhosts);
 	}
 	g->p = *p;
+	g->rtts = rtts;
 	g->bmask = nb - 1;
 	g->total = (uint64_t)p->count * p->nhosts;
 	memcpy(g->nh, memcmp(p->via, zero16, 16) != 0 ? p->via : p->target, 16);
@@ -415,10 +419,13 @@ reply(struct hosts_table *t, struct ping *g, uint32_t h, const uint8_t *m)
 	g->wait--;
 	t->st.ping_reply++;
 	memcpy(&tsc, m + 8, 8);
-	if (tsc <= now) {
-		uint64_t us = (uint64_t)((double)(now - tsc) * g->us_per_cyc);
+	/* the time the reply brought back, unless a peer changed it: not in
+	 * the future, nor older than a request can wait (twice the timeout:
+	 * the sweep runs at the polls) */
+	uint64_t us = tsc <= now ? (uint64_t)((double)(now - tsc) * g->us_per_cyc) : UINT64_MAX;
 
-		if (t->st.ping_reply == 1 || us < t->st.ping_rtt_min_us)
+	if (us <= (uint64_t)g->p.timeout_ms * 2000) {
+		if (g->rtts++ == 0 || us < t->st.ping_rtt_min_us)
 			t->st.ping_rtt_min_us = us;
 		if (us > t->st.ping_rtt_max_us)
 			t->st.ping_rtt_max_us = us;
