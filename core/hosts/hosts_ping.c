@@ -359,6 +359,16 @@ ping_poll(struct hosts_table *t)
 
 	if (g == NULL || !g->active)
 		return;
+	uint32_t need = 14 + ht_tags_len(t) + (g->p.af == 4 ? 28 : 48) + g->p.size;
+
+	if (need > t->room) {
+		/* never fits: the poll fails (its error), rather than retry for ever */
+		t->st.ping_skipped += g->total - g->sent;
+		g->active = 0;
+		t->tx_err = rt_error(-EMSGSIZE, "surge_hosts_ping: a request of %u bytes and the tx pool's mbufs "
+				     "hold %u", need, t->room);
+		return;
+	}
 	sweep(t, g);
 	if (!resolve(t, g))
 		return;

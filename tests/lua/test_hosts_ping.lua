@@ -215,6 +215,18 @@ function T.bad_pings_and_qinq_refused_at_the_callers_line()
     t:ping{ target = "10.9.12.254" } end)
   errors(at("hosts:ping: target: an IPv6 target, and the hosts have no IPv6 (ip6)", 1), function()
     t:ping{ target = "2001:db8::1" } end)
+  -- a request the pool's mbufs cannot hold: the poll fails, in one line, and the ping ends
+  setup()
+  local q = hosts.new{ count = 1, mac = "02:09:0d:00:00:01", ip = "10.9.13.1" }
+  local small = surge.pool{ template = surge.proto.udp{}, size = 255, data_room = 512 }
+  local rx, tx = small:burst(8), small:burst(8)
+  q:poll(rxq, txq, rx, tx)
+  rx:free()
+  q:ping{ target = "10.9.13.254", mac = "02:00:00:00:00:95", size = 1472 }
+  errors(at("surge_hosts_ping: a request of 1514 bytes and the tx pool's mbufs hold 512", 1), function()
+    q:poll(rxq, txq, rx, tx) end)
+  rx:free()
+  assert(q:settled() and q:stats().ping_skipped == 1 and q:stats().ping_tx == 0, "the ping ended, its request unsent")
   errors(at("surge.hosts.new: outer_vlan: QinQ needs the inner tag too (vlan = 1..4094)", 1), function()
     hosts.new{ count = 1, mac = M, ip = "10.0.0.1", outer_vlan = 100 } end)
   errors(at("surge.hosts.new: outer_vlan (QinQ: the outer tag's VLAN id): expected an integer in 1..4094, got 4095", 1),
