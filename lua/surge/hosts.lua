@@ -212,6 +212,110 @@ function M.made(id, c, prefix)
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
 end
 
+-- Ranges of VLANs (docs/hosts.md "QinQ"): `per_vlan` hosts on each pair of
+-- an outer VLAN (outer .. outer + outers - 1, none without outer) and an
+-- inner one (vlan .. vlan + vlans - 1), inner counted first: one table a
+-- pair, the MACs and addresses running on from one table to the next
+-- (table k's host 0 is mac + k x per_vlan, ip + k x per_vlan); the other
+-- options are hosts.new's. A group polls its tables on one queue (the
+-- first receives, the rest take what it leaves) and pings with all of them.
+local Group = class.new("host group", { "tables", "count" })
+Group.__handle = function(g) return ("host group (%d tables, %d hosts)"):format(#g.tables, g.count) end
+M.Group = Group
+
+function M.vlans(o)
+  local fn = "surge.hosts.vlans"
+  o = check.expect(o, "table", fn, "options")
+  local rest = {}
+  for k, v in pairs(o) do rest[k] = v end
+  local per = check.expect(o.per_vlan, "integer 1..16777216", fn, "per_vlan (hosts on each VLAN pair)")
+  local vlan = check.expect(o.vlan, "integer 1..4094", fn, "vlan (the first inner VLAN)")
+  local vlans = check.expect(o.vlans, "integer? 1..4094", fn, "vlans (inner VLANs)") or 1
+  local outer = check.expect(o.outer_vlan, "integer? 1..4094", fn, "outer_vlan (the first outer VLAN)")
+  local outers = check.expect(o.outer_vlans, "integer? 1..4094", fn, "outer_vlans (outer VLANs)") or 1
+  if vlan + vlans - 1 > 4094 then
+    check.raise(("%s: %d inner VLANs from %d pass 4094"):format(fn, vlans, vlan))
+  end
+  if outer == nil and o.outer_vlans ~= nil then check.raise(fn .. ": outer_vlans: with outer_vlan") end
+  if outer ~= nil and outer + outers - 1 > 4094 then
+    check.raise(("%s: %d outer VLANs from %d pass 4094"):format(fn, outers, outer))
+  end
+  local pairs_n = vlans * outers
+  if pairs_n > C.SURGE_HOSTS_MAX - C.surge_hosts_count() then
+    check.raise(("%s: %d VLAN pairs, a table each, and a run has room for %d more tables"):format(fn, pairs_n,
+      C.SURGE_HOSTS_MAX - C.surge_hosts_count()))
+  end
+  local mac0 = parsed(eth.mac, check.expect(o.mac, "string", fn, "mac (host 0's MAC)"), fn .. ": mac")
+  local m = 0
+  for k = 1, 6 do m = m * 256 + mac0:byte(k) end
+  if o.ip ~= nil then
+    local ip = parsed(ip4.addr, check.expect(o.ip, "string", fn, "ip"), fn .. ": ip")
+    if ip + pairs_n * per - 1 > 0xffffffff then
+      check.raise(("%s: %d hosts from %s: past 255.255.255.255"):format(fn, pairs_n * per, o.ip))
+    end
+    rest.ip = ip
+  end
+  if math.floor(m / 2 ^ 40) ~= math.floor((m + pairs_n * per - 1) / 2 ^ 40) then
+    check.raise(("%s: %d MACs from %s run past its first byte"):format(fn, pairs_n * per, o.mac))
+  end
+  rest.per_vlan, rest.vlans, rest.outer_vlans, rest.count = nil, nil, nil, per
+  local g = setmetatable({ tables = {}, count = pairs_n * per }, Group)
+  local b = ffi.new("uint8_t[6]")
+  for k = 0, pairs_n - 1 do
+    local v = m + k * per
+    for j = 5, 0, -1 do b[j] = v % 256; v = math.floor(v / 256) end
+    local ok = {}
+    for key, val in pairs(rest) do ok[key] = val end
+    ok.mac = eth.mac_text(b)
+    if rest.ip then ok.ip = ip4.addr_text(rest.ip + k * per) end
+    ok.vlan = vlan + k % vlans
+    ok.outer_vlan = outer and outer + math.floor(k / vlans) or nil
+    ok.prefix = (o.prefix or "hosts") .. (".%d.%d"):format(ok.outer_vlan or 0, ok.vlan)
+    g.tables[#g.tables + 1] = M.new(ok)
+  end
+  return g
+end
+
+-- one turn of every table: the first receives, the others take; the
+-- frames none took stay in rx (their count)
+function Group:poll(rxq, txq, rx, tx)
+  check.self(self, Group, "hosts group:poll")
+  local n = self.tables[1]:poll(rxq, txq, rx, tx)
+  for k = 2, #self.tables do n = self.tables[k]:take(txq, rx, tx) end
+  return n
+end
+
+function Group:settled()
+  check.self(self, Group, "hosts group:settled")
+  for _, t in ipairs(self.tables) do if not t:settled() then return false end end
+  return true
+end
+
+-- every table pings (o as t:ping's, its hosts each table's)
+function Group:ping(o)
+  check.self(self, Group, "hosts group:ping")
+  for _, t in ipairs(self.tables) do t:ping(o) end
+end
+
+-- the tables' counters added (the minimum and maximum round trips: of all)
+function Group:stats()
+  check.self(self, Group, "hosts group:stats")
+  local r = { state = {} }
+  for _, t in ipairs(self.tables) do
+    local st = t:stats()
+    for _, f in ipairs(M.FIELDS) do
+      if f == "ping_rtt_min_us" then
+        if st.ping_reply > 0 and (r[f] == nil or st[f] < r[f]) then r[f] = st[f] end
+      elseif f == "ping_rtt_max_us" then r[f] = math.max(r[f] or 0, st[f])
+      else r[f] = (r[f] or 0) + st[f] end
+    end
+    for name, v in pairs(st.state) do r.state[name] = (r.state[name] or 0) + v end
+  end
+  r.ping_rtt_min_us = r.ping_rtt_min_us or 0
+  r.bytes_per_host = math.floor(r.bytes_per_host / #self.tables)   -- a level: the tables' mean
+  return r
+end
+
 local server_keys = { count = 1, pool = 1, server = 1, mac = 1, vlan = 1, lease = 1, prefix_len = 1, prefix = 1,
   outer_vlan = 1, outer_tpid = 1 }
 

@@ -193,6 +193,69 @@ function T.qinq_both_tags_byte_exact()
   assert(q:stats().ping_timeout == 1)
 end
 
+-- ranges of VLANs: 2 hosts on each of outer 100..101 x inner 200..201, a
+-- table a pair: each host answers ARP with its own pair's tags, not on
+-- another pair; a group ping's requests carry each table's tags
+function T.qinq_ranges_a_table_a_pair()
+  setup()
+  local g = hosts.vlans{ per_vlan = 2, vlan = 200, vlans = 2, outer_vlan = 100, outer_vlans = 2,
+    mac = "02:09:0e:00:00:01", ip = "10.9.14.1", prefix = "qq" }
+  assert(#g.tables == 4 and g.count == 8, "four tables, eight hosts")
+  local pool = g.tables[1]:pool(1023)
+  local rx, tx = pool:burst(64), pool:burst(64)
+  g:poll(rxq, txq, rx, tx)
+  rx:free()
+  local function tags(o, i) return "\x88\xa8\0" .. string.char(o) .. "\x81\0\0" .. string.char(i) end
+  -- host k (0..7): pair k // 2, inner 200 + pair % 2, outer 100 + pair // 2
+  for k = 0, 7 do
+    local pair = math.floor(k / 2)
+    local req = string.char(0, 1, 8, 0, 6, 4, 0, 1) .. PEER .. "\10\9\14\254" .. ("\0"):rep(6) .. "\10\9\14" ..
+      string.char(1 + k)
+    send_frame(("\xff"):rep(6) .. PEER .. tags(100 + math.floor(pair / 2), 200 + pair % 2) .. "\8\6" .. req)
+    if k == 0 then send_frame(("\xff"):rep(6) .. PEER .. tags(101, 200) .. "\8\6" .. req) end   -- another pair's tags
+  end
+  local got = {}
+  for _ = 1, 50 do
+    local n = g:poll(rxq, txq, rx, tx)
+    for i = 0, n - 1 do
+      local f = ffi.string(rx.data[i], rx.len[i])
+      if f:sub(21, 22) == "\8\6" and f:byte(30) == 2 then got[#got + 1] = f end
+    end
+    rx:free()
+  end
+  assert(#got == 8, "eight ARP replies, got " .. #got)
+  for _, f in ipairs(got) do
+    local k = f:byte(12) - 1
+    local pair = math.floor(k / 2)
+    assert(f:sub(7, 11) == "\2\9\14\0\0" and f:sub(13, 20) == tags(100 + math.floor(pair / 2), 200 + pair % 2),
+      "host " .. k .. "'s reply with its pair's tags")
+  end
+  g:ping{ target = "10.9.14.254", mac = "02:00:00:00:00:94", count = 1, timeout = 0.05 }
+  local reqs = {}
+  local stop = tonumber(surge.tsc()) + 3 * tonumber(surge.tsc_hz())
+  repeat
+    local n = g:poll(rxq, txq, rx, tx)
+    for i = 0, n - 1 do
+      local f = ffi.string(rx.data[i], rx.len[i])
+      if f:sub(1, 6) == "\2\0\0\0\0\x94" then reqs[f:byte(12) - 1] = f:sub(13, 20) end
+    end
+    rx:free()
+  until g:settled() or tonumber(surge.tsc()) > stop
+  for k = 0, 7 do
+    local pair = math.floor(k / 2)
+    assert(reqs[k] == tags(100 + math.floor(pair / 2), 200 + pair % 2), "host " .. k .. "'s request with its pair's tags")
+  end
+  local st = g:stats()
+  assert(st.ping_tx == 8 and st.ping_timeout == 8 and st.arp_request_rx == 8 and st.state.bound == 8, st.ping_tx)
+  errors(at("surge.hosts.vlans: 3 inner VLANs from 4093 pass 4094", 1), function()
+    hosts.vlans{ per_vlan = 1, vlan = 4093, vlans = 3, mac = "02:00:00:00:00:01", ip = "10.0.0.1" } end)
+  errors(at("surge.hosts.vlans: 2 outer VLANs from 4094 pass 4094", 1), function()
+    hosts.vlans{ per_vlan = 1, vlan = 5, outer_vlan = 4094, outer_vlans = 2, mac = "02:00:00:00:00:01", ip = "10.0.0.1" } end)
+  errors(at(("surge.hosts.vlans: 100 VLAN pairs, a table each, and a run has room for %d more tables")
+    :format(64 - #hosts.tables()), 2), function()
+    hosts.vlans{ per_vlan = 1, vlan = 5, vlans = 10, outer_vlan = 7, outer_vlans = 10, mac = "02:00:00:00:00:01" } end)
+end
+
 function T.bad_pings_and_qinq_refused_at_the_callers_line()
   local M = "02:00:00:00:00:01"
   local t = hosts.new{ count = 4, mac = "02:09:0c:00:00:01", ip = "10.9.12.1" }
