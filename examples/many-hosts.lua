@@ -16,6 +16,8 @@ function configure(p)
   p:option("--ip", "host 0's address (host i's is it plus i)", "10.34.1.1")
   p:option("--mac", "host 0's MAC (host i's is it plus i)", "02:34:00:00:00:01")
   p:option("--vlan", "802.1Q VLAN id (0: untagged)", 0, "integer 0..4094")
+  p:option("--outer-vlan", "QinQ: the outer tag's VLAN id (0: none), before --vlan's", 0, "integer 0..4094")
+  p:option("--outer-tpid", "QinQ: the outer tag's TPID, 0x88a8 (802.1ad) or 0x8100", "0x88a8")
   p:flag("--dad", "probe for each address before using it (RFC 5227)")
   p:option("--probe", "RFC 5227 PROBE_MIN in seconds (probes 1..2x apart)", 1, "number 0.001..60")
   p:option("--announce", "gratuitous ARP announcements once bound", 0, "integer 0..255")
@@ -33,6 +35,8 @@ end
 
 function run_hosts(rxq, txq, args)
   local t = hosts.new{ count = args.count, ip = args.ip, mac = args.mac, vlan = args.vlan > 0 and args.vlan or nil,
+    outer_vlan = args.outer_vlan > 0 and args.outer_vlan or nil,
+    outer_tpid = args.outer_vlan > 0 and tonumber(args.outer_tpid) or nil,
     dad = args.dad, probe = args.probe, announce = args.announce }
   local st = t:run{ rxq = rxq, txq = txq, seconds = args.seconds > 0 and args.seconds or nil }
   return { states = hosts.format_states(st), counters = hosts.format_counters(st) }

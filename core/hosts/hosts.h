@@ -20,6 +20,8 @@
  *                  queries answered (its parser hosts_mcast_parse.c)
  *   hosts_dhcp_opts.c the DHCPv4 client's scripted options out (12, 60,
  *                  61, 55, 82, raw) and those it keeps from an ACK
+ *   hosts_ping.c   echo requests the hosts originate (ICMP, ICMPv6), the
+ *                  next hop resolved by ARP or ND, replies matched
  *   hosts_server.c a table in server mode: a DHCPv4 server's pool
  *   hosts_poll.c   the FFI entry points
  */
@@ -170,12 +172,47 @@ struct hosts_table {
 	uint32_t midx_mask;
 	uint32_t free_head;       /* addresses given back, linked through host.lease_s */
 	uint32_t handed;          /* slots handed out so far, in index order */
+	struct ping *ping;        /* the hosts' echo requests (hosts_ping.c), from the first; NULL before */
 };
+
+/* The table's tags' bytes: 0, 4 (802.1Q) or 8 (QinQ: an outer tag of
+ * conf.outer_tpid, then the 802.1Q one) */
+static inline uint32_t
+ht_tags_len(const struct hosts_table *t)
+{
+	return t->conf.outer_vlan != 0 ? 8 : t->conf.vlan != 0 ? 4 : 0;
+}
+
+/* a received frame carries the table's tags: both VLAN ids. The outer
+ * TPID is not compared: a driver that strips a tag and puts it back
+ * (DPDK's af_packet) writes 0x8100 whatever the wire had */
+static inline int
+ht_tags_match(const struct hosts_table *t, const struct hframe *f)
+{
+	return f->vlan == t->conf.vlan && f->outer == t->conf.outer_vlan;
+}
 
 static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline void p32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+/* The table's tags written at p (where the EtherType would be): past them */
+static inline uint8_t *
+ht_tags_put(const struct hosts_table *t, uint8_t *p)
+{
+	if (t->conf.outer_vlan != 0) {
+		p16(p, t->conf.outer_tpid);
+		p16(p + 2, t->conf.outer_vlan);
+		p += 4;
+	}
+	if (t->conf.vlan != 0) {
+		p16(p, 0x8100);
+		p16(p + 2, t->conf.vlan);
+		p += 4;
+	}
+	return p;
 }
 
 /* DPDK's sums are of native 16-bit words: stored as they are, they read big-endian */
@@ -250,6 +287,8 @@ int nd_addr(const struct hosts_table *t, uint32_t i, int kind, uint8_t *out);
 uint8_t *nd_frame6(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t *src, const uint8_t *dst,
 		   uint32_t plen, uint8_t hlim, uint8_t proto);
 void nd_sum6(uint8_t *l4, uint32_t at);
+uint32_t nd_host(const struct hosts_table *t, const uint8_t *a, int *kind);
+void nd_solicited(const uint8_t *a, uint8_t *group, uint8_t *mac);
 
 /* hosts_dhcp6.c */
 int d6_frame(struct hosts_table *t, const struct hframe *f);
@@ -263,6 +302,12 @@ void dopt_free(struct hosts_table *t);
 int dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o);
 uint8_t *dopt_write(const struct hosts_table *t, uint32_t i, uint8_t *o, uint8_t msg);
 void dopt_record(struct hosts_table *t, uint32_t i, const struct hframe *f, int first);
+/* hosts_ping.c */
+int ping_start(struct hosts_table *t, const struct surge_hosts_ping *p);
+int ping_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in);
+void ping_poll(struct hosts_table *t);
+int ping_busy(const struct hosts_table *t);
+void ping_free(struct hosts_table *t);
 
 /* hosts_server.c */
 int server_alloc(struct hosts_table *t);

@@ -154,7 +154,7 @@ sweep_hasten(struct hosts_table *t, struct sweep *s, uint32_t span)
 static uint8_t *
 ip4_head(struct hosts_table *t, uint32_t i, uint32_t dst, uint8_t tos, uint32_t msglen)
 {
-	uint32_t l2 = t->conf.vlan != 0 ? 18 : 14, len = l2 + 24 + msglen;
+	uint32_t l2 = 14 + ht_tags_len(t), len = l2 + 24 + msglen;
 	uint8_t *p = proto_tx(t, len < 60 + l2 - 14 ? 60 + l2 - 14 : len);
 
 	if (p == NULL)
@@ -181,7 +181,7 @@ ip4_head(struct hosts_table *t, uint32_t i, uint32_t dst, uint8_t tos, uint32_t 
 static uint8_t *
 ip6_head(struct hosts_table *t, uint32_t i, const uint8_t *dst, uint32_t msglen)
 {
-	uint32_t l2 = t->conf.vlan != 0 ? 18 : 14;
+	uint32_t l2 = 14 + ht_tags_len(t);
 	uint8_t *p = proto_tx(t, l2 + 48 + msglen);
 
 	if (p == NULL)
@@ -257,7 +257,7 @@ send_one(struct hosts_table *t, struct mship *m, uint32_t i, uint32_t gidx, int 
 static int
 send_records(struct hosts_table *t, struct mship *m, uint32_t i, uint8_t rec, uint32_t from, uint32_t n)
 {
-	uint32_t rl = m->j.af == 4 ? 8 : 20, head = (t->conf.vlan != 0 ? 18 : 14) + (m->j.af == 4 ? 24 : 48) + 8;
+	uint32_t rl = m->j.af == 4 ? 8 : 20, head = 14 + ht_tags_len(t) + (m->j.af == 4 ? 24 : 48) + 8;
 	/* records a frame: what 1500 bytes hold, fewer when the pool's mbufs
 	 * are smaller (at least 37 and 13: the hosts' pools hold 346 bytes) */
 	uint32_t most = (t->room - head) / rl;
@@ -457,7 +457,7 @@ mcast_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in, ui
 {
 	struct mquery q;
 
-	if (t->mc == NULL || f->l2 == 0 || f->vlan != t->conf.vlan || !(in[0] & 1))
+	if (t->mc == NULL || f->l2 == 0 || !ht_tags_match(t, f) || !(in[0] & 1))
 		return 0;
 	uint16_t type = (uint16_t)(in[f->l2 - 2] << 8 | in[f->l2 - 1]);
 

@@ -113,7 +113,7 @@ uint8_t *
 nd_frame6(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t *src, const uint8_t *dst,
 	  uint32_t plen, uint8_t hlim, uint8_t proto)
 {
-	uint32_t len = 14 + (t->conf.vlan != 0 ? 4 : 0) + 40 + plen;
+	uint32_t len = 14 + ht_tags_len(t) + 40 + plen;
 	uint8_t *p = proto_tx(t, len < 60 ? 60 : len);
 
 	if (p == NULL)
@@ -467,7 +467,7 @@ int
 nd_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 {
 	(void)in;
-	if (t->h6 == NULL || f->vlan != t->conf.vlan)
+	if (t->h6 == NULL || !ht_tags_match(t, f))
 		return 0;
 	switch (f->kind) {
 	case HF_NS:
@@ -482,4 +482,18 @@ nd_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	default:
 		return 0;
 	}
+}
+
+/* lookup() and solicited() for hosts_ping.c (a host's address; the next
+ * hop's solicited-node group) */
+uint32_t
+nd_host(const struct hosts_table *t, const uint8_t *a, int *kind)
+{
+	return t->h6 != NULL ? lookup(t, a, kind) : HOST_NIL;
+}
+
+void
+nd_solicited(const uint8_t *a, uint8_t *group, uint8_t *mac)
+{
+	solicited(a, group, mac);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * hosts_parse.c - what an emulated host receives, read: ARP (RFC 826),
- * IPv4 with ICMP echo requests (RFC 792), DHCP replies to the client port
+ * IPv4 with ICMP echo requests and replies (RFC 792), DHCP replies to the client port
  * (RFC 2131, options RFC 2132). Pure: bytes in, struct hframe out, nothing
  * else linked, so tests/unit/test_hosts_fuzz.c fuzzes it alone. Every read
  * is checked against the frame's length first; the IPv4 total length
@@ -128,7 +128,9 @@ ipv4(const uint8_t *p, size_t len, struct hframe *f)
 	if (p[9] == 1) {                 /* ICMP */
 		if (l4len < 8)
 			return HF_BAD;
-		return l4[0] == 8 && l4[1] == 0 ? HF_ECHO : HF_OTHER;
+		if (l4[1] != 0)
+			return HF_OTHER;
+		return l4[0] == 8 ? HF_ECHO : l4[0] == 0 ? HF_ECHO_REPLY : HF_OTHER;
 	}
 	if (p[9] == 17 && l4len >= 8 && ((g16(l4 + 2) == 68 && g16(l4) == 67) ||
 					 (g16(l4 + 2) == 67 && g16(l4) == 68))) {
@@ -152,12 +154,28 @@ hframe_parse(const uint8_t *p, size_t len, struct hframe *f)
 
 	f->l2 = 14;
 	f->src_mac = p + 6;
-	if (type == 0x8100) {
+	if (type == 0x8100 || type == 0x88a8) {
 		if (len < 18)
 			return (enum hframe_kind)(f->kind = HF_OTHER);
-		f->vlan = g16(p + 14) & 0x0fff;
-		type = g16(p + 16);
+		uint16_t id = g16(p + 14) & 0x0fff, next = g16(p + 16);
+
 		f->l2 = 18;
+		if (type == 0x88a8 || next == 0x8100) {
+			/* QinQ: an S-tag (802.1ad), or an 0x8100 before another */
+			f->outer = id;
+			f->outer_tpid = type;
+			type = next;
+			if (type == 0x8100) {
+				if (len < 22)
+					return (enum hframe_kind)(f->kind = HF_OTHER);
+				f->vlan = g16(p + 18) & 0x0fff;
+				type = g16(p + 20);
+				f->l2 = 22;
+			}
+		} else {
+			f->vlan = id;
+			type = next;
+		}
 	}
 	const uint8_t *l3 = p + f->l2;
 	size_t n = len - f->l2;

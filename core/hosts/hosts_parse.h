@@ -14,6 +14,7 @@ enum hframe_kind {
 	HF_BAD,          /* ARP or IPv4 for the hosts, malformed */
 	HF_ARP,
 	HF_ECHO,         /* ICMP echo request */
+	HF_ECHO_REPLY,   /* ICMP echo reply (an answer to a host's ping, hosts_ping.c) */
 	HF_DHCP,         /* a BOOTREPLY to port 68, its options read */
 	HF_DHCP_BAD,     /* one to port 68 that is not a usable DHCP reply */
 	HF_DHCP_REQ,     /* a BOOTREQUEST from port 68 to 67 (a DHCP server table's), its options read */
@@ -23,6 +24,7 @@ enum hframe_kind {
 	HF_NA,           /* neighbour advertisement (4.4) */
 	HF_RA,           /* router advertisement (4.2) */
 	HF_ECHO6,        /* ICMPv6 echo request (RFC 4443 4.1) */
+	HF_ECHO6_REPLY,  /* ICMPv6 echo reply (4.2) */
 	HF_DHCP6,        /* a DHCPv6 message to the client port 546 from 547, its options read (RFC 8415) */
 	HF_DHCP6_BAD,    /* one to port 546 that is not a usable DHCPv6 reply */
 	HF_KINDS
@@ -34,8 +36,10 @@ enum { DHCP_DISCOVER = 1, DHCP_OFFER = 2, DHCP_REQUEST = 3, DHCP_DECLINE = 4, DH
 
 struct hframe {
 	uint8_t kind;            /* enum hframe_kind */
-	uint8_t l2;              /* Ethernet header's length: 14, or 18 with an 802.1Q tag */
-	uint16_t vlan;           /* the tag's VLAN id, 0 untagged */
+	uint8_t l2;              /* Ethernet header's length: 14, 18 with an 802.1Q tag, 22 with two (QinQ) */
+	uint16_t vlan;           /* the (inner) 802.1Q tag's VLAN id, 0 untagged */
+	uint16_t outer;          /* QinQ: the outer tag's VLAN id (TPID 0x88a8, or 0x8100 before another 0x8100), 0 none */
+	uint16_t outer_tpid;
 	const uint8_t *src_mac;
 	/* ARP (HF_ARP) */
 	uint16_t arp_op;

@@ -206,8 +206,8 @@ hframe_ip6(const uint8_t *p, size_t len, struct hframe *f)
 		return HF_BAD;
 	uint8_t type = m[0];
 
-	if (type == 128)
-		return plen >= 8 && m[1] == 0 ? HF_ECHO6 : HF_BAD;
+	if (type == 128 || type == 129)
+		return plen >= 8 && m[1] == 0 ? (type == 128 ? HF_ECHO6 : HF_ECHO6_REPLY) : HF_BAD;
 	if (type < 134 || type > 136)
 		return HF_OTHER;
 	if (hlim != 255 || m[1] != 0)

@@ -19,7 +19,7 @@
 
 #define STARTS_PER_POLL 256      /* most hosts one poll starts: a late schedule catches up in bursts */
 #define TIMERS_PER_POLL 1024     /* most timers one poll fires: the rest at the next */
-#define DHCP_FRAME_ROOM 346      /* the largest frame a host writes but an echo reply: a tagged DHCP one */
+#define DHCP_FRAME_ROOM 350      /* the largest frame a host writes but an echo: a QinQ-tagged DHCP one */
 
 static int
 conf_check(const struct surge_hosts_conf *c)
@@ -28,6 +28,10 @@ conf_check(const struct surge_hosts_conf *c)
 		return rt_error(-EINVAL, "surge_hosts_new: count %u: 1..%u", c->count, SURGE_HOSTS_COUNT_MAX);
 	if (c->vlan > 4094)
 		return rt_error(-EINVAL, "surge_hosts_new: vlan %u: 0 (untagged) or 1..4094", c->vlan);
+	if (c->outer_vlan > 4094 || (c->outer_vlan != 0 && (c->vlan == 0 || (c->outer_tpid != 0x88a8 &&
+							 c->outer_tpid != 0x8100))))
+		return rt_error(-EINVAL, "surge_hosts_new: outer_vlan %u (tpid 0x%04x): 1..4094 with an inner vlan, "
+				"tpid 0x88a8 or 0x8100", c->outer_vlan, c->outer_tpid);
 	if (c->mac[0] & 1)
 		return rt_error(-EINVAL, "surge_hosts_new: the MAC %02x:%02x:%02x:%02x:%02x:%02x is multicast",
 				c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
@@ -269,7 +273,8 @@ turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 			t->st.rx_bad++;
 		int taken = t->conf.server ? server_frame(t, &f, rx->data[i])
 					   : proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i]) ||
-					     nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f);
+					     nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f) ||
+					     ping_frame(t, &f, rx->data[i]);
 
 		if (taken)
 			t->st.rx_frames++;
@@ -283,6 +288,7 @@ turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 	timers(t, HL6, &budget);
 	timers(t, HL_D6, &budget);
 	mcast_timers(t);
+	ping_poll(t);
 	starts(t);
 	proto_flush(t);
 	t->tx = NULL;
@@ -468,7 +474,8 @@ surge_hosts_settled(int id)
 	       s[SURGE_HOST_DECLINED] == 0) &&
 	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
 	       t->v6.busy == 0 && t->v6.d6_open == 0 && t->v6.d6_owe == 0 &&
-	       !mcast_busy(t);                          /* joins' reports and leaves sent */
+	       !mcast_busy(t) &&                        /* joins' reports and leaves sent */
+	       !ping_busy(t);                           /* every echo request answered or timed out */
 }
 
 int
@@ -508,6 +515,19 @@ surge_hosts_mship(int id, int m, struct surge_hosts_mship *out)
 }
 
 int
+surge_hosts_ping(int id, const struct surge_hosts_ping *p)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if (p == NULL)
+		return rt_error(-EINVAL, "surge_hosts_ping: no ping");
+	return ping_start(t, p);
+}
+
+int
 surge_hosts_count(void)
 {
 	return rt() != NULL ? registry_count(&rt()->nhosts) : 0;
@@ -520,6 +540,7 @@ hosts_free_all(void)
 
 	for (int i = 0; i < r->nhosts; i++) {
 		dopt_free(r->hosts[i]);
+		ping_free(r->hosts[i]);
 		server_free(r->hosts[i]);
 		ht_free(r->hosts[i]);
 		free(r->hosts[i]);

@@ -76,7 +76,7 @@ proto_tx(struct hosts_table *t, uint32_t len)
 	return frame(t, len);
 }
 
-/* Ethernet header (with the table's tag), returns where the payload starts */
+/* Ethernet header (with the table's tags), returns where the payload starts */
 static uint8_t *
 eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type)
 {
@@ -85,26 +85,22 @@ eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t 
 	else
 		memset(p, 0xff, 6);
 	ht_mac(t, i, p + 6);
-	if (t->conf.vlan != 0) {
-		p16(p + 12, 0x8100);
-		p16(p + 14, t->conf.vlan);
-		p += 4;
-	}
-	p16(p + 12, type);
-	return p + 14;
+	p = ht_tags_put(t, p + 12);
+	p16(p, type);
+	return p + 2;
 }
 
 static uint32_t
 l2len(const struct hosts_table *t)
 {
-	return t->conf.vlan != 0 ? 18 : 14;
+	return 14 + ht_tags_len(t);
 }
 
 /* op 1 with spa 0: a probe; op 1 with spa = tpa: an announcement; op 2: a reply to tha/tpa */
 static int
 arp_send(struct hosts_table *t, uint32_t i, uint16_t op, uint32_t spa, const uint8_t *tha, uint32_t tpa)
 {
-	uint8_t *p = frame(t, ARP_FRAME + (t->conf.vlan != 0 ? 4 : 0));
+	uint8_t *p = frame(t, ARP_FRAME + ht_tags_len(t));
 
 	if (p == NULL)
 		return -1;
@@ -749,7 +745,7 @@ proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, 
 int
 proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 {
-	if (f->vlan != t->conf.vlan)
+	if (!ht_tags_match(t, f))
 		return 0;
 	switch (f->kind) {
 	case HF_ARP:

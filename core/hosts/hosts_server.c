@@ -128,19 +128,14 @@ slot_take(struct hosts_table *t, uint64_t mac, uint32_t at)
 static void
 reply(struct hosts_table *t, const struct hframe *f, uint8_t msg, uint32_t yiaddr)
 {
-	uint8_t *p = proto_tx(t, DHCPS_FRAME + (t->conf.vlan != 0 ? 4 : 0));
+	uint8_t *p = proto_tx(t, DHCPS_FRAME + ht_tags_len(t));
 
 	if (p == NULL)
 		return;       /* counted (tx_nobufs): the client retransmits */
 	memcpy(p, msg == DHCP_NAK ? (const uint8_t *)"\xff\xff\xff\xff\xff\xff" : f->chaddr, 6);
 	memcpy(p + 6, t->conf.mac, 6);
-	uint8_t *ip = p + 12;
+	uint8_t *ip = ht_tags_put(t, p + 12);
 
-	if (t->conf.vlan != 0) {
-		p16(ip, 0x8100);
-		p16(ip + 2, t->conf.vlan);
-		ip += 4;
-	}
 	p16(ip, 0x0800);
 	ip += 2;
 	uint8_t *o = proto_bootp(ip, t->conf.server4, msg == DHCP_NAK ? 0xffffffffu : yiaddr, 2, f->xid, 300);
@@ -199,7 +194,7 @@ int
 server_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 {
 	(void)in;
-	if (f->vlan != t->conf.vlan)
+	if (!ht_tags_match(t, f))
 		return 0;
 	if (f->kind == HF_DHCP_REQ_BAD) {
 		t->st.dhcp_bad++;

@@ -825,6 +825,10 @@ struct surge_hosts_conf {
 	uint8_t rs;                  /* router solicitations until an RA comes (RFC 4861: 3) */
 	uint8_t dhcp6;               /* DHCPv6 client (RFC 8415, with ip6): 1 IA_NA, 2 IA_PD, 4 rapid commit (bits) */
 	uint8_t ip6_addr[16];
+	/* QinQ: an outer tag (802.1ad S-tag) before the 802.1Q one (vlan,
+	 * then required), 0 none; its TPID 0x88a8 or 0x8100 */
+	uint16_t outer_vlan;
+	uint16_t outer_tpid;
 };
 struct surge_hosts_stats {
 	uint64_t rx_frames;          /* frames the table took (the rest stay in the rx burst) */
@@ -907,6 +911,16 @@ struct surge_hosts_stats {
 	uint64_t dhcp_left_renewals; /* hosts that released after their `renewals` renewals */
 	uint64_t dhcp_left_after;    /* hosts that released after leave_after_ms bound */
 	uint64_t dhcp_overload;      /* replies whose options went on in sname / file (option 52), read */
+	/* echo requests the hosts originate (surge_hosts_ping): each one sent
+	 * ends in a reply or a timeout; round trips in microseconds */
+	uint64_t ping_tx;
+	uint64_t ping_reply;
+	uint64_t ping_timeout;
+	uint64_t ping_skipped;       /* requests not sent: the host had no address of the family then, or the ring refused it */
+	uint64_t ping_stray;         /* echo replies to a host matching no request of its (late, duplicate) */
+	uint64_t ping_resolve_tx;    /* ARP requests, NSs for the next hop */
+	uint64_t ping_unresolved;    /* pings whose next hop never answered (none of their requests sent) */
+	uint64_t ping_rtt_min_us, ping_rtt_max_us, ping_rtt_sum_us;
 };
 enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
@@ -1030,6 +1044,25 @@ int surge_hosts_join(int id, const struct surge_hosts_join *j);
  * each part in a new membership: rest[0] and rest[1] (-1 none). 0 or -errno */
 int surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest);
 int surge_hosts_mship(int id, int m, struct surge_hosts_mship *out);
+/* Ping: hosts first..first+nhosts-1 each send `count` echo requests to
+ * target from their own address, interval_ms apart (the table's rate
+ * paces the hosts within a round), to the next hop's MAC: `mac`, or the
+ * one ARP / ND finds for `via` (a gateway) or, all zero, the target; a
+ * request unanswered after timeout_ms times out. One ping at a time
+ * (surge_hosts_settled is 0 while it runs). 0 or -errno; the table's lcore only. */
+struct surge_hosts_ping {
+	uint8_t target[16];          /* IPv4 in the first 4 bytes (network order), or IPv6 */
+	uint8_t via[16];             /* the gateway, all zero: the target is on-link */
+	uint8_t mac[6];              /* the next hop's MAC, all zero: resolved */
+	uint8_t af;                  /* 4 ICMP, 6 ICMPv6 */
+	uint8_t pad;
+	uint32_t first, nhosts;
+	uint32_t count;              /* requests a host, 1..65535 */
+	uint32_t interval_ms;        /* 1..3600000 */
+	uint32_t timeout_ms;         /* 1..60000 */
+	uint32_t size;               /* echo data bytes 8..1472 (IPv6 1452): the first 8 the send time */
+};
+int surge_hosts_ping(int id, const struct surge_hosts_ping *p);
 /* --- surge otg's HTTP server (core/front/otg_http.c, docs/otg.md) -------
  * A pull API: master asks for the next whole request and answers it by id;
  * the server never calls into Lua. */

@@ -37,7 +37,7 @@ local C, rc_check = core.C, core.check
 local M = {}
 
 local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells", "joined",
-  "gauges", "cum", "dhcp4" })
+  "gauges", "cum", "dhcp4", "pinged" })
 Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
 M.Table = Table
 
@@ -59,11 +59,13 @@ M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_fu
   "dhcp6_request_tx", "dhcp6_reply_rx", "dhcp6_release_tx", "dhcp6_retransmits", "dhcp6_noaddr", "dhcp6_bad",
   "dhcp6_stray", "dhcp6_gave_up", "dhcp6_lost", "hosts6_dhcp", "bind_ms_sum", "dhcps_discover_rx", "dhcps_offer_tx",
   "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx", "dhcps_release_rx", "dhcps_no_address", "dhcp_declined",
-  "dhcp_left_renewals", "dhcp_left_after", "dhcp_overload" }
+  "dhcp_left_renewals", "dhcp_left_after", "dhcp_overload",
+  "ping_tx", "ping_reply", "ping_timeout", "ping_skipped", "ping_stray", "ping_resolve_tx", "ping_unresolved",
+  "ping_rtt_min_us", "ping_rtt_max_us", "ping_rtt_sum_us" }
 M.DHCP6_STATES = { [0] = "idle", "soliciting", "requesting", "bound", "renewing", "rebinding", "gave_up", "released" }
 -- the fields that are levels, not counts (published as gauges)
 local GAUGES = { bytes_per_host = true, hosts6_ll = true, hosts6_static = true, hosts6_slaac = true, hosts6_dhcp = true,
-  bind_seconds = true }
+  bind_seconds = true, ping_rtt_min_us = true, ping_rtt_max_us = true }
 -- the binding-time histogram's buckets: bind_le_Nms counts the bindings
 -- that took under N ms (2^k), bind_le_inf all of them; stats() has each,
 -- and each is published
@@ -113,7 +115,8 @@ end
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1, ip6 = 1, dad6 = 1, rs = 1, dhcp6 = 1,
   pd = 1, rapid_commit = 1, hostname = 1, circuit_id = 1, remote_id = 1, vendor_class = 1, client_id = 1, params = 1,
-  options = 1, number = 1, arp_check = 1, decline_wait = 1, leave_after = 1 }
+  options = 1, number = 1, arp_check = 1, decline_wait = 1, leave_after = 1,
+  outer_vlan = 1, outer_tpid = 1 }
 local DHCP4_KEYS = { "hostname", "circuit_id", "remote_id", "vendor_class", "client_id", "params", "options", "number",
   "arp_check", "decline_wait", "leave_after" }
 
@@ -184,6 +187,21 @@ local function dhcp4_opts(o, c, fn)
   return d
 end
 
+-- the tags of o (vlan, and QinQ's outer_vlan, outer_tpid) into conf c
+local function tags(o, c, fn)
+  c.vlan = check.expect(o.vlan, "integer? 1..4094", fn, "vlan") or 0
+  c.outer_vlan = check.expect(o.outer_vlan, "integer? 1..4094", fn, "outer_vlan (QinQ: the outer tag's VLAN id)") or 0
+  local tpid = check.expect(o.outer_tpid, "integer?", fn, "outer_tpid (0x88a8 or 0x8100)")
+  if c.outer_vlan == 0 and tpid ~= nil then check.raise(fn .. ": outer_tpid: with outer_vlan (QinQ)") end
+  if c.outer_vlan ~= 0 then
+    if c.vlan == 0 then check.raise(fn .. ": outer_vlan: QinQ needs the inner tag too (vlan = 1..4094)") end
+    if tpid ~= nil and tpid ~= 0x88a8 and tpid ~= 0x8100 then
+      check.raise(("%s: outer_tpid: 0x%x: 0x88a8 (802.1ad) or 0x8100"):format(fn, tpid))
+    end
+    c.outer_tpid = tpid or 0x88a8
+  end
+end
+
 function M.new(o)
   local fn = "surge.hosts.new"
   o = check.options(o, keys, fn)
@@ -191,7 +209,7 @@ function M.new(o)
   c.count = check.expect(o.count, ("integer 1..%d"):format(C.SURGE_HOSTS_COUNT_MAX), fn, "count")
   ffi.copy(c.mac, parsed(eth.mac, check.expect(o.mac, "string", fn, "mac (host 0's MAC; host i's is it plus i)"),
     fn .. ": mac"), 6)
-  c.vlan = check.expect(o.vlan, "integer? 1..4094", fn, "vlan") or 0
+  tags(o, c, fn)
   c.dhcp = check.expect(o.dhcp, "boolean?", fn, "dhcp") and 1 or 0
   c.dad = check.expect(o.dad, "boolean?", fn, "dad") and 1 or 0
   c.announce = check.expect(o.announce, "integer? 0..255", fn, "announce") or 0
@@ -266,11 +284,116 @@ end
 -- the Lua side of table id (made by surge_hosts_new with conf c)
 function M.made(id, c, prefix)
   return setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
-    gauges = false, cum = false, dhcp4 = false,
+    gauges = false, cum = false, dhcp4 = false, pinged = false,
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
 end
 
-local server_keys = { count = 1, pool = 1, server = 1, mac = 1, vlan = 1, lease = 1, prefix_len = 1, prefix = 1 }
+-- Ranges of VLANs (docs/hosts.md "QinQ"): `per_vlan` hosts on each pair of
+-- an outer VLAN (outer .. outer + outers - 1, none without outer) and an
+-- inner one (vlan .. vlan + vlans - 1), inner counted first: one table a
+-- pair, the MACs and addresses running on from one table to the next
+-- (table k's host 0 is mac + k x per_vlan, ip + k x per_vlan); the other
+-- options are hosts.new's. A group polls its tables on one queue (the
+-- first receives, the rest take what it leaves) and pings with all of them.
+local Group = class.new("host group", { "tables", "count" })
+Group.__handle = function(g) return ("host group (%d tables, %d hosts)"):format(#g.tables, g.count) end
+M.Group = Group
+
+function M.vlans(o)
+  local fn = "surge.hosts.vlans"
+  o = check.expect(o, "table", fn, "options")
+  local rest = {}
+  for k, v in pairs(o) do rest[k] = v end
+  local per = check.expect(o.per_vlan, "integer 1..16777216", fn, "per_vlan (hosts on each VLAN pair)")
+  local vlan = check.expect(o.vlan, "integer 1..4094", fn, "vlan (the first inner VLAN)")
+  local vlans = check.expect(o.vlans, "integer? 1..4094", fn, "vlans (inner VLANs)") or 1
+  local outer = check.expect(o.outer_vlan, "integer? 1..4094", fn, "outer_vlan (the first outer VLAN)")
+  local outers = check.expect(o.outer_vlans, "integer? 1..4094", fn, "outer_vlans (outer VLANs)") or 1
+  if vlan + vlans - 1 > 4094 then
+    check.raise(("%s: %d inner VLANs from %d pass 4094"):format(fn, vlans, vlan))
+  end
+  if outer == nil and o.outer_vlans ~= nil then check.raise(fn .. ": outer_vlans: with outer_vlan") end
+  if outer ~= nil and outer + outers - 1 > 4094 then
+    check.raise(("%s: %d outer VLANs from %d pass 4094"):format(fn, outers, outer))
+  end
+  local pairs_n = vlans * outers
+  if pairs_n > C.SURGE_HOSTS_MAX - C.surge_hosts_count() then
+    check.raise(("%s: %d VLAN pairs, a table each, and a run has room for %d more tables"):format(fn, pairs_n,
+      C.SURGE_HOSTS_MAX - C.surge_hosts_count()))
+  end
+  local mac0 = parsed(eth.mac, check.expect(o.mac, "string", fn, "mac (host 0's MAC)"), fn .. ": mac")
+  local m = 0
+  for k = 1, 6 do m = m * 256 + mac0:byte(k) end
+  if o.ip ~= nil then
+    local ip = parsed(ip4.addr, check.expect(o.ip, "string", fn, "ip"), fn .. ": ip")
+    if ip + pairs_n * per - 1 > 0xffffffff then
+      check.raise(("%s: %d hosts from %s: past 255.255.255.255"):format(fn, pairs_n * per, o.ip))
+    end
+    rest.ip = ip
+  end
+  if math.floor(m / 2 ^ 40) ~= math.floor((m + pairs_n * per - 1) / 2 ^ 40) then
+    check.raise(("%s: %d MACs from %s run past its first byte"):format(fn, pairs_n * per, o.mac))
+  end
+  rest.per_vlan, rest.vlans, rest.outer_vlans, rest.count = nil, nil, nil, per
+  local g = setmetatable({ tables = {}, count = pairs_n * per }, Group)
+  local b = ffi.new("uint8_t[6]")
+  for k = 0, pairs_n - 1 do
+    local v = m + k * per
+    for j = 5, 0, -1 do b[j] = v % 256; v = math.floor(v / 256) end
+    local ok = {}
+    for key, val in pairs(rest) do ok[key] = val end
+    ok.mac = eth.mac_text(b)
+    if rest.ip then ok.ip = ip4.addr_text(rest.ip + k * per) end
+    ok.vlan = vlan + k % vlans
+    ok.outer_vlan = outer and outer + math.floor(k / vlans) or nil
+    ok.prefix = (o.prefix or "hosts") .. (".%d.%d"):format(ok.outer_vlan or 0, ok.vlan)
+    g.tables[#g.tables + 1] = M.new(ok)
+  end
+  return g
+end
+
+-- one turn of every table: the first receives, the others take; the
+-- frames none took stay in rx (their count)
+function Group:poll(rxq, txq, rx, tx)
+  check.self(self, Group, "hosts group:poll")
+  local n = self.tables[1]:poll(rxq, txq, rx, tx)
+  for k = 2, #self.tables do n = self.tables[k]:take(txq, rx, tx) end
+  return n
+end
+
+function Group:settled()
+  check.self(self, Group, "hosts group:settled")
+  for _, t in ipairs(self.tables) do if not t:settled() then return false end end
+  return true
+end
+
+-- every table pings (o as t:ping's, its hosts each table's)
+function Group:ping(o)
+  check.self(self, Group, "hosts group:ping")
+  for _, t in ipairs(self.tables) do t:ping(o) end
+end
+
+-- the tables' counters added (the minimum and maximum round trips: of all)
+function Group:stats()
+  check.self(self, Group, "hosts group:stats")
+  local r = { state = {} }
+  for _, t in ipairs(self.tables) do
+    local st = t:stats()
+    for _, f in ipairs(M.FIELDS) do
+      if f == "ping_rtt_min_us" then
+        if st.ping_reply > 0 and (r[f] == nil or st[f] < r[f]) then r[f] = st[f] end
+      elseif f == "ping_rtt_max_us" then r[f] = math.max(r[f] or 0, st[f])
+      else r[f] = (r[f] or 0) + st[f] end
+    end
+    for name, v in pairs(st.state) do r.state[name] = (r.state[name] or 0) + v end
+  end
+  r.ping_rtt_min_us = r.ping_rtt_min_us or 0
+  r.bytes_per_host = math.floor(r.bytes_per_host / #self.tables)   -- a level: the tables' mean
+  return r
+end
+
+local server_keys = { count = 1, pool = 1, server = 1, mac = 1, vlan = 1, lease = 1, prefix_len = 1, prefix = 1,
+  outer_vlan = 1, outer_tpid = 1 }
 
 -- A DHCPv4 server (docs/hosts.md, "The DHCP server"): a table in server
 -- mode whose host i is the pool's address pool + i, polled like any table.
@@ -290,7 +413,7 @@ function M.server(o)
     check.raise(("%s: server: %s is in its own pool"):format(fn, o.server))
   end
   ffi.copy(c.mac, parsed(eth.mac, check.expect(o.mac, "string", fn, "mac (the server's MAC)"), fn .. ": mac"), 6)
-  c.vlan = check.expect(o.vlan, "integer? 1..4094", fn, "vlan") or 0
+  tags(o, c, fn)
   c.lease_s = check.expect(o.lease, "integer? 1..2000000", fn, "lease (seconds)") or 3600
   c.net4_len = check.expect(o.prefix_len, "integer? 1..32", fn, "prefix_len (the subnet mask sent, option 1)") or 0
   c.probe_ms, c.rto_ms, c.retries = 1000, 4000, 4
@@ -466,6 +589,65 @@ end
 function Table:leave(m, first, n) check.self(self, Table, "hosts:leave") return mcast.leave(self, m, first, n) end
 function Table:membership(m) check.self(self, Table, "hosts:membership") return mcast.membership(self, m) end
 
+local ping_keys = { target = 1, via = 1, mac = 1, first = 1, hosts = 1, count = 1, interval = 1, timeout = 1, size = 1 }
+
+-- Ping (docs/hosts.md "Ping"): hosts first..first+hosts-1 each send `count`
+-- echo requests to target (IPv4 or IPv6) from their own address, `interval`
+-- seconds apart, paced by the table's rate within a round; the next hop's
+-- MAC is `mac`, or ARP's / ND's answer for `via` (a gateway) or the target.
+-- Runs in the polls; t:settled() is false until each request got its reply
+-- or timed out (`timeout` seconds). The counters: ping_tx, ping_reply,
+-- ping_timeout, ping_rtt_{min,max,sum}_us, ... in t:stats().
+function Table:ping(o)
+  local fn = "hosts:ping"
+  check.self(self, Table, fn)
+  o = check.options(o, ping_keys, fn)
+  local p = ffi.new("struct surge_hosts_ping")
+  local target = check.expect(o.target, "string", fn, "target (an IPv4 or IPv6 address)")
+  local six = target:find(":", 1, true) ~= nil
+  local function addr(text, what)
+    local a
+    if six then
+      a = parsed(ip6.addr, text, fn .. ": " .. what)
+      if a == string.rep("\0", 16) or a:byte(1) == 0xff then
+        check.raise(("%s: %s: '%s' is %s"):format(fn, what, text, a:byte(1) == 0xff and "a multicast address" or
+          "no station's address"))
+      end
+    else
+      local v = parsed(ip4.addr, text, fn .. ": " .. what)
+      if v == 0 or v >= 0xe0000000 then
+        check.raise(("%s: %s: '%s' is %s"):format(fn, what, text, v == 0 and "no station's address" or
+          v == 0xffffffff and "the broadcast address" or "a multicast address"))
+      end
+      a = string.char(bit.band(bit.rshift(v, 24), 255), bit.band(bit.rshift(v, 16), 255), bit.band(bit.rshift(v, 8), 255),
+        bit.band(v, 255))
+    end
+    return a
+  end
+  ffi.copy(p.target, addr(target, "target"), six and 16 or 4)
+  p.af = six and 6 or 4
+  if o.via ~= nil then
+    local via = check.expect(o.via, "string", fn, "via (the gateway's address)")
+    if (via:find(":", 1, true) ~= nil) ~= six then check.raise(("%s: via: '%s' is not of the target's family"):format(fn, via)) end
+    ffi.copy(p.via, addr(via, "via"), six and 16 or 4)
+  end
+  if o.mac ~= nil then
+    ffi.copy(p.mac, parsed(eth.mac, check.expect(o.mac, "string", fn, "mac (the next hop's MAC)"), fn .. ": mac"), 6)
+  end
+  if six and self.conf.ip6 ~= 1 then check.raise(fn .. ": target: an IPv6 target, and the hosts have no IPv6 (ip6)") end
+  if not six and (self.conf.server == 1 or (self.conf.dhcp ~= 1 and self.conf.ip4 == 0)) then
+    check.raise(fn .. ": target: an IPv4 target, and the hosts have no IPv4 address (ip or dhcp)")
+  end
+  p.first = check.expect(o.first, ("integer? 0..%d"):format(self.count - 1), fn, "first") or 0
+  p.nhosts = check.expect(o.hosts, ("integer? 1..%d"):format(self.count - p.first), fn, "hosts") or self.count - p.first
+  p.count = check.expect(o.count, "integer? 1..65535", fn, "count (requests a host)") or 1
+  p.interval_ms = (check.expect(o.interval, "number? 0.001..3600", fn, "interval (seconds)") or 1) * 1000
+  p.timeout_ms = (check.expect(o.timeout, "number? 0.001..60", fn, "timeout (seconds)") or 1) * 1000
+  p.size = check.expect(o.size, ("integer? 8..%d"):format(six and 1452 or 1472), fn, "size (echo data bytes)") or 56
+  rc_check(C.surge_hosts_ping(self.id, p))
+  self.pinged = true
+end
+
 -- true when no host waits on anything (bound, in conflict, gave up or released)
 function Table:settled()
   check.self(self, Table, "hosts:settled")
@@ -491,13 +673,14 @@ local SCRIPTED = { dhcp_declined = function(_, d) return d and d.arp_check == 1 
   dhcp_left_renewals = function(c) return c.renewals ~= 0 end,
   dhcp_left_after = function(_, d) return d and d.leave_after_ms ~= 0 end,
   dhcp_overload = function() return false end }
-local function runs(c, k, joined, d)
+local function runs(c, k, joined, d, pinged)
   local v4 = c.dhcp == 1 or c.ip4 ~= 0
   if COMMON[k] then return true end
   if SCRIPTED[k] and not SCRIPTED[k](c, d) then return false end
   if c.server == 1 then return k:find("^dhcps_") or k == "dhcp_bad" or k == "dhcp_stray" end
   if k:find("^dhcps_") or k == "bind_ms_sum" then return false end
   if k:find("^igmp_") or k:find("^mld_") or k == "mcast_bad" then return joined end
+  if k:find("^ping_") then return pinged end
   if k:find("^dhcp6_") or k == "hosts6_dhcp" then return c.dhcp6 ~= 0 end
   if k:find("^dhcp_") or k == "bind_seconds" then return c.dhcp == 1 end
   -- DHCP hosts probe too, with the ARP check (arp_check), and count its conflicts
@@ -513,7 +696,7 @@ function Table:counter_names()
   check.self(self, Table, "hosts:counter_names")
   local names = {}
   for _, k in ipairs(M.FIELDS) do
-    if runs(self.conf, k, self.joined, self.dhcp4) then names[#names + 1] = k end
+    if runs(self.conf, k, self.joined, self.dhcp4, self.pinged) then names[#names + 1] = k end
   end
   if runs(self.conf, "bind_seconds") then names[#names + 1] = "bind_seconds" end
   return names

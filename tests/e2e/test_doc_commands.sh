@@ -107,6 +107,8 @@ doc docs/hosts.md 'surge run --no-huge --vdev net_null0 examples/mcast-hosts.lua
   end 0 '^joined: the joins. reports sent in [0-9.]+ s [(]1000000 reports'
 doc docs/hosts.md 'surge run --no-huge --vdev net_ring0 bench/hosts.lua --role both --count 1000000' end 0 \
   '^dhcp-server: 1000000 acks, 1000000 leases, 0 naks$'
+doc docs/hosts.md 'surge run --no-huge --vdev net_ring0 examples/hosts-ping.lua --count 1001 --ip 10.50.0.1 --mac 02:50:00:00:00:01 --target 10.50.0.1 --to-mac 02:50:00:00:00:01 --first 1 --rate 100000 --interval 0.1' \
+  end 0 '^ping: [0-9]+ sent, [0-9]+ replies, 0 timeouts'
 check_match "run.csv has a header and rows" '^[a-z_]+,' "$(head -1 "$W/run.csv" 2>/dev/null)"
 doc docs/results.md 'mkdir -p fig && surge plot run.json -o fig/run.png   # -> fig/run-rate.png, fig/run-latency.png, ...' end 0 '^surge: wrote .*fig/run-rate\.png'
 check_match "fig/run-rate.png is a PNG" "PNG image" "$(file "$W/fig/run-rate.png" 2>/dev/null)"

@@ -241,7 +241,8 @@ function T.refusals_at_the_callers_line()
     hosts.server{ count = 10, pool = "10.0.0.10", server = "10.0.0.1", mac = "02:00:00:00:00:01", lease = 0 } end)
   errors(at("surge.hosts.server: pool: '10.0.0' is not an IPv4 address", 1), function()
     hosts.server{ count = 10, pool = "10.0.0", server = "10.0.0.1", mac = "02:00:00:00:00:01" } end)
-  errors(at("surge.hosts.server: unknown option 'leases' (count, lease, mac, pool, prefix, prefix_len, server, vlan)", 1),
+  errors(at("surge.hosts.server: unknown option 'leases' (count, lease, mac, outer_tpid, outer_vlan, pool, prefix, "
+    .. "prefix_len, server, vlan)", 2),
     function() hosts.server{ count = 1, pool = "10.0.0.10", server = "10.0.0.1", mac = "02:00:00:00:00:01", leases = 1 } end)
 end
 

@@ -3,7 +3,9 @@
  * test_hosts_fuzz.c - a fuzz target for the emulated hosts' frame parser
  * (core/hosts/hosts_parse.c), the bytes any station on the link sends to
  * surge's hosts: ARP, ICMP echo, DHCP replies (and requests, to a server
- * table); over IPv6 ICMPv6 echo, ND (NS, NA, RA) and DHCPv6 replies. Each
+ * table); over IPv6 ICMPv6 echo, ND (NS, NA, RA) and DHCPv6 replies;
+ * untagged, with an 802.1Q tag or two (QinQ: an 802.1ad S-tag, or 0x8100
+ * twice), the tags and VLAN ids checked against a reference too. Each
  * input is checked against a reference written apart from the parser,
  * slowly and literally from RFC 2131 and 2132 (a DHCP reply's message
  * type, lease time and server identifier, and whether its options are
@@ -303,8 +305,8 @@ ref_ip6(const uint8_t *p, size_t n, struct ref6 *r)
 
 	for (int k = 8; k < 24; k++)
 		from_any &= p[k] == 0;
-	if (type == 128) {
-		r->kind = plen >= 8 && code == 0 ? HF_ECHO6 : HF_BAD;
+	if (type == 128 || type == 129) {
+		r->kind = plen >= 8 && code == 0 ? (type == 128 ? HF_ECHO6 : HF_ECHO6_REPLY) : HF_BAD;
 		return;
 	}
 	if (type != 134 && type != 135 && type != 136) {
@@ -349,6 +351,37 @@ fail_on(const char *what, long got, long want, const uint8_t *p, size_t n)
 	abort();
 }
 
+/* IEEE 802.1Q / 802.1ad: the header's length (14, 18, 22; 0 when a tag
+ * is cut short), the EtherType after the tags, the VLAN ids: the inner
+ * (or only) C-tag's and the outer S-tag's (0x88a8, or 0x8100 followed by
+ * another 0x8100) */
+static size_t
+ref_l2(const uint8_t *p, size_t n, unsigned *type, unsigned *inner, unsigned *outer)
+{
+	*inner = *outer = 0;
+	*type = (unsigned)be(p + 12, 2);
+	if (*type != 0x8100 && *type != 0x88a8)
+		return 14;
+	if (n < 18)
+		return 0;
+	int stag = *type == 0x88a8 || be(p + 16, 2) == 0x8100;
+
+	if (!stag) {
+		*inner = (unsigned)be(p + 14, 2) % 4096;
+		*type = (unsigned)be(p + 16, 2);
+		return 18;
+	}
+	*outer = (unsigned)be(p + 14, 2) % 4096;
+	*type = (unsigned)be(p + 16, 2);
+	if (*type != 0x8100)
+		return 18;
+	if (n < 22)
+		return 0;
+	*inner = (unsigned)be(p + 18, 2) % 4096;
+	*type = (unsigned)be(p + 20, 2);
+	return 22;
+}
+
 static int
 inside(const uint8_t *q, size_t len, const uint8_t *p, size_t n)
 {
@@ -371,13 +404,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail_on("ARP sha outside the input", 0, 1, data, size);
 	if ((k == HF_DHCP || k == HF_DHCP_REQ) && !inside(f.chaddr, 6, data, size))
 		fail_on("chaddr outside the input", 0, 1, data, size);
-	if (k == HF_ECHO || k == HF_DHCP || k == HF_DHCP_REQ) {
+	unsigned type = 0, inner = 0, outer = 0;
+	size_t l2 = size >= 14 ? ref_l2(data, size, &type, &inner, &outer) : 0;
+
+	if (l2 != 0 && (f.l2 != l2 || f.vlan != inner || f.outer != outer))
+		fail_on("the tags: header length, inner and outer VLAN", (long)f.l2 << 24 | (long)f.outer << 12 | f.vlan,
+			(long)l2 << 24 | (long)outer << 12 | inner, data, size);
+	if (l2 == 0 && k != HF_OTHER)
+		fail_on("a frame whose tag is cut short", k, HF_OTHER, data, size);
+	if (k == HF_ECHO || k == HF_ECHO_REPLY || k == HF_DHCP || k == HF_DHCP_REQ) {
 		if ((size_t)f.l2 + f.ip_len > size || f.ihl < 20 || f.ihl > f.ip_len)
 			fail_on("the IPv4 lengths past the input", (long)f.l2 + f.ip_len, (long)size, data, size);
 	}
-	if (size >= 14 && ((be(data + 12, 2) == 0x86dd) || (size >= 18 && be(data + 12, 2) == 0x8100 &&
-							      be(data + 16, 2) == 0x86dd))) {
-		size_t l2 = be(data + 12, 2) == 0x8100 ? 18 : 14;
+	if (k == HF_ECHO_REPLY && (l2 == 0 || type != 0x0800 || data[l2 + 9] != 1 ||
+				   data[l2 + (data[l2] & 15) * 4] != 0 || data[l2 + (data[l2] & 15) * 4 + 1] != 0))
+		fail_on("an ICMP echo reply: type 0, code 0 over IPv4", k, HF_OTHER, data, size);
+	if (l2 != 0 && type == 0x86dd) {
 		const uint8_t *ip = data + l2, *m = ip + 40;
 		struct ref6 r;
 
@@ -456,6 +498,9 @@ static const struct fuzz_token tokens[] = {
 	FUZZ_TOKEN("\0\x05\0\x18"), FUZZ_TOKEN("\0\x1a\0\x19"), FUZZ_TOKEN("\0\x0d\0\x02\0\x02"),
 	FUZZ_TOKEN("\0\x1a\0\x18"), FUZZ_TOKEN("\0\x05\0\x17"),
 	FUZZ_TOKEN("\0\x0e\0\0"), FUZZ_TOKEN("\x01\x01"), FUZZ_TOKEN("\x03\x04\x40\xc0"), FUZZ_TOKEN("\x01\0"),
+	/* QinQ: an S-tag, two 0x8100 tags; echo replies (ICMP 0, ICMPv6 129) */
+	FUZZ_TOKEN("\x88\xa8\0\x64\x81\0\0\xc8"), FUZZ_TOKEN("\x81\0\0\x64\x81\0"), FUZZ_TOKEN("\x88\xa8"),
+	FUZZ_TOKEN("\x81\0"),
 };
 
 /* An IPv6 input's ICMPv6 or UDP checksum made right again after a
@@ -465,9 +510,10 @@ static const struct fuzz_token tokens[] = {
 static void
 fix_sum6(uint8_t *p, size_t n, uint64_t r)
 {
-	size_t l2 = n >= 18 && be(p + 12, 2) == 0x8100 ? 18 : 14;
+	unsigned type, inner, outer;
+	size_t l2 = n >= 14 ? ref_l2(p, n, &type, &inner, &outer) : 0;
 
-	if ((r & 3) == 0 || n < l2 + 40 || be(p + l2 - 2, 2) != 0x86dd)
+	if ((r & 3) == 0 || l2 == 0 || n < l2 + 40 || type != 0x86dd)
 		return;
 	uint8_t *ip = p + l2, *m = ip + 40;
 	size_t plen = be(ip + 4, 2), at = ip[6] == 58 ? 2 : ip[6] == 17 ? 6 : 0;
@@ -494,7 +540,7 @@ int
 main(void)
 {
 	static struct fuzz z;
-	uint64_t by_kind[HF_KINDS] = { 0 };
+	uint64_t by_kind[HF_KINDS] = { 0 }, qinq = 0;
 	uint8_t *p;
 	size_t n;
 
@@ -506,23 +552,27 @@ main(void)
 		fix_sum6(p, n, z.rounds * 0x9e3779b97f4a7c15ULL >> 61);
 		LLVMFuzzerTestOneInput(p, n);
 		by_kind[hframe_read(p, n, &f)]++;
+		qinq += f.outer != 0 && f.kind != HF_OTHER && f.kind != HF_BAD;
 		free(p);
 	}
 	fprintf(stderr, "test_hosts_fuzz: %d seeds, %llu inputs: %llu ARP, %llu echo, %llu DHCP, %llu bad DHCP, "
 		"%llu DHCP requests, %llu bad requests, %llu NS, %llu NA, %llu RA, %llu echo6, %llu DHCPv6, "
-		"%llu bad DHCPv6, %llu bad, %llu other, %.0f s\n", z.nseeds, (unsigned long long)z.rounds,
+		"%llu bad DHCPv6, %llu echo replies, %llu QinQ usable, %llu bad, %llu other, %.0f s\n", z.nseeds,
+		(unsigned long long)z.rounds,
 		(unsigned long long)by_kind[HF_ARP], (unsigned long long)by_kind[HF_ECHO],
 		(unsigned long long)by_kind[HF_DHCP], (unsigned long long)by_kind[HF_DHCP_BAD],
 		(unsigned long long)by_kind[HF_DHCP_REQ], (unsigned long long)by_kind[HF_DHCP_REQ_BAD],
 		(unsigned long long)by_kind[HF_NS], (unsigned long long)by_kind[HF_NA],
 		(unsigned long long)by_kind[HF_RA], (unsigned long long)by_kind[HF_ECHO6],
 		(unsigned long long)by_kind[HF_DHCP6], (unsigned long long)by_kind[HF_DHCP6_BAD],
+		(unsigned long long)(by_kind[HF_ECHO_REPLY] + by_kind[HF_ECHO6_REPLY]), (unsigned long long)qinq,
 		(unsigned long long)by_kind[HF_BAD], (unsigned long long)by_kind[HF_OTHER], difftime(time(NULL), z.t0));
 	/* the campaign reached the grammar: not only refusals */
 	if (z.rounds < 1000 || by_kind[HF_DHCP] < z.rounds / 100 || by_kind[HF_DHCP_BAD] < z.rounds / 100 ||
 	    by_kind[HF_ARP] < z.rounds / 100 || by_kind[HF_DHCP_REQ] < z.rounds / 100 ||
 	    by_kind[HF_DHCP_REQ_BAD] < z.rounds / 100 || by_kind[HF_DHCP6] < z.rounds / 100 ||
-	    by_kind[HF_DHCP6_BAD] < z.rounds / 1000 || by_kind[HF_NS] < z.rounds / 1000 || by_kind[HF_RA] < z.rounds / 1000) {
+	    by_kind[HF_DHCP6_BAD] < z.rounds / 1000 || by_kind[HF_NS] < z.rounds / 1000 || by_kind[HF_RA] < z.rounds / 1000 ||
+	    qinq < z.rounds / 1000 || by_kind[HF_ECHO_REPLY] < z.rounds / 1000 || by_kind[HF_ECHO6_REPLY] < z.rounds / 1000) {
 		fprintf(stderr, "test_hosts_fuzz: too few inputs of each kind: the mutations miss the grammar\n");
 		return 1;
 	}
