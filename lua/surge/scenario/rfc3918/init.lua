@@ -17,6 +17,8 @@ local dut = require "surge.dut"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local json = require "surge.results.json"
+local mhosts = require "surge.scenario.rfc3918.members"
+local mcast_task = require "surge.dut.mcast"
 local scenario = require "surge.scenario"
 local search = require "surge.scenario.kit.search"
 local surge = require "surge"
@@ -50,6 +52,7 @@ function M.options(p)
     1, "number 0.01..100")
   p:option("--tolerance", "throughput tests: loss % a passing trial may have", 0, "number 0..100")
   p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
+  mhosts.options(p)
   -- everything but the ports' existence is refused when parsed, before EAL
   scenario.parse_check(p, M.plan)
 end
@@ -137,8 +140,10 @@ function M.plan(o)
   if o.capacity_start > #groups.list then
     refuse("--capacity-start", "%d is more than the %d groups of --groups", o.capacity_start, #groups.list)
   end
-  return { tests = tests, want = want, groups = groups, version = version, tx = tx, rx = rx, members = members,
+  local plan = { tests = tests, want = want, groups = groups, version = version, tx = tx, rx = rx, members = members,
            observers = obs, src = src, size = size, member_base = base, rate = r, max_rate = hi }
+  plan.hosts = mhosts.plan(o, plan, refuse)   -- --member-hosts (members.lua)
+  return plan
 end
 
 local ctrl_pool
@@ -149,10 +154,17 @@ local pools = {}
 local function timeline(env, t)
   local size = #t.frames[1]
   if not pools[size] then pools[size] = surge.pool{ template = t.frames[1], size = 2047 } end
-  local id = surge.launch("surge.dut.mcast:run", { ifaces = env.ifaces, ctrl_pool = ctrl_pool, pool = pools[size],
+  local spec = { ifaces = env.ifaces, ctrl_pool = ctrl_pool, pool = pools[size],
     frames = t.frames, l4 = env.l4, sport0 = SPORT0, dport = DPORT, rate = t.rate, traffic = t.traffic,
-    actions = t.actions, settle = env.opts.settle, what = t.what })
-  local ok, r = pcall(surge.wait, id)
+    actions = t.actions, settle = env.opts.settle, what = t.what }
+  local ok, r
+  if env.hosts then   -- on this lcore, which owns the member hosts' tables (members.lua)
+    spec.hosts = mhosts.spec(env)
+    ok, r = pcall(mcast_task.run, spec)
+    if ok then mhosts.settle(env, ctrl_pool, 5) end
+  else
+    ok, r = pcall(surge.wait, surge.launch("surge.dut.mcast:run", spec))
+  end
   if not surge.running() then error(dut.STOPPED_DURING .. t.what, 0) end
   if not ok then error(dut.reason(r), 0) end
   return r
@@ -161,6 +173,7 @@ end
 -- The actions of members joining (join = true) or leaving groups[from..to]
 -- at time `at`, one report each; index[action] = { port, first, last }.
 local function membership(env, at, from, to, join, actions, index)
+  if env.hosts then return mhosts.actions(env, at, from, to, join, actions, index) end
   for _, k in ipairs(env.plan.members) do
     for _, rep in ipairs(mcast.reports(env.plan.version, env.member[k], env.plan.groups.list, from, to, join)) do
       actions[#actions + 1] = { at = at, iface = k + 1, frames = { rep.bytes } }
@@ -375,6 +388,7 @@ function M.run(opts)
     env.ifaces[k + 1] = { rxq = port:rxq(0), txq = port:txq(0), mac = info.mac, port = p,
                           ip4 = not v6 and env.member[k].ip4 or nil, ip6 = v6 and env.member[k].ip6 or nil }
   end
+  if plan.hosts then mhosts.make(env) end   -- the hosts answer ARP/ND for their own addresses
   local function udp(f, dst_mac, dst)
     return surge.proto.udp{ src_mac = txinfo.mac, dst_mac = dst_mac, src = plan.src, dst = dst, sport = SPORT0 + f,
                             dport = DPORT, size = plan.size - FCS, ttl = 64 }
@@ -403,6 +417,13 @@ function M.run(opts)
   for _, t in ipairs(plan.tests) do
     for _, row in ipairs(run_test[t](env)) do res.rows[#res.rows + 1] = row end
     scenario.step()
+  end
+  if env.hosts then
+    res.member_hosts = mhosts.summary(env)
+    for _, h in ipairs(res.member_hosts) do
+      scenario.progress("  member hosts port %d: %d hosts, %d queries answered, %d reports, %d leaves sent", h.port,
+        h.hosts, h.queries, h.reports, h.leaves)
+    end
   end
   return scenario.done(M.name, res)
 end
