@@ -15,7 +15,8 @@
 #   - a group nobody joined, sent into the bridge during the run (tshark
 #     sees it enter on the sender's bridge port), never reaches the member
 #     port (tshark there);
-#   - IGMPv3 and IGMPv2 both; the hosts leave at the end: the mdb is empty.
+#   - IGMPv3 and IGMPv2 both; the hosts leave at the end: the mdb is empty;
+#   - MLDv2 (IPv6 groups): the join and leave delays, every group measured.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd ip
@@ -108,4 +109,26 @@ one() {
 }
 one v3
 one v2
+
+echo "# MLDv2: 5 hosts join and leave 4 IPv6 groups (join and leave delay)"
+"$SURGE_SRC/scripts/lab-bridge" up --prefix "$P" --ipv6 >/dev/null || skip "cannot make the bridge (scripts/lab-bridge)"
+(while true; do mdb_groups; sleep 0.1; done) >"$TMP/v6-mdb" 2>/dev/null &
+MP=$!
+J=$TMP/v6.json
+run_surge 60 run --no-huge --stats-interval 0 --output "$J" "${DEVS[@]}" rfc3918 --tx 0 --rx 1,2 --members 1 \
+  --member-hosts 5 --groups ff3e::1:1/4 --tests join,leave --rate 8kpps --trial 0.5
+kill $MP; wait $MP 2>/dev/null
+check "MLDv2: run exits 0" 0 "$RC"
+[ "$RC" = 0 ] || show_run 30
+check "MLDv2: the member port's mdb through the run: exactly the 4 joined groups" \
+  "ff3e::1:1 ff3e::1:2 ff3e::1:3 ff3e::1:4 " "$(sort -u "$TMP/v6-mdb" | tr '\n' ' ')"
+check "MLDv2 join: 4 groups measured, none missing or early, nothing leaked" "4 0 0 0" \
+  "$(row "$J" join_delay measured) $(row "$J" join_delay missing) $(row "$J" join_delay early) $(row "$J" join_delay leaked)"
+jd=$(row "$J" join_delay join_delay_max_us)
+echo "#   join delay: mean $(row "$J" join_delay join_delay_us) us, max $jd us"
+check_true "MLDv2 join: delay measured, under 100 ms" "max $jd us" awk -v d="${jd:-x}" 'BEGIN { exit !(d + 0 > 0 && d + 0 < 1e5) }'
+check "MLDv2 leave: all 4 groups stopped, nothing leaked" "4 0" "$(row "$J" leave_delay stopped) $(row "$J" leave_delay leaked)"
+python3 -c 'import jsonschema' 2>/dev/null &&
+  check "the results file matches docs/results.schema.json" "" "$(python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$J" "$SURGE_SRC/docs/results.schema.json" 2>&1 | tail -1)"
 finish

@@ -95,6 +95,10 @@ check_true "the DUT's SYNs come from exactly the leased addresses" \
   "$(diff "$TMP/leased" "$TMP/srcs" | head -5)" cmp -s "$TMP/leased" "$TMP/srcs"
 conns=$(tshark -n -r "$TMP/syn.pcap" -T fields -e ip.src -e tcp.srcport 2>/dev/null | sort -u | wc -l)
 check "120 connections opened (distinct address and port of the SYNs)" 120 "$conns"
+python3 -c 'import jsonschema' 2>/dev/null &&
+  check "the results file matches docs/results.schema.json" "" "$(python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$TMP/cap.json" \
+    "$SURGE_SRC/docs/results.schema.json" 2>&1 | tail -1)"
 in_d ip -4 neigh show dev "${P}a1" | awk '$2 == "lladdr" { print $3, $1 }' | sort >"$TMP/neigh"
 awk '{ print $2, $3 }' "$LEASES" | sort >"$TMP/leases.pairs"
 check_true "the DUT's neighbours: each leased address at its lease's MAC" \

@@ -115,7 +115,10 @@ function M.run(spec)
     while next_action <= #actions and now >= t0 + actions[next_action].at * hz do
       local a = actions[next_action]
       local q = ifaces[a.iface].txq
-      if a.run then a.run() poll() end    -- the joins' or leaves' first reports sent now
+      if a.run then   -- the joins' or leaves' first reports sent now, their time taken before anything is received
+        a.run()
+        for j = 1, #ht do ht[j]:take(ifaces[hif[j]].txq, hnone, htx) end
+      end
       for _, fr in ipairs(a.frames or {}) do
         if not send_report(q, fr) then
           if not surge.running() then break end
