@@ -4,8 +4,8 @@
 -- groups with IGMP (MLDv2 for IPv6 groups) and answer the DUT's querier,
 -- instead of the port sending one report of its own. A table belongs to
 -- the lcore that made it, and its memberships outlive a trial, so with
--- member hosts every timeline runs on the main lcore, which made the
--- tables (the trial's loop is surge.dut.mcast's either way).
+-- member hosts every test runs in one task, members_task.lua, which makes
+-- the tables (each trial's loop is surge.dut.mcast's either way).
 local hosts = require "surge.hosts"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
@@ -81,7 +81,7 @@ function M.plan(o, plan, refuse)
   return { count = n, mac = o.member_mac, version = plan.groups.v6 and 2 or (plan.version == "v2" and 2 or 3) }
 end
 
--- On the main lcore, once the ports are open: a table a member port,
+-- In members_task.lua's task: a table a member port,
 -- env.hosts[k] = { t, mships = { { from, to, m } } } for member k (k: the
 -- --rx index), its hosts at --member-addr + (j - 1) x M + i.
 function M.make(env)
