@@ -13,6 +13,7 @@
 #     MAC (the hosts answered the DUT's ARP for the server's replies);
 #   - a pool one address short: a clear error naming --clients-dhcp, exit 1.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/dut_lib.sh"
 . "$(dirname "$0")/hosts_lib.sh"
 need_root
 need_cmd ip
@@ -22,36 +23,10 @@ need_cmd tshark
 need_cmd python3
 
 P=r9h$(($$ % 100000))
-NSD=${P}d NSS=${P}s
-ip netns add "$NSD" 2>/dev/null || skip "cannot create a network namespace"
-on_exit "ip netns del $NSD"
-ip netns add "$NSS" || skip "cannot create a network namespace"
-on_exit "ip netns del $NSS"
-ip link add "${P}a0" netns "$NSS" type veth peer name "${P}a1" netns "$NSD" || skip "cannot create a veth pair"
-ip link add "${P}b0" netns "$NSS" type veth peer name "${P}b1" netns "$NSD"
-for ns in "$NSD" "$NSS"; do
-  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-  ip netns exec "$ns" ip link set lo up
-done
-in_d() { ip netns exec "$NSD" "$@"; }
-for i in a0 b0; do
-  ip netns exec "$NSS" ip link set "$P$i" up
-  ip netns exec "$NSS" ethtool -K "$P$i" tx off >/dev/null
-done
-for i in a1 b1; do
-  in_d ip link set "$P$i" up
-  in_d ethtool -K "$P$i" tx off >/dev/null
-done
-in_d ip addr add 10.0.0.1/24 dev "${P}a1"
-in_d ip addr add 10.1.0.1/24 dev "${P}b1"
-in_d sysctl -qw net.ipv4.ip_forward=1
+dut_router "$P"
 # hosts_lib's dnsmasq_pool runs in $NS_K on $IF_K
 NS_K=$NSD IF_K=${P}a1
 in_k() { in_d "$@"; }
-printf '#!/bin/sh\nexec ip netns exec %s %s "$@"\n' "$NSS" "$SURGE" >"$TMP/surge-ns"
-chmod +x "$TMP/surge-ns"
-SURGE=$TMP/surge-ns
-DEVS=(--vdev "net_af_packet0,iface=${P}a0" --vdev "net_af_packet1,iface=${P}b0")
 SCN=(rfc9693 --tx 0 --rx 1 --gateway 10.0.0.1 --rx-gateway 10.1.0.1 --tests capacity --max-connections 120
   --open-rate 1000)
 # DOC: the command docs/scenarios.md shows (it must still show it), run
@@ -104,9 +79,5 @@ python3 -c 'import jsonschema' 2>/dev/null &&
   check "the results file matches docs/results.schema.json" "" "$(python3 -c 'import json, sys, jsonschema
 jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$TMP/cap.json" \
     "$SURGE_SRC/docs/results.schema.json" 2>&1 | tail -1)"
-in_d ip -4 neigh show dev "${P}a1" | awk '$2 == "lladdr" { print $3, $1 }' | sort >"$TMP/neigh"
-awk '{ print $2, $3 }' "$LEASES" | sort >"$TMP/leases.pairs"
-check_true "the DUT's neighbours: each leased address at its lease's MAC" \
-  "$(comm -23 "$TMP/leases.pairs" "$TMP/neigh" | head -3)" \
-  test -z "$(comm -23 "$TMP/leases.pairs" "$TMP/neigh")"
+check_lease_neigh "the DUT's neighbours: each leased address at its lease's MAC"
 finish
