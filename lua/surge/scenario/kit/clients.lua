@@ -53,7 +53,7 @@ end
 -- engines); its states are in the error and the progress line.
 function M.bind(plan, rxq, txq, pool, progress)
   local t = hosts.new{ count = plan.count, mac = plan.mac, dhcp = true, subnet = plan.subnet, rate = plan.rate,
-    outstanding = 256, retries = 4, rto = 0.5, prefix = "clients" }
+    outstanding = 64, retries = 4, rto = 1, prefix = "clients" }
   local rx, tx = pool:burst(64), pool:burst(64)
   local hz = tonumber(surge.tsc_hz())
   local t0 = tonumber(surge.tsc())
