@@ -29,6 +29,9 @@ end
 function M.plan(o, refuse)
   local n = o.clients_dhcp or 0
   if n == 0 then return nil end
+  if tostring(o.dst or ""):find(":", 1, true) then
+    refuse("--clients-dhcp", "DHCPv4 clients open IPv4 connections: --dst %s is IPv6", o.dst)
+  end
   local subnet = o.clients_subnet or ""
   if subnet == "" then
     local gw = o.gateway or ""
