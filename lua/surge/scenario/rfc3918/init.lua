@@ -141,7 +141,7 @@ function M.plan(o)
     refuse("--capacity-start", "%d is more than the %d groups of --groups", o.capacity_start, #groups.list)
   end
   local plan = { tests = tests, want = want, groups = groups, version = version, tx = tx, rx = rx, members = members,
-           observers = obs, src = src, size = size, member_base = base, rate = r, max_rate = hi }
+                 observers = obs, src = src, size = size, member_base = base, rate = r, max_rate = hi }
   plan.hosts = mhosts.plan(o, plan, refuse)   -- --member-hosts (members.lua)
   return plan
 end
@@ -149,13 +149,14 @@ end
 local ctrl_pool
 local pools = {}
 
--- One timeline on the task: frames (a string per flow), traffic = { from,
--- to } (s), actions, rate. Returns the task's counts.
+-- The pool of the test frames of one size, made once (by the master).
 local function frames_pool(size, frame)
   if not pools[size] then pools[size] = surge.pool{ template = frame, size = 2047 } end
   return pools[size]
 end
 
+-- One timeline on the task: frames (a string per flow), traffic = { from,
+-- to } (s), actions, rate. Returns the task's counts.
 local function timeline(env, t)
   local size = #t.frames[1]
   -- (members_task.lua's task takes the master's pool: a pool a task makes

@@ -60,12 +60,11 @@ end
 function M.plan(o, plan, refuse)
   local n = o.member_hosts or 0
   if n == 0 then return nil end
-  local ok = pcall(function()
-    local v = 0
-    for h in o.member_mac:gmatch("%x%x") do v = v * 256 + tonumber(h, 16) end
-    assert(o.member_mac:match("^%x%x:%x%x:%x%x:%x%x:%x%x:%x%x$") and math.floor(v / 2 ^ 40) % 2 == 0)
-  end)
-  if not ok then refuse("--member-mac", "'%s' is not a unicast MAC", tostring(o.member_mac)) end
+  local mac = o.member_mac
+  if type(mac) ~= "string" or not mac:match("^%x%x:%x%x:%x%x:%x%x:%x%x:%x%x$")
+     or tonumber(mac:sub(1, 2), 16) % 2 == 1 then
+    refuse("--member-mac", "'%s' is not a unicast MAC", tostring(mac))
+  end
   if mac_add(o.member_mac, n * #plan.members):sub(1, 2) ~= o.member_mac:sub(1, 2) then
     refuse("--member-mac", "%s + %d hosts carries into the first byte", o.member_mac, n * #plan.members)
   end
