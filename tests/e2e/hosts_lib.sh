@@ -4,6 +4,8 @@
 #                            (/24, 1 h, authoritative, no ping check) into
 #                            $LEASES, logging to $TMP/dnsmasq.log; stopped on
 #                            exit; the test is skipped when it cannot start
+#   check_lease_neigh DESC   the kernel's neighbours on $IF_K in $NS_K hold
+#                            each address of $LEASES at its lease's MAC
 dnsmasq_pool() {
   need_cmd dnsmasq
   LEASES=$TMP/leases
@@ -15,4 +17,10 @@ dnsmasq_pool() {
   on_exit "kill $DPID"
   wait_for_text "$TMP/dnsmasq.log" "sockets bound" 5 ||
     { kill -0 $DPID 2>/dev/null || skip "dnsmasq did not start: $(cat "$TMP/dnsmasq.err")"; }
+}
+check_lease_neigh() {
+  in_k ip -4 neigh show dev "$IF_K" | awk '$2 == "lladdr" { print $3, $1 }' | sort >"$TMP/neigh"
+  awk '{ print $2, $3 }' "$LEASES" | sort >"$TMP/leases.pairs"
+  check_true "$1" "$(comm -23 "$TMP/leases.pairs" "$TMP/neigh" | head -3)" \
+    test -z "$(comm -23 "$TMP/leases.pairs" "$TMP/neigh")"
 }

@@ -30,9 +30,5 @@ grep '"GET / HTTP/1.1" 200' "$TMP/http.log" | awk '{ print $1 }' | sort >"$TMP/g
 check "dnsmasq leased 20" 20 "$(wc -l <"$TMP/leased")"
 check_true "the server's log: one GET from each leased address, from nothing else" \
   "$(diff "$TMP/leased" "$TMP/got" | head -5)" cmp -s "$TMP/leased" "$TMP/got"
-in_k ip -4 neigh show dev "$IF_K" | awk '$2 == "lladdr" { print $3, $1 }' | sort >"$TMP/neigh"
-awk '{ print $2, $3 }' "$LEASES" | sort >"$TMP/leases.pairs"
-check_true "the kernel's neighbours: each leased address at its lease's MAC" \
-  "$(comm -23 "$TMP/leases.pairs" "$TMP/neigh" | head -3)" \
-  test -z "$(comm -23 "$TMP/leases.pairs" "$TMP/neigh")"
+check_lease_neigh "the kernel's neighbours: each leased address at its lease's MAC"
 finish

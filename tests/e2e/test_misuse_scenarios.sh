@@ -83,6 +83,13 @@ row 2 yes "^rfc9693: --max-rate: 70000 connections/s for 1 s \(--trial\) is 7000
 row 2 yes "^rfc9693: --max-connections: " rfc9693 --rx 1 --max-connections 70000
 row 2 yes "^rfc9693: --vlan: the connection engine sends untagged frames only$" rfc9693 --rx 1 --vlan 5
 row 2 no "^rfc9693: --rx: the server needs a port of its own" rfc9693 --tx 0
+# --clients-dhcp (issue 33 item 4): the clients' subnet, before EAL
+row 2 yes "^rfc9693: --clients-subnet: not given, and no IPv4 --gateway to take a /24 from$" rfc9693 --rx 1 --clients-dhcp 5
+row 2 yes "^rfc9693: --clients-subnet: '10.0.0.0/40' is not A.B.C.D/LEN with LEN 12..32$" rfc9693 --rx 1 \
+  --clients-dhcp 5 --gateway 10.0.0.1 --clients-subnet 10.0.0.0/40
+row 2 yes "^rfc9693: --clients-dhcp: expected an integer in 0..4096, got '5000'$" rfc9693 --rx 1 --clients-dhcp 5000
+row 2 yes "^rfc9693: --clients-dhcp: DHCPv4 clients open IPv4 connections: --dst 2001:db8::1:2 is IPv6$" rfc9693 \
+  --rx 1 --clients-dhcp 3 --src 2001:db8::2 --dst 2001:db8::1:2 --gateway 2001:db8::1
 # the http scenario's rates and addresses (issue 21 item 4)
 row 2 yes "^http: --rates: '0' is not a rate above 0 \(connections/s\)$" http --rates 500,0
 row 2 yes "^http: --rates: rate 100 given twice in '100,100'$"        http --rates 100,100
@@ -128,6 +135,15 @@ row 2 yes "^rfc3918: --groups: '239.1.1.1' and 'ff3e::1' are not of one family" 
 row 2 yes "^rfc3918: --rx: the capacity test needs a port that joins no group" rfc3918 --rx 1 --tests capacity
 row 2 yes "^rfc3918: --rx: port 0 is the sender \(--tx 0\)"            rfc3918 --rx 0
 row 2 yes "^rfc3918: --rx: no receiving port given"                      rfc3918 --rx ''
+# --member-hosts (issue 33 item 4): what a table of hosts cannot do, before EAL
+row 2 yes "^rfc3918: --member-hosts: the capacity test joins a membership a step" rfc3918 --rx 1,2 --members 1 \
+  --member-hosts 4 --tests capacity
+row 2 yes "^rfc3918: --member-mac: '03:00:00:00:00:01' is not a unicast MAC$" rfc3918 --member-hosts 4 \
+  --member-mac 03:00:00:00:00:01
+row 2 yes "^rfc3918: --member-mac: 02:ff:ff:ff:ff:ff \+ 4 hosts carries into the first byte$" rfc3918 --member-hosts 4 \
+  --member-mac 02:ff:ff:ff:ff:ff
+row 2 yes "^rfc3918: --groups: 65 runs of consecutive groups: emulated hosts \(--member-hosts\) join at most 64$" \
+  rfc3918 --member-hosts 4 --groups "$(seq -s, -f '239.1.%g.1' 1 65)"
 row 2 yes "^rfc3918: --members: port 3 is not one of --rx 1,2$"          rfc3918 --rx 1,2 --members 3
 row 2 yes "^rfc3918: --igmp: v2 is IGMP \(IPv4\): IPv6 groups join with MLDv2$" rfc3918 --groups ff3e::1 --igmp v2
 row 2 yes "^rfc3918: --tests: no test 'bogus'"                           rfc3918 --tests join,bogus

@@ -21,6 +21,7 @@
 #     left off) floods from its first step: capacity unknown, with a
 #     warning, not 0 (issue 31 item 9: 0 in 3 runs of 9).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/rfc3918_lib.sh"
 need_root
 need_cmd ip
 need_cmd bridge
@@ -55,19 +56,6 @@ DEVS=(--vdev "net_af_packet0,iface=${P}a0" --vdev "net_af_packet1,iface=${P}b0" 
 # scn JSON ARGS...: the scenario with its results in JSON; port 1 joins, port 2 observes
 scn() { run_surge 60 run --no-huge --stats-interval 0 --output "$1" "${DEVS[@]}" rfc3918 --tx 0 --rx 1,2 --members 1 "${@:2}"; }
 rxp() { cat /sys/class/net/${P}$1/statistics/rx_packets; }
-# row JSON TEST FIELD: the field of the scenario's first row of TEST
-row() {
-  python3 -c 'import json, sys
-rows = json.load(open(sys.argv[1]))["scenarios"]["rfc3918"]["rows"]
-r = [r for r in rows if r["test"] == sys.argv[2]][0]
-v = r.get(sys.argv[3])
-print("" if v is None else v)' "$@" 2>/dev/null
-}
-valid() {  # valid JSON: the results file matches the schema
-  python3 -c 'import jsonschema' 2>/dev/null || return 0
-  check "$1: the results file matches docs/results.schema.json" "" "$(python3 -c 'import json, sys, jsonschema
-jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$1" "$SURGE_SRC/docs/results.schema.json" 2>&1 | tail -1)"
-}
 
 echo "# IPv4, IGMPv2: join and leave delay, throughput and mixed unicast/multicast through the snooping bridge"
 mkbr 512 0 1

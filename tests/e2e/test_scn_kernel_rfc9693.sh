@@ -14,6 +14,7 @@
 # right at an idle tick, where an early RTO sent it twice) and throughput run through the NAT with no
 # limit, and the results validated against docs/results.schema.json.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/dut_lib.sh"
 need_root
 need_cmd ip
 need_cmd ethtool
@@ -21,35 +22,8 @@ need_cmd iptables-legacy
 need_cmd python3
 
 P=r9$$
-NSD=${P}d NSS=${P}s
-ip netns add "$NSD" 2>/dev/null || skip "cannot create a network namespace"
-on_exit "ip netns del $NSD"
-ip netns add "$NSS" || skip "cannot create a network namespace"
-on_exit "ip netns del $NSS"
-ip link add "${P}a0" netns "$NSS" type veth peer name "${P}a1" netns "$NSD" || skip "cannot create a veth pair"
-ip link add "${P}b0" netns "$NSS" type veth peer name "${P}b1" netns "$NSD"
-for ns in "$NSD" "$NSS"; do
-  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-  ip netns exec "$ns" ip link set lo up
-done
-# transmit checksum offload off (docs/connections.md, "How it is proven")
-for i in a0 b0; do
-  ip netns exec "$NSS" ip link set "$P$i" up
-  ip netns exec "$NSS" ethtool -K "$P$i" tx off >/dev/null
-done
-in_d() { ip netns exec "$NSD" "$@"; }
-for i in a1 b1; do
-  in_d ip link set "$P$i" up
-  in_d ethtool -K "$P$i" tx off >/dev/null
-done
-in_d ip addr add 10.0.0.1/24 dev "${P}a1"
-in_d ip addr add 10.1.0.1/24 dev "${P}b1"
-in_d sysctl -qw net.ipv4.ip_forward=1
+dut_router "$P"
 in_d iptables-legacy -t nat -A POSTROUTING -o "${P}b1" -j MASQUERADE || skip "no iptables NAT here"
-printf '#!/bin/sh\nexec ip netns exec %s %s "$@"\n' "$NSS" "$SURGE" >"$TMP/surge-ns"
-chmod +x "$TMP/surge-ns"
-SURGE=$TMP/surge-ns
-DEVS=(--vdev "net_af_packet0,iface=${P}a0" --vdev "net_af_packet1,iface=${P}b0")
 SCN=(rfc9693 --tx 0 --rx 1 --gateway 10.0.0.1 --rx-gateway 10.1.0.1)
 row() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["scenarios"]["rfc9693"]
 print(next((str(x["value"]) for x in r["rows"] if x["test"] == sys.argv[2]), ""))' "$TMP/$1.json" "$2"; }

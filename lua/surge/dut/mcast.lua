@@ -28,8 +28,12 @@ local M = {}
 -- l4 (the UDP header's offset), sport0, dport, rate (pps), traffic = { from,
 -- to } (seconds from the start), actions = { { at (s), iface, frames =
 -- { strings } } } (sorted by at), settle (s after the last send or action),
--- what. Returns { sent = { per flow }, actions = { ns each one's last
--- report left } , ports = { [iface - 1] = { received = { per flow }, first_ns,
+-- what, hosts (optional, { [iface] = a surge.hosts table on that port }:
+-- each takes its frames, the querier's queries, from what the iface
+-- receives before it is counted, and is turned every round; an action may
+-- then be { at, iface, run = a function } instead of frames: the hosts'
+-- joins and leaves, on the lcore that owns the tables). Returns { sent =
+-- { per flow }, actions = { ns each one's last report left } , ports = { [iface - 1] = { received = { per flow }, first_ns,
 -- last_ns = { per flow, nil: none }, duplicated, other } }, seconds, total
 -- (frames sent), planned (frames the schedule had) }.
 function M.run(spec)
@@ -51,8 +55,12 @@ function M.run(spec)
   local hz = surge.tsc_hz()
   local t0 = tonumber(surge.tsc())
   local sport0 = spec.sport0
+  local hosts, hif, ht = spec.hosts or {}, {}, {}   -- hif[j], ht[j]: a numeric loop each round (pairs is not compiled)
+  for i = 2, nif do if hosts[i] then hif[#hif + 1], ht[#ht + 1] = i, hosts[i] end end
+  local htx, hnone = spec.ctrl_pool:burst(64), spec.ctrl_pool:burst(1)
   local function count(i, n, b)
     local at = tonumber(b.tsc) - t0 + 1        -- + 1: 0 stays "nothing yet"
+    if hosts[i] then n = hosts[i]:take(ifaces[i].txq, b, htx) end
     local data, lens = b.data, b.len
     local cnt, fst, lst = recv[i], first[i], last[i]
     for k = 0, n - 1 do
@@ -68,7 +76,11 @@ function M.run(spec)
       end
     end
   end
-  local function poll() return trial.recv_each(ifaces, rxb, count) end
+  local function poll()
+    local seen = trial.recv_each(ifaces, rxb, count)
+    for j = 1, #ht do ht[j]:take(ifaces[hif[j]].txq, hnone, htx) end   -- the tables' timers: reports, answers
+    return seen
+  end
   -- the timeline
   local txq = ifaces[1].txq
   txq:set_rate(nil)
@@ -103,7 +115,11 @@ function M.run(spec)
     while next_action <= #actions and now >= t0 + actions[next_action].at * hz do
       local a = actions[next_action]
       local q = ifaces[a.iface].txq
-      for _, fr in ipairs(a.frames) do
+      if a.run then   -- the joins' or leaves' first reports sent now, their time taken before anything is received
+        a.run()
+        for j = 1, #ht do ht[j]:take(ifaces[hif[j]].txq, hnone, htx) end
+      end
+      for _, fr in ipairs(a.frames or {}) do
         if not send_report(q, fr) then
           if not surge.running() then break end
           error(("%s: port %d could not send a membership report"):format(spec.what, ifaces[a.iface].port), 0)
@@ -140,6 +156,7 @@ function M.run(spec)
   burst:free()
   trial.settle(poll, tonumber(surge.tsc()) + (spec.settle or 0.1) * hz, 0.0001)
   rxb:free()
+  htx:free()
   local ns = 1e9 / hz
   local res = { sent = {}, actions = done_at, ports = {}, seconds = (tonumber(surge.tsc()) - t0) / hz, total = sent,
                 planned = planned }

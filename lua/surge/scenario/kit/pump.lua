@@ -10,8 +10,10 @@ local view = require "surge.proto.view"
 local M = {}
 
 -- A pump over engines = { { engine, rxq, txq, neigh = the responder's
--- interface index }, ... } (an entry's engine may be set later, nil: not
--- polled), with the responder neigh, bursts rx and tx, tick (optional).
+-- interface index, hosts (optional: a surge.hosts table on that port, which
+-- takes its frames, ARP for its addresses, before the responder) }, ... }
+-- (an entry's engine may be set later, nil: not polled), with the
+-- responder neigh, bursts rx and tx, tick (optional).
 function M.new(o)
   return { engines = o.engines, neigh = o.neigh, rx = o.rx, tx = o.tx, tick = o.tick, v = view.new(),
            hz = tonumber(surge.tsc_hz()) }
@@ -20,6 +22,7 @@ end
 local function drain(p, x)
   local rx, v, neigh = p.rx, p.v, p.neigh
   local n = x.engine:poll(x.rxq, x.txq, rx, p.tx)
+  if x.hosts then n = x.hosts:take(x.txq, rx, p.tx) end   -- every turn: its timers fire in it
   for i = 0, n - 1 do
     local pkt, len = rx.data[i], rx.len[i]
     if view.parse(v, pkt, len) then neigh:handle(x.neigh, pkt, len, v) end

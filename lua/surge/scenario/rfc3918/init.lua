@@ -17,6 +17,8 @@ local dut = require "surge.dut"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local json = require "surge.results.json"
+local mhosts = require "surge.scenario.rfc3918.members"
+local mcast_task = require "surge.dut.mcast"
 local scenario = require "surge.scenario"
 local search = require "surge.scenario.kit.search"
 local surge = require "surge"
@@ -50,6 +52,7 @@ function M.options(p)
     1, "number 0.01..100")
   p:option("--tolerance", "throughput tests: loss % a passing trial may have", 0, "number 0..100")
   p:option("--link-timeout", "seconds to wait for link up", 2, "number 0..3600")
+  mhosts.options(p)
   -- everything but the ports' existence is refused when parsed, before EAL
   scenario.parse_check(p, M.plan)
 end
@@ -137,22 +140,38 @@ function M.plan(o)
   if o.capacity_start > #groups.list then
     refuse("--capacity-start", "%d is more than the %d groups of --groups", o.capacity_start, #groups.list)
   end
-  return { tests = tests, want = want, groups = groups, version = version, tx = tx, rx = rx, members = members,
-           observers = obs, src = src, size = size, member_base = base, rate = r, max_rate = hi }
+  local plan = { tests = tests, want = want, groups = groups, version = version, tx = tx, rx = rx, members = members,
+                 observers = obs, src = src, size = size, member_base = base, rate = r, max_rate = hi }
+  plan.hosts = mhosts.plan(o, plan, refuse)   -- --member-hosts (members.lua)
+  return plan
 end
 
 local ctrl_pool
 local pools = {}
 
+-- The pool of the test frames of one size, made once (by the master).
+local function frames_pool(size, frame)
+  if not pools[size] then pools[size] = surge.pool{ template = frame, size = 2047 } end
+  return pools[size]
+end
+
 -- One timeline on the task: frames (a string per flow), traffic = { from,
 -- to } (s), actions, rate. Returns the task's counts.
 local function timeline(env, t)
   local size = #t.frames[1]
-  if not pools[size] then pools[size] = surge.pool{ template = t.frames[1], size = 2047 } end
-  local id = surge.launch("surge.dut.mcast:run", { ifaces = env.ifaces, ctrl_pool = ctrl_pool, pool = pools[size],
+  -- (members_task.lua's task takes the master's pool: a pool a task makes
+  -- is its lcore's, and a loopback port frees on another)
+  local spec = { ifaces = env.ifaces, ctrl_pool = env.ctrl_pool, pool = env.pool or frames_pool(size, t.frames[1]),
     frames = t.frames, l4 = env.l4, sport0 = SPORT0, dport = DPORT, rate = t.rate, traffic = t.traffic,
-    actions = t.actions, settle = env.opts.settle, what = t.what })
-  local ok, r = pcall(surge.wait, id)
+    actions = t.actions, settle = env.opts.settle, what = t.what }
+  local ok, r
+  if env.hosts then   -- on this lcore, members_task.lua's, which owns the member hosts' tables
+    spec.hosts = mhosts.spec(env)
+    ok, r = pcall(mcast_task.run, spec)
+    if ok then mhosts.settle(env, env.ctrl_pool, 5) end
+  else
+    ok, r = pcall(surge.wait, surge.launch("surge.dut.mcast:run", spec))
+  end
   if not surge.running() then error(dut.STOPPED_DURING .. t.what, 0) end
   if not ok then error(dut.reason(r), 0) end
   return r
@@ -161,6 +180,7 @@ end
 -- The actions of members joining (join = true) or leaving groups[from..to]
 -- at time `at`, one report each; index[action] = { port, first, last }.
 local function membership(env, at, from, to, join, actions, index)
+  if env.hosts then return mhosts.actions(env, at, from, to, join, actions, index) end
   for _, k in ipairs(env.plan.members) do
     for _, rep in ipairs(mcast.reports(env.plan.version, env.member[k], env.plan.groups.list, from, to, join)) do
       actions[#actions + 1] = { at = at, iface = k + 1, frames = { rep.bytes } }
@@ -363,7 +383,7 @@ function M.run(opts)
   local v6 = plan.groups.v6
   local tx = dut.open_port(plan.tx, opts.link_timeout)
   local txinfo = tx:info()
-  local env = { opts = opts, plan = plan, member = {},
+  local env = { opts = opts, plan = plan, member = {}, ctrl_pool = ctrl_pool, txmac = txinfo.mac,
                 ifaces = { { rxq = tx:rxq(0), txq = tx:txq(0), mac = txinfo.mac, port = plan.tx } } }
   if plan.size - FCS > txinfo.mtu + 14 then
     scenario.refuse("--size", "%d is above the MTU of port %d (%d)", plan.size, plan.tx, txinfo.mtu)
@@ -375,18 +395,7 @@ function M.run(opts)
     env.ifaces[k + 1] = { rxq = port:rxq(0), txq = port:txq(0), mac = info.mac, port = p,
                           ip4 = not v6 and env.member[k].ip4 or nil, ip6 = v6 and env.member[k].ip6 or nil }
   end
-  local function udp(f, dst_mac, dst)
-    return surge.proto.udp{ src_mac = txinfo.mac, dst_mac = dst_mac, src = plan.src, dst = dst, sport = SPORT0 + f,
-                            dport = DPORT, size = plan.size - FCS, ttl = 64 }
-  end
-  env.frames = {}
-  for g, grp in ipairs(plan.groups.list) do
-    local t = udp(g - 1, igmp.mac(grp.addr), grp.text)
-    env.frames[g], env.l4 = t.bytes, t.l4
-  end
-  env.unicast = function(f, k)
-    return udp(f, env.member[k].mac, v6 and env.member[k].ip6 or env.member[k].ip4).bytes
-  end
+  M.frames(env)
   scenario.progress("rfc3918: tx port %d -> rx port(s) %s (members %s), %d %s group(s) from %s, %s reports, %s",
     plan.tx, table.concat(plan.rx, ","), (function()
       local l = {}
@@ -399,13 +408,49 @@ function M.run(opts)
   for _, p in ipairs(plan.rx) do res.rx[#res.rx + 1] = p end
   for _, k in ipairs(plan.members) do res.members[#res.members + 1] = plan.rx[k] end
   scenario.partial(res)
-  scenario.steps(#plan.tests, "rfc3918")
-  for _, t in ipairs(plan.tests) do
-    for _, row in ipairs(run_test[t](env)) do res.rows[#res.rows + 1] = row end
-    scenario.step()
+  if plan.hosts then
+    -- the member hosts' tables belong to the lcore that made them: every
+    -- test runs in one task (members_task.lua), which makes them
+    local r = dut.task("surge.scenario.rfc3918.members_task:run", { ifaces = env.ifaces, ctrl_pool = ctrl_pool,
+      opts = scenario.plain(opts), plan = plan, member = env.member, txmac = txinfo.mac,
+      pool = frames_pool(#env.frames[1], env.frames[1]) })
+    for _, row in ipairs(r.rows) do res.rows[#res.rows + 1] = row end
+    res.member_hosts = r.member_hosts
+    for _, h in ipairs(res.member_hosts) do
+      scenario.progress("  member hosts port %d: %d hosts, %d queries answered, %d reports, %d leaves sent", h.port,
+        h.hosts, h.queries, h.reports, h.leaves)
+    end
+  else
+    scenario.steps(#plan.tests, "rfc3918")
+    for _, t in ipairs(plan.tests) do
+      for _, row in ipairs(run_test[t](env)) do res.rows[#res.rows + 1] = row end
+      scenario.step()
+    end
   end
   return scenario.done(M.name, res)
 end
+
+-- The test frames of env (its plan, member ports and env.txmac, the
+-- sender's MAC): env.frames (a string a group), env.l4, env.unicast(f, k)
+-- (flow f to member k). Here and in members_task.lua.
+function M.frames(env)
+  local plan, v6 = env.plan, env.plan.groups.v6
+  local function udp(f, dst_mac, dst)
+    return surge.proto.udp{ src_mac = env.txmac, dst_mac = dst_mac, src = plan.src, dst = dst, sport = SPORT0 + f,
+                            dport = DPORT, size = plan.size - FCS, ttl = 64 }
+  end
+  env.frames = {}
+  for g, grp in ipairs(plan.groups.list) do
+    local t = udp(g - 1, igmp.mac(grp.addr), grp.text)
+    env.frames[g], env.l4 = t.bytes, t.l4
+  end
+  env.unicast = function(f, k)
+    return udp(f, env.member[k].mac, v6 and env.member[k].ip6 or env.member[k].ip4).bytes
+  end
+end
+
+-- The tests, by name: run_test[name](env) -> rows (members_task.lua runs them).
+M.run_test = run_test
 
 function M.report(res)
   local us = scenario.us

@@ -7,6 +7,7 @@
 -- in one task, tasks.lua (the task that made the connection engines polls
 -- them: engines live on their lcore), which polls the client's port and
 -- the server's, answering ARP/NDP on both; this file plans and reports.
+local clients = require "surge.scenario.kit.clients"
 local logic = require "surge.scenario.rfc9693.logic"
 local dut = require "surge.dut"
 local scenario = require "surge.scenario"
@@ -34,6 +35,7 @@ function M.options(p)
     "number 0.001..60")
   p:option("--retries", "capacity: timeouts before a refused connection gives up", 2, "integer 1..255")
   p:option("--settle", "seconds between trials (late segments, closes, the DUT's timers)", 0.5, "number 0..3600")
+  clients.options(p)
   scenario.parse_check(p, M.plan)
 end
 
@@ -54,7 +56,8 @@ function M.no_rx(o)
 end
 
 -- The options checked together, before any port (`surge run rfc9693`
--- refuses them before EAL, exit 2): returns the plan { tests, width }.
+-- refuses them before EAL, exit 2): returns the plan { tests, width,
+-- clients (kit/clients.lua's, nil: from --src) }.
 function M.plan(o)
   local known = {}
   for _, t in ipairs(logic.TESTS) do known[t] = true end
@@ -84,7 +87,7 @@ function M.plan(o)
   end
   local why = logic.check_engines(tests, o.max_trials)
   if why then scenario.refuse("--max-trials", "%s", why) end
-  return { tests = tests, width = width }
+  return { tests = tests, width = width, clients = clients.plan(o, scenario.refuse) }
 end
 
 
@@ -94,16 +97,17 @@ function M.run(opts)
   if opts.rx == nil or opts.rx == "" then M.no_rx(opts) end
   local s = scenario.session(opts)
   local mac = s:resolve()
-  scenario.progress("rfc9693: client %s on port %d -> server %s:%d on port %d, %s%s", s.src, s.tx.id, s.dst,
+  scenario.progress("rfc9693: client %s on port %d -> server %s:%d on port %d, %s%s", plan.clients and
+    ("(%d DHCP clients on %s)"):format(plan.clients.count, plan.clients.subnet) or s.src, s.tx.id, s.dst,
     opts.port, s.rx.id, s:next_hop(),
     s.rx_gateway_mac and (" (rx side: %s at %s)"):format(s.rx_gateway, s.rx_gateway_mac) or "")
   local r = dut.task("surge.scenario.rfc9693.tasks:run", { ifaces = s.ifaces, tx_mac = s.tx_info.mac,
     rx_mac = s.rx_info.mac, gw_mac = mac, src = s.src, dst = s.dst, opts = scenario.plain(opts), width = plan.width,
-    tests = plan.tests })
+    tests = plan.tests, clients = plan.clients })
   if r == nil then error("rfc9693: the trials' task ended without results", 0) end
   local results = { scenario = "rfc9693", tx = s.tx.id, rx = s.rx.id, src = s.src, dst = s.dst, port = opts.port,
     dst_mac = mac, tests = plan.tests, rows = r.rows, trials = r.trials, ok = r.ok,
-    client_engines = r.client_engines }
+    client_engines = r.client_engines, clients_dhcp = r.clients }
   return scenario.done(M.name, results, r.stopped)
 end
 

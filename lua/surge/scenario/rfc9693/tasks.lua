@@ -2,6 +2,7 @@
 -- every trial (surge.launch("surge.scenario.rfc9693.tasks:run")): a client
 -- engine per trial on the tx port, the server on the rx port, both driven
 -- by the kit's pump; the searches and verdicts are logic.lua's.
+local clients = require "surge.scenario.kit.clients"
 local conn = require "surge.conn"
 local json = require "surge.results.json"
 local kpump = require "surge.scenario.kit.pump"
@@ -38,7 +39,11 @@ end
 local function trial(st, o)
   if st.sport + o.n > 65536 then st.sport = 1024 end    -- a fresh range of source ports per trial, wrapping
   st.clients = st.clients + 1
-  local c = conn.client{ src = st.src, server = st.dst, port = st.port, sport = st.sport, capacity = o.n,
+  -- several sources (DHCP clients): the table spread over them evenly, a
+  -- whole number of ports each, so the opens take every address in turn
+  local nsrc = type(st.src) == "table" and #st.src or 1
+  local c = conn.client{ src = st.src, server = st.dst, port = st.port, sport = st.sport,
+    capacity = math.ceil(o.n / nsrc) * nsrc,
     concurrency = o.n, connections = o.n, rate = o.rate, requests = o.requests, think = o.think or 0,
     request = st.request, expect = { http = 200 }, close = "fin", mac = st.tx_mac, peer_mac = st.gw_mac,
     rto = st.rto, retries = o.retries or 1, time_wait = 0.2 }
@@ -156,7 +161,9 @@ local function run_throughput(st, res)
       m.a.established, n, failed) or nil })
 end
 
--- spec: ifaces (tx's, rx's), tx_mac, rx_mac, gw_mac, src, dst, opts, width, tests.
+-- spec: ifaces (tx's, rx's), tx_mac, rx_mac, gw_mac, src, dst, opts, width, tests, clients
+-- (kit/clients.lua's plan: the DHCP clients bound first, whose addresses
+-- every trial's client engine opens from; nil: from src).
 function M.run(spec)
   local o = spec.opts
   local t = surge.proto.tcp{ src = spec.src, dst = spec.dst, sport = 1024, dport = o.port, size = 74 }
@@ -171,6 +178,11 @@ function M.run(spec)
     response = conn.http_response{ body = o.response_size }, rto = o.rto, time_wait = 0.2 }
   st.server:publish()
   st.client = { rxq = ifaces[1].rxq, txq = ifaces[1].txq, neigh = 1 }
+  if spec.clients then   -- the table answers the DUT's ARP for its addresses (the pump's take)
+    local a
+    st.client.hosts, a = clients.bind(spec.clients, ifaces[1].rxq, ifaces[1].txq, pool, progress)
+    st.src = a.ip
+  end
   st.pump = kpump.new{ engines = { st.client, { engine = st.server, rxq = ifaces[2].rxq, txq = ifaces[2].txq, neigh = 2 } },
     neigh = st.neigh, rx = st.rx, tx = st.tx, tick = function() st.server:sync() end }
   local res = { rows = json.array(), trials = json.array(), ok = true }
@@ -183,6 +195,7 @@ function M.run(spec)
   res.stopped = not surge.running() or nil
   res.server = st.server:stats()
   res.client_engines = st.clients
+  res.clients = spec.clients and #st.src or nil
   return res
 end
 
