@@ -154,11 +154,7 @@ surge_conn_new(const struct surge_conn_conf *conf)
 static struct conn_engine *
 get(int id)
 {
-	struct runtime *r = rt();
-
-	if (r == NULL || id < 0 || id >= registry_count(&r->nconn))
-		return NULL;
-	return r->conn[id];
+	return registry_holds(RT_REGISTRY_SIZE(nconn), id) ? rt()->conn[id] : NULL;
 }
 
 struct conn_engine *
@@ -446,7 +442,14 @@ surge_conn_buckets(int id, int which, struct surge_hist_bucket *out, uint32_t ma
 int
 surge_conn_count(void)
 {
-	return rt() != NULL ? registry_count(&rt()->nconn) : 0;
+	return RT_REGISTRY_SIZE(nconn);
+}
+
+static int
+drop(void *slot)
+{
+	engine_free(*(struct conn_engine **)slot);
+	return 0;
 }
 
 void
@@ -454,9 +457,5 @@ conn_free_all(void)
 {
 	struct runtime *r = rt();
 
-	for (int i = 0; i < r->nconn; i++) {
-		engine_free(r->conn[i]);
-		r->conn[i] = NULL;
-	}
-	r->nconn = 0;
+	registry_clear(&r->nconn, r->conn, sizeof(r->conn[0]), drop);
 }

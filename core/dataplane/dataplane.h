@@ -30,7 +30,7 @@ int pools_check_and_free(void);   /* at exit: the pools that are not full, then 
 static inline struct pool_state *
 pool_at(struct runtime *r, int id)
 {
-	if (r == NULL || id < 0 || id >= registry_count(&r->npools) || r->pool[id].mp == NULL)
+	if (r == NULL || !registry_holds(registry_count(&r->npools), id) || r->pool[id].mp == NULL)
 		return NULL;
 	return &r->pool[id];
 }

@@ -134,11 +134,7 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 static struct hosts_table *
 get(int id)
 {
-	struct runtime *r = rt();
-
-	if (r == NULL || id < 0 || id >= registry_count(&r->nhosts))
-		return NULL;
-	return r->hosts[id];
+	return registry_holds(RT_REGISTRY_SIZE(nhosts), id) ? rt()->hosts[id] : NULL;
 }
 
 static struct hosts_table *
@@ -485,7 +481,18 @@ surge_hosts_mship(int id, int m, struct surge_hosts_mship *out)
 int
 surge_hosts_count(void)
 {
-	return rt() != NULL ? registry_count(&rt()->nhosts) : 0;
+	return RT_REGISTRY_SIZE(nhosts);
+}
+
+static int
+drop(void *slot)
+{
+	struct hosts_table *t = *(struct hosts_table **)slot;
+
+	server_free(t);
+	ht_free(t);
+	free(t);
+	return 0;
 }
 
 void
@@ -493,11 +500,5 @@ hosts_free_all(void)
 {
 	struct runtime *r = rt();
 
-	for (int i = 0; i < r->nhosts; i++) {
-		server_free(r->hosts[i]);
-		ht_free(r->hosts[i]);
-		free(r->hosts[i]);
-		r->hosts[i] = NULL;
-	}
-	r->nhosts = 0;
+	registry_clear(&r->nhosts, r->hosts, sizeof(r->hosts[0]), drop);
 }
