@@ -15,18 +15,6 @@
 
 static inline uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 
-uint32_t
-mcast_sum(const uint8_t *p, size_t n, uint32_t acc)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		acc += g16(p + i);
-	if (n & 1)
-		acc += (uint32_t)p[n - 1] << 8;
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return acc;
-}
-
 /* RFC 3376 4.1.1 / RFC 3810 5.1.3: a code at or past 1 << bits is a
  * floating point number, mantissa (mbits) and exponent (3 bits) */
 static uint32_t
@@ -54,7 +42,7 @@ igmp(const uint8_t *p, size_t len, struct mquery *q)
 	if (n < 1 || m[0] != 0x11)
 		return MQ_NONE;             /* reports and leaves: another station's, not the hosts' */
 	q->af = 4;
-	if (n < 8 || (n > 8 && n < 12) || mcast_sum(m, n, 0) != 0xffff)
+	if (n < 8 || (n > 8 && n < 12) || csum_add(m, n, 0) != 0xffff)
 		return MQ_BAD;
 	memcpy(q->group, m + 4, 4);
 	if (n == 8) {
@@ -101,11 +89,7 @@ mld(const uint8_t *p, size_t len, struct mquery *q)
 	q->af = 6;
 	if (n < 24 || (n > 24 && n < 28))
 		return MQ_BAD;
-	/* the pseudo header: source, destination, the upper-layer length, next header 58 */
-	uint32_t acc = mcast_sum(p + 8, 32, 0);
-
-	acc = mcast_sum(m, n, acc + (uint32_t)(n >> 16) + (uint32_t)(n & 0xffff) + 58);
-	if (acc != 0xffff)
+	if (csum6(p, m, n, 58) != 0xffff)
 		return MQ_BAD;
 	memcpy(q->group, m + 8, 16);
 	if (n == 24) {
