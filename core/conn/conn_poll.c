@@ -115,6 +115,7 @@ surge_conn_new(const struct surge_conn_conf *conf)
 		return rt_error(-ENOMEM, "out of memory for a connection engine");
 	}
 	e->conf = *conf;
+	e->tx.refused = &e->st.tx_full;
 	memcpy(e->data, conf->data, conf->data_len);
 	e->conf.data = NULL;             /* Lua's copy may go: the engine has its own */
 	e->data_len = conf->data_len;
@@ -215,7 +216,7 @@ opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
 	double hz = (double)rt_hz();
 	uint32_t k = 0;
 
-	while (!e->opened_all && !e->tx_full && k < max && e->st.concurrent - e->tw_now < e->conf.concurrency) {
+	while (!e->opened_all && !e->tx.full && k < max && e->st.concurrent - e->tw_now < e->conf.concurrency) {
 		if (pc->active) {
 			double behind = (double)tsc - pc->next;
 
@@ -295,10 +296,7 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 		return rc;
 	if (unlikely(e->sw_csum == 2) && (rc = first_poll(e, port, tx)) != 0)
 		return rc;
-	e->tx = tx;
-	e->port = port;
-	e->txq = txq;
-	e->tx_err = 0;
+	tx_writer_start(&e->tx, tx, port, txq);
 	n = surge_rx_recv(port, rxq, rx);
 	if (n < 0)
 		return n;
@@ -331,9 +329,9 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 	conn_timers(e);
 	if (e->conf.role == SURGE_CONN_CLIENT)
 		opens(e, tsc, OPENS_PER_POLL);
-	seg_flush(e);
-	e->tx = NULL;
-	return e->tx_err != 0 ? e->tx_err : (int)keep;
+	tx_writer_flush(&e->tx);
+	e->tx.b = NULL;
+	return e->tx.err != 0 ? e->tx.err : (int)keep;
 }
 
 int
@@ -379,10 +377,7 @@ surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx)
 		return rc;
 	if ((rc = burst_check(tx)) != 0)
 		return rc;
-	e->tx = tx;
-	e->port = port;
-	e->txq = txq;
-	e->tx_err = 0;
+	tx_writer_start(&e->tx, tx, port, txq);
 	if (e->sw_csum == 2)
 		e->sw_csum = 1;
 	if (e->hk != NULL)
@@ -394,9 +389,9 @@ surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx)
 			reset += (uint32_t)fsm_abort(e, c);
 	}
 	e->opened_all = 1;
-	seg_flush(e);
-	e->tx = NULL;
-	return e->tx_err != 0 ? e->tx_err : (int)reset;
+	tx_writer_flush(&e->tx);
+	e->tx.b = NULL;
+	return e->tx.err != 0 ? e->tx.err : (int)reset;
 }
 
 static const struct hist *

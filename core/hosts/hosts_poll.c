@@ -110,6 +110,8 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	if (t == NULL)
 		return rt_error(-ENOMEM, "out of memory for a table of hosts");
 	t->conf = *conf;
+	t->tx.sent = &t->st.tx_frames;
+	t->tx.refused = &t->st.tx_full;
 	if (t->conf.outstanding == 0 || t->conf.outstanding > t->conf.count)
 		t->conf.outstanding = t->conf.count;
 	t->conf.net4 &= t->conf.net4_len == 0 ? 0 : ~0u << (32 - t->conf.net4_len);
@@ -214,10 +216,7 @@ setup_tx(struct hosts_table *t, uint16_t port, uint16_t txq, struct surge_burst 
 	if (t->room < DHCP_FRAME_ROOM)
 		return rt_error(-EMSGSIZE, "host table: the pool's mbufs hold %u bytes, a host's frames %u",
 				t->room, DHCP_FRAME_ROOM);
-	t->tx = tx;
-	t->port = port;
-	t->txq = txq;
-	t->tx_err = 0;
+	tx_writer_start(&t->tx, tx, port, txq);
 	t->now = (uint32_t)((double)(rte_rdtsc() - t->tsc0) * t->ms_per_cyc);
 	return 0;
 }
@@ -262,9 +261,9 @@ turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 	timers(t, HL_D6, &budget);
 	mcast_timers(t);
 	starts(t);
-	proto_flush(t);
-	t->tx = NULL;
-	return t->tx_err != 0 ? t->tx_err : (int)keep;
+	tx_writer_flush(&t->tx);
+	t->tx.b = NULL;
+	return t->tx.err != 0 ? t->tx.err : (int)keep;
 }
 
 int

@@ -98,9 +98,9 @@ static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)); put16
 static void
 drop_written(struct conn_engine *e)
 {
-	TX->n = e->tx_got;
+	TX->n = e->tx.got;
 	surge_burst_free(TX);
-	e->tx_got = e->tx_used = 0;
+	e->tx.got = e->tx.used = 0;
 }
 
 static const char *const payloads[] = {
@@ -240,9 +240,9 @@ engine_fuzz(void **state)
 					       &pub) != 0)
 			fail_msg("surge_conn_hooks: %s", surge_last_error());
 		eng[k] = conn_engine_get(id);
-		eng[k]->tx = TX;
-		eng[k]->port = 0;
-		eng[k]->txq = 0;
+		eng[k]->tx.b = TX;
+		eng[k]->tx.port = 0;
+		eng[k]->tx.q = 0;
 		eng[k]->sw_csum = 1;
 	}
 	while (frames < 2000000 && (frames % 4096 != 0 || difftime(time(NULL), t0) < secs)) {
