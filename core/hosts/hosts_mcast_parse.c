@@ -27,6 +27,21 @@ resp_code(uint32_t code, int bits, int mbits)
 	return (mant | 1u << mbits) << (exp + 3);
 }
 
+/* IGMPv3 (RFC 3376 4.1) and MLDv2 (RFC 3810 5.1) queries end alike: at
+ * s the robustness variable (the low 3 bits), QQIC, the number of sources
+ * and that many addresses of alen bytes, all within n */
+static enum mquery_kind
+v3_query(struct mquery *q, const uint8_t *m, size_t n, size_t s, size_t alen, uint32_t max_resp_ms)
+{
+	q->nsrc = g16(m + s + 2);
+	if (s + 4 + (size_t)q->nsrc * alen > n)
+		return MQ_BAD;
+	q->version = q->af == 4 ? 3 : 2;
+	q->qrv = m[s] & 7;
+	q->max_resp_ms = max_resp_ms;
+	return MQ_QUERY;
+}
+
 static enum mquery_kind
 igmp(const uint8_t *p, size_t len, struct mquery *q)
 {
@@ -51,13 +66,7 @@ igmp(const uint8_t *p, size_t len, struct mquery *q)
 		q->max_resp_ms = m[1] == 0 ? 10000 : m[1] * 100u;
 		return MQ_QUERY;
 	}
-	q->nsrc = g16(m + 10);
-	if (12 + (size_t)q->nsrc * 4 > n)
-		return MQ_BAD;
-	q->version = 3;
-	q->qrv = m[8] & 7;
-	q->max_resp_ms = resp_code(m[1], 8, 4) * 100u;
-	return MQ_QUERY;
+	return v3_query(q, m, n, 8, 4, resp_code(m[1], 8, 4) * 100u);
 }
 
 static enum mquery_kind
@@ -97,13 +106,7 @@ mld(const uint8_t *p, size_t len, struct mquery *q)
 		q->max_resp_ms = g16(m + 4);
 		return MQ_QUERY;
 	}
-	q->nsrc = g16(m + 26);
-	if (28 + (size_t)q->nsrc * 16 > n)
-		return MQ_BAD;
-	q->version = 2;
-	q->qrv = m[24] & 7;
-	q->max_resp_ms = resp_code(g16(m + 4), 16, 12);
-	return MQ_QUERY;
+	return v3_query(q, m, n, 24, 16, resp_code(g16(m + 4), 16, 12));
 }
 
 enum mquery_kind
