@@ -18,12 +18,11 @@ local function write(self, p)
   stack.put16(p + 2, self.time)
 end
 
+local ints = { { "opcode", 1, 0, 0xffff }, { "time", 0, 0, 0xffff } }
+
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("pause", o, allowed, 2)
-  return { name = "pause", len = 4, ethertype = 0x8808, write = write,
-           opcode = stack.int("pause", "opcode", o.opcode or 1, 0, 0xffff, 2),
-           time = stack.int("pause", "time", o.time or 0, 0, 0xffff, 2) }
+  local t = stack.layer_of(o, allowed, { name = "pause", len = 4, ethertype = 0x8808, write = write }, ints)
+  return t
 end
 
 function M.decode(p, len)

@@ -118,6 +118,25 @@ function M.int(name, field, v, lo, hi, level)
   return v
 end
 
+-- For modules: the layer t (its name, len, write, ...) made from the
+-- caller's fields o (nil: none): a key not in allowed refused, then each
+-- integer field of ints, { KEY, DEFAULT, LO, HI } in order, checked and set
+-- in t (DEFAULT nil: the field is optional and stays nil when not given).
+-- Errors name the line that called the layer function (which calls this,
+-- and not as a tail call). Returns t and o (never nil) for the fields that
+-- are not integers.
+function M.layer_of(o, allowed, t, ints)
+  o = o or {}
+  M.check_keys(t.name, o, allowed, 3)
+  for _, f in ipairs(ints) do
+    local k = f[1]
+    local v = o[k]
+    if v == nil then v = f[2] end
+    if v ~= nil then t[k] = M.int(t.name, k, v, f[3], f[4], 3) end
+  end
+  return t, o
+end
+
 function M.put16(p, v)
   p[0] = math.floor(v / 256) % 256
   p[1] = v % 256
