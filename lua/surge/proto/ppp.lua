@@ -23,11 +23,11 @@ local function write(self, p, ctx)
   stack.put16(p + 2, proto)
 end
 
+local ints = { { "proto", nil, 0, 0xffff } }
+
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("ppp", o, allowed, 2)
-  return { name = "ppp", len = 4, ethertype = 0x880b, write = write,
-           proto = o.proto and stack.int("ppp", "proto", o.proto, 0, 0xffff, 2) }
+  local t = stack.layer_of(o, allowed, { name = "ppp", len = 4, ethertype = 0x880b, write = write }, ints)
+  return t
 end
 
 function M.decode(p, len)

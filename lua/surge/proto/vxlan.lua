@@ -36,11 +36,11 @@ local function write(self, p, ctx)
   M.write(p, self.vni)
 end
 
+local ints = { { "vni", 0, 0, 0xffffff } }
+
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("vxlan", o, allowed, 2)
-  return { name = "vxlan", len = 8, udpport = 4789, write = write,
-           vni = stack.int("vxlan", "vni", o.vni or 0, 0, 0xffffff, 2) }
+  local t = stack.layer_of(o, allowed, { name = "vxlan", len = 8, udpport = 4789, write = write }, ints)
+  return t
 end
 
 -- Hot loop: the VNI of the header at v (uint8_t *). The outer UDP checksum,
