@@ -506,6 +506,8 @@ mcast_join(struct hosts_table *t, const struct surge_hosts_join *j)
 {
 	int rc, slot = -1;
 
+	if (j == NULL)
+		return rt_error(-EINVAL, "surge_hosts_join: no membership");
 	if (j->af != 4 && j->af != 6)
 		return rt_error(-EINVAL, "surge_hosts_join: af %u: 4 (IGMP) or 6 (MLD)", j->af);
 	if (j->af == 4 ? (j->version != 2 && j->version != 3) : (j->version != 1 && j->version != 2))
@@ -594,6 +596,8 @@ mcast_leave(struct hosts_table *t, int k, uint32_t first, uint32_t n, int32_t *r
 	struct mship *m = t->mc != NULL && k >= 0 && k < SURGE_HOSTS_MSHIPS ? &t->mc->m[k] : NULL;
 	int lo = -1, hi = -1;
 
+	if (rest == NULL)
+		return rt_error(-EINVAL, "surge_hosts_leave: no room for the memberships that stay");
 	rest[0] = rest[1] = -1;
 	if (m == NULL || (m->state != MS_JOINING && m->state != MS_JOINED))
 		return rt_error(-EINVAL, "surge_hosts_leave: no membership %d joined", k);

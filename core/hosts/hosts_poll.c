@@ -447,11 +447,7 @@ surge_hosts_join(int id, const struct surge_hosts_join *j)
 	int rc = 0;
 	struct hosts_table *t = own(id, &rc);
 
-	if (t == NULL)
-		return rc;
-	if (j == NULL)
-		return rt_error(-EINVAL, "surge_hosts_join: no membership");
-	return mcast_join(t, j);
+	return t == NULL ? rc : mcast_join(t, j);   /* which checks j */
 }
 
 int
@@ -460,11 +456,7 @@ surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest)
 	int rc = 0;
 	struct hosts_table *t = own(id, &rc);
 
-	if (t == NULL)
-		return rc;
-	if (rest == NULL)
-		return rt_error(-EINVAL, "surge_hosts_leave: no room for the memberships that stay");
-	return mcast_leave(t, m, first, n, rest);
+	return t == NULL ? rc : mcast_leave(t, m, first, n, rest);   /* which checks rest */
 }
 
 int
