@@ -37,10 +37,7 @@
 #include "conn.h"
 #include "conn_http.h"
 #include "check.h"
-
-static struct surge_opts opts;
-static int POOL = -1;
-static struct surge_burst *TX;
+#include "conn_fixture.h"
 
 #define SRV 0x0a010002u    /* 10.1.0.2 */
 #define CLI 0x0a010001u    /* 10.1.0.1 */
@@ -50,27 +47,8 @@ static uint16_t WND = 65535;    /* the window frame() advertises */
 static int
 group_setup(void **state)
 {
-	static const char *const vdevs[] = { "net_null0,no-rx=1" };
-	struct surge_pool_conf c = { .size = 1023, .single_owner = 0, .socket = -1 };
-	int rc;
-
 	(void)state;
-	if ((rc = test_eal_start(&opts, "test_conn", vdevs, 1)) != 0)
-		return rc;
-	POOL = surge_pool_create(&c);
-	if (POOL < 0)
-		return -1;
-	TX = surge_burst_new(POOL, 64);
-	return TX == NULL ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	surge_burst_destroy(TX);
-	conn_free_all();          /* what boot_stop does at the end of a run */
-	return test_eal_stop();
+	return conn_fixture_start("test_conn");
 }
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -132,14 +110,6 @@ written(struct conn_engine *e, uint32_t i)
 	return o;
 }
 
-/* Forgets what the engine wrote (nothing is sent). */
-static void
-drop_written(struct conn_engine *e)
-{
-	TX->n = e->tx.got;
-	surge_burst_free(TX);
-	e->tx.got = e->tx.used = 0;
-}
 
 static struct conn_engine *
 engine(const struct surge_conn_conf *c)

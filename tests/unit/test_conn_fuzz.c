@@ -37,57 +37,27 @@
 #include "conn.h"
 #include "check.h"
 #include "fuzz_ref.h"
+#include "conn_fixture.h"
 
-static struct surge_opts opts;
-static int POOL = -1;
-static struct surge_burst *TX;
 static uint64_t rng;
 
 #define SRV 0x0a010002u    /* the engines' address */
 #define PEER 0x0a010001u   /* the peer's */
-#define POOL_SIZE 1023
 
 static int
 group_setup(void **state)
 {
-	static const char *const vdevs[] = { "net_null0,no-rx=1" };
-	struct surge_pool_conf c = { .size = POOL_SIZE, .single_owner = 0, .socket = -1 };
 	const char *seed = getenv("SURGE_FUZZ_SEED");
-	int rc;
 
 	(void)state;
 	rng = seed != NULL ? strtoull(seed, NULL, 0) : 0xc0ffee2026ULL;
 	if (rng == 0)
 		rng = 1;
-	if ((rc = test_eal_start(&opts, "test_conn_fuzz", vdevs, 1)) != 0)
-		return rc;
-	POOL = surge_pool_create(&c);
-	if (POOL < 0)
-		return -1;
-	TX = surge_burst_new(POOL, 64);
-	return TX == NULL ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	surge_burst_destroy(TX);
-	conn_free_all();
-	return test_eal_stop();
+	return conn_fixture_start("test_conn_fuzz");
 }
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)); put16(p + 2, (uint16_t)v); }
-
-/* Forgets what the engine wrote (nothing is sent). */
-static void
-drop_written(struct conn_engine *e)
-{
-	TX->n = e->tx.got;
-	surge_burst_free(TX);
-	e->tx.got = e->tx.used = 0;
-}
 
 static const char *const payloads[] = {
 	"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
