@@ -207,7 +207,7 @@ first_poll(struct conn_engine *e, uint16_t port, const struct surge_burst *tx)
  * to the concurrency cap (TIME_WAIT not counted). A due open that finds
  * the table full (every entry in use, TIME_WAIT included) is refused and
  * counted, and the schedule goes on; unpaced, the opens wait for room.
- * While the TX ring is full (tx_full) no open is made: new connections
+ * While the TX ring is full (tx.full) no open is made: new connections
  * would only add segments the ring drops. */
 static void
 opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
