@@ -30,11 +30,7 @@ local function write(self, p, ctx)
 end
 
 local ints = { { "label", 0, 0, 1048575 }, { "tc", 0, 0, 7 }, { "ttl", 64, 0, 255 }, { "s", nil, 0, 1 } }
-
-function M.layer(o)
-  local t = stack.layer_of(o, allowed, { name = "mpls", len = 4, ethertype = 0x8847, write = write }, ints)
-  return t
-end
+M.layer = stack.layer_fn(allowed, { name = "mpls", len = 4, ethertype = 0x8847, write = write }, ints)
 
 -- Hot loop on m (uint8_t * to the entry): tc, s and ttl are kept.
 function M.set_label(m, v)

@@ -19,11 +19,7 @@ local function write(self, p)
 end
 
 local ints = { { "opcode", 1, 0, 0xffff }, { "time", 0, 0, 0xffff } }
-
-function M.layer(o)
-  local t = stack.layer_of(o, allowed, { name = "pause", len = 4, ethertype = 0x8808, write = write }, ints)
-  return t
-end
+M.layer = stack.layer_fn(allowed, { name = "pause", len = 4, ethertype = 0x8808, write = write }, ints)
 
 function M.decode(p, len)
   if len < 2 then return "macctl (truncated)", nil, len end

@@ -24,11 +24,7 @@ local function write(self, p, ctx)
 end
 
 local ints = { { "proto", nil, 0, 0xffff } }
-
-function M.layer(o)
-  local t = stack.layer_of(o, allowed, { name = "ppp", len = 4, ethertype = 0x880b, write = write }, ints)
-  return t
-end
+M.layer = stack.layer_fn(allowed, { name = "ppp", len = 4, ethertype = 0x880b, write = write }, ints)
 
 function M.decode(p, len)
   if len < 4 then return "ppp (truncated)", nil, len end

@@ -137,6 +137,16 @@ function M.layer_of(o, allowed, t, ints)
   return t, o
 end
 
+-- For modules: a layer function whose every field is an integer of ints
+-- (see layer_of): each call makes a copy of base with the fields set.
+function M.layer_fn(allowed, base, ints)
+  return function(o)
+    local t = {}
+    for k, v in pairs(base) do t[k] = v end
+    return (M.layer_of(o, allowed, t, ints))   -- no tail call: errors name the caller's line
+  end
+end
+
 function M.put16(p, v)
   p[0] = math.floor(v / 256) % 256
   p[1] = v % 256

@@ -37,11 +37,7 @@ local function write(self, p, ctx)
 end
 
 local ints = { { "vni", 0, 0, 0xffffff } }
-
-function M.layer(o)
-  local t = stack.layer_of(o, allowed, { name = "vxlan", len = 8, udpport = 4789, write = write }, ints)
-  return t
-end
+M.layer = stack.layer_fn(allowed, { name = "vxlan", len = 8, udpport = 4789, write = write }, ints)
 
 -- Hot loop: the VNI of the header at v (uint8_t *). The outer UDP checksum,
 -- 2 bytes before the VXLAN header, follows (RFC 1624; 0 stays "none").
