@@ -30,10 +30,7 @@ local function write(self, p, ctx)
   if self.seq then stack.put16(p + 8, self.seq); p[10], p[11] = 0, 0 end
 end
 
-local function finish(self, p, ctx)
-  stack.put16(p + 2, ctx.size - ctx.off - 8)
-end
-
+local finish = stack.length_at(2, 8)   -- the length: what follows the first 8 bytes
 local ints = { { "seq", nil, 0, 65535 }, { "teid", 0, 0, 0xffffffff }, { "type", 0xff, 0, 255 } }
 
 function M.layer(o)

@@ -137,6 +137,15 @@ function M.layer_of(o, allowed, t, ints)
   return t, o
 end
 
+-- For modules: a layer's finish that writes its 16-bit length field at
+-- byte `at`: the bytes from the layer's start to the packet's end, less
+-- the first `minus` (GTPv1 counts after its 8 mandatory bytes, GTPv2 after 4).
+function M.length_at(at, minus)
+  return function(_, p, ctx)
+    M.put16(p + at, ctx.size - ctx.off - minus)
+  end
+end
+
 -- For modules: a layer function whose every field is an integer of ints
 -- (see layer_of): each call makes a copy of base with the fields set.
 function M.layer_fn(allowed, base, ints)
