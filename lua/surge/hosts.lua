@@ -486,12 +486,9 @@ local run_keys = { rxq = 1, txq = 1, pool = 1, seconds = 1, until_settled = 1, o
 function Table:run(o)
   local fn = "hosts:run"
   check.self(self, Table, fn)
-  o = check.options(o, run_keys, fn)
-  local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
-  local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
-  local seconds = check.expect(o.seconds, "number? >=0", fn, "seconds")
+  local rxq, txq, nb, seconds
+  o, rxq, txq, nb, seconds = poll_loop.options(o, run_keys, fn)
   local on_event = check.expect(o.on_event, "function?", fn, "on_event")
-  local nb = check.expect(o.burst, "integer? 1..256", fn, "burst") or 64
   local pool = o.pool or self:pool()
   local rx, tx = pool:burst(nb), pool:burst(nb)
   if not self.cells then self:publish() end

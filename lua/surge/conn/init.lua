@@ -625,13 +625,10 @@ local run_keys = { rxq = 1, txq = 1, pool = 1, neigh = 1, iface = 1, seconds = 1
 function Engine:run(o)
   local fn = "engine:run"
   check.self(self, Engine, fn)
-  o = check.options(o, run_keys, fn)
-  local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
-  local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
+  local rxq, txq, nb, seconds
+  o, rxq, txq, nb, seconds = poll_loop.options(o, run_keys, fn)
   local pool = check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})")
   bind(self, fn, rxq, txq, nil, false)
-  local nb = check.expect(o.burst, "integer? 1..256", fn, "burst") or 64
-  local seconds = check.expect(o.seconds, "number? >=0", fn, "seconds")
   -- neigh: a responder with handle(iface, p, len, view), surge.dut.neigh's
   -- (not required here: conn does not depend on dut)
   local neigh = check.expect(o.neigh, "table?", fn, "neigh")
