@@ -35,6 +35,8 @@ function configure(p)
   p:option("--outstanding", "dhcp-client: most transactions open at once (more than the port's ring holds: retransmissions)", 256, "integer 1..16777216")
   p:option("--seconds", "how long a side runs at most (the server, the hosts: until stopped)", 60, "number >0")
   p:option("--burst", "frames per poll", 64, "integer 1..256")
+  p:flag("--options", "dhcp-client: each client sends a host name and relay agent information from patterns "
+    .. "(docs/hosts.md \"DHCP options\")")
   p:option("--hold", "dhcp-client, both: seconds the bound clients keep answering after (a scrape's time)", 0,
     "number 0..600")
   p:check(function(o)
@@ -66,7 +68,9 @@ end
 
 local function dhcp_client(args)
   return hosts.new{ count = args.count, mac = CLI_MAC, dhcp = true, subnet = ("10.0.0.0/%d"):format(subnet(args.count)),
-    rate = 0, outstanding = args.outstanding, retries = 8, rto = 0.5, prefix = "hosts" }
+    rate = 0, outstanding = args.outstanding, retries = 8, rto = 0.5, prefix = "hosts",
+    hostname = args.options and "cpe-%d" or nil, circuit_id = args.options and "olt1/1/%d" or nil,
+    remote_id = args.options and "subscriber-%d" or nil }
 end
 
 local function client_summary(t, t0, last_tsc)

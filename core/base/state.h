@@ -102,7 +102,7 @@ struct lcore_slot {
 struct counter_slot {
 	uint64_t count[SURGE_COUNTER_MAX];
 	double gauge[SURGE_COUNTER_MAX];
-	uint64_t used;                /* bit i: this lcore wrote counter/gauge i */
+	uint64_t used[SURGE_COUNTER_MAX / 64]; /* bit i: this lcore wrote counter/gauge i */
 } __rte_cache_aligned;
 
 /* Names of the counters: registered under pool_lock, read by anyone after

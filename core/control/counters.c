@@ -106,7 +106,7 @@ my_cells(int id, int kind)
 		return NULL;
 	}
 	s = &r->counters[lcore_self()];
-	s->used |= 1ULL << id;     /* only this lcore writes its own mask */
+	s->used[id / 64] |= 1ULL << (id % 64);     /* only this lcore writes its own mask */
 	return s;
 }
 
@@ -147,7 +147,7 @@ surge_counter_get(int id, struct surge_counter_info *out)
 	for (unsigned lc = 0; lc < RTE_MAX_LCORE; lc++) {
 		const struct counter_slot *s = &r->counters[lc];
 
-		if (!(__atomic_load_n(&s->used, __ATOMIC_RELAXED) & (1ULL << id)))
+		if (!(__atomic_load_n(&s->used[id / 64], __ATOMIC_RELAXED) & (1ULL << (id % 64))))
 			continue;
 		out->lcores++;
 		/* a sum past 2^64 (or a cell counter:add saturated) stays at

@@ -18,6 +18,8 @@
  *   hosts_dhcp6.c  the DHCPv6 client (RFC 8415): IA_NA, IA_PD, rapid commit
  *   hosts_mcast.c  group memberships: IGMP and MLD reports, leaves,
  *                  queries answered (its parser hosts_mcast_parse.c)
+ *   hosts_dhcp_opts.c the DHCPv4 client's scripted options out (12, 60,
+ *                  61, 55, 82, raw) and those it keeps from an ACK
  *   hosts_server.c a table in server mode: a DHCPv4 server's pool
  *   hosts_poll.c   the FFI entry points
  */
@@ -43,7 +45,7 @@ struct htimer {
 	uint32_t next, prev;
 };
 /* host.flags */
-enum { HF_OWE_RELEASE = 1 };
+enum { HF_OWE_RELEASE = 1, HF_OWE_DECLINE = 2 };
 
 /* One host: 40 bytes (docs/hosts.md, "Memory"). Its MAC is the table's
  * base plus its index and its VLAN the table's, so neither is stored. One
@@ -60,7 +62,7 @@ struct host {
 	uint8_t list;           /* HL_* */
 	uint8_t tries;          /* transmissions of the current message (or probes, announcements) */
 	uint8_t renewals;       /* DHCP renewals acknowledged, saturating at 255 */
-	uint8_t flags;          /* HF_OWE_RELEASE */
+	uint8_t flags;          /* HF_OWE_RELEASE, HF_OWE_DECLINE */
 	uint8_t naks;           /* DHCP NAKs since the last binding: `retries` of them end it */
 	uint8_t pad[2];
 };
@@ -121,8 +123,20 @@ struct hosts6 {
 	uint32_t d6_owe;          /* DHCPv6 releases not sent yet */
 };
 
+/* A DHCPv4 host's options from its last ACK and its first binding's time
+ * (hosts_dhcp_opts.c): 28 bytes, only in a DHCP client table */
+struct hin {
+	uint32_t mask, router, dns[2];
+	uint32_t t1_s, t2_s;    /* options 58 and 59, 0 absent */
+	uint32_t since_ms;      /* its first ACK (leave_after_ms counts from it) */
+};
+
 struct hosts_table {
 	struct surge_hosts_conf conf;
+	struct surge_hosts_dhcp4 *dopt;   /* DHCPv4: the script's options out and behaviour, NULL none */
+	uint8_t dopt_own;         /* bits: 1 the script's options hold a 61, 2 a 55 (the client's own not sent) */
+	uint16_t dopt_room;       /* the longest DHCP frame the script's options make (tagged), 0 none */
+	struct hin *in;           /* DHCPv4: a host's options in, NULL without dhcp */
 	struct host *h;
 	uint32_t *ipidx;          /* DHCP: host + 1 by (address - net4), 0 none */
 	uint32_t ipidx_n;
@@ -212,7 +226,7 @@ int proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *fr
 void proto_start(struct hosts_table *t, uint32_t i);
 void proto_timer(struct hosts_table *t, uint32_t i);
 uint8_t *proto_tx(struct hosts_table *t, uint32_t len);
-uint8_t *proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid);
+uint8_t *proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid, uint32_t blen);
 uint8_t *proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type);
 
 /* hosts_mcast.c */
@@ -238,6 +252,13 @@ int d6_frame(struct hosts_table *t, const struct hframe *f);
 void d6_start(struct hosts_table *t, uint32_t i);
 void d6_timer(struct hosts_table *t, uint32_t i);
 int d6_release(struct hosts_table *t, uint32_t i);
+
+/* hosts_dhcp_opts.c */
+int dopt_alloc(struct hosts_table *t);
+void dopt_free(struct hosts_table *t);
+int dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o);
+uint8_t *dopt_write(const struct hosts_table *t, uint32_t i, uint8_t *o, uint8_t msg);
+void dopt_record(struct hosts_table *t, uint32_t i, const struct hframe *f, int first);
 
 /* hosts_server.c */
 int server_alloc(struct hosts_table *t);

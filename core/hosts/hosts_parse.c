@@ -20,11 +20,11 @@ static inline uint32_t g32(const uint8_t *p)
 #define BOOTP_FIXED 236          /* op .. file, before the magic cookie */
 #define DHCP_MAGIC 0x63825363u
 
-/* The options of a BOOTREPLY (o: after the cookie, n bytes). A length
- * running past the end, a message type or an address option of the wrong
- * length, or no end option: the reply is bad. */
-static enum hframe_kind
-dhcp_options(const uint8_t *o, size_t n, struct hframe *f)
+/* The options in o (n bytes: after the cookie, or sname / file overloaded,
+ * `main` 0). A length running past the end, a message type or an address
+ * option of the wrong length, or no end option: the reply is bad (-1), else 0. */
+static int
+dhcp_options(const uint8_t *o, size_t n, struct hframe *f, int main)
 {
 	size_t i = 0;
 
@@ -36,21 +36,32 @@ dhcp_options(const uint8_t *o, size_t n, struct hframe *f)
 			continue;
 		}
 		if (code == 255)
-			return f->msg != 0 ? HF_DHCP : HF_DHCP_BAD;
+			return 0;
 		if (i + 1 >= n || i + 2 + (size_t)o[i + 1] > n)
-			return HF_DHCP_BAD;
+			return -1;
 		uint8_t l = o[i + 1];
 		const uint8_t *v = o + i + 2;
 
 		switch (code) {
 		case 53:
 			if (l != 1 || v[0] < DHCP_DISCOVER || v[0] > DHCP_RELEASE)
-				return HF_DHCP_BAD;
+				return -1;
 			f->msg = v[0];
+			break;
+		case 52:        /* RFC 2132 9.3: only in the options field proper */
+			if (l != 1 || v[0] < 1 || v[0] > 3 || !main)
+				return -1;
+			f->overload = v[0];
+			break;
+		case 6:         /* DNS servers: a list of addresses, the first two kept */
+			if (l < 4 || l % 4 != 0)
+				return -1;
+			f->dns[0] = g32(v);
+			f->dns[1] = l >= 8 ? g32(v + 4) : 0;
 			break;
 		case 1: case 3: case 50: case 51: case 54: case 58: case 59:
 			if (l < 4 || (code != 3 && l != 4))
-				return HF_DHCP_BAD;   /* option 3 is a list: the first router */
+				return -1;   /* option 3 is a list: the first router */
 			if (code == 1)
 				f->mask = g32(v);
 			else if (code == 3)
@@ -71,7 +82,7 @@ dhcp_options(const uint8_t *o, size_t n, struct hframe *f)
 		}
 		i += 2 + (size_t)l;
 	}
-	return HF_DHCP_BAD;              /* no end option */
+	return -1;                       /* no end option */
 }
 
 /* op 2 (BOOTREPLY, to a client) or 1 (BOOTREQUEST, to a server table):
@@ -87,7 +98,13 @@ dhcp(const uint8_t *b, size_t n, struct hframe *f, uint8_t op)
 	f->ciaddr = g32(b + 12);
 	f->yiaddr = g32(b + 16);
 	f->chaddr = b + 28;
-	return dhcp_options(b + BOOTP_FIXED + 4, n - BOOTP_FIXED - 4, f) == HF_DHCP ? good : bad;
+	if (dhcp_options(b + BOOTP_FIXED + 4, n - BOOTP_FIXED - 4, f, 1) != 0)
+		return bad;
+	/* RFC 2131 4.1: overloaded, file (bit 1) then sname (bit 2) hold options too */
+	if (((f->overload & 1) && dhcp_options(b + 108, 128, f, 0) != 0) ||
+	    ((f->overload & 2) && dhcp_options(b + 44, 64, f, 0) != 0))
+		return bad;
+	return f->msg != 0 ? good : bad;
 }
 
 static enum hframe_kind

@@ -49,6 +49,8 @@ struct hframe {
 	uint8_t msg;             /* option 53 */
 	uint32_t xid;
 	uint32_t yiaddr, server_id, lease_s, t1_s, t2_s, mask, router;   /* 0: absent */
+	uint32_t dns[2];         /* option 6's first two servers (0: absent) */
+	uint8_t overload;        /* option 52: 1 file, 2 sname, 3 both held options too (read) */
 	const uint8_t *chaddr;
 	uint32_t ciaddr, req_ip;  /* BOOTREQUEST: the client's address, option 50 (0: absent) */
 	/* IPv6 (HF_NS .. HF_ECHO6) */

@@ -115,7 +115,8 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	if (t->conf.outstanding == 0 || t->conf.outstanding > t->conf.count)
 		t->conf.outstanding = t->conf.count;
 	t->conf.net4 &= t->conf.net4_len == 0 ? 0 : ~0u << (32 - t->conf.net4_len);
-	if (ht_alloc(t) != 0 || (t->conf.server && server_alloc(t) != 0)) {
+	if (ht_alloc(t) != 0 || (t->conf.server && server_alloc(t) != 0) || dopt_alloc(t) != 0) {
+		dopt_free(t);
 		server_free(t);
 		ht_free(t);
 		free(t);
@@ -127,6 +128,7 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	t->owner = (int32_t)lcore_self();
 	id = registry_add(&r->nhosts, SURGE_HOSTS_MAX, r->hosts, sizeof(t), &t, "host tables");
 	if (id < 0) {
+		dopt_free(t);
 		ht_free(t);
 		free(t);
 	}
@@ -146,6 +148,19 @@ own(int id, int *rc)
 
 	*rc = owner_only(t, t != NULL ? t->owner : -1, "host table", id);
 	return *rc == 0 ? t : NULL;
+}
+
+int
+surge_hosts_dhcp4(int id, const struct surge_hosts_dhcp4 *o)
+{
+	int rc = 0;
+	struct hosts_table *t = own(id, &rc);
+
+	if (t == NULL)
+		return rc;
+	if (o == NULL)
+		return rt_error(-EINVAL, "surge_hosts_dhcp4: no options");
+	return dopt_set(t, o);
 }
 
 /* the hosts the schedule has due: rate per second since the table was
@@ -213,9 +228,12 @@ setup_tx(struct hosts_table *t, uint16_t port, uint16_t txq, struct surge_burst 
 	if (p == NULL)
 		return rt_error(-EINVAL, "host table: the tx burst has no pool to allocate from");
 	t->room = rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM;
-	if (t->room < DHCP_FRAME_ROOM)
+	/* the script's DHCP options (dopt_set) may make longer messages */
+	uint32_t need = t->dopt_room > DHCP_FRAME_ROOM ? t->dopt_room : DHCP_FRAME_ROOM;
+
+	if (t->room < need)
 		return rt_error(-EMSGSIZE, "host table: the pool's mbufs hold %u bytes, a host's frames %u",
-				t->room, DHCP_FRAME_ROOM);
+				t->room, need);
 	tx_writer_start(&t->tx, tx, port, txq);
 	t->now = (uint32_t)((double)(rte_rdtsc() - t->tsc0) * t->ms_per_cyc);
 	return 0;
@@ -347,6 +365,12 @@ surge_hosts_host(int id, uint32_t i, struct surge_hosts_host *out)
 	}
 	out->state = h->state;
 	out->tries = h->tries;
+	if (t->in != NULL) {
+		out->mask4 = t->in[i].mask;
+		out->router4 = t->in[i].router;
+		out->dns4[0] = t->in[i].dns[0];
+		out->dns4[1] = t->in[i].dns[1];
+	}
 	return 0;
 }
 
@@ -435,7 +459,8 @@ surge_hosts_settled(int id)
 
 	/* IPv6: no address in DAD (router solicitations are not waited for) */
 	return t->started == t->conf.count && (!v4 || s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
-	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] == 0) &&
+	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] +
+	       s[SURGE_HOST_DECLINED] == 0) &&
 	       t->lists[HL_SHORT].head == HOST_NIL &&   /* releases and announcements sent */
 	       t->v6.busy == 0 && t->v6.d6_open == 0 && t->v6.d6_owe == 0 &&
 	       !mcast_busy(t);                          /* joins' reports and leaves sent */
@@ -480,6 +505,7 @@ drop(void *slot)
 {
 	struct hosts_table *t = *(struct hosts_table **)slot;
 
+	dopt_free(t);
 	server_free(t);
 	ht_free(t);
 	free(t);

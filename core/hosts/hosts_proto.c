@@ -3,8 +3,10 @@
  * hosts_proto.c - what the emulated hosts say and how they move: ARP
  * replies, RFC 5227 probes, announcements and conflicts; ICMP echo
  * replies; the DHCPv4 client (RFC 2131: DISCOVER, REQUEST, renew at T1,
- * rebind at T2, RELEASE), with its retransmissions doubled from rto_ms up
- * to 64 s. Frames are written into the poll's tx burst (mbufs allocated a
+ * rebind at T2, RELEASE; with the script's ARP check an ACKed address
+ * probed first and DECLINEd when answered), with its retransmissions
+ * doubled from rto_ms up to 64 s; the script's options are
+ * hosts_dhcp_opts.c's. Frames are written into the poll's tx burst (mbufs allocated a
  * burst at a time, the unused ones returned) and sent without waiting for
  * room, as the TCP engine's: what the ring refuses is counted, and a
  * host's timer sends it again.
@@ -17,7 +19,7 @@
 
 #include "hosts.h"
 
-#define DHCP_FRAME 342           /* Ethernet 14 + IPv4 20 + UDP 8 + a 300-byte BOOTP message (RFC 951) */
+#define BOOTP_MIN 300            /* a BOOTP message's bytes at least (RFC 951), more with the script's options */
 #define ARP_FRAME 60             /* the Ethernet minimum, padded */
 #define RTO_MAX_MS 64000
 #define NOBUF_RETRY_MS 10        /* a frame the empty pool could not take: tried again this soon */
@@ -95,16 +97,16 @@ arp_send(struct hosts_table *t, uint32_t i, uint16_t op, uint32_t spa, const uin
 	return 0;
 }
 
-/* IPv4, UDP and the fixed part of a 300-byte BOOTP message at ip: op 1, a
- * client's request (port 68 to 67), or 2, a server's reply (67 to 68), with
- * the magic cookie; returns where its options start. The frame is zeroed. */
+/* IPv4, UDP and the fixed part of a BOOTP message of blen bytes at ip: op
+ * 1, a client's request (port 68 to 67), or 2, a server's reply (67 to 68),
+ * with the magic cookie; returns where its options start. The frame is zeroed. */
 uint8_t *
-proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid)
+proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid, uint32_t blen)
 {
 	uint8_t *udp = ip + 20, *b = udp + 8;
 
 	ip[0] = 0x45;
-	p16(ip + 2, 20 + 8 + 300);
+	p16(ip + 2, (uint16_t)(20 + 8 + blen));
 	ip[8] = 64;
 	ip[9] = 17;
 	p32(ip + 12, src);
@@ -112,7 +114,7 @@ proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid)
 	csum_put(ip + 10, rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip));
 	p16(udp, op == 1 ? 68 : 67);
 	p16(udp + 2, op == 1 ? 67 : 68);
-	p16(udp + 4, 8 + 300);            /* checksum 0: none, allowed over IPv4 */
+	p16(udp + 4, (uint16_t)(8 + blen));   /* checksum 0: none, allowed over IPv4 */
 	b[0] = op;                        /* Ethernet, 6-byte addresses */
 	b[1] = 1;
 	b[2] = 6;
@@ -125,35 +127,48 @@ static int
 dhcp_send(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
 {
 	struct host *h = &t->h[i];
-	uint8_t *p = frame(t, DHCP_FRAME + (t->conf.vlan != 0 ? 4 : 0));
-
-	if (p == NULL)
-		return -1;
-	uint8_t *ip = eth(t, p, unicast ? t->server_mac : NULL, i, 0x0800);
+	/* the options first (dopt_set bounds them to RFC 2131's 576-byte
+	 * datagram), then a frame of their size */
+	uint8_t opt[576 - 28 - 240], *o = opt;
 	int ciaddr = msg == DHCP_RELEASE || h->state == SURGE_HOST_RENEWING || h->state == SURGE_HOST_REBINDING;
-	uint8_t *o = proto_bootp(ip, ciaddr ? h->ip : 0, unicast ? h->server : 0xffffffffu, 1, h->xid);
-	uint8_t *b = o - 240;
+	int sel = (msg == DHCP_REQUEST && h->state == SURGE_HOST_REQUESTING) || msg == DHCP_DECLINE;
 
-	if (ciaddr)
-		p32(b + 12, h->ip);
-	ht_mac(t, i, b + 28);
 	*o++ = 53; *o++ = 1; *o++ = msg;
-	*o++ = 61; *o++ = 7; *o++ = 1;    /* client identifier: type 1 (Ethernet) and the MAC */
-	ht_mac(t, i, o);
-	o += 6;
-	if (msg == DHCP_REQUEST && h->state == SURGE_HOST_REQUESTING) {
+	if (t->dopt == NULL || !(t->dopt_own & 1)) {
+		*o++ = 61; *o++ = 7; *o++ = 1;    /* client identifier: type 1 (Ethernet) and the MAC */
+		ht_mac(t, i, o);
+		o += 6;
+	}
+	if (sel) {      /* the address asked for (declined) and whose it is */
 		*o++ = 50; *o++ = 4; p32(o, h->ip); o += 4;
 	}
-	if ((msg == DHCP_REQUEST && h->state == SURGE_HOST_REQUESTING) || msg == DHCP_RELEASE) {
+	if (sel || msg == DHCP_RELEASE) {
 		*o++ = 54; *o++ = 4; p32(o, h->server); o += 4;
 	}
-	if (msg != DHCP_RELEASE) {
+	if (msg != DHCP_RELEASE && msg != DHCP_DECLINE && (t->dopt == NULL || !(t->dopt_own & 2))) {
 		static const uint8_t prl[] = { 55, 6, 1, 3, 6, 51, 54, 58 };
 
 		memcpy(o, prl, sizeof(prl));
 		o += sizeof(prl);
 	}
-	*o = 255;
+	if (t->dopt != NULL)
+		o = dopt_write(t, i, o, msg);
+	*o++ = 255;
+	uint32_t blen = 240 + (uint32_t)(o - opt);
+
+	if (blen < BOOTP_MIN)
+		blen = BOOTP_MIN;
+	uint8_t *p = frame(t, l2len(t) + 28 + blen);
+
+	if (p == NULL)
+		return -1;
+	uint8_t *ip = eth(t, p, unicast ? t->server_mac : NULL, i, 0x0800);
+	uint8_t *b = proto_bootp(ip, ciaddr ? h->ip : 0, unicast ? h->server : 0xffffffffu, 1, h->xid, blen) - 240;
+
+	if (ciaddr)
+		p32(b + 12, h->ip);
+	ht_mac(t, i, b + 28);
+	memcpy(b + 240, opt, (size_t)(o - opt));
 	return 0;
 }
 
@@ -298,12 +313,95 @@ lease_point(const struct host *h, uint32_t num, uint32_t den)
 	return ms > 0x7fffffffu ? 0x7fffffffu : (uint32_t)ms;
 }
 
+/* T1 (which 1), T2 (2) or the lease's end (3) in ms since the binding:
+ * the server's T1 and T2 (options 58, 59) when they are in order (T1 <
+ * T2 < the lease), else RFC 2131 4.4.5's half and seven eighths */
+static uint32_t
+lease_edge(const struct hosts_table *t, uint32_t i, int which)
+{
+	const struct host *h = &t->h[i];
+	uint32_t t1 = t->in != NULL ? t->in[i].t1_s : 0, t2 = t->in != NULL ? t->in[i].t2_s : 0;
+
+	if (which == 3)
+		return lease_point(h, 1, 1);
+	if (t1 == 0 || t1 >= h->lease_s || (t2 != 0 && (t2 <= t1 || t2 >= h->lease_s)))
+		t1 = t2 = 0;
+	uint32_t s = which == 1 ? t1 : t2;
+
+	if (s == 0)
+		return lease_point(h, which == 1 ? 1 : 7, which == 1 ? 2 : 8);
+	return s > 0x7fffffffu / 1000u ? 0x7fffffffu : s * 1000u;
+}
+
+/* The lease's timer: T1, or the script's leave_after_ms since the first
+ * ACK when that is sooner; none for an infinite lease kept forever */
+static void
+lease_timer(struct hosts_table *t, uint32_t i)
+{
+	struct host *h = &t->h[i];
+	uint32_t leave = t->dopt != NULL ? t->dopt->leave_after_ms : 0;
+	uint32_t due = h->bound_ms + lease_edge(t, i, 1);
+
+	if (leave != 0) {
+		uint32_t at = t->in[i].since_ms + leave;
+
+		if (h->lease_s == UINT32_MAX || (int32_t)(at - due) < 0)
+			due = at;
+	} else if (h->lease_s == UINT32_MAX) {
+		ht_timer_stop(t, i);
+		return;
+	}
+	ht_timer_set(t, i, HL_LONG, due);
+}
+
+static int
+leave_due(const struct hosts_table *t, uint32_t i)
+{
+	return t->dopt != NULL && t->dopt->leave_after_ms != 0 &&
+	       t->now - t->in[i].since_ms >= t->dopt->leave_after_ms;
+}
+
+/* the script's end for a host holding a lease: RELEASE it, counted in *why */
+static void
+leave(struct hosts_table *t, uint32_t i, uint64_t *why)
+{
+	t->h[i].flags |= HF_OWE_RELEASE;
+	ht_ipidx_clear(t, i);
+	ht_state(t, i, SURGE_HOST_RELEASED);
+	ht_event(t, i, SURGE_HOSTS_EV_RELEASED);
+	(*why)++;
+	proto_timer(t, i);
+}
+
+/* The ACKed address is the host's (after the ARP check when asked): bound */
+static void
+lease_use(struct hosts_table *t, uint32_t i)
+{
+	struct host *h = &t->h[i];
+
+	h->tries = 0;
+	ht_state(t, i, SURGE_HOST_BOUND);
+	ht_event(t, i, SURGE_HOSTS_EV_BOUND);
+	lease_timer(t, i);
+}
+
 void
 proto_timer(struct hosts_table *t, uint32_t i)
 {
 	struct host *h = &t->h[i];
 	uint32_t since;
 
+	if (h->flags & HF_OWE_DECLINE) {
+		/* RFC 2131 3.1.5: DECLINE the address, wait, start over */
+		if (dhcp_send(t, i, DHCP_DECLINE, 0) != 0) {
+			ht_timer_set(t, i, HL_SHORT, t->now + NOBUF_RETRY_MS);
+			return;
+		}
+		h->flags &= (uint8_t)~HF_OWE_DECLINE;
+		t->st.dhcp_declined++;
+		ht_timer_set(t, i, HL_SHORT, t->now + t->dopt->decline_wait_ms);
+		return;
+	}
 	if (h->flags & HF_OWE_RELEASE) {
 		if (dhcp_send(t, i, DHCP_RELEASE, t->has_server_mac) != 0) {
 			ht_timer_set(t, i, HL_SHORT, t->now + NOBUF_RETRY_MS);
@@ -325,22 +423,30 @@ proto_timer(struct hosts_table *t, uint32_t i)
 			h->tries++;
 			ht_timer_set(t, i, HL_SHORT, t->now + (h->tries < 3 ? t->conf.probe_ms +
 				  ht_rand(t) % (t->conf.probe_ms + 1) : 2 * t->conf.probe_ms));   /* ANNOUNCE_WAIT */
+		} else if (t->conf.dhcp) {
+			lease_use(t, i);        /* nobody answered for the ACKed address */
 		} else {
 			bound_static(t, i);
 		}
+		return;
+	case SURGE_HOST_DECLINED:
+		t->open++;              /* the wait after a DECLINE is over: INIT (not held back by the cap) */
+		h->tries = 0;
+		discover(t, i);
 		return;
 	case SURGE_HOST_BOUND:
 		if (!t->conf.dhcp) {
 			announce(t, i);
 			return;
 		}
+		/* the script's end for the host: bound long enough, or renewed enough */
+		if (leave_due(t, i)) {
+			leave(t, i, &t->st.dhcp_left_after);
+			return;
+		}
 		/* T1: renew, unicast to the server (or let the lease go after the renewals asked for) */
 		if (t->conf.renewals != 0 && h->renewals >= t->conf.renewals) {
-			h->flags |= HF_OWE_RELEASE;
-			ht_ipidx_clear(t, i);
-			ht_state(t, i, SURGE_HOST_RELEASED);
-			ht_event(t, i, SURGE_HOSTS_EV_RELEASED);
-			proto_timer(t, i);
+			leave(t, i, &t->st.dhcp_left_renewals);
 			return;
 		}
 		ht_state(t, i, SURGE_HOST_RENEWING);
@@ -349,12 +455,16 @@ proto_timer(struct hosts_table *t, uint32_t i)
 		/* fall through */
 	case SURGE_HOST_RENEWING:
 	case SURGE_HOST_REBINDING:
+		if (h->state != SURGE_HOST_BOUND && leave_due(t, i)) {
+			leave(t, i, &t->st.dhcp_left_after);
+			return;
+		}
 		since = t->now - h->bound_ms;
-		if (since >= lease_point(h, 1, 1)) {
+		if (since >= lease_edge(t, i, 3)) {
 			lose(t, i);     /* RFC 2131 4.4.5: the lease ended, back to INIT */
 			return;
 		}
-		if (h->state == SURGE_HOST_RENEWING && since >= lease_point(h, 7, 8)) {
+		if (h->state == SURGE_HOST_RENEWING && since >= lease_edge(t, i, 2)) {
 			ht_state(t, i, SURGE_HOST_REBINDING);
 			h->tries = 0;
 		}
@@ -369,7 +479,7 @@ proto_timer(struct hosts_table *t, uint32_t i)
 		{
 			/* the next try, but not past T2 (renewing) or the lease's end */
 			uint32_t next = since + proto_backoff(t, h->tries);
-			uint32_t edge = lease_point(h, h->state == SURGE_HOST_RENEWING ? 7 : 8, 8);
+			uint32_t edge = lease_edge(t, i, h->state == SURGE_HOST_RENEWING ? 2 : 3);
 
 			ht_timer_set(t, i, HL_SHORT, h->bound_ms + (next < edge ? next : edge));
 		}
@@ -399,7 +509,14 @@ conflict(struct hosts_table *t, uint32_t i)
 	 * its (the kernel goes on ARPing from the address it defended) */
 	if (h->state == SURGE_HOST_PROBING || h->state == SURGE_HOST_BOUND)
 		t->st.arp_conflict++;
-	if (h->state == SURGE_HOST_PROBING) {
+	if (h->state == SURGE_HOST_PROBING && t->conf.dhcp) {
+		/* RFC 2131 3.1.5: the ACKed address is in use: DECLINE it (sent by the timer) */
+		ht_ipidx_clear(t, i);
+		ht_state(t, i, SURGE_HOST_DECLINED);
+		h->flags |= HF_OWE_DECLINE;
+		ht_event(t, i, SURGE_HOSTS_EV_DECLINED);
+		ht_timer_set(t, i, HL_SHORT, t->now);
+	} else if (h->state == SURGE_HOST_PROBING) {
 		ht_timer_stop(t, i);
 		ht_state(t, i, SURGE_HOST_CONFLICT);
 		ht_event(t, i, SURGE_HOSTS_EV_CONFLICT);
@@ -500,17 +617,25 @@ lease_bind(struct hosts_table *t, uint32_t i, const struct hframe *f, const uint
 	memcpy(t->server_mac, frame_in + 6, 6);
 	t->has_server_mac = 1;
 	ht_ipidx_set(t, i, h->ip);
-	ht_state(t, i, SURGE_HOST_BOUND);
-	if (renewed) {
-		if (h->renewals < 255)
-			h->renewals++;
-		t->st.dhcp_renewed++;
+	if (t->in != NULL)
+		dopt_record(t, i, f, !renewed);
+	if (!renewed && t->dopt != NULL && t->dopt->arp_check) {
+		/* RFC 2131 3.1.5, RFC 5227 2.1.1: probe it first (the
+		 * PROBING timer); an answer DECLINEs it (conflict()) */
+		ht_state(t, i, SURGE_HOST_PROBING);
+		ht_timer_set(t, i, HL_SHORT, t->now + ht_rand(t) % (t->conf.probe_ms + 1));
+		return;
 	}
-	ht_event(t, i, renewed ? SURGE_HOSTS_EV_RENEWED : SURGE_HOSTS_EV_BOUND);
-	if (h->lease_s == UINT32_MAX)
-		ht_timer_stop(t, i);       /* infinite: never renewed */
-	else
-		ht_timer_set(t, i, HL_LONG, t->now + lease_point(h, 1, 2));
+	if (!renewed) {
+		lease_use(t, i);
+		return;
+	}
+	ht_state(t, i, SURGE_HOST_BOUND);
+	if (h->renewals < 255)
+		h->renewals++;
+	t->st.dhcp_renewed++;
+	ht_event(t, i, SURGE_HOSTS_EV_RENEWED);
+	lease_timer(t, i);
 }
 
 static int
@@ -523,6 +648,8 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	struct host *h = &t->h[i];
 	uint8_t s = h->state;
 
+	if (f->overload != 0)
+		t->st.dhcp_overload++;
 	if (f->xid != h->xid || (s != SURGE_HOST_SELECTING && s != SURGE_HOST_REQUESTING &&
 				 s != SURGE_HOST_RENEWING && s != SURGE_HOST_REBINDING)) {
 		t->st.dhcp_stray++;

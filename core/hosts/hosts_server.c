@@ -143,7 +143,7 @@ reply(struct hosts_table *t, const struct hframe *f, uint8_t msg, uint32_t yiadd
 	}
 	p16(ip, 0x0800);
 	ip += 2;
-	uint8_t *o = proto_bootp(ip, t->conf.server4, msg == DHCP_NAK ? 0xffffffffu : yiaddr, 2, f->xid);
+	uint8_t *o = proto_bootp(ip, t->conf.server4, msg == DHCP_NAK ? 0xffffffffu : yiaddr, 2, f->xid, 300);
 	uint8_t *b = o - 240;
 
 	if (msg != DHCP_NAK)

@@ -427,7 +427,7 @@ enum surge_counter_flag {
 };
 
 enum {
-	SURGE_COUNTER_MAX = 64
+	SURGE_COUNTER_MAX = 256
 };
 
 struct surge_counter_info {
@@ -791,7 +791,8 @@ enum surge_hosts_state {
 	SURGE_HOST_REBINDING = 8,
 	SURGE_HOST_GAVE_UP = 9,   /* DHCP: no lease after the retries, a NAK storm or a lease lost */
 	SURGE_HOST_RELEASED = 10,
-	SURGE_HOST_STATES = 11
+	SURGE_HOST_DECLINED = 11, /* DHCP: the ACKed address answered an ARP probe: DECLINEd, waiting to start over */
+	SURGE_HOST_STATES = 12
 };
 struct surge_hosts_conf {
 	uint32_t count;              /* hosts, 1..SURGE_HOSTS_COUNT_MAX */
@@ -901,6 +902,11 @@ struct surge_hosts_stats {
 	uint64_t dhcp6_gave_up;
 	uint64_t dhcp6_lost;         /* bindings whose valid lifetime ended unrenewed (the host solicits again) */
 	uint64_t hosts6_dhcp;        /* hosts holding a DHCPv6 binding (bound, renewing, rebinding) */
+	/* DHCPv4 clients' scripted behaviour (surge_hosts_dhcp4, docs/hosts.md "DHCP options") */
+	uint64_t dhcp_declined;      /* DHCPDECLINEs sent: an ACKed address answered the ARP check */
+	uint64_t dhcp_left_renewals; /* hosts that released after their `renewals` renewals */
+	uint64_t dhcp_left_after;    /* hosts that released after leave_after_ms bound */
+	uint64_t dhcp_overload;      /* replies whose options went on in sname / file (option 52), read */
 };
 enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
@@ -911,6 +917,7 @@ enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_RELEASED = 6,
 	SURGE_HOSTS_EV_JOINED = 7,   /* a host's first report for a membership sent (ip4: its first IPv4 group) */
 	SURGE_HOSTS_EV_LEFT = 8,     /* a host's last leave, done or state-change report sent */
+	SURGE_HOSTS_EV_DECLINED = 9, /* DHCP: the ACKed address was in use (ARP check): DECLINEd */
 	SURGE_HOSTS_EV_ADDR6 = 16,   /* IPv6: an address assigned after DAD (link-local, static, SLAAC) */
 	SURGE_HOSTS_EV_CONFLICT6 = 17   /* IPv6: DAD found the address taken */
 };
@@ -927,6 +934,9 @@ struct surge_hosts_host {
 	uint8_t mac[6];
 	uint8_t state;
 	uint8_t tries;
+	/* DHCP: options from the last ACK (0 absent): subnet mask (1), the
+	 * first router (3), the first two DNS servers (6) */
+	uint32_t mask4, router4, dns4[2];
 };
 /* A table, its id (0..SURGE_HOSTS_MAX-1), or -errno with the error set. */
 int surge_hosts_new(const struct surge_hosts_conf *conf);
@@ -963,6 +973,27 @@ struct surge_hosts_host6 {
 	uint32_t iaid, t1_s, t2_s, dhcp6_valid_s;
 };
 int surge_hosts_host6(int id, uint32_t host, struct surge_hosts_host6 *out);
+/* DHCPv4 clients' options out and scripted behaviour (docs/hosts.md "DHCP
+ * options"), given before the table's first poll. Patterns: "%d" is the
+ * host's number (first + its index), "%%" a %, the rest as it is; each
+ * expands to at most 255 bytes. */
+enum { SURGE_HOSTS_PATTERN = 64,      /* a pattern's bytes, its NUL included */
+       SURGE_HOSTS_DHCP_OPTS = 240 }; /* the further options' bytes (codes, lengths, values) */
+struct surge_hosts_dhcp4 {
+	char hostname[SURGE_HOSTS_PATTERN];     /* option 12, "" none */
+	char circuit_id[SURGE_HOSTS_PATTERN];   /* option 82 sub-option 1 (RFC 3046), "" none */
+	char remote_id[SURGE_HOSTS_PATTERN];    /* option 82 sub-option 2 */
+	uint8_t opts[SURGE_HOSTS_DHCP_OPTS];    /* options as sent (code, length, value ...): a 61 or 55
+						 * here replaces the client's own */
+	uint32_t opts_len;
+	uint32_t first;              /* the number "%d" gives host 0 */
+	uint8_t arp_check;           /* ARP-probe an ACKed address; DECLINE it when answered (RFC 2131 3.1.5) */
+	uint8_t pad[3];
+	uint32_t decline_wait_ms;    /* after a DECLINE, before the next DISCOVER (RFC 2131: 10 s) */
+	uint32_t leave_after_ms;     /* bound this long since its first ACK, a host releases (0 never) */
+};
+/* 0 or -errno; the table's lcore, before its first poll */
+int surge_hosts_dhcp4(int id, const struct surge_hosts_dhcp4 *o);
 /* DHCP: hosts first..first+n-1 that hold a lease send DHCPRELEASE at the
  * next polls and go to RELEASED; their count. The table's lcore only. */
 int surge_hosts_release(int id, uint32_t first, uint32_t n);

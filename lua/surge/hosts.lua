@@ -7,6 +7,9 @@
 --                        dad = true, announce = 1, probe = 1.0 }                    -- RFC 5227
 --   local t = hosts.new{ count = 500, mac = "02:10:00:00:00:01", dhcp = true,
 --                        subnet = "10.77.0.0/24", rate = 1000, outstanding = 256 }  -- DHCPv4 clients
+--   -- and the options they send, per host from patterns (docs/hosts.md "DHCP options"):
+--   --   hostname = "cpe-%d", circuit_id = "olt1/%d", remote_id = .., vendor_class = .., client_id = ..,
+--   --   params = { 1, 3, 6 }, options = { { code, bytes } }, arp_check = true, leave_after = 600
 --   local pool = t:pool()
 --   local rx, tx = pool:burst(64), pool:burst(64)
 --   while surge.running() and not t:settled() do
@@ -35,14 +38,14 @@ local C, rc_check = core.C, core.check
 local M = {}
 
 local Table = class.new("host table", { "id", "conf", "count", "port", "ev", "evbuf", "st", "pool_", "prefix", "cells", "joined",
-  "gauges", "cum" })
+  "gauges", "cum", "dhcp4" })
 Table.__handle = function(t) return ("host table %d (%d hosts)"):format(t.id, t.count) end
 M.Table = Table
 
 -- enum surge_hosts_state, by name
 M.STATES = { [0] = "idle", "probing", "announcing", "bound", "conflict", "selecting", "requesting", "renewing",
-  "rebinding", "gave_up", "released" }
-M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", "joined", "left", [16] = "addr6",
+  "rebinding", "gave_up", "released", "declined" }
+M.EVENTS = { "bound", "conflict", "renewed", "gave_up", "lost", "released", "joined", "left", "declined", [16] = "addr6",
   [17] = "conflict6" }
 -- IPv6 address kinds (struct host6's bits): an addr6/conflict6 event's `addr`
 M.ADDR6 = { [1] = "link-local", [2] = "static", [4] = "slaac" }
@@ -56,22 +59,22 @@ M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_fu
   "icmp6_reply_tx", "hosts6_ll", "hosts6_static", "hosts6_slaac", "dhcp6_solicit_tx", "dhcp6_advertise_rx",
   "dhcp6_request_tx", "dhcp6_reply_rx", "dhcp6_release_tx", "dhcp6_retransmits", "dhcp6_noaddr", "dhcp6_bad",
   "dhcp6_stray", "dhcp6_gave_up", "dhcp6_lost", "hosts6_dhcp", "bind_ms_sum", "dhcps_discover_rx", "dhcps_offer_tx",
-  "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx", "dhcps_release_rx", "dhcps_no_address" }
+  "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx", "dhcps_release_rx", "dhcps_no_address", "dhcp_declined",
+  "dhcp_left_renewals", "dhcp_left_after", "dhcp_overload" }
 M.DHCP6_STATES = { [0] = "idle", "soliciting", "requesting", "bound", "renewing", "rebinding", "gave_up", "released" }
 -- the fields that are levels, not counts (published as gauges)
 local GAUGES = { bytes_per_host = true, hosts6_ll = true, hosts6_static = true, hosts6_slaac = true, hosts6_dhcp = true,
   bind_seconds = true }
 -- the binding-time histogram's buckets: bind_le_Nms counts the bindings
 -- that took under N ms (2^k), bind_le_inf all of them; stats() has each,
--- the published counters every third (a run has at most 64 counters)
+-- and each is published
 M.BIND_BUCKETS = {}
 for k = 0, C.SURGE_HOSTS_BIND_BUCKETS - 2 do M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = ("bind_le_%dms"):format(2 ^ k) end
 M.BIND_BUCKETS[#M.BIND_BUCKETS + 1] = "bind_le_inf"
-local BIND_PUBLISHED = { 1, 4, 7, 10, 13, 16, #M.BIND_BUCKETS }   -- 1 ms, 8, 64, 512, 4096, 32768, all
 
 -- the IPv4 states that mean something for a table of each kind (static
 -- hosts, DHCP clients, a DHCP server)
-M.MODE_STATES = { static = { 0, 1, 2, 3, 4 }, dhcp = { 0, 3, 5, 6, 7, 8, 9, 10 }, server = { 0, 3, 5 } }
+M.MODE_STATES = { static = { 0, 1, 2, 3, 4 }, dhcp = { 0, 1, 3, 5, 6, 7, 8, 9, 10, 11 }, server = { 0, 3, 5 } }
 local function mode_of(c)
   return c.server == 1 and "server" or c.dhcp == 1 and "dhcp" or "static"
 end
@@ -98,20 +101,88 @@ end
 function M.host_of(id, i)
   local h = ffi.new("struct surge_hosts_host")
   rc_check(C.surge_hosts_host(id, i, h))
-  return { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(ffi.cast("const uint8_t *", h.mac)),
+  local r = { state = M.STATES[h.state], ip = ip4.addr_text(h.ip4), mac = eth.mac_text(ffi.cast("const uint8_t *", h.mac)),
            server = ip4.addr_text(h.server4), lease = h.lease_s, bound_ms = h.bound_ms, tries = h.tries }
+  -- DHCP: the options of its last ACK (absent ones nil)
+  if h.mask4 ~= 0 then r.mask = ip4.addr_text(h.mask4) end
+  if h.router4 ~= 0 then r.router = ip4.addr_text(h.router4) end
+  if h.dns4[0] ~= 0 then r.dns = { ip4.addr_text(h.dns4[0]), h.dns4[1] ~= 0 and ip4.addr_text(h.dns4[1]) or nil } end
+  return r
 end
 
 
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1, ip6 = 1, dad6 = 1, rs = 1, dhcp6 = 1,
-  pd = 1, rapid_commit = 1 }
+  pd = 1, rapid_commit = 1, hostname = 1, circuit_id = 1, remote_id = 1, vendor_class = 1, client_id = 1, params = 1,
+  options = 1, number = 1, arp_check = 1, decline_wait = 1, leave_after = 1 }
+local DHCP4_KEYS = { "hostname", "circuit_id", "remote_id", "vendor_class", "client_id", "params", "options", "number",
+  "arp_check", "decline_wait", "leave_after" }
 
 -- a parser's error (ip4.addr, eth.mac) raised at the user's line
 local function parsed(f, text, what)
   local ok, v = pcall(f, text, what, 1)
   if not ok then check.raise(tostring(v):gsub("^[^:]*:%d+: ", "")) end
   return v
+end
+
+-- The DHCPv4 client's options out and scripted behaviour (docs/hosts.md
+-- "DHCP options"): a struct surge_hosts_dhcp4, or nil when none is asked
+local function dhcp4_opts(o, c, fn)
+  local any = false
+  for _, k in ipairs(DHCP4_KEYS) do any = any or o[k] ~= nil end
+  if not any then return nil end
+  if c.dhcp ~= 1 then check.raise(fn .. ": " .. table.concat(DHCP4_KEYS, ", ") .. ": for DHCPv4 hosts (dhcp = true)") end
+  local d = ffi.new("struct surge_hosts_dhcp4")
+  for _, k in ipairs({ "hostname", "circuit_id", "remote_id" }) do
+    local v = check.expect(o[k], "string?", fn, k .. " (a pattern: %d the host's number)")
+    if v then
+      if #v > C.SURGE_HOSTS_PATTERN - 1 or v:find("%z") then
+        check.raise(("%s: %s: '%s' is %d bytes: a pattern holds 1..%d, no NUL"):format(fn, k, v, #v,
+          C.SURGE_HOSTS_PATTERN - 1))
+      end
+      ffi.copy(d[k], v)
+    end
+  end
+  local parts = {}
+  local function opt(code, bytes, what)
+    if #bytes > 255 then
+      check.raise(("%s: %s: %d bytes: an option holds 255"):format(fn, what, #bytes))
+    end
+    parts[#parts + 1] = string.char(code, #bytes) .. bytes
+  end
+  local v = check.expect(o.vendor_class, "string?", fn, "vendor_class (option 60)")
+  if v then opt(60, v, "vendor_class (option 60)") end
+  v = check.expect(o.client_id, "string?", fn, "client_id (option 61's bytes: type, then the identifier)")
+  if v then opt(61, v, "client_id (option 61)") end
+  v = check.expect(o.params, "table?", fn, "params (option 55: a list of option codes 1..254)")
+  if v then
+    local b = {}
+    for k, code in ipairs(v) do
+      b[k] = string.char(check.expect(code, "integer 1..254", fn, ("params[%d]"):format(k)))
+    end
+    opt(55, table.concat(b), "params (option 55)")
+  end
+  v = check.expect(o.options, "table?", fn, "options (a list of { code, bytes })")
+  for k, x in ipairs(v or {}) do
+    local w = ("options[%d]"):format(k)
+    check.expect(x, "table", fn, w .. " ({ code, bytes })")
+    local code = check.expect(x[1], "integer 1..254", fn, w .. "[1] (the option's code)")
+    opt(code, check.expect(x[2], "string", fn, w .. "[2] (the option's bytes)"), w)
+  end
+  local all = table.concat(parts)
+  if #all > C.SURGE_HOSTS_DHCP_OPTS then
+    check.raise(("%s: vendor_class, client_id, params and options make %d bytes: at most %d"):format(fn, #all,
+      C.SURGE_HOSTS_DHCP_OPTS))
+  end
+  ffi.copy(d.opts, all, #all)
+  d.opts_len = #all
+  d.first = check.expect(o.number, "integer? 0..4294967295", fn, "number (host 0's number in the patterns)") or 0
+  d.arp_check = check.expect(o.arp_check, "boolean?", fn, "arp_check") and 1 or 0
+  d.decline_wait_ms = (check.expect(o.decline_wait, "number? 0.01..3600", fn,
+    "decline_wait (seconds after a DECLINE, RFC 2131: 10)") or 10) * 1000
+  d.leave_after_ms = (check.expect(o.leave_after, "number? 0.001..4000000", fn,
+    "leave_after (seconds bound before a host releases)") or 0) * 1000
+  return d
 end
 
 function M.new(o)
@@ -185,14 +256,18 @@ function M.new(o)
   if #prefix > 40 or prefix:find("[^%w_%-%.]") then
     check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
   end
+  local d = dhcp4_opts(o, c, fn)
   local id = rc_check(C.surge_hosts_new(c))
-  return M.made(id, c, prefix)
+  if d then rc_check(C.surge_hosts_dhcp4(id, d)) end
+  local t = M.made(id, c, prefix)
+  t.dhcp4 = d or false
+  return t
 end
 
 -- the Lua side of table id (made by surge_hosts_new with conf c)
 function M.made(id, c, prefix)
   return setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
-    gauges = false, cum = false,
+    gauges = false, cum = false, dhcp4 = false,
     evbuf = ffi.new("struct surge_hosts_event[?]", 256), st = ffi.new("struct surge_hosts_stats") }, Table)
 end
 
@@ -402,21 +477,33 @@ end
 -- and the hosts in each state as gauges PREFIX.state.STATE; t:run
 -- publishes them and keeps them current.
 -- Only the counters of the protocols the table runs are published and
--- printed (a run holds at most 64 counters and gauges): a server's own,
+-- printed: a server's own,
 -- DHCPv4's with dhcp, ARP's and ICMP's with an IPv4 side (probes,
 -- announcements and conflicts: static hosts'), IPv6's with ip6, DHCPv6's
 -- with dhcp6, IGMP's and MLD's once the table joined groups.
 local COMMON = { rx_frames = true, rx_other = true, rx_bad = true, tx_frames = true, tx_nobufs = true, tx_full = true,
   events_lost = true, bytes_per_host = true }
-local function runs(c, k, joined)
+-- DHCPv4's scripted behaviour (d: its struct surge_hosts_dhcp4, or false)
+-- adds the counters of what it asked for only: a run's 64 hold a client
+-- table and its server's
+local SCRIPTED = { dhcp_declined = function(_, d) return d and d.arp_check == 1 end,
+  arp_probe_tx = function(c, d) return c.dhcp ~= 1 or d and d.arp_check == 1 end,
+  arp_conflict = function(c, d) return c.dhcp ~= 1 or d and d.arp_check == 1 end,
+  dhcp_left_renewals = function(c) return c.renewals ~= 0 end,
+  dhcp_left_after = function(_, d) return d and d.leave_after_ms ~= 0 end,
+  dhcp_overload = function() return false end }
+local function runs(c, k, joined, d)
   local v4 = c.dhcp == 1 or c.ip4 ~= 0
   if COMMON[k] then return true end
+  if SCRIPTED[k] and not SCRIPTED[k](c, d) then return false end
   if c.server == 1 then return k:find("^dhcps_") or k == "dhcp_bad" or k == "dhcp_stray" end
   if k:find("^dhcps_") or k == "bind_ms_sum" then return false end
   if k:find("^igmp_") or k:find("^mld_") or k == "mcast_bad" then return joined end
   if k:find("^dhcp6_") or k == "hosts6_dhcp" then return c.dhcp6 ~= 0 end
   if k:find("^dhcp_") or k == "bind_seconds" then return c.dhcp == 1 end
-  if k:find("^arp_probe") or k:find("^arp_announce") or k == "arp_conflict" then return v4 and c.dhcp ~= 1 end
+  -- DHCP hosts probe too, with the ARP check (arp_check), and count its conflicts
+  if k == "arp_probe_tx" or k == "arp_conflict" then return v4 end
+  if k:find("^arp_announce") then return v4 and c.dhcp ~= 1 end
   if k:find("^arp_") or k:find("^icmp_") then return v4 end
   if k:find("^nd_") or k:find("^icmp6_") or k:find("^hosts6_") then return c.ip6 == 1 end
   return true
@@ -427,7 +514,7 @@ function Table:counter_names()
   check.self(self, Table, "hosts:counter_names")
   local names = {}
   for _, k in ipairs(M.FIELDS) do
-    if runs(self.conf, k, self.joined) then names[#names + 1] = k end
+    if runs(self.conf, k, self.joined, self.dhcp4) then names[#names + 1] = k end
   end
   if runs(self.conf, "bind_seconds") then names[#names + 1] = "bind_seconds" end
   return names
@@ -438,17 +525,21 @@ function Table:publish()
   local mode = mode_of(self.conf)
   local cells, gauges = counter.publish(self.prefix, self:counter_names(), GAUGES)
   if mode == "dhcp" then
-    for _, k in ipairs(BIND_PUBLISHED) do
+    for k = 1, #M.BIND_BUCKETS do
       local c = counter.counter(self.prefix .. "." .. M.BIND_BUCKETS[k])
       c:add(0)
       cells[#cells + 1] = { k - 1, c.cell }   -- a number: the histogram's bucket, cumulated (sync)
     end
   end
   local v4 = self.conf.dhcp == 1 or self.conf.ip4 ~= 0 or self.conf.server == 1
+  local check_arp = self.dhcp4 and self.dhcp4.arp_check == 1
   for _, i in ipairs(v4 and M.MODE_STATES[mode] or {}) do
-    local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
-    g:set(0)                                  -- its cell is made by the first write
-    gauges[#gauges + 1] = { i, g.cell }
+    -- a DHCP client probes and declines only with the ARP check
+    if mode ~= "dhcp" or check_arp or (i ~= C.SURGE_HOST_PROBING and i ~= C.SURGE_HOST_DECLINED) then
+      local g = counter.gauge(self.prefix .. ".state." .. M.STATES[i])
+      g:set(0)                                  -- its cell is made by the first write
+      gauges[#gauges + 1] = { i, g.cell }
+    end
   end
   self.cells, self.gauges = cells, gauges
   self.cum = ffi.new("uint64_t[?]", C.SURGE_HOSTS_BIND_BUCKETS)

@@ -5,8 +5,9 @@
 # location root@127.0.0.1:PORT/net_ring0 makes the server start a surge otg
 # there over SSH (tests/e2e/otg/hosts.py): flows on both hosts started
 # together, metrics merged, p2's capture (judged by tshark) read through
-# the first server, refusals by path; at the end the remote server ends
-# with it.
+# the first server, refusals by path; flows across the hosts over a veth
+# pair, one end each (tests/e2e/otg/cross.py); at the end the remote server
+# ends with it.
 source "$(dirname "$0")/lib.sh"
 need_root
 need_cmd tshark
@@ -64,6 +65,23 @@ PYTHONPATH="$PEERS:$SURGE_SRC/tests/e2e/otg" /usr/bin/python3 "$SURGE_SRC/tests/
   "http://127.0.0.1:$PORT" "root@127.0.0.1:$SPORT" "$TMP/p2b.pcap" again > "$TMP/py2.log" 2>&1
 check "hosts.py again (the remote server killed, then started again): every check passed" 0 "$?"
 grep -v WARNING "$TMP/py2.log" | sed 's/^/  /'
+# flows across the hosts: the two ends of a veth pair of this test's own (IPv6 off: the kernel
+# sends nothing of its own), end A this server's port, end B the other host's
+VA=otgx$$a
+VB=otgx$$b
+if command -v ip > /dev/null && ip link add "$VA" type veth peer name "$VB" 2>/dev/null; then
+  on_exit "ip link del $VA"
+  for i in "$VA" "$VB"; do
+    sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+    ip link set "$i" up
+  done
+  PYTHONPATH="$PEERS:$SURGE_SRC/tests/e2e/otg" /usr/bin/python3 "$SURGE_SRC/tests/e2e/otg/cross.py" \
+    "http://127.0.0.1:$PORT" "root@127.0.0.1:$SPORT" "$VA" "$VB" > "$TMP/py3.log" 2>&1
+  check "cross.py (flows across the hosts over a veth pair): every check passed" 0 "$?"
+  grep -v WARNING "$TMP/py3.log" | sed 's/^/  /'
+else
+  check "a veth pair for the flows across hosts" "made" "not made (no ip, or no veth here)"
+fi
 kill -TERM "$SRV"; wait "$SRV"
 check "SIGTERM: exit 0" 0 "$?"
 check_match "pools full at exit" "mbufs back, no leak" "$(cat "$TMP/srv.log")"

@@ -19,6 +19,10 @@ local otg_flows = require "surge.otg.flows"
 local otg_devices = require "surge.otg.devices"
 local otg_stats = require "surge.otg.stats"
 local otg_task = require "surge.otg.task"
+local otg_ping = require "surge.otg.ping"
+local view = require "surge.proto.view"
+local ip4 = require "surge.proto.ip4"
+local ip6 = require "surge.proto.ip6"
 local ffi = require "ffi"
 local surge = require "surge"
 
@@ -146,7 +150,7 @@ local function check_otg(text)
     return
   end
   for _, node in ipairs({ otg_model.CONFIG, otg_model.CONTROL_STATE, otg_model.METRICS_REQUEST,
-                          otg_model.STATES_REQUEST }) do
+                          otg_model.STATES_REQUEST, otg_model.CONTROL_ACTION }) do
     local ok2, cfg, errs = pcall(otg_schema.check, node, v, "")
     if not ok2 then error(("schema.check raised %s for %q"):format(tostring(cfg), text), 0) end
     assert(cfg ~= nil or (type(errs) == "table" and #errs > 0), "neither a value nor errors for " .. text)
@@ -190,11 +194,18 @@ end
 -- go to its latency receiver.
 function T.otg_received_frames_counted_within_their_length()
   local offs, nflows = { 42, 46, 62 }, 3
-  local st = otg_stats.new(nflows, 1)
+  -- flow 2 (headers of 62 bytes) tagged: its first 4 bits and the last 3 of its headers, 7 bits, its
+  -- received row from slot 128 (its sent row first)
+  local tagged = { { index = 2, header_bytes = 62, tag_bits = 7, tag_base = 0,
+                     tags = { { name = "a", offset = 0, length = 4 }, { name = "b", offset = 62 * 8 - 3, length = 3 } } } }
+  local st = otg_stats.new(nflows, 1, 256)
   local receiver = surge.latency.receiver({ offset = 1 })
   local lat = ffi.new("int32_t[4]", -1, receiver.id, -1, -1)
   local hz = surge.tsc_hz()
-  local count = otg_task.counter(st.rx, lat, offs, nflows, hz)
+  local count = otg_task.counter(st.rx, lat, offs, nflows, hz, require("surge.otg.flows").tag_readers(tagged, 0),
+    st.tags)
+  local want_tag = {}
+  for v = 0, 127 do want_tag[v] = 0 end
   local buf = ffi.new("uint8_t[256]")
   local seeds = {}
   for _, o in ipairs(offs) do
@@ -215,6 +226,10 @@ function T.otg_received_frames_counted_within_their_length()
       if l >= o + 6 and frame:sub(o + 1, o + 4) == "SOTG" then
         local k = frame:byte(o + 5) * 256 + frame:byte(o + 6)
         if k < nflows then want[k] = want[k] + 1 end
+        if k == 2 and o == 62 then
+          local v = math.floor(frame:byte(1) / 16) * 8 + frame:byte(62) % 8
+          want_tag[v] = want_tag[v] + 1
+        end
         break
       end
     end
@@ -224,10 +239,59 @@ function T.otg_received_frames_counted_within_their_length()
   for k = 0, nflows - 1 do
     assert(st.rx[k].frames == want[k], ("flow %d: counted %d, %d carry its tag"):format(k, st.rx[k].frames, want[k]))
   end
+  local tagged_n = 0
+  for v = 0, 127 do
+    assert(st.tags[128 + v].frames == want_tag[v], ("tag value %d: counted %d, %d carry it"):format(v,
+      st.tags[128 + v].frames, want_tag[v]))
+    assert(st.tags[v].frames == 0, "a received frame counted as sent")
+    tagged_n = tagged_n + want_tag[v]
+  end
+  assert(tagged_n > 50, "too few frames of the tagged flow: " .. tagged_n)
   assert(want[1] > 100 and want[0] > 100, "too few tagged frames: " .. want[1])
   assert(receiver:summary().probes <= want[1])
   print(("  otg received frames: %d mutated frames, %d %d %d tagged, seed %d"):format(n, want[0], want[1], want[2],
     SEED))
+end
+
+-- The frames a ping task receives are the network's too: otg/ping.lua's
+-- reply matcher on mutated echo replies (IPv4, IPv6), whole or cut short,
+-- reads nothing past a frame's length: the bytes past it are, in turn, the IPv4 reply's and the
+-- IPv6 reply's, and the answer is the same with both (a read there would
+-- match with one of them).
+function T.otg_ping_replies_read_within_their_length()
+  local IDENT, mac = 7, "\2\0\0\0\0\1"
+  local by_seq, seeds = {}, {}
+  local buf = ffi.new("uint8_t[256]")
+  for seq, six in ipairs({ false, true }) do
+    local dev, dst = six and "2001:db8::2" or "192.0.2.2", six and "2001:db8::1" or "192.0.2.1"
+    -- the reply: an echo from the destination to the device, its type made a reply
+    local n = otg_ping.write_echo(buf, { kind = six and 6 or 4, mac = "02:00:00:00:00:02", addr = dst },
+      { dst = dev, seq = seq }, IDENT, mac)
+    buf[six and 54 or 34] = six and 129 or 0
+    seeds[seq] = ffi.string(buf, n)
+    by_seq[seq] = { seq = seq, six = six, src_b = six and ip6.addr(dev, "fuzz", 1) or ip4.addr(dev, "fuzz", 1),
+                    dst_b = six and ip6.addr(dst, "fuzz", 1) or ip4.addr(dst, "fuzz", 1) }
+  end
+  local v = view.new()
+  local matched = { 0, 0 }
+  local function answer(frame, l, past)
+    ffi.fill(buf, 256, 0)
+    ffi.copy(buf, past, #past)
+    ffi.copy(buf, frame, l)
+    local r = view.parse(v, buf, l) and otg_ping.reply(buf, l, v, IDENT, by_seq)
+    return r and r.seq or nil
+  end
+  local function check(frame)
+    -- whole, or cut short anywhere (a mutation seldom ends a frame inside its headers)
+    local l = math.min(#frame, 200)
+    if l > 14 and math.random(1, 2) == 1 then l = math.random(14, l) end
+    local a, b = answer(frame, l, seeds[1]), answer(frame, l, seeds[2])
+    assert(a == b, ("a read past the frame's %d bytes: %s and %s for %q"):format(l, tostring(a), tostring(b), frame))
+    if a then matched[a] = matched[a] + 1 end
+  end
+  local n = fuzz(seeds, check)
+  assert(matched[1] > 100 and matched[2] > 100, ("too few replies matched: %d %d"):format(matched[1], matched[2]))
+  print(("  otg ping replies: %d mutated frames, %d and %d matched, seed %d"):format(n, matched[1], matched[2], SEED))
 end
 
 function T.otg_json_bounds()

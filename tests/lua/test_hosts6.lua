@@ -11,6 +11,7 @@ local surge = require "surge"
 local ffi = require "ffi"
 local bit = require "bit"
 local hosts = require "surge.hosts"
+local counter = require "surge.counter"
 local ip6 = require "surge.proto.ip6"
 local cksum = require "surge.proto.checksum"
 local testrun = require "surge.vm.testrun"
@@ -326,6 +327,24 @@ function T.dhcp6_rapid_commit_and_refusals()
   local st = t:stats()
   assert(st.dhcp6_noaddr >= 1 and st.dhcp6_gave_up == 1 and st.dhcp6_request_tx == 0, st.dhcp6_noaddr)
   assert(t:settled(), "settled")
+end
+
+-- a table with DHCPv4 and DHCPv6 publishes both protocols' counters and
+-- every bucket of the binding-time histogram (a run holds 256 counters)
+function T.dual_stack_dhcp_table_publishes_every_counter()
+  local t = hosts.new{ count = 1, mac = "02:09:00:00:06:40", dhcp = true, subnet = "10.9.0.0/16", dhcp6 = true, prefix = "dual" }
+  t:publish()
+  local names = {}
+  for _, k in ipairs(t:counter_names()) do names[k] = true end
+  assert(names.dhcp_discover_tx and names.dhcp6_solicit_tx, "both DHCPs' counters run")
+  for _, b in ipairs(hosts.BIND_BUCKETS) do
+    assert(surge.counter("dual." .. b):value() == 0, b)
+  end
+  local published = 0
+  for _, c in ipairs(counter.all()) do
+    if c.name:find("^dual%.") then published = published + 1 end
+  end
+  assert(published >= #t:counter_names() + #hosts.BIND_BUCKETS, published)
 end
 
 function T.ipv6_options_refused_at_the_callers_line()

@@ -87,7 +87,11 @@ function T.refusals_name_their_path()
     "flows[0].size: 64 leaves 2 bytes after the headers: the flow's metrics need 6")
   has(compile_errors(flow({ packet = json.array({ { choice = "ethernet", ethernet = { src = { choice = "value",
     value = "02:00:00:00:00:01", metric_tags = json.array({ { name = "s", offset = 40, length = 8 } }) } } } }) })),
-    "metric tags: not implemented by surge otg yet")
+    "flows[0].packet[0].ethernet.src.metric_tags: needs the flow's metrics.enable true")
+  has(compile_errors(flow({ metrics = { enable = true }, packet = json.array({ { choice = "ethernet", ethernet = {
+    src = { choice = "value", value = "02:00:00:00:00:01", metric_tags = json.array({ { name = "s", offset = 8,
+    length = 8 } }) }, dst = { choice = "value", value = "02:00:00:00:00:02", metric_tags = json.array({
+    { name = "s", length = 4 } }) } } } }) })), "the tag name 's' is given twice")
   -- several errors of one request, all listed
   local e = errors_of({ lags = json.array({}), events = {}, x = 1,
     layer1 = json.array({ { name = "l", port_names = json.array({}), media = "fiber" } }) })
@@ -209,7 +213,7 @@ function T.devices_checked_and_defaults_filled()
   assert(out.devices[1].ethernets[1].mtu == 1500)
   assert(#d.entries == 2 and d.by_name.i2.gw == "10.0.0.1" and d.ports.p1[2].mac == "02:00:00:00:00:02")
   -- on the link: the peer device's MAC, no gateway needed; addresses from the devices
-  assert(spec.dst_mac == "02:00:00:00:00:02" and spec.gw_k == nil and spec.tx == "p1" and spec.rx[1] == "p1")
+  assert(spec.dst_macs[1] == "02:00:00:00:00:02" and spec.gw_ks[1] == false and spec.tx == "p1" and spec.rx[1] == "p1")
   local t = flows.build(spec)
   local b = t.bytes
   assert(b:sub(1, 12) == "\2\0\0\0\0\2\2\0\0\0\0\1", "MACs")
@@ -217,7 +221,7 @@ function T.devices_checked_and_defaults_filled()
   -- off the link: the resolved gateway (read at start)
   local _, _, err2, spec2 = dev_compile(dev_cfg({ ipv4_addresses = json.array({ { name = "i2", address = "10.9.0.2",
     gateway = "10.9.0.1" } }) }))
-  assert(err2 == nil and spec2.gw_k == 1 and spec2.dst_mac == nil, err2)
+  assert(err2 == nil and spec2.gw_ks[1] == 1 and spec2.dst_macs[1] == false, err2)
   -- refusals by path
   has(select(3, dev_compile(dev_cfg({ mac = "02:00:00:00:00" }))),
     "devices[1].ethernets[0].mac: '02:00:00:00:00' is not a MAC address")
@@ -236,7 +240,9 @@ function T.devices_checked_and_defaults_filled()
   has(select(3, dev_compile(dev_cfg(nil, { rx_names = json.array({ "nope" }) }))),
     "flows[0].tx_rx.device.rx_names[0]: 'nope' is no ethernet, ipv4 or ipv6 address of a device")
   has(select(3, dev_compile(dev_cfg(nil, { tx_names = json.array({ "i1", "i2" }) }))),
-    "flows[0].tx_rx.device.tx_names: 2 names: surge takes one tx endpoint a flow")
+    "flows[0].tx_rx.device.rx_names[0]: 'i2' to itself: the model refuses a pair of one endpoint")
+  has(select(3, dev_compile(dev_cfg(nil, { mode = "one_to_one", tx_names = json.array({ "i1", "i1" }) }))),
+    "flows[0].tx_rx.device.rx_names: 1 names for 2 tx_names")
   has(select(3, dev_compile(dev_cfg({ mtu = 40 }))), "devices[1].ethernets[0].mtu: 40 outside 64..65535")
 end
 

@@ -143,7 +143,7 @@ bad_input(void **state)
 		ok(surge_counter_new(name, SURGE_COUNTER));
 	}
 	assert_int_equal(surge_counter_new("one-too-many", SURGE_COUNTER), -ENOSPC);
-	assert_error_mentions("at most 64");
+	assert_error_mentions("at most 256");
 }
 
 int

@@ -38,54 +38,79 @@
 struct ref {
 	int whole;                  /* the options end with 255, each within the input */
 	unsigned msg;
-	unsigned long lease, server;
+	unsigned long lease, server, dns;
+	unsigned overload;
 };
 
 /* RFC 2132 2: options are pad (0), end (255) or code, length, value. The
- * options of the BOOTP message at b (n bytes, the UDP payload), read byte
- * by byte; a message type or a 4-byte option of another length is no
- * usable reply. */
-static void
-ref_dhcp(const uint8_t *b, size_t n, struct ref *r, int op)
+ * options in b[i..n) read byte by byte: 1 when they end with 255 within
+ * them, 0 when not; a message type, a 4-byte option of another length, a
+ * DNS list (6) not of whole addresses, an overload (52) not 1..3 or
+ * outside the options field proper (main 0) spoil them. */
+static int
+ref_opts(const uint8_t *b, size_t i, size_t n, struct ref *r, int main)
 {
-	size_t i = 240;
-
-	memset(r, 0, sizeof(*r));
-	/* a BOOTREPLY (op 2) for an Ethernet client (htype 1, hlen 6: its
-	 * chaddr is a MAC) with the magic cookie */
-	if (n < 240 || b[0] != op || b[1] != 1 || b[2] != 6 || be(b + 236, 4) != 0x63825363ul)
-		return;
 	while (i < n) {
 		if (b[i] == 0) {
 			i += 1;
 		} else if (b[i] == 255) {
-			r->whole = r->msg != 0;
-			return;
+			return 1;
 		} else {
 			if (i + 1 >= n)
-				return;
+				return 0;
 			size_t len = b[i + 1];
 
 			if (i + 2 + len > n)
-				return;
+				return 0;
 			if (b[i] == 53) {
 				if (len != 1 || b[i + 2] < 1 || b[i + 2] > 7)
-					return;
+					return 0;
 				r->msg = b[i + 2];
 			}
 			if (b[i] == 51 || b[i] == 54 || b[i] == 1 || b[i] == 50 || b[i] == 58 || b[i] == 59) {
 				if (len != 4)
-					return;
+					return 0;
 				if (b[i] == 51)
 					r->lease = be(b + i + 2, 4);
 				if (b[i] == 54)
 					r->server = be(b + i + 2, 4);
 			}
 			if (b[i] == 3 && len < 4)
-				return;
+				return 0;
+			if (b[i] == 6) {
+				if (len == 0 || len % 4 != 0)
+					return 0;
+				r->dns = be(b + i + 2, 4);
+			}
+			if (b[i] == 52) {
+				if (!main || len != 1 || b[i + 2] == 0 || b[i + 2] > 3)
+					return 0;
+				r->overload = b[i + 2];
+			}
 			i += 2 + len;
 		}
 	}
+	return 0;
+}
+
+/* The BOOTP message at b (n bytes, the UDP payload): its options, then
+ * with an overload (RFC 2131 4.1) those in file (bytes 108..235) and
+ * sname (44..107); usable with a message type. */
+static void
+ref_dhcp(const uint8_t *b, size_t n, struct ref *r, int op)
+{
+	memset(r, 0, sizeof(*r));
+	/* a BOOTREPLY (op 2) for an Ethernet client (htype 1, hlen 6: its
+	 * chaddr is a MAC) with the magic cookie */
+	if (n < 240 || b[0] != op || b[1] != 1 || b[2] != 6 || be(b + 236, 4) != 0x63825363ul)
+		return;
+	if (!ref_opts(b, 240, n, r, 1))
+		return;
+	if ((r->overload & 1) && !ref_opts(b, 108, 236, r, 0))
+		return;
+	if ((r->overload & 2) && !ref_opts(b, 44, 108, r, 0))
+		return;
+	r->whole = r->msg != 0;
 }
 
 /* --- the IPv6 reference ------------------------------------------------- */
@@ -381,6 +406,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (k == good && (f.msg != r.msg || f.lease_s != r.lease || f.server_id != r.server))
 			fail_on("message type, lease or server", (long)f.msg * 1000 + (f.lease_s != r.lease) * 10 +
 				(f.server_id != r.server), (long)r.msg * 1000, data, size);
+		if (k == good && (f.dns[0] != r.dns || f.overload != r.overload))
+			fail_on("the first DNS server, the overload", (long)f.overload * 10 + (f.dns[0] != r.dns),
+				(long)r.overload * 10, data, size);
 	}
 	return 0;
 }
@@ -398,6 +426,9 @@ static const struct fuzz_token tokens[] = {
 	FUZZ_TOKEN("\x33\xff"), FUZZ_TOKEN("\x01\x03\xff"), FUZZ_TOKEN("\x03\0"),
 	FUZZ_TOKEN("\x81\0\0\x07"), FUZZ_TOKEN("\x08\x06"), FUZZ_TOKEN("\x45"), FUZZ_TOKEN("\0\x44"),
 	FUZZ_TOKEN("\0\x43"), FUZZ_TOKEN("\x32\x04\x0a\x01"), FUZZ_TOKEN("\x01\x01\x06\0"),
+	/* option overload (52: file, sname, both) and DNS servers (6) */
+	FUZZ_TOKEN("\x34\x01\x01"), FUZZ_TOKEN("\x34\x01\x03"), FUZZ_TOKEN("\x34\x01\x02"),
+	FUZZ_TOKEN("\x06\x04\x0a\x01"), FUZZ_TOKEN("\x06\x08"), FUZZ_TOKEN("\x06\x03"),
 	/* IPv6: the type, ND and echo types, hop limit 255, the DHCPv6 ports,
 	 * options of RFC 8415 (client id DUID-LL, IA_NA, IA_PD, status, rapid
 	 * commit) and of RFC 4861 (a link-layer address, a prefix) */

@@ -212,6 +212,27 @@ local function answer_for(p, len, v, target4, target6)
   return nil
 end
 
+-- Sends one request on iface i for the IPv4 address t4 (a number: an ARP
+-- request) or the IPv6 address t6 (16 bytes: a neighbour solicitation).
+-- With M.answer, a caller resolving several addresses at once does what
+-- resolve() does for one (otg/ping.lua).
+function N:ask(i, t4, t6)
+  local f = self.ifaces[i]
+  if t4 then return f.ip4 ~= nil and send(self, f, f.vlan, write_arp, 1, ZERO_MAC, t4, BCAST) end
+  if not f.ip6 then return false end
+  local ip, mac = solicited_node(t6)
+  return send(self, f, f.vlan, write_nd, 135, t6, ip, mac)
+end
+
+-- The MAC (text) the frame at p of len bytes (parsed into v) gives for t4
+-- or t6 (as ask takes them): an ARP reply or neighbour advertisement for
+-- it with a host's MAC; else nil.
+function M.answer(p, len, v, t4, t6)
+  local at = answer_for(p, len, v, t4, t6)
+  if at and not eth.unicast_problem(at) then return eth.mac_text(at) end
+  return nil
+end
+
 -- Resolves `addr` (IPv4 or IPv6 text) on iface i: a request every 0.25 s
 -- until an answer or `timeout` seconds. Answers requests meanwhile (for
 -- every interface on iface i's RX queue).
@@ -236,12 +257,7 @@ function N:resolve(i, addr, timeout)
     now = tonumber(surge.tsc())
     if now >= deadline then break end
     if now >= next_ask then
-      if t4 then
-        send(self, f, f.vlan, write_arp, 1, ZERO_MAC, t4, BCAST)
-      else
-        local ip, mac = solicited_node(t6)
-        send(self, f, f.vlan, write_nd, 135, t6, ip, mac)
-      end
+      self:ask(i, t4, t6)
       next_ask = now + hz / 4
     end
     local n = f.rxq:recv(rx)

@@ -10,16 +10,10 @@
 --   a DPDK device string (net_ring0, net_pcap0,iface=x, net_af_packet0,iface=x,
 --     anything with a ',' or starting "net_"): hot-plugged as surge.vdev does
 --   a Linux interface (veth-a, eth1): net_af_packet<N>,iface=NAME hot-plugged
-local surge = require "surge"
-local core = require "surge.core"
-local schema = require "surge.otg.schema"
-local model = require "surge.otg.model"
-local flows = require "surge.otg.flows"
-local capture = require "surge.otg.capture"
-local l1 = require "surge.otg.ports"
-local devices = require "surge.otg.devices"
+local common = require "surge.otg.common"
+local surge, C, schema, model = common.surge, common.C, common.schema, common.model
+local flows, capture, l1, devices = common.flows, common.capture, common.l1, common.devices
 
-local C = core.C
 local M = {}
 
 local current          -- the config as set (defaults filled), nil = none
@@ -105,6 +99,20 @@ function M.set(body, busy)
     end
   end
   if #(cfg.flows or {}) > flows.MAX_FLOWS then errs[#errs + 1] = ("flows: at most %d"):format(flows.MAX_FLOWS) end
+  -- the tagged flows' counts (otg/stats.lua: a slot of 32 bytes per value, sent and per port received)
+  local slots = 0
+  for i = 1, #(cfg.flows or {}) do
+    local spec = out.flows[i]
+    if spec and spec.tags then
+      slots = slots + 2 ^ spec.tag_bits * (#(cfg.ports or {}) + 1)
+      if slots > flows.TAG_SLOTS_MAX then
+        errs[#errs + 1] = ("%s: its metric tags make %d counts with the flows' before it (a count per tag value, "
+          .. "sent and per port received), over surge's %d: fewer tagged bits or flows"):format(spec.path, slots,
+          flows.TAG_SLOTS_MAX)
+        break
+      end
+    end
+  end
   if #errs > 0 then return bad(errs) end
   for i, p in ipairs(cfg.ports or {}) do
     local id, why = locate(p.location)

@@ -5,20 +5,15 @@
 -- whole request, routed, answered. A request never ends the server: a bad
 -- one is the model's Error (400 validation, 409 conflict), a Lua error in a
 -- handler a 500 with its traceback on stderr.
-local ffi = require "ffi"
-local core = require "surge.core"
+local common = require "surge.otg.common"
 local json = require "surge.results.json"
-local schema = require "surge.otg.schema"
-local model = require "surge.otg.model"
 local config = require "surge.otg.config"
+local action = require "surge.otg.action"
 local traffic = require "surge.otg.traffic"
-local capture = require "surge.otg.capture"
-local l1 = require "surge.otg.ports"
 local remote = require "surge.otg.remote"
-local devices = require "surge.otg.devices"
-local surge = require "surge"
+local ffi, surge, core, C = common.ffi, common.surge, common.core, common.C
+local schema, model, capture, l1, devices = common.schema, common.model, common.capture, common.l1, common.devices
 
-local C = core.C
 local M = { API_VERSION = "1.3.0", MAX_DEPTH = 64 }
 
 local function err_reply(status, kind, errors)
@@ -72,6 +67,7 @@ end
 routes["POST /control/state"] = function(req)
   local st, status, e = request(req, model.CONTROL_STATE)
   if not st then return status, e end
+  if st.choice == "protocol" then action.protocol(st.protocol.all) return warnings() end   -- devices: this host's
   st = remote.control(st)           -- the other hosts' part first; nil: all of it was theirs
   if not st then return warnings() end
   if st.choice == "port" then
@@ -84,6 +80,12 @@ routes["POST /control/state"] = function(req)
   elseif ft.state == "pause" or ft.state == "resume" then traffic.pause(ft.flow_names, ft.state == "pause")
   else traffic.stop_flows(ft.flow_names) end
   return warnings()
+end
+
+routes["POST /control/action"] = function(req)
+  local act, status, e = request(req, model.CONTROL_ACTION)
+  if not act then return status, e end
+  return 200, action.action(act)
 end
 
 routes["POST /monitor/metrics"] = function(req)

@@ -136,15 +136,34 @@ M.CONTROL_STATE = { t = "choice", choices = {
       state = { t = "enum", values = { "start", "stop" } } } },
     link = { t = "object", required = { "state" }, fields = { port_names = { t = "array", items = NAME },
       state = { t = "enum", values = { "up", "down" } } } } } },
-  protocol = false } }
+  -- the devices (otg/action.lua); their other protocols are refused by path
+  protocol = { t = "choice", choices = {
+    all = { t = "object", required = { "state" }, fields = { state = { t = "enum", values = { "start", "stop" } } } },
+    route = false, lacp = false, bgp = false, isis = false } } } }
+
+-- /control/action: a ping from device addresses (otg/action.lua); one
+-- destination a request, both named (the model leaves them optional).
+local function ping(ip)
+  return { t = "choice", choices = { ping = { t = "object", fields = { requests = { t = "array", max = 1024,
+    items = { t = "object", required = { "src_name", "dst_ip" }, fields = { src_name = NAME, dst_ip = ip } } } } } } }
+end
+M.CONTROL_ACTION = { t = "choice", choices = { protocol = { t = "choice", choices = {
+  ipv4 = ping(IP4), ipv6 = ping(IP6), bgp = false } } } }
 
 M.CAPTURE_REQUEST = { t = "object", required = { "port_name" }, fields = { port_name = NAME } }
 
 M.METRICS_REQUEST = { t = "choice", default = "port", choices = {
   port = { t = "object", fields = { port_names = { t = "array", items = NAME },
                                     column_names = { t = "array", items = NAME } } },
-  flow = { t = "object", refused = { tagged_metrics = NOT }, fields = { flow_names = { t = "array", items = NAME },
-                                    metric_names = { t = "array", items = NAME } } },
+  flow = { t = "object", fields = { flow_names = { t = "array", items = NAME },
+                                    metric_names = { t = "array", items = NAME },
+    -- the flows' metric tags (otg/traffic.lua): per value of the tagged bits seen
+    tagged_metrics = { t = "object", fields = { include = { t = "bool", default = true },
+      include_empty_metrics = { t = "bool", default = false },
+      metric_names = { t = "array", items = { t = "enum", values = { "frames_tx", "frames_rx", "bytes_tx", "bytes_rx",
+        "frames_tx_rate", "frames_rx_rate" } } },
+      filters = { t = "array", items = { t = "object", fields = { name = NAME,
+        values = { t = "array", items = NAME } } } } } } } },
   bgpv4 = false, bgpv6 = false, isis = false, lag = false, lacp = false, lldp = false, rsvp = false } }
 
 -- /monitor/states: the neighbours surge's devices resolved (otg/devices.lua).

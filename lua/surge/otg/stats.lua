@@ -18,20 +18,24 @@ struct otg_run { double go, gen; double ready[64]; };
 struct otg_neigh { uint8_t mac[6]; uint8_t resolved, pad; };
 ]]
 
--- A zeroed block for nflows flows and nports ports: { flow, rx, addr }.
-function M.new(nflows, nports)
+-- A zeroed block for nflows flows, nports ports and ntags tag slots (the
+-- tagged flows' counts per tag value: otg/flows.lua's tag_readers; the
+-- sending task writes a flow's sent row, each port's task its own received
+-- row): { flow, rx, run, tags, addr }.
+function M.new(nflows, nports, ntags)
   local s = { flow = ffi.new("struct otg_flow_stats[?]", math.max(nflows, 1)),
               rx = ffi.new("struct otg_rx_stats[?]", math.max(nflows * nports, 1)),
-              run = ffi.new("struct otg_run[1]") }
+              run = ffi.new("struct otg_run[1]"), tags = ffi.new("struct otg_rx_stats[?]", math.max(ntags or 0, 1)) }
   s.addr = { tonumber(ffi.cast("uintptr_t", s.flow)), tonumber(ffi.cast("uintptr_t", s.rx)),
-             tonumber(ffi.cast("uintptr_t", s.run)) }
+             tonumber(ffi.cast("uintptr_t", s.run)), tonumber(ffi.cast("uintptr_t", s.tags)) }
   return s
 end
 
 -- The block at addr (M.new's addr), in a task.
 function M.view(addr)
   return { flow = ffi.cast("struct otg_flow_stats *", addr[1]),
-           rx = ffi.cast("struct otg_rx_stats *", addr[2]), run = ffi.cast("struct otg_run *", addr[3]) }
+           rx = ffi.cast("struct otg_rx_stats *", addr[2]), run = ffi.cast("struct otg_run *", addr[3]),
+           tags = ffi.cast("struct otg_rx_stats *", addr[4]) }
 end
 
 -- The neighbour block: per device address (otg/devices.lua's entries, k

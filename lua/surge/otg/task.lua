@@ -17,19 +17,14 @@
 -- bytes sent and whether all are sent (this task alone writes them), per
 -- port and flow the frames and bytes received (this port's task alone
 -- writes its row). Aligned 8-byte stores: master reads whole values.
-local ffi = require "ffi"
-local surge = require "surge"
-local core = require "surge.core"
-local pool = require "surge.pool"
+local common = require "surge.otg.common"
 local latency = require "surge.latency"
-local flows = require "surge.otg.flows"
-local stats = require "surge.otg.stats"
-local capture = require "surge.otg.capture"
 local neigh = require "surge.dut.neigh"
 local view = require "surge.proto.view"
 local eth = require "surge.proto.eth"
+local ffi, surge, core, C, pool = common.ffi, common.surge, common.core, common.C, common.pool
+local flows, stats, capture = common.flows, common.stats, common.capture
 
-local C = core.C
 local M = {}
 
 local BURST = 32
@@ -78,6 +73,7 @@ local function answer(r, p, len)
     for i = 2, r.count do r.n:handle(i, p, len, v) end
   end
 end
+M.responder, M.answer = responder, answer     -- otg/ping.lua's task answers as this one does
 
 -- a: { rxq, txq, neigh = { entries, ctrl_pool, block } } - the task of a
 -- port with devices between traffic runs: resolves each address's gateway
@@ -160,6 +156,32 @@ local function frame_bytes(b)
   return sum + b.n * flows.FCS
 end
 
+-- A tagged flow's sent frames by tag value: the values and lengths of a
+-- burst's frames as they wait (send_due sends the first ones and moves the
+-- rest to the front), then the sent ones counted in the flow's sent row.
+local keys, lens = ffi.new("uint32_t[?]", BURST), ffi.new("uint32_t[?]", BURST)
+
+local tag_key, FCS = flows.tag_key, flows.FCS
+
+local function tag_values(tg, b)
+  -- the struct's own fields: burst.data and .n go through pool.lua's __index, and a trace starting
+  -- there could not return into this loop (jit.v: "NYI: return to lower frame")
+  local data, len = b.ro_data, b.len
+  for i = 0, b.ro_n - 1 do
+    keys[i] = tag_key(tg, data[i])
+    lens[i] = len[i]
+  end
+end
+
+local function count_sent(tg, tags, sent)
+  local at = tg.at
+  for i = 0, sent - 1 do
+    local x = tags[at + keys[i]]
+    x.frames = x.frames + 1
+    x.bytes = x.bytes + lens[i] + FCS
+  end
+end
+
 -- One send on group g at TSC t; returns the packets sent.
 local function send(g, t)
   local x = g.cur
@@ -180,11 +202,14 @@ local function send(g, t)
     if x.probes then x.probes:mark(x.burst) end
   end
   local before = x.sz and frame_bytes(x.burst) or 0
+  local tg = x.tg
+  if tg then tag_values(tg, x.burst) end
   -- txq:send_due's call without its argument checks (the queue and burst are this task's); a
   -- failure leaves the burst as it was, so the checked call then raises its error
   local sent = C.surge_tx_send_due(g.port, g.qid, x.burst)
   if sent < 0 then sent = g.q:send_due(x.burst) end
   if sent > 0 then
+    if tg then count_sent(tg, x.tags, sent) end
     local s = x.s
     s.tx_frames = s.tx_frames + sent
     s.tx_bytes = s.tx_bytes + (x.sz and before - frame_bytes(x.burst) or sent * x.bytes)
@@ -214,9 +239,14 @@ end
 -- false.
 -- The bytes are the network's: every read is bounded by l (the fuzz test
 -- in tests/lua/test_fuzz_parsers.lua feeds it mutated frames).
-function M.counter(rx, lat, offs, nflows, hz)
+-- tg (optional): flow index -> its tag reader for this port's row of tags
+-- (the slots, otg/stats.lua): a tagged flow's frame is counted there too
+-- by the value of its tagged bits, when its tag is at the flow's own
+-- header length (where the tagged bits are).
+function M.counter(rx, lat, offs, nflows, hz, tg, tags)
+  tg = tg or {}
   local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
-  local FCS, TAG_LEN, PROBE_LEN = flows.FCS, flows.TAG_LEN, flows.PROBE_LEN
+  local TAG_LEN, PROBE_LEN = flows.TAG_LEN, flows.PROBE_LEN
   local noffs = #offs
   local ns_per_cycle = 1e9 / hz
   return function(p, l, tsc)
@@ -230,6 +260,14 @@ function M.counter(rx, lat, offs, nflows, hz)
           r.bytes = r.bytes + l + FCS
           if r.first == 0 then r.first = tsc end
           r.last = tsc
+          local t = tg[k]
+          if t and t.hb == o then
+            local x = tags[t.at + tag_key(t, p)]
+            x.frames = x.frames + 1
+            x.bytes = x.bytes + l + FCS
+            if x.first == 0 then x.first = tsc end
+            x.last = tsc
+          end
           local id = lat[k]
           local at = o + TAG_LEN
           if id >= 0 and l >= at + PROBE_LEN and ffi.cast(u32p, p + at)[0] == PROBE_MAGIC then
@@ -254,6 +292,7 @@ function M.port(a)
   local st = stats.view(a.stats)
   local hz = surge.tsc_hz()
   local groups, all = {}, {}
+  local sent_tg = flows.tag_readers(a.specs, -1)
   for gi, g in ipairs(a.groups) do
     local grp = { q = g.txq, port = g.txq.port, qid = g.txq.id, flows = {}, cur = nil, pps = 0, wake = math.huge }
     for _, spec in ipairs(g.flows) do
@@ -263,7 +302,7 @@ function M.port(a)
                   stop_at = math.huge, per_burst = spec.burst or false, in_burst = spec.burst or 0,
                   ibg = spec.ibg_s * hz, delay = spec.delay_s * hz, seconds = spec.seconds,
                   probes = spec.lat_id >= 0 and latency.marker({ offset = spec.header_bytes + flows.TAG_LEN })
-                    or false }
+                    or false, tg = sent_tg[spec.index] or false, tags = st.tags }
       grp.flows[#grp.flows + 1] = x
       all[#all + 1] = x
     end
@@ -278,7 +317,7 @@ function M.port(a)
   local nflows, ng = a.nflows, #groups
   local lat = ffi.new("int32_t[?]", nflows + 1)
   for k = 1, nflows do lat[k - 1] = a.lat[k] or -1 end
-  local count = M.counter(rx, lat, a.offs, nflows, hz)
+  local count = M.counter(rx, lat, a.offs, nflows, hz, flows.tag_readers(a.specs, a.row), st.tags)
   -- one receive, each frame counted by its flow; returns the frames
   local function receive_on(rxq)
     local n = rxq:recv(rxb)

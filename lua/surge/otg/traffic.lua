@@ -8,21 +8,14 @@
 -- its rx ports, or SETTLE_S has passed since the last was sent (the rest
 -- are lost): from then on "stopped", and its counts are final. A stop
 -- ends the tasks: the counts are final then too.
-local ffi = require "ffi"
-local surge = require "surge"
-local core = require "surge.core"
-local pool = require "surge.pool"
+local common = require "surge.otg.common"
 local fleet = require "surge.fleet"
-local config = require "surge.otg.config"
-local stats = require "surge.otg.stats"
-local flows = require "surge.otg.flows"
-local model = require "surge.otg.model"
-local devices = require "surge.otg.devices"
 local ports = require "surge.port"
-local capture = require "surge.otg.capture"
-local l1 = require "surge.otg.ports"
+local config = require "surge.otg.config"
+local ffi, surge, core, C, pool = common.ffi, common.surge, common.core, common.C, common.pool
+local stats, flows, model, devices = common.stats, common.flows, common.model, common.devices
+local capture, l1 = common.capture, common.l1
 
-local C = core.C
 local M = {}
 
 local SETTLE_S = 0.5
@@ -162,7 +155,7 @@ local neigh_tasks = {}
 -- The neigh argument of port name's task (nil: no device on it).
 local function neigh_arg(c, name)
   local list = c.devices and c.devices.ports[name]
-  if not list or #list == 0 then return nil end
+  if not list or #list == 0 or c.devices_off then return nil end     -- (protocol.all stop: otg/action.lua)
   if not ctrl_pool then ctrl_pool = pool.new{ size = 1023, shared = true } end
   local entries = {}
   for i, e in ipairs(list) do
@@ -170,6 +163,8 @@ local function neigh_arg(c, name)
   end
   return { entries = entries, ctrl_pool = ctrl_pool, block = c.devices.block.addr }
 end
+
+M.neigh_arg = neigh_arg      -- (otg/ping.lua's tasks answer for the devices as these do)
 
 local function stop_neigh()
   for _, id in ipairs(neigh_tasks) do pcall(surge.stop_task, id) end
@@ -184,7 +179,7 @@ end
 -- while a run's port tasks answer); from a set config on.
 function M.serve_neigh()
   local c = config.compiled()
-  if not c or not c.devices or #c.devices.entries == 0 or (run and #run.tasks > 0) then return end
+  if not c or not c.devices or #c.devices.entries == 0 or c.devices_off or (run and #run.tasks > 0) then return end
   stop_neigh()
   for _, p in ipairs(c.ports) do
     local nb = neigh_arg(c, p.name)
@@ -196,48 +191,41 @@ function M.serve_neigh()
   end
 end
 
-local function rx_of(f, c)
-  local st, total = run.stats, 0
-  local nflows = #c.flows
-  local rows = f.spec.rx
-  if #rows == 0 then
-    for r = 0, #c.ports - 1 do total = total + st.rx[r * nflows + f.spec.index].frames end
-    return total
+-- The rows (0-based port numbers of the config) a flow's receive counts
+-- are read from: its rx ports (every port: none named).
+local function rx_rows(spec, c)
+  local rows = {}
+  for r, p in ipairs(c.ports) do
+    local take = #spec.rx == 0
+    for _, name in ipairs(spec.rx) do if name == p.name then take = true end end
+    if take then rows[#rows + 1] = r - 1 end
   end
-  for _, name in ipairs(rows) do
-    for r, p in ipairs(c.ports) do
-      if p.name == name then total = total + st.rx[(r - 1) * nflows + f.spec.index].frames end
-    end
-  end
-  return total
+  return rows
 end
 
-local function rx_bytes_of(f, c)
-  local st, total = run.stats, 0
-  local nflows = #c.flows
-  for r, p in ipairs(c.ports) do
-    local take = #f.spec.rx == 0
-    for _, name in ipairs(f.spec.rx) do if name == p.name then take = true end end
-    if take then total = total + st.rx[(r - 1) * nflows + f.spec.index].bytes end
-  end
-  return total
-end
-
--- The first and last receive times of a flow on its rx ports (TSC), 0: none.
-local function rx_times_of(f, c)
-  local st, first, last = run.stats, 0, 0
-  local nflows = #c.flows
-  for r, p in ipairs(c.ports) do
-    local take = #f.spec.rx == 0
-    for _, name in ipairs(f.spec.rx) do if name == p.name then take = true end end
-    local x = st.rx[(r - 1) * nflows + f.spec.index]
-    if take and x.frames > 0 then
-      if first == 0 or x.first < first then first = x.first end
-      if x.last > last then last = x.last end
+-- The sum of what rows received of one count, { frames, bytes, first,
+-- last } (first, last: the receive TSCs, 0: none); at(row) is that row's
+-- counts (struct otg_rx_stats).
+local function rx_sum(rows, at)
+  local sum = { frames = 0, bytes = 0, first = 0, last = 0 }
+  for _, r in ipairs(rows) do
+    local x = at(r)
+    sum.frames, sum.bytes = sum.frames + x.frames, sum.bytes + x.bytes
+    if x.frames > 0 then
+      if sum.first == 0 or x.first < sum.first then sum.first = x.first end
+      if x.last > sum.last then sum.last = x.last end
     end
   end
-  return first, last
+  return sum
 end
+
+-- What a flow's rx ports received of it.
+local function rx_total(f, c)
+  local nflows, k = #c.flows, f.spec.index
+  return rx_sum(rx_rows(f.spec, c), function(r) return run.stats.rx[r * nflows + k] end)
+end
+
+local function rx_of(f, c) return rx_total(f, c).frames end
 
 -- A TSC of this run as Unix nanoseconds (the wall clock at go, plus the TSC since).
 local function wall_ns(tsc) return (run.t0_wall + (tsc - run.t0_tsc) / surge.tsc_hz()) * 1e9 end
@@ -264,6 +252,7 @@ local function set_rates(holder, m, t, keys, live)
     m[k .. "_rate"] = (live and holder.rates) and holder.rates[i] or 0
   end
 end
+M.set_rates = set_rates     -- (otg/remote.lua's rates of what several hosts received)
 
 -- "started" or "stopped", settling a flow whose packets are all sent.
 local function state_of(f, c)
@@ -276,6 +265,73 @@ local function state_of(f, c)
     return "stopped"
   end
   return "started"
+end
+
+-- The loss, rates and timestamps (when asked) of a flow's metrics m or of
+-- one of its tagged metrics (holder: what keeps its last rates' read).
+local function counts(holder, m, rx, timestamps, live)
+  if m.frames_tx > 0 then m.loss = math.max(0, (m.frames_tx - m.frames_rx) / m.frames_tx * 100) end
+  set_rates(holder, m, now(), FLOW_RATES, live)
+  if timestamps then
+    m.timestamps = rx.first > 0 and { first_timestamp_ns = wall_ns(rx.first), last_timestamp_ns = wall_ns(rx.last) }
+      or {}
+  end
+end
+
+-- A value of a tag as the model's Flow.MetricTag.Value: hex, "0x" and at
+-- least one digit.
+local function tag_value(v) return { choice = "hex", hex = ("0x%x"):format(v) } end
+
+-- Whether tag value text x (a filter's, hex with or without 0x) is v.
+local function is_value(x, v)
+  local h = x:lower():gsub("^0x", "")
+  return h:match("^%x+$") ~= nil and tonumber(h, 16) == v
+end
+
+-- A tagged flow's tagged metrics (the model's Flow.TaggedMetric), one per
+-- value of its tagged bits that was sent or received (every value with
+-- include_empty_metrics), in order of value; the filters keep the values
+-- they name (a filter's name that is no tag of the flow keeps none).
+-- Latency is not measured per value (docs/otg.md).
+local TAG_COUNTS = { "frames_tx", "frames_rx", "bytes_tx", "bytes_rx", "frames_tx_rate", "frames_rx_rate" }
+
+local function tagged_metrics(f, c, want)
+  local s, tags = f.spec, run.stats.tags
+  local nvals = 2 ^ s.tag_bits
+  local rows = rx_rows(s, c)
+  local keep = {}
+  for _, k in ipairs(want.metric_names or {}) do keep[k] = true end
+  local out = setmetatable({}, { __json = "array" })
+  f.tag_rates = f.tag_rates or {}
+  local live = state_of(f, c) ~= "stopped"
+  for key = 0, nvals - 1 do
+    local tx = tags[s.tag_base + key]
+    local rx = rx_sum(rows, function(r) return tags[s.tag_base + (r + 1) * nvals + key] end)
+    local vals, rest = {}, key
+    for i = #s.tags, 1, -1 do
+      local w = 2 ^ s.tags[i].length
+      vals[i] = rest % w
+      rest = math.floor(rest / w)
+    end
+    local shown = want.include_empty_metrics or tx.frames > 0 or rx.frames > 0
+    for _, flt in ipairs(want.filters or {}) do
+      local at
+      for i, t in ipairs(s.tags) do if t.name == flt.name then at = i end end
+      local hit = false
+      for _, x in ipairs(flt.values or {}) do if at and is_value(x, vals[at]) then hit = true end end
+      if not hit and (at == nil or #(flt.values or {}) > 0) then shown = false end
+    end
+    if shown then
+      local m = { frames_tx = tx.frames, bytes_tx = tx.bytes, frames_rx = rx.frames, bytes_rx = rx.bytes, loss = 0 }
+      f.tag_rates[key] = f.tag_rates[key] or {}
+      counts(f.tag_rates[key], m, rx, s.timestamps, live)
+      local e = { tags = setmetatable({}, { __json = "array" }), loss = m.loss, timestamps = m.timestamps }
+      for i, t in ipairs(s.tags) do e.tags[i] = { name = t.name, value = tag_value(vals[i]) } end
+      for _, k in ipairs(TAG_COUNTS) do if next(keep) == nil or keep[k] then e[k] = m[k] end end
+      out[#out + 1] = e
+    end
+  end
+  return out
 end
 
 -- True while a flow of the run is started.
@@ -324,18 +380,23 @@ local function flow_names(c, names, path)
 end
 
 -- Starts the named flows (all: names empty); what ran before is stopped.
-local function start(names)
+-- hold: every port receiving, no flow sending until M.go (otg/remote.lua's
+-- start over several hosts).
+local function start(names, hold)
   local c = config.compiled()
   if not c then error({ status = 409, errors = { "no config: set one (POST /config) first" } }, 0) end
-  local chosen = flow_names(c, names, "traffic.flow_transmit.flow_names")
-  -- a flow to a device behind a gateway: its MAC as resolved (the neighbour tasks run meanwhile)
+  local chosen = {}
+  for _, s in ipairs(flow_names(c, names, "traffic.flow_transmit.flow_names")) do
+    if not s.rx_only then chosen[#chosen + 1] = s end   -- another host sends it (otg/remote.lua): counted only
+  end
+  -- a flow to a device behind a gateway: its MAC as resolved, each pair's (the neighbour tasks run meanwhile)
   for _, s in ipairs(chosen) do
-    if s.gw_k then
-      local en = c.devices.entries[s.gw_k]
+    for i, k in ipairs(s.gw_ks or {}) do
+      local en = k and c.devices.entries[k]
       local deadline = now() + RESOLVE_WAIT_S
-      while not devices.gateway_mac(c.devices, en) and now() < deadline do surge.sleep(0.01) end
-      s.dst_mac = devices.gateway_mac(c.devices, en)
-      if not s.dst_mac then
+      while en and not devices.gateway_mac(c.devices, en) and now() < deadline do surge.sleep(0.01) end
+      if en then s.dst_macs[i] = devices.gateway_mac(c.devices, en) or false end
+      if en and not s.dst_macs[i] then
         error({ status = 409, errors = { ("%s: the gateway %s of '%s' is not resolved (no answer to %s within %g s)")
           :format(s.path, en.gw, en.name, en.kind == 4 and "ARP" or "neighbour solicitations", RESOLVE_WAIT_S) } }, 0)
       end
@@ -343,7 +404,18 @@ local function start(names)
   end
   M.stop()
   local nports = #c.ports
-  run = { tasks = {}, stats = stats.new(#c.flows, nports), flows = {}, base = {} }
+  -- the tagged flows' slots (otg/stats.lua), and what the tasks read of these flows to count them
+  local ntags, tagged = 0, {}
+  for _, s in ipairs(c.flows) do
+    s.tag_base = nil
+    if s.tags then
+      s.tag_base = ntags
+      ntags = ntags + 2 ^ s.tag_bits * (nports + 1)
+      tagged[#tagged + 1] = { index = s.index, tags = s.tags, tag_bits = s.tag_bits, tag_base = s.tag_base,
+                              header_bytes = s.header_bytes }
+    end
+  end
+  run = { tasks = {}, stats = stats.new(#c.flows, nports, ntags), flows = {}, base = {} }
   for _, s in ipairs(c.flows) do run.flows[s.index] = { spec = s, on = false } end
   for _, s in ipairs(chosen) do run.flows[s.index].on = true end
   for _, s in ipairs(c.flows) do s.lat_id = -1 end   -- a flow not started now keeps no receiver of before
@@ -378,7 +450,7 @@ local function start(names)
     end
     run.base[p.id] = port:stats()
     run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxqs = rxqs,
-      stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat,
+      stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat, specs = tagged,
       neigh = neigh_arg(c, p.name), capture = capture.task_arg(r - 1) })
   end
   -- every port receives before any flow sends
@@ -400,15 +472,24 @@ local function start(names)
     M.stop()
     error({ status = 500, errors = { ("the ports' tasks were not ready in %d s"):format(READY_S) } }, 0)
   end
+  if not hold then M.go() end
+end
+
+-- The held run's flows sent from now (M.start with hold).
+function M.go()
+  if not run then return end
   run.t0_wall, run.t0_tsc = fleet.now(), tonumber(surge.tsc())
   run.stats.run[0].go = 1
 end
 
+-- True while a run started with hold waits for M.go.
+function M.held() return run ~= nil and #run.tasks > 0 and run.stats.run[0].go == 0 end
+
 -- A start that fails leaves no run behind: its tasks stopped, nothing
 -- counted as started (the next config or start is not refused for it).
-function M.start(names)
+function M.start(names, hold)
   local ok, e = xpcall(start, function(x) return type(x) == "table" and x or debug.traceback(tostring(x), 2) end,
-    names)
+    names, hold)
   if not ok then
     pcall(M.stop)
     run = nil
@@ -471,14 +552,11 @@ function M.metrics(req)
       if f then
         local st = run.stats.flow[s.index]
         m.transmit = state_of(f, c)
+        local rx = rx_total(f, c)
         m.frames_tx, m.bytes_tx = st.tx_frames, st.tx_bytes
-        m.frames_rx, m.bytes_rx = rx_of(f, c), rx_bytes_of(f, c)
-        if m.frames_tx > 0 then m.loss = math.max(0, (m.frames_tx - m.frames_rx) / m.frames_tx * 100) end
-        set_rates(f, m, now(), FLOW_RATES, m.transmit ~= "stopped")
-        if s.timestamps then
-          local first, last = rx_times_of(f, c)
-          m.timestamps = first > 0 and { first_timestamp_ns = wall_ns(first), last_timestamp_ns = wall_ns(last) } or {}
-        end
+        m.frames_rx, m.bytes_rx = rx.frames, rx.bytes
+        counts(f, m, rx, s.timestamps, m.transmit ~= "stopped")
+        if s.tags and req.flow.tagged_metrics.include then m.tagged_metrics = tagged_metrics(f, c, req.flow.tagged_metrics) end
         if s.latency and s.lat_id >= 0 then
           core.check(C.surge_latency_get(s.lat_id, lat_buf), 2)
           -- store_forward and cut_through alike: the probe's TSC is taken as the driver takes the frame and

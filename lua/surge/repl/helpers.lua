@@ -285,8 +285,11 @@ function M.hosts(out, i, tid)
     error(("hosts: i: expected a host 0..%d of table %d, got %s"):format(n - 1, tid, tostring(i)), 0)
   end
   local h = hostsmod.host_of(tid, i)
-  out(("host %d of table %d: %s  ip %s  mac %s  server %s  lease %d s  since %d ms  tries %d\n"):format(i, tid,
-    h.state, h.ip, h.mac, h.server, h.lease, h.bound_ms, h.tries))
+  -- a DHCP host's options from its ACK, those it got
+  local got = (h.mask and "  mask " .. h.mask or "") .. (h.router and "  router " .. h.router or "")
+    .. (h.dns and "  dns " .. table.concat(h.dns, ",") or "")
+  out(("host %d of table %d: %s  ip %s  mac %s  server %s  lease %d s  since %d ms  tries %d%s\n"):format(i, tid,
+    h.state, h.ip, h.mac, h.server, h.lease, h.bound_ms, h.tries, got))
 end
 
 M.help_text = [[

@@ -192,8 +192,10 @@ refused("gap other than 12", "/config", json.dumps(gap), 400, "flows[0].duration
 gre = json.loads(cfg.serialize())
 gre["flows"][0]["packet"].append({"choice": "snmpv2c"})
 refused("snmpv2c header", "/config", json.dumps(gre), 400, "flows[0].packet[3]")
-refused("/control/action", "/control/action", '{"choice":"protocol"}', 501,
-        "POST /control/action: not implemented by surge")
+refused("/control/action bgp", "/control/action", '{"choice":"protocol","protocol":{"choice":"bgp"}}', 400,
+        "protocol.bgp: not implemented by surge")
+refused("protocol.route state", "/control/state", '{"choice":"protocol","protocol":{"choice":"route"}}', 400,
+        "protocol.route: not implemented by surge")
 refused("an unknown path", "/nope", "{}", 404, "/nope: not a path of the OTG API")
 # the config refused left the one set before: the traffic runs again
 api.set_config(cfg)

@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Any, Callable, Dict, List
 
 import snappi
-from otgrun import check, start_all, wait_stopped
+from otgrun import check, start_all, wait_for, wait_stopped
 
 URL, A, K, B, C, PCAP = sys.argv[1:7]
 MAC_A, MAC_B, MAC_C = "02:00:00:00:0a:01", "02:00:00:00:0b:01", "02:00:00:00:0c:01"
@@ -79,15 +79,6 @@ def neighbors(six: bool) -> Dict[str, Any]:
     st = api.get_states(sr)
     rows = st.ipv6_neighbors if six else st.ipv4_neighbors
     return {r.ethernet_name: r for r in rows}
-
-
-def wait_for(fn: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if fn():
-            return True
-        time.sleep(0.1)
-    return fn()
 
 
 def kernel_learns(what: str) -> None:

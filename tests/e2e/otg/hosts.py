@@ -1,8 +1,9 @@
 """hosts.py - one OTG server driving ports on two hosts (test_otg_hosts.sh):
 port p1 is this server's net_ring0, port p2 the net_ring0 of a surge otg
 on REMOTE (HOST/LOCATION, reached over SSH); a flow on each, started
-together, metrics merged; p2's capture read through this server; a flow
-across the hosts refused by path.
+together, metrics merged; p2's capture read through this server; latency
+across the hosts and names of no port refused by path (tests/e2e/otg/cross.py
+runs flows across the hosts).
 
   PYTHONPATH=../shared/peers/otg python3 hosts.py URL REMOTE OUT
 
@@ -71,8 +72,14 @@ with open(OUT, "wb") as f:
     f.write(api.get_capture(req).read())
 bad = config()
 bad.flows[1].tx_rx.port.rx_names = ["p1"]
-refused("a flow across the hosts: 400 naming its rx port", lambda: api.set_config(bad),
-        ["flows[1].tx_rx.port.rx_names[0]: port 'p1' is on this host", "across hosts is not implemented"])
+bad.flows[1].metrics.latency.enable = True
+refused("a flow across the hosts with latency: 400 naming it (no common clock)", lambda: api.set_config(bad),
+        ["flows[1].metrics.latency.enable: the flow's tx port is on %s and rx ports on other hosts" % REMOTE])
+bad.flows[1].tx_rx.port.rx_names = ["p1", "p3"]
+bad.flows[1].tx_rx.port.tx_name = "p4"
+refused("names of no port in a flow: 400 naming each", lambda: api.set_config(bad),
+        ["flows[1].tx_rx.port.tx_name: 'p4' is not a port of this config",
+         "flows[1].tx_rx.port.rx_names[1]: 'p3' is not a port of this config"])
 bad = config()
 eth = bad.devices.add(name="d").ethernets.add(name="d.eth", mac="02:00:00:00:0d:01")
 eth.connection.port_name = "p2"

@@ -3,7 +3,7 @@ checked, a fixed UDP flow between two ports, start every flow, and wait until
 every flow's transmit state is "stopped" (or a deadline passes)."""
 import re
 import time
-from typing import Any, List
+from typing import Any, Callable, List
 
 
 class Checks:
@@ -30,6 +30,16 @@ def refused(name: str, fn: Any, want: List[str], status: int = 400) -> None:
         check(name, all(w in text for w in want) and str(status) in text, text)
         return
     check(name, False, "accepted")
+
+
+def wait_for(fn: Callable[[], bool], seconds: float) -> bool:
+    """fn() polled every 0.1 s until true or seconds passed; its last answer."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if fn():
+            return True
+        time.sleep(0.1)
+    return fn()
 
 
 def start_all(api: Any) -> None:
