@@ -132,5 +132,20 @@ registry_count(const int *count)
  * -ENOSPC with the error "too many WHAT (at most MAX)" (the caller frees
  * the entry). One way for every registry of objects made by id. */
 int registry_add(int *count, int max, void *slots, size_t size, const void *entry, const char *what);
+/* At exit, on one thread: drop(slot) for each entry of the registry
+ * `slots` (entries `size` bytes) counted by *count, each slot zeroed after,
+ * then the count 0; the sum of what the drops returned (files that failed,
+ * pools that leaked). drop NULL: each entry is a pointer to free. One
+ * walk for every registry's end. */
+int registry_clear(int *count, void *slots, size_t size, int (*drop)(void *slot));
+/* How many entries the runtime's registry counted by field N holds (0
+ * before there is a runtime), and whether id is one of `size` entries: the
+ * one range rule of every get-by-id, count and walk of a registry. */
+#define RT_REGISTRY_SIZE(n) (rt() != NULL ? registry_count(&rt()->n) : 0)
+static inline int
+registry_holds(int size, int id)
+{
+	return id >= 0 && id < size;
+}
 
 #endif /* SURGE_BASE_H */

@@ -155,6 +155,28 @@ owner_only(const void *entry, int32_t owner, const char *what, int id)
 }
 
 int
+registry_clear(int *count, void *slots, size_t size, int (*drop)(void *slot))
+{
+	int sum = 0;
+
+	for (int i = 0; i < *count; i++) {
+		void *slot = (char *)slots + (size_t)i * size;
+
+		if (drop != NULL) {
+			sum += drop(slot);
+		} else {          /* an entry that is one malloc'd block: its pointer */
+			void *p;
+
+			memcpy(&p, slot, sizeof(p));
+			free(p);
+		}
+		memset(slot, 0, size);
+	}
+	registry_publish(count, 0);
+	return sum;
+}
+
+int
 registry_add(int *count, int max, void *slots, size_t size, const void *entry, const char *what)
 {
 	int id;

@@ -201,14 +201,11 @@ struct conn_engine {
 	int32_t owner;                /* the lcore that made it: the only one that polls it */
 	uint8_t sw_csum;              /* 1: checksums in software, 0: the port's; 2: not yet known */
 	uint8_t opened_all;           /* the client opened conf.connections */
-	/* the poll's tx burst: frames written by the state machine go here */
-	struct surge_burst *tx;
-	uint32_t tx_got, tx_used;     /* mbufs allocated into tx, and written */
-	uint16_t port, txq;
-	int tx_err;                   /* a send failed: its -errno */
-	uint8_t tx_full;              /* the last flush found the TX ring full: no new opens
-				       * until a flush goes out whole (the client keeps to
-				       * the pace its peer drains) */
+	/* the poll's tx burst: frames written by the state machine go here;
+	 * while tx.full (the last flush found the TX ring full) no new opens
+	 * until a flush goes out whole (the client keeps to the pace its peer
+	 * drains) */
+	struct tx_writer tx;
 	struct conn_hooks *hk;        /* NULL: no hooks (every event site tests only this) */
 	struct msg_cache mc;
 };
@@ -224,7 +221,6 @@ int seg_emit(struct conn_engine *e, const struct conn *c, uint8_t flags, uint32_
 	     uint32_t len);
 /* An RST answering s, for a segment no connection takes (RFC 9293 3.10.7.1). */
 int seg_emit_reset(struct conn_engine *e, const struct seg *s);
-int seg_flush(struct conn_engine *e);
 
 /* conn_table.c */
 /* The engine's addresses from its conf (sorted, checked: -EINVAL with the error set) */

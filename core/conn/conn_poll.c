@@ -115,6 +115,7 @@ surge_conn_new(const struct surge_conn_conf *conf)
 		return rt_error(-ENOMEM, "out of memory for a connection engine");
 	}
 	e->conf = *conf;
+	e->tx.refused = &e->st.tx_full;
 	memcpy(e->data, conf->data, conf->data_len);
 	e->conf.data = NULL;             /* Lua's copy may go: the engine has its own */
 	e->data_len = conf->data_len;
@@ -154,11 +155,7 @@ surge_conn_new(const struct surge_conn_conf *conf)
 static struct conn_engine *
 get(int id)
 {
-	struct runtime *r = rt();
-
-	if (r == NULL || id < 0 || id >= registry_count(&r->nconn))
-		return NULL;
-	return r->conn[id];
+	return registry_holds(RT_REGISTRY_SIZE(nconn), id) ? rt()->conn[id] : NULL;
 }
 
 struct conn_engine *
@@ -210,7 +207,7 @@ first_poll(struct conn_engine *e, uint16_t port, const struct surge_burst *tx)
  * to the concurrency cap (TIME_WAIT not counted). A due open that finds
  * the table full (every entry in use, TIME_WAIT included) is refused and
  * counted, and the schedule goes on; unpaced, the opens wait for room.
- * While the TX ring is full (tx_full) no open is made: new connections
+ * While the TX ring is full (tx.full) no open is made: new connections
  * would only add segments the ring drops. */
 static void
 opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
@@ -219,7 +216,7 @@ opens(struct conn_engine *e, uint64_t tsc, uint32_t max)
 	double hz = (double)rt_hz();
 	uint32_t k = 0;
 
-	while (!e->opened_all && !e->tx_full && k < max && e->st.concurrent - e->tw_now < e->conf.concurrency) {
+	while (!e->opened_all && !e->tx.full && k < max && e->st.concurrent - e->tw_now < e->conf.concurrency) {
 		if (pc->active) {
 			double behind = (double)tsc - pc->next;
 
@@ -299,10 +296,7 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 		return rc;
 	if (unlikely(e->sw_csum == 2) && (rc = first_poll(e, port, tx)) != 0)
 		return rc;
-	e->tx = tx;
-	e->port = port;
-	e->txq = txq;
-	e->tx_err = 0;
+	tx_writer_start(&e->tx, tx, port, txq);
 	n = surge_rx_recv(port, rxq, rx);
 	if (n < 0)
 		return n;
@@ -335,9 +329,9 @@ surge_conn_poll(int id, uint16_t port, uint16_t rxq, uint16_t txq, struct surge_
 	conn_timers(e);
 	if (e->conf.role == SURGE_CONN_CLIENT)
 		opens(e, tsc, OPENS_PER_POLL);
-	seg_flush(e);
-	e->tx = NULL;
-	return e->tx_err != 0 ? e->tx_err : (int)keep;
+	tx_writer_flush(&e->tx);
+	e->tx.b = NULL;
+	return e->tx.err != 0 ? e->tx.err : (int)keep;
 }
 
 int
@@ -383,10 +377,7 @@ surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx)
 		return rc;
 	if ((rc = burst_check(tx)) != 0)
 		return rc;
-	e->tx = tx;
-	e->port = port;
-	e->txq = txq;
-	e->tx_err = 0;
+	tx_writer_start(&e->tx, tx, port, txq);
 	if (e->sw_csum == 2)
 		e->sw_csum = 1;
 	if (e->hk != NULL)
@@ -398,9 +389,9 @@ surge_conn_abort(int id, uint16_t port, uint16_t txq, struct surge_burst *tx)
 			reset += (uint32_t)fsm_abort(e, c);
 	}
 	e->opened_all = 1;
-	seg_flush(e);
-	e->tx = NULL;
-	return e->tx_err != 0 ? e->tx_err : (int)reset;
+	tx_writer_flush(&e->tx);
+	e->tx.b = NULL;
+	return e->tx.err != 0 ? e->tx.err : (int)reset;
 }
 
 static const struct hist *
@@ -446,7 +437,14 @@ surge_conn_buckets(int id, int which, struct surge_hist_bucket *out, uint32_t ma
 int
 surge_conn_count(void)
 {
-	return rt() != NULL ? registry_count(&rt()->nconn) : 0;
+	return RT_REGISTRY_SIZE(nconn);
+}
+
+static int
+drop(void *slot)
+{
+	engine_free(*(struct conn_engine **)slot);
+	return 0;
 }
 
 void
@@ -454,9 +452,5 @@ conn_free_all(void)
 {
 	struct runtime *r = rt();
 
-	for (int i = 0; i < r->nconn; i++) {
-		engine_free(r->conn[i]);
-		r->conn[i] = NULL;
-	}
-	r->nconn = 0;
+	registry_clear(&r->nconn, r->conn, sizeof(r->conn[0]), drop);
 }

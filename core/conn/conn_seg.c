@@ -179,48 +179,6 @@ seg_parse(const struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol
 	return SEG_TCP;
 }
 
-/* The tx burst's next free mbuf, allocating a burst's worth (and sending
- * the full one first) as needed; NULL when the pool is empty. */
-static uint8_t *
-next_frame(struct conn_engine *e, uint32_t *slot)
-{
-	struct surge_burst *b = e->tx;
-
-	if (e->tx_used == e->tx_got) {
-		if (e->tx_got > 0 && seg_flush(e) < 0)
-			return NULL;
-		e->tx_got = surge_burst_alloc(b, b->cap);
-		e->tx_used = 0;
-		if (e->tx_got == 0)
-			return NULL;
-	}
-	*slot = e->tx_used++;
-	return b->data[*slot];
-}
-
-/* Sends what the poll wrote; the burst's unused mbufs go back to the pool. */
-int
-seg_flush(struct conn_engine *e)
-{
-	uint32_t used = e->tx_used;
-	/* never wait for room: the peer may be waiting on us to drain its
-	 * segments (each side's RX and TX share one loop), and a wait here
-	 * holds both ends until the stall limit. What the ring does not take
-	 * is freed, counted (tx_full, and the port's drops) and sent again
-	 * by the RTO, as a lost segment would be. */
-	int rc = tx_flush_written(e->port, e->txq, e->tx, used, e->tx_got);
-
-	e->tx_used = e->tx_got = 0;
-	if (rc < 0) {
-		e->tx_err = rc;
-		return rc;
-	}
-	if (used > 0)                    /* a flush that sent nothing says nothing of the ring */
-		e->tx_full = (uint32_t)rc < used;
-	e->st.tx_full += used - (uint32_t)rc;
-	return 0;
-}
-
 /* IPv4's header words that are the same in every segment: version and
  * header length 0x45, TOS 0; flags DF 0x4000; TTL 64, protocol TCP */
 #define IP4_CONST_SUM (0x4500u + 0x4000u + (64u << 8 | IPPROTO_TCP))
@@ -264,13 +222,15 @@ static int
 emit(struct conn_engine *e, uint32_t addr, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port,
      uint16_t local_port, uint8_t flags, uint32_t seq, uint32_t ack, const uint8_t *data, uint32_t len)
 {
-	uint32_t slot, hlen = TCP_LEN + ((flags & TF_SYN) ? 4 : 0), frame_len;
-	uint8_t *p = next_frame(e, &slot), *ip, *tcp;
+	uint32_t hlen = TCP_LEN + ((flags & TF_SYN) ? 4 : 0), frame_len;
+	int slot = tx_writer_next(&e->tx);   /* what the ring refuses the RTO sends again */
+	uint8_t *p, *ip, *tcp;
 
-	if (p == NULL) {
+	if (slot < 0) {
 		e->st.tx_nobufs++;
 		return -ENOBUFS;
 	}
+	p = e->tx.b->data[slot];
 	memcpy(p, e->conf.peer_mac, 6);
 	memcpy(p + 6, e->conf.local_mac, 6);
 	put16(p + 12, e->conf.ip_version == 6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
@@ -317,7 +277,7 @@ emit(struct conn_engine *e, uint32_t addr, uint32_t peer_ip, const uint8_t *peer
 		put16(ip + 10, (uint16_t)~fold(IP4_CONST_SUM + IP4_LEN + l4 + addrs));
 		put16(tcp + 16, (uint16_t)~fold(tsum));
 	}
-	e->tx->len[slot] = (uint16_t)frame_len;
+	e->tx.b->len[slot] = (uint16_t)frame_len;
 	e->st.tx_segments++;
 	if (flags & TF_RST)
 		e->st.rst_sent++;

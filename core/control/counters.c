@@ -100,7 +100,7 @@ my_cells(int id, int kind)
 	struct runtime *r = rt();
 	struct counter_slot *s;
 
-	if (id < 0 || id >= registry_count(&r->ncounters) ||
+	if (!registry_holds(registry_count(&r->ncounters), id) ||
 	    r->counter_names[id].kind != kind) {
 		rt_error(-EINVAL, "no %s %d", kind == SURGE_GAUGE ? "gauge" : "counter", id);
 		return NULL;

@@ -7,6 +7,7 @@
 #ifndef SURGE_DATAPLANE_H
 #define SURGE_DATAPLANE_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #include "base.h"
@@ -30,7 +31,7 @@ int pools_check_and_free(void);   /* at exit: the pools that are not full, then 
 static inline struct pool_state *
 pool_at(struct runtime *r, int id)
 {
-	if (r == NULL || id < 0 || id >= registry_count(&r->npools) || r->pool[id].mp == NULL)
+	if (r == NULL || !registry_holds(registry_count(&r->npools), id) || r->pool[id].mp == NULL)
 		return NULL;
 	return &r->pool[id];
 }
@@ -105,6 +106,68 @@ int tx_send_once(uint16_t port, uint16_t q, struct surge_burst *b);
  * ones to tx_send_once: the frames sent (0 when none was written), or
  * -errno with b freed as a whole (refused: a bad queue). */
 int tx_flush_written(uint16_t port, uint16_t q, struct surge_burst *b, uint32_t used, uint32_t got);
+
+/* Such a writer: a poll's frames written in place (the connection
+ * engine's segments, a host table's frames) into the mbufs of its tx
+ * burst, a burst's worth allocated at a time, and flushed without waiting
+ * for room: the peer may be waiting on us to drain its frames (each side's
+ * RX and TX share one loop), and a wait would hold both ends. What the
+ * ring refuses is freed and counted, and sent again by the owner's
+ * timers, as a lost frame would be. Inline: a segment's hot path. */
+struct tx_writer {
+	struct surge_burst *b;      /* the poll's tx burst; NULL between polls */
+	uint32_t got, used;         /* mbufs allocated into b, and written */
+	uint16_t port, q;
+	int err;                    /* a send refused (a bad queue): its -errno */
+	uint8_t full;               /* the last flush that sent found the ring full */
+	uint64_t *sent, *refused;   /* the owner's counters (sent may be NULL) */
+};
+
+/* A poll starts writing into b, for queue q of port. */
+static inline void
+tx_writer_start(struct tx_writer *w, struct surge_burst *b, uint16_t port, uint16_t q)
+{
+	w->b = b;
+	w->port = port;
+	w->q = q;
+	w->err = 0;
+}
+
+/* Sends what was written, the unused mbufs back to the pool: 0, or the
+ * -errno of a refused send (kept in err). */
+static inline int
+tx_writer_flush(struct tx_writer *w)
+{
+	uint32_t used = w->used;
+	int rc = tx_flush_written(w->port, w->q, w->b, used, w->got);
+
+	w->used = w->got = 0;
+	if (rc < 0)
+		return w->err = rc;
+	if (used > 0)               /* a flush that sent nothing says nothing of the ring */
+		w->full = (uint32_t)rc < used;
+	if (w->sent != NULL)
+		*w->sent += (uint32_t)rc;
+	*w->refused += used - (uint32_t)rc;
+	return 0;
+}
+
+/* The slot of the next mbuf to write (the full burst sent and a new one
+ * allocated as needed), or -ENOBUFS when the pool is empty, or the -errno
+ * of a refused send. */
+static inline int
+tx_writer_next(struct tx_writer *w)
+{
+	if (w->used == w->got) {
+		if (w->got > 0 && tx_writer_flush(w) < 0)
+			return w->err;
+		w->got = surge_burst_alloc(w->b, w->b->cap);
+		w->used = 0;
+		if (w->got == 0)
+			return -ENOBUFS;
+	}
+	return (int)w->used++;
+}
 
 /* handoff.c: hands n pointers to the driver, retrying while it takes them */
 uint32_t push_all(uint16_t port, uint16_t q, struct queue_slot *s, struct rte_mbuf **pkts, uint32_t n,

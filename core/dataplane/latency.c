@@ -54,11 +54,7 @@ surge_latency_new(void)
 static struct latency *
 get(int id)
 {
-	struct runtime *r = rt();
-
-	if (r == NULL || id < 0 || id >= registry_count(&r->nlat))
-		return NULL;
-	return r->lat[id];
+	return registry_holds(RT_REGISTRY_SIZE(nlat), id) ? rt()->lat[id] : NULL;
 }
 
 static void
@@ -279,16 +275,12 @@ latency_free_all(void)
 {
 	struct runtime *r = rt();
 
-	for (int i = 0; i < r->nlat; i++) {
-		free(r->lat[i]);
-		r->lat[i] = NULL;
-	}
-	r->nlat = 0;
+	registry_clear(&r->nlat, r->lat, sizeof(r->lat[0]), NULL);
 	r->rx_tsc_ordered = 0;
 }
 
 int
 surge_latency_count(void)
 {
-	return rt() != NULL ? registry_count(&rt()->nlat) : 0;
+	return RT_REGISTRY_SIZE(nlat);
 }

@@ -197,35 +197,38 @@ surge_pool_info(int pool, struct surge_pool_info *out)
 int
 surge_pool_count(void)
 {
-	return rt() != NULL ? registry_count(&rt()->npools) : 0;
+	return RT_REGISTRY_SIZE(npools);
+}
+
+/* 1 when the pool leaked: a pool not full at exit */
+static int
+check_and_free(void *slot)
+{
+	struct pool_state *p = slot;
+	struct rte_mempool *mp = p->mp;
+	int i = (int)(p - rt()->pool), leaked = 0;
+	unsigned avail;
+
+	if (mp == NULL)
+		return 0;
+	avail = rte_mempool_avail_count(mp);
+	if (avail != mp->size) {
+		fprintf(stderr, "surge: error: pool %d leaked %u of %u mbufs\n", i, mp->size - avail, mp->size);
+		leaked = 1;
+	} else {
+		rt_info("pool %d: %u of %u mbufs back, no leak", i, avail, mp->size);
+	}
+	rte_mempool_free(mp);
+	free(p->tmpl);
+	return leaked;
 }
 
 int
 pools_check_and_free(void)
 {
 	struct runtime *r = rt();
-	int leaks = 0;
 
-	for (int i = 0; i < r->npools; i++) {
-		struct rte_mempool *mp = r->pool[i].mp;
-		unsigned avail;
-
-		if (mp == NULL)
-			continue;
-		avail = rte_mempool_avail_count(mp);
-		if (avail != mp->size) {
-			fprintf(stderr, "surge: error: pool %d leaked %u of %u mbufs\n", i,
-				mp->size - avail, mp->size);
-			leaks++;
-		} else {
-			rt_info("pool %d: %u of %u mbufs back, no leak", i, avail, mp->size);
-		}
-		rte_mempool_free(mp);
-		free(r->pool[i].tmpl);
-		r->pool[i].tmpl = NULL;
-		r->pool[i].mp = NULL;
-	}
-	return leaks;
+	return registry_clear(&r->npools, r->pool, sizeof(r->pool[0]), check_and_free);
 }
 
 /* The template's layout (header lengths, protocols), for checksum offload

@@ -162,10 +162,7 @@ struct hosts_table {
 	size_t bytes;             /* the table's memory */
 	struct mcast *mc;         /* memberships (hosts_mcast.c), from the first join; NULL before */
 	/* the poll's transmit state */
-	struct surge_burst *tx;
-	uint16_t port, txq;
-	uint32_t tx_used, tx_got;
-	int tx_err;
+	struct tx_writer tx;      /* what a host's timer sends again the ring may refuse */
 	uint32_t room;            /* the tx pool's data room */
 	/* server mode (hosts_server.c): host i is the pool's address ip4 + i */
 	uint32_t *midx;           /* the clients' MACs: slot + 1 by hash, linear probing, 0 empty */
@@ -265,7 +262,6 @@ uint32_t ht_rand(struct hosts_table *t);
 int proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame);
 void proto_start(struct hosts_table *t, uint32_t i);
 void proto_timer(struct hosts_table *t, uint32_t i);
-int proto_flush(struct hosts_table *t);
 uint8_t *proto_tx(struct hosts_table *t, uint32_t len);
 uint8_t *proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid, uint32_t blen);
 uint8_t *proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type);

@@ -171,7 +171,7 @@ ip4_head(struct hosts_table *t, uint32_t i, uint32_t dst, uint8_t tos, uint32_t 
 	p32(ip + 16, dst);
 	ip[20] = 0x94;                     /* router alert, 4 bytes, value 0 */
 	ip[21] = 4;
-	p16(ip + 10, (uint16_t)~mcast_sum(ip, 24, 0));
+	p16(ip + 10, (uint16_t)~csum_add(ip, 24, 0));
 	return ip + 24;
 }
 
@@ -204,14 +204,12 @@ ip6_head(struct hosts_table *t, uint32_t i, const uint8_t *dst, uint32_t msglen)
 	return h + 8;
 }
 
-/* the ICMPv6 checksum of msg (n bytes) after ip6_head: the pseudo
- * header's source and destination are the 32 bytes 40 before it */
+/* the ICMPv6 checksum of msg (n bytes) after ip6_head: the IPv6 header
+ * is 48 bytes before it (40, and the 8 of the hop-by-hop header) */
 static void
 mld_sum(uint8_t *msg, uint32_t n)
 {
-	uint32_t acc = mcast_sum(msg - 40, 32, 0) + (n >> 16) + (n & 0xffff) + 58;
-
-	p16(msg + 2, (uint16_t)~mcast_sum(msg, n, acc));
+	p16(msg + 2, (uint16_t)~csum6(msg - 48, msg, n, 58));
 }
 
 /* IGMPv2 report or leave, MLDv1 report or done: one group */
@@ -229,7 +227,7 @@ send_one(struct hosts_table *t, struct mship *m, uint32_t i, uint32_t gidx, int 
 			return -1;
 		msg[0] = leave ? 0x17 : 0x16;
 		memcpy(msg + 4, g, 4);
-		p16(msg + 2, (uint16_t)~mcast_sum(msg, 8, 0));
+		p16(msg + 2, (uint16_t)~csum_add(msg, 8, 0));
 		if (leave)
 			t->st.igmp_leave_tx++;
 		else
@@ -290,7 +288,7 @@ send_records(struct hosts_table *t, struct mship *m, uint32_t i, uint8_t rec, ui
 			memcpy(rp + 4, g, rl - 4);
 		}
 		if (m->j.af == 4) {
-			p16(msg + 2, (uint16_t)~mcast_sum(msg, len, 0));
+			p16(msg + 2, (uint16_t)~csum_add(msg, len, 0));
 			t->st.igmp_v3_report_tx++;
 		} else {
 			mld_sum(msg, len);
@@ -508,6 +506,8 @@ mcast_join(struct hosts_table *t, const struct surge_hosts_join *j)
 {
 	int rc, slot = -1;
 
+	if (j == NULL)
+		return rt_error(-EINVAL, "surge_hosts_join: no membership");
 	if (j->af != 4 && j->af != 6)
 		return rt_error(-EINVAL, "surge_hosts_join: af %u: 4 (IGMP) or 6 (MLD)", j->af);
 	if (j->af == 4 ? (j->version != 2 && j->version != 3) : (j->version != 1 && j->version != 2))
@@ -596,6 +596,8 @@ mcast_leave(struct hosts_table *t, int k, uint32_t first, uint32_t n, int32_t *r
 	struct mship *m = t->mc != NULL && k >= 0 && k < SURGE_HOSTS_MSHIPS ? &t->mc->m[k] : NULL;
 	int lo = -1, hi = -1;
 
+	if (rest == NULL)
+		return rt_error(-EINVAL, "surge_hosts_leave: no room for the memberships that stay");
 	rest[0] = rest[1] = -1;
 	if (m == NULL || (m->state != MS_JOINING && m->state != MS_JOINED))
 		return rt_error(-EINVAL, "surge_hosts_leave: no membership %d joined", k);

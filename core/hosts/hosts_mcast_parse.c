@@ -15,18 +15,6 @@
 
 static inline uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 
-uint32_t
-mcast_sum(const uint8_t *p, size_t n, uint32_t acc)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		acc += g16(p + i);
-	if (n & 1)
-		acc += (uint32_t)p[n - 1] << 8;
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return acc;
-}
-
 /* RFC 3376 4.1.1 / RFC 3810 5.1.3: a code at or past 1 << bits is a
  * floating point number, mantissa (mbits) and exponent (3 bits) */
 static uint32_t
@@ -37,6 +25,21 @@ resp_code(uint32_t code, int bits, int mbits)
 	uint32_t mant = code & ((1u << mbits) - 1), exp = (code >> mbits) & 7;
 
 	return (mant | 1u << mbits) << (exp + 3);
+}
+
+/* IGMPv3 (RFC 3376 4.1) and MLDv2 (RFC 3810 5.1) queries end alike: at
+ * s the robustness variable (the low 3 bits), QQIC, the number of sources
+ * and that many addresses of alen bytes, all within n */
+static enum mquery_kind
+v3_query(struct mquery *q, const uint8_t *m, size_t n, size_t s, size_t alen, uint32_t max_resp_ms)
+{
+	q->nsrc = g16(m + s + 2);
+	if (s + 4 + (size_t)q->nsrc * alen > n)
+		return MQ_BAD;
+	q->version = q->af == 4 ? 3 : 2;
+	q->qrv = m[s] & 7;
+	q->max_resp_ms = max_resp_ms;
+	return MQ_QUERY;
 }
 
 static enum mquery_kind
@@ -54,7 +57,7 @@ igmp(const uint8_t *p, size_t len, struct mquery *q)
 	if (n < 1 || m[0] != 0x11)
 		return MQ_NONE;             /* reports and leaves: another station's, not the hosts' */
 	q->af = 4;
-	if (n < 8 || (n > 8 && n < 12) || mcast_sum(m, n, 0) != 0xffff)
+	if (n < 8 || (n > 8 && n < 12) || csum_add(m, n, 0) != 0xffff)
 		return MQ_BAD;
 	memcpy(q->group, m + 4, 4);
 	if (n == 8) {
@@ -63,13 +66,7 @@ igmp(const uint8_t *p, size_t len, struct mquery *q)
 		q->max_resp_ms = m[1] == 0 ? 10000 : m[1] * 100u;
 		return MQ_QUERY;
 	}
-	q->nsrc = g16(m + 10);
-	if (12 + (size_t)q->nsrc * 4 > n)
-		return MQ_BAD;
-	q->version = 3;
-	q->qrv = m[8] & 7;
-	q->max_resp_ms = resp_code(m[1], 8, 4) * 100u;
-	return MQ_QUERY;
+	return v3_query(q, m, n, 8, 4, resp_code(m[1], 8, 4) * 100u);
 }
 
 static enum mquery_kind
@@ -101,11 +98,7 @@ mld(const uint8_t *p, size_t len, struct mquery *q)
 	q->af = 6;
 	if (n < 24 || (n > 24 && n < 28))
 		return MQ_BAD;
-	/* the pseudo header: source, destination, the upper-layer length, next header 58 */
-	uint32_t acc = mcast_sum(p + 8, 32, 0);
-
-	acc = mcast_sum(m, n, acc + (uint32_t)(n >> 16) + (uint32_t)(n & 0xffff) + 58);
-	if (acc != 0xffff)
+	if (csum6(p, m, n, 58) != 0xffff)
 		return MQ_BAD;
 	memcpy(q->group, m + 8, 16);
 	if (n == 24) {
@@ -113,13 +106,7 @@ mld(const uint8_t *p, size_t len, struct mquery *q)
 		q->max_resp_ms = g16(m + 4);
 		return MQ_QUERY;
 	}
-	q->nsrc = g16(m + 26);
-	if (28 + (size_t)q->nsrc * 16 > n)
-		return MQ_BAD;
-	q->version = 2;
-	q->qrv = m[24] & 7;
-	q->max_resp_ms = resp_code(g16(m + 4), 16, 12);
-	return MQ_QUERY;
+	return v3_query(q, m, n, 24, 16, resp_code(g16(m + 4), 16, 12));
 }
 
 enum mquery_kind

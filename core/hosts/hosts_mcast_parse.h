@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hosts_csum.h"
+
 enum mquery_kind {
 	MQ_NONE = 0,     /* no IGMP or MLD query (left to the caller) */
 	MQ_BAD,          /* an IGMP or MLD query, malformed or with a bad checksum */
@@ -25,10 +27,6 @@ struct mquery {
 	uint8_t group[16];    /* the queried group, all zero for a general query; IPv4 in the first 4 bytes */
 	uint16_t nsrc;        /* v3 / MLDv2: sources in the query (a group-and-source-specific query) */
 };
-
-/* The one's complement sum of n bytes read big-endian, folded, added to
- * acc (0 to start): the Internet checksum is its complement. */
-uint32_t mcast_sum(const uint8_t *p, size_t n, uint32_t acc);
 
 /* Reads the L3 payload (n bytes at l3) of a frame whose Ethernet type is
  * ethertype. Never reads outside them. */

@@ -393,17 +393,10 @@ ra_in(struct hosts_table *t, const struct hframe *f)
 }
 
 static int
-ns_in(struct hosts_table *t, const struct hframe *f)
+ns_in(struct hosts_table *t, const struct hframe *f, uint32_t j, int k)
 {
-	int k;
-	uint32_t j = lookup(t, f->target, &k);
-
-	if (j == HOST_NIL)
-		return 0;
 	struct host6 *h = &t->h6[j];
 
-	if (ht_by_mac(t, f->src_mac) == j)
-		return 0;               /* our own, looped back: not for the hosts */
 	if (memcmp(f->ip6_src, any6, 16) == 0) {
 		/* another station's DAD: a duplicate while ours is tentative, defended when assigned */
 		if (h->tent & k) {
@@ -425,28 +418,16 @@ ns_in(struct hosts_table *t, const struct hframe *f)
 }
 
 static int
-na_in(struct hosts_table *t, const struct hframe *f)
+na_in(struct hosts_table *t, uint32_t j, int k)
 {
-	int k;
-	uint32_t j = lookup(t, f->target, &k);
-
-	if (j == HOST_NIL)
-		return 0;
-	if (ht_by_mac(t, f->src_mac) == j)
-		return 0;
 	if ((t->h6[j].tent | t->h6[j].ok) & k)
 		conflict(t, j, k);
 	return 1;
 }
 
 static int
-echo6_in(struct hosts_table *t, const struct hframe *f)
+echo6_in(struct hosts_table *t, const struct hframe *f, uint32_t j, int k)
 {
-	int k;
-	uint32_t j = lookup(t, f->ip6_dst, &k);
-
-	if (j == HOST_NIL)
-		return 0;
 	t->st.icmp6_echo_rx++;
 	if (!(t->h6[j].ok & k))
 		return 1;
@@ -466,22 +447,28 @@ echo6_in(struct hosts_table *t, const struct hframe *f)
 int
 nd_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 {
+	uint32_t j;
+	int k;
+
 	(void)in;
 	if (t->h6 == NULL || !ht_tags_match(t, f))
 		return 0;
-	switch (f->kind) {
-	case HF_NS:
-		return ns_in(t, f);
-	case HF_NA:
-		return na_in(t, f);
-	case HF_RA:
+	if (f->kind == HF_RA) {
 		ra_in(t, f);
 		return 1;
-	case HF_ECHO6:
-		return echo6_in(t, f);
-	default:
-		return 0;
 	}
+	if (f->kind != HF_NS && f->kind != HF_NA && f->kind != HF_ECHO6)
+		return 0;
+	/* the host it is for: NS and NA name it as their target, an echo
+	 * request as its destination */
+	j = lookup(t, f->kind == HF_ECHO6 ? f->ip6_dst : f->target, &k);
+	if (j == HOST_NIL)
+		return 0;
+	if (f->kind == HF_ECHO6)
+		return echo6_in(t, f, j, k);
+	if (ht_by_mac(t, f->src_mac) == j)
+		return 0;               /* our own NS or NA, looped back: not for the hosts */
+	return f->kind == HF_NS ? ns_in(t, f, j, k) : na_in(t, j, k);
 }
 
 /* lookup() and solicited() for hosts_ping.c (a host's address; the next

@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "hosts_csum.h"
 #include "hosts_parse.h"
 
 static inline uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
@@ -26,17 +27,7 @@ static inline uint32_t g32(const uint8_t *p)
 static int
 sum_ok(const uint8_t *ip, const uint8_t *m, size_t n, uint8_t proto)
 {
-	uint32_t s = (uint32_t)(n >> 16) + (uint32_t)(n & 0xffff) + proto;
-
-	for (int k = 8; k < 40; k += 2)
-		s += g16(ip + k);
-	for (size_t k = 0; k + 1 < n; k += 2)
-		s += g16(m + k);
-	if (n & 1)
-		s += (uint32_t)m[n - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return s == 0xffff;
+	return csum6(ip, m, n, proto) == 0xffff;
 }
 
 /* ND options from o (n bytes): each of non-zero length within n (RFC 4861

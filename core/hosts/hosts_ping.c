@@ -310,7 +310,7 @@ flush(struct hosts_table *t, struct ping *g)
 {
 	uint64_t before = t->st.tx_frames, went;
 
-	proto_flush(t);
+	tx_writer_flush(&t->tx);
 	went = t->st.tx_frames - before;
 	if (went > g->nw)
 		went = g->nw;
@@ -365,7 +365,7 @@ ping_poll(struct hosts_table *t)
 		/* never fits: the poll fails (its error), rather than retry for ever */
 		t->st.ping_skipped += g->total - g->sent;
 		g->active = 0;
-		t->tx_err = rt_error(-EMSGSIZE, "surge_hosts_ping: a request of %u bytes and the tx pool's mbufs "
+		t->tx.err = rt_error(-EMSGSIZE, "surge_hosts_ping: a request of %u bytes and the tx pool's mbufs "
 				     "hold %u", need, t->room);
 		return;
 	}
@@ -374,8 +374,8 @@ ping_poll(struct hosts_table *t)
 		return;
 	n = g->p.nhosts;
 	gone = (uint32_t)(t->now - g->start_ms);
-	if (t->tx_used > 0)
-		proto_flush(t);   /* the burst holds the requests alone: flush() counts them */
+	if (t->tx.used > 0)
+		tx_writer_flush(&t->tx);   /* the burst holds the requests alone: flush() counts them */
 	while (g->sent < g->total && k < SENDS_PER_POLL) {
 		uint64_t r = g->sent / n;
 		uint32_t h = (uint32_t)(g->sent % n), i = g->p.first + h;
@@ -389,7 +389,7 @@ ping_poll(struct hosts_table *t)
 		if (source(t, g, i, src) != 0) {
 			t->st.ping_skipped++;
 		} else {
-			if (t->tx_got > 0 && t->tx_used == t->tx_got)
+			if (t->tx.got > 0 && t->tx.used == t->tx.got)
 				flush(t, g);   /* the burst is full: sent before the next is written */
 			if (echo_send(t, g, i, src, (uint16_t)r) != 0)
 				break;   /* the pool was empty: the next poll */

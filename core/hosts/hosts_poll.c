@@ -114,6 +114,8 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	if (t == NULL)
 		return rt_error(-ENOMEM, "out of memory for a table of hosts");
 	t->conf = *conf;
+	t->tx.sent = &t->st.tx_frames;
+	t->tx.refused = &t->st.tx_full;
 	if (t->conf.outstanding == 0 || t->conf.outstanding > t->conf.count)
 		t->conf.outstanding = t->conf.count;
 	t->conf.net4 &= t->conf.net4_len == 0 ? 0 : ~0u << (32 - t->conf.net4_len);
@@ -140,11 +142,7 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 static struct hosts_table *
 get(int id)
 {
-	struct runtime *r = rt();
-
-	if (r == NULL || id < 0 || id >= registry_count(&r->nhosts))
-		return NULL;
-	return r->hosts[id];
+	return registry_holds(RT_REGISTRY_SIZE(nhosts), id) ? rt()->hosts[id] : NULL;
 }
 
 static struct hosts_table *
@@ -240,10 +238,7 @@ setup_tx(struct hosts_table *t, uint16_t port, uint16_t txq, struct surge_burst 
 	if (t->room < need)
 		return rt_error(-EMSGSIZE, "host table: the pool's mbufs hold %u bytes, a host's frames %u",
 				t->room, need);
-	t->tx = tx;
-	t->port = port;
-	t->txq = txq;
-	t->tx_err = 0;
+	tx_writer_start(&t->tx, tx, port, txq);
 	t->now = (uint32_t)((double)(rte_rdtsc() - t->tsc0) * t->ms_per_cyc);
 	return 0;
 }
@@ -290,9 +285,9 @@ turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 	mcast_timers(t);
 	ping_poll(t);
 	starts(t);
-	proto_flush(t);
-	t->tx = NULL;
-	return t->tx_err != 0 ? t->tx_err : (int)keep;
+	tx_writer_flush(&t->tx);
+	t->tx.b = NULL;
+	return t->tx.err != 0 ? t->tx.err : (int)keep;
 }
 
 int
@@ -484,11 +479,7 @@ surge_hosts_join(int id, const struct surge_hosts_join *j)
 	int rc = 0;
 	struct hosts_table *t = own(id, &rc);
 
-	if (t == NULL)
-		return rc;
-	if (j == NULL)
-		return rt_error(-EINVAL, "surge_hosts_join: no membership");
-	return mcast_join(t, j);
+	return t == NULL ? rc : mcast_join(t, j);   /* which checks j */
 }
 
 int
@@ -497,11 +488,7 @@ surge_hosts_leave(int id, int m, uint32_t first, uint32_t n, int32_t *rest)
 	int rc = 0;
 	struct hosts_table *t = own(id, &rc);
 
-	if (t == NULL)
-		return rc;
-	if (rest == NULL)
-		return rt_error(-EINVAL, "surge_hosts_leave: no room for the memberships that stay");
-	return mcast_leave(t, m, first, n, rest);
+	return t == NULL ? rc : mcast_leave(t, m, first, n, rest);   /* which checks rest */
 }
 
 int
@@ -530,7 +517,20 @@ surge_hosts_ping(int id, const struct surge_hosts_ping *p)
 int
 surge_hosts_count(void)
 {
-	return rt() != NULL ? registry_count(&rt()->nhosts) : 0;
+	return RT_REGISTRY_SIZE(nhosts);
+}
+
+static int
+drop(void *slot)
+{
+	struct hosts_table *t = *(struct hosts_table **)slot;
+
+	dopt_free(t);
+	ping_free(t);
+	server_free(t);
+	ht_free(t);
+	free(t);
+	return 0;
 }
 
 void
@@ -538,13 +538,5 @@ hosts_free_all(void)
 {
 	struct runtime *r = rt();
 
-	for (int i = 0; i < r->nhosts; i++) {
-		dopt_free(r->hosts[i]);
-		ping_free(r->hosts[i]);
-		server_free(r->hosts[i]);
-		ht_free(r->hosts[i]);
-		free(r->hosts[i]);
-		r->hosts[i] = NULL;
-	}
-	r->nhosts = 0;
+	registry_clear(&r->nhosts, r->hosts, sizeof(r->hosts[0]), drop);
 }

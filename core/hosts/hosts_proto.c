@@ -24,45 +24,19 @@
 #define RTO_MAX_MS 64000
 #define NOBUF_RETRY_MS 10        /* a frame the empty pool could not take: tried again this soon */
 
-int
-proto_flush(struct hosts_table *t)
-{
-	uint32_t used = t->tx_used;
-	int rc = tx_flush_written(t->port, t->txq, t->tx, used, t->tx_got);
-
-	t->tx_used = t->tx_got = 0;
-	if (rc < 0) {
-		t->tx_err = rc;
-		return rc;
-	}
-	t->st.tx_frames += (uint32_t)rc;
-	t->st.tx_full += used - (uint32_t)rc;
-	return 0;
-}
-
 /* The next frame to write, len bytes (zeroed), or NULL (counted) when the
  * pool is empty or the frame does not fit its mbufs. */
 static uint8_t *
 frame(struct hosts_table *t, uint32_t len)
 {
-	struct surge_burst *b = t->tx;
-	uint32_t slot;
+	struct surge_burst *b = t->tx.b;
+	int slot = len <= t->room ? tx_writer_next(&t->tx) : -ENOBUFS;
 
-	if (len > t->room) {
-		t->st.tx_nobufs++;
+	if (slot < 0) {
+		if (slot == -ENOBUFS)
+			t->st.tx_nobufs++;
 		return NULL;
 	}
-	if (t->tx_used == t->tx_got) {
-		if (t->tx_got > 0 && proto_flush(t) < 0)
-			return NULL;
-		t->tx_got = surge_burst_alloc(b, b->cap);
-		t->tx_used = 0;
-		if (t->tx_got == 0) {
-			t->st.tx_nobufs++;
-			return NULL;
-		}
-	}
-	slot = t->tx_used++;
 	((struct rte_mbuf *)b->mbuf[slot])->ol_flags = 0;   /* checksums written here, not offloaded */
 	b->len[slot] = (uint16_t)len;
 	memset(b->data[slot], 0, len);

@@ -7,23 +7,37 @@
  * two ordered timer lists; the event ring Lua pulls.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hosts.h"
+
+/* n entries of `size` bytes, zeroed, each with its timer (the struct
+ * htimer at tm_at) on no list: a host's IPv4, IPv6 and DHCPv6 state */
+static void *
+calloc_timed(uint32_t n, size_t size, size_t tm_at)
+{
+	uint8_t *p = calloc(n, size);
+
+	for (uint32_t i = 0; p != NULL && i < n; i++) {
+		struct htimer *tm = (struct htimer *)(void *)(p + (size_t)i * size + tm_at);
+
+		tm->next = tm->prev = HOST_NIL;
+	}
+	return p;
+}
 
 int
 ht_alloc(struct hosts_table *t)
 {
 	uint32_t n = t->conf.count;
 
-	t->h = calloc(n, sizeof(*t->h));
+	t->h = calloc_timed(n, sizeof(*t->h), offsetof(struct host, tm));
 	if (t->h == NULL)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		t->h[i].tm.next = t->h[i].tm.prev = HOST_NIL;
+	for (uint32_t i = 0; i < n; i++)
 		t->h[i].ip = t->conf.dhcp ? 0 : t->conf.ip4 + i;
-	}
 	if (t->conf.dhcp) {
 		t->ipidx_n = t->conf.net4_len >= 32 ? 1 : 1u << (32 - t->conf.net4_len);
 		t->ipidx = calloc(t->ipidx_n, sizeof(*t->ipidx));
@@ -39,20 +53,13 @@ ht_alloc(struct hosts_table *t)
 	if (t->ev == NULL)
 		return -ENOMEM;
 	if (t->conf.ip6) {
-		t->h6 = calloc(n, sizeof(*t->h6));
+		t->h6 = calloc_timed(n, sizeof(*t->h6), offsetof(struct host6, tm));
 		if (t->h6 == NULL)
 			return -ENOMEM;
-		for (uint32_t i = 0; i < n; i++)
-			t->h6[i].tm.next = t->h6[i].tm.prev = HOST_NIL;
 		memcpy(t->v6.static6, t->conf.ip6_addr, 16);
 	}
-	if (t->conf.dhcp6) {
-		t->d6 = calloc(n, sizeof(*t->d6));
-		if (t->d6 == NULL)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < n; i++)
-			t->d6[i].tm.next = t->d6[i].tm.prev = HOST_NIL;
-	}
+	if (t->conf.dhcp6 && (t->d6 = calloc_timed(n, sizeof(*t->d6), offsetof(struct hd6, tm))) == NULL)
+		return -ENOMEM;
 	for (int l = 0; l < HL_LISTS; l++)
 		t->lists[l].head = t->lists[l].tail = HOST_NIL;
 	t->st.state[SURGE_HOST_IDLE] = n;

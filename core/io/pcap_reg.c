@@ -136,7 +136,7 @@ pcap_get(int id, int want, enum pcap_access *how, int *rc)
 	 * the run stopped (base/run_state.c) */
 	if (*how == PCAP_USE && unlikely(!surge_running()) && (*rc = run_stop_expired()) != 0)
 		return NULL;
-	if (r == NULL || slot < 0 || slot >= registry_count(&r->npcap) ||
+	if (r == NULL || !registry_holds(registry_count(&r->npcap), slot) ||
 	    (f = r->pcap[slot]) == NULL || f->gen < gen) {
 		*rc = rt_error(-EINVAL, "no pcap file %d", id);
 		return NULL;
@@ -246,7 +246,7 @@ void
 pcap_release(unsigned lcore)
 {
 	struct runtime *r = rt();
-	int n = r != NULL ? registry_count(&r->npcap) : 0;
+	int n = RT_REGISTRY_SIZE(npcap);
 
 	for (int i = 0; i < n; i++) {
 		struct pcap_file *f = r->pcap[i];
@@ -278,26 +278,27 @@ close_left_open(struct pcap_file *f)
 	return 0;
 }
 
+/* 1 when a writer left open failed to close */
+static int
+close_and_free(void *slot)
+{
+	struct pcap_file *f = *(struct pcap_file **)slot;
+	int failed;
+
+	if (f == NULL)
+		return 0;
+	failed = close_left_open(f);
+	pcap_file_release(f);
+	free(f);
+	return failed;
+}
+
 int
 pcap_close_all(void)
 {
 	struct runtime *r = rt();
-	int failed = 0;
 
-	if (r == NULL)
-		return 0;
-	for (int i = 0; i < r->npcap; i++) {
-		struct pcap_file *f = r->pcap[i];
-
-		if (f == NULL)
-			continue;
-		failed += close_left_open(f);
-		pcap_file_release(f);
-		free(f);
-		r->pcap[i] = NULL;
-	}
-	r->npcap = 0;
-	return failed;
+	return r != NULL ? registry_clear(&r->npcap, r->pcap, sizeof(r->pcap[0]), close_and_free) : 0;
 }
 
 /* The watchdog's: flushes and closes the writers that no stuck lcore holds
@@ -306,7 +307,7 @@ void
 pcap_close_all_abandoned(int master_stuck)
 {
 	struct runtime *r = rt();
-	int n = r != NULL ? registry_count(&r->npcap) : 0;
+	int n = RT_REGISTRY_SIZE(npcap);
 
 	for (int i = 0; i < n; i++) {
 		struct pcap_file *f = r->pcap[i];

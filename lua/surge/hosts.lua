@@ -30,6 +30,7 @@ local ip6 = require "surge.proto.ip6"
 local mcast = require "surge.hosts_mcast"
 local class = require "surge.class"
 local counter = require "surge.counter"
+local poll_loop = require "surge.poll_loop"
 local surge = require "surge"
 local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").TxQueue
 
@@ -759,33 +760,22 @@ local run_keys = { rxq = 1, txq = 1, pool = 1, seconds = 1, until_settled = 1, o
 function Table:run(o)
   local fn = "hosts:run"
   check.self(self, Table, fn)
-  o = check.options(o, run_keys, fn)
-  local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
-  local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
-  local seconds = check.expect(o.seconds, "number? >=0", fn, "seconds")
+  local rxq, txq, nb, seconds
+  o, rxq, txq, nb, seconds = poll_loop.options(o, run_keys, fn)
   local on_event = check.expect(o.on_event, "function?", fn, "on_event")
-  local nb = check.expect(o.burst, "integer? 1..256", fn, "burst") or 64
   local pool = o.pool or self:pool()
   local rx, tx = pool:burst(nb), pool:burst(nb)
-  local hz = tonumber(surge.tsc_hz())
-  local deadline = seconds and tonumber(surge.tsc()) + seconds * hz or math.huge
-  local next_check = 0
   if not self.cells then self:publish() end
-  local ok, err = pcall(function()
-    while surge.running() do
-      if self:poll(rxq, txq, rx, tx) > 0 then rx:free() end
-      local now = tonumber(surge.tsc())
-      if now >= next_check then
-        next_check = now + hz / 1000
-        self:sync()
-        if on_event then for _, ev in ipairs(self:events()) do on_event(ev) end end
-        if now >= deadline or (o.until_settled and self:settled()) then break end
-      end
-    end
+  poll_loop.run(seconds, 0.001, function()
+    if self:poll(rxq, txq, rx, tx) > 0 then rx:free() end
+  end, function()
+    self:sync()
+    if on_event then for _, ev in ipairs(self:events()) do on_event(ev) end end
+    return o.until_settled and self:settled()
+  end, function()
+    rx:free()
+    self:sync()
   end)
-  rx:free()
-  self:sync()
-  if not ok and err ~= core.STOPPED then error(err, 0) end
   return self:stats()
 end
 

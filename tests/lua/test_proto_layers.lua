@@ -633,6 +633,12 @@ function T.bad_layer_options_are_clear_errors()
   fails(function() local t = L.mpls{ tc = 8 }; return t end, "surge%.proto%.mpls: tc = 8 outside 0%.%.7")
   fails(function() local t = L.mpls{ s = 2 }; return t end, "surge%.proto%.mpls: s = 2 outside 0%.%.1")
   fails(function() local t = L.mpls{ ttl = 300 }; return t end, "surge%.proto%.mpls: ttl = 300 outside 0%.%.255")
+  -- an optional field given as false is refused like any non-integer (it was read as absent)
+  fails(function() local t = L.udp{ dport = false }; return t end, "surge%.proto%.udp: dport = false outside 0%.%.65535")
+  fails(function() local t = L.gtpv1{ seq = false }; return t end, "surge%.proto%.gtpv1: seq = false outside 0%.%.65535")
+  fails(function() local t = L.gre{ key = false }; return t end, "surge%.proto%.gre: key = false outside 0%.%.4294967295")
+  fails(function() local t = L.pause{ time = 70000 }; return t end, "surge%.proto%.pause: time = 70000 outside 0%.%.65535")
+  fails(function() local t = L.ppp{ proto = -1 }; return t end, "surge%.proto%.ppp: proto = %-1 outside 0%.%.65535")
 end
 
 function T.bad_flat_fields_are_clear_errors()

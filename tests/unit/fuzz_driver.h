@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "fuzz_ref.h"
+
 #define FUZZ_SEEDS_MAX 64
 #define FUZZ_INPUT_MAX 4096
 #define FUZZ_ROUNDS_MAX 400000
@@ -44,16 +46,13 @@ struct fuzz {
 static inline uint64_t
 fuzz_rand(struct fuzz *z)
 {
-	z->rng ^= z->rng << 13;
-	z->rng ^= z->rng >> 7;
-	z->rng ^= z->rng << 17;
-	return z->rng;
+	return fuzz_xorshift(&z->rng);
 }
 
 static inline uint32_t
 fuzz_below(struct fuzz *z, uint32_t n)
 {
-	return n ? (uint32_t)(fuzz_rand(z) % n) : 0;
+	return fuzz_xbelow(&z->rng, n);
 }
 
 /* The seeds of tests/fuzz/DIR (at least 3), the clock and the rng: 0, or

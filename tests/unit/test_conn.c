@@ -37,10 +37,7 @@
 #include "conn.h"
 #include "conn_http.h"
 #include "check.h"
-
-static struct surge_opts opts;
-static int POOL = -1;
-static struct surge_burst *TX;
+#include "conn_fixture.h"
 
 #define SRV 0x0a010002u    /* 10.1.0.2 */
 #define CLI 0x0a010001u    /* 10.1.0.1 */
@@ -50,27 +47,8 @@ static uint16_t WND = 65535;    /* the window frame() advertises */
 static int
 group_setup(void **state)
 {
-	static const char *const vdevs[] = { "net_null0,no-rx=1" };
-	struct surge_pool_conf c = { .size = 1023, .single_owner = 0, .socket = -1 };
-	int rc;
-
 	(void)state;
-	if ((rc = test_eal_start(&opts, "test_conn", vdevs, 1)) != 0)
-		return rc;
-	POOL = surge_pool_create(&c);
-	if (POOL < 0)
-		return -1;
-	TX = surge_burst_new(POOL, 64);
-	return TX == NULL ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	surge_burst_destroy(TX);
-	conn_free_all();          /* what boot_stop does at the end of a run */
-	return test_eal_stop();
+	return conn_fixture_start("test_conn");
 }
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -126,20 +104,12 @@ written(struct conn_engine *e, uint32_t i)
 	struct out o = { tcp[13], get32(tcp + 4), get32(tcp + 8),
 			 get16(ip + 2) - 20u - (uint32_t)(tcp[12] >> 4) * 4, 0 };
 
-	assert_true(i < e->tx_used);
+	assert_true(i < e->tx.used);
 	if ((tcp[12] >> 4) == 6 && tcp[20] == 2)
 		o.mss = get16(tcp + 22);
 	return o;
 }
 
-/* Forgets what the engine wrote (nothing is sent). */
-static void
-drop_written(struct conn_engine *e)
-{
-	TX->n = e->tx_got;
-	surge_burst_free(TX);
-	e->tx_got = e->tx_used = 0;
-}
 
 static struct conn_engine *
 engine(const struct surge_conn_conf *c)
@@ -150,9 +120,9 @@ engine(const struct surge_conn_conf *c)
 	if (id < 0)
 		fail_msg("surge_conn_new: %s", surge_last_error());
 	e = conn_engine_get(id);
-	e->tx = TX;
-	e->port = 0;
-	e->txq = 0;
+	e->tx.b = TX;
+	e->tx.port = 0;
+	e->tx.q = 0;
 	e->sw_csum = 1;
 	return e;
 }
@@ -163,9 +133,9 @@ engine_of(int id)
 {
 	struct conn_engine *e = conn_engine_get(id);
 
-	e->tx = TX;
-	e->port = 0;
-	e->txq = 0;
+	e->tx.b = TX;
+	e->tx.port = 0;
+	e->tx.q = 0;
 	e->sw_csum = 1;
 	return e;
 }
@@ -213,14 +183,14 @@ handshake(struct conn_engine *e, uint16_t sport, uint32_t iss_c)
 	struct out o;
 
 	feed(e, sport, iss_c, 0, TF_SYN, NULL);
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	o = written(e, 0);
 	assert_int_equal(o.flags, TF_SYN | TF_ACK);
 	assert_int_equal(o.ack, iss_c + 1);
 	assert_int_equal(o.mss, 1460);
 	drop_written(e);
 	feed(e, sport, iss_c + 1, o.seq + 1, TF_ACK, NULL);
-	assert_int_equal(e->tx_used, 0);       /* a bare ACK needs no answer */
+	assert_int_equal(e->tx.used, 0);       /* a bare ACK needs no answer */
 	return o.seq;
 }
 
@@ -242,7 +212,7 @@ server_handshake_request_response(void **state)
 	assert_int_equal(e->st.established, 1);
 	feed(e, 40000, isc + 1, iss + 1, TF_ACK | TF_PSH, req);
 	/* 3000 bytes at an MSS of 1460: 1460, 1460, 80; the last with PSH */
-	assert_int_equal(e->tx_used, 3);
+	assert_int_equal(e->tx.used, 3);
 	assert_int_equal(written(e, 0).len, 1460);
 	assert_int_equal(written(e, 0).seq, iss + 1);
 	assert_int_equal(written(e, 0).ack, isc + 1 + (uint32_t)strlen(req));
@@ -257,7 +227,7 @@ server_handshake_request_response(void **state)
 	assert_int_equal(e->st.responses, 1);
 	/* keep-alive: a second request on the same connection */
 	feed(e, 40000, isc + 1 + (uint32_t)strlen(req), iss + 1 + 3000, TF_ACK | TF_PSH, req);
-	assert_int_equal(e->tx_used, 3);
+	assert_int_equal(e->tx.used, 3);
 	assert_int_equal(written(e, 0).seq, iss + 1 + 3000);
 	drop_written(e);
 	assert_int_equal(e->st.requests, 2);
@@ -286,13 +256,13 @@ server_half_close_answers_first(void **state)
 	WND = 1460;
 	feed(e, 40100, isc + 1, iss + 1, TF_ACK | TF_PSH | TF_FIN, req);
 	assert_int_equal(cn->state, CS_CLOSE_WAIT);
-	assert_int_equal(e->tx_used, 2);                  /* 1460 bytes, then the FIN's ACK */
+	assert_int_equal(e->tx.used, 2);                  /* 1460 bytes, then the FIN's ACK */
 	assert_int_equal(written(e, 0).len, 1460);
 	assert_int_equal(written(e, 1).flags, TF_ACK);
 	assert_int_equal(written(e, 1).ack, rseq);
 	drop_written(e);
 	feed(e, 40100, rseq, iss + 1 + 1460, TF_ACK, NULL);
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	assert_int_equal(written(e, 0).len, 1460);
 	drop_written(e);
 	feed(e, 40100, rseq, iss + 1 + 2920, TF_ACK, NULL);
@@ -300,7 +270,7 @@ server_half_close_answers_first(void **state)
 	assert_int_equal(written(e, 0).flags & TF_FIN, 0);
 	drop_written(e);
 	feed(e, 40100, rseq, iss + 1 + 3000, TF_ACK, NULL);
-	assert_int_equal(e->tx_used, 1);                  /* all answered: now our FIN */
+	assert_int_equal(e->tx.used, 1);                  /* all answered: now our FIN */
 	assert_int_equal(written(e, 0).flags, TF_FIN | TF_ACK);
 	assert_int_equal(written(e, 0).seq, iss + 1 + 3000);
 	assert_int_equal(cn->state, CS_LAST_ACK);
@@ -329,7 +299,7 @@ bad_segments_dropped_and_counted(void **state)
 	/* data far past the window: dropped, a duplicate ACK at rcv_nxt */
 	feed(e, 40001, isc + 1 + 200000, iss + 1, TF_ACK, "GET / HTTP/1.1\r\n\r\n");
 	assert_int_equal(e->st.rx_dropped, before.rx_dropped + 1);
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	assert_int_equal(written(e, 0).flags, TF_ACK);
 	assert_int_equal(written(e, 0).ack, isc + 1);
 	drop_written(e);
@@ -359,7 +329,7 @@ bad_segments_dropped_and_counted(void **state)
 	n = frame(F, SRV, 40001, 80, isc + 1, iss + 1, TF_ACK, "GET / HTTP/1.1\r\n\r\n", 0);
 	assert_int_equal(conn_frame(e, F, n, 0), SEG_BAD);
 	assert_int_equal(e->st.rx_bad, before.rx_bad + 2);
-	assert_int_equal(e->tx_used, 0);
+	assert_int_equal(e->tx.used, 0);
 	assert_int_equal(e->st.requests, 0);
 
 	/* a reset outside the window: ignored (counted); inside: the end */
@@ -373,7 +343,7 @@ bad_segments_dropped_and_counted(void **state)
 
 	/* a segment for no connection: an RST whose seq is its ack */
 	feed(e, 40002, 77, 12345, TF_ACK, NULL);
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	assert_int_equal(written(e, 0).flags, TF_RST);
 	assert_int_equal(written(e, 0).seq, 12345);
 	drop_written(e);
@@ -389,10 +359,10 @@ table_full_refuses(void **state)
 	(void)state;
 	feed(e, 41000, 1, 0, TF_SYN, NULL);
 	feed(e, 41001, 1, 0, TF_SYN, NULL);
-	assert_int_equal(e->tx_used, 2);
+	assert_int_equal(e->tx.used, 2);
 	drop_written(e);
 	feed(e, 41002, 1, 0, TF_SYN, NULL);
-	assert_int_equal(e->tx_used, 0);        /* dropped, as a full backlog does */
+	assert_int_equal(e->tx.used, 0);        /* dropped, as a full backlog does */
 	assert_int_equal(e->st.refused, 1);
 	assert_int_equal(e->st.attempted, 2);
 	assert_int_equal(e->st.concurrent, 2);
@@ -442,17 +412,17 @@ client_syn_retries_then_timeout(void **state)
 	e->now = 1000;
 	assert_int_equal(fsm_open(e), 0);
 	assert_int_equal(fsm_open(e), -ENOSPC);  /* one entry: full */
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	assert_int_equal(written(e, 0).flags, TF_SYN);
 	seq = written(e, 0).seq;
 	drop_written(e);
 	for (int i = 1; i <= 3; i++) {
 		e->now += 99999;
 		conn_timers(e);
-		assert_int_equal(e->tx_used, 0);  /* not yet: the RTO is 100 ms */
+		assert_int_equal(e->tx.used, 0);  /* not yet: the RTO is 100 ms */
 		e->now += 1;
 		conn_timers(e);
-		assert_int_equal(e->tx_used, 1);
+		assert_int_equal(e->tx.used, 1);
 		assert_int_equal(written(e, 0).flags, TF_SYN);
 		assert_int_equal(written(e, 0).seq, seq);
 		drop_written(e);
@@ -583,15 +553,15 @@ client_think_time(void **state)
 	n = frame(F, SRV, 80, 2000, 7001, iss + 1 + len, TF_ACK, RESP, 1);
 	conn_frame(e, F, n, 0);
 	assert_int_equal(e->st.responses, 1);
-	assert_int_equal(e->tx_used, 1);                  /* the ACK only */
+	assert_int_equal(e->tx.used, 1);                  /* the ACK only */
 	assert_int_equal(written(e, 0).len, 0);
 	drop_written(e);
 	e->now += 49999;
 	conn_timers(e);
-	assert_int_equal(e->tx_used, 0);
+	assert_int_equal(e->tx.used, 0);
 	e->now += 1;
 	conn_timers(e);
-	assert_int_equal(e->tx_used, 1);                  /* the second request */
+	assert_int_equal(e->tx.used, 1);                  /* the second request */
 	assert_int_equal(written(e, 0).len, len);
 	assert_int_equal(written(e, 0).seq, iss + 1 + len);
 	drop_written(e);
@@ -680,7 +650,7 @@ ipv6_server(void **state)
 	e = engine(&c);
 	n = frame6(F, P6, 40000, 100, TF_SYN, 1);
 	assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	ip = TX->data[0] + 14;
 	tcp = ip + 40;
 	assert_int_equal(get16(TX->data[0] + 12), 0x86dd);
@@ -731,23 +701,23 @@ server_rto_from_the_response_after_idle(void **state)
 	e->now = 1000;
 	iss = handshake(e, 42000, isc);
 	feed(e, 42000, isc + 1, iss + 1, TF_ACK | TF_PSH, req);
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	drop_written(e);
 	feed(e, 42000, isc + 1 + r, iss + 1 + d, TF_ACK, NULL);   /* the response acknowledged: idle */
 	e->now += 100000;                         /* one idle tick */
 	conn_timers(e);
-	assert_int_equal(e->tx_used, 0);
+	assert_int_equal(e->tx.used, 0);
 	e->now += 90000;                          /* 90 ms into the next */
 	feed(e, 42000, isc + 1 + r, iss + 1 + d, TF_ACK | TF_PSH, req);
-	assert_int_equal(e->tx_used, 1);            /* the second response */
+	assert_int_equal(e->tx.used, 1);            /* the second response */
 	drop_written(e);
 	e->now += 10000;                          /* where the idle tick fell: no retransmission */
 	conn_timers(e);
-	assert_int_equal(e->tx_used, 0);
+	assert_int_equal(e->tx.used, 0);
 	assert_int_equal(e->st.retransmits, 0);
 	e->now += 90000;                          /* a whole RTO after the response: sent again */
 	conn_timers(e);
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	assert_int_equal(written(e, 0).seq, iss + 1 + d);
 	drop_written(e);
 	assert_int_equal(e->st.retransmits, 1);
@@ -887,13 +857,13 @@ client_hooks_hold_and_peer_fin(void **state)
 	assert_int_equal(ev->kind, SURGE_CONN_EV_ESTABLISHED);
 	assert_int_equal(ev->conn, 0);
 	assert_int_equal(ev->time_us, 300);
-	assert_int_equal(e->tx_used, 1);                 /* held: the bare ACK only */
+	assert_int_equal(e->tx.used, 1);                 /* held: the bare ACK only */
 	assert_int_equal(written(e, 0).flags, TF_ACK);
 	assert_int_equal(written(e, 0).len, 0);
 	drop_written(e);
 	conn_events_apply(e);                            /* no action written: the engine's course */
 	assert_int_equal(pub->n, 0);
-	assert_int_equal(e->tx_used, 1);
+	assert_int_equal(e->tx.used, 1);
 	assert_int_equal(written(e, 0).len, c.data_len);  /* the first request */
 	drop_written(e);
 	e->now = 1500;
@@ -921,7 +891,7 @@ client_hooks_hold_and_peer_fin(void **state)
 	assert_int_equal(written(e, 0).flags, TF_FIN | TF_ACK);   /* our close, LAST_ACK */
 	drop_written(e);
 	conn_events_apply(e);                            /* no longer held: nothing */
-	assert_int_equal(e->tx_used, 0);
+	assert_int_equal(e->tx.used, 0);
 	/* the server acknowledges our FIN: the entry is freed, CLOSED completed */
 	n = frame(F, SRV, 80, 2000, 7002 + 2 * (uint32_t)strlen(RESP), iss + 2 + 2 * c.data_len, TF_ACK, NULL, 1);
 	conn_frame(e, F, n, 0);
@@ -1033,7 +1003,7 @@ static uint32_t
 shuttle(struct conn_engine *from, struct conn_engine *to)
 {
 	static uint8_t buf[64][256];
-	uint32_t len[64], n = from->tx_used;
+	uint32_t len[64], n = from->tx.used;
 
 	assert_true(n <= 64);
 	for (uint32_t i = 0; i < n; i++) {
@@ -1081,7 +1051,7 @@ pair_segments_per_connection(void **state)
 		srv = engine(&sc);
 		cli = engine(&cc);
 		assert_int_equal(fsm_open(cli), 0);
-		for (int round = 0; round < 10 && (cli->tx_used > 0 || srv->tx_used > 0); round++) {
+		for (int round = 0; round < 10 && (cli->tx.used > 0 || srv->tx.used > 0); round++) {
 			c2s += shuttle(cli, srv);
 			s2c += shuttle(srv, cli);
 		}
@@ -1142,7 +1112,7 @@ server_owed_bytes_bounded(void **state)
 	/* a window's worth of the first response went out (seg_emit sends a
 	 * full burst on: what is left in it is the window's tail), each
 	 * acknowledging the requests taken and no more */
-	assert_true(e->tx_used > 0);
+	assert_true(e->tx.used > 0);
 	assert_int_equal(written(e, 0).ack, isc + 1 + most * r);
 	assert_true(written(e, 0).len > 0);
 	assert_int_equal(cn->snd_nxt, iss + 1 + 65535);
@@ -1153,7 +1123,7 @@ server_owed_bytes_bounded(void **state)
 	while (seq_lt(cn->snd_una, iss + 1 + body)) {
 		n = frame(seg, SRV, 40200, 80, isc + 1 + most * r, cn->snd_nxt, TF_ACK, NULL, 1);
 		assert_int_equal(conn_frame(e, seg, n, 0), SEG_TCP);
-		assert_true(e->tx_used > 0);
+		assert_true(e->tx.used > 0);
 		drop_written(e);
 	}
 	assert_int_equal(e->st.responses, 1);
@@ -1163,8 +1133,8 @@ server_owed_bytes_bounded(void **state)
 	assert_int_equal(e->st.requests, most + 1);
 	assert_int_equal(cn->owed, most);
 	assert_int_equal(e->st.rx_dropped, 2);
-	assert_true(e->tx_used > 0);
-	assert_int_equal(written(e, e->tx_used - 1).ack, isc + 1 + (most + 1) * r);
+	assert_true(e->tx.used > 0);
+	assert_int_equal(written(e, e->tx.used - 1).ack, isc + 1 + (most + 1) * r);
 	drop_written(e);
 }
 
@@ -1198,7 +1168,7 @@ server_on_request_pipeline(void **state)
 	assert_int_equal(pub->n, SURGE_CONN_PIPELINE);
 	assert_int_equal(e->st.requests, SURGE_CONN_PIPELINE);
 	assert_int_equal(e->st.rx_dropped, 1);
-	assert_int_equal(e->tx_used, 1);                /* an ACK of the 4 taken, nothing else yet */
+	assert_int_equal(e->tx.used, 1);                /* an ACK of the 4 taken, nothing else yet */
 	assert_int_equal(written(e, 0).ack, isc + 1 + 4 * r);
 	assert_int_equal(written(e, 0).len, 0);
 	drop_written(e);
@@ -1223,7 +1193,7 @@ server_on_request_pipeline(void **state)
 	conn_events_apply(e);
 	/* 2000 (1460 + 540), the 43 of RESP, 2000 again, then our FIN (the
 	 * answers before the close were all out when it was chosen) */
-	assert_int_equal(e->tx_used, 6);
+	assert_int_equal(e->tx.used, 6);
 	seq = iss + 1;
 	assert_int_equal(written(e, 0).seq, seq);
 	assert_int_equal(written(e, 0).len, 1460);

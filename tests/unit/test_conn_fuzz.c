@@ -36,72 +36,28 @@
 #include "run.h"
 #include "conn.h"
 #include "check.h"
+#include "fuzz_ref.h"
+#include "conn_fixture.h"
 
-static struct surge_opts opts;
-static int POOL = -1;
-static struct surge_burst *TX;
 static uint64_t rng;
 
 #define SRV 0x0a010002u    /* the engines' address */
 #define PEER 0x0a010001u   /* the peer's */
-#define POOL_SIZE 1023
-
-static uint64_t
-next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static uint32_t
-below(uint32_t n)
-{
-	return n ? (uint32_t)(next_rand() % n) : 0;
-}
 
 static int
 group_setup(void **state)
 {
-	static const char *const vdevs[] = { "net_null0,no-rx=1" };
-	struct surge_pool_conf c = { .size = POOL_SIZE, .single_owner = 0, .socket = -1 };
 	const char *seed = getenv("SURGE_FUZZ_SEED");
-	int rc;
 
 	(void)state;
 	rng = seed != NULL ? strtoull(seed, NULL, 0) : 0xc0ffee2026ULL;
 	if (rng == 0)
 		rng = 1;
-	if ((rc = test_eal_start(&opts, "test_conn_fuzz", vdevs, 1)) != 0)
-		return rc;
-	POOL = surge_pool_create(&c);
-	if (POOL < 0)
-		return -1;
-	TX = surge_burst_new(POOL, 64);
-	return TX == NULL ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	surge_burst_destroy(TX);
-	conn_free_all();
-	return test_eal_stop();
+	return conn_fixture_start("test_conn_fuzz");
 }
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)); put16(p + 2, (uint16_t)v); }
-
-/* Forgets what the engine wrote (nothing is sent). */
-static void
-drop_written(struct conn_engine *e)
-{
-	TX->n = e->tx_got;
-	surge_burst_free(TX);
-	e->tx_got = e->tx_used = 0;
-}
 
 static const char *const payloads[] = {
 	"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -123,41 +79,41 @@ craft(uint8_t *f, uint32_t room, const struct conn *c, uint16_t sport,
       uint16_t dport)
 {
 	uint8_t *ip = f + 14, *tcp = ip + 20;
-	uint32_t opt = 0, len = 0, seq, ack, r = below(16);
+	uint32_t opt = 0, len = 0, seq, ack, r = fuzz_xbelow(&rng, 16);
 	static const uint8_t flagsets[] = { TF_ACK, TF_ACK | TF_PSH, TF_SYN, TF_SYN | TF_ACK, TF_RST, TF_RST | TF_ACK,
 					    TF_FIN | TF_ACK, TF_FIN | TF_ACK | TF_PSH, 0, TF_FIN, TF_SYN | TF_FIN };
-	uint8_t flags = below(8) == 0 ? (uint8_t)below(64) : flagsets[below(sizeof(flagsets))];
+	uint8_t flags = fuzz_xbelow(&rng, 8) == 0 ? (uint8_t)fuzz_xbelow(&rng, 64) : flagsets[fuzz_xbelow(&rng, sizeof(flagsets))];
 
-	seq = c != NULL ? c->rcv_nxt : (uint32_t)next_rand();
-	ack = c != NULL ? c->snd_nxt : (uint32_t)next_rand();
+	seq = c != NULL ? c->rcv_nxt : (uint32_t)fuzz_xorshift(&rng);
+	ack = c != NULL ? c->snd_nxt : (uint32_t)fuzz_xorshift(&rng);
 	/* at, next to, a window away or anywhere */
-	seq += r < 8 ? 0 : r < 11 ? below(3) - 1u : r < 14 ? (below(2) ? 65536u : -65536u) + below(100) : (uint32_t)next_rand();
-	r = below(16);
-	ack += r < 6 ? 0 : r < 10 ? (c != NULL ? c->snd_una - c->snd_nxt : 0) : r < 13 ? below(4000) - 2000u
-		     : (uint32_t)next_rand();
+	seq += r < 8 ? 0 : r < 11 ? fuzz_xbelow(&rng, 3) - 1u : r < 14 ? (fuzz_xbelow(&rng, 2) ? 65536u : -65536u) + fuzz_xbelow(&rng, 100) : (uint32_t)fuzz_xorshift(&rng);
+	r = fuzz_xbelow(&rng, 16);
+	ack += r < 6 ? 0 : r < 10 ? (c != NULL ? c->snd_una - c->snd_nxt : 0) : r < 13 ? fuzz_xbelow(&rng, 4000) - 2000u
+		     : (uint32_t)fuzz_xorshift(&rng);
 	memset(f, 0, 14 + 60 + 20);
 	memcpy(f, "\x02\0\0\0\0\x02", 6);
 	memcpy(f + 6, "\x02\0\0\0\0\x01", 6);
 	put16(f + 12, 0x0800);
-	if (below(4) == 0) {                    /* options: any kind, any length */
-		opt = 4 * (1 + below(10));
+	if (fuzz_xbelow(&rng, 4) == 0) {                    /* options: any kind, any length */
+		opt = 4 * (1 + fuzz_xbelow(&rng, 10));
 		for (uint32_t i = 0; i < opt; i++)
-			tcp[20 + i] = below(3) == 0 ? (uint8_t)below(4) : (uint8_t)next_rand();
-		if (below(2))
+			tcp[20 + i] = fuzz_xbelow(&rng, 3) == 0 ? (uint8_t)fuzz_xbelow(&rng, 4) : (uint8_t)fuzz_xorshift(&rng);
+		if (fuzz_xbelow(&rng, 2))
 			memcpy(tcp + 20, "\x02\x04", 2);
 	}
-	r = below(8);
+	r = fuzz_xbelow(&rng, 8);
 	if (r < 5) {
-		const char *p = payloads[below(sizeof(payloads) / sizeof(payloads[0]))];
+		const char *p = payloads[fuzz_xbelow(&rng, sizeof(payloads) / sizeof(payloads[0]))];
 
 		len = (uint32_t)strlen(p);
-		if (below(4) == 0)
-			len = below(len + 1);           /* cut anywhere */
+		if (fuzz_xbelow(&rng, 4) == 0)
+			len = fuzz_xbelow(&rng, len + 1);           /* cut anywhere */
 		memcpy(tcp + 20 + opt, p, len);
 	} else if (r == 5) {
-		len = below(room - 14 - 20 - 20 - opt);
+		len = fuzz_xbelow(&rng, room - 14 - 20 - 20 - opt);
 		for (uint32_t i = 0; i < len; i++)
-			tcp[20 + opt + i] = (uint8_t)next_rand();
+			tcp[20 + opt + i] = (uint8_t)fuzz_xorshift(&rng);
 	}
 	ip[0] = 0x45;
 	put16(ip + 2, (uint16_t)(40 + opt + len));
@@ -171,13 +127,13 @@ craft(uint8_t *f, uint32_t room, const struct conn *c, uint16_t sport,
 	put32(tcp + 8, ack);
 	tcp[12] = (uint8_t)((5 + opt / 4) << 4);
 	tcp[13] = flags;
-	put16(tcp + 14, below(8) == 0 ? (uint16_t)below(64) : 65535);
+	put16(tcp + 14, fuzz_xbelow(&rng, 8) == 0 ? (uint16_t)fuzz_xbelow(&rng, 64) : 65535);
 	((struct rte_ipv4_hdr *)ip)->hdr_checksum = rte_ipv4_cksum((struct rte_ipv4_hdr *)ip);
 	((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv4_udptcp_cksum((struct rte_ipv4_hdr *)ip, tcp);
-	if (below(16) == 0)                     /* a header field that lies (the sums may no longer hold) */
-		f[14 + below(40)] = (uint8_t)next_rand();
-	if (below(32) == 0)
-		return below(14 + 40 + opt + len);   /* cut short */
+	if (fuzz_xbelow(&rng, 16) == 0)                     /* a header field that lies (the sums may no longer hold) */
+		f[14 + fuzz_xbelow(&rng, 40)] = (uint8_t)fuzz_xorshift(&rng);
+	if (fuzz_xbelow(&rng, 32) == 0)
+		return fuzz_xbelow(&rng, 14 + 40 + opt + len);   /* cut short */
 	return 14 + 40 + opt + len;
 }
 
@@ -222,7 +178,7 @@ engine_fuzz(void **state)
 		c.expect_status = k == 2 ? 200 : 0;
 		c.rto_us = 10000;
 		c.retries = 3;
-		c.time_wait_us = below(2) ? 0 : 20000;
+		c.time_wait_us = fuzz_xbelow(&rng, 2) ? 0 : 20000;
 		c.idle_us = 50000;
 		c.local_ip4 = SRV;
 		c.local_port = k == 2 ? 2000 : 80;
@@ -240,41 +196,41 @@ engine_fuzz(void **state)
 					       &pub) != 0)
 			fail_msg("surge_conn_hooks: %s", surge_last_error());
 		eng[k] = conn_engine_get(id);
-		eng[k]->tx = TX;
-		eng[k]->port = 0;
-		eng[k]->txq = 0;
+		eng[k]->tx.b = TX;
+		eng[k]->tx.port = 0;
+		eng[k]->tx.q = 0;
 		eng[k]->sw_csum = 1;
 	}
 	while (frames < 2000000 && (frames % 4096 != 0 || difftime(time(NULL), t0) < secs)) {
-		struct conn_engine *e = eng[below(3)];
+		struct conn_engine *e = eng[fuzz_xbelow(&rng, 3)];
 		int client = e->conf.role == SURGE_CONN_CLIENT;
-		uint32_t i = below(e->conf.capacity);
-		const struct conn *cn = e->tab[i].state != CS_FREE && below(8) != 0 ? &e->tab[i] : NULL;
+		uint32_t i = fuzz_xbelow(&rng, e->conf.capacity);
+		const struct conn *cn = e->tab[i].state != CS_FREE && fuzz_xbelow(&rng, 8) != 0 ? &e->tab[i] : NULL;
 		uint16_t sport, dport;
 		uint32_t n;
 
 		if (client) {
-			if (cn == NULL && below(4) == 0 && e->st.concurrent < e->conf.capacity)
+			if (cn == NULL && fuzz_xbelow(&rng, 4) == 0 && e->st.concurrent < e->conf.capacity)
 				fsm_open(e);
 			sport = 80;
-			dport = cn != NULL ? cn->local_port : (uint16_t)(2000 + below(e->conf.capacity + 2));
+			dport = cn != NULL ? cn->local_port : (uint16_t)(2000 + fuzz_xbelow(&rng, e->conf.capacity + 2));
 		} else {
-			sport = cn != NULL ? cn->peer_port : (uint16_t)(40000 + below(24));
-			dport = below(16) == 0 ? (uint16_t)below(100) : 80;
+			sport = cn != NULL ? cn->peer_port : (uint16_t)(40000 + fuzz_xbelow(&rng, 24));
+			dport = fuzz_xbelow(&rng, 16) == 0 ? (uint16_t)fuzz_xbelow(&rng, 100) : 80;
 		}
 		n = craft(f, sizeof(f), cn, sport, dport);
 		segs += conn_frame(e, f, n, 0) == SEG_TCP;
 		frames++;
-		if (below(8) == 0) {                    /* time passes: the timers */
-			e->now += below(30000);
+		if (fuzz_xbelow(&rng, 8) == 0) {                    /* time passes: the timers */
+			e->now += fuzz_xbelow(&rng, 30000);
 			conn_timers(e);
 		}
-		if (e->hk != NULL && below(2) == 0) {   /* the hook's actions, at random, at the next poll */
+		if (e->hk != NULL && fuzz_xbelow(&rng, 2) == 0) {   /* the hook's actions, at random, at the next poll */
 			struct surge_conn_event *ev = pub->ev[pub->cur];
 
 			for (uint32_t k = 0; k < pub->n; k++) {
-				ev[k].action = (uint8_t)below(5);       /* 4: none of the actions */
-				ev[k].tpl = (uint8_t)below(3);          /* 2: no such template */
+				ev[k].action = (uint8_t)fuzz_xbelow(&rng, 5);       /* 4: none of the actions */
+				ev[k].tpl = (uint8_t)fuzz_xbelow(&rng, 3);          /* 2: no such template */
 			}
 			conn_events_apply(e);
 		}

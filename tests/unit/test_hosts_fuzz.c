@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 
+#define FUZZ_NAME "test_hosts_fuzz"
+#include "fuzz_ref.h"
 #include "hosts_parse.h"
 
 /* --- the reference ------------------------------------------------------- */
@@ -41,16 +43,6 @@ struct ref {
 	unsigned long lease, server, dns;
 	unsigned overload;
 };
-
-static unsigned long
-be(const uint8_t *p, int n)
-{
-	unsigned long v = 0;
-
-	for (int i = 0; i < n; i++)
-		v = v * 256 + p[i];
-	return v;
-}
 
 /* RFC 2132 2: options are pad (0), end (255) or code, length, value. The
  * options in b[i..n) read byte by byte: 1 when they end with 255 within
@@ -339,16 +331,6 @@ ref_ip6(const uint8_t *p, size_t n, struct ref6 *r)
 		r->kind = from_any && (sllao || !to_mcast) ? HF_BAD : HF_NS;
 	else
 		r->kind = to_mcast && (m[4] & 0x40) ? HF_BAD : HF_NA;
-}
-
-static void
-fail_on(const char *what, long got, long want, const uint8_t *p, size_t n)
-{
-	fprintf(stderr, "test_hosts_fuzz: %s: %ld, the reference %ld, for %zu bytes:\n", what, got, want, n);
-	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "%02x", p[i]);
-	fprintf(stderr, "\n");
-	abort();
 }
 
 /* IEEE 802.1Q / 802.1ad: the header's length (14, 18, 22; 0 when a tag

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#define FUZZ_NAME "test_hosts_mcast_fuzz"
+#include "fuzz_ref.h"
 #include "hosts_mcast_parse.h"
 
 /* --- the reference ------------------------------------------------------- */
@@ -33,16 +35,6 @@ struct ref {
 	unsigned long resp_ms, nsrc;
 	uint8_t group[16];
 };
-
-static unsigned long
-be(const uint8_t *p, int n)
-{
-	unsigned long v = 0;
-
-	for (int i = 0; i < n; i++)
-		v = v * 256 + p[i];
-	return v;
-}
 
 /* RFC 1071: the 16-bit one's complement of the one's complement sum; a
  * message whose checksum is right sums to 0xffff */
@@ -154,16 +146,6 @@ ref_mld(const uint8_t *ip, size_t len, struct ref *r)
 	r->version = 2;
 	r->resp_ms = mld_code(be(m + 4, 2));
 	r->kind = MQ_QUERY;
-}
-
-static void
-fail_on(const char *what, long got, long want, const uint8_t *p, size_t n)
-{
-	fprintf(stderr, "test_hosts_mcast_fuzz: %s: %ld, the reference %ld, for %zu bytes:\n", what, got, want, n);
-	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "%02x", p[i]);
-	fprintf(stderr, "\n");
-	abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -30,6 +30,7 @@
 
 #include "run.h"
 #include "check.h"
+#include "fuzz_ref.h"
 
 #define SEEDS_MAX 32
 #define INPUT_MAX (1 << 16)
@@ -45,21 +46,6 @@ static int big_pool, small_pool;
 static struct seed seeds[SEEDS_MAX];
 static int nseeds;
 static uint64_t rng;
-
-static uint64_t
-next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static uint32_t
-below(uint32_t n)
-{
-	return n ? (uint32_t)(next_rand() % n) : 0;
-}
 
 static int
 load_seeds(void)
@@ -146,27 +132,27 @@ mutate(uint8_t *buf, size_t len)
 	static const uint32_t values[] = { 0, 1, 13, 14, 15, 0x7f, 0x80, 0xff, 0xffff, 0x10000,
 					   0x40000, 0x7fffffff, 0x80000000, 0xffffffff,
 					   0xa1b2c3d4, 0xd4c3b2a1, 0x0a0d0d0a, 0x1a2b3c4d };
-	uint32_t at = below((uint32_t)len);
+	uint32_t at = fuzz_xbelow(&rng, (uint32_t)len);
 
-	switch (below(6)) {
+	switch (fuzz_xbelow(&rng, 6)) {
 	case 0:                                  /* bit flips */
-		for (uint32_t k = 1 + below(4); k > 0 && len > 0; k--)
-			buf[below((uint32_t)len)] ^= (uint8_t)(1u << below(8));
+		for (uint32_t k = 1 + fuzz_xbelow(&rng, 4); k > 0 && len > 0; k--)
+			buf[fuzz_xbelow(&rng, (uint32_t)len)] ^= (uint8_t)(1u << fuzz_xbelow(&rng, 8));
 		break;
 	case 1: {                                /* a boundary value over a field */
-		uint32_t v = values[below(RTE_DIM(values))];
+		uint32_t v = values[fuzz_xbelow(&rng, RTE_DIM(values))];
 
 		if (len >= 4) {
-			at = below((uint32_t)len - 3) & ~3u;
+			at = fuzz_xbelow(&rng, (uint32_t)len - 3) & ~3u;
 			memcpy(buf + at, &v, 4);
 		}
 		break;
 	}
 	case 2:                                  /* truncation */
-		len = below((uint32_t)len + 1);
+		len = fuzz_xbelow(&rng, (uint32_t)len + 1);
 		break;
 	case 3: {                                /* duplicate a chunk at the end */
-		uint32_t n = below(256);
+		uint32_t n = fuzz_xbelow(&rng, 256);
 
 		if (at + n <= len && len + n <= INPUT_MAX) {
 			memmove(buf + len, buf + at, n);
@@ -175,19 +161,19 @@ mutate(uint8_t *buf, size_t len)
 		break;
 	}
 	case 4: {                                /* insert random bytes */
-		uint32_t n = 1 + below(64);
+		uint32_t n = 1 + fuzz_xbelow(&rng, 64);
 
 		if (len + n <= INPUT_MAX) {
 			memmove(buf + at + n, buf + at, len - at);
 			for (uint32_t k = 0; k < n; k++)
-				buf[at + k] = (uint8_t)next_rand();
+				buf[at + k] = (uint8_t)fuzz_xorshift(&rng);
 			len += n;
 		}
 		break;
 	}
 	default:                                 /* a random byte */
 		if (len > 0)
-			buf[at] = (uint8_t)next_rand();
+			buf[at] = (uint8_t)fuzz_xorshift(&rng);
 	}
 	return len;
 }
@@ -203,7 +189,7 @@ replay(int r, const char *path)
 	assert_non_null(big);
 	assert_non_null(small);
 	assert_int_equal(surge_pcap_info(r, &info), 0);
-	assert_int_equal(surge_pcap_replay(r, 2, below(2) ? 0.0 : 3.5), 0);
+	assert_int_equal(surge_pcap_replay(r, 2, fuzz_xbelow(&rng, 2) ? 0.0 : 3.5), 0);
 	while ((n = surge_pcap_fill(r, big, 0)) > 0 && rounds++ < 10000) {
 		for (int i = 0; i < n; i++)
 			assert_true(big->len[i] >= 14 && big->len[i] <= info.max_len);
@@ -237,13 +223,13 @@ test_fuzz_reader(void **state)
 	fprintf(stderr, "test_pcap_fuzz: %d seeds, %.0f s, input in %s (kept on failure)\n", nseeds, secs, path);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		const struct seed *s = &seeds[below((uint32_t)nseeds)];
+		const struct seed *s = &seeds[fuzz_xbelow(&rng, (uint32_t)nseeds)];
 		size_t len = s->len;
 		FILE *f;
 		int r;
 
 		memcpy(buf, s->data, len);
-		for (uint32_t k = 1 + below(3); k > 0; k--)
+		for (uint32_t k = 1 + fuzz_xbelow(&rng, 3); k > 0; k--)
 			len = mutate(buf, len);
 		f = fopen(path, "wb");
 		assert_non_null(f);

@@ -50,7 +50,7 @@ local class = require "surge.class"
 local rate = require "surge.rate"
 local tcp = require "surge.proto.tcp"
 local counter = require "surge.counter"
-local surge = require "surge"
+local poll_loop = require "surge.poll_loop"
 local Engine = class.new("connection engine", { "id", "role", "conf", "data", "st",
   "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "turn", "on", "tpl_keep" })
 Engine.__handle = function(e) return ("connection engine %d (%s)"):format(e.id, e.role) end
@@ -625,13 +625,10 @@ local run_keys = { rxq = 1, txq = 1, pool = 1, neigh = 1, iface = 1, seconds = 1
 function Engine:run(o)
   local fn = "engine:run"
   check.self(self, Engine, fn)
-  o = check.options(o, run_keys, fn)
-  local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
-  local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
+  local rxq, txq, nb, seconds
+  o, rxq, txq, nb, seconds = poll_loop.options(o, run_keys, fn)
   local pool = check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})")
   bind(self, fn, rxq, txq, nil, false)
-  local nb = check.expect(o.burst, "integer? 1..256", fn, "burst") or 64
-  local seconds = check.expect(o.seconds, "number? >=0", fn, "seconds")
   -- neigh: a responder with handle(iface, p, len, view), surge.dut.neigh's
   -- (not required here: conn does not depend on dut)
   local neigh = check.expect(o.neigh, "table?", fn, "neigh")
@@ -644,31 +641,22 @@ function Engine:run(o)
   local rx, tx = pool:burst(nb), pool:burst(nb)
   if not self.cells then self:publish() end
   local v = view.new()
-  local hz = tonumber(surge.tsc_hz())
-  local deadline = seconds and tonumber(surge.tsc()) + seconds * hz or math.huge
   local client = self.role == "client"
-  local next_sync = 0
-  local ok, err = pcall(function()
-    while surge.running() do
-      local n = self:poll(rxq, txq, rx, tx)
-      for i = 0, n - 1 do
-        local p, len = rx.data[i], rx.len[i]
-        if neigh and view.parse(v, p, len) then neigh:handle(iface, p, len, v) end
-      end
-      if n > 0 then rx:free() end
-      local now = tonumber(surge.tsc())
-      if now >= next_sync then
-        self:sync()
-        next_sync = now + hz / 100
-        if client and self:done() then break end
-        if now >= deadline then break end
-      end
+  poll_loop.run(seconds, 0.01, function()
+    local n = self:poll(rxq, txq, rx, tx)
+    for i = 0, n - 1 do
+      local p, len = rx.data[i], rx.len[i]
+      if neigh and view.parse(v, p, len) then neigh:handle(iface, p, len, v) end
     end
+    if n > 0 then rx:free() end
+  end, function()
+    self:sync()
+    return client and self:done()
+  end, function()
+    rx:free()
+    if not self:done() then pcall(self.abort, self, txq, tx) end
+    self:sync()
   end)
-  rx:free()
-  if not self:done() then pcall(self.abort, self, txq, tx) end
-  self:sync()
-  if not ok and err ~= core.STOPPED then error(err, 0) end
   return self:stats()
 end
 

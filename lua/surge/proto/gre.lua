@@ -36,12 +36,12 @@ local function write(self, p, ctx)
   M.write(p, proto, self.key)
 end
 
+local ints = { { "key", nil, 0, 0xffffffff }, { "proto", nil, 0, 0xffff } }
+
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("gre", o, allowed, 2)
-  local key = o.key ~= nil and stack.int("gre", "key", o.key, 0, 0xffffffff, 2) or nil
-  return { name = "gre", len = key and 8 or 4, ipproto = 47, write = write, key = key,
-           proto = o.proto and stack.int("gre", "proto", o.proto, 0, 0xffff, 2) }
+  local t = stack.layer_of(o, allowed, { name = "gre", len = 4, ipproto = 47, write = write }, ints)
+  if t.key then t.len = 8 end   -- the key is there (flag K)
+  return t
 end
 
 -- Hot loop: the key of the header at g (uint8_t *), which must have one.

@@ -30,17 +30,13 @@ local function write(self, p, ctx)
   if self.seq then stack.put16(p + 8, self.seq); p[10], p[11] = 0, 0 end
 end
 
-local function finish(self, p, ctx)
-  stack.put16(p + 2, ctx.size - ctx.off - 8)
-end
+local finish = stack.length_at(2, 8)   -- the length: what follows the first 8 bytes
+local ints = { { "seq", nil, 0, 65535 }, { "teid", 0, 0, 0xffffffff }, { "type", 0xff, 0, 255 } }
 
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("gtpv1", o, allowed, 2)
-  local seq = o.seq and stack.int("gtpv1", "seq", o.seq, 0, 65535, 2)
-  return { name = "gtpv1", len = seq and 12 or 8, udpport = 2152, write = write, finish = finish,
-           teid = stack.int("gtpv1", "teid", o.teid or 0, 0, 0xffffffff, 2),
-           type = stack.int("gtpv1", "type", o.type or 0xff, 0, 255, 2), seq = seq }
+  local t = stack.layer_of(o, allowed, { name = "gtpv1", len = 8, udpport = 2152, write = write, finish = finish }, ints)
+  if t.seq then t.len = 12 end   -- the optional fields (sequence number, N-PDU, next type) are there
+  return t
 end
 
 function M.teid(p) return stack.get32(p + 4) end

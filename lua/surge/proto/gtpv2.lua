@@ -28,17 +28,13 @@ local function write(self, p, ctx)
   stack.put32(p + at, self.seq * 256)
 end
 
-local function finish(self, p, ctx)
-  stack.put16(p + 2, ctx.size - ctx.off - 4)
-end
+local finish = stack.length_at(2, 4)   -- the length: what follows the first 4 bytes
+local ints = { { "teid", nil, 0, 0xffffffff }, { "type", 1, 0, 255 }, { "seq", 0, 0, 0xffffff } }
 
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("gtpv2", o, allowed, 2)
-  local teid = o.teid and stack.int("gtpv2", "teid", o.teid, 0, 0xffffffff, 2)
-  return { name = "gtpv2", len = teid and 12 or 8, udpport = 2123, write = write, finish = finish, teid = teid,
-           type = stack.int("gtpv2", "type", o.type or 1, 0, 255, 2),
-           seq = stack.int("gtpv2", "seq", o.seq or 0, 0, 0xffffff, 2) }
+  local t = stack.layer_of(o, allowed, { name = "gtpv2", len = 8, udpport = 2123, write = write, finish = finish }, ints)
+  if t.teid then t.len = 12 end   -- the TEID is there (flag T)
+  return t
 end
 
 function M.decode(p, len)

@@ -29,15 +29,8 @@ local function write(self, p, ctx)
   M.write(p, self.label, self.tc, s, self.ttl)
 end
 
-function M.layer(o)
-  o = o or {}
-  stack.check_keys("mpls", o, allowed, 2)
-  return { name = "mpls", len = 4, ethertype = 0x8847, write = write,
-           label = stack.int("mpls", "label", o.label or 0, 0, 1048575, 2),
-           tc = stack.int("mpls", "tc", o.tc or 0, 0, 7, 2),
-           ttl = stack.int("mpls", "ttl", o.ttl or 64, 0, 255, 2),
-           s = o.s ~= nil and stack.int("mpls", "s", o.s, 0, 1, 2) or nil }
-end
+local ints = { { "label", 0, 0, 1048575 }, { "tc", 0, 0, 7 }, { "ttl", 64, 0, 255 }, { "s", nil, 0, 1 } }
+M.layer = stack.layer_fn(allowed, { name = "mpls", len = 4, ethertype = 0x8847, write = write }, ints)
 
 -- Hot loop on m (uint8_t * to the entry): tc, s and ttl are kept.
 function M.set_label(m, v)

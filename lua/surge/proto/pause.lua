@@ -18,13 +18,8 @@ local function write(self, p)
   stack.put16(p + 2, self.time)
 end
 
-function M.layer(o)
-  o = o or {}
-  stack.check_keys("pause", o, allowed, 2)
-  return { name = "pause", len = 4, ethertype = 0x8808, write = write,
-           opcode = stack.int("pause", "opcode", o.opcode or 1, 0, 0xffff, 2),
-           time = stack.int("pause", "time", o.time or 0, 0, 0xffff, 2) }
-end
+local ints = { { "opcode", 1, 0, 0xffff }, { "time", 0, 0, 0xffff } }
+M.layer = stack.layer_fn(allowed, { name = "pause", len = 4, ethertype = 0x8808, write = write }, ints)
 
 function M.decode(p, len)
   if len < 2 then return "macctl (truncated)", nil, len end

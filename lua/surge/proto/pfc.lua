@@ -19,20 +19,19 @@ local function write(self, p)
   for i = 0, 7 do stack.put16(p + 4 + 2 * i, self.times[i] or 0) end
 end
 
+local ints = { { "opcode", 0x0101, 0, 0xffff }, { "enable", 0, 0, 0xffff } }
+
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("pfc", o, allowed, 2)
-  local times = {}
+  local t
+  t, o = stack.layer_of(o, allowed, { name = "pfc", len = 20, ethertype = 0x8808, write = write, times = {} }, ints)
   if o.times ~= nil then
     check.expect(o.times, "table", "surge.proto.pfc", "times")
     for k, v in pairs(o.times) do
       stack.int("pfc", "times key", k, 0, 7, 2)
-      times[k] = stack.int("pfc", ("times[%d]"):format(k), v, 0, 0xffff, 2)
+      t.times[k] = stack.int("pfc", ("times[%d]"):format(k), v, 0, 0xffff, 2)
     end
   end
-  return { name = "pfc", len = 20, ethertype = 0x8808, write = write, times = times,
-           opcode = stack.int("pfc", "opcode", o.opcode or 0x0101, 0, 0xffff, 2),
-           enable = stack.int("pfc", "enable", o.enable or 0, 0, 0xffff, 2) }
+  return t
 end
 
 -- the decoder is pause.lua's: both are MAC control frames, told by opcode

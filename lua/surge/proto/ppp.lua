@@ -23,12 +23,8 @@ local function write(self, p, ctx)
   stack.put16(p + 2, proto)
 end
 
-function M.layer(o)
-  o = o or {}
-  stack.check_keys("ppp", o, allowed, 2)
-  return { name = "ppp", len = 4, ethertype = 0x880b, write = write,
-           proto = o.proto and stack.int("ppp", "proto", o.proto, 0, 0xffff, 2) }
-end
+local ints = { { "proto", nil, 0, 0xffff } }
+M.layer = stack.layer_fn(allowed, { name = "ppp", len = 4, ethertype = 0x880b, write = write }, ints)
 
 function M.decode(p, len)
   if len < 4 then return "ppp (truncated)", nil, len end

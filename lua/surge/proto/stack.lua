@@ -118,6 +118,44 @@ function M.int(name, field, v, lo, hi, level)
   return v
 end
 
+-- For modules: the layer t (its name, len, write, ...) made from the
+-- caller's fields o (nil: none): a key not in allowed refused, then each
+-- integer field of ints, { KEY, DEFAULT, LO, HI } in order, checked and set
+-- in t (DEFAULT nil: the field is optional and stays nil when not given).
+-- Errors name the line that called the layer function (which calls this,
+-- and not as a tail call). Returns t and o (never nil) for the fields that
+-- are not integers.
+function M.layer_of(o, allowed, t, ints)
+  o = o or {}
+  M.check_keys(t.name, o, allowed, 3)
+  for _, f in ipairs(ints) do
+    local k = f[1]
+    local v = o[k]
+    if v == nil then v = f[2] end
+    if v ~= nil then t[k] = M.int(t.name, k, v, f[3], f[4], 3) end
+  end
+  return t, o
+end
+
+-- For modules: a layer's finish that writes its 16-bit length field at
+-- byte `at`: the bytes from the layer's start to the packet's end, less
+-- the first `minus` (GTPv1 counts after its 8 mandatory bytes, GTPv2 after 4).
+function M.length_at(at, minus)
+  return function(_, p, ctx)
+    M.put16(p + at, ctx.size - ctx.off - minus)
+  end
+end
+
+-- For modules: a layer function whose every field is an integer of ints
+-- (see layer_of): each call makes a copy of base with the fields set.
+function M.layer_fn(allowed, base, ints)
+  return function(o)
+    local t = {}
+    for k, v in pairs(base) do t[k] = v end
+    return (M.layer_of(o, allowed, t, ints))   -- no tail call: errors name the caller's line
+  end
+end
+
 function M.put16(p, v)
   p[0] = math.floor(v / 256) % 256
   p[1] = v % 256

@@ -90,18 +90,15 @@ local function finish(self, p, ctx)
 end
 
 -- checksum = false leaves it 0 (a deliberately bad checksum).
+local ints = { { "sport", 1024, 0, 65535 }, { "dport", 80, 0, 65535 }, { "seq", 0, 0, 0xffffffff },
+  { "ack", 0, 0, 0xffffffff }, { "window", 65535, 0, 65535 }, { "urg", 0, 0, 65535 } }
+
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("tcp", o, allowed, 2)
-  return { name = "tcp", len = 20, ipproto = 6, write = write, finish = finish,
-           sport = stack.int("tcp", "sport", o.sport or 1024, 0, 65535, 2),
-           dport = stack.int("tcp", "dport", o.dport or 80, 0, 65535, 2),
-           seq = stack.int("tcp", "seq", o.seq or 0, 0, 0xffffffff, 2),
-           ack = stack.int("tcp", "ack", o.ack or 0, 0, 0xffffffff, 2),
-           flags = M.flags(o.flags == nil and "S" or o.flags, "surge.proto.tcp: flags", 2),
-           window = stack.int("tcp", "window", o.window or 65535, 0, 65535, 2),
-           urg = stack.int("tcp", "urg", o.urg or 0, 0, 65535, 2),
-           checksum = o.checksum ~= false }
+  local t
+  t, o = stack.layer_of(o, allowed, { name = "tcp", len = 20, ipproto = 6, write = write, finish = finish }, ints)
+  t.flags = M.flags(o.flags == nil and "S" or o.flags, "surge.proto.tcp: flags", 2)
+  t.checksum = o.checksum ~= false
+  return t
 end
 
 -- surge.proto.tcp{...}: a whole Ethernet [/VLAN]/IPv4|IPv6/TCP frame from flat fields.

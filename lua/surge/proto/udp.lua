@@ -36,13 +36,13 @@ local function finish(self, p, ctx)
 end
 
 -- checksum = false leaves it 0 ("none", allowed over IPv4 only).
+local ints = { { "sport", 1024, 0, 65535 }, { "dport", nil, 0, 65535 } }
+
 function M.layer(o)
-  o = o or {}
-  stack.check_keys("udp", o, allowed, 2)
-  return { name = "udp", len = 8, ipproto = 17, write = write, finish = finish,
-           sport = stack.int("udp", "sport", o.sport or 1024, 0, 65535, 2),
-           dport = o.dport and stack.int("udp", "dport", o.dport, 0, 65535, 2),
-           checksum = o.checksum ~= false }
+  local t
+  t, o = stack.layer_of(o, allowed, { name = "udp", len = 8, ipproto = 17, write = write, finish = finish }, ints)
+  t.checksum = o.checksum ~= false
+  return t
 end
 
 -- surge.proto.udp{...}: a whole Ethernet [/VLAN]/IPv4|IPv6/UDP frame from flat fields.

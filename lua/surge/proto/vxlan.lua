@@ -36,12 +36,8 @@ local function write(self, p, ctx)
   M.write(p, self.vni)
 end
 
-function M.layer(o)
-  o = o or {}
-  stack.check_keys("vxlan", o, allowed, 2)
-  return { name = "vxlan", len = 8, udpport = 4789, write = write,
-           vni = stack.int("vxlan", "vni", o.vni or 0, 0, 0xffffff, 2) }
-end
+local ints = { { "vni", 0, 0, 0xffffff } }
+M.layer = stack.layer_fn(allowed, { name = "vxlan", len = 8, udpport = 4789, write = write }, ints)
 
 -- Hot loop: the VNI of the header at v (uint8_t *). The outer UDP checksum,
 -- 2 bytes before the VXLAN header, follows (RFC 1624; 0 stays "none").
