@@ -6,6 +6,7 @@
 local hosts = require "surge.hosts"
 local ip4 = require "surge.proto.ip4"
 local surge = require "surge"
+local options = require "surge.scenario.kit.options"
 
 local M = {}
 
@@ -28,11 +29,19 @@ end
 -- timeout }.
 function M.plan(o, refuse)
   local n = o.clients_dhcp or 0
+  options.unicast_mac(o.clients_mac or "", "--clients-mac", n)
+  local subnet = o.clients_subnet or ""
+  if subnet ~= "" then
+    local a, len = subnet:match("^([%d.]+)/(%d+)$")
+    len = tonumber(len)
+    if not a or not pcall(ip4.addr, a, "subnet", 1) or len < 12 or len > 32 then
+      refuse("--clients-subnet", "'%s' is not A.B.C.D/LEN with LEN 12..32", subnet)
+    end
+  end
   if n == 0 then return nil end
   if tostring(o.dst or ""):find(":", 1, true) then
     refuse("--clients-dhcp", "DHCPv4 clients open IPv4 connections: --dst %s is IPv6", o.dst)
   end
-  local subnet = o.clients_subnet or ""
   if subnet == "" then
     local gw = o.gateway or ""
     local ok, a = pcall(ip4.addr, gw, "gateway", 1)
@@ -40,11 +49,6 @@ function M.plan(o, refuse)
       refuse("--clients-subnet", "not given, and no IPv4 --gateway to take a /24 from")
     end
     subnet = ip4.addr_text(a - a % 256) .. "/24"
-  end
-  local a, len = subnet:match("^([%d.]+)/(%d+)$")
-  len = tonumber(len)
-  if not a or not pcall(ip4.addr, a, "subnet", 1) or len < 12 or len > 32 then
-    refuse("--clients-subnet", "'%s' is not A.B.C.D/LEN with LEN 12..32", subnet)
   end
   return { count = n, subnet = subnet, mac = o.clients_mac, rate = o.clients_rate, timeout = o.clients_timeout }
 end

@@ -169,6 +169,23 @@ function M.sizes(text, option)
   return out
 end
 
+-- A unicast MAC given as option's value ("02:00:00:00:00:01") with room for
+-- n more after it (hosts 0..n: no carry into the first byte, where a group
+-- bit would be): refused naming option. Checked whether or not the option
+-- it serves is in use, so a bad value never waits for the run that needs it.
+function M.unicast_mac(mac, option, n)
+  if type(mac) ~= "string" or not mac:match("^%x%x:%x%x:%x%x:%x%x:%x%x:%x%x$")
+     or tonumber(mac:sub(1, 2), 16) % 2 == 1 then
+    M.refuse(option, "'%s' is not a unicast MAC", tostring(mac))
+  end
+  local low = 0
+  for h in mac:sub(4):gmatch("%x%x") do low = low * 256 + tonumber(h, 16) end
+  if low + (n or 0) > 2 ^ 40 - 1 then
+    M.refuse(option, "%s + %d hosts carries into the first byte", mac, n)
+  end
+  return mac
+end
+
 -- Checks frame size `size` against session s's ports (the headers, the MTU),
 -- refused as a value of `option`.
 function M.check_size(s, size, option)

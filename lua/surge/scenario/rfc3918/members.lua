@@ -10,6 +10,7 @@ local hosts = require "surge.hosts"
 local ip4 = require "surge.proto.ip4"
 local ip6 = require "surge.proto.ip6"
 local surge = require "surge"
+local options = require "surge.scenario.kit.options"
 
 local M = {}
 
@@ -59,15 +60,8 @@ end
 -- { count, mac, version (IGMP 2 or 3, MLD 2) }.
 function M.plan(o, plan, refuse)
   local n = o.member_hosts or 0
+  options.unicast_mac(o.member_mac, "--member-mac", n * #plan.members)
   if n == 0 then return nil end
-  local mac = o.member_mac
-  if type(mac) ~= "string" or not mac:match("^%x%x:%x%x:%x%x:%x%x:%x%x:%x%x$")
-     or tonumber(mac:sub(1, 2), 16) % 2 == 1 then
-    refuse("--member-mac", "'%s' is not a unicast MAC", tostring(mac))
-  end
-  if mac_add(o.member_mac, n * #plan.members):sub(1, 2) ~= o.member_mac:sub(1, 2) then
-    refuse("--member-mac", "%s + %d hosts carries into the first byte", o.member_mac, n * #plan.members)
-  end
   if plan.want.capacity then
     refuse("--member-hosts", "the capacity test joins a membership a step, past a table's %d: not with emulated "
       .. "hosts (yet)", M.MAX_RUNS)
