@@ -144,8 +144,8 @@ proto_relay_hold(struct hosts_table *t)
 }
 
 /* The relay's ARP (docs/hosts.md "DHCP relay"): requests for its address
- * answered from its MAC, the server's reply learnt as the next hop, its
- * own requests looped back taken. 1 when the frame was the relay's. */
+ * answered from its MAC, the server's reply learnt as the next hop.
+ * 1 when the frame was the relay's. */
 static int
 relay_arp(struct hosts_table *t, const struct hframe *f)
 {
@@ -153,10 +153,8 @@ relay_arp(struct hosts_table *t, const struct hframe *f)
 
 	if (!ht_relay(t))
 		return 0;
-	if (memcmp(f->sha, d->relay_mac, 6) == 0)
-		return 1;
-	if (f->tpa != d->relay4)
-		return 0;
+	if (f->tpa != d->relay4 || memcmp(f->sha, d->relay_mac, 6) == 0)
+		return 0;       /* not for the relay, or its own (looped back: left to the caller) */
 	if (f->arp_op == 1 && f->spa != f->tpa) {
 		t->st.arp_request_rx++;
 		if (arp_from(t, d->relay_mac, 2, d->relay4, f->sha, f->spa) == 0)
