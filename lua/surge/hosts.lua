@@ -10,6 +10,8 @@
 --   -- and the options they send, per host from patterns (docs/hosts.md "DHCP options"):
 --   --   hostname = "cpe-%d", circuit_id = "olt1/%d", remote_id = .., vendor_class = .., client_id = ..,
 --   --   params = { 1, 3, 6 }, options = { { code, bytes } }, arp_check = true, leave_after = 600
+--   -- and behind the generator as their relay agent (docs/hosts.md "DHCP relay"):
+--   --   relay = { address = "10.20.0.1", server = "10.1.0.1", gateway_mac = .. (nil: ARP), mac = .. }
 --   local pool = t:pool()
 --   local rx, tx = pool:burst(64), pool:burst(64)
 --   while surge.running() and not t:settled() do

@@ -224,7 +224,7 @@ function T.options_out_of_bounds_are_refused_at_the_callers_line()
   errors(at("surge.hosts.new: decline_wait (seconds after a DECLINE, RFC 2131: 10): expected a number in 0.01..3600, "
     .. "got 0", 1), function() new{ arp_check = true, decline_wait = 0 } end)
   errors(at("surge.hosts.new: hostname, circuit_id, remote_id, vendor_class, client_id, params, options, number, "
-    .. "arp_check, decline_wait, leave_after: for DHCPv4 hosts (dhcp = true)", 2), function()
+    .. "arp_check, decline_wait, leave_after, relay: for DHCPv4 hosts (dhcp = true)", 2), function()
     hosts.new{ count = 1, mac = "02:0a:00:00:01:00", ip = "10.10.0.1", hostname = "x" } end)
 end
 
