@@ -226,6 +226,11 @@ function T.bad_relay_options_are_refused_at_the_callers_line()
     function() new{ address = "10.2.0.2", server = "10.1.0.1", gateway_mac = "zz" } end)
   errors(at("surge_hosts_dhcp4: relay: gateway_mac: a unicast MAC (or none: ARP)", 1),
     function() new{ address = "10.2.0.2", server = "10.1.0.1", gateway_mac = "ff:ff:ff:ff:ff:ff" } end)
+  errors(at("surge_hosts_dhcp4: relay: mac: the relay's own unicast MAC", 1),
+    function() new{ address = "10.2.0.2", server = "10.1.0.1", mac = "01:00:5e:00:00:01" } end)
+  errors(at("surge.hosts.new: hostname, circuit_id, remote_id, vendor_class, client_id, params, options, number, "
+    .. "arp_check, decline_wait, leave_after, relay: for DHCPv4 hosts (dhcp = true)", 2), function()
+    hosts.new{ count = 1, mac = "02:0a:00:00:01:00", ip = "10.20.0.1", relay = { address = "10.2.0.2", server = "10.1.0.1" } } end)
   errors(at("surge.hosts.new: relay ({ address = .., server = .., gateway_mac = .. }): expected a table, got 1", 1),
     function() new(1) end)
 end
