@@ -170,7 +170,19 @@ struct hosts_table {
 	uint32_t free_head;       /* addresses given back, linked through host.lease_s */
 	uint32_t handed;          /* slots handed out so far, in index order */
 	struct ping *ping;        /* the hosts' echo requests (hosts_ping.c), from the first; NULL before */
+	/* DHCP relay (hosts_proto.c, dopt->relay4): the next hop's MAC towards the server */
+	uint8_t relay_nh[6];
+	uint8_t relay_nh_ok;      /* relay_nh known: given (relay_gw_mac) or ARP's answer */
+	uint8_t relay_arped;      /* an ARP request for the server sent, at relay_arp_ms */
+	uint32_t relay_arp_ms, relay_arp0_ms;   /* the last one's time, the first's */
 };
+
+/* the table's DHCP messages leave as a relay agent's (docs/hosts.md "DHCP relay") */
+static inline int
+ht_relay(const struct hosts_table *t)
+{
+	return t->dopt != NULL && t->dopt->relay4 != 0;
+}
 
 /* The table's tags' bytes: 0, 4 (802.1Q) or 8 (QinQ: an outer tag of
  * conf.outer_tpid, then the 802.1Q one) */
@@ -265,6 +277,7 @@ void proto_timer(struct hosts_table *t, uint32_t i);
 uint8_t *proto_tx(struct hosts_table *t, uint32_t len);
 uint8_t *proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid, uint32_t blen);
 uint8_t *proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type);
+int proto_relay_hold(struct hosts_table *t);
 
 /* hosts_mcast.c */
 int mcast_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame, uint32_t len);
@@ -297,6 +310,7 @@ int dopt_alloc(struct hosts_table *t);
 void dopt_free(struct hosts_table *t);
 int dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o);
 uint8_t *dopt_write(const struct hosts_table *t, uint32_t i, uint8_t *o, uint8_t msg);
+int dopt_agent_echoed(const struct hosts_table *t, uint32_t i, const struct hframe *f);
 void dopt_record(struct hosts_table *t, uint32_t i, const struct hframe *f, int first);
 /* hosts_ping.c */
 int ping_start(struct hosts_table *t, const struct surge_hosts_ping *p);

@@ -139,12 +139,50 @@ dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o)
 	if (o->arp_check && (o->decline_wait_ms < 10 || o->decline_wait_ms > 3600000))
 		return rt_error(-EINVAL, "surge_hosts_dhcp4: decline_wait_ms %u: 10..3600000 (RFC 2131: 10 s)",
 				o->decline_wait_ms);
+	if (o->relay4 != 0 || o->relay_server4 != 0) {
+		static const uint8_t zero[6];
+
+		/* a relay needs a server to send to and a MAC of its own (unicast) */
+		if (o->relay4 == 0 || o->relay_server4 == 0 || o->relay4 == o->relay_server4 ||
+		    o->relay4 == UINT32_MAX || o->relay_server4 == UINT32_MAX || o->relay4 >> 28 >= 14 ||
+		    o->relay_server4 >> 28 >= 14)
+			return rt_error(-EINVAL, "surge_hosts_dhcp4: relay: address %u.%u.%u.%u and server %u.%u.%u.%u: "
+					"two unicast addresses, both set and not the same", o->relay4 >> 24,
+					o->relay4 >> 16 & 255, o->relay4 >> 8 & 255, o->relay4 & 255,
+					o->relay_server4 >> 24, o->relay_server4 >> 16 & 255,
+					o->relay_server4 >> 8 & 255, o->relay_server4 & 255);
+		if (memcmp(o->relay_mac, zero, 6) == 0 || (o->relay_mac[0] & 1))
+			return rt_error(-EINVAL, "surge_hosts_dhcp4: relay: mac: the relay's own unicast MAC");
+		if (o->relay_gw_mac[0] & 1)
+			return rt_error(-EINVAL, "surge_hosts_dhcp4: relay: gateway_mac: a unicast MAC (or none: ARP)");
+		t->relay_nh_ok = memcmp(o->relay_gw_mac, zero, 6) != 0;
+		memcpy(t->relay_nh, o->relay_gw_mac, 6);
+	}
 	if (t->dopt == NULL && (t->dopt = malloc(sizeof(*t->dopt))) == NULL)
 		return rt_error(-ENOMEM, "out of memory for a table's DHCP options");
 	*t->dopt = *o;
 	t->dopt_own = (uint8_t)own;
 	t->dopt_room = (uint16_t)(18 + 28 + (240 + total > 300 ? 240 + total : 300));
 	return 0;
+}
+
+/* option 82's value for host number n at o (dopt_set bounds it to 255 bytes): its length */
+static uint32_t
+agent(const struct surge_hosts_dhcp4 *d, uint32_t n, uint8_t *o)
+{
+	uint8_t *r = o;
+
+	if (d->circuit_id[0] != 0) {
+		o[0] = 1;
+		o[1] = (uint8_t)expand(d->circuit_id, n, o + 2);
+		o += 2 + o[1];
+	}
+	if (d->remote_id[0] != 0) {
+		o[0] = 2;
+		o[1] = (uint8_t)expand(d->remote_id, n, o + 2);
+		o += 2 + o[1];
+	}
+	return (uint32_t)(o - r);
 }
 
 /* The script's options for host i's message msg at o: its end. DISCOVER
@@ -169,24 +207,26 @@ dopt_write(const struct hosts_table *t, uint32_t i, uint8_t *o, uint8_t msg)
 		o += 2 + d->opts[k + 1];
 	}
 	if (d->circuit_id[0] != 0 || d->remote_id[0] != 0) {
-		/* RFC 3046: the last option but the end */
-		uint8_t *r = o;
-
-		o += 2;
-		if (d->circuit_id[0] != 0) {
-			o[0] = 1;
-			o[1] = (uint8_t)expand(d->circuit_id, n, o + 2);
-			o += 2 + o[1];
-		}
-		if (d->remote_id[0] != 0) {
-			o[0] = 2;
-			o[1] = (uint8_t)expand(d->remote_id, n, o + 2);
-			o += 2 + o[1];
-		}
-		r[0] = 82;
-		r[1] = (uint8_t)(o - r - 2);
+		/* RFC 3046: the last option but the end (a relay's too) */
+		o[0] = 82;
+		o[1] = (uint8_t)agent(d, n, o + 2);
+		o += 2 + o[1];
 	}
 	return o;
+}
+
+/* RFC 3046 2.2: a relayed reply to host i echoes the option 82 its
+ * messages carried (none when they carried none): 1 when it does */
+int
+dopt_agent_echoed(const struct hosts_table *t, uint32_t i, const struct hframe *f)
+{
+	const struct surge_hosts_dhcp4 *d = t->dopt;
+	uint8_t want[255];
+	uint32_t n = d->circuit_id[0] != 0 || d->remote_id[0] != 0 ? agent(d, d->first + i, want) : 0;
+
+	if (n == 0)
+		return f->opt82 == NULL;
+	return f->opt82 != NULL && f->opt82_len == n && memcmp(f->opt82, want, n) == 0;
 }
 
 /* host i's options from an ACK; first: its first binding (not a renewal) */

@@ -2,7 +2,7 @@
  *
  * hosts_parse.c - what an emulated host receives, read: ARP (RFC 826),
  * IPv4 with ICMP echo requests and replies (RFC 792), DHCP replies to the client port
- * (RFC 2131, options RFC 2132). Pure: bytes in, struct hframe out, nothing
+ * and relayed ones to a relay agent's (RFC 2131, options RFC 2132). Pure: bytes in, struct hframe out, nothing
  * else linked, so tests/unit/test_hosts_fuzz.c fuzzes it alone. Every read
  * is checked against the frame's length first; the IPv4 total length
  * bounds what follows it (padding after it is ignored).
@@ -53,6 +53,10 @@ dhcp_options(const uint8_t *o, size_t n, struct hframe *f, int main)
 				return -1;
 			f->overload = v[0];
 			break;
+		case 82:        /* relay agent information (RFC 3046): kept whole, compared by the relay */
+			f->opt82 = v;
+			f->opt82_len = l;
+			break;
 		case 6:         /* DNS servers: a list of addresses, the first two kept */
 			if (l < 4 || l % 4 != 0)
 				return -1;
@@ -97,6 +101,7 @@ dhcp(const uint8_t *b, size_t n, struct hframe *f, uint8_t op)
 	f->xid = g32(b + 4);
 	f->ciaddr = g32(b + 12);
 	f->yiaddr = g32(b + 16);
+	f->giaddr = g32(b + 24);
 	f->chaddr = b + 28;
 	if (dhcp_options(b + BOOTP_FIXED + 4, n - BOOTP_FIXED - 4, f, 1) != 0)
 		return bad;
@@ -140,6 +145,16 @@ ipv4(const uint8_t *p, size_t len, struct hframe *f)
 		if (ulen < 8 || ulen > l4len)
 			return op == 2 ? HF_DHCP_BAD : HF_DHCP_REQ_BAD;
 		return dhcp(l4 + 8, ulen - 8, f, op);
+	}
+	/* RFC 2131 4.1: a server's reply to a relay agent, 67 to 67 (a
+	 * BOOTREQUEST between relays is not the hosts') */
+	if (p[9] == 17 && l4len >= 8 && g16(l4) == 67 && g16(l4 + 2) == 67 && l4len >= 9 && l4[8] == 2) {
+		size_t ulen = g16(l4 + 4);
+
+		f->relayed = 1;
+		if (ulen < 9 || ulen > l4len)
+			return HF_DHCP_BAD;
+		return dhcp(l4 + 8, ulen - 8, f, 2);
 	}
 	return HF_OTHER;
 }

@@ -15,7 +15,7 @@ enum hframe_kind {
 	HF_ARP,
 	HF_ECHO,         /* ICMP echo request */
 	HF_ECHO_REPLY,   /* ICMP echo reply (an answer to a host's ping, hosts_ping.c) */
-	HF_DHCP,         /* a BOOTREPLY to port 68, its options read */
+	HF_DHCP,         /* a BOOTREPLY to port 68 (or relayed, 67 to 67), its options read */
 	HF_DHCP_BAD,     /* one to port 68 that is not a usable DHCP reply */
 	HF_DHCP_REQ,     /* a BOOTREQUEST from port 68 to 67 (a DHCP server table's), its options read */
 	HF_DHCP_REQ_BAD, /* one from 68 to 67 that is not a usable DHCP request */
@@ -57,6 +57,11 @@ struct hframe {
 	uint8_t overload;        /* option 52: 1 file, 2 sname, 3 both held options too (read) */
 	const uint8_t *chaddr;
 	uint32_t ciaddr, req_ip;  /* BOOTREQUEST: the client's address, option 50 (0: absent) */
+	/* a relayed BOOTREPLY (UDP 67 to 67, to a relay agent: RFC 2131 4.1) */
+	uint8_t relayed;         /* 1: it came to port 67 from 67 */
+	uint8_t opt82_len;       /* option 82's length */
+	const uint8_t *opt82;    /* option 82's value (RFC 3046: the relay's, echoed), NULL absent */
+	uint32_t giaddr;
 	/* IPv6 (HF_NS .. HF_ECHO6) */
 	const uint8_t *ip6_src, *ip6_dst;
 	uint16_t l4len6;       /* the IPv6 payload length (the ICMPv6 message's) */

@@ -179,6 +179,9 @@ starts(struct hosts_table *t)
 	uint32_t k = 0, max = t->conf.dhcp || t->conf.dad || t->conf.announce || t->h6 != NULL ? STARTS_PER_POLL : 65536;
 	int v4 = t->conf.dhcp || t->conf.ip4 != 0;   /* an IPv6-only table has no IPv4 side to start */
 
+	if (proto_relay_hold(t))
+		return;
+
 	if (t->conf.rate > 0) {
 		double d = t->conf.rate * (double)t->now / 1e3 + 1;
 

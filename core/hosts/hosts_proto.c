@@ -50,18 +50,28 @@ proto_tx(struct hosts_table *t, uint32_t len)
 	return frame(t, len);
 }
 
-/* Ethernet header (with the table's tags), returns where the payload starts */
+/* Ethernet header from src (with the table's tags), returns where the payload starts */
 static uint8_t *
-eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type)
+eth_from(struct hosts_table *t, uint8_t *p, const uint8_t *dst, const uint8_t *src, uint16_t type)
 {
 	if (dst != NULL)
 		memcpy(p, dst, 6);
 	else
 		memset(p, 0xff, 6);
-	ht_mac(t, i, p + 6);
+	memcpy(p + 6, src, 6);
 	p = ht_tags_put(t, p + 12);
 	p16(p, type);
 	return p + 2;
+}
+
+/* ... from host i */
+static uint8_t *
+eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, uint16_t type)
+{
+	uint8_t src[6];
+
+	ht_mac(t, i, src);
+	return eth_from(t, p, dst, src, type);
 }
 
 static uint32_t
@@ -70,27 +80,90 @@ l2len(const struct hosts_table *t)
 	return 14 + ht_tags_len(t);
 }
 
-/* op 1 with spa 0: a probe; op 1 with spa = tpa: an announcement; op 2: a reply to tha/tpa */
+/* op 1 with spa 0: a probe; op 1 with spa = tpa: an announcement; op 2: a reply to tha/tpa; from sha */
 static int
-arp_send(struct hosts_table *t, uint32_t i, uint16_t op, uint32_t spa, const uint8_t *tha, uint32_t tpa)
+arp_from(struct hosts_table *t, const uint8_t *sha, uint16_t op, uint32_t spa, const uint8_t *tha, uint32_t tpa)
 {
 	uint8_t *p = frame(t, ARP_FRAME + ht_tags_len(t));
 
 	if (p == NULL)
 		return -1;
-	uint8_t *a = eth(t, p, op == 2 ? tha : NULL, i, 0x0806);
+	uint8_t *a = eth_from(t, p, op == 2 ? tha : NULL, sha, 0x0806);
 
 	p16(a, 1);
 	p16(a + 2, 0x0800);
 	a[4] = 6;
 	a[5] = 4;
 	p16(a + 6, op);
-	ht_mac(t, i, a + 8);
+	memcpy(a + 8, sha, 6);
 	p32(a + 14, spa);
 	if (op == 2)
 		memcpy(a + 18, tha, 6);
 	p32(a + 24, tpa);
 	return 0;
+}
+
+/* ... from host i */
+static int
+arp_send(struct hosts_table *t, uint32_t i, uint16_t op, uint32_t spa, const uint8_t *tha, uint32_t tpa)
+{
+	uint8_t sha[6];
+
+	ht_mac(t, i, sha);
+	return arp_from(t, sha, op, spa, tha, tpa);
+}
+
+/* The relay's ARP request for the server (its next hop unless given):
+ * at most one a second */
+static void
+relay_resolve(struct hosts_table *t)
+{
+	const struct surge_hosts_dhcp4 *d = t->dopt;
+
+	if (t->relay_arped && t->now - t->relay_arp_ms < 1000)
+		return;
+	if (arp_from(t, d->relay_mac, 1, d->relay4, NULL, d->relay_server4) != 0)
+		return;
+	if (!t->relay_arped)
+		t->relay_arp0_ms = t->now;
+	t->relay_arped = 1;
+	t->relay_arp_ms = t->now;
+}
+
+/* 1 while the hosts wait to start: a relay whose next hop is not known
+ * yet holds them back up to rto_ms from its first ARP request (their
+ * first messages would be lost); after that they start, and what the
+ * relay cannot send is dropped and counted (dhcp_relay_unresolved) */
+int
+proto_relay_hold(struct hosts_table *t)
+{
+	if (!ht_relay(t) || t->relay_nh_ok)
+		return 0;
+	relay_resolve(t);
+	return !t->relay_arped || t->now - t->relay_arp0_ms < t->conf.rto_ms;
+}
+
+/* The relay's ARP (docs/hosts.md "DHCP relay"): requests for its address
+ * answered from its MAC, the server's reply learnt as the next hop.
+ * 1 when the frame was the relay's. */
+static int
+relay_arp(struct hosts_table *t, const struct hframe *f)
+{
+	const struct surge_hosts_dhcp4 *d = t->dopt;
+
+	if (!ht_relay(t))
+		return 0;
+	if (f->tpa != d->relay4 || memcmp(f->sha, d->relay_mac, 6) == 0)
+		return 0;       /* not for the relay, or its own (looped back: left to the caller) */
+	if (f->arp_op == 1 && f->spa != f->tpa) {
+		t->st.arp_request_rx++;
+		if (arp_from(t, d->relay_mac, 2, d->relay4, f->sha, f->spa) == 0)
+			t->st.arp_reply_tx++;
+	} else if (f->arp_op == 2 && f->spa == d->relay_server4 && !t->relay_nh_ok) {
+		memcpy(t->relay_nh, f->sha, 6);
+		t->relay_nh_ok = 1;
+	}
+	return 1;
 }
 
 /* IPv4, UDP and the fixed part of a BOOTP message of blen bytes at ip: op
@@ -154,13 +227,35 @@ dhcp_send(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
 
 	if (blen < BOOTP_MIN)
 		blen = BOOTP_MIN;
+	const struct surge_hosts_dhcp4 *d = t->dopt;
+	int relay = ht_relay(t);
+
+	if (relay && !t->relay_nh_ok) {
+		/* a router with no ARP entry drops the packet: the host's
+		 * retransmission sends it again */
+		relay_resolve(t);
+		t->st.dhcp_relay_unresolved++;
+		return 0;
+	}
 	uint8_t *p = frame(t, l2len(t) + 28 + blen);
 
 	if (p == NULL)
 		return -1;
-	uint8_t *ip = eth(t, p, unicast ? t->server_mac : NULL, i, 0x0800);
-	uint8_t *b = proto_bootp(ip, ciaddr ? h->ip : 0, unicast ? h->server : 0xffffffffu, 1, h->xid, blen) - 240;
+	uint8_t *ip, *b;
 
+	if (relay) {
+		/* RFC 2131 4.1, RFC 3046: every message as the relay forwards
+		 * it, unicast from its address and port 67 to the server's,
+		 * giaddr its address, hops 1, option 82 (dopt_write's) last */
+		ip = eth_from(t, p, t->relay_nh, d->relay_mac, 0x0800);
+		b = proto_bootp(ip, d->relay4, d->relay_server4, 1, h->xid, blen) - 240;
+		p16(ip + 20, 67);
+		b[3] = 1;
+		p32(b + 24, d->relay4);
+	} else {
+		ip = eth(t, p, unicast ? t->server_mac : NULL, i, 0x0800);
+		b = proto_bootp(ip, ciaddr ? h->ip : 0, unicast ? h->server : 0xffffffffu, 1, h->xid, blen) - 240;
+	}
 	if (ciaddr)
 		p32(b + 12, h->ip);
 	ht_mac(t, i, b + 28);
@@ -531,6 +626,9 @@ arp_in(struct hosts_table *t, const struct hframe *f)
 	uint32_t i = f->spa != 0 ? ht_by_ip(t, f->spa) : HOST_NIL;
 	int mine = 0;
 
+	if (relay_arp(t, f))
+		return 1;
+
 	if (i != HOST_NIL && ht_by_mac(t, f->sha) != i) {
 		conflict(t, i);                 /* someone else uses a host's address */
 		mine = 1;
@@ -634,12 +732,22 @@ lease_bind(struct hosts_table *t, uint32_t i, const struct hframe *f, const uint
 	lease_timer(t, i);
 }
 
+/* a reply for this table's clients: relayed (to its relay's address) in
+ * relay mode, else to the client port */
+static int
+relay_mine(const struct hosts_table *t, const struct hframe *f)
+{
+	if (!ht_relay(t))
+		return !f->relayed;
+	return f->relayed && f->ip_dst == t->dopt->relay4 && f->giaddr == t->dopt->relay4;
+}
+
 static int
 dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 {
 	uint32_t i = ht_by_mac(t, f->chaddr);
 
-	if (i == HOST_NIL || !t->conf.dhcp)
+	if (i == HOST_NIL || !t->conf.dhcp || !relay_mine(t, f))
 		return 0;
 	struct host *h = &t->h[i];
 	uint8_t s = h->state;
@@ -651,6 +759,10 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 		t->st.dhcp_stray++;
 		return 1;
 	}
+	/* RFC 3046 2.2: the server echoes the relay's option 82; one that
+	 * does not is counted, the reply taken (chaddr and xid are the host's) */
+	if (f->relayed && !dopt_agent_echoed(t, i, f))
+		t->st.dhcp_relay_mismatch++;
 	switch (f->msg) {
 	case DHCP_OFFER:
 		t->st.dhcp_offer_rx++;
@@ -729,7 +841,7 @@ proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	case HF_DHCP:
 		return dhcp_in(t, f, in);
 	case HF_DHCP_BAD:
-		if (!t->conf.dhcp)
+		if (!t->conf.dhcp || f->relayed != ht_relay(t))
 			return 0;
 		t->st.dhcp_bad++;       /* garbage to the client port: counted, dropped */
 		return 1;

@@ -921,6 +921,9 @@ struct surge_hosts_stats {
 	uint64_t ping_resolve_tx;    /* ARP requests, NSs for the next hop */
 	uint64_t ping_unresolved;    /* pings whose next hop never answered (none of their requests sent) */
 	uint64_t ping_rtt_min_us, ping_rtt_max_us, ping_rtt_sum_us;
+	/* DHCPv4 relay (surge_hosts_dhcp4's relay4, docs/hosts.md "DHCP relay") */
+	uint64_t dhcp_relay_mismatch;   /* relayed replies whose option 82 is not the one sent (RFC 3046 2.2: echoed) */
+	uint64_t dhcp_relay_unresolved; /* messages the relay dropped: the next hop's MAC not resolved yet (ARP sent) */
 };
 enum surge_hosts_event_kind {
 	SURGE_HOSTS_EV_BOUND = 1,    /* the address is the host's (static after DAD, or a DHCP ACK) */
@@ -1005,6 +1008,14 @@ struct surge_hosts_dhcp4 {
 	uint8_t pad[3];
 	uint32_t decline_wait_ms;    /* after a DECLINE, before the next DISCOVER (RFC 2131: 10 s) */
 	uint32_t leave_after_ms;     /* bound this long since its first ACK, a host releases (0 never) */
+	/* relay (RFC 2131 4.1, RFC 3046; docs/hosts.md "DHCP relay"): with
+	 * relay4 not 0 the hosts' messages leave as a relay agent's: from
+	 * relay4 and relay_mac to relay_server4 (UDP 67 to 67), giaddr
+	 * relay4, hops 1; the server's replies come to relay4 */
+	uint32_t relay4;             /* the relay agent's address (giaddr), 0: no relay */
+	uint32_t relay_server4;      /* the server's address */
+	uint8_t relay_mac[6];        /* the relay's MAC: its frames' source, its ARP replies' */
+	uint8_t relay_gw_mac[6];     /* the next hop's MAC towards the server; all zero: ARP for relay_server4 */
 };
 /* 0 or -errno; the table's lcore, before its first poll */
 int surge_hosts_dhcp4(int id, const struct surge_hosts_dhcp4 *o);

@@ -10,6 +10,8 @@
 --   -- and the options they send, per host from patterns (docs/hosts.md "DHCP options"):
 --   --   hostname = "cpe-%d", circuit_id = "olt1/%d", remote_id = .., vendor_class = .., client_id = ..,
 --   --   params = { 1, 3, 6 }, options = { { code, bytes } }, arp_check = true, leave_after = 600
+--   -- and behind the generator as their relay agent (docs/hosts.md "DHCP relay"):
+--   --   relay = { address = "10.20.0.1", server = "10.1.0.1", gateway_mac = .. (nil: ARP), mac = .. }
 --   local pool = t:pool()
 --   local rx, tx = pool:burst(64), pool:burst(64)
 --   while surge.running() and not t:settled() do
@@ -60,7 +62,7 @@ M.FIELDS = { "rx_frames", "rx_other", "rx_bad", "tx_frames", "tx_nobufs", "tx_fu
   "dhcp6_request_tx", "dhcp6_reply_rx", "dhcp6_release_tx", "dhcp6_retransmits", "dhcp6_noaddr", "dhcp6_bad",
   "dhcp6_stray", "dhcp6_gave_up", "dhcp6_lost", "hosts6_dhcp", "bind_ms_sum", "dhcps_discover_rx", "dhcps_offer_tx",
   "dhcps_request_rx", "dhcps_ack_tx", "dhcps_nak_tx", "dhcps_release_rx", "dhcps_no_address", "dhcp_declined",
-  "dhcp_left_renewals", "dhcp_left_after", "dhcp_overload",
+  "dhcp_left_renewals", "dhcp_left_after", "dhcp_overload", "dhcp_relay_mismatch", "dhcp_relay_unresolved",
   "ping_tx", "ping_reply", "ping_timeout", "ping_skipped", "ping_stray", "ping_resolve_tx", "ping_unresolved",
   "ping_rtt_min_us", "ping_rtt_max_us", "ping_rtt_sum_us" }
 M.DHCP6_STATES = { [0] = "idle", "soliciting", "requesting", "bound", "renewing", "rebinding", "gave_up", "released" }
@@ -116,16 +118,48 @@ end
 local keys = { count = 1, mac = 1, ip = 1, vlan = 1, dhcp = 1, subnet = 1, dad = 1, announce = 1, probe = 1,
   rate = 1, outstanding = 1, retries = 1, rto = 1, renewals = 1, prefix = 1, ip6 = 1, dad6 = 1, rs = 1, dhcp6 = 1,
   pd = 1, rapid_commit = 1, hostname = 1, circuit_id = 1, remote_id = 1, vendor_class = 1, client_id = 1, params = 1,
-  options = 1, number = 1, arp_check = 1, decline_wait = 1, leave_after = 1,
+  options = 1, number = 1, arp_check = 1, decline_wait = 1, leave_after = 1, relay = 1,
   outer_vlan = 1, outer_tpid = 1 }
 local DHCP4_KEYS = { "hostname", "circuit_id", "remote_id", "vendor_class", "client_id", "params", "options", "number",
-  "arp_check", "decline_wait", "leave_after" }
+  "arp_check", "decline_wait", "leave_after", "relay" }
 
 -- a parser's error (ip4.addr, eth.mac) raised at the user's line
 local function parsed(f, text, what)
   local ok, v = pcall(f, text, what, 1)
   if not ok then check.raise(tostring(v):gsub("^[^:]*:%d+: ", "")) end
   return v
+end
+
+local RELAY_KEYS = { address = 1, server = 1, mac = 1, gateway_mac = 1 }
+-- relay = { address, server, mac, gateway_mac } into d (docs/hosts.md "DHCP
+-- relay"): the relay's MAC by default the one after the last host's
+local function relay_opts(o, c, d, fn)
+  local r = check.expect(o.relay, "table?", fn, "relay ({ address = .., server = .., gateway_mac = .. })")
+  if not r then return end
+  r = check.options(r, RELAY_KEYS, fn .. ": relay")
+  local function addr(k, what)
+    local a = parsed(ip4.addr, check.expect(r[k], "string", fn, "relay." .. k .. " (" .. what .. ")"), fn .. ": relay." .. k)
+    if a == 0 or a == 0xffffffff or a >= 0xe0000000 then
+      check.raise(("%s: relay.%s: '%s' is no unicast address"):format(fn, k, r[k]))
+    end
+    return a
+  end
+  d.relay4 = addr("address", "the relay agent's address: giaddr")
+  d.relay_server4 = addr("server", "the DHCP server's address")
+  if d.relay4 == d.relay_server4 then check.raise(fn .. ": relay: address and server are the same") end
+  if r.mac ~= nil then
+    ffi.copy(d.relay_mac, parsed(eth.mac, check.expect(r.mac, "string", fn, "relay.mac (the relay's MAC)"),
+      fn .. ": relay.mac"), 6)
+  else
+    local v = 0
+    for k = 0, 5 do v = v * 256 + c.mac[k] end
+    v = (v + c.count) % 2 ^ 48
+    for k = 5, 0, -1 do d.relay_mac[k] = v % 256; v = math.floor(v / 256) end
+  end
+  if r.gateway_mac ~= nil then
+    ffi.copy(d.relay_gw_mac, parsed(eth.mac, check.expect(r.gateway_mac, "string", fn,
+      "relay.gateway_mac (the next hop's MAC towards the server)"), fn .. ": relay.gateway_mac"), 6)
+  end
 end
 
 -- The DHCPv4 client's options out and scripted behaviour (docs/hosts.md
@@ -185,6 +219,7 @@ local function dhcp4_opts(o, c, fn)
     "decline_wait (seconds after a DECLINE, RFC 2131: 10)") or 10) * 1000
   d.leave_after_ms = (check.expect(o.leave_after, "number? 0.001..4000000", fn,
     "leave_after (seconds bound before a host releases)") or 0) * 1000
+  relay_opts(o, c, d, fn)
   return d
 end
 
@@ -673,7 +708,9 @@ local SCRIPTED = { dhcp_declined = function(_, d) return d and d.arp_check == 1 
   arp_conflict = function(c, d) return c.dhcp ~= 1 or d and d.arp_check == 1 end,
   dhcp_left_renewals = function(c) return c.renewals ~= 0 end,
   dhcp_left_after = function(_, d) return d and d.leave_after_ms ~= 0 end,
-  dhcp_overload = function() return false end }
+  dhcp_overload = function() return false end,
+  dhcp_relay_mismatch = function(_, d) return d and d.relay4 ~= 0 end,
+  dhcp_relay_unresolved = function(_, d) return d and d.relay4 ~= 0 end }
 local function runs(c, k, joined, d, pinged)
   local v4 = c.dhcp == 1 or c.ip4 ~= 0
   if COMMON[k] then return true end

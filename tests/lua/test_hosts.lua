@@ -267,7 +267,7 @@ function T.bad_ranges_are_refused_at_the_callers_line()
     function() hosts.new{ count = 1, mac = M, dhcp = true } end)
   errors(at("surge.hosts.new: unknown option 'ips' (announce, arp_check, circuit_id, client_id, count, dad, dad6, "
     .. "decline_wait, dhcp, dhcp6, hostname, ip, ip6, leave_after, mac, number, options, outer_tpid, outer_vlan, "
-    .. "outstanding, params, pd, prefix, probe, rapid_commit, rate, remote_id, renewals, retries, rs, rto, subnet, "
+    .. "outstanding, params, pd, prefix, probe, rapid_commit, rate, relay, remote_id, renewals, retries, rs, rto, subnet, "
     .. "vendor_class, vlan)", 4), function()
     hosts.new{ count = 1, mac = M, ips = "10.0.0.1" } end)
   errors(at("surge.hosts.new: ip: 0.0.0.0 is no host's address", 1), function()

@@ -8,8 +8,8 @@
  * twice), the tags and VLAN ids checked against a reference too. Each
  * input is checked against a reference written apart from the parser,
  * slowly and literally from RFC 2131 and 2132 (a DHCP reply's message
- * type, lease time and server identifier, and whether its options are
- * whole) and from RFC 4443, 4861 and 8415 (which IPv6 messages are usable,
+ * type, lease time and server identifier, option 82 and giaddr, and
+ * whether its options are whole; a relayed reply, UDP 67 to 67) and from RFC 4443, 4861 and 8415 (which IPv6 messages are usable,
  * an RA's prefix, a DHCPv6 reply's type, transaction, client MAC, server
  * identifier, status, rapid commit and its IA_NA's and IA_PD's leases), and every pointer
  * the parser hands out must lie inside the input (the sanitizer pass
@@ -42,6 +42,8 @@ struct ref {
 	unsigned msg;
 	unsigned long lease, server, dns;
 	unsigned overload;
+	long a82;                   /* option 82's value: its offset in the message (the last one read), -1 none */
+	unsigned l82;
 };
 
 /* RFC 2132 2: options are pad (0), end (255) or code, length, value. The
@@ -79,6 +81,10 @@ ref_opts(const uint8_t *b, size_t i, size_t n, struct ref *r, int main)
 			}
 			if (b[i] == 3 && len < 4)
 				return 0;
+			if (b[i] == 82) {
+				r->a82 = (long)i + 2;
+				r->l82 = (unsigned)len;
+			}
 			if (b[i] == 6) {
 				if (len == 0 || len % 4 != 0)
 					return 0;
@@ -102,6 +108,7 @@ static void
 ref_dhcp(const uint8_t *b, size_t n, struct ref *r, int op)
 {
 	memset(r, 0, sizeof(*r));
+	r->a82 = -1;
 	/* a BOOTREPLY (op 2) for an Ethernet client (htype 1, hlen 6: its
 	 * chaddr is a MAC) with the magic cookie */
 	if (n < 240 || b[0] != op || b[1] != 1 || b[2] != 6 || be(b + 236, 4) != 0x63825363ul)
@@ -431,7 +438,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	if (k == HF_DHCP || k == HF_DHCP_BAD || k == HF_DHCP_REQ || k == HF_DHCP_REQ_BAD) {
-		/* a reply (port 68) or a request (port 67): op 2 or 1 */
+		/* a reply (port 68, or relayed: 67 to 67) or a request (port 67): op 2 or 1 */
 		int req = k == HF_DHCP_REQ || k == HF_DHCP_REQ_BAD;
 		enum hframe_kind good = req ? HF_DHCP_REQ : HF_DHCP;
 		/* the UDP payload, as the reference finds it */
@@ -451,6 +458,32 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (k == good && (f.dns[0] != r.dns || f.overload != r.overload))
 			fail_on("the first DNS server, the overload", (long)f.overload * 10 + (f.dns[0] != r.dns),
 				(long)r.overload * 10, data, size);
+		/* RFC 2131 4.1: a reply to a relay agent goes from port 67 to 67 */
+		int relayed = be(ip + ihl, 2) == 67 && be(ip + ihl + 2, 2) == 67;
+
+		if (f.relayed != relayed || (relayed && req))
+			fail_on("relayed (UDP 67 to 67, a reply)", f.relayed, relayed, data, size);
+		if (k == good && !req) {
+			const uint8_t *b = ip + ihl + 8;
+
+			if (f.opt82 != (r.a82 < 0 ? NULL : b + r.a82) || (r.a82 >= 0 && f.opt82_len != r.l82))
+				fail_on("option 82", f.opt82 == NULL ? -1 : f.opt82 - b, r.a82, data, size);
+			if (f.opt82 != NULL && !inside(f.opt82, f.opt82_len, data, size))
+				fail_on("option 82 outside the input", 0, 1, data, size);
+			if (f.giaddr != be(b + 24, 4))
+				fail_on("giaddr", f.giaddr, (long)be(b + 24, 4), data, size);
+		}
+	}
+	/* a BOOTREPLY from 67 to 67 over IPv4 (unfragmented) is the hosts': a
+	 * relayed reply, usable or not */
+	if (l2 != 0 && type == 0x0800 && size >= l2 + 29) {
+		const uint8_t *ip = data + l2;
+		size_t ihl = (size_t)(ip[0] & 15) * 4, tot = be(ip + 2, 2);
+
+		if ((ip[0] >> 4) == 4 && ihl >= 20 && tot >= ihl + 9 && tot <= size - l2 && ip[9] == 17 &&
+		    (be(ip + 6, 2) & 0x3fff) == 0 && be(ip + ihl, 2) == 67 && be(ip + ihl + 2, 2) == 67 &&
+		    ip[ihl + 8] == 2 && k != HF_DHCP && k != HF_DHCP_BAD)
+			fail_on("a relayed BOOTREPLY not taken", k, HF_DHCP, data, size);
 	}
 	return 0;
 }
@@ -483,6 +516,8 @@ static const struct fuzz_token tokens[] = {
 	/* QinQ: an S-tag, two 0x8100 tags; echo replies (ICMP 0, ICMPv6 129) */
 	FUZZ_TOKEN("\x88\xa8\0\x64\x81\0\0\xc8"), FUZZ_TOKEN("\x81\0\0\x64\x81\0"), FUZZ_TOKEN("\x88\xa8"),
 	FUZZ_TOKEN("\x81\0"),
+	/* relay agent information (82: circuit-id, remote-id), a relayed reply's ports */
+	FUZZ_TOKEN("\x52\x05\x01\x03"), FUZZ_TOKEN("\0\x43\0\x43"),
 };
 
 /* An IPv6 input's ICMPv6 or UDP checksum made right again after a
