@@ -61,6 +61,56 @@ tag_value(const struct surge_otg_tagger *t, const uint8_t *p, uint32_t l)
 	return v;
 }
 
+/* A tagger checked and made ready for a burst's frames: each tag's 3
+ * bytes from its first, shifted and masked; need the length a frame needs
+ * for those reads (a shorter one is read exactly by tag_value). */
+struct reader {
+	uint32_t n, need;
+	uint32_t byte[SURGE_OTG_TAGS_MAX], sh[SURGE_OTG_TAGS_MAX], len[SURGE_OTG_TAGS_MAX], mask[SURGE_OTG_TAGS_MAX];
+};
+
+/* 0, or -1 when t is malformed (as tag_value would find every frame). */
+static int
+reader_init(struct reader *r, const struct surge_otg_tagger *t)
+{
+	uint32_t bits = 0;
+
+	r->n = 0;
+	r->need = 0;
+	if (t->n == 0 || t->n > SURGE_OTG_TAGS_MAX)
+		return -1;
+	r->n = t->n;
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct surge_otg_tagbits *g = &t->tag[i];
+
+		bits += g->len;
+		if (g->len == 0 || bits > SURGE_OTG_TAGS_MAX || g->bit > 7)
+			return -1;
+		r->byte[i] = g->byte;
+		r->sh[i] = 24u - g->bit - g->len;
+		r->len[i] = g->len;
+		r->mask[i] = (1u << g->len) - 1;
+		if ((uint32_t)g->byte + 3 > r->need)
+			r->need = (uint32_t)g->byte + 3;
+	}
+	return 0;
+}
+
+static inline uint32_t
+reader_value(const struct reader *r, const struct surge_otg_tagger *t, const uint8_t *p, uint32_t l)
+{
+	uint32_t v = 0;
+
+	if (l < r->need)
+		return tag_value(t, p, l);
+	for (uint32_t i = 0; i < r->n; i++) {
+		const uint8_t *q = p + r->byte[i];
+
+		v = v << r->len[i] | (((uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2]) >> r->sh[i] & r->mask[i]);
+	}
+	return v;
+}
+
 static inline void
 add(struct surge_otg_count *c, uint32_t l, double tsc)
 {
@@ -135,36 +185,56 @@ surge_otg_rx_count(struct surge_otg_rx *st, const struct surge_burst *b)
 }
 
 int
-surge_otg_tx_read(struct surge_otg_tx *tx, const struct surge_otg_tagger *t, const struct surge_burst *b)
+surge_otg_tx_read(struct surge_otg_tx *tx, const struct surge_otg_tagger *t, const struct surge_burst *b,
+		  struct surge_otg_count *slots, uint32_t nslots)
 {
-	if (tx == NULL || t == NULL || b == NULL || b->n > SURGE_BURST_MAX)
+	struct reader r;
+
+	if (tx == NULL || t == NULL || b == NULL || slots == NULL || b->n > SURGE_BURST_MAX)
 		return -EINVAL;
+	tx->n = 0;
+	if (reader_init(&r, t) != 0) {
+		for (uint32_t i = 0; i < b->n; i++)
+			tx->value[i] = NO_VALUE;
+		tx->n = b->n;
+		return (int)b->n;
+	}
 	for (uint32_t i = 0; i < b->n; i++) {
-		tx->value[i] = (uint16_t)tag_value(t, b->data[i], b->len[i]);
+		uint32_t v = reader_value(&r, t, b->data[i], b->len[i]);
+
 		tx->len[i] = b->len[i];
+		if ((uint64_t)t->at + v >= nslots)    /* NO_VALUE too: slots hold at most 2^20 */
+			v = NO_VALUE;
+		tx->value[i] = (uint16_t)v;
+		if (v != NO_VALUE) {
+			struct surge_otg_count *c = &slots[t->at + v];
+
+			c->frames += 1;
+			c->bytes += b->len[i] + FCS;
+		}
 	}
 	tx->n = b->n;
 	return (int)b->n;
 }
 
 int
-surge_otg_tx_count(const struct surge_otg_tx *tx, const struct surge_otg_tagger *t, struct surge_otg_count *slots,
-		   uint32_t nslots, uint32_t sent)
+surge_otg_tx_unsent(const struct surge_otg_tx *tx, const struct surge_otg_tagger *t, struct surge_otg_count *slots,
+		    uint32_t nslots, uint32_t sent)
 {
-	uint32_t counted = 0;
+	uint32_t back = 0;
 
 	if (tx == NULL || t == NULL || slots == NULL || sent > tx->n || tx->n > SURGE_BURST_MAX)
 		return -EINVAL;
-	for (uint32_t i = 0; i < sent; i++) {
+	for (uint32_t i = sent; i < tx->n; i++) {
 		uint32_t v = tx->value[i];
 
 		if (v == NO_VALUE || (uint64_t)t->at + v >= nslots)
 			continue;
 		struct surge_otg_count *c = &slots[t->at + v];
 
-		c->frames += 1;
-		c->bytes += tx->len[i] + FCS;
-		counted++;
+		c->frames -= 1;
+		c->bytes -= tx->len[i] + FCS;
+		back++;
 	}
-	return (int)counted;
+	return (int)back;
 }

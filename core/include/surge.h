@@ -631,13 +631,16 @@ struct surge_otg_tx {
 	uint16_t value[SURGE_BURST_MAX];
 	uint16_t len[SURGE_BURST_MAX];
 };
-/* Reads b's frames' values by t before a send (which may keep some:
- * surge_tx_send_due). Returns b->n or -EINVAL. */
-int surge_otg_tx_read(struct surge_otg_tx *tx, const struct surge_otg_tagger *t, const struct surge_burst *b);
-/* After the send: the first `sent` frames read counted in slots[t->at +
- * value] (of nslots). Returns the frames counted or -EINVAL. */
-int surge_otg_tx_count(const struct surge_otg_tx *tx, const struct surge_otg_tagger *t,
-		       struct surge_otg_count *slots, uint32_t nslots, uint32_t sent);
+/* Before a send: reads b's frames' values by t and counts each as sent
+ * in slots[t->at + value] (of nslots): a send mostly sends them all. Returns
+ * b->n or -EINVAL. */
+int surge_otg_tx_read(struct surge_otg_tx *tx, const struct surge_otg_tagger *t, const struct surge_burst *b,
+		      struct surge_otg_count *slots, uint32_t nslots);
+/* After a send of the first `sent` of them (surge_tx_send_due keeps the
+ * rest, read again with the next send): takes the others' counts back.
+ * Returns the frames taken back or -EINVAL. */
+int surge_otg_tx_unsent(const struct surge_otg_tx *tx, const struct surge_otg_tagger *t,
+			struct surge_otg_count *slots, uint32_t nslots, uint32_t sent);
 
 /* --- TCP connections (docs/connections.md) ------------------------------ */
 enum surge_conn_role {

@@ -155,9 +155,11 @@ local function frame_bytes(b)
 end
 
 -- A tagged flow's sent frames by tag value (core/dataplane/tag_count.c):
--- the values and lengths of a burst's frames read as they wait (send_due
--- sends the first ones and moves the rest to the front), then the sent
--- ones counted in the flow's sent row. One burst's at a time: this task's.
+-- a burst's frames read and counted in the flow's sent row as they wait,
+-- in one pass, then those send_due kept (it sends the first ones and moves
+-- the rest to the front) taken back: they are read again with the next
+-- send. (Reading after the send is too late: the driver has the frames.)
+-- One burst's at a time: this task's.
 local sent_values = ffi.new("struct surge_otg_tx")
 
 -- A struct surge_otg_tagger from reader r (otg/flows.lua's tag_readers).
@@ -204,13 +206,16 @@ local function send(g, t)
   end
   local before = x.sz and frame_bytes(x.burst) or 0
   local tg = x.tg
-  if tg then C.surge_otg_tx_read(sent_values, tg, x.burst) end
+  if tg then C.surge_otg_tx_read(sent_values, tg, x.burst, x.tags, x.nslots) end   -- counted as sent
   -- txq:send_due's call without its argument checks (the queue and burst are this task's); a
   -- failure leaves the burst as it was, so the checked call then raises its error
   local sent = C.surge_tx_send_due(g.port, g.qid, x.burst)
-  if sent < 0 then sent = g.q:send_due(x.burst) end
+  if sent < 0 then
+    if tg then C.surge_otg_tx_unsent(sent_values, tg, x.tags, x.nslots, 0) end
+    sent = g.q:send_due(x.burst)
+  end
+  if tg and sent < sent_values.n then C.surge_otg_tx_unsent(sent_values, tg, x.tags, x.nslots, sent) end
   if sent > 0 then
-    if tg then C.surge_otg_tx_count(sent_values, tg, x.tags, x.nslots, sent) end
     local s = x.s
     s.tx_frames = s.tx_frames + sent
     s.tx_bytes = s.tx_bytes + (x.sz and before - frame_bytes(x.burst) or sent * x.bytes)
