@@ -199,6 +199,12 @@ surge_otg_tx_read(struct surge_otg_tx *tx, const struct surge_otg_tagger *t, con
 		tx->n = b->n;
 		return (int)b->n;
 	}
+	/* every frame's first tagged byte fetched before the first is read: the
+	 * flow's rewrite has just stored into those lines, which the cache may
+	 * not hold yet (the pool's mbufs cycle through more than it holds); read
+	 * one at a time they waited in turn (docs/performance.md, "OTG metric tags") */
+	for (uint32_t i = 0; i < b->n; i++)
+		__builtin_prefetch(b->data[i] + r.byte[0]);
 	for (uint32_t i = 0; i < b->n; i++) {
 		uint32_t v = reader_value(&r, t, b->data[i], b->len[i]);
 
