@@ -562,6 +562,86 @@ int surge_dut_count_udp(struct surge_dut_rx *st, const uint8_t *u, uint32_t avai
 /* Latency receivers made so far (ids 0..count-1); their buckets:
  * surge_latency_buckets(). */
 int surge_latency_count(void);
+/* --- OTG flow counts (core/dataplane/tag_count.c, docs/otg.md) --------- */
+/* A count of lua/surge/otg/stats.lua's block: per port and flow what it
+ * received, per tag value of a tagged flow what was sent and received.
+ * Whole doubles: master reads them while a port's task adds. */
+struct surge_otg_count {
+	double frames;
+	double bytes;           /* with the FCS */
+	double first;           /* received: TSC of the first, 0 before it */
+	double last;            /* received: TSC of the last */
+};
+enum {
+	SURGE_OTG_TAGS_MAX = 12,   /* tagged bits a flow at most, so tags too */
+	SURGE_OTG_TAG_LEN = 6      /* "SOTG" and the flow's number (big-endian), right after its headers */
+};
+/* One metric tag: len bits (1..12) from bit `bit` (0..7, 0 the most
+ * significant) of the frame's byte `byte`. */
+struct surge_otg_tagbits {
+	uint16_t byte;
+	uint8_t bit;
+	uint8_t len;
+};
+/* A tagged flow's reader: its tags' bits one after the other are the
+ * value, counted in slots[at + value]. */
+struct surge_otg_tagger {
+	uint32_t at;            /* the flow's first slot of the row counted */
+	uint16_t hb;            /* its header length: a received frame's tag bits are read when its tag is there */
+	uint8_t n;              /* tags, 1..SURGE_OTG_TAGS_MAX */
+	uint8_t reserved;
+	struct surge_otg_tagbits tag[SURGE_OTG_TAGS_MAX];
+};
+/* A latency probe of a timed flow, for surge_latency_add. */
+struct surge_otg_probe {
+	int32_t lat;            /* the flow's latency receiver */
+	uint32_t seq;
+	uint64_t ns;            /* receive TSC - send TSC, in ns (0 when the send's is later) */
+};
+/* What a port's task counts of what it receives. Lua allocates the
+ * arrays and keeps them alive; C counts into them. */
+struct surge_otg_rx {
+	uint32_t nflows;        /* a tag's flow number below it is a flow's */
+	uint32_t noffs;
+	const uint16_t *offs;   /* [noffs] where a frame's tag may start, tried in order */
+	struct surge_otg_count *rx;          /* [nflows] this port's row */
+	const int32_t *lat;     /* [nflows] each flow's latency receiver, -1: none; NULL: no flow timed */
+	const int32_t *tagger_of;/* [nflows] each flow's index in taggers, -1: untagged; NULL: none tagged */
+	const struct surge_otg_tagger *taggers;
+	struct surge_otg_count *slots;       /* [nslots] the tag counts (taggers' at: this port's row) */
+	uint32_t nslots;
+	uint32_t n_other;       /* out: the burst's frames without a tag at any offset */
+	double ns_per_cycle;    /* the TSC's */
+	uint32_t n_probe;       /* out: probes of timed flows (stamped ones) */
+	uint32_t reserved;
+	uint16_t other[SURGE_BURST_MAX];     /* out: their indices in the burst */
+	struct surge_otg_probe probe[SURGE_BURST_MAX];   /* out */
+};
+/* Counts a received burst's frames by their tag (at the first of offs
+ * where a frame holds "SOTG"), a tagged flow's also by value when its tag
+ * is at its header length, and lists the probes of timed flows and the
+ * frames with no tag. Reads nothing past a frame's length. Returns
+ * st->n_other or -EINVAL. */
+int surge_otg_rx_count(struct surge_otg_rx *st, const struct surge_burst *b);
+/* A tagged flow's frames before they are sent: each one's value (0xffff:
+ * its tagged bits past its end) and length. */
+struct surge_otg_tx {
+	uint32_t n;             /* frames read */
+	uint32_t reserved;
+	uint16_t value[SURGE_BURST_MAX];
+	uint16_t len[SURGE_BURST_MAX];
+};
+/* Before a send: reads b's frames' values by t and counts each as sent
+ * in slots[t->at + value] (of nslots): a send mostly sends them all. Returns
+ * b->n or -EINVAL. */
+int surge_otg_tx_read(struct surge_otg_tx *tx, const struct surge_otg_tagger *t, const struct surge_burst *b,
+		      struct surge_otg_count *slots, uint32_t nslots);
+/* After a send of the first `sent` of them (surge_tx_send_due keeps the
+ * rest, read again with the next send): takes the others' counts back.
+ * Returns the frames taken back or -EINVAL. */
+int surge_otg_tx_unsent(const struct surge_otg_tx *tx, const struct surge_otg_tagger *t,
+			struct surge_otg_count *slots, uint32_t nslots, uint32_t sent);
+
 /* --- TCP connections (docs/connections.md) ------------------------------ */
 enum surge_conn_role {
 	SURGE_CONN_CLIENT = 0,

@@ -17,11 +17,8 @@
 -- headers. (surge.dut's measuring receiver keys flows on the UDP source
 -- port, which an OTG flow sets itself, and reads only UDP: it cannot tell
 -- OTG's flows apart; docs/otg.md.)
-local bit = require "bit"
 local packet = require "surge.otg.packet"
 local devices = require "surge.otg.devices"
-
-local band, bor, lshift, rshift = bit.band, bit.bor, bit.lshift, bit.rshift
 
 local M = { TAG = "SOTG", TAG_LEN = 6, PROBE_LEN = 16, FCS = 4, MAX_FLOWS = 65535, TAG_BITS_MAX = 12,
             TAG_SLOTS_MAX = 2 ^ 20 }
@@ -298,44 +295,27 @@ function M.compile(f, index, ports, path, dev)
   return spec
 end
 
--- The reader of tagged flows' values (M.tag_key), per flow index, for the
--- counts of one row of the run's tag slots (otg/stats.lua: a flow's slots
--- from its tag_base, a row of 2^tag_bits values for what it sent, then one
--- a port for what the port received; row -1: the sent). specs: the
--- config's flows (tag_base set at start); nports: the config's ports.
+-- The reader of tagged flows' values, per flow index, for the counts of
+-- one row of the run's tag slots (otg/stats.lua: a flow's slots from its
+-- tag_base, a row of 2^tag_bits values for what it sent, then one a port
+-- for what the port received; row -1: the sent). specs: the config's flows
+-- (tag_base set at start). A reader is what core/dataplane/tag_count.c
+-- reads (struct surge_otg_tagger, filled by otg/task.lua): the first slot
+-- at, the header length hb and per tag its byte b, bit and len (the
+-- value: the tags' bits one after the other).
 function M.tag_readers(specs, row)
   local out = {}
   for _, s in ipairs(specs) do
     if s.tags and s.tag_base then
-      local nvals = 2 ^ s.tag_bits
-      local r = { at = s.tag_base + (row + 1) * nvals, hb = s.header_bytes, n = #s.tags, b = {}, sh = {}, mask = {},
+      local r = { at = s.tag_base + (row + 1) * 2 ^ s.tag_bits, hb = s.header_bytes, n = #s.tags, b = {}, bit = {},
                   len = {} }
       for i, t in ipairs(s.tags) do
-        r.b[i] = math.floor(t.offset / 8)
-        r.sh[i] = 24 - t.offset % 8 - t.length     -- bits after the tag in the 3 bytes from b (length <= 12)
-        r.mask[i] = 2 ^ t.length - 1
-        r.len[i] = t.length
+        r.b[i], r.bit[i], r.len[i] = math.floor(t.offset / 8), t.offset % 8, t.length
       end
-      r.b1, r.sh1, r.mask1 = r.b[1], r.sh[1], r.mask[1]
       out[s.index] = r
     end
   end
   return out
-end
-
--- The tag value of frame p (its tagged bits one after the other) read by
--- reader r; p holds the 3 bytes from each tag's first (a frame's tag bits
--- are in its headers, and a received frame's own tag follows them).
-function M.tag_key(r, p)
-  local b = r.b1      -- the first tag's (most flows have one), then the others'
-  local key = band(rshift(bor(lshift(p[b], 16), lshift(p[b + 1], 8), p[b + 2]), r.sh1), r.mask1)
-  if r.n == 1 then return key end       -- (one tag: no loop entered)
-  for i = 2, r.n do
-    b = r.b[i]
-    local w = bor(lshift(p[b], 16), lshift(p[b + 1], 8), p[b + 2])
-    key = bor(lshift(key, r.len[i]), band(rshift(w, r.sh[i]), r.mask[i]))
-  end
-  return key
 end
 
 -- The template, the flow (nil: no field varies) and the size (nil: fixed)

@@ -8,12 +8,12 @@
 -- master's (pause, resume), gen counts master's changes of them: a task
 -- re-paces its queues when it moves.
 local ffi = require "ffi"
+require "surge.cdef"    -- struct surge_otg_count: core/dataplane/tag_count.c counts into rx and tags
 
 local M = {}
 
 ffi.cdef [[
 struct otg_flow_stats { double tx_frames, tx_bytes, done, paused; };
-struct otg_rx_stats { double frames, bytes, first, last; };   /* first, last: receive TSCs */
 struct otg_run { double go, gen; double ready[64]; };
 struct otg_neigh { uint8_t mac[6]; uint8_t resolved, pad; };
 ]]
@@ -24,8 +24,8 @@ struct otg_neigh { uint8_t mac[6]; uint8_t resolved, pad; };
 -- row): { flow, rx, run, tags, addr }.
 function M.new(nflows, nports, ntags)
   local s = { flow = ffi.new("struct otg_flow_stats[?]", math.max(nflows, 1)),
-              rx = ffi.new("struct otg_rx_stats[?]", math.max(nflows * nports, 1)),
-              run = ffi.new("struct otg_run[1]"), tags = ffi.new("struct otg_rx_stats[?]", math.max(ntags or 0, 1)) }
+              rx = ffi.new("struct surge_otg_count[?]", math.max(nflows * nports, 1)),
+              run = ffi.new("struct otg_run[1]"), tags = ffi.new("struct surge_otg_count[?]", math.max(ntags or 0, 1)) }
   s.addr = { tonumber(ffi.cast("uintptr_t", s.flow)), tonumber(ffi.cast("uintptr_t", s.rx)),
              tonumber(ffi.cast("uintptr_t", s.run)), tonumber(ffi.cast("uintptr_t", s.tags)) }
   return s
@@ -34,8 +34,8 @@ end
 -- The block at addr (M.new's addr), in a task.
 function M.view(addr)
   return { flow = ffi.cast("struct otg_flow_stats *", addr[1]),
-           rx = ffi.cast("struct otg_rx_stats *", addr[2]), run = ffi.cast("struct otg_run *", addr[3]),
-           tags = ffi.cast("struct otg_rx_stats *", addr[4]) }
+           rx = ffi.cast("struct surge_otg_count *", addr[2]), run = ffi.cast("struct otg_run *", addr[3]),
+           tags = ffi.cast("struct surge_otg_count *", addr[4]) }
 end
 
 -- The neighbour block: per device address (otg/devices.lua's entries, k

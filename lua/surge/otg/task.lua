@@ -44,8 +44,6 @@ local DRAIN_ROUNDS = 1024     -- receives at most at a task's end: what its queu
 -- is a quarter of a 64-byte send's cost on a TX-only port
 -- (docs/performance.md, the OTG row).
 local RX_SENT_MAX, RX_GAP_US = 512, 10
-local PROBE_MAGIC = 0x50475253 -- "SRGP" read as a little-endian uint32 (surge.h's probe format 1)
-local u32p, u64p = ffi.typeof("const uint32_t *"), ffi.typeof("const uint64_t *")
 
 -- The port's device addresses (otg/devices.lua's entries) as one
 -- surge.dut.neigh responder: an interface an address (its ethernet's MAC),
@@ -156,30 +154,35 @@ local function frame_bytes(b)
   return sum + b.n * flows.FCS
 end
 
--- A tagged flow's sent frames by tag value: the values and lengths of a
--- burst's frames as they wait (send_due sends the first ones and moves the
--- rest to the front), then the sent ones counted in the flow's sent row.
-local keys, lens = ffi.new("uint32_t[?]", BURST), ffi.new("uint32_t[?]", BURST)
+-- A tagged flow's sent frames by tag value (core/dataplane/tag_count.c):
+-- a burst's frames read and counted in the flow's sent row as they wait,
+-- in one pass, then those send_due kept (it sends the first ones and moves
+-- the rest to the front) taken back: they are read again with the next
+-- send. (Reading after the send is too late: the driver has the frames.)
+-- One burst's at a time: this task's.
+local sent_values = ffi.new("struct surge_otg_tx")
 
-local tag_key, FCS = flows.tag_key, flows.FCS
-
-local function tag_values(tg, b)
-  -- the struct's own fields: burst.data and .n go through pool.lua's __index, and a trace starting
-  -- there could not return into this loop (jit.v: "NYI: return to lower frame")
-  local data, len = b.ro_data, b.len
-  for i = 0, b.ro_n - 1 do
-    keys[i] = tag_key(tg, data[i])
-    lens[i] = len[i]
+-- A struct surge_otg_tagger from reader r (otg/flows.lua's tag_readers).
+local function tagger(r, out)
+  if r.n > C.SURGE_OTG_TAGS_MAX then error(("surge otg: %d metric tags in a flow, at most %d"):format(r.n,
+    C.SURGE_OTG_TAGS_MAX)) end
+  out.at, out.hb, out.n = r.at, r.hb, r.n
+  for i = 1, r.n do
+    local t = out.tag[i - 1]
+    t.byte, t.bit, t.len = r.b[i], r.bit[i], r.len[i]
   end
+  return out
 end
 
-local function count_sent(tg, tags, sent)
-  local at = tg.at
-  for i = 0, sent - 1 do
-    local x = tags[at + keys[i]]
-    x.frames = x.frames + 1
-    x.bytes = x.bytes + lens[i] + FCS
+-- The slots readers tg count in at most (their rows' ends): where the caller does not say.
+local function slots_of(tg)
+  local top = 0
+  for _, r in pairs(tg) do
+    local bits = 0
+    for i = 1, r.n do bits = bits + r.len[i] end
+    top = math.max(top, r.at + 2 ^ bits)
   end
+  return top
 end
 
 -- One send on group g at TSC t; returns the packets sent.
@@ -203,13 +206,16 @@ local function send(g, t)
   end
   local before = x.sz and frame_bytes(x.burst) or 0
   local tg = x.tg
-  if tg then tag_values(tg, x.burst) end
+  if tg then C.surge_otg_tx_read(sent_values, tg, x.burst, x.tags, x.nslots) end   -- counted as sent
   -- txq:send_due's call without its argument checks (the queue and burst are this task's); a
   -- failure leaves the burst as it was, so the checked call then raises its error
   local sent = C.surge_tx_send_due(g.port, g.qid, x.burst)
-  if sent < 0 then sent = g.q:send_due(x.burst) end
+  if sent < 0 then
+    if tg then C.surge_otg_tx_unsent(sent_values, tg, x.tags, x.nslots, 0) end
+    sent = g.q:send_due(x.burst)
+  end
+  if tg and sent < sent_values.n then C.surge_otg_tx_unsent(sent_values, tg, x.tags, x.nslots, sent) end
   if sent > 0 then
-    if tg then count_sent(tg, x.tags, sent) end
     local s = x.s
     s.tx_frames = s.tx_frames + sent
     s.tx_bytes = s.tx_bytes + (x.sz and before - frame_bytes(x.burst) or sent * x.bytes)
@@ -230,69 +236,75 @@ local function send(g, t)
   return sent
 end
 
--- The per-frame count of a port's task: count(p, l, tsc) reads frame p of
--- l bytes received at TSC tsc, and when it carries a flow's tag at one of
--- offs (the config's header lengths) adds it to rx[flow] (frames, bytes
--- with the FCS, first and last TSC) and hands its probe, if the flow is
--- timed (lat[flow] a surge.latency receiver, else -1), to that receiver.
--- Returns true for a frame with a tag (whatever its flow number), else
--- false.
--- The bytes are the network's: every read is bounded by l (the fuzz test
--- in tests/lua/test_fuzz_parsers.lua feeds it mutated frames).
--- tg (optional): flow index -> its tag reader for this port's row of tags
--- (the slots, otg/stats.lua): a tagged flow's frame is counted there too
--- by the value of its tagged bits, when its tag is at the flow's own
--- header length (where the tagged bits are).
-function M.counter(rx, lat, offs, nflows, hz, tg, tags)
+-- What a port's task counts of what it receives (core/dataplane/tag_count.c,
+-- a burst a call): a frame carrying a flow's tag at one of offs (the
+-- config's header lengths) adds to rx[flow] (frames, bytes with the FCS,
+-- first and last TSC), and its probe, if the flow is timed (lat[flow] a
+-- surge.latency receiver, else -1), goes to that receiver. tg (optional):
+-- flow index -> its tag reader for this port's row of tags (the slots,
+-- otg/stats.lua; ntags of them): a tagged flow's frame is counted there
+-- too by the value of its tagged bits, when its tag is at the flow's own
+-- header length (where the tagged bits are). Returns the struct surge_otg_rx
+-- and what it points at (kept alive with it).
+local function rx_counts(rx, lat, offs, nflows, hz, tg, tags, ntags)
   tg = tg or {}
-  local T0, T1, T2, T3 = flows.TAG:byte(1, 4)
-  local TAG_LEN, PROBE_LEN = flows.TAG_LEN, flows.PROBE_LEN
-  local noffs = #offs
-  local ns_per_cycle = 1e9 / hz
-  return function(p, l, tsc)
-    for i = 1, noffs do
-      local o = offs[i]
-      if l >= o + TAG_LEN and p[o] == T0 and p[o + 1] == T1 and p[o + 2] == T2 and p[o + 3] == T3 then
-        local k = p[o + 4] * 256 + p[o + 5]
-        if k < nflows then
-          local r = rx[k]
-          r.frames = r.frames + 1
-          r.bytes = r.bytes + l + FCS
-          if r.first == 0 then r.first = tsc end
-          r.last = tsc
-          local t = tg[k]
-          if t and t.hb == o then
-            local x = tags[t.at + tag_key(t, p)]
-            x.frames = x.frames + 1
-            x.bytes = x.bytes + l + FCS
-            if x.first == 0 then x.first = tsc end
-            x.last = tsc
-          end
-          local id = lat[k]
-          local at = o + TAG_LEN
-          if id >= 0 and l >= at + PROBE_LEN and ffi.cast(u32p, p + at)[0] == PROBE_MAGIC then
-            local sent = tonumber(ffi.cast(u64p, p + at + 8)[0])
-            if sent ~= 0 then   -- 0: marked, never stamped (no departure)
-              C.surge_latency_add(id, sent < tsc and (tsc - sent) * ns_per_cycle or 0, ffi.cast(u32p, p + at + 4)[0])
-            end
-          end
-        end
-        return true
-      end
+  local st = ffi.new("struct surge_otg_rx")
+  local o = ffi.new("uint16_t[?]", math.max(#offs, 1))
+  for i, off in ipairs(offs) do o[i - 1] = off end
+  st.nflows, st.noffs, st.offs, st.rx, st.lat, st.ns_per_cycle = nflows, #offs, o, rx, lat, 1e9 / hz
+  local nt = 0
+  for k in pairs(tg) do if k < nflows then nt = nt + 1 end end
+  local of, readers
+  if nt > 0 then
+    of, readers = ffi.new("int32_t[?]", nflows), ffi.new("struct surge_otg_tagger[?]", nt)
+    for k = 0, nflows - 1 do of[k] = -1 end
+    local i = 0
+    for k, r in pairs(tg) do
+      if k < nflows then tagger(r, readers[i]) of[k] = i i = i + 1 end
     end
-    return false
+    st.tagger_of, st.taggers, st.slots, st.nslots = of, readers, tags, ntags or slots_of(tg)
+  end
+  return { st = st, offs = o, of = of, readers = readers, lat = lat }
+end
+
+-- Counts burst b received (c: rx_counts's) and hands its probes to their
+-- receivers; returns the frames without a tag (c.st.other lists them).
+local function count_burst(c, b)
+  local st = c.st
+  local n = C.surge_otg_rx_count(st, b)
+  if n < 0 then error(("surge otg: counting a received burst: error %d (an invalid count table)"):format(n)) end
+  for i = 0, st.n_probe - 1 do
+    local pr = st.probe[i]
+    C.surge_latency_add(pr.lat, pr.ns, pr.seq)
+  end
+  return n
+end
+
+-- The same a frame at a time: count(p, l, tsc) counts frame p of l bytes
+-- received at TSC tsc (a one-frame burst); true when it carries a tag
+-- (whatever its flow number). The fuzz test in
+-- tests/lua/test_fuzz_parsers.lua feeds it mutated frames.
+function M.counter(rx, lat, offs, nflows, hz, tg, tags, ntags)
+  local c = rx_counts(rx, lat, offs, nflows, hz, tg, tags, ntags)
+  local one = ffi.new("struct surge_burst")
+  one.ro_n = 1
+  return function(p, l, tsc)
+    one.ro_data[0], one.len[0], one.tsc = p, l, tsc
+    return count_burst(c, one) == 0
   end
 end
 
 -- a: { groups = { { txq = q, flows = { spec, ... } } }, rxqs = { rxq, ... }, stats (the
 --      block's address), nflows, row (this port's rx row), offs (the tag's offsets to look
---      at), lat (flow index + 1 -> latency receiver, -1: none) }; a spec has pps (its rate in
+--      at), lat (flow index + 1 -> latency receiver, -1: none), specs (the tagged flows),
+--      ntags (the tag slots) }; a spec has pps (its rate in
 --      frames a second), delay_s and ibg_s set by master.
 function M.port(a)
   local st = stats.view(a.stats)
   local hz = surge.tsc_hz()
   local groups, all = {}, {}
   local sent_tg = flows.tag_readers(a.specs, -1)
+  local ntags = a.ntags or slots_of(sent_tg)
   for gi, g in ipairs(a.groups) do
     local grp = { q = g.txq, port = g.txq.port, qid = g.txq.id, flows = {}, cur = nil, pps = 0, wake = math.huge }
     for _, spec in ipairs(g.flows) do
@@ -302,7 +314,8 @@ function M.port(a)
                   stop_at = math.huge, per_burst = spec.burst or false, in_burst = spec.burst or 0,
                   ibg = spec.ibg_s * hz, delay = spec.delay_s * hz, seconds = spec.seconds,
                   probes = spec.lat_id >= 0 and latency.marker({ offset = spec.header_bytes + flows.TAG_LEN })
-                    or false, tg = sent_tg[spec.index] or false, tags = st.tags }
+                    or false, tg = sent_tg[spec.index] and tagger(sent_tg[spec.index], ffi.new("struct surge_otg_tagger"))
+                    or false, tags = st.tags, nslots = ntags }
       grp.flows[#grp.flows + 1] = x
       all[#all + 1] = x
     end
@@ -317,17 +330,20 @@ function M.port(a)
   local nflows, ng = a.nflows, #groups
   local lat = ffi.new("int32_t[?]", nflows + 1)
   for k = 1, nflows do lat[k - 1] = a.lat[k] or -1 end
-  local count = M.counter(rx, lat, a.offs, nflows, hz, flows.tag_readers(a.specs, a.row), st.tags)
-  -- one receive, each frame counted by its flow; returns the frames
+  local counts = rx_counts(rx, lat, a.offs, nflows, hz, flows.tag_readers(a.specs, a.row), st.tags, ntags)
+  local other = counts.st.other
+  -- one receive, its frames counted by their flows in one call; returns the frames
   local function receive_on(rxq)
     local n = rxq:recv(rxb)
     if n > 0 then
       if tap then tap:write(rxb) end
-      local data, len = rxb.data, rxb.len
-      local tsc = tonumber(rxb.tsc)
-      for j = 0, n - 1 do
-        local p, l = data[j], len[j]
-        if not count(p, l, tsc) and resp then answer(resp, p, l) end   -- ARP, ND, echo for its devices
+      local no = count_burst(counts, rxb)
+      if resp and no > 0 then      -- ARP, ND, echo for its devices among the frames without a tag
+        local data, len = rxb.data, rxb.len
+        for i = 0, no - 1 do
+          local j = other[i]
+          answer(resp, data[j], len[j])
+        end
       end
     end
     return n

@@ -205,7 +205,7 @@ end
 
 -- The sum of what rows received of one count, { frames, bytes, first,
 -- last } (first, last: the receive TSCs, 0: none); at(row) is that row's
--- counts (struct otg_rx_stats).
+-- counts (struct surge_otg_count).
 local function rx_sum(rows, at)
   local sum = { frames = 0, bytes = 0, first = 0, last = 0 }
   for _, r in ipairs(rows) do
@@ -450,7 +450,7 @@ local function start(names, hold)
     end
     run.base[p.id] = port:stats()
     run.tasks[#run.tasks + 1] = surge.launch("surge.otg.task:port", { groups = groups, rxqs = rxqs,
-      stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat, specs = tagged,
+      stats = run.stats.addr, nflows = #c.flows, row = r - 1, offs = offs, lat = lat, specs = tagged, ntags = ntags,
       neigh = neigh_arg(c, p.name), capture = capture.task_arg(r - 1) })
   end
   -- every port receives before any flow sends
