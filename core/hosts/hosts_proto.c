@@ -763,13 +763,21 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	 * does not is counted, the reply taken (chaddr and xid are the host's) */
 	if (f->relayed && !dopt_agent_echoed(t, i, f))
 		t->st.dhcp_relay_mismatch++;
+	if (f->msg == DHCP_OFFER)
+		t->st.dhcp_offer_rx++;
+	else if (f->msg == DHCP_ACK)
+		t->st.dhcp_ack_rx++;
+	else if (f->msg == DHCP_NAK)
+		t->st.dhcp_nak_rx++;
+	/* RFC 2131 4.4: an OFFER answers a DISCOVER (SELECTING), an ACK or a
+	 * NAK answers a REQUEST (the other states); any other is stray */
+	if ((f->msg != DHCP_OFFER && f->msg != DHCP_ACK && f->msg != DHCP_NAK) ||
+	    (f->msg == DHCP_OFFER) != (s == SURGE_HOST_SELECTING)) {
+		t->st.dhcp_stray++;
+		return 1;
+	}
 	switch (f->msg) {
 	case DHCP_OFFER:
-		t->st.dhcp_offer_rx++;
-		if (s != SURGE_HOST_SELECTING) {
-			t->st.dhcp_stray++;
-			return 1;
-		}
 		if (f->server_id == 0 || f->yiaddr == 0 || f->yiaddr == UINT32_MAX) {
 			t->st.dhcp_bad++;   /* RFC 2131 4.3.1: an offer names its server; an address */
 			return 1;
@@ -781,23 +789,13 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 		dhcp_transmit(t, i, DHCP_REQUEST, 0);
 		return 1;
 	case DHCP_ACK:
-		t->st.dhcp_ack_rx++;
-		if (s == SURGE_HOST_SELECTING) {
-			t->st.dhcp_stray++;
-			return 1;
-		}
 		if (f->lease_s == 0 || f->yiaddr == 0) {
 			t->st.dhcp_bad++;   /* a lease of 0 s, or no address: the host keeps asking */
 			return 1;
 		}
 		lease_bind(t, i, f, in);
 		return 1;
-	case DHCP_NAK:
-		t->st.dhcp_nak_rx++;
-		if (s == SURGE_HOST_SELECTING) {
-			t->st.dhcp_stray++;
-			return 1;
-		}
+	default:   /* DHCP_NAK */
 		/* RFC 2131 3.1 step 5 and 4.4.5: back to INIT; a host NAKed
 		 * `retries` times since its last binding gives up (a NAK storm
 		 * ends; an offer resets the request's tries, not these) */
@@ -813,9 +811,6 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 		}
 		h->tries = 0;
 		discover(t, i);         /* a fresh transaction */
-		return 1;
-	default:
-		t->st.dhcp_stray++;
 		return 1;
 	}
 }

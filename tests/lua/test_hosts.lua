@@ -58,6 +58,11 @@ local function serve(rx, n, mode, seen)
       local msg = p[284]                                   -- option 53 comes first in a host's options
       seen[msg] = (seen[msg] or 0) + 1
       if mode == "garbage" then reply(p, 2, 0, true)
+      elseif mode == "misordered" then
+        -- each answer out of turn first (RFC 2131 4.4: an OFFER answers a
+        -- DISCOVER, an ACK or NAK a REQUEST; 4, DHCPDECLINE, never a client)
+        if msg == 1 then reply(p, 5, 60) reply(p, 6, 0) reply(p, 4, 0) reply(p, 2, 60)
+        elseif msg == 3 then reply(p, 2, 60) reply(p, 5, 60) end
       elseif msg == 1 then reply(p, 2, 60)                 -- DISCOVER: an OFFER
       elseif msg == 3 then
         if mode == "ok" then reply(p, 5, 60)
@@ -184,6 +189,29 @@ function T.garbage_replies_are_counted_and_the_clients_give_up()
   local st = storm("garbage", "02:09:00:00:03:01")
   assert(st.state.gave_up == 4, hosts.format_states(st))
   assert(st.dhcp_bad >= 4 * 3 and st.dhcp_offer_rx == 0, st.dhcp_bad)
+end
+
+-- Replies out of turn are strays, each counted once, and change nothing:
+-- per host an ACK, a NAK and a DECLINE while selecting and an OFFER while
+-- requesting (rto 1 s: no retransmission doubles them on the ring).
+function T.replies_out_of_turn_are_counted_as_strays()
+  setup()
+  local t = hosts.new{ count = 4, mac = "02:09:00:00:07:01", dhcp = true, subnet = "10.9.0.0/24", retries = 3,
+    rto = 1 }
+  local pool = t:pool(1023)
+  local rx, tx = pool:burst(64), pool:burst(64)
+  local seen = {}
+  local deadline = surge.tsc() + 5 * surge.tsc_hz()
+  while surge.tsc() < deadline and not t:settled() do
+    serve(rx, t:poll(rxq, txq, rx, tx), "misordered", seen)
+    rx:free()
+  end
+  local st = t:stats()
+  assert(st.state.bound == 4, hosts.format_states(st))
+  assert(st.dhcp_stray == 16, ("strays %d bad %d offers %d acks %d naks %d"):format(tonumber(st.dhcp_stray), tonumber(st.dhcp_bad), tonumber(st.dhcp_offer_rx), tonumber(st.dhcp_ack_rx), tonumber(st.dhcp_nak_rx)))
+  assert(st.dhcp_offer_rx == 8 and st.dhcp_ack_rx == 8 and st.dhcp_nak_rx == 4 and st.dhcp_bad == 0,
+    ("offers %d acks %d naks %d"):format(tonumber(st.dhcp_offer_rx), tonumber(st.dhcp_ack_rx), tonumber(st.dhcp_nak_rx)))
+  assert(st.dhcp_retransmits == 0 and seen[1] == 4 and seen[3] == 4, st.dhcp_retransmits)
 end
 
 function T.a_nak_storm_ends_in_gave_up()
