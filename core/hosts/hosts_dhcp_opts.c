@@ -99,8 +99,11 @@ int
 dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o)
 {
 	int hn, ci, ri, rc;
-	uint32_t last = o->first + t->conf.count - 1, own = 0;
+	uint32_t last, own = 0;
 
+	if (o == NULL)
+		return rt_error(-EINVAL, "surge_hosts_dhcp4: no options");
+	last = o->first + t->conf.count - 1;
 	if (!t->conf.dhcp || t->conf.server)
 		return rt_error(-EINVAL, "surge_hosts_dhcp4: for a table of DHCPv4 clients (dhcp)");
 	if (t->started > 0)

@@ -101,8 +101,11 @@ int
 ping_start(struct hosts_table *t, const struct surge_hosts_ping *p)
 {
 	const char *why;
-	uint32_t room = p->af == 6 ? 1452 : 1472;
+	uint32_t room;
 
+	if (p == NULL)
+		return rt_error(-EINVAL, "surge_hosts_ping: no ping");
+	room = p->af == 6 ? 1452 : 1472;
 	if (ping_busy(t))
 		return rt_error(-EBUSY, "surge_hosts_ping: the table's hosts are pinging already");
 	if (p->af != 4 && p->af != 6)

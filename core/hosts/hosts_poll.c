@@ -160,11 +160,7 @@ surge_hosts_dhcp4(int id, const struct surge_hosts_dhcp4 *o)
 	int rc = 0;
 	struct hosts_table *t = own(id, &rc);
 
-	if (t == NULL)
-		return rc;
-	if (o == NULL)
-		return rt_error(-EINVAL, "surge_hosts_dhcp4: no options");
-	return dopt_set(t, o);
+	return t == NULL ? rc : dopt_set(t, o);
 }
 
 /* the hosts the schedule has due: rate per second since the table was
@@ -510,11 +506,7 @@ surge_hosts_ping(int id, const struct surge_hosts_ping *p)
 	int rc = 0;
 	struct hosts_table *t = own(id, &rc);
 
-	if (t == NULL)
-		return rc;
-	if (p == NULL)
-		return rt_error(-EINVAL, "surge_hosts_ping: no ping");
-	return ping_start(t, p);
+	return t == NULL ? rc : ping_start(t, p);
 }
 
 int

@@ -273,6 +273,9 @@ function T.bad_pings_and_qinq_refused_at_the_callers_line()
     t:ping{ target = "10.9.12.254", first = 2, hosts = 3 } end)
   errors(at("hosts:ping: size (echo data bytes): expected an integer in 8..1472, got 4", 1), function()
     t:ping{ target = "10.9.12.254", size = 4 } end)
+  -- the ABI called without its struct (Python, a script's own FFI): refused, not read
+  assert(ffi.C.surge_hosts_ping(t.id, nil) == -22 and ffi.string(ffi.C.surge_last_error()):find("no ping", 1, true))
+  assert(ffi.C.surge_hosts_dhcp4(t.id, nil) == -22 and ffi.string(ffi.C.surge_last_error()):find("no options", 1, true))
   t:ping{ target = "10.9.12.254", mac = "02:00:00:00:00:96" }
   errors(at("surge_hosts_ping: the table's hosts are pinging already", 1), function()
     t:ping{ target = "10.9.12.254" } end)
