@@ -208,9 +208,10 @@ function T.replies_out_of_turn_are_counted_as_strays()
   end
   local st = t:stats()
   assert(st.state.bound == 4, hosts.format_states(st))
-  assert(st.dhcp_stray == 16, ("strays %d bad %d offers %d acks %d naks %d"):format(tonumber(st.dhcp_stray), tonumber(st.dhcp_bad), tonumber(st.dhcp_offer_rx), tonumber(st.dhcp_ack_rx), tonumber(st.dhcp_nak_rx)))
-  assert(st.dhcp_offer_rx == 8 and st.dhcp_ack_rx == 8 and st.dhcp_nak_rx == 4 and st.dhcp_bad == 0,
-    ("offers %d acks %d naks %d"):format(tonumber(st.dhcp_offer_rx), tonumber(st.dhcp_ack_rx), tonumber(st.dhcp_nak_rx)))
+  local got = ("strays %d bad %d offers %d acks %d naks %d"):format(tonumber(st.dhcp_stray), tonumber(st.dhcp_bad),
+    tonumber(st.dhcp_offer_rx), tonumber(st.dhcp_ack_rx), tonumber(st.dhcp_nak_rx))
+  assert(st.dhcp_stray == 16 and st.dhcp_bad == 0, got)
+  assert(st.dhcp_offer_rx == 8 and st.dhcp_ack_rx == 8 and st.dhcp_nak_rx == 4, got)
   assert(st.dhcp_retransmits == 0 and seen[1] == 4 and seen[3] == 4, st.dhcp_retransmits)
 end
 
