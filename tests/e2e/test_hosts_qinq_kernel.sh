@@ -13,7 +13,8 @@
 #    802.1ad id 100`, then `vlan id 200`) pings 50 QinQ hosts and every one
 #    answers; its `ip neigh` on the inner VLAN holds each host's MAC (ARP
 #    resolved them); tshark sees both tags on every frame a host sent.
-#    Skipped where the kernel has no VLAN support (no 8021q).
+#    Skipped where the kernel has no VLAN support (no 8021q);
+#    test_hosts_qinq_ovs.sh proves the same with Open vSwitch as the switch.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/conn_lib.sh"
 need_cmd ping
