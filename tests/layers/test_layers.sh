@@ -15,7 +15,9 @@
 #   4. no two files call each other, directly or round a loop, inside a
 #      folder too (cycles.py: the core's objects and private headers, the
 #      Lua modules' requires and their packages), and that check is shown
-#      to fail on a planted C cycle and a planted Lua cycle.
+#      to fail on a planted C cycle and a planted Lua cycle;
+#   5. docs/architecture.md names every .c file of the core and none that
+#      is gone (shown failing on a planted file).
 # Usage: test_layers.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=${1:-$SURGE_SRC}
@@ -162,8 +164,25 @@ elif ! grep -q 'surge/check.lua -> surge/flow.lua (line [0-9]* requires surge.fl
   echo "FAIL: the report does not name the planted Lua cycle: $out"; fail=1
 fi
 
+# 5. docs/architecture.md names every .c file of the core, and each core
+# file it names exists: its picture and ladders cannot drift from the tree
+doc_names() { grep -o '[a-z0-9_]*\.c\b' "$1" | sort -u; }
+tree_names() { find "$1" -mindepth 2 -maxdepth 2 -name '*.c' -printf '%f\n' | sort -u; }
+missing=$(comm -13 <(doc_names "$src/docs/architecture.md") <(tree_names "$src/core"))
+stale=$(comm -23 <(doc_names "$src/docs/architecture.md") <(tree_names "$src/core") |
+  grep -Ev '^(test_[a-z0-9_]*|main_lua)\.c$' || true)
+if [ -n "$missing" ]; then echo "FAIL: docs/architecture.md does not name core files:" $missing; fail=1; fi
+if [ -n "$stale" ]; then echo "FAIL: docs/architecture.md names core files that do not exist:" $stale; fail=1; fi
+# ... and that check fails on a planted file
+mkdir -p "$tmp/docs_plant/core/x"
+touch "$tmp/docs_plant/core/x/planted_file.c"
+if [ -z "$(comm -13 <(doc_names "$src/docs/architecture.md") <(tree_names "$tmp/docs_plant/core"))" ]; then
+  echo "FAIL: a core file not in docs/architecture.md was not reported"; fail=1
+fi
+
 if [ $fail = 0 ]; then
   echo "layers: ${#below[@]} layers, every #include and call goes to its own layer or below, no two files in a cycle"
+  echo "docs/architecture.md names every .c file of the core, and no other"
   echo "1 passed, 0 failed"
 else
   echo "0 passed, 1 failed"
