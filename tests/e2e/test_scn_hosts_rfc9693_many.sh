@@ -9,12 +9,15 @@
 # clients binding at once collide as the range fills, and the losers, NAKed
 # again and again, give up: 4298 of 5000 bound). The capacity trial opens
 # N connections, one from each client (the first order takes the addresses
-# in turn, docs/connections.md). The judges:
+# in turn, docs/connections.md), from port 1024; then a setup-rate trial
+# of n = 1000 (2000/s for 0.5 s), fewer than the clients, from port
+# 1024 + N. The judges:
 #   - dnsmasq's leases file: N leases to N distinct MACs, the clients';
 #   - the SYNs tshark saw arrive on the DUT's client side come from exactly
-#     the leased addresses (every one of them, nothing else), N connections
-#     (distinct address and port);
-#   - every connection was established, the server saw each.
+#     the leased addresses (every one of them, nothing else); the capacity
+#     trial's are N connections (distinct address and port), the setup
+#     trial's come from the n lowest leased addresses, one each;
+#   - every capacity connection was established, the server saw each.
 # The kernel's neighbour table is one for every namespace, its hard limit
 # (net.ipv4.neigh.default.gc_thresh3, 1024 here) set for the whole host:
 # an entry per client would overflow it, and every other test's ARP with
@@ -60,7 +63,8 @@ on_exit "kill $TPID"
 wait_for_text "$TMP/tshark.log" "Capturing on" 10 || skip "tshark did not start: $(cat "$TMP/tshark.log")"
 echo "# capacity from $N DHCP clients (dnsmasq leases at most $N)"
 run_surge 120 run --no-huge --stats-interval 0 --output "$TMP/cap.json" "${DEVS[@]}" rfc9693 --tx 0 --rx 1 \
-  --gateway 10.0.0.1 --rx-gateway 10.1.0.1 --tests capacity --max-connections "$N" --open-rate 5000 \
+  --gateway 10.0.0.1 --rx-gateway 10.1.0.1 --tests capacity,setup-rate --max-connections "$N" --open-rate 5000 --max-rate 2000 \
+  --min-rate 1000 --trial 0.5 --max-trials 1 \
   --clients-dhcp "$N" --clients-subnet 10.0.0.0/17 --clients-rate "${MANY_RATE:-2000}" --clients-timeout 60
 echo "#   ($SECS s)"
 sleep 0.5
@@ -80,7 +84,13 @@ tshark -n -r "$TMP/syn.pcap" -T fields -e ip.src -e tcp.srcport 2>/dev/null | so
 awk '{ print $1 }' "$TMP/conns" | sort -u >"$TMP/srcs"
 check_true "the DUT's SYNs come from exactly the leased addresses" \
   "$(diff "$TMP/leased" "$TMP/srcs" | head -5)" cmp -s "$TMP/leased" "$TMP/srcs"
-check "$N connections opened (distinct address and port of the SYNs)" "$N" "$(wc -l <"$TMP/conns")"
+check "capacity: $N connections opened (distinct address and port of the SYNs)" "$N" \
+  "$(awk '$2 == 1024' "$TMP/conns" | wc -l)"
+sort -t. -k1,1n -k2,2n -k3,3n -k4,4n "$TMP/leased" | head -1000 | sort >"$TMP/lowest"
+awk -v p=$((1024 + N)) '$2 == p { print $1 }' "$TMP/conns" | sort >"$TMP/setup"
+check_true "setup-rate: its 1000 connections from the 1000 lowest leased addresses, one each" \
+  "$(diff "$TMP/lowest" "$TMP/setup" | head -5)" cmp -s "$TMP/lowest" "$TMP/setup"
+check "no SYN from another port" "" "$(awk -v p=$((1024 + N)) '$2 != 1024 && $2 != p' "$TMP/conns" | head -3)"
 check_match "every connection established, the server saw each" \
   "capacity: $N of $N established and held \(the server saw $N\)" "$OUT"
 finish
