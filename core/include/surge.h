@@ -668,7 +668,8 @@ enum surge_conn_hist {
 enum {
 	SURGE_CONN_MAX = 64,         /* engines in a run */
 	SURGE_CONN_DATA_MAX = 1048576,
-	SURGE_CONN_ADDR_MAX = 4096   /* a client's source addresses */
+	SURGE_CONN_ADDR_MAX = 1 << 20 /* a client's source addresses: 4 bytes each (IPv6 16),
+				       * allocated for those given (docs/connections.md) */
 };
 
 struct surge_conn_conf {

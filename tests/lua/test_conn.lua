@@ -34,8 +34,8 @@ function T.client_and_server_options()
     function() conn.client{ src = { "10.0.0.2-10.0.0.4", "10.0.0.3" }, server = "10.0.0.1", capacity = 8 } end)
   errors(at("surge.conn.client: src: '2001:db8::1' is not of the family of the addresses before it", 1),
     function() conn.client{ src = { "10.0.0.2", "2001:db8::1" }, server = "10.0.0.1", capacity = 8 } end)
-  errors(at("surge.conn.client: src: '10.0.0.0-10.0.16.0': more than 4096 addresses", 1),
-    function() conn.client{ src = "10.0.0.0-10.0.16.0", server = "10.0.0.1", capacity = 8 } end)
+  errors(at("surge.conn.client: src: '10.0.0.0-10.16.0.0': more than 1048576 addresses", 1),
+    function() conn.client{ src = "10.0.0.0-10.16.0.0", server = "10.0.0.1", capacity = 8 } end)
   errors(at("surge.conn.client: concurrency 20 over the capacity 10", 1),
     function() conn.client{ src = "10.0.0.2", server = "10.0.0.1", capacity = 10, concurrency = 20 } end)
   errors(at("surge.conn.client: rate \"1gbit\": connections per second, a plain number (or \"Npps\")", 1),

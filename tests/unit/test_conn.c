@@ -998,6 +998,39 @@ client_addresses_misuse(void **state)
 	assert_non_null(strstr(surge_last_error(), "at most 129072"));
 }
 
+/* issue 33 item 4: SURGE_CONN_ADDR_MAX (2^20) scattered addresses, given
+ * in descending order, make a client whose segments find their addresses
+ * by the binary search (the first, the last, one between; not a gap
+ * between two of them); one more is refused before anything is read. */
+static void
+client_addresses_bound(void **state)
+{
+	uint32_t n = SURGE_CONN_ADDR_MAX;
+	uint8_t *list = malloc((size_t)(n + 1) * 4);
+	struct surge_conn_conf c = client_conf(4);
+	struct conn_engine *e;
+
+	(void)state;
+	assert_non_null(list);
+	for (uint32_t i = 0; i < n + 1; i++)          /* 10.0.0.0 + 2 (n - i): every other address */
+		put32(list + (size_t)i * 4, 0x0a000000u + 2 * (n - i));
+	c.local_addrs = list;
+	c.local_count = n + 1;
+	assert_int_equal(surge_conn_new(&c), -EINVAL);
+	assert_non_null(strstr(surge_last_error(), "1048577 local addresses: a client has 1..1048576"));
+	c.local_addrs = list + 4;                       /* 10.0.0.0 + 2 (n - 1) down to 10.0.0.0 */
+	c.local_count = n;
+	c.local_ip4 = 0;
+	e = engine(&c);
+	assert_int_equal(e->naddr, n);
+	assert_int_equal(e->addr_run, 0);
+	assert_int_equal(addr_index(e, 0x0a000000u, NULL), 0);
+	assert_int_equal(addr_index(e, 0x0a000000u + 2 * (n - 1), NULL), (int32_t)(n - 1));
+	assert_int_equal(addr_index(e, 0x0a000000u + 2 * 12345, NULL), 12345);
+	assert_int_equal(addr_index(e, 0x0a000000u + 2 * 12345 + 1, NULL), -1);
+	free(list);
+}
+
 /* Moves what `from` wrote into `to`, as a wire would; returns the segments. */
 static uint32_t
 shuttle(struct conn_engine *from, struct conn_engine *to)
@@ -1229,6 +1262,7 @@ main(void)
 		cmocka_unit_test(client_status_line_strict),
 		cmocka_unit_test(client_several_source_addresses),
 		cmocka_unit_test(client_addresses_misuse),
+		cmocka_unit_test(client_addresses_bound),
 		cmocka_unit_test(pair_segments_per_connection),
 		cmocka_unit_test(client_think_time),
 		cmocka_unit_test(server_index_deletions),

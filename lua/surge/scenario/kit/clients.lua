@@ -3,16 +3,20 @@
 -- port before the trials, whose addresses the trials then open from
 -- (rfc9693 --clients-dhcp N). The options, their check before any port,
 -- and the binding in the scenario's task.
+local ffi = require "ffi"
 local hosts = require "surge.hosts"
 local ip4 = require "surge.proto.ip4"
 local surge = require "surge"
 local options = require "surge.scenario.kit.options"
 
+local C = ffi.C
+
 local M = {}
 
 -- One client engine takes at most this many source addresses
--- (docs/connections.md, "Several source addresses").
-M.MAX = 4096
+-- (docs/connections.md, "Several source addresses"): every trial's engine
+-- opens from all the bound clients.
+M.MAX = C.SURGE_CONN_ADDR_MAX
 
 function M.options(p)
   p:option("--clients-dhcp", "bind this many DHCPv4 clients on the --tx port first (the DUT's DHCP server) and "

@@ -40,10 +40,13 @@ local function trial(st, o)
   if st.sport + o.n > 65536 then st.sport = 1024 end    -- a fresh range of source ports per trial, wrapping
   st.clients = st.clients + 1
   -- several sources (DHCP clients): the table spread over them evenly, a
-  -- whole number of ports each, so the opens take every address in turn
+  -- whole number of ports each, so the opens take every address in turn;
+  -- fewer connections than sources: one each from the first n (ascending),
+  -- a table of n, not of every source (64 bytes an entry, kept till the
+  -- run's end: a trial's engine is not freed)
   local nsrc = type(st.src) == "table" and #st.src or 1
   local c = conn.client{ src = st.src, server = st.dst, port = st.port, sport = st.sport,
-    capacity = math.ceil(o.n / nsrc) * nsrc,
+    capacity = o.n < nsrc and o.n or math.ceil(o.n / nsrc) * nsrc,
     concurrency = o.n, connections = o.n, rate = o.rate, requests = o.requests, think = o.think or 0,
     request = st.request, expect = { http = 200 }, close = "fin", mac = st.tx_mac, peer_mac = st.gw_mac,
     rto = st.rto, retries = o.retries or 1, time_wait = 0.2 }
