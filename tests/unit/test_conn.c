@@ -581,11 +581,11 @@ server_index_deletions(void **state)
 	(void)state;
 	for (int i = 0; i < N; i++) {
 		/* peers that collide: few addresses, many ports */
-		cs[i] = conn_alloc(e, CLI + (uint32_t)(i % 3), NULL, (uint16_t)(1000 + i));
+		cs[i] = conn_alloc(e, CLI + (uint32_t)(i % 3), NULL, (uint16_t)(1000 + i), 0);
 		assert_non_null(cs[i]);
 		cs[i]->state = CS_ESTABLISHED;
 	}
-	assert_null(conn_alloc(e, CLI, NULL, 9));
+	assert_null(conn_alloc(e, CLI, NULL, 9, 0));
 	for (int i = 0; i < N; i += 3)
 		conn_release(e, cs[i]);
 	memset(&s, 0, sizeof(s));
