@@ -40,6 +40,13 @@ conn_pair() {
   VDEV="net_af_packet0,iface=$IF_S"
 }
 in_k() { ip netns exec "$NS_K" "$@"; }
+# http_body N: the N-byte body surge.conn.http.body(n) makes (http_response{ body = N }'s), on stdout
+http_body() {
+  python3 -c '
+import sys
+n = int(sys.argv[1]); line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
+sys.stdout.write((line * (n // len(line) + 1))[:n])' "$1"
+}
 # neigh_room 4|6: the kernel's neighbour table (one for every namespace)
 # forgets entries older than 5 s past gc_thresh2 and refuses new ones past
 # gc_thresh3: room for a test's thousands of hosts (restored on exit)

@@ -39,10 +39,7 @@ check "surge's server answers curl" yes "$up"
 [ "$up" = yes ] || { cat "$TMP/s.out" "$TMP/s.err" | tail; finish; }
 
 # the body as surge.conn.http.body(n) makes it
-python3 -c '
-import sys
-n = int(sys.argv[1]); line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
-sys.stdout.write((line * (n // len(line) + 1))[:n])' $BODY >"$TMP/expected"
+http_body $BODY >"$TMP/expected"
 in_k curl -g -s -D "$TMP/h1" -o "$TMP/got1" -o "$TMP/got2" "$URL" "$URL"   # two GETs on one connection
 check_true "curl: the body is byte-exact" "cmp says: $(cmp "$TMP/expected" "$TMP/got1" 2>&1)" cmp -s "$TMP/expected" "$TMP/got1"
 check_true "curl: the second (keep-alive) body too" "differs" cmp -s "$TMP/expected" "$TMP/got2"
