@@ -114,10 +114,7 @@ print("same" if many == one * 30 else "differs: %d bytes, %d expected" % (len(ma
 PY
 )
 check "30 pipelined responses: the one response 30 times over" same "$PIPE"
-kill -INT $SPID
-wait $SPID
-RC=$?
-OUT=$(cat "$TMP/s.out") ERR=$(cat "$TMP/s.err")
+stop_surge $SPID
 check "server exits 0" 0 "$RC"
 check_match "server: the refused SYNs counted" "server: .* [1-9][0-9]* refused" "$OUT"
 check_no_crash "table full"
