@@ -684,6 +684,53 @@ ipv6_server(void **state)
 	assert_int_equal(e->st.rx_bad, 1);
 }
 
+/* IPv6: a server on 2001:db8::2 and 2001:db8::9 (issue 33 item 4): one
+ * peer port to each is a connection each, answered from that address with
+ * the checksum over it; 2001:db8::3 is not the engine's. */
+static void
+server_several_addresses6(void **state)
+{
+	struct surge_conn_conf c = server_conf(8, (const uint8_t *)RESP, sizeof(RESP) - 1);
+	uint8_t two[32], *ip = F + 14, *tcp = ip + 40;
+	struct conn_engine *e;
+	uint32_t n;
+
+	(void)state;
+	memcpy(two, A6, 16);
+	memcpy(two + 16, A6, 16);
+	two[31] = 9;
+	c.ip_version = 6;
+	c.local_ip4 = 0;
+	c.local_addrs = two;
+	c.local_count = 2;
+	e = engine(&c);
+	for (int a = 0; a < 3; a++) {
+		const uint8_t *out;
+		uint8_t seg[24];
+
+		n = frame6(F, P6, 40000, 100, TF_SYN, 1);
+		ip[39] = a == 2 ? 3 : two[16 * a + 15];            /* to 2001:db8::2, ::9, ::3 */
+		put16(tcp + 16, 0);
+		((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)ip, tcp);
+		if (a == 2) {
+			assert_int_equal(conn_frame(e, F, n, 0), SEG_OTHER);
+			break;
+		}
+		assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+		assert_int_equal(e->tx.used, 1);
+		out = TX->data[0] + 14;
+		assert_memory_equal(out + 8, two + 16 * a, 16);
+		assert_int_equal(out[40 + 13], TF_SYN | TF_ACK);
+		memcpy(seg, out + 40, 24);
+		memset(seg + 16, 0, 2);
+		assert_int_equal(get16(out + 40 + 16),
+				 rte_be_to_cpu_16(rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)out, seg)));
+		drop_written(e);
+	}
+	assert_int_equal(e->tx.used, 0);
+	assert_int_equal(e->st.concurrent, 2);
+}
+
 /* A keep-alive server idle between requests (its RTO timer ticking for
  * the idle limit) answers a request in the middle of a tick: the RTO runs
  * from that response, not from the tick, so nothing is sent again before
@@ -1299,6 +1346,7 @@ main(void)
 		cmocka_unit_test(client_several_source_addresses),
 		cmocka_unit_test(client_addresses_misuse),
 		cmocka_unit_test(server_several_addresses),
+		cmocka_unit_test(server_several_addresses6),
 		cmocka_unit_test(pair_segments_per_connection),
 		cmocka_unit_test(client_think_time),
 		cmocka_unit_test(server_index_deletions),
