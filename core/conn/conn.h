@@ -82,7 +82,11 @@ struct conn {
 	uint32_t rx_bytes;      /* bytes of the message being received */
 	uint32_t rx_expect;     /* its expected length, 0 = not known yet (client) */
 	uint32_t t_open;        /* SYN sent (client) or received (server) */
-	uint32_t t_req;         /* the current request sent (client) */
+	union {
+		uint32_t t_req;     /* client: the current request sent */
+		uint32_t addr;      /* server: the index of the engine's address the peer
+				     * connected to (a client's is its entry's, i / ports) */
+	};
 	uint32_t t_timer;       /* when the timer fires */
 	uint32_t next, prev;    /* the timer list or the free queue */
 	uint16_t peer_wnd;      /* the peer's window, bytes (no scaling) */
@@ -183,9 +187,11 @@ struct conn_engine {
 	uint32_t *index;              /* server: conn index + 1, 0 = empty */
 	uint8_t (*peer6)[16];         /* IPv6 server: each connection's peer address */
 	uint32_t index_mask;
-	/* the engine's addresses (a server's one, a client's local_count),
+	/* the engine's addresses (local_count of them, or conf's one),
 	 * ascending: a client's connection i is on address i / ports, source
-	 * port local_port + i % ports, so a segment finds it by arithmetic */
+	 * port local_port + i % ports, so a segment finds it by arithmetic; a
+	 * server's connection keeps the index of the address it was opened
+	 * to (conn.addr) and is keyed by it with the peer's address and port */
 	uint32_t naddr, ports;
 	uint32_t *addr4;              /* IPv4, host order */
 	uint8_t (*addr6)[16];         /* IPv6 */
@@ -229,8 +235,10 @@ int addrs_init(struct conn_engine *e);
 int32_t addr_index(const struct conn_engine *e, uint32_t ip, const uint8_t *a6);
 int table_init(struct conn_engine *e);
 void table_free(struct conn_engine *e);
-/* peer6: the IPv6 address (a server's peer), else NULL */
-struct conn *conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port);
+/* peer6: the IPv6 address (a server's peer), else NULL; addr: a server's
+ * address the peer connected to (its index; a client's comes with the entry) */
+struct conn *conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port,
+			uint32_t addr);
 /* An IPv6 address folded to the 32 bits a connection keeps */
 static inline uint32_t
 ip6_fold(const uint8_t *a)

@@ -850,7 +850,7 @@ fsm_listen(struct conn_engine *e, const struct seg *s)
 		seg_emit_reset(e, s);
 		return;
 	}
-	c = conn_alloc(e, s->src_ip, s->src6, s->sport);
+	c = conn_alloc(e, s->src_ip, s->src6, s->sport, s->addr);
 	if (c == NULL) {
 		e->st.refused++;                /* the table is full: dropped, as a full backlog does */
 		return;
@@ -863,7 +863,7 @@ fsm_listen(struct conn_engine *e, const struct seg *s)
 	e->st.attempted++;
 	c->state = CS_SYN_RCVD;
 	c->rcv_nxt = s->seq + 1;
-	c->snd_una = iss_for(e, s->src_ip, c->local_port, s->sport);
+	c->snd_una = iss_for(e, s->src_ip ^ s->addr * 2246822519u, c->local_port, s->sport);  /* as fsm_open's */
 	c->snd_nxt = c->snd_una + 1;
 	c->msg_seq = c->snd_nxt;
 	c->peer_wnd = s->wnd;
@@ -876,7 +876,7 @@ int
 fsm_open(struct conn_engine *e)
 {
 	struct conn *c = conn_alloc(e, e->conf.ip_version == 6 ? ip6_fold(e->conf.peer_ip6) : e->conf.peer_ip4,
-				    NULL, e->conf.peer_port);
+				    NULL, e->conf.peer_port, 0);
 
 	if (c == NULL)
 		return -ENOSPC;

@@ -44,10 +44,9 @@ conf_check(const struct surge_conn_conf *c)
 				SURGE_CONN_DATA_MAX);
 	if (c->capacity == 0 || c->capacity > (1u << 24))
 		return rt_error(-EINVAL, "surge_conn_new: capacity %u: 1..%u", c->capacity, 1u << 24);
-	if (c->local_addrs != NULL && (c->local_count == 0 || c->local_count > SURGE_CONN_ADDR_MAX ||
-				       (c->role == SURGE_CONN_SERVER && c->local_count > 1)))
-		return rt_error(-EINVAL, "surge_conn_new: %u local addresses: a client has 1..%d, a server 1",
-				c->local_count, SURGE_CONN_ADDR_MAX);
+	if (c->local_addrs != NULL && (c->local_count == 0 || c->local_count > SURGE_CONN_ADDR_MAX))
+		return rt_error(-EINVAL, "surge_conn_new: %u local addresses: 1..%d", c->local_count,
+				SURGE_CONN_ADDR_MAX);
 	if (c->role == SURGE_CONN_CLIENT) {
 		uint32_t naddr = c->local_addrs != NULL ? c->local_count : 1;
 

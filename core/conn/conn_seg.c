@@ -291,8 +291,9 @@ seg_emit(struct conn_engine *e, const struct conn *c, uint8_t flags, uint32_t se
 	const uint8_t *peer6 = e->conf.ip_version != 6 ? NULL
 			       : e->conf.role == SURGE_CONN_CLIENT ? e->conf.peer_ip6 : e->peer6[conn_idx(e, c)];
 
-	/* a client's connection i is on address i / ports; a server has one */
-	uint32_t addr = e->naddr > 1 ? conn_idx(e, c) / e->ports : 0;
+	/* a client's connection i is on address i / ports; a server's answers
+	 * from the address it was opened to */
+	uint32_t addr = e->naddr == 1 ? 0 : e->conf.role == SURGE_CONN_SERVER ? c->addr : conn_idx(e, c) / e->ports;
 
 	return emit(e, addr, c->peer_ip, peer6, c->peer_port, c->local_port, flags, seq, c->rcv_nxt, data, len);
 }

@@ -8,7 +8,8 @@
  * segment finds its connection by its destination address and port alone
  * (the address's index: a subtraction when the addresses are consecutive,
  * a binary search when not; then a multiply and an add, no hashing). A server's connections are keyed by the
- * peer's address and port (one listening port per engine) in an
+ * peer's address and port and the index of the engine's address they were
+ * opened to (found as a client's is; one listening port per engine) in an
  * open-addressing index of twice the table's size: linear probing, and
  * deletion by backward shift, so no tombstones build up.
  *
@@ -80,8 +81,9 @@ addrs_init(struct conn_engine *e)
 		       : e->addr4[i] - e->addr4[i - 1] != 1)
 			e->addr_run = 0;
 	}
-	/* a client's ports per address: the table spread evenly over them */
-	e->ports = (c->capacity + n - 1) / n;
+	/* a client's ports per address: the table spread evenly over them (a
+	 * server's connections are on any address: one run of the table) */
+	e->ports = c->role == SURGE_CONN_CLIENT ? (c->capacity + n - 1) / n : c->capacity;
 	return 0;
 }
 
@@ -202,10 +204,12 @@ timer_stop(struct conn_engine *e, struct conn *c)
 	unlink_conn(e, c);
 }
 
+/* A server's index slot for a peer's address and port to the engine's
+ * address addr (0 for a server of one address: its slots as before) */
 static inline uint32_t
-home(const struct conn_engine *e, uint32_t ip, uint16_t port)
+home(const struct conn_engine *e, uint32_t ip, uint16_t port, uint32_t addr)
 {
-	uint32_t h = ip * 0x9e3779b1u ^ ((uint32_t)port * 0x85ebca6bu);
+	uint32_t h = (ip ^ addr * 0xc2b2ae35u) * 0x9e3779b1u ^ ((uint32_t)port * 0x85ebca6bu);
 
 	h ^= h >> 15;
 	return h & e->index_mask;
@@ -244,9 +248,11 @@ table_init(struct conn_engine *e)
 	/* the free queue's first order takes the addresses in turn (entry k
 	 * of the order: address k % naddr, its port k / naddr), so opens
 	 * spread evenly over a client's addresses from the first on; a
-	 * server's (one address, ports = capacity) is the table's order */
-	for (uint64_t k = 0; k < (uint64_t)e->naddr * e->ports; k++) {
-		uint64_t i = k % e->naddr * e->ports + k / e->naddr;
+	 * server's (taken as one address, ports = capacity) is the table's order */
+	uint32_t na = e->conf.role == SURGE_CONN_CLIENT ? e->naddr : 1;
+
+	for (uint64_t k = 0; k < (uint64_t)na * e->ports; k++) {
+		uint64_t i = k % na * e->ports + k / na;
 
 		if (i < cap)
 			append(e, &e->tab[i], CL_FREE);
@@ -270,7 +276,7 @@ table_free(struct conn_engine *e)
 }
 
 struct conn *
-conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port)
+conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16_t peer_port, uint32_t addr)
 {
 	uint32_t i = e->free_q.head;
 	struct conn *c;
@@ -286,9 +292,10 @@ conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16
 	if (e->conf.role == SURGE_CONN_CLIENT) {
 		c->local_port = (uint16_t)(e->conf.local_port + i % e->ports);
 	} else {
-		uint32_t h = home(e, peer_ip, peer_port);
+		uint32_t h = home(e, peer_ip, peer_port, addr);
 
 		c->local_port = e->conf.local_port;
+		c->addr = addr;
 		if (e->peer6 != NULL)
 			memcpy(e->peer6[i], peer6, 16);
 		while (e->index[h] != 0)
@@ -303,7 +310,7 @@ conn_alloc(struct conn_engine *e, uint32_t peer_ip, const uint8_t *peer6, uint16
 static void
 index_remove(struct conn_engine *e, uint32_t i)
 {
-	uint32_t mask = e->index_mask, h = home(e, e->tab[i].peer_ip, e->tab[i].peer_port), j;
+	uint32_t mask = e->index_mask, h = home(e, e->tab[i].peer_ip, e->tab[i].peer_port, e->tab[i].addr), j;
 
 	while (e->index[h] != i + 1)
 		h = (h + 1) & mask;
@@ -311,7 +318,7 @@ index_remove(struct conn_engine *e, uint32_t i)
 	 * at the hole (its home is not cyclically in (hole, j]) */
 	for (j = (h + 1) & mask; e->index[j] != 0; j = (j + 1) & mask) {
 		const struct conn *o = &e->tab[e->index[j] - 1];
-		uint32_t k = home(e, o->peer_ip, o->peer_port);
+		uint32_t k = home(e, o->peer_ip, o->peer_port, o->addr);
 		int stays = h <= j ? (h < k && k <= j) : (h < k || k <= j);
 
 		if (!stays) {
@@ -362,9 +369,9 @@ conn_lookup(struct conn_engine *e, const struct seg *s)
 	}
 	if (s->dport != e->conf.local_port)
 		return NULL;
-	for (uint32_t h = home(e, s->src_ip, s->sport); e->index[h] != 0; h = (h + 1) & e->index_mask) {
+	for (uint32_t h = home(e, s->src_ip, s->sport, s->addr); e->index[h] != 0; h = (h + 1) & e->index_mask) {
 		c = &e->tab[e->index[h] - 1];
-		if (c->peer_ip == s->src_ip && c->peer_port == s->sport &&
+		if (c->peer_ip == s->src_ip && c->peer_port == s->sport && c->addr == s->addr &&
 		    (e->peer6 == NULL || memcmp(e->peer6[e->index[h] - 1], s->src6, 16) == 0))
 			return c;
 	}
@@ -388,8 +395,10 @@ conn_prefetch(const struct conn_engine *e, const uint8_t *frame, uint32_t len)
 	if (e->conf.role == SURGE_CONN_SERVER) {
 		uint32_t src = be32(ip + 12);
 		uint16_t sport = (uint16_t)(ip[20] << 8 | ip[21]);
+		int32_t a = e->naddr > 1 ? addr_index(e, be32(ip + 16), NULL) : 0;
 
-		rte_prefetch0(&e->index[home(e, src, sport)]);
+		if (a >= 0)
+			rte_prefetch0(&e->index[home(e, src, sport, (uint32_t)a)]);
 	} else {
 		int32_t a = addr_index(e, be32(ip + 16), NULL);
 		uint32_t p = (uint32_t)(uint16_t)((ip[22] << 8 | ip[23]) - e->conf.local_port);

@@ -675,12 +675,13 @@ enum {
 struct surge_conn_conf {
 	struct surge_rate rate;      /* client: opens per second (unit pps); value 0 = at the concurrency cap */
 	const uint8_t *data;         /* the request (client) or response (server); copied */
-	const uint8_t *local_addrs;  /* client: local_count source addresses, network order, 4 (IPv4)
-				      * or 16 (IPv6) bytes each, copied; NULL: local_ip4 / local_ip6 alone */
+	const uint8_t *local_addrs;  /* local_count addresses (a client's sources, a server's to listen on),
+				      * network order, 4 (IPv4) or 16 (IPv6) bytes each, copied; NULL:
+				      * local_ip4 / local_ip6 alone */
 	uint64_t connections;        /* client: connections to open, 0 = until the run stops */
 	uint32_t data_len;           /* 1..SURGE_CONN_DATA_MAX; a client's request fits one segment (mss) */
 	uint32_t capacity;           /* table entries (client: at most local_count x (65536 - local_port)) */
-	uint32_t local_count;        /* client: addresses in local_addrs (1..SURGE_CONN_ADDR_MAX; 0 = 1) */
+	uint32_t local_count;        /* addresses in local_addrs (1..SURGE_CONN_ADDR_MAX; 0 = 1) */
 	uint32_t concurrency;        /* client: most connections open at once, 0 = capacity */
 	uint32_t requests;           /* client: requests per connection (>= 1); server: answered before
 				      * the server closes, 0 = until the client closes */

@@ -40,6 +40,45 @@ conn_pair() {
   VDEV="net_af_packet0,iface=$IF_S"
 }
 in_k() { ip netns exec "$NS_K" "$@"; }
+# http_body N: the N-byte body surge.conn.http.body(n) makes (http_response{ body = N }'s), on stdout
+http_body() {
+  python3 -c '
+import sys
+n = int(sys.argv[1]); line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
+sys.stdout.write((line * (n // len(line) + 1))[:n])' "$1"
+}
+# check_answers DESC PID CMD...: CMD in the kernel's namespace until it
+# succeeds (100 tries 0.1 s apart, while PID, surge in the background with
+# its output in $TMP/s.out and s.err, runs); the test ends there when it never does
+check_answers() {
+  local desc=$1 pid=$2 up=no i
+  shift 2
+  for i in $(seq 100); do
+    in_k "$@" >/dev/null 2>&1 && { up=yes; break; }
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  check "$desc" yes "$up"
+  [ "$up" = yes ] || { cat "$TMP/s.out" "$TMP/s.err" | tail; finish; }
+}
+# stop_surge PID: that surge stopped as Ctrl-C would and waited for: RC, OUT, ERR
+stop_surge() {
+  kill -INT "$1"
+  wait "$1"
+  RC=$?
+  OUT=$(cat "$TMP/s.out") ERR=$(cat "$TMP/s.err")
+}
+# check_neigh DESC 4|6: the kernel's neighbours on $IF_K hold each line
+# "ADDRESS MAC" of $TMP/expected (the first missing ones shown)
+check_neigh() {
+  local missing
+  in_k ip -"$2" neigh show dev "$IF_K" | awk '$2 == "lladdr" && $4 != "FAILED" && $4 != "INCOMPLETE" { print $1, $3 }' \
+    | sort >"$TMP/neigh"
+  sort "$TMP/expected" >"$TMP/expected.s"
+  missing=$(comm -23 "$TMP/expected.s" "$TMP/neigh" | wc -l)
+  check "$1" 0 "$missing"
+  [ "$missing" = 0 ] || comm -23 "$TMP/expected.s" "$TMP/neigh" | head -5
+}
 # neigh_room 4|6: the kernel's neighbour table (one for every namespace)
 # forgets entries older than 5 s past gc_thresh2 and refuses new ones past
 # gc_thresh3: room for a test's thousands of hosts (restored on exit)

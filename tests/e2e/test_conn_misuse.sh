@@ -85,10 +85,7 @@ check "two of three connections taken, the third's SYN refused" 2 "$HELD"
 sleep 0.3
 echo "# a response of 200000 bytes: past the MSS (536) and the window"
 in_k curl -s -m 5 -o "$TMP/got" http://10.1.0.2/
-python3 -c '
-import sys
-n = 200000; line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
-sys.stdout.write((line * (n // len(line) + 1))[:n])' >"$TMP/expected"
+http_body 200000 >"$TMP/expected"
 check_true "room again, and the 200000-byte body byte-exact" "$(cmp "$TMP/expected" "$TMP/got" 2>&1)" \
   cmp -s "$TMP/expected" "$TMP/got"
 echo "# 30 GETs pipelined in one write (issue 31): every response comes back, byte-exact, in order"
@@ -117,10 +114,7 @@ print("same" if many == one * 30 else "differs: %d bytes, %d expected" % (len(ma
 PY
 )
 check "30 pipelined responses: the one response 30 times over" same "$PIPE"
-kill -INT $SPID
-wait $SPID
-RC=$?
-OUT=$(cat "$TMP/s.out") ERR=$(cat "$TMP/s.err")
+stop_surge $SPID
 check "server exits 0" 0 "$RC"
 check_match "server: the refused SYNs counted" "server: .* [1-9][0-9]* refused" "$OUT"
 check_no_crash "table full"

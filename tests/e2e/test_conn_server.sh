@@ -29,20 +29,10 @@ BODY=3000
   --addr $ADDR --body $BODY ${ROUTES:+--routes $ROUTES} >"$TMP/s.out" 2>"$TMP/s.err" &
 SPID=$!
 on_exit "kill $SPID"
-up=no
-for _ in $(seq 100); do
-  in_k curl -g -s -m 0.5 -o /dev/null "$URL" && { up=yes; break; }
-  kill -0 $SPID 2>/dev/null || break
-  sleep 0.1
-done
-check "surge's server answers curl" yes "$up"
-[ "$up" = yes ] || { cat "$TMP/s.out" "$TMP/s.err" | tail; finish; }
+check_answers "surge's server answers curl" $SPID curl -g -s -m 0.5 -o /dev/null "$URL"
 
 # the body as surge.conn.http.body(n) makes it
-python3 -c '
-import sys
-n = int(sys.argv[1]); line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
-sys.stdout.write((line * (n // len(line) + 1))[:n])' $BODY >"$TMP/expected"
+http_body $BODY >"$TMP/expected"
 in_k curl -g -s -D "$TMP/h1" -o "$TMP/got1" -o "$TMP/got2" "$URL" "$URL"   # two GETs on one connection
 check_true "curl: the body is byte-exact" "cmp says: $(cmp "$TMP/expected" "$TMP/got1" 2>&1)" cmp -s "$TMP/expected" "$TMP/got1"
 check_true "curl: the second (keep-alive) body too" "differs" cmp -s "$TMP/expected" "$TMP/got2"
@@ -72,10 +62,7 @@ check_match "wrk: requests done" "[1-9][0-9]* requests in" "$WRK"
 check_nomatch "wrk: no socket errors, no non-2xx" "Socket errors|Non-2xx" "$WRK"
 WN=$(printf '%s\n' "$WRK" | awk '/requests in/ { print $1 }')
 
-kill -INT $SPID
-wait $SPID
-RC=$?
-OUT=$(cat "$TMP/s.out") ERR=$(cat "$TMP/s.err")
+stop_surge $SPID
 check "surge exits 0" 0 "$RC"
 check_pools "http-server"
 # every request the clients made reached surge (wrk's last ones may be cut

@@ -18,14 +18,7 @@ N=1000
   --ip 10.34.1.1 --mac 02:34:00:00:00:01 --seconds 20 >"$TMP/s.out" 2>"$TMP/s.err" &
 SPID=$!
 on_exit "kill $SPID"
-up=no
-for _ in $(seq 100); do
-  in_k ping -c1 -W1 -n -q 10.34.1.1 >/dev/null 2>&1 && { up=yes; break; }
-  kill -0 $SPID 2>/dev/null || break
-  sleep 0.1
-done
-check "host 0 answers the kernel's ping" yes "$up"
-[ "$up" = yes ] || { cat "$TMP/s.out" "$TMP/s.err" | tail; finish; }
+check_answers "host 0 answers the kernel's ping" $SPID ping -c1 -W1 -n -q 10.34.1.1
 # host i: 10.34.1.1 + i, 02:34:00:00:00:01 + i
 python3 -c '
 import sys
@@ -39,12 +32,7 @@ OKS=$(cut -d' ' -f1 "$TMP/expected" | in_k xargs -P 32 -I{} sh -c 'ping -c1 -W2 
 T1=$(date +%s.%N)
 check "the kernel pings $N emulated hosts: every one answers" $N "$OKS"
 echo "     ($N pings, 32 at a time, in $(awk -v a=$T0 -v b=$T1 'BEGIN { printf "%.2f", b - a }') s)"
-in_k ip -4 neigh show dev "$IF_K" | awk '$2 == "lladdr" && $4 != "FAILED" && $4 != "INCOMPLETE" { print $1, $3 }' \
-  | sort >"$TMP/neigh"
-sort "$TMP/expected" >"$TMP/expected.s"
-MISSING=$(comm -23 "$TMP/expected.s" "$TMP/neigh" | wc -l)
-check "ip neigh: each host's address with its MAC (base + i), none missing" 0 "$MISSING"
-[ "$MISSING" = 0 ] || comm -23 "$TMP/expected.s" "$TMP/neigh" | head -5
+check_neigh "ip neigh: each host's address with its MAC (base + i), none missing" 4
 wait $SPID
 RC=$?
 OUT=$(cat "$TMP/s.out") ERR=$(cat "$TMP/s.err")

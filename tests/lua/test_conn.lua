@@ -40,6 +40,17 @@ function T.client_and_server_options()
     function() conn.client{ src = "10.0.0.2", server = "10.0.0.1", capacity = 10, concurrency = 20 } end)
   errors(at("surge.conn.client: rate \"1gbit\": connections per second, a plain number (or \"Npps\")", 1),
     function() conn.client{ src = "10.0.0.2", server = "10.0.0.1", rate = "1gbit" } end)
+  -- a server's addresses (issue 33 item 4): the same forms and limit as a client's src
+  local max = require("ffi").C.SURGE_CONN_ADDR_MAX
+  local over = "10.0.0.0-" .. require("surge.proto.ip4").addr_text(0x0a000000 + max)
+  errors(at("surge.conn.server: addr: '2001:db8::1' is not of the family of the addresses before it", 1),
+    function() conn.server{ addr = { "10.0.0.1-10.0.0.3", "2001:db8::1" } } end)
+  errors(at(("surge.conn.server: addr: '%s': more than %d addresses"):format(over, max), 1),
+    function() conn.server{ addr = over } end)
+  errors(at("surge.conn.server: addr: 10.0.0.2 is given twice", 1),
+    function() conn.server{ addr = { "10.0.0.1-10.0.0.3", "10.0.0.2" } } end)
+  errors(at("surge.conn.server: addr: an empty list of addresses"), function() conn.server{ addr = {} } end)
+  errors(at("surge.conn.server: addr: expected a string, got 5"), function() conn.server{ addr = 5 } end)
   errors(at("surge.conn.server: response is 0 bytes: 1..1048576", 1),
     function() conn.server{ addr = "10.0.0.1", response = "" } end)
   errors(at("surge.conn.server: expect.length: expected an integer in 1..4294967295, got 0", 1),

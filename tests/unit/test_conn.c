@@ -581,11 +581,11 @@ server_index_deletions(void **state)
 	(void)state;
 	for (int i = 0; i < N; i++) {
 		/* peers that collide: few addresses, many ports */
-		cs[i] = conn_alloc(e, CLI + (uint32_t)(i % 3), NULL, (uint16_t)(1000 + i));
+		cs[i] = conn_alloc(e, CLI + (uint32_t)(i % 3), NULL, (uint16_t)(1000 + i), 0);
 		assert_non_null(cs[i]);
 		cs[i]->state = CS_ESTABLISHED;
 	}
-	assert_null(conn_alloc(e, CLI, NULL, 9));
+	assert_null(conn_alloc(e, CLI, NULL, 9, 0));
 	for (int i = 0; i < N; i += 3)
 		conn_release(e, cs[i]);
 	memset(&s, 0, sizeof(s));
@@ -682,6 +682,53 @@ ipv6_server(void **state)
 	assert_memory_equal(TX->data[0] + 14 + 24, other, 16);
 	drop_written(e);
 	assert_int_equal(e->st.rx_bad, 1);
+}
+
+/* IPv6: a server on 2001:db8::2 and 2001:db8::9 (issue 33 item 4): one
+ * peer port to each is a connection each, answered from that address with
+ * the checksum over it; 2001:db8::3 is not the engine's. */
+static void
+server_several_addresses6(void **state)
+{
+	struct surge_conn_conf c = server_conf(8, (const uint8_t *)RESP, sizeof(RESP) - 1);
+	uint8_t two[32], *ip = F + 14, *tcp = ip + 40;
+	struct conn_engine *e;
+	uint32_t n;
+
+	(void)state;
+	memcpy(two, A6, 16);
+	memcpy(two + 16, A6, 16);
+	two[31] = 9;
+	c.ip_version = 6;
+	c.local_ip4 = 0;
+	c.local_addrs = two;
+	c.local_count = 2;
+	e = engine(&c);
+	for (int a = 0; a < 3; a++) {
+		const uint8_t *out;
+		uint8_t seg[24];
+
+		n = frame6(F, P6, 40000, 100, TF_SYN, 1);
+		ip[39] = a == 2 ? 3 : two[16 * a + 15];            /* to 2001:db8::2, ::9, ::3 */
+		put16(tcp + 16, 0);
+		((struct rte_tcp_hdr *)tcp)->cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)ip, tcp);
+		if (a == 2) {
+			assert_int_equal(conn_frame(e, F, n, 0), SEG_OTHER);
+			break;
+		}
+		assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+		assert_int_equal(e->tx.used, 1);
+		out = TX->data[0] + 14;
+		assert_memory_equal(out + 8, two + 16 * a, 16);
+		assert_int_equal(out[40 + 13], TF_SYN | TF_ACK);
+		memcpy(seg, out + 40, 24);
+		memset(seg + 16, 0, 2);
+		assert_int_equal(get16(out + 40 + 16),
+				 rte_be_to_cpu_16(rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)out, seg)));
+		drop_written(e);
+	}
+	assert_int_equal(e->tx.used, 0);
+	assert_int_equal(e->st.concurrent, 2);
 }
 
 /* A keep-alive server idle between requests (its RTO timer ticking for
@@ -1031,6 +1078,75 @@ client_addresses_bound(void **state)
 	free(list);
 }
 
+/* issue 33 item 4: a server on several addresses, scattered (a binary
+ * search) and consecutive (a subtraction). One peer's port to each address
+ * is one connection per address (the address is in the key), each answered
+ * from the address its SYN was sent to, checksums valid for that address;
+ * the SYN-ACKs' sequence numbers differ by address; a SYN to another
+ * address is not the engine's frame. */
+static void
+server_several_addresses(void **state)
+{
+	static const uint8_t scattered[] = { 10, 1, 0, 9, 10, 1, 0, 2, 10, 1, 0, 5 };
+	static const uint8_t run[] = { 10, 1, 0, 3, 10, 1, 0, 2, 10, 1, 0, 4 };
+	const uint8_t *lists[2] = { scattered, run };
+	const uint32_t addr[2][3] = { { 0x0a010009u, 0x0a010002u, 0x0a010005u },
+				      { 0x0a010003u, 0x0a010002u, 0x0a010004u } };
+	const char *req = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+
+	(void)state;
+	for (int l = 0; l < 2; l++) {
+		struct surge_conn_conf c = server_conf(8, (const uint8_t *)RESP, (uint32_t)strlen(RESP));
+		struct conn_engine *e;
+		uint32_t iss[3], n;
+
+		c.local_addrs = lists[l];
+		c.local_count = 3;
+		c.local_ip4 = 0;
+		e = engine(&c);
+		assert_int_equal(e->addr_run, l);
+		for (int a = 0; a < 3; a++) {
+			uint8_t ip[64];
+			uint16_t sum;
+
+			n = frame(F, addr[l][a], 40000, 80, 1000, 0, TF_SYN, NULL, 1);
+			assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+			assert_int_equal(e->tx.used, 1);
+			memcpy(ip, TX->data[0] + 14, 44);                        /* IPv4, TCP with the MSS option */
+			assert_int_equal(written(e, 0).flags, TF_SYN | TF_ACK);
+			assert_int_equal(get32(ip + 12), addr[l][a]);          /* from the address asked */
+			assert_int_equal(get32(ip + 16), CLI);
+			assert_int_equal(conn_raw_sum(ip, 20), 0xffff);         /* the IP header's sum */
+			sum = get16(ip + 36);
+			put16(ip + 36, 0);
+			assert_int_equal(sum, rte_be_to_cpu_16(rte_ipv4_udptcp_cksum((struct rte_ipv4_hdr *)ip, ip + 20)));
+			iss[a] = written(e, 0).seq;
+			for (int b = 0; b < a; b++)
+				assert_int_not_equal(iss[a], iss[b]);
+			drop_written(e);
+		}
+		assert_int_equal(e->st.concurrent, 3);
+		/* each handshake's ACK and request find their own connection */
+		for (int a = 2; a >= 0; a--) {
+			n = frame(F, addr[l][a], 40000, 80, 1001, iss[a] + 1, TF_ACK | TF_PSH, req, 1);
+			assert_int_equal(conn_frame(e, F, n, 0), SEG_TCP);
+			assert_int_equal(e->tx.used, 1);
+			assert_int_equal(written(e, 0).len, strlen(RESP));
+			assert_int_equal(written(e, 0).seq, iss[a] + 1);
+			assert_int_equal(get32(TX->data[0] + 14 + 12), addr[l][a]);
+			drop_written(e);
+		}
+		assert_int_equal(e->st.established, 3);
+		assert_int_equal(e->st.requests, 3);
+		/* another address: left for the caller, nothing sent */
+		n = frame(F, 0x0a010006u, 40001, 80, 1000, 0, TF_SYN, NULL, 1);
+		assert_int_equal(conn_frame(e, F, n, 0), SEG_OTHER);
+		assert_int_equal(e->tx.used, 0);
+		assert_int_equal(e->st.attempted, 3);
+		assert_int_equal(e->st.rx_dropped, 0);
+	}
+}
+
 /* Moves what `from` wrote into `to`, as a wire would; returns the segments. */
 static uint32_t
 shuttle(struct conn_engine *from, struct conn_engine *to)
@@ -1263,6 +1379,8 @@ main(void)
 		cmocka_unit_test(client_several_source_addresses),
 		cmocka_unit_test(client_addresses_misuse),
 		cmocka_unit_test(client_addresses_bound),
+		cmocka_unit_test(server_several_addresses),
+		cmocka_unit_test(server_several_addresses6),
 		cmocka_unit_test(pair_segments_per_connection),
 		cmocka_unit_test(client_think_time),
 		cmocka_unit_test(server_index_deletions),

@@ -42,6 +42,7 @@
 static uint64_t rng;
 
 #define SRV 0x0a010002u    /* the engines' address */
+#define SRV2 0x0a010007u   /* engine 0's (a server) second (issue 33) */
 #define PEER 0x0a010001u   /* the peer's */
 
 static int
@@ -72,10 +73,10 @@ static const char *const payloads[] = {
 	"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n",
 };
 
-/* A frame from PEER:sport to SRV:dport near connection c's state (NULL: a
+/* A frame from PEER:sport to dst:dport near connection c's state (NULL: a
  * new 4-tuple), everything in it drawn; its length */
 static uint32_t
-craft(uint8_t *f, uint32_t room, const struct conn *c, uint16_t sport,
+craft(uint8_t *f, uint32_t room, const struct conn *c, uint32_t dst, uint16_t sport,
       uint16_t dport)
 {
 	uint8_t *ip = f + 14, *tcp = ip + 20;
@@ -120,7 +121,7 @@ craft(uint8_t *f, uint32_t room, const struct conn *c, uint16_t sport,
 	ip[8] = 64;
 	ip[9] = 6;
 	put32(ip + 12, PEER);
-	put32(ip + 16, SRV);
+	put32(ip + 16, dst);
 	put16(tcp, sport);
 	put16(tcp + 2, dport);
 	put32(tcp + 4, seq);
@@ -137,13 +138,28 @@ craft(uint8_t *f, uint32_t room, const struct conn *c, uint16_t sport,
 	return 14 + 40 + opt + len;
 }
 
+/* Every connection counted, and a server's each found by its key (the
+ * peer's address and port, the address it was opened to), not by the
+ * same peer's port to its other address */
 static void
-check_table(const struct conn_engine *e)
+check_table(struct conn_engine *e)
 {
 	uint64_t used = 0;
 
-	for (uint32_t i = 0; i < e->conf.capacity; i++)
-		used += e->tab[i].state != CS_FREE;
+	for (uint32_t i = 0; i < e->conf.capacity; i++) {
+		const struct conn *c = &e->tab[i];
+		struct seg sg = { .src_ip = c->peer_ip, .sport = c->peer_port, .dport = e->conf.local_port };
+
+		if (c->state == CS_FREE)
+			continue;
+		used++;
+		if (e->conf.role == SURGE_CONN_SERVER) {
+			sg.addr = c->addr;
+			assert_ptr_equal(conn_lookup(e, &sg), c);
+			sg.addr = (c->addr + 1) % e->naddr;
+			assert_true(e->naddr == 1 || conn_lookup(e, &sg) != c);
+		}
+	}
 	assert_int_equal(used, e->st.concurrent);
 }
 
@@ -151,6 +167,7 @@ static void
 engine_fuzz(void **state)
 {
 	static uint8_t big[3000], small[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+	static const uint8_t two[] = { 10, 1, 0, 2, 10, 1, 0, 7 };    /* SRV, SRV2 */
 	static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 	static uint8_t f[2048];
 	const uint8_t *tpl[1] = { small };
@@ -181,6 +198,10 @@ engine_fuzz(void **state)
 		c.time_wait_us = fuzz_xbelow(&rng, 2) ? 0 : 20000;
 		c.idle_us = 50000;
 		c.local_ip4 = SRV;
+		if (k == 0) {           /* a server on two addresses: one peer port to both, two connections */
+			c.local_addrs = two;
+			c.local_count = 2;
+		}
 		c.local_port = k == 2 ? 2000 : 80;
 		c.peer_ip4 = PEER;
 		c.peer_port = k == 2 ? 80 : 0;
@@ -207,7 +228,7 @@ engine_fuzz(void **state)
 		uint32_t i = fuzz_xbelow(&rng, e->conf.capacity);
 		const struct conn *cn = e->tab[i].state != CS_FREE && fuzz_xbelow(&rng, 8) != 0 ? &e->tab[i] : NULL;
 		uint16_t sport, dport;
-		uint32_t n;
+		uint32_t n, dst = SRV;
 
 		if (client) {
 			if (cn == NULL && fuzz_xbelow(&rng, 4) == 0 && e->st.concurrent < e->conf.capacity)
@@ -217,8 +238,10 @@ engine_fuzz(void **state)
 		} else {
 			sport = cn != NULL ? cn->peer_port : (uint16_t)(40000 + fuzz_xbelow(&rng, 24));
 			dport = fuzz_xbelow(&rng, 16) == 0 ? (uint16_t)fuzz_xbelow(&rng, 100) : 80;
+			if (e->naddr > 1)
+				dst = cn != NULL ? e->addr4[cn->addr] : fuzz_xbelow(&rng, 2) ? SRV2 : SRV;
 		}
-		n = craft(f, sizeof(f), cn, sport, dport);
+		n = craft(f, sizeof(f), cn, dst, sport, dport);
 		segs += conn_frame(e, f, n, 0) == SEG_TCP;
 		frames++;
 		if (fuzz_xbelow(&rng, 8) == 0) {                    /* time passes: the timers */

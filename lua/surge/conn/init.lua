@@ -413,6 +413,20 @@ local function dispatch(self)
   self.turn = bit.band(turn + n, HANDLES - 1)
 end
 
+-- The engine's addresses (addrs.list's, parsed by the caller so that its
+-- errors stay at the user's line) into the conf: the first as local_ip4/6,
+-- all of them packed when several. Returns true for IPv6 and the packed
+-- bytes, which the caller holds until the engine has copied them.
+local function set_local(c, list, six, what)
+  local v6 = set_addr(c, "local", six and ip6.addr_text(list[1]) or ip4.addr_text(list[1]), what)
+  local packed = #list > 1 and addrs.pack(list, six) or nil
+  if packed then
+    c.local_addrs = packed
+    c.local_count = #list
+  end
+  return v6, packed
+end
+
 -- A client: connections from src (source ports sport, sport + 1, ...) to
 -- server:port, opened at `rate` per second (a number or a surge.rate spec:
 -- { rate = 1000, pattern = "poisson" }; 0 = as fast as concurrency allows).
@@ -424,12 +438,7 @@ function M.client(o)
   -- one address, a range "A-B" or a list: connection i is on address
   -- i / ports (ascending), port sport + i % ports (docs/connections.md)
   local list, six = addrs.list(o.src, fn .. ": src", C.SURGE_CONN_ADDR_MAX)
-  local v6 = set_addr(c, "local", six and ip6.addr_text(list[1]) or ip4.addr_text(list[1]), fn .. ": src")
-  local packed = #list > 1 and addrs.pack(list, six) or nil
-  if packed then
-    c.local_addrs = packed
-    c.local_count = #list
-  end
+  local v6, packed = set_local(c, list, six, fn .. ": src")
   if set_addr(c, "peer", check.expect(o.server, "string", fn, "server"), fn .. ": server") ~= v6 then
     check.raise(("%s: src %s and server %s are not of one family"):format(fn, o.src, o.server))
   end
@@ -471,18 +480,24 @@ function M.client(o)
 end
 
 -- A server listening on addr:port, answering each request (HTTP: up to the
--- blank line; { length = N }: N bytes) with `response`.
+-- blank line; { length = N }: N bytes) with `response`. addr: one address,
+-- a range "A-B" or a list, as a client's src; a connection's segments leave
+-- from the address its SYN was sent to (docs/connections.md).
 function M.server(o)
   local fn = "surge.conn.server"
   o = check.options(o, server_keys, fn)
   local c = conf_common(o, fn, C.SURGE_CONN_SERVER)
-  set_addr(c, "local", check.expect(o.addr, "string", fn, "addr"), fn .. ": addr")
+  if type(o.addr) ~= "table" then check.expect(o.addr, "string", fn, "addr") end
+  local list, six = addrs.list(o.addr, fn .. ": addr", C.SURGE_CONN_ADDR_MAX)
+  local _, packed = set_local(c, list, six, fn .. ": addr")
   c.local_port = check.expect(o.port, "integer? 1..65535", fn, "port") or 80
   c.capacity = check.expect(o.capacity, "integer? 1..16777216", fn, "capacity") or 65536
   c.requests = check.expect(o.requests, "integer? 0..65535", fn, "requests") or 0
   expect_into(c, o.expect, fn, false)
   local resp = bytes_of(o.response or http.response{ body = 0 }, fn, "response")
-  return new_engine(c, resp, "server", prefix_of(o, fn, "server"), hooks_of(o, fn, c.capacity))
+  local e = new_engine(c, resp, "server", prefix_of(o, fn, "server"), hooks_of(o, fn, c.capacity))
+  if packed then c.local_addrs = nil end     -- copied by the engine, as a client's
+  return e
 end
 
 -- A template for the engine's pool: its layout (Ethernet, IPv4, TCP) is
