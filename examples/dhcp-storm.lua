@@ -74,7 +74,7 @@ end
 -- takes what the engine leaves in rx
 local function http(t, rxq, txq, args)
   local conn = require "surge.conn"
-  local a = t:bound_addresses(4096)
+  local a = t:bound_addresses(conn.ADDR_MAX)
   local e = conn.client{ src = a.ip, server = args.to, port = args.http, mac = a.mac[1], peer_mac = args.to_mac,
     connections = #a.ip, capacity = #a.ip, concurrency = math.min(64, #a.ip), request = conn.http_get{ host = args.to },
     expect = { http = 200 } }

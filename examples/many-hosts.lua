@@ -5,7 +5,7 @@
 -- conflict. Runs --seconds (0: until --duration or a signal), then prints
 -- the hosts' counts by state and the protocol counters. With --serve PORT
 -- the bound hosts are also an HTTP server's addresses: a surge.conn server
--- listening on each (the first 4096) answers every request with a 200 of
+-- listening on each answers every request with a 200 of
 -- --body bytes, from the address it was sent to; the table answers the
 -- ARP for them (docs/hosts.md, "Hosts as endpoints").
 --
@@ -50,7 +50,7 @@ local function serve(t, rxq, txq, args)
   local t0 = surge.tsc()
   local stop = args.seconds > 0 and t0 + args.seconds * surge.tsc_hz() or nil
   t:run{ rxq = rxq, txq = txq, until_settled = true, seconds = args.seconds > 0 and args.seconds or nil }
-  local a = t:bound_addresses(4096)
+  local a = t:bound_addresses(conn.ADDR_MAX)
   if #a.ip == 0 then return nil end
   local e = conn.server{ addr = a.ip, port = args.serve, mac = a.mac[1], capacity = 4096,
     response = conn.http_response{ body = args.body } }
