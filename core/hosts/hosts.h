@@ -201,11 +201,6 @@ ht_tags_match(const struct hosts_table *t, const struct hframe *f)
 	return f->vlan == t->conf.vlan && f->outer == t->conf.outer_vlan;
 }
 
-static inline void p16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void p32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
 
 /* The table's tags written at p (where the EtherType would be): past them */
 static inline uint8_t *

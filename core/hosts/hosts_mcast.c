@@ -61,11 +61,6 @@ struct mcast {
 };
 _Static_assert(sizeof(struct mcast) <= 8192, "a table's memberships are 8 KB (docs/hosts.md)");
 
-static inline uint32_t g32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* the group's last 32 bits: 12 for IPv4 (bytes 0..3), 12..15 for IPv6 */
 static inline int
 low_at(uint8_t af)

@@ -11,9 +11,9 @@
  */
 #include <string.h>
 
+#include "hosts_bytes.h"
 #include "hosts_mcast_parse.h"
 
-static inline uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 
 /* RFC 3376 4.1.1 / RFC 3810 5.1.3: a code at or past 1 << bits is a
  * floating point number, mantissa (mbits) and exponent (3 bits) */

@@ -11,11 +11,6 @@
 
 #include "hosts_parse.h"
 
-static inline uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t g32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 #define BOOTP_FIXED 236          /* op .. file, before the magic cookie */
 #define DHCP_MAGIC 0x63825363u

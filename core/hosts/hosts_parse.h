@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hosts_bytes.h"
+
 enum hframe_kind {
 	HF_OTHER = 0,    /* not the hosts' (left to the caller) */
 	HF_BAD,          /* ARP or IPv4 for the hosts, malformed */

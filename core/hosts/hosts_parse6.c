@@ -16,11 +16,6 @@
 #include "hosts_csum.h"
 #include "hosts_parse.h"
 
-static inline uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t g32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* the ICMPv6 or UDP checksum over the pseudo-header (RFC 8200 8.1) and
  * the message: 0xffff (ones' complement) when it is right */
