@@ -3,7 +3,10 @@
 -- once bound, hosts --first.. each send --pings echo requests to --target
 -- (IPv4 or, with --ip6, IPv6), --interval apart, paced by --rate hosts a
 -- second; prints the ping's counters (sent, replies, timeouts, round
--- trips). The next hop: --to-mac, else ARP / ND for --via or the target.
+-- trips). The next hop: --to-mac, else ARP / ND for --via or the target;
+-- with --dhcp SUBNET the hosts are DHCPv4 clients, bound before they
+-- ping, and a target off the subnet their ACK gave goes through the
+-- router it named (option 3) unless --via says otherwise.
 -- On a ring port (its own loopback) with --target the address of host 0
 -- and --first 1, the table answers its own pings: surge's speed alone.
 --
@@ -16,6 +19,7 @@ function configure(p)
   p:option("--dev", "DPDK port number or device name", "0")
   p:option("--count", "hosts", 1000, "integer 1..16777216")
   p:option("--ip", "host 0's address (host i's is it plus i)", "10.36.1.1")
+  p:option("--dhcp", "the hosts are DHCPv4 clients of a server on this subnet A.B.C.D/LEN (not --ip)", "")
   p:option("--ip6", "host 0's static IPv6 address (host i's is it plus i), to ping an IPv6 target", "")
   p:option("--mac", "host 0's MAC (host i's is it plus i)", "02:36:00:00:00:01")
   p:option("--vlan", "802.1Q VLAN id (0: untagged)", 0, "integer 0..4094")
@@ -40,7 +44,9 @@ function master(args)
 end
 
 function pinger(rxq, txq, args)
-  local t = hosts.new{ count = args.count, ip = args.ip, mac = args.mac, rate = args.rate,
+  local dhcp = args.dhcp ~= ""
+  local t = hosts.new{ count = args.count, ip = not dhcp and args.ip or nil, mac = args.mac, rate = args.rate,
+    dhcp = dhcp or nil, subnet = dhcp and args.dhcp or nil,
     ip6 = args.ip6 ~= "" and args.ip6 or nil, dad6 = args.ip6 ~= "" and 0 or nil, rs = args.ip6 ~= "" and 0 or nil,
     vlan = args.vlan > 0 and args.vlan or nil, outer_vlan = args.outer_vlan > 0 and args.outer_vlan or nil }
   -- shared: a ring port's receiver frees what it sent (the loopback measure)

@@ -5,7 +5,8 @@
  * sends `count` rounds to one target from their own addresses; the next
  * hop's MAC comes from one ARP request or NS (RFC 4861 7.2.2) by the
  * first host that has an address, for the target (on-link) or a gateway
- * (`via`), or is given. Requests go out in rounds `interval_ms` apart, the
+ * (`via`; for a DHCPv4 host and a target off its subnet, the router its
+ * ACK named, option 3), or is given. Requests go out in rounds `interval_ms` apart, the
  * hosts of a round paced by the table's rate; each request ends once, in
  * a reply (matched by the host its address names, the identifier, the
  * sequence number: the round) or a timeout.
@@ -52,6 +53,7 @@ struct ping {
 	uint8_t nh[16];          /* the next hop's address */
 	uint8_t nh_mac[6];
 	uint8_t resolved, tries, active;
+	uint8_t via;             /* the next hop was given (via), not chosen at resolving */
 	uint16_t ident0;         /* host first + k's identifier: ident0 + k */
 	double us_per_cyc;
 	uint64_t rtts;           /* round trips measured, this ping and the table's earlier ones */
@@ -143,7 +145,8 @@ ping_start(struct hosts_table *t, const struct surge_hosts_ping *p)
 	g->rtts = rtts;
 	g->bmask = nb - 1;
 	g->total = (uint64_t)p->count * p->nhosts;
-	memcpy(g->nh, memcmp(p->via, zero16, 16) != 0 ? p->via : p->target, 16);
+	g->via = memcmp(p->via, zero16, 16) != 0;
+	memcpy(g->nh, g->via ? p->via : p->target, 16);
 	memcpy(g->nh_mac, p->mac, 6);
 	g->resolved = memcmp(p->mac, zero16, 6) != 0;
 	g->ident0 = (uint16_t)ht_rand(t);
@@ -216,6 +219,22 @@ resolve_send(struct hosts_table *t, struct ping *g, uint32_t i, const uint8_t *s
 	return 0;
 }
 
+/* Without `via`, a DHCPv4 host (the first able to ask, src its address)
+ * reaches a target off the subnet its ACK gave through the router the ACK
+ * named (RFC 2132 3.3, 3.5; RFC 1122 3.3.1.1); with no router option, or
+ * on the subnet, the target is asked for itself. */
+static void
+next_hop(const struct hosts_table *t, struct ping *g, uint32_t i, const uint8_t *src)
+{
+	if (g->via || g->p.af != 4 || t->in == NULL)
+		return;
+	const struct hin *h = &t->in[i];
+	uint32_t me = g32(src), target = g32(g->p.target);
+
+	if (h->router != 0 && h->mask != 0 && (me & h->mask) != (target & h->mask))
+		p32(g->nh, h->router);
+}
+
 /* 1 when the next hop is known; else an ARP request or NS when due, and
  * after the last one's wait the ping ends unresolved */
 static int
@@ -240,6 +259,8 @@ resolve(struct hosts_table *t, struct ping *g)
 		g->active = 0;
 		return 0;
 	}
+	if (g->tries == 0)
+		next_hop(t, g, i, src);
 	if (resolve_send(t, g, i, src) != 0)
 		return 0;        /* the pool was empty: the next poll */
 	t->st.ping_resolve_tx++;
