@@ -38,6 +38,7 @@
 
 #include "hist.h"
 #include "dataplane.h"
+#include "wire.h"
 
 enum conn_state {
 	CS_FREE = 0,
@@ -246,7 +247,7 @@ ip6_fold(const uint8_t *a)
 	uint32_t v = 0;
 
 	for (int i = 0; i < 16; i += 4)
-		v ^= (uint32_t)a[i] << 24 | (uint32_t)a[i + 1] << 16 | (uint32_t)a[i + 2] << 8 | a[i + 3];
+		v ^= get32(a + i);
 	return v;
 }
 void conn_release(struct conn_engine *e, struct conn *c);

@@ -27,16 +27,6 @@
 #define TCP_LEN 20
 #define MIN_FRAME 60      /* Ethernet's minimum without FCS: shorter frames are padded */
 
-static inline uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static inline void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
 
 /* A received segment's checksum: pseudo header + segment sum to 0xffff
  * (rte_ipv4_udptcp_cksum_verify is not in DPDK's stable ABI). */

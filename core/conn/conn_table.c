@@ -27,12 +27,6 @@
 
 #include "conn.h"
 
-static uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static int
 cmp_u32(const void *a, const void *b)
 {
@@ -64,7 +58,7 @@ addrs_init(struct conn_engine *e)
 		if (v6)
 			memcpy(e->addr6[i], a != NULL ? a : c->local_ip6, 16);
 		else
-			e->addr4[i] = a != NULL ? be32(a) : c->local_ip4;
+			e->addr4[i] = a != NULL ? get32(a) : c->local_ip4;
 	}
 	if (v6)
 		qsort(e->addr6, n, 16, cmp_a6);
@@ -77,7 +71,7 @@ addrs_init(struct conn_engine *e)
 		if (same)
 			return rt_error(-EINVAL, "surge_conn_new: address %u of %u is given twice", i, n);
 		if (v6 ? memcmp(e->addr6[i - 1], e->addr6[i], 12) != 0 ||
-			 be32(e->addr6[i] + 12) - be32(e->addr6[i - 1] + 12) != 1
+			 get32(e->addr6[i] + 12) - get32(e->addr6[i - 1] + 12) != 1
 		       : e->addr4[i] - e->addr4[i - 1] != 1)
 			e->addr_run = 0;
 	}
@@ -111,7 +105,7 @@ addr_index(const struct conn_engine *e, uint32_t ip, const uint8_t *a6)
 		return -1;
 	}
 	if (e->addr_run) {
-		uint32_t d = be32(a6 + 12) - be32(e->addr6[0] + 12);
+		uint32_t d = get32(a6 + 12) - get32(e->addr6[0] + 12);
 
 		return d < e->naddr && memcmp(a6, e->addr6[0], 12) == 0 ? (int32_t)d : -1;
 	}
@@ -393,14 +387,14 @@ conn_prefetch(const struct conn_engine *e, const uint8_t *frame, uint32_t len)
 	if (len < 54 || frame[12] != 0x08 || frame[13] != 0x00 || ip[0] != 0x45)
 		return;
 	if (e->conf.role == SURGE_CONN_SERVER) {
-		uint32_t src = be32(ip + 12);
+		uint32_t src = get32(ip + 12);
 		uint16_t sport = (uint16_t)(ip[20] << 8 | ip[21]);
-		int32_t a = e->naddr > 1 ? addr_index(e, be32(ip + 16), NULL) : 0;
+		int32_t a = e->naddr > 1 ? addr_index(e, get32(ip + 16), NULL) : 0;
 
 		if (a >= 0)
 			rte_prefetch0(&e->index[home(e, src, sport, (uint32_t)a)]);
 	} else {
-		int32_t a = addr_index(e, be32(ip + 16), NULL);
+		int32_t a = addr_index(e, get32(ip + 16), NULL);
 		uint32_t p = (uint32_t)(uint16_t)((ip[22] << 8 | ip[23]) - e->conf.local_port);
 
 		if (a >= 0 && p < e->ports && (uint32_t)a * e->ports + p < e->conf.capacity)

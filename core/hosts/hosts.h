@@ -207,13 +207,13 @@ static inline uint8_t *
 ht_tags_put(const struct hosts_table *t, uint8_t *p)
 {
 	if (t->conf.outer_vlan != 0) {
-		p16(p, t->conf.outer_tpid);
-		p16(p + 2, t->conf.outer_vlan);
+		put16(p, t->conf.outer_tpid);
+		put16(p + 2, t->conf.outer_vlan);
 		p += 4;
 	}
 	if (t->conf.vlan != 0) {
-		p16(p, 0x8100);
-		p16(p + 2, t->conf.vlan);
+		put16(p, 0x8100);
+		put16(p + 2, t->conf.vlan);
 		p += 4;
 	}
 	return p;

@@ -25,8 +25,8 @@
 static uint8_t *
 opt(uint8_t *o, uint16_t code, uint16_t len)
 {
-	p16(o, code);
-	p16(o + 2, len);
+	put16(o, code);
+	put16(o + 2, len);
 	return o + 4;
 }
 
@@ -36,7 +36,7 @@ iaid(const struct hosts_table *t, uint32_t i)
 	uint8_t m[6];
 
 	ht_mac(t, i, m);
-	return (uint32_t)m[2] << 24 | (uint32_t)m[3] << 16 | (uint32_t)m[4] << 8 | m[5];
+	return (int)get32(m + 2);
 }
 
 static int
@@ -63,12 +63,12 @@ d6_send(struct hosts_table *t, uint32_t i, uint8_t msg)
 	b[10] = (uint8_t)(d->xid >> 8);
 	b[11] = (uint8_t)d->xid;
 	o = opt(o, 1, 10);               /* client identifier: DUID-LL, Ethernet */
-	p16(o, 3);
-	p16(o + 2, 1);
+	put16(o, 3);
+	put16(o + 2, 1);
 	ht_mac(t, i, o + 4);
 	o += 10;
 	o = opt(o, 8, 2);                /* elapsed time, hundredths (21.9) */
-	p16(o, d->tries == 0 ? 0 : elapsed > 0xffff ? 0xffff : (uint16_t)elapsed);
+	put16(o, d->tries == 0 ? 0 : elapsed > 0xffff ? 0xffff : (uint16_t)elapsed);
 	o += 2;
 	if ((msg == DHCP6_REQUEST || msg == DHCP6_RENEW || msg == DHCP6_RELEASE) && t->v6.sid_len > 0) {
 		o = opt(o, 2, t->v6.sid_len);
@@ -77,7 +77,7 @@ d6_send(struct hosts_table *t, uint32_t i, uint8_t msg)
 	}
 	if (t->conf.dhcp6 & 1) {
 		o = opt(o, 3, held ? 12 + 28 : 12);
-		p32(o, iaid(t, i));
+		put32(o, iaid(t, i));
 		o += 12;                      /* T1, T2 0: the server's choice */
 		if (held) {
 			o = opt(o, 5, 24);
@@ -87,7 +87,7 @@ d6_send(struct hosts_table *t, uint32_t i, uint8_t msg)
 	}
 	if (t->conf.dhcp6 & 2) {
 		o = opt(o, 25, held ? 12 + 29 : 12);
-		p32(o, iaid(t, i));
+		put32(o, iaid(t, i));
 		o += 12;
 		if (held) {
 			o = opt(o, 26, 25);
@@ -105,9 +105,9 @@ d6_send(struct hosts_table *t, uint32_t i, uint8_t msg)
 
 	if (u == NULL)
 		return -1;
-	p16(b, 546);
-	p16(b + 2, 547);
-	p16(b + 4, (uint16_t)plen);
+	put16(b, 546);
+	put16(b + 2, 547);
+	put16(b + 4, (uint16_t)plen);
 	memcpy(u, b, plen);
 	nd_sum6(u, 6);
 	return 0;

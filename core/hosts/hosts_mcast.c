@@ -75,7 +75,7 @@ group_at(const struct mship *m, uint32_t gidx, uint8_t *out)
 	int at = low_at(m->j.af);
 
 	memcpy(out, m->j.group, 16);
-	p32(out + at, g32(m->j.group + at) + gidx);
+	put32(out + at, get32(m->j.group + at) + gidx);
 }
 
 /* the version a membership speaks now: an older querier heard makes it older (RFC 3376 7.2.1, RFC 3810 8.2.1) */
@@ -159,14 +159,14 @@ ip4_head(struct hosts_table *t, uint32_t i, uint32_t dst, uint8_t tos, uint32_t 
 
 	ip[0] = 0x46;
 	ip[1] = tos;
-	p16(ip + 2, (uint16_t)(24 + msglen));
+	put16(ip + 2, (uint16_t)(24 + msglen));
 	ip[8] = 1;
 	ip[9] = 2;
-	p32(ip + 12, t->h[i].ip);
-	p32(ip + 16, dst);
+	put32(ip + 12, t->h[i].ip);
+	put32(ip + 16, dst);
 	ip[20] = 0x94;                     /* router alert, 4 bytes, value 0 */
 	ip[21] = 4;
-	p16(ip + 10, (uint16_t)~csum_add(ip, 24, 0));
+	put16(ip + 10, (uint16_t)~csum_add(ip, 24, 0));
 	return ip + 24;
 }
 
@@ -185,7 +185,7 @@ ip6_head(struct hosts_table *t, uint32_t i, const uint8_t *dst, uint32_t msglen)
 	uint8_t *ip = proto_tx_eth(t, p, mac, i, 0x86dd);
 
 	ip[0] = 0x60;
-	p16(ip + 4, (uint16_t)(8 + msglen));
+	put16(ip + 4, (uint16_t)(8 + msglen));
 	ip[6] = 0;                         /* hop-by-hop options */
 	ip[7] = 1;
 	ht_link_local(t, i, ip + 8);
@@ -204,7 +204,7 @@ ip6_head(struct hosts_table *t, uint32_t i, const uint8_t *dst, uint32_t msglen)
 static void
 mld_sum(uint8_t *msg, uint32_t n)
 {
-	p16(msg + 2, (uint16_t)~csum6(msg - 48, msg, n, 58));
+	put16(msg + 2, (uint16_t)~csum6(msg - 48, msg, n, 58));
 }
 
 /* IGMPv2 report or leave, MLDv1 report or done: one group */
@@ -215,14 +215,14 @@ send_one(struct hosts_table *t, struct mship *m, uint32_t i, uint32_t gidx, int 
 
 	group_at(m, gidx, g);
 	if (m->j.af == 4) {
-		uint32_t dst = leave ? 0xe0000002u : g32(g);   /* leaves to all routers (RFC 2236 3) */
+		uint32_t dst = leave ? 0xe0000002u : get32(g);   /* leaves to all routers (RFC 2236 3) */
 		uint8_t *msg = ip4_head(t, i, dst, 0, 8);
 
 		if (msg == NULL)
 			return -1;
 		msg[0] = leave ? 0x17 : 0x16;
 		memcpy(msg + 4, g, 4);
-		p16(msg + 2, (uint16_t)~csum_add(msg, 8, 0));
+		put16(msg + 2, (uint16_t)~csum_add(msg, 8, 0));
 		if (leave)
 			t->st.igmp_leave_tx++;
 		else
@@ -274,7 +274,7 @@ send_records(struct hosts_table *t, struct mship *m, uint32_t i, uint8_t rec, ui
 				return -1;
 			msg[0] = 143;
 		}
-		p16(msg + 6, (uint16_t)k);
+		put16(msg + 6, (uint16_t)k);
 		for (uint32_t r = 0; r < k; r++) {
 			uint8_t *rp = msg + 8 + r * rl, g[16];
 
@@ -283,7 +283,7 @@ send_records(struct hosts_table *t, struct mship *m, uint32_t i, uint8_t rec, ui
 			memcpy(rp + 4, g, rl - 4);
 		}
 		if (m->j.af == 4) {
-			p16(msg + 2, (uint16_t)~csum_add(msg, len, 0));
+			put16(msg + 2, (uint16_t)~csum_add(msg, len, 0));
 			t->st.igmp_v3_report_tx++;
 		} else {
 			mld_sum(msg, len);
@@ -305,7 +305,7 @@ event(struct hosts_table *t, struct mship *m, uint32_t i, uint8_t kind)
 		return;
 	struct surge_hosts_event *e = &t->ev[(t->ev_tail - 1) & (t->ev_cap - 1)];
 
-	e->ip4 = m->j.af == 4 ? g32(m->j.group) : 0;
+	e->ip4 = m->j.af == 4 ? get32(m->j.group) : 0;
 	e->membership = (uint8_t)(m - t->mc->m);
 }
 
@@ -404,7 +404,7 @@ gidx_of(const struct mship *m, const uint8_t *g)
 
 	if (m->j.af == 6 && memcmp(g, m->j.group, 12) != 0)
 		return UINT32_MAX;
-	uint32_t d = g32(g + at) - g32(m->j.group + at);
+	uint32_t d = get32(g + at) - get32(m->j.group + at);
 
 	return d < m->j.ngroups ? d : UINT32_MAX;
 }
@@ -473,7 +473,7 @@ group_check(const struct surge_hosts_join *j)
 {
 	const uint8_t *g = j->group;
 	int at = low_at(j->af);
-	uint64_t last = (uint64_t)g32(g + at) + j->ngroups - 1;
+	uint64_t last = (uint64_t)get32(g + at) + j->ngroups - 1;
 
 	if (j->af == 4) {
 		if ((g[0] & 0xf0) != 0xe0 || last >> 28 != 0xe)
@@ -537,7 +537,7 @@ mcast_join(struct hosts_table *t, const struct surge_hosts_join *j)
 		}
 		if (o->j.af != j->af || (j->af == 6 && memcmp(o->j.group, j->group, 12) != 0))
 			continue;
-		uint32_t g0 = g32(j->group + at), o0 = g32(o->j.group + at);
+		uint32_t g0 = get32(j->group + at), o0 = get32(o->j.group + at);
 
 		/* a host in a group twice would report it for two memberships: refused */
 		if (j->first < o->j.first + o->j.nhosts && o->j.first < j->first + j->nhosts &&

@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "hosts_bytes.h"
 #include "hosts_mcast_parse.h"
+#include "wire.h"
 
 
 /* RFC 3376 4.1.1 / RFC 3810 5.1.3: a code at or past 1 << bits is a
@@ -33,7 +33,7 @@ resp_code(uint32_t code, int bits, int mbits)
 static enum mquery_kind
 v3_query(struct mquery *q, const uint8_t *m, size_t n, size_t s, size_t alen, uint32_t max_resp_ms)
 {
-	q->nsrc = g16(m + s + 2);
+	q->nsrc = get16(m + s + 2);
 	if (s + 4 + (size_t)q->nsrc * alen > n)
 		return MQ_BAD;
 	q->version = q->af == 4 ? 3 : 2;
@@ -47,9 +47,9 @@ igmp(const uint8_t *p, size_t len, struct mquery *q)
 {
 	if (len < 20 || (p[0] >> 4) != 4 || p[9] != 2)
 		return MQ_NONE;
-	size_t ihl = (size_t)(p[0] & 15) * 4, tot = g16(p + 2);
+	size_t ihl = (size_t)(p[0] & 15) * 4, tot = get16(p + 2);
 
-	if (ihl < 20 || tot < ihl || tot > len || (g16(p + 6) & 0x3fff) != 0)
+	if (ihl < 20 || tot < ihl || tot > len || (get16(p + 6) & 0x3fff) != 0)
 		return MQ_NONE;
 	const uint8_t *m = p + ihl;
 	size_t n = tot - ihl;
@@ -74,7 +74,7 @@ mld(const uint8_t *p, size_t len, struct mquery *q)
 {
 	if (len < 40 || (p[0] >> 4) != 6)
 		return MQ_NONE;
-	size_t plen = g16(p + 4), off = 40;
+	size_t plen = get16(p + 4), off = 40;
 	uint8_t nh = p[6];
 
 	if (40 + plen > len)
@@ -103,10 +103,10 @@ mld(const uint8_t *p, size_t len, struct mquery *q)
 	memcpy(q->group, m + 8, 16);
 	if (n == 24) {
 		q->version = 1;
-		q->max_resp_ms = g16(m + 4);
+		q->max_resp_ms = get16(m + 4);
 		return MQ_QUERY;
 	}
-	return v3_query(q, m, n, 24, 16, resp_code(g16(m + 4), 16, 12));
+	return v3_query(q, m, n, 24, 16, resp_code(get16(m + 4), 16, 12));
 }
 
 enum mquery_kind

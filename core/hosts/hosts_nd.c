@@ -55,7 +55,7 @@ nd_addr(const struct hosts_table *t, uint32_t i, int kind, uint8_t *out)
 		if (memcmp(t->v6.static6, any6, 16) == 0)
 			return -1;
 		const uint8_t *b = t->v6.static6;
-		uint32_t low = ((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15]) + i;
+		uint32_t low = get32(b + 12) + i;
 
 		memcpy(out, b, 12);
 		out[12] = (uint8_t)(low >> 24);
@@ -86,8 +86,7 @@ lookup(const struct hosts_table *t, const uint8_t *a, int *kind)
 	const uint8_t *b = t->v6.static6;
 
 	if (b[0] != 0 && memcmp(a, b, 12) == 0) {
-		uint32_t d = ((uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15]) -
-			     ((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15]);
+		uint32_t d = get32(a + 12) - get32(b + 12);
 
 		if (d < t->conf.count) {
 			*kind = H6_STATIC;
@@ -121,7 +120,7 @@ nd_frame6(struct hosts_table *t, uint32_t i, const uint8_t *dmac, const uint8_t 
 	uint8_t *ip = proto_tx_eth(t, p, dmac, i, 0x86dd);
 
 	ip[0] = 0x60;
-	p16(ip + 4, (uint16_t)plen);
+	put16(ip + 4, (uint16_t)plen);
 	ip[6] = proto;
 	ip[7] = hlim;
 	memcpy(ip + 8, src, 16);

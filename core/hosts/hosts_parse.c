@@ -55,26 +55,26 @@ dhcp_options(const uint8_t *o, size_t n, struct hframe *f, int main)
 		case 6:         /* DNS servers: a list of addresses, the first two kept */
 			if (l < 4 || l % 4 != 0)
 				return -1;
-			f->dns[0] = g32(v);
-			f->dns[1] = l >= 8 ? g32(v + 4) : 0;
+			f->dns[0] = get32(v);
+			f->dns[1] = l >= 8 ? get32(v + 4) : 0;
 			break;
 		case 1: case 3: case 50: case 51: case 54: case 58: case 59:
 			if (l < 4 || (code != 3 && l != 4))
 				return -1;   /* option 3 is a list: the first router */
 			if (code == 1)
-				f->mask = g32(v);
+				f->mask = get32(v);
 			else if (code == 3)
-				f->router = g32(v);
+				f->router = get32(v);
 			else if (code == 50)
-				f->req_ip = g32(v);
+				f->req_ip = get32(v);
 			else if (code == 51)
-				f->lease_s = g32(v);
+				f->lease_s = get32(v);
 			else if (code == 54)
-				f->server_id = g32(v);
+				f->server_id = get32(v);
 			else if (code == 58)
-				f->t1_s = g32(v);
+				f->t1_s = get32(v);
 			else
-				f->t2_s = g32(v);
+				f->t2_s = get32(v);
 			break;
 		default:
 			break;
@@ -91,12 +91,12 @@ dhcp(const uint8_t *b, size_t n, struct hframe *f, uint8_t op)
 {
 	enum hframe_kind good = op == 2 ? HF_DHCP : HF_DHCP_REQ, bad = op == 2 ? HF_DHCP_BAD : HF_DHCP_REQ_BAD;
 
-	if (n < BOOTP_FIXED + 4 || b[0] != op || b[1] != 1 || b[2] != 6 || g32(b + BOOTP_FIXED) != DHCP_MAGIC)
+	if (n < BOOTP_FIXED + 4 || b[0] != op || b[1] != 1 || b[2] != 6 || get32(b + BOOTP_FIXED) != DHCP_MAGIC)
 		return bad;
-	f->xid = g32(b + 4);
-	f->ciaddr = g32(b + 12);
-	f->yiaddr = g32(b + 16);
-	f->giaddr = g32(b + 24);
+	f->xid = get32(b + 4);
+	f->ciaddr = get32(b + 12);
+	f->yiaddr = get32(b + 16);
+	f->giaddr = get32(b + 24);
 	f->chaddr = b + 28;
 	if (dhcp_options(b + BOOTP_FIXED + 4, n - BOOTP_FIXED - 4, f, 1) != 0)
 		return bad;
@@ -112,16 +112,16 @@ ipv4(const uint8_t *p, size_t len, struct hframe *f)
 {
 	if (len < 20 || (p[0] >> 4) != 4)
 		return HF_BAD;
-	uint16_t ihl = (uint16_t)((p[0] & 15) * 4), tot = g16(p + 2);
+	uint16_t ihl = (uint16_t)((p[0] & 15) * 4), tot = get16(p + 2);
 
 	if (ihl < 20 || tot < ihl || tot > len)
 		return HF_BAD;
-	if ((g16(p + 6) & 0x3fff) != 0)
+	if ((get16(p + 6) & 0x3fff) != 0)
 		return HF_OTHER;             /* a fragment: not answered */
 	f->ihl = ihl;
 	f->ip_len = tot;
-	f->ip_src = g32(p + 12);
-	f->ip_dst = g32(p + 16);
+	f->ip_src = get32(p + 12);
+	f->ip_dst = get32(p + 16);
 	const uint8_t *l4 = p + ihl;
 	size_t l4len = (size_t)tot - ihl;
 
@@ -132,10 +132,10 @@ ipv4(const uint8_t *p, size_t len, struct hframe *f)
 			return HF_OTHER;
 		return l4[0] == 8 ? HF_ECHO : l4[0] == 0 ? HF_ECHO_REPLY : HF_OTHER;
 	}
-	if (p[9] == 17 && l4len >= 8 && ((g16(l4 + 2) == 68 && g16(l4) == 67) ||
-					 (g16(l4 + 2) == 67 && g16(l4) == 68))) {
-		size_t ulen = g16(l4 + 4);
-		uint8_t op = g16(l4 + 2) == 68 ? 2 : 1;
+	if (p[9] == 17 && l4len >= 8 && ((get16(l4 + 2) == 68 && get16(l4) == 67) ||
+					 (get16(l4 + 2) == 67 && get16(l4) == 68))) {
+		size_t ulen = get16(l4 + 4);
+		uint8_t op = get16(l4 + 2) == 68 ? 2 : 1;
 
 		if (ulen < 8 || ulen > l4len)
 			return op == 2 ? HF_DHCP_BAD : HF_DHCP_REQ_BAD;
@@ -143,8 +143,8 @@ ipv4(const uint8_t *p, size_t len, struct hframe *f)
 	}
 	/* RFC 2131 4.1: a server's reply to a relay agent, 67 to 67 (a
 	 * BOOTREQUEST between relays is not the hosts') */
-	if (p[9] == 17 && l4len >= 8 && g16(l4) == 67 && g16(l4 + 2) == 67 && l4len >= 9 && l4[8] == 2) {
-		size_t ulen = g16(l4 + 4);
+	if (p[9] == 17 && l4len >= 8 && get16(l4) == 67 && get16(l4 + 2) == 67 && l4len >= 9 && l4[8] == 2) {
+		size_t ulen = get16(l4 + 4);
 
 		f->relayed = 1;
 		if (ulen < 9 || ulen > l4len)
@@ -160,14 +160,14 @@ hframe_parse(const uint8_t *p, size_t len, struct hframe *f)
 	memset(f, 0, sizeof(*f));
 	if (len < 14)
 		return (enum hframe_kind)(f->kind = HF_OTHER);
-	uint16_t type = g16(p + 12);
+	uint16_t type = get16(p + 12);
 
 	f->l2 = 14;
 	f->src_mac = p + 6;
 	if (type == 0x8100 || type == 0x88a8) {
 		if (len < 18)
 			return (enum hframe_kind)(f->kind = HF_OTHER);
-		uint16_t id = g16(p + 14) & 0x0fff, next = g16(p + 16);
+		uint16_t id = get16(p + 14) & 0x0fff, next = get16(p + 16);
 
 		f->l2 = 18;
 		if (type == 0x88a8 || next == 0x8100) {
@@ -178,8 +178,8 @@ hframe_parse(const uint8_t *p, size_t len, struct hframe *f)
 			if (type == 0x8100) {
 				if (len < 22)
 					return (enum hframe_kind)(f->kind = HF_OTHER);
-				f->vlan = g16(p + 18) & 0x0fff;
-				type = g16(p + 20);
+				f->vlan = get16(p + 18) & 0x0fff;
+				type = get16(p + 20);
 				f->l2 = 22;
 			}
 		} else {
@@ -193,13 +193,13 @@ hframe_parse(const uint8_t *p, size_t len, struct hframe *f)
 
 	if (type == 0x0806) {
 		/* Ethernet/IPv4 ARP only: hardware 1, protocol 0x0800, lengths 6 and 4 */
-		if (n < 28 || g16(l3) != 1 || g16(l3 + 2) != 0x0800 || l3[4] != 6 || l3[5] != 4)
+		if (n < 28 || get16(l3) != 1 || get16(l3 + 2) != 0x0800 || l3[4] != 6 || l3[5] != 4)
 			k = HF_BAD;
 		else {
-			f->arp_op = g16(l3 + 6);
+			f->arp_op = get16(l3 + 6);
 			f->sha = l3 + 8;
-			f->spa = g32(l3 + 14);
-			f->tpa = g32(l3 + 24);
+			f->spa = get32(l3 + 14);
+			f->tpa = get32(l3 + 24);
 			k = HF_ARP;
 		}
 	} else if (type == 0x0800) {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hosts_bytes.h"
+#include "wire.h"
 
 enum hframe_kind {
 	HF_OTHER = 0,    /* not the hosts' (left to the caller) */

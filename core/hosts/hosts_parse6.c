@@ -46,8 +46,8 @@ options(const uint8_t *o, size_t n, uint8_t ll, struct hframe *f)
 				return -1;
 			if ((o[i + 3] & 0x40) && f->prefix == NULL) {
 				f->prefix_len = o[i + 2];
-				f->valid_s = g32(o + i + 4);
-				f->pref_s = g32(o + i + 8);
+				f->valid_s = get32(o + i + 4);
+				f->pref_s = get32(o + i + 8);
 				f->prefix = o + i + 16;
 			}
 		}
@@ -68,25 +68,25 @@ dhcp6_ia(const uint8_t *v, size_t n, int pd, struct hframe_ia *ia)
 	if (n < 12)
 		return -1;
 	ia->present = 1;
-	ia->iaid = g32(v);
-	ia->t1 = g32(v + 4);
-	ia->t2 = g32(v + 8);
+	ia->iaid = get32(v);
+	ia->t1 = get32(v + 4);
+	ia->t2 = get32(v + 8);
 	while (i < n) {
-		if (i + 4 > n || i + 4 + (size_t)g16(v + i + 2) > n)
+		if (i + 4 > n || i + 4 + (size_t)get16(v + i + 2) > n)
 			return -1;
-		uint16_t code = g16(v + i), l = g16(v + i + 2);
+		uint16_t code = get16(v + i), l = get16(v + i + 2);
 		const uint8_t *w = v + i + 4;
 
 		if (code == 13) {
 			if (l < 2)
 				return -1;
-			ia->status = g16(w);
+			ia->status = get16(w);
 		} else if (code == (pd ? 26 : 5)) {
 			if (l < (pd ? 25 : 24))
 				return -1;
 			if (ia->addr == NULL) {
-				ia->pref = g32(pd ? w : w + 16);
-				ia->valid = g32(pd ? w + 4 : w + 20);
+				ia->pref = get32(pd ? w : w + 16);
+				ia->valid = get32(pd ? w + 4 : w + 20);
 				if (pd) {
 					ia->plen = w[8];
 					ia->addr = w + 9;
@@ -114,18 +114,18 @@ dhcp6(const uint8_t *b, size_t n, struct hframe *f)
 	f->d6_msg = b[0];
 	f->d6_xid = (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 	while (i < n) {
-		if (i + 4 > n || i + 4 + (size_t)g16(b + i + 2) > n)
+		if (i + 4 > n || i + 4 + (size_t)get16(b + i + 2) > n)
 			return HF_DHCP6_BAD;
-		uint16_t code = g16(b + i), l = g16(b + i + 2);
+		uint16_t code = get16(b + i), l = get16(b + i + 2);
 		const uint8_t *v = b + i + 4;
 
 		switch (code) {
 		case 1:                  /* client identifier: an Ethernet DUID-LLT (1) or DUID-LL (3) */
 			if (f->d6_mac != NULL)
 				break;   /* the first usable one */
-			if (l == 14 && g16(v) == 1 && g16(v + 2) == 1)
+			if (l == 14 && get16(v) == 1 && get16(v + 2) == 1)
 				f->d6_mac = v + 8;
-			else if (l == 10 && g16(v) == 3 && g16(v + 2) == 1)
+			else if (l == 10 && get16(v) == 3 && get16(v + 2) == 1)
 				f->d6_mac = v + 4;
 			break;
 		case 2:
@@ -149,7 +149,7 @@ dhcp6(const uint8_t *b, size_t n, struct hframe *f)
 		case 13:
 			if (l < 2)
 				return HF_DHCP6_BAD;
-			f->d6_status = g16(v);
+			f->d6_status = get16(v);
 			break;
 		case 14:
 			f->d6_rapid = 1;
@@ -167,17 +167,17 @@ hframe_ip6(const uint8_t *p, size_t len, struct hframe *f)
 {
 	if (len < 40 || (p[0] >> 4) != 6)
 		return HF_BAD;
-	size_t plen = g16(p + 4);
+	size_t plen = get16(p + 4);
 
 	if (plen > len - 40)
 		return HF_BAD;
 	const uint8_t *m = p + 40;
 
-	if (p[6] == 17 && plen >= 8 && g16(m) == 547 && g16(m + 2) == 546) {
+	if (p[6] == 17 && plen >= 8 && get16(m) == 547 && get16(m + 2) == 546) {
 		f->ip6_src = p + 8;
 		f->ip6_dst = p + 24;
 		/* the UDP length is the payload's; the checksum is mandatory (RFC 8200 8.1) */
-		if (g16(m + 4) != plen || g16(m + 6) == 0 || !sum_ok(p, m, plen, 17))
+		if (get16(m + 4) != plen || get16(m + 6) == 0 || !sum_ok(p, m, plen, 17))
 			return HF_DHCP6_BAD;
 		return dhcp6(m + 8, plen - 8, f);
 	}
@@ -228,7 +228,7 @@ hframe_read(const uint8_t *p, size_t len, struct hframe *f)
 {
 	enum hframe_kind k = hframe_parse(p, len, f);
 
-	if (k != HF_OTHER || f->l2 == 0 || g16(p + f->l2 - 2) != 0x86dd)   /* l2 0: shorter than a header */
+	if (k != HF_OTHER || f->l2 == 0 || get16(p + f->l2 - 2) != 0x86dd)   /* l2 0: shorter than a header */
 		return k;
 	k = hframe_ip6(p + f->l2, len - f->l2, f);
 	f->kind = (uint8_t)k;

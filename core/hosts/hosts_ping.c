@@ -63,12 +63,6 @@ struct ping {
 
 static const uint8_t zero16[16];
 
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* an address no station answers echo from: unspecified, multicast, broadcast */
 static const char *
 bad_addr(uint8_t af, const uint8_t *a)
@@ -169,7 +163,7 @@ source(const struct hosts_table *t, const struct ping *g, uint32_t i, uint8_t *a
 
 		if (s != SURGE_HOST_BOUND && s != SURGE_HOST_RENEWING && s != SURGE_HOST_REBINDING)
 			return -1;
-		p32(a, t->h[i].ip);
+		put32(a, t->h[i].ip);
 		return 0;
 	}
 	static const int kinds[] = { H6_STATIC, H6_SLAAC, H6_LL };
@@ -193,11 +187,11 @@ resolve_send(struct hosts_table *t, struct ping *g, uint32_t i, const uint8_t *s
 			return -1;
 		uint8_t *a = proto_tx_eth(t, p, NULL, i, 0x0806);
 
-		p16(a, 1);
-		p16(a + 2, 0x0800);
+		put16(a, 1);
+		put16(a + 2, 0x0800);
 		a[4] = 6;
 		a[5] = 4;
-		p16(a + 6, 1);
+		put16(a + 6, 1);
 		ht_mac(t, i, a + 8);
 		memcpy(a + 14, src, 4);
 		memcpy(a + 24, g->nh, 4);
@@ -229,10 +223,10 @@ next_hop(const struct hosts_table *t, struct ping *g, uint32_t i, const uint8_t 
 	if (g->via || g->p.af != 4 || t->in == NULL)
 		return;
 	const struct hin *h = &t->in[i];
-	uint32_t me = g32(src), target = g32(g->p.target);
+	uint32_t me = get32(src), target = get32(g->p.target);
 
 	if (h->router != 0 && h->mask != 0 && (me & h->mask) != (target & h->mask))
-		p32(g->nh, h->router);
+		put32(g->nh, h->router);
 }
 
 /* 1 when the next hop is known; else an ARP request or NS when due, and
@@ -286,8 +280,8 @@ echo_send(struct hosts_table *t, struct ping *g, uint32_t i, const uint8_t *src,
 		uint8_t *ip = proto_tx_eth(t, p, g->nh_mac, i, 0x0800);
 
 		ip[0] = 0x45;
-		p16(ip + 2, (uint16_t)(20 + 8 + size));
-		p16(ip + 6, 0x4000);   /* don't fragment */
+		put16(ip + 2, (uint16_t)(20 + 8 + size));
+		put16(ip + 6, 0x4000);   /* don't fragment */
 		ip[8] = 64;
 		ip[9] = 1;
 		memcpy(ip + 12, src, 4);
@@ -300,8 +294,8 @@ echo_send(struct hosts_table *t, struct ping *g, uint32_t i, const uint8_t *src,
 			return -1;
 	}
 	m[0] = g->p.af == 4 ? 8 : 128;
-	p16(m + 4, ident);
-	p16(m + 6, seq);
+	put16(m + 4, ident);
+	put16(m + 6, seq);
 	tsc = rte_rdtsc();
 	memcpy(m + 8, &tsc, 8);
 	for (uint32_t k = 8; k < size; k++)

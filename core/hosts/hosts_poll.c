@@ -83,7 +83,7 @@ conf_check(const struct surge_hosts_conf *c)
 		return rt_error(-EINVAL, "surge_hosts_new: dad6 %u, rs %u: 0..16", c->dad6, c->rs);
 	if (c->ip6_addr[0] != 0) {
 		const uint8_t *a = c->ip6_addr;
-		uint32_t low = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
+		uint32_t low = get32(a + 12);
 
 		if (!c->ip6 || a[0] == 0xff)
 			return rt_error(-EINVAL, "surge_hosts_new: ip6_addr: %s", !c->ip6 ? "without ip6" :

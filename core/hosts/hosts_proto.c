@@ -60,7 +60,7 @@ eth_from(struct hosts_table *t, uint8_t *p, const uint8_t *dst, const uint8_t *s
 		memset(p, 0xff, 6);
 	memcpy(p + 6, src, 6);
 	p = ht_tags_put(t, p + 12);
-	p16(p, type);
+	put16(p, type);
 	return p + 2;
 }
 
@@ -90,16 +90,16 @@ arp_from(struct hosts_table *t, const uint8_t *sha, uint16_t op, uint32_t spa, c
 		return -1;
 	uint8_t *a = eth_from(t, p, op == 2 ? tha : NULL, sha, 0x0806);
 
-	p16(a, 1);
-	p16(a + 2, 0x0800);
+	put16(a, 1);
+	put16(a + 2, 0x0800);
 	a[4] = 6;
 	a[5] = 4;
-	p16(a + 6, op);
+	put16(a + 6, op);
 	memcpy(a + 8, sha, 6);
-	p32(a + 14, spa);
+	put32(a + 14, spa);
 	if (op == 2)
 		memcpy(a + 18, tha, 6);
-	p32(a + 24, tpa);
+	put32(a + 24, tpa);
 	return 0;
 }
 
@@ -175,20 +175,20 @@ proto_bootp(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t op, uint32_t xid, u
 	uint8_t *udp = ip + 20, *b = udp + 8;
 
 	ip[0] = 0x45;
-	p16(ip + 2, (uint16_t)(20 + 8 + blen));
+	put16(ip + 2, (uint16_t)(20 + 8 + blen));
 	ip[8] = 64;
 	ip[9] = 17;
-	p32(ip + 12, src);
-	p32(ip + 16, dst);
+	put32(ip + 12, src);
+	put32(ip + 16, dst);
 	csum_put(ip + 10, rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip));
-	p16(udp, op == 1 ? 68 : 67);
-	p16(udp + 2, op == 1 ? 67 : 68);
-	p16(udp + 4, (uint16_t)(8 + blen));   /* checksum 0: none, allowed over IPv4 */
+	put16(udp, op == 1 ? 68 : 67);
+	put16(udp + 2, op == 1 ? 67 : 68);
+	put16(udp + 4, (uint16_t)(8 + blen));   /* checksum 0: none, allowed over IPv4 */
 	b[0] = op;                        /* Ethernet, 6-byte addresses */
 	b[1] = 1;
 	b[2] = 6;
-	p32(b + 4, xid);
-	p32(b + 236, 0x63825363u);
+	put32(b + 4, xid);
+	put32(b + 236, 0x63825363u);
 	return b + 240;
 }
 
@@ -209,10 +209,10 @@ dhcp_send(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
 		o += 6;
 	}
 	if (sel) {      /* the address asked for (declined) and whose it is */
-		*o++ = 50; *o++ = 4; p32(o, h->ip); o += 4;
+		*o++ = 50; *o++ = 4; put32(o, h->ip); o += 4;
 	}
 	if (sel || msg == DHCP_RELEASE) {
-		*o++ = 54; *o++ = 4; p32(o, h->server); o += 4;
+		*o++ = 54; *o++ = 4; put32(o, h->server); o += 4;
 	}
 	if (msg != DHCP_RELEASE && msg != DHCP_DECLINE && (t->dopt == NULL || !(t->dopt_own & 2))) {
 		static const uint8_t prl[] = { 55, 6, 1, 3, 6, 51, 54, 58 };
@@ -249,15 +249,15 @@ dhcp_send(struct hosts_table *t, uint32_t i, uint8_t msg, int unicast)
 		 * giaddr its address, hops 1, option 82 (dopt_write's) last */
 		ip = eth_from(t, p, t->relay_nh, d->relay_mac, 0x0800);
 		b = proto_bootp(ip, d->relay4, d->relay_server4, 1, h->xid, blen) - 240;
-		p16(ip + 20, 67);
+		put16(ip + 20, 67);
 		b[3] = 1;
-		p32(b + 24, d->relay4);
+		put32(b + 24, d->relay4);
 	} else {
 		ip = eth(t, p, unicast ? t->server_mac : NULL, i, 0x0800);
 		b = proto_bootp(ip, ciaddr ? h->ip : 0, unicast ? h->server : 0xffffffffu, 1, h->xid, blen) - 240;
 	}
 	if (ciaddr)
-		p32(b + 12, h->ip);
+		put32(b + 12, h->ip);
 	ht_mac(t, i, b + 28);
 	memcpy(b + 240, opt, (size_t)(o - opt));
 	return 0;
@@ -670,15 +670,15 @@ echo_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	const uint8_t *iip = in + f->l2;
 
 	memcpy(ip, iip, f->ip_len);
-	p32(ip + 12, f->ip_dst);
-	p32(ip + 16, f->ip_src);
+	put32(ip + 12, f->ip_dst);
+	put32(ip + 16, f->ip_src);
 	ip[8] = 64;
-	p16(ip + 10, 0);
+	put16(ip + 10, 0);
 	csum_put(ip + 10, rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip));
 	uint8_t *icmp = ip + f->ihl;
 
 	icmp[0] = 0;                      /* echo reply: the rest as it came */
-	p16(icmp + 2, 0);
+	put16(icmp + 2, 0);
 	csum_put(icmp + 2, (uint16_t)~rte_raw_cksum(icmp, f->ip_len - f->ihl));
 	t->st.icmp_reply_tx++;
 	return 1;

@@ -136,20 +136,20 @@ reply(struct hosts_table *t, const struct hframe *f, uint8_t msg, uint32_t yiadd
 	memcpy(p + 6, t->conf.mac, 6);
 	uint8_t *ip = ht_tags_put(t, p + 12);
 
-	p16(ip, 0x0800);
+	put16(ip, 0x0800);
 	ip += 2;
 	uint8_t *o = proto_bootp(ip, t->conf.server4, msg == DHCP_NAK ? 0xffffffffu : yiaddr, 2, f->xid, 300);
 	uint8_t *b = o - 240;
 
 	if (msg != DHCP_NAK)
-		p32(b + 16, yiaddr);
+		put32(b + 16, yiaddr);
 	memcpy(b + 28, f->chaddr, 6);
 	*o++ = 53; *o++ = 1; *o++ = msg;
-	*o++ = 54; *o++ = 4; p32(o, t->conf.server4); o += 4;
+	*o++ = 54; *o++ = 4; put32(o, t->conf.server4); o += 4;
 	if (msg != DHCP_NAK) {
-		*o++ = 51; *o++ = 4; p32(o, t->conf.lease_s); o += 4;
+		*o++ = 51; *o++ = 4; put32(o, t->conf.lease_s); o += 4;
 		if (t->conf.net4_len != 0) {
-			*o++ = 1; *o++ = 4; p32(o, ~0u << (32 - t->conf.net4_len)); o += 4;
+			*o++ = 1; *o++ = 4; put32(o, ~0u << (32 - t->conf.net4_len)); o += 4;
 		}
 	}
 	*o = 255;

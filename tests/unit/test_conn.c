@@ -51,11 +51,6 @@ group_setup(void **state)
 	return conn_fixture_start("test_conn");
 }
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)); put16(p + 2, (uint16_t)v); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
-
 /* A frame from CLI:sport to dst:dport with valid checksums (csum_ok 0: a wrong one). */
 static uint32_t
 frame(uint8_t *f, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,

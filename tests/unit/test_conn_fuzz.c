@@ -57,9 +57,6 @@ group_setup(void **state)
 	return conn_fixture_start("test_conn_fuzz");
 }
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)); put16(p + 2, (uint16_t)v); }
-
 static const char *const payloads[] = {
 	"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
 	"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\nGET /c HTTP/1.1\r\nConnection: close\r\n\r\n",
