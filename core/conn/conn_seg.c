@@ -20,6 +20,7 @@
 #include <rte_tcp.h>
 
 #include "conn.h"
+#include "csum.h"
 
 #define ETH_LEN 14
 #define IP4_LEN 20
@@ -173,13 +174,6 @@ seg_parse(const struct conn_engine *e, uint8_t *frame, uint32_t len, uint64_t ol
  * header length 0x45, TOS 0; flags DF 0x4000; TTL 64, protocol TCP */
 #define IP4_CONST_SUM (0x4500u + 0x4000u + (64u << 8 | IPPROTO_TCP))
 
-static inline uint32_t
-fold(uint32_t s)
-{
-	s = (s & 0xffff) + (s >> 16);
-	return (s & 0xffff) + (s >> 16);
-}
-
 /* Writes the IP header for a segment of l4_len bytes from the engine's
  * address `addr` (its index); returns the TCP header. */
 static uint8_t *
@@ -264,8 +258,8 @@ emit(struct conn_engine *e, uint32_t addr, uint32_t peer_ip, const uint8_t *peer
 		if (len > 0)
 			tsum += data == e->data && len == e->data_len ? e->data_sum
 				: rte_be_to_cpu_16(conn_raw_sum(data, len));
-		put16(ip + 10, (uint16_t)~fold(IP4_CONST_SUM + IP4_LEN + l4 + addrs));
-		put16(tcp + 16, (uint16_t)~fold(tsum));
+		put16(ip + 10, (uint16_t)~csum_fold(IP4_CONST_SUM + IP4_LEN + l4 + addrs));
+		put16(tcp + 16, (uint16_t)~csum_fold(tsum));
 	}
 	e->tx.b->len[slot] = (uint16_t)frame_len;
 	e->st.tx_segments++;

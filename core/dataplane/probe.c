@@ -18,6 +18,7 @@
 #include <rte_mbuf_dyn.h>
 #include <netinet/in.h>
 
+#include "csum.h"
 #include "dataplane.h"
 #include "probe.h"
 
@@ -64,14 +65,6 @@ seg_sum(const uint8_t *l4, uint32_t from, uint32_t n)
 	return s;
 }
 
-static uint16_t
-fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
-
 /* Writes n bytes at frame offset `at`, updating the covering checksum. */
 static void
 rewrite(struct rte_mbuf *m, const struct probe_field *pf, uint16_t at, const void *bytes, uint16_t n)
@@ -82,15 +75,15 @@ rewrite(struct rte_mbuf *m, const struct probe_field *pf, uint16_t at, const voi
 	uint16_t hc;
 
 	if (fix)
-		old = fold(seg_sum(d + pf->l4, at - pf->l4, n));
+		old = csum_fold(seg_sum(d + pf->l4, at - pf->l4, n));
 	memcpy(d + at, bytes, n);
 	if (!fix)
 		return;
 	hc = (uint16_t)(d[pf->csum] << 8 | d[pf->csum + 1]);
 	if (pf->zero_none && hc == 0)
 		return;
-	now = fold(seg_sum(d + pf->l4, at - pf->l4, n));
-	hc = (uint16_t)~fold((uint16_t)~hc + (uint16_t)~old + now);
+	now = csum_fold(seg_sum(d + pf->l4, at - pf->l4, n));
+	hc = (uint16_t)~csum_fold((uint16_t)~hc + (uint16_t)~old + now);
 	if (pf->zero_none && hc == 0)
 		hc = 0xffff;
 	d[pf->csum] = (uint8_t)(hc >> 8);

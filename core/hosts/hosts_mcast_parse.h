@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hosts_csum.h"
+#include "csum.h"
 
 enum mquery_kind {
 	MQ_NONE = 0,     /* no IGMP or MLD query (left to the caller) */

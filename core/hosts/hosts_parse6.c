@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "hosts_csum.h"
+#include "csum.h"
 #include "hosts_parse.h"
 
 

@@ -1,15 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * hosts_csum.h - the Internet checksum (RFC 1071) the hosts' parsers check
- * and their builders write: one sum for IGMP, MLD, ICMPv6 and DHCPv6 over
- * UDP, inline so the pure parsers (and their fuzz targets) need no other
+ * csum.h - the Internet checksum (RFC 1071) the core sums by hand: the
+ * fold of a 32-bit sum (the TCP engine's segments, the latency probe's
+ * rewrite), the sum of bytes and IPv6's pseudo-header (the hosts' parsers
+ * check it, their builders write it: IGMP, MLD, ICMPv6, DHCPv6 over UDP).
+ * Header only, so the pure parsers (and their fuzz targets) need no other
  * file.
  */
-#ifndef HOSTS_CSUM_H
-#define HOSTS_CSUM_H
+#ifndef SURGE_CSUM_H
+#define SURGE_CSUM_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* A 32-bit one's complement sum folded to 16 bits (two folds are enough
+ * for any 32-bit value) */
+static inline uint16_t
+csum_fold(uint32_t s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)((s & 0xffff) + (s >> 16));
+}
 
 /* The one's complement sum of n bytes read big-endian, folded, added to
  * acc (0 to start): the Internet checksum is its complement. */
@@ -20,9 +31,7 @@ csum_add(const uint8_t *p, size_t n, uint32_t acc)
 		acc += (uint32_t)(p[i] << 8 | p[i + 1]);
 	if (n & 1)
 		acc += (uint32_t)p[n - 1] << 8;
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return acc;
+	return csum_fold(acc);
 }
 
 /* The sum of an upper-layer message m (n bytes, next header proto) of the
@@ -35,4 +44,4 @@ csum6(const uint8_t *ip, const uint8_t *m, size_t n, uint8_t proto)
 	return csum_add(m, n, csum_add(ip + 8, 32, 0) + (uint32_t)(n >> 16) + (uint32_t)(n & 0xffff) + proto);
 }
 
-#endif /* HOSTS_CSUM_H */
+#endif /* SURGE_CSUM_H */
