@@ -443,7 +443,7 @@ function M.client(o)
   local list, six = addrs.list(o.src, fn .. ": src", C.SURGE_CONN_ADDR_MAX)
   local v6, packed = set_local(c, list, six, fn .. ": src")
   if set_addr(c, "peer", check.expect(o.server, "string", fn, "server"), fn .. ": server") ~= v6 then
-    check.raise(("%s: src %s and server %s are not of one family"):format(fn, o.src, o.server))
+    check.raise(("%s: src %s and server %s are not of one family"):format(fn, addrs.text(list, six), o.server))
   end
   c.peer_port = check.expect(o.port, "integer? 1..65535", fn, "port") or 80
   c.local_port = check.expect(o.sport, "integer? 1..65535", fn, "sport") or 1024
