@@ -301,6 +301,16 @@ function T.bad_ranges_are_refused_at_the_callers_line()
     hosts.new{ count = 1, mac = M, ips = "10.0.0.1" } end)
   errors(at("surge.hosts.new: ip: 0.0.0.0 is no host's address", 1), function()
     hosts.new{ count = 1, mac = M, ip = "0.0.0.0" } end)
+  -- a range holding a group or the broadcast address: a host there would answer ARP for it
+  local NO = ", no host's address (multicast 224.0.0.0/4 or broadcast)"
+  errors(at("surge_hosts_new: the hosts' addresses 223.255.255.250..224.0.0.3 hold 224.0.0.0" .. NO, 1), function()
+    hosts.new{ count = 10, mac = M, ip = "223.255.255.250" } end)
+  errors(at("surge_hosts_new: the hosts' addresses 255.255.255.246..255.255.255.255 hold 255.255.255.255" .. NO, 1),
+    function() hosts.new{ count = 10, mac = M, ip = "255.255.255.246" } end)
+  errors(at("surge_hosts_new: the hosts' addresses 239.1.1.1..239.1.1.1 hold 239.1.1.1" .. NO, 1), function()
+    hosts.new{ count = 1, mac = M, ip = "239.1.1.1" } end)
+  errors(at("surge_hosts_new: the hosts' addresses 223.255.255.255..224.0.0.8 hold 224.0.0.0" .. NO, 1), function()
+    hosts.vlans{ per_vlan = 10, vlan = 10, vlans = 2, mac = M, ip = "223.255.255.245" } end)
 end
 
 return T

@@ -244,6 +244,13 @@ function T.refusals_at_the_callers_line()
   errors(at("surge.hosts.server: unknown option 'leases' (count, lease, mac, outer_tpid, outer_vlan, pool, prefix, "
     .. "prefix_len, server, vlan)", 2),
     function() hosts.server{ count = 1, pool = "10.0.0.10", server = "10.0.0.1", mac = "02:00:00:00:00:01", leases = 1 } end)
+  -- a pool, or the server's own address, holding a group: handed out as a client's, it would answer ARP for it
+  errors(at("surge_hosts_new: the pool 223.255.255.250..224.0.0.3 hold 224.0.0.0, no host's address (multicast "
+    .. "224.0.0.0/4 or broadcast)", 2),
+    function() hosts.server{ count = 10, pool = "223.255.255.250", server = "10.0.0.1", mac = "02:00:00:00:00:01" } end)
+  errors(at("surge_hosts_new: the server's address 224.0.0.1..224.0.0.1 hold 224.0.0.1, no host's address (multicast "
+    .. "224.0.0.0/4 or broadcast)", 2),
+    function() hosts.server{ count = 10, pool = "10.0.0.10", server = "224.0.0.1", mac = "02:00:00:00:00:01" } end)
 end
 
 return T
