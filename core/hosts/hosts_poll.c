@@ -135,6 +135,17 @@ conf_check(const struct surge_hosts_conf *c)
 	return 0;
 }
 
+/* everything a table holds, freed (a table not made, or the run's end) */
+static void
+table_free(struct hosts_table *t)
+{
+	dopt_free(t);
+	ping_free(t);
+	server_free(t);
+	ht_free(t);
+	free(t);
+}
+
 int
 surge_hosts_new(const struct surge_hosts_conf *conf)
 {
@@ -156,10 +167,7 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 		t->conf.outstanding = t->conf.count;
 	t->conf.net4 &= t->conf.net4_len == 0 ? 0 : ~0u << (32 - t->conf.net4_len);
 	if (ht_alloc(t) != 0 || (t->conf.server && server_alloc(t) != 0) || dopt_alloc(t) != 0) {
-		dopt_free(t);
-		server_free(t);
-		ht_free(t);
-		free(t);
+		table_free(t);
 		return rt_error(-ENOMEM, "out of memory for a table of %u hosts", conf->count);
 	}
 	t->tsc0 = rte_rdtsc();
@@ -167,11 +175,8 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	t->rng = (uint32_t)(t->tsc0 ^ (t->tsc0 >> 32)) | 1;
 	t->owner = (int32_t)lcore_self();
 	id = registry_add(&r->nhosts, SURGE_HOSTS_MAX, r->hosts, sizeof(t), &t, "host tables");
-	if (id < 0) {
-		dopt_free(t);
-		ht_free(t);
-		free(t);
-	}
+	if (id < 0)
+		table_free(t);   /* a server's pool too: no table, nothing kept */
 	return id;
 }
 
@@ -554,13 +559,7 @@ surge_hosts_count(void)
 static int
 drop(void *slot)
 {
-	struct hosts_table *t = *(struct hosts_table **)slot;
-
-	dopt_free(t);
-	ping_free(t);
-	server_free(t);
-	ht_free(t);
-	free(t);
+	table_free(*(struct hosts_table **)slot);
 	return 0;
 }
 
