@@ -135,6 +135,20 @@ conf_check(const struct surge_hosts_conf *c)
 	return 0;
 }
 
+int
+surge_hosts_check(const struct surge_hosts_conf *conf, const struct surge_hosts_dhcp4 *o)
+{
+	uint32_t total;
+	uint8_t own;
+	int rc;
+
+	if (conf == NULL)
+		return rt_error(-EINVAL, "surge_hosts_new: no configuration");
+	if ((rc = conf_check(conf)) != 0)
+		return rc;
+	return o == NULL ? 0 : dopt_check(conf, o, &total, &own);
+}
+
 /* everything a table holds, freed (a table not made, or the run's end) */
 static void
 table_free(struct hosts_table *t)

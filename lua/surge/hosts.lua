@@ -238,7 +238,9 @@ local function tags(o, c, fn)
   end
 end
 
-function M.new(o)
+-- hosts.new's options checked, whole (what C refuses too): the conf, the
+-- DHCPv4 options (or nil) and the counters' prefix; no table made yet
+local function prepare(o)
   local fn = "surge.hosts.new"
   o = check.options(o, keys, fn)
   local c = ffi.new("struct surge_hosts_conf")
@@ -310,11 +312,22 @@ function M.new(o)
     check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
   end
   local d = dhcp4_opts(o, c, fn)
+  -- refused before the table is made: a refused one would keep a slot of the run
+  rc_check(C.surge_hosts_check(c, d))
+  return c, d, prefix
+end
+
+-- a table of the conf prepare() checked
+local function make(c, d, prefix)
   local id = rc_check(C.surge_hosts_new(c))
   if d then rc_check(C.surge_hosts_dhcp4(id, d)) end
   local t = M.made(id, c, prefix)
   t.dhcp4 = d or false
   return t
+end
+
+function M.new(o)
+  return make(prepare(o))
 end
 
 -- the Lua side of table id (made by surge_hosts_new with conf c)
@@ -373,6 +386,7 @@ function M.vlans(o)
   rest.per_vlan, rest.vlans, rest.outer_vlans, rest.count = nil, nil, nil, per
   local g = setmetatable({ tables = {}, count = pairs_n * per }, Group)
   local b = ffi.new("uint8_t[6]")
+  local confs = {}        -- every table checked before one is made: none left over by a refusal
   for k = 0, pairs_n - 1 do
     local v = m + k * per
     for j = 5, 0, -1 do b[j] = v % 256; v = math.floor(v / 256) end
@@ -383,8 +397,9 @@ function M.vlans(o)
     ok.vlan = vlan + k % vlans
     ok.outer_vlan = outer and outer + math.floor(k / vlans) or nil
     ok.prefix = (o.prefix or "hosts") .. (".%d.%d"):format(ok.outer_vlan or 0, ok.vlan)
-    g.tables[#g.tables + 1] = M.new(ok)
+    confs[k + 1] = { prepare(ok) }
   end
+  for k, x in ipairs(confs) do g.tables[k] = make(x[1], x[2], x[3]) end
   return g
 end
 

@@ -309,8 +309,10 @@ function T.bad_ranges_are_refused_at_the_callers_line()
     function() hosts.new{ count = 10, mac = M, ip = "255.255.255.246" } end)
   errors(at("surge_hosts_new: the hosts' addresses 239.1.1.1..239.1.1.1 hold 239.1.1.1" .. NO, 1), function()
     hosts.new{ count = 1, mac = M, ip = "239.1.1.1" } end)
+  local made = ffi.C.surge_hosts_count()
   errors(at("surge_hosts_new: the hosts' addresses 223.255.255.255..224.0.0.8 hold 224.0.0.0" .. NO, 1), function()
     hosts.vlans{ per_vlan = 10, vlan = 10, vlans = 2, mac = M, ip = "223.255.255.245" } end)
+  assert(ffi.C.surge_hosts_count() == made, "the group's first table was made, its second refused")
 end
 
 return T
