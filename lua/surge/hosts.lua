@@ -348,9 +348,13 @@ local Group = class.new("host group", { "tables", "count" })
 Group.__handle = function(g) return ("host group (%d tables, %d hosts)"):format(#g.tables, g.count) end
 M.Group = Group
 
+-- hosts.vlans' options: hosts.new's, but per_vlan for count, and the ranges
+local vlan_keys = { per_vlan = 1, vlans = 1, outer_vlans = 1 }
+for k in pairs(keys) do if k ~= "count" then vlan_keys[k] = 1 end end
+
 function M.vlans(o)
   local fn = "surge.hosts.vlans"
-  o = check.expect(o, "table", fn, "options")
+  o = check.options(o, vlan_keys, fn)
   local rest = {}
   for k, v in pairs(o) do rest[k] = v end
   local per = check.expect(o.per_vlan, "integer 1..16777216", fn, "per_vlan (hosts on each VLAN pair)")
