@@ -29,10 +29,10 @@ end
 
 -- A BOOTREPLY to the request at p (a DISCOVER or REQUEST from a host):
 -- message type msg, lease `lease`; garbage: options that run past the end
-local function reply(p, msg, lease, garbage)
+local function reply(p, msg, lease, garbage, yiaddr)
   local chaddr = ffi.string(p + 70, 6)
   local xid = ffi.string(p + 46, 4)
-  local yi = be32(0x0a090000 + 100 + p[75])            -- 10.9.0.100 + the MAC's last byte
+  local yi = be32(yiaddr or 0x0a090000 + 100 + p[75])   -- 10.9.0.100 + the MAC's last byte
   local opts
   if garbage then
     opts = string.char(53, 1, msg, 51, 200, 0, 0)         -- a length past the end, no end option
@@ -70,6 +70,8 @@ local function serve(rx, n, mode, seen)
         elseif mode == "silent" then                        -- binds, never renews
           if p[54] == 0 then reply(p, 5, 2) end
         elseif mode == "lease0" then reply(p, 5, 0)
+        elseif mode == "group" then reply(p, 5, 60, false, 0xe0000005)   -- an ACK of 224.0.0.5
+        elseif mode == "bcast" then reply(p, 5, 60, false, 0xffffffff)
         elseif mode == "nak" then reply(p, 6, 0) end
       end
     end
@@ -183,6 +185,16 @@ function T.a_lease_of_0_is_refused_and_counted()
   assert(st.state.gave_up == 4, hosts.format_states(st))
   assert(st.dhcp_bad == st.dhcp_ack_rx and st.dhcp_bad >= 4 * 3, st.dhcp_bad .. " " .. st.dhcp_ack_rx)
   assert(st.dhcp_gave_up == 4 and st.tx_nobufs == 0)
+end
+
+-- an ACK giving a group's address or the broadcast address is bad, as
+-- one giving none: the host would answer ARP for it and send from it
+function T.an_ack_of_no_hosts_address_is_refused_and_counted()
+  for _, m in ipairs({ { "group", "02:09:00:00:08:01" }, { "bcast", "02:09:00:00:09:01" } }) do
+    local st = storm(m[1], m[2])
+    assert(st.state.gave_up == 4 and st.state.bound == 0, m[1] .. ": " .. hosts.format_states(st))
+    assert(st.dhcp_bad == st.dhcp_ack_rx and st.dhcp_bad >= 4 * 3, st.dhcp_bad .. " " .. st.dhcp_ack_rx)
+  end
 end
 
 function T.garbage_replies_are_counted_and_the_clients_give_up()
