@@ -330,6 +330,15 @@ function M.new(o)
   return make(prepare(o))
 end
 
+-- hosts.new's refusals without a table: a script's option check (before
+-- EAL) asks it, so a bad value is one line naming the options, not a task's
+-- error after the ports are up. Returns nil, or the refusal's text.
+function M.check(o)
+  local ok, e = pcall(prepare, o)
+  if not ok then return (tostring(e):gsub("^[^:]*:%d+: ", "")) end
+  return nil
+end
+
 -- the Lua side of table id (made by surge_hosts_new with conf c)
 function M.made(id, c, prefix)
   return setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
