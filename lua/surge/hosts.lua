@@ -768,8 +768,19 @@ function Table:counter_names()
   return names
 end
 
+-- the prefixes this lcore's tables published (their ids): two tables'
+-- counters in one cell would each overwrite the other's, the last sync
+-- winning (tables on other lcores add up: a cell each)
+local published = {}
+
 function Table:publish()
   check.self(self, Table, "hosts:publish")
+  local owner = published[self.prefix]
+  if owner ~= nil and owner ~= self.id then
+    check.raise(("hosts:publish: prefix '%s' is host table %d's already: its counters would overwrite this one's "
+      .. "(hosts.new's prefix: one a table)"):format(self.prefix, owner))
+  end
+  published[self.prefix] = self.id
   local mode = mode_of(self.conf)
   local cells, gauges = counter.publish(self.prefix, self:counter_names(), GAUGES)
   if mode == "dhcp" then

@@ -197,6 +197,18 @@ function T.an_ack_of_no_hosts_address_is_refused_and_counted()
   end
 end
 
+-- two tables of one lcore publishing under one prefix would share its
+-- cells, each sync overwriting the other's counts (3 bound hosts and 5
+-- read as 5): the second is refused; a table publishes again freely
+function T.two_tables_of_one_prefix_are_refused()
+  local a = hosts.new{ count = 3, mac = "02:09:00:00:0a:01", ip = "10.9.10.1", prefix = "pubtwice" }
+  local b = hosts.new{ count = 5, mac = "02:09:00:00:0b:01", ip = "10.9.11.1", prefix = "pubtwice" }
+  a:publish()
+  a:publish()
+  errors(at(("hosts:publish: prefix 'pubtwice' is host table %d's already: its counters would overwrite this one's "
+    .. "(hosts.new's prefix: one a table)"):format(a.id), 1), function() b:publish() end)
+end
+
 function T.garbage_replies_are_counted_and_the_clients_give_up()
   local st = storm("garbage", "02:09:00:00:03:01")
   assert(st.state.gave_up == 4, hosts.format_states(st))

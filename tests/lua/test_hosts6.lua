@@ -336,7 +336,7 @@ end
 -- nothing: counted (dhcp6_noaddr), the host never bound to it
 function T.dhcp6_a_reply_of_no_usable_address_is_not_taken()
   setup()
-  local t = hosts.new{ count = 4, mac = "02:09:00:00:06:40", dhcp6 = true, rapid_commit = true, rs = 0,
+  local t = hosts.new{ count = 4, mac = "02:09:00:00:06:50", dhcp6 = true, rapid_commit = true, rs = 0,
     probe = 0.02, rto = 0.2, retries = 2 }
   local pool = t:pool(1023)
   local rx, tx = pool:burst(64), pool:burst(64)
@@ -345,7 +345,7 @@ function T.dhcp6_a_reply_of_no_usable_address_is_not_taken()
     poll(t, rx, tx, 0.01, seen)
     if #of_type(seen, 1, 17) >= 4 then break end
   end
-  local bad = { [0x40] = { "ff02::1" }, [0x41] = { "::" }, [0x42] = { "::1" }, [0x43] = { "2001:db8:37::100", 5, 4 } }
+  local bad = { [0x50] = { "ff02::1" }, [0x51] = { "::" }, [0x52] = { "::1" }, [0x53] = { "2001:db8:37::100", 5, 4 } }
   for _, s in ipairs(of_type(seen, 1, 17)) do
     local b = bad[s:byte(12)]
     if b then answer(s, 7, opt(14, ""), b[1], b[2], b[3]) bad[s:byte(12)] = nil end
