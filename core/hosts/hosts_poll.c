@@ -517,6 +517,10 @@ surge_hosts_settled(int id)
 	const uint64_t *s = t->st.state;
 	int v4 = t->conf.dhcp || t->conf.ip4 != 0;
 
+	/* a server's idle slot is a free address, nothing waiting: it waits on
+	 * its offers (selecting) only */
+	if (t->conf.server)
+		return s[SURGE_HOST_SELECTING] == 0;
 	/* IPv6: no address in DAD (router solicitations are not waited for) */
 	return t->started == t->conf.count && (!v4 || s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
 	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] +

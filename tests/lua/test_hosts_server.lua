@@ -95,6 +95,25 @@ function T.fifty_addresses_for_51_clients_then_released_and_handed_out_again()
   for i = 0, 49 do assert(s:host(i).mac:match("^02:44:02:"), s:host(i).mac) end
 end
 
+-- A server is settled when no offer of its waits for its REQUEST: its free
+-- addresses (idle slots) wait on nothing (it was never settled while one was)
+function T.a_server_waits_on_its_offers_only()
+  setup()
+  local s = server(4, "02:44:00:00:05:01")
+  assert(s:settled(), "a server with its pool free waits on nothing")
+  local c = hosts.new{ count = 1, mac = "02:44:05:00:00:01", dhcp = true, subnet = "10.44.0.0/24", rto = 1 }
+  local held = false
+  assert(run(c, s, 5, function()
+    held = held or s:stats().state.selecting == 1 and not s:settled()
+    return c:settled()
+  end), hosts.format_states(c:stats()))
+  assert(held, "an offer held: not settled")
+  assert(s:settled() and s:stats().state.bound == 1 and s:stats().state.idle == 3, hosts.format_states(s:stats()))
+  assert(c:release() == 1)
+  assert(run(c, s, 5, function() return s:stats().dhcps_release_rx == 1 end))
+  assert(s:settled() and s:stats().state.idle == 4, hosts.format_states(s:stats()))
+end
+
 -- RFC 2131 4.4.5: renewals at T1 (a lease of 2 s: 1 s) are unicast to the
 -- server and ACKed with the same address
 function T.renewals_keep_the_address()
