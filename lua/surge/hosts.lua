@@ -397,6 +397,12 @@ function M.vlans(o)
     check.raise(("%s: %d MACs from %s run past its first byte"):format(fn, pairs_n * per, o.mac))
   end
   rest.per_vlan, rest.vlans, rest.outer_vlans, rest.count = nil, nil, nil, per
+  -- each table's prefix is it and .OUTER.INNER: room for those in hosts.new's 40
+  local prefix = check.expect(o.prefix, "string?", fn, "prefix (of the published counters)") or "hosts"
+  if #prefix > 30 or prefix:find("[^%w_%-%.]") then
+    check.raise(("%s: prefix: '%s' must be 1..30 letters, digits, _ - . (a table's is it and .OUTER.INNER)"):format(fn,
+      prefix))
+  end
   local g = setmetatable({ tables = {}, count = pairs_n * per }, Group)
   local b = ffi.new("uint8_t[6]")
   local confs = {}        -- every table checked before one is made: none left over by a refusal
@@ -409,7 +415,7 @@ function M.vlans(o)
     if rest.ip then ok.ip = ip4.addr_text(rest.ip + k * per) end
     ok.vlan = vlan + k % vlans
     ok.outer_vlan = outer and outer + math.floor(k / vlans) or nil
-    ok.prefix = (o.prefix or "hosts") .. (".%d.%d"):format(ok.outer_vlan or 0, ok.vlan)
+    ok.prefix = prefix .. (".%d.%d"):format(ok.outer_vlan or 0, ok.vlan)
     confs[k + 1] = { prepare(ok) }
   end
   for k, x in ipairs(confs) do g.tables[k] = make(x[1], x[2], x[3]) end

@@ -259,6 +259,9 @@ function T.qinq_ranges_a_table_a_pair()
     hosts.vlans{ per_vlan = 1, count = 5, vlan = 5, mac = "02:00:00:00:00:01", ip = "10.0.0.1" } end)
   errors((at("surge.hosts.vlans: unknown option 'vlan_count' (", 1):gsub("%$$", "")), function()
     hosts.vlans{ per_vlan = 1, vlan_count = 5, vlan = 5, mac = "02:00:00:00:00:01", ip = "10.0.0.1" } end)
+  errors(at("surge.hosts.vlans: prefix: '" .. ("p"):rep(31) .. "' must be 1..30 letters, digits, _ - . (a table's is it "
+    .. "and .OUTER.INNER)", 2), function()
+    hosts.vlans{ per_vlan = 1, vlan = 5, mac = "02:00:00:00:00:01", ip = "10.0.0.1", prefix = ("p"):rep(31) } end)
 end
 
 function T.bad_pings_and_qinq_refused_at_the_callers_line()
