@@ -296,19 +296,25 @@ function T.dhcp6_solicit_request_renew_release_byte_exact()
   assert(st.dhcp6_release_tx == 1 and st.hosts6_dhcp == 0 and st.dhcp6_bad == 0 and st.dhcp6_stray == 0, st.dhcp6_bad)
 end
 
--- rapid commit: the REPLY to the SOLICIT binds; a REPLY without it is stray; NoAddrsAvail refused
-function T.dhcp6_rapid_commit_and_refusals()
+-- count rapid-commit DHCPv6 hosts from mac, polled until each SOLICITed:
+-- the table, its bursts and the SOLICITs seen
+local function soliciting(count, mac)
   setup()
-  local t = hosts.new{ count = 2, mac = "02:09:00:00:06:30", dhcp6 = true, rapid_commit = true, rs = 0,
-    probe = 0.02, rto = 0.2, retries = 2 }
+  local t = hosts.new{ count = count, mac = mac, dhcp6 = true, rapid_commit = true, rs = 0, probe = 0.02, rto = 0.2,
+    retries = 2 }
   local pool = t:pool(1023)
   local rx, tx = pool:burst(64), pool:burst(64)
   local seen = {}
   for _ = 1, 100 do
     poll(t, rx, tx, 0.01, seen)
-    if #of_type(seen, 1, 17) >= 2 then break end
+    if #of_type(seen, 1, 17) >= count then break end
   end
-  local sols = of_type(seen, 1, 17)
+  return t, rx, tx, of_type(seen, 1, 17)
+end
+
+-- rapid commit: the REPLY to the SOLICIT binds; a REPLY without it is stray; NoAddrsAvail refused
+function T.dhcp6_rapid_commit_and_refusals()
+  local t, rx, tx, sols = soliciting(2, "02:09:00:00:06:30")
   assert(#sols >= 2, "two SOLICITs")
   for _, s in ipairs(sols) do
     assert(options(s)[14] == "", "the rapid commit option")
@@ -335,18 +341,9 @@ end
 -- preferred longer than it is valid (RFC 8415 21.6: discarded), grants
 -- nothing: counted (dhcp6_noaddr), the host never bound to it
 function T.dhcp6_a_reply_of_no_usable_address_is_not_taken()
-  setup()
-  local t = hosts.new{ count = 4, mac = "02:09:00:00:06:50", dhcp6 = true, rapid_commit = true, rs = 0,
-    probe = 0.02, rto = 0.2, retries = 2 }
-  local pool = t:pool(1023)
-  local rx, tx = pool:burst(64), pool:burst(64)
-  local seen = {}
-  for _ = 1, 100 do
-    poll(t, rx, tx, 0.01, seen)
-    if #of_type(seen, 1, 17) >= 4 then break end
-  end
+  local t, rx, tx, sols = soliciting(4, "02:09:00:00:06:50")
   local bad = { [0x50] = { "ff02::1" }, [0x51] = { "::" }, [0x52] = { "::1" }, [0x53] = { "2001:db8:37::100", 5, 4 } }
-  for _, s in ipairs(of_type(seen, 1, 17)) do
+  for _, s in ipairs(sols) do
     local b = bad[s:byte(12)]
     if b then answer(s, 7, opt(14, ""), b[1], b[2], b[3]) bad[s:byte(12)] = nil end
   end
