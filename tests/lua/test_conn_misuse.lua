@@ -84,6 +84,10 @@ function T.issue_cases()
     function() conn.server{ addr = { "2001:db8::1", "ff02::1-ff02::2" } } end)
   errors(at("surge.conn.client: src 2001:db8::1-2001:db8::2 (2 addresses) and server 10.0.0.1 are not of one family", 1),
     function() client{ src = { "2001:db8::1", "2001:db8::2" }, server = "10.0.0.1" } end)
+  errors(at("surge.conn.client: src 10.0.0.2-10.0.0.1 (2 addresses) holds the server's address 10.0.0.1", 1),
+    function() client{ src = { "10.0.0.2", "10.0.0.1" } } end)
+  errors(at("surge.conn.client: src 2001:db8::1 holds the server's address 2001:db8::1", 1),
+    function() client{ src = "2001:db8::1", server = "2001:db8::1" } end)
   -- a client's rate: the errors name surge.conn.client
   errors(at("surge.conn.client: rate (connections per second): expected a number >= 0, got -1", 1),
     function() client{ rate = -1 } end)
