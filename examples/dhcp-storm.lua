@@ -15,6 +15,13 @@
 local surge = require "surge"
 local hosts = require "surge.hosts"
 
+-- hosts.new's options from the command line's
+local function table_options(args)
+  return { count = args.clients, mac = args.mac, dhcp = true, subnet = args.subnet,
+    vlan = args.vlan > 0 and args.vlan or nil, rate = args.rate, outstanding = args.outstanding,
+    retries = args.retries, rto = args.rto }
+end
+
 function configure(p)
   p:description("A storm of DHCPv4 clients: DORA for --clients hosts at --rate DISCOVERs per second.")
   p:option("--dev", "DPDK port number or device name", "0")
@@ -35,7 +42,12 @@ function configure(p)
   p:option("--to-mac", "--send's destination MAC (the peer's, or its gateway's)", "ff:ff:ff:ff:ff:ff")
   p:option("--http", "then one HTTP GET from each bound client to --to:PORT (0: none): surge.conn with the "
     .. "clients' addresses as its sources", 0, "integer 0..65535")
+  p:check(function(o)   -- the table's refusals before EAL, naming the options
+    local e = hosts.check(table_options(o))
+    if e then return "--clients, --mac, --subnet, --vlan: " .. e end
+  end)
 end
+
 
 function master(args)
   local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
@@ -91,9 +103,7 @@ local function http(t, rxq, txq, args)
 end
 
 function storm(rxq, txq, args)
-  local t = hosts.new{ count = args.clients, mac = args.mac, dhcp = true, subnet = args.subnet,
-    vlan = args.vlan > 0 and args.vlan or nil, rate = args.rate, outstanding = args.outstanding,
-    retries = args.retries, rto = args.rto }
+  local t = hosts.new(table_options(args))
   local pool = t:pool()
   local t0 = surge.tsc()
   local last = 0   -- ms of the last binding

@@ -14,6 +14,14 @@
 local surge = require "surge"
 local hosts = require "surge.hosts"
 
+-- hosts.new's options from the command line's
+local function table_options(args)
+  return { count = args.count, ip = args.ip, mac = args.mac, vlan = args.vlan > 0 and args.vlan or nil,
+    outer_vlan = args.outer_vlan > 0 and args.outer_vlan or nil,
+    outer_tpid = args.outer_vlan > 0 and tonumber(args.outer_tpid) or nil,
+    dad = args.dad, probe = args.probe, announce = args.announce }
+end
+
 function configure(p)
   p:description("Many emulated hosts behind one port: ARP, RFC 5227 DAD, ICMP echo.")
   p:option("--dev", "DPDK port number or device name", "0")
@@ -29,7 +37,12 @@ function configure(p)
   p:option("--seconds", "run this long (0: until --duration or a signal)", 0, "number >=0")
   p:option("--serve", "TCP port of an HTTP server on the bound hosts' addresses (0: none)", 0, "integer 0..65535")
   p:option("--body", "--serve's response: bytes of its body", 64, "integer 0..1000000")
+  p:check(function(o)   -- the table's refusals before EAL, naming the options
+    local e = hosts.check(table_options(o))
+    if e then return "--count, --ip, --mac, --vlan, --outer-vlan, --outer-tpid: " .. e end
+  end)
 end
+
 
 function master(args)
   local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
@@ -65,10 +78,7 @@ local function serve(t, rxq, txq, args)
 end
 
 function run_hosts(rxq, txq, args)
-  local t = hosts.new{ count = args.count, ip = args.ip, mac = args.mac, vlan = args.vlan > 0 and args.vlan or nil,
-    outer_vlan = args.outer_vlan > 0 and args.outer_vlan or nil,
-    outer_tpid = args.outer_vlan > 0 and tonumber(args.outer_tpid) or nil,
-    dad = args.dad, probe = args.probe, announce = args.announce }
+  local t = hosts.new(table_options(args))
   local served = args.serve > 0 and serve(t, rxq, txq, args) or nil
   local st = served and t:stats() or t:run{ rxq = rxq, txq = txq, seconds = args.seconds > 0 and args.seconds or nil }
   return { states = hosts.format_states(st), counters = hosts.format_counters(st), served = served }

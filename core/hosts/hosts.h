@@ -303,6 +303,7 @@ int d6_release(struct hosts_table *t, uint32_t i);
 /* hosts_dhcp_opts.c */
 int dopt_alloc(struct hosts_table *t);
 void dopt_free(struct hosts_table *t);
+int dopt_check(const struct surge_hosts_conf *c, const struct surge_hosts_dhcp4 *o, uint32_t *total, uint8_t *own);
 int dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o);
 uint8_t *dopt_write(const struct hosts_table *t, uint32_t i, uint8_t *o, uint8_t msg);
 int dopt_agent_echoed(const struct hosts_table *t, uint32_t i, const struct hframe *f);

@@ -268,15 +268,25 @@ d6_timer(struct hosts_table *t, uint32_t i)
 	}
 }
 
-/* the IAs the table asks for, each granted (a lease of some lifetime, its
- * status success) */
+/* an IA's address or prefix a host can take: a lease of some lifetime, the
+ * preferred one within it (RFC 8415 21.6, 21.22: else discarded), and no
+ * multicast, unspecified or loopback address (the host would answer for it) */
+static int
+usable(const struct hframe_ia *ia)
+{
+	static const uint8_t zero[15];
+
+	return ia->present && ia->addr != NULL && ia->status == 0 && ia->valid != 0 && ia->pref <= ia->valid &&
+	       ia->addr[0] != 0xff && !(memcmp(ia->addr, zero, 15) == 0 && ia->addr[15] <= 1);
+}
+
+/* the IAs the table asks for, each granted (usable) */
 static int
 granted(const struct hosts_table *t, const struct hframe *f)
 {
-	if ((t->conf.dhcp6 & 1) && (!f->na.present || f->na.addr == NULL || f->na.status != 0 || f->na.valid == 0))
+	if ((t->conf.dhcp6 & 1) && !usable(&f->na))
 		return 0;
-	if ((t->conf.dhcp6 & 2) && (!f->pd.present || f->pd.addr == NULL || f->pd.status != 0 || f->pd.valid == 0 ||
-				    f->pd.plen == 0 || f->pd.plen > 128))
+	if ((t->conf.dhcp6 & 2) && (!usable(&f->pd) || f->pd.plen == 0 || f->pd.plen > 128))
 		return 0;
 	return 1;
 }

@@ -95,19 +95,20 @@ pattern_check(const char *p, uint32_t last, const char *what, int *out)
 	return 0;
 }
 
+/* What dopt_set refuses for a table of conf c (no table needed:
+ * surge_hosts_check); the options' bytes (*total) and which of 61 and 55
+ * the script gives (*own) */
 int
-dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o)
+dopt_check(const struct surge_hosts_conf *c, const struct surge_hosts_dhcp4 *o, uint32_t *total_out, uint8_t *own_out)
 {
 	int hn, ci, ri, rc;
 	uint32_t last, own = 0;
 
 	if (o == NULL)
 		return rt_error(-EINVAL, "surge_hosts_dhcp4: no options");
-	last = o->first + t->conf.count - 1;
-	if (!t->conf.dhcp || t->conf.server)
+	last = o->first + c->count - 1;
+	if (!c->dhcp || c->server)
 		return rt_error(-EINVAL, "surge_hosts_dhcp4: for a table of DHCPv4 clients (dhcp)");
-	if (t->started > 0)
-		return rt_error(-EBUSY, "surge_hosts_dhcp4: the hosts already started (set it before the first poll)");
 	if (last < o->first)
 		return rt_error(-EINVAL, "surge_hosts_dhcp4: first %u: host numbers past %u", o->first, UINT32_MAX);
 	if ((rc = pattern_check(o->hostname, last, "hostname (option 12)", &hn)) != 0 ||
@@ -158,13 +159,32 @@ dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o)
 			return rt_error(-EINVAL, "surge_hosts_dhcp4: relay: mac: the relay's own unicast MAC");
 		if (o->relay_gw_mac[0] & 1)
 			return rt_error(-EINVAL, "surge_hosts_dhcp4: relay: gateway_mac: a unicast MAC (or none: ARP)");
+	}
+	*total_out = total;
+	*own_out = (uint8_t)own;
+	return 0;
+}
+
+int
+dopt_set(struct hosts_table *t, const struct surge_hosts_dhcp4 *o)
+{
+	static const uint8_t zero[6];
+	uint32_t total;
+	uint8_t own;
+	int rc;
+
+	if ((rc = dopt_check(&t->conf, o, &total, &own)) != 0)
+		return rc;
+	if (t->started > 0)
+		return rt_error(-EBUSY, "surge_hosts_dhcp4: the hosts already started (set it before the first poll)");
+	if (o->relay4 != 0) {
 		t->relay_nh_ok = memcmp(o->relay_gw_mac, zero, 6) != 0;
 		memcpy(t->relay_nh, o->relay_gw_mac, 6);
 	}
 	if (t->dopt == NULL && (t->dopt = malloc(sizeof(*t->dopt))) == NULL)
 		return rt_error(-ENOMEM, "out of memory for a table's DHCP options");
 	*t->dopt = *o;
-	t->dopt_own = (uint8_t)own;
+	t->dopt_own = own;
 	t->dopt_room = (uint16_t)(18 + 28 + (240 + total > 300 ? 240 + total : 300));
 	return 0;
 }

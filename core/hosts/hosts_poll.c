@@ -21,9 +21,40 @@
 #define TIMERS_PER_POLL 1024     /* most timers one poll fires: the rest at the next */
 #define DHCP_FRAME_ROOM 350      /* the largest frame a host writes but an echo: a QinQ-tagged DHCP one */
 
+/* The first address of first .. first + n - 1 that is no host's (a
+ * multicast one, 224.0.0.0/4, or the broadcast address), 0 when none is:
+ * a host there would answer ARP for a group or send from it */
+static uint32_t
+not_unicast(uint32_t first, uint32_t n)
+{
+	uint64_t last = (uint64_t)first + n - 1;
+
+	if (first >= 0xe0000000u && first <= 0xefffffffu)
+		return first;
+	if (first < 0xe0000000u && last >= 0xe0000000u)
+		return 0xe0000000u;
+	return last >= 0xffffffffu ? 0xffffffffu : 0;
+}
+
+/* not_unicast's refusal: what (the hosts' addresses, the pool, the server) */
+static int
+unicast_check(uint32_t first, uint32_t n, const char *what)
+{
+	uint32_t a = not_unicast(first, n);
+
+	if (a == 0)
+		return 0;
+	return rt_error(-EINVAL, "surge_hosts_new: %s %u.%u.%u.%u..%u.%u.%u.%u hold %u.%u.%u.%u, no host's address "
+			"(multicast 224.0.0.0/4 or broadcast)", what, first >> 24, first >> 16 & 255, first >> 8 & 255,
+			first & 255, (first + n - 1) >> 24, (first + n - 1) >> 16 & 255, (first + n - 1) >> 8 & 255,
+			(first + n - 1) & 255, a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255);
+}
+
 static int
 conf_check(const struct surge_hosts_conf *c)
 {
+	int rc;
+
 	if (c->count == 0 || c->count > SURGE_HOSTS_COUNT_MAX)
 		return rt_error(-EINVAL, "surge_hosts_new: count %u: 1..%u", c->count, SURGE_HOSTS_COUNT_MAX);
 	if (c->vlan > 4094)
@@ -57,6 +88,9 @@ conf_check(const struct surge_hosts_conf *c)
 			return rt_error(-EINVAL, "surge_hosts_new: a pool of %u addresses from %u.%u.%u.%u passes "
 					"255.255.255.255", c->count, c->ip4 >> 24, c->ip4 >> 16 & 255, c->ip4 >> 8 & 255,
 					c->ip4 & 255);
+		if ((rc = unicast_check(c->ip4, c->count, "the pool")) != 0 ||
+		    (rc = unicast_check(c->server4, 1, "the server's address")) != 0)
+			return rc;
 	} else if (c->dhcp) {
 		if (c->ip4 != 0 || c->dad)
 			return rt_error(-EINVAL, "surge_hosts_new: DHCP hosts take their address from the server "
@@ -73,6 +107,8 @@ conf_check(const struct surge_hosts_conf *c)
 		if ((uint64_t)c->ip4 + c->count - 1 > 0xffffffffu)
 			return rt_error(-EINVAL, "surge_hosts_new: %u addresses from %u.%u.%u.%u pass 255.255.255.255",
 					c->count, c->ip4 >> 24, c->ip4 >> 16 & 255, c->ip4 >> 8 & 255, c->ip4 & 255);
+		if (c->ip4 != 0 && (rc = unicast_check(c->ip4, c->count, "the hosts' addresses")) != 0)
+			return rc;
 	}
 	if (c->dhcp6 && (!c->ip6 || (c->dhcp6 & 3) == 0 || c->dhcp6 > 7))
 		return rt_error(-EINVAL, "surge_hosts_new: dhcp6 %u: with ip6, IA_NA (1) and/or IA_PD (2), rapid commit (4)",
@@ -100,6 +136,31 @@ conf_check(const struct surge_hosts_conf *c)
 }
 
 int
+surge_hosts_check(const struct surge_hosts_conf *conf, const struct surge_hosts_dhcp4 *o)
+{
+	uint32_t total;
+	uint8_t own;
+	int rc;
+
+	if (conf == NULL)
+		return rt_error(-EINVAL, "surge_hosts_new: no configuration");
+	if ((rc = conf_check(conf)) != 0)
+		return rc;
+	return o == NULL ? 0 : dopt_check(conf, o, &total, &own);
+}
+
+/* everything a table holds, freed (a table not made, or the run's end) */
+static void
+table_free(struct hosts_table *t)
+{
+	dopt_free(t);
+	ping_free(t);
+	server_free(t);
+	ht_free(t);
+	free(t);
+}
+
+int
 surge_hosts_new(const struct surge_hosts_conf *conf)
 {
 	struct runtime *r = rt();
@@ -120,10 +181,7 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 		t->conf.outstanding = t->conf.count;
 	t->conf.net4 &= t->conf.net4_len == 0 ? 0 : ~0u << (32 - t->conf.net4_len);
 	if (ht_alloc(t) != 0 || (t->conf.server && server_alloc(t) != 0) || dopt_alloc(t) != 0) {
-		dopt_free(t);
-		server_free(t);
-		ht_free(t);
-		free(t);
+		table_free(t);
 		return rt_error(-ENOMEM, "out of memory for a table of %u hosts", conf->count);
 	}
 	t->tsc0 = rte_rdtsc();
@@ -131,11 +189,8 @@ surge_hosts_new(const struct surge_hosts_conf *conf)
 	t->rng = (uint32_t)(t->tsc0 ^ (t->tsc0 >> 32)) | 1;
 	t->owner = (int32_t)lcore_self();
 	id = registry_add(&r->nhosts, SURGE_HOSTS_MAX, r->hosts, sizeof(t), &t, "host tables");
-	if (id < 0) {
-		dopt_free(t);
-		ht_free(t);
-		free(t);
-	}
+	if (id < 0)
+		table_free(t);   /* a server's pool too: no table, nothing kept */
 	return id;
 }
 
@@ -462,6 +517,10 @@ surge_hosts_settled(int id)
 	const uint64_t *s = t->st.state;
 	int v4 = t->conf.dhcp || t->conf.ip4 != 0;
 
+	/* a server's idle slot is a free address, nothing waiting: it waits on
+	 * its offers (selecting) only */
+	if (t->conf.server)
+		return s[SURGE_HOST_SELECTING] == 0;
 	/* IPv6: no address in DAD (router solicitations are not waited for) */
 	return t->started == t->conf.count && (!v4 || s[SURGE_HOST_IDLE] + s[SURGE_HOST_PROBING] +
 	       s[SURGE_HOST_ANNOUNCING] + s[SURGE_HOST_SELECTING] + s[SURGE_HOST_REQUESTING] +
@@ -518,13 +577,7 @@ surge_hosts_count(void)
 static int
 drop(void *slot)
 {
-	struct hosts_table *t = *(struct hosts_table **)slot;
-
-	dopt_free(t);
-	ping_free(t);
-	server_free(t);
-	ht_free(t);
-	free(t);
+	table_free(*(struct hosts_table **)slot);
 	return 0;
 }
 

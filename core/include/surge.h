@@ -1101,6 +1101,10 @@ struct surge_hosts_dhcp4 {
 };
 /* 0 or -errno; the table's lcore, before its first poll */
 int surge_hosts_dhcp4(int id, const struct surge_hosts_dhcp4 *o);
+/* What surge_hosts_new(conf) and then surge_hosts_dhcp4(o) (o NULL: none)
+ * would refuse, refused without making a table: 0 or -errno with the
+ * error set (a refused table would hold one of the run's slots) */
+int surge_hosts_check(const struct surge_hosts_conf *conf, const struct surge_hosts_dhcp4 *o);
 /* DHCP: hosts first..first+n-1 that hold a lease send DHCPRELEASE at the
  * next polls and go to RELEASED; their count. The table's lcore only. */
 int surge_hosts_release(int id, uint32_t first, uint32_t n);

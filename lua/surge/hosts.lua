@@ -238,7 +238,9 @@ local function tags(o, c, fn)
   end
 end
 
-function M.new(o)
+-- hosts.new's options checked, whole (what C refuses too): the conf, the
+-- DHCPv4 options (or nil) and the counters' prefix; no table made yet
+local function prepare(o)
   local fn = "surge.hosts.new"
   o = check.options(o, keys, fn)
   local c = ffi.new("struct surge_hosts_conf")
@@ -310,11 +312,31 @@ function M.new(o)
     check.raise(("%s: prefix: '%s' must be 1..40 letters, digits, _ - ."):format(fn, prefix))
   end
   local d = dhcp4_opts(o, c, fn)
+  -- refused before the table is made: a refused one would keep a slot of the run
+  rc_check(C.surge_hosts_check(c, d))
+  return c, d, prefix
+end
+
+-- a table of the conf prepare() checked
+local function make(c, d, prefix)
   local id = rc_check(C.surge_hosts_new(c))
   if d then rc_check(C.surge_hosts_dhcp4(id, d)) end
   local t = M.made(id, c, prefix)
   t.dhcp4 = d or false
   return t
+end
+
+function M.new(o)
+  return make(prepare(o))
+end
+
+-- hosts.new's refusals without a table: a script's option check (before
+-- EAL) asks it, so a bad value is one line naming the options, not a task's
+-- error after the ports are up. Returns nil, or the refusal's text.
+function M.check(o)
+  local ok, e = pcall(prepare, o)
+  if not ok then return (tostring(e):gsub("^[^:]*:%d+: ", "")) end
+  return nil
 end
 
 -- the Lua side of table id (made by surge_hosts_new with conf c)
@@ -335,9 +357,13 @@ local Group = class.new("host group", { "tables", "count" })
 Group.__handle = function(g) return ("host group (%d tables, %d hosts)"):format(#g.tables, g.count) end
 M.Group = Group
 
+-- hosts.vlans' options: hosts.new's, but per_vlan for count, and the ranges
+local vlan_keys = { per_vlan = 1, vlans = 1, outer_vlans = 1 }
+for k in pairs(keys) do if k ~= "count" then vlan_keys[k] = 1 end end
+
 function M.vlans(o)
   local fn = "surge.hosts.vlans"
-  o = check.expect(o, "table", fn, "options")
+  o = check.options(o, vlan_keys, fn)
   local rest = {}
   for k, v in pairs(o) do rest[k] = v end
   local per = check.expect(o.per_vlan, "integer 1..16777216", fn, "per_vlan (hosts on each VLAN pair)")
@@ -371,8 +397,15 @@ function M.vlans(o)
     check.raise(("%s: %d MACs from %s run past its first byte"):format(fn, pairs_n * per, o.mac))
   end
   rest.per_vlan, rest.vlans, rest.outer_vlans, rest.count = nil, nil, nil, per
+  -- each table's prefix is it and .OUTER.INNER: room for those in hosts.new's 40
+  local prefix = check.expect(o.prefix, "string?", fn, "prefix (of the published counters)") or "hosts"
+  if #prefix > 30 or prefix:find("[^%w_%-%.]") then
+    check.raise(("%s: prefix: '%s' must be 1..30 letters, digits, _ - . (a table's is it and .OUTER.INNER)"):format(fn,
+      prefix))
+  end
   local g = setmetatable({ tables = {}, count = pairs_n * per }, Group)
   local b = ffi.new("uint8_t[6]")
+  local confs = {}        -- every table checked before one is made: none left over by a refusal
   for k = 0, pairs_n - 1 do
     local v = m + k * per
     for j = 5, 0, -1 do b[j] = v % 256; v = math.floor(v / 256) end
@@ -382,9 +415,10 @@ function M.vlans(o)
     if rest.ip then ok.ip = ip4.addr_text(rest.ip + k * per) end
     ok.vlan = vlan + k % vlans
     ok.outer_vlan = outer and outer + math.floor(k / vlans) or nil
-    ok.prefix = (o.prefix or "hosts") .. (".%d.%d"):format(ok.outer_vlan or 0, ok.vlan)
-    g.tables[#g.tables + 1] = M.new(ok)
+    ok.prefix = prefix .. (".%d.%d"):format(ok.outer_vlan or 0, ok.vlan)
+    confs[k + 1] = { prepare(ok) }
   end
+  for k, x in ipairs(confs) do g.tables[k] = make(x[1], x[2], x[3]) end
   return g
 end
 
@@ -740,8 +774,19 @@ function Table:counter_names()
   return names
 end
 
+-- the prefixes this lcore's tables published (their ids): two tables'
+-- counters in one cell would each overwrite the other's, the last sync
+-- winning (tables on other lcores add up: a cell each)
+local published = {}
+
 function Table:publish()
   check.self(self, Table, "hosts:publish")
+  local owner = published[self.prefix]
+  if owner ~= nil and owner ~= self.id then
+    check.raise(("hosts:publish: prefix '%s' is host table %d's already: its counters would overwrite this one's "
+      .. "(hosts.new's prefix: one a table)"):format(self.prefix, owner))
+  end
+  published[self.prefix] = self.id
   local mode = mode_of(self.conf)
   local cells, gauges = counter.publish(self.prefix, self:counter_names(), GAUGES)
   if mode == "dhcp" then

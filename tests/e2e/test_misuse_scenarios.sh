@@ -149,6 +149,17 @@ row 2 yes "^rfc3918: --igmp: v2 is IGMP \(IPv4\): IPv6 groups join with MLDv2$" 
 row 2 yes "^rfc3918: --tests: no test 'bogus'"                           rfc3918 --tests join,bogus
 row 2 yes "^rfc3918: --igmp: 'v4' is not an IGMP version: v2 or v3$"     rfc3918 --igmp v4
 row 2 yes "^rfc3918: --member-addr: '224.1.1.1' is not a unicast IPv4 address$" rfc3918 --member-addr 224.1.1.1
+row 2 yes "^rfc3918: --member-addr: 10 addresses from 255.255.255.250 \(--rx ports' and --member-hosts'\) run into 255.255.255.255$" \
+  rfc3918 --member-hosts 10 --member-addr 255.255.255.250
+row 2 yes "^rfc3918: --member-addr: 2 addresses from 255.255.255.255 .* run into 255.255.255.255$" rfc3918 --rx 1,2 \
+  --member-addr 255.255.255.255
+row 2 yes "^rfc3918: --member-addr: 300 addresses from 223.255.255.0 .* run into the multicast range" rfc3918 --rx 1,2,3 \
+  --member-hosts 100 --member-addr 223.255.255.0
+# the host examples' tables (issue 33): refused with the options, before EAL, not in their task after it
+row 2 yes "^$SURGE_SRC/examples/many-hosts.lua: --count, --ip, .*: surge.hosts.new: 10 hosts from 255.255.255.250: past" \
+  "$SURGE_SRC/examples/many-hosts.lua" --count 10 --ip 255.255.255.250
+row 2 yes "^$SURGE_SRC/examples/dhcp-storm.lua: --clients, --mac, .*: surge_hosts_new: the MAC 01:00:00:00:00:00 is multicast" \
+  "$SURGE_SRC/examples/dhcp-storm.lua" --mac 01:00:00:00:00:00
 row 2 yes "^rfc3918: 0.0625 pps \(--resolution 1 % of --max-rate over the 16 groups\)" rfc3918 --tests throughput --max-rate 100pps --trial 0.1
 row 2 yes "^rfc3918: --size: 64 is below 68, the smallest IPv6 frame"    rfc3918 --groups ff3e::1 --size 64
 row 2 no  "^rfc3918: --rx: port 3 does not exist \([0-9]+ ports?: give devices" rfc3918 --rx 3

@@ -65,6 +65,29 @@ function T.issue_cases()
   errors(at("surge.conn.client: server: '10.0.0.256' is not an IPv4 address"), function() client{ server = "10.0.0.256" } end)
   errors(at("surge.conn.client: src: '10.0.0' is not an IPv4 address"), function() client{ src = "10.0.0" } end)
   errors(at("surge.conn.client: mac: 'x' is not a MAC address (aa:bb:cc:dd:ee:ff)"), function() client{ mac = "x" } end)
+  -- a list of addresses (issue 33): a tail call's bad address still at the
+  -- caller's line; no hole nor key skipped unsaid; stations' addresses only
+  errors(at("surge.conn.server: addr: 'x' is not an IPv4 address"), function() return conn.server{ addr = { "x" } } end)
+  errors(at("surge.conn.server: addr: expected a list of addresses (keys 1..1), got the key 3", 1),
+    function() conn.server{ addr = { "10.0.0.1", nil, "10.0.0.3" } } end)
+  errors(at('surge.conn.server: addr: expected a list of addresses (keys 1..1), got the key "x"', 1),
+    function() conn.server{ addr = { "10.0.0.1", x = "10.0.0.2" } } end)
+  errors(at("surge.conn.client: src: '224.0.0.1': 224.0.0.1 is a multicast address, no station's address", 1),
+    function() client{ src = { "10.0.0.2", "224.0.0.1" } } end)
+  errors(at("surge.conn.client: src: '223.255.255.255-224.0.0.1': 224.0.0.0 is a multicast address, no station's "
+    .. "address", 1), function() client{ src = "223.255.255.255-224.0.0.1" } end)
+  errors(at("surge.conn.server: addr: '255.255.255.250-255.255.255.255': 255.255.255.255 is the broadcast address, no "
+    .. "station's address", 1), function() conn.server{ addr = "255.255.255.250-255.255.255.255" } end)
+  errors(at("surge.conn.server: addr: '0.0.0.0': 0.0.0.0 is unspecified, no station's address", 1),
+    function() conn.server{ addr = "0.0.0.0" } end)
+  errors(at("surge.conn.server: addr: 'ff02::1-ff02::2': ff02::1 is a multicast address, no station's address", 1),
+    function() conn.server{ addr = { "2001:db8::1", "ff02::1-ff02::2" } } end)
+  errors(at("surge.conn.client: src 2001:db8::1-2001:db8::2 (2 addresses) and server 10.0.0.1 are not of one family", 1),
+    function() client{ src = { "2001:db8::1", "2001:db8::2" }, server = "10.0.0.1" } end)
+  errors(at("surge.conn.client: src 10.0.0.2-10.0.0.1 (2 addresses) holds the server's address 10.0.0.1", 1),
+    function() client{ src = { "10.0.0.2", "10.0.0.1" } } end)
+  errors(at("surge.conn.client: src 2001:db8::1 holds the server's address 2001:db8::1", 1),
+    function() client{ src = "2001:db8::1", server = "2001:db8::1" } end)
   -- a client's rate: the errors name surge.conn.client
   errors(at("surge.conn.client: rate (connections per second): expected a number >= 0, got -1", 1),
     function() client{ rate = -1 } end)

@@ -29,10 +29,10 @@ end
 
 -- A BOOTREPLY to the request at p (a DISCOVER or REQUEST from a host):
 -- message type msg, lease `lease`; garbage: options that run past the end
-local function reply(p, msg, lease, garbage)
+local function reply(p, msg, lease, garbage, yiaddr)
   local chaddr = ffi.string(p + 70, 6)
   local xid = ffi.string(p + 46, 4)
-  local yi = be32(0x0a090000 + 100 + p[75])            -- 10.9.0.100 + the MAC's last byte
+  local yi = be32(yiaddr or 0x0a090000 + 100 + p[75])   -- 10.9.0.100 + the MAC's last byte
   local opts
   if garbage then
     opts = string.char(53, 1, msg, 51, 200, 0, 0)         -- a length past the end, no end option
@@ -70,6 +70,8 @@ local function serve(rx, n, mode, seen)
         elseif mode == "silent" then                        -- binds, never renews
           if p[54] == 0 then reply(p, 5, 2) end
         elseif mode == "lease0" then reply(p, 5, 0)
+        elseif mode == "group" then reply(p, 5, 60, false, 0xe0000005)   -- an ACK of 224.0.0.5
+        elseif mode == "bcast" then reply(p, 5, 60, false, 0xffffffff)
         elseif mode == "nak" then reply(p, 6, 0) end
       end
     end
@@ -183,6 +185,28 @@ function T.a_lease_of_0_is_refused_and_counted()
   assert(st.state.gave_up == 4, hosts.format_states(st))
   assert(st.dhcp_bad == st.dhcp_ack_rx and st.dhcp_bad >= 4 * 3, st.dhcp_bad .. " " .. st.dhcp_ack_rx)
   assert(st.dhcp_gave_up == 4 and st.tx_nobufs == 0)
+end
+
+-- an ACK giving a group's address or the broadcast address is bad, as
+-- one giving none: the host would answer ARP for it and send from it
+function T.an_ack_of_no_hosts_address_is_refused_and_counted()
+  for _, m in ipairs({ { "group", "02:09:00:00:08:01" }, { "bcast", "02:09:00:00:09:01" } }) do
+    local st = storm(m[1], m[2])
+    assert(st.state.gave_up == 4 and st.state.bound == 0, m[1] .. ": " .. hosts.format_states(st))
+    assert(st.dhcp_bad == st.dhcp_ack_rx and st.dhcp_bad >= 4 * 3, st.dhcp_bad .. " " .. st.dhcp_ack_rx)
+  end
+end
+
+-- two tables of one lcore publishing under one prefix would share its
+-- cells, each sync overwriting the other's counts (3 bound hosts and 5
+-- read as 5): the second is refused; a table publishes again freely
+function T.two_tables_of_one_prefix_are_refused()
+  local a = hosts.new{ count = 3, mac = "02:09:00:00:0a:01", ip = "10.9.10.1", prefix = "pubtwice" }
+  local b = hosts.new{ count = 5, mac = "02:09:00:00:0b:01", ip = "10.9.11.1", prefix = "pubtwice" }
+  a:publish()
+  a:publish()
+  errors(at(("hosts:publish: prefix 'pubtwice' is host table %d's already: its counters would overwrite this one's "
+    .. "(hosts.new's prefix: one a table)"):format(a.id), 1), function() b:publish() end)
 end
 
 function T.garbage_replies_are_counted_and_the_clients_give_up()
@@ -301,6 +325,18 @@ function T.bad_ranges_are_refused_at_the_callers_line()
     hosts.new{ count = 1, mac = M, ips = "10.0.0.1" } end)
   errors(at("surge.hosts.new: ip: 0.0.0.0 is no host's address", 1), function()
     hosts.new{ count = 1, mac = M, ip = "0.0.0.0" } end)
+  -- a range holding a group or the broadcast address: a host there would answer ARP for it
+  local NO = ", no host's address (multicast 224.0.0.0/4 or broadcast)"
+  errors(at("surge_hosts_new: the hosts' addresses 223.255.255.250..224.0.0.3 hold 224.0.0.0" .. NO, 1), function()
+    hosts.new{ count = 10, mac = M, ip = "223.255.255.250" } end)
+  errors(at("surge_hosts_new: the hosts' addresses 255.255.255.246..255.255.255.255 hold 255.255.255.255" .. NO, 1),
+    function() hosts.new{ count = 10, mac = M, ip = "255.255.255.246" } end)
+  errors(at("surge_hosts_new: the hosts' addresses 239.1.1.1..239.1.1.1 hold 239.1.1.1" .. NO, 1), function()
+    hosts.new{ count = 1, mac = M, ip = "239.1.1.1" } end)
+  local made = ffi.C.surge_hosts_count()
+  errors(at("surge_hosts_new: the hosts' addresses 223.255.255.255..224.0.0.8 hold 224.0.0.0" .. NO, 1), function()
+    hosts.vlans{ per_vlan = 10, vlan = 10, vlans = 2, mac = M, ip = "223.255.255.245" } end)
+  assert(ffi.C.surge_hosts_count() == made, "the group's first table was made, its second refused")
 end
 
 return T

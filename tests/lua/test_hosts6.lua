@@ -213,10 +213,12 @@ local function options(f)
 end
 
 -- the server's message of type ty to the host whose message is f, with IA_NA and IA_PD (T1 1 s, T2 2 s)
-local function answer(f, ty, extra)
+-- (addr, pref, valid: the IA_NA's address and lifetimes, 2001:db8:37::100, 3, 4 by default)
+local function answer(f, ty, extra, addr, pref, valid)
   local o = options(f)
   local iaid = o[3]:sub(1, 4)
-  local na = opt(3, iaid .. be32(1) .. be32(2) .. opt(5, A("2001:db8:37::100") .. be32(3) .. be32(4)))
+  local na = opt(3, iaid .. be32(1) .. be32(2) .. opt(5, A(addr or "2001:db8:37::100") .. be32(pref or 3)
+    .. be32(valid or 4)))
   local pd = opt(25, iaid .. be32(1) .. be32(2) .. opt(26, be32(3) .. be32(4) .. "\64" .. A("2001:db8:3700::")))
   local body = string.char(ty) .. f:sub(64, 66) .. opt(1, o[1]) .. SID .. na .. pd .. (extra or "")
   local udp = be16(547) .. be16(546) .. be16(8 + #body) .. "\0\0" .. body
@@ -294,19 +296,25 @@ function T.dhcp6_solicit_request_renew_release_byte_exact()
   assert(st.dhcp6_release_tx == 1 and st.hosts6_dhcp == 0 and st.dhcp6_bad == 0 and st.dhcp6_stray == 0, st.dhcp6_bad)
 end
 
--- rapid commit: the REPLY to the SOLICIT binds; a REPLY without it is stray; NoAddrsAvail refused
-function T.dhcp6_rapid_commit_and_refusals()
+-- count rapid-commit DHCPv6 hosts from mac, polled until each SOLICITed:
+-- the table, its bursts and the SOLICITs seen
+local function soliciting(count, mac)
   setup()
-  local t = hosts.new{ count = 2, mac = "02:09:00:00:06:30", dhcp6 = true, rapid_commit = true, rs = 0,
-    probe = 0.02, rto = 0.2, retries = 2 }
+  local t = hosts.new{ count = count, mac = mac, dhcp6 = true, rapid_commit = true, rs = 0, probe = 0.02, rto = 0.2,
+    retries = 2 }
   local pool = t:pool(1023)
   local rx, tx = pool:burst(64), pool:burst(64)
   local seen = {}
   for _ = 1, 100 do
     poll(t, rx, tx, 0.01, seen)
-    if #of_type(seen, 1, 17) >= 2 then break end
+    if #of_type(seen, 1, 17) >= count then break end
   end
-  local sols = of_type(seen, 1, 17)
+  return t, rx, tx, of_type(seen, 1, 17)
+end
+
+-- rapid commit: the REPLY to the SOLICIT binds; a REPLY without it is stray; NoAddrsAvail refused
+function T.dhcp6_rapid_commit_and_refusals()
+  local t, rx, tx, sols = soliciting(2, "02:09:00:00:06:30")
   assert(#sols >= 2, "two SOLICITs")
   for _, s in ipairs(sols) do
     assert(options(s)[14] == "", "the rapid commit option")
@@ -327,6 +335,26 @@ function T.dhcp6_rapid_commit_and_refusals()
   local st = t:stats()
   assert(st.dhcp6_noaddr >= 1 and st.dhcp6_gave_up == 1 and st.dhcp6_request_tx == 0, st.dhcp6_noaddr)
   assert(t:settled(), "settled")
+end
+
+-- A REPLY granting a multicast, unspecified or loopback address, or one
+-- preferred longer than it is valid (RFC 8415 21.6: discarded), grants
+-- nothing: counted (dhcp6_noaddr), the host never bound to it
+function T.dhcp6_a_reply_of_no_usable_address_is_not_taken()
+  local t, rx, tx, sols = soliciting(4, "02:09:00:00:06:50")
+  local bad = { [0x50] = { "ff02::1" }, [0x51] = { "::" }, [0x52] = { "::1" }, [0x53] = { "2001:db8:37::100", 5, 4 } }
+  for _, s in ipairs(sols) do
+    local b = bad[s:byte(12)]
+    if b then answer(s, 7, opt(14, ""), b[1], b[2], b[3]) bad[s:byte(12)] = nil end
+  end
+  assert(next(bad) == nil, "a SOLICIT from each host")
+  poll(t, rx, tx, 0.3)
+  local st = t:stats()
+  for i = 0, 3 do
+    local d = t:host6(i).dhcp6
+    assert(d.state ~= "bound" and d.addr == nil, ("host %d took %s (%s)"):format(i, tostring(d.addr), d.state))
+  end
+  assert(st.dhcp6_noaddr == 4 and st.dhcp6_reply_rx == 4, st.dhcp6_noaddr .. " " .. st.dhcp6_reply_rx)
 end
 
 -- a table with DHCPv4 and DHCPv6 publishes both protocols' counters and

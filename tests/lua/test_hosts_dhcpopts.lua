@@ -199,6 +199,8 @@ function T.options_out_of_bounds_are_refused_at_the_callers_line()
     o.count, o.mac, o.dhcp, o.subnet = o.count or 1, "02:0a:00:00:01:00", true, "10.10.0.0/24"
     return hosts.new(o)
   end
+  -- a refused table is not made: it would keep one of the run's 64 slots (and show at the prompt)
+  local made = ffi.C.surge_hosts_count()
   errors(at("surge.hosts.new: hostname: '" .. ("x"):rep(64) .. "' is 64 bytes: a pattern holds 1..63, no NUL", 1),
     function() new{ hostname = ("x"):rep(64) } end)
   errors(at("surge_hosts_dhcp4: hostname (option 12): 'a%s' is no pattern ('%d' the host's number, '%%' a %, "
@@ -227,6 +229,7 @@ function T.options_out_of_bounds_are_refused_at_the_callers_line()
   errors(at("surge.hosts.new: hostname, circuit_id, remote_id, vendor_class, client_id, params, options, number, "
     .. "arp_check, decline_wait, leave_after, relay: for DHCPv4 hosts (dhcp = true)", 2), function()
     hosts.new{ count = 1, mac = "02:0a:00:00:01:00", ip = "10.10.0.1", hostname = "x" } end)
+  assert(ffi.C.surge_hosts_count() == made, ("%d tables made by refusals"):format(ffi.C.surge_hosts_count() - made))
 end
 
 -- DHCPv4 relay mode (docs/hosts.md "DHCP relay"): the hosts' messages

@@ -254,6 +254,14 @@ function T.qinq_ranges_a_table_a_pair()
   errors(at(("surge.hosts.vlans: 100 VLAN pairs, a table each, and a run has room for %d more tables")
     :format(64 - #hosts.tables()), 2), function()
     hosts.vlans{ per_vlan = 1, vlan = 5, vlans = 10, outer_vlan = 7, outer_vlans = 10, mac = "02:00:00:00:00:01" } end)
+  -- its own options, by its own name: a count (hosts.new's, per_vlan here) is not taken silently
+  errors((at("surge.hosts.vlans: unknown option 'count' (announce, arp_check, ", 1):gsub("%$$", "")), function()
+    hosts.vlans{ per_vlan = 1, count = 5, vlan = 5, mac = "02:00:00:00:00:01", ip = "10.0.0.1" } end)
+  errors((at("surge.hosts.vlans: unknown option 'vlan_count' (", 1):gsub("%$$", "")), function()
+    hosts.vlans{ per_vlan = 1, vlan_count = 5, vlan = 5, mac = "02:00:00:00:00:01", ip = "10.0.0.1" } end)
+  errors(at("surge.hosts.vlans: prefix: '" .. ("p"):rep(31) .. "' must be 1..30 letters, digits, _ - . (a table's is it "
+    .. "and .OUTER.INNER)", 2), function()
+    hosts.vlans{ per_vlan = 1, vlan = 5, mac = "02:00:00:00:00:01", ip = "10.0.0.1", prefix = ("p"):rep(31) } end)
 end
 
 function T.bad_pings_and_qinq_refused_at_the_callers_line()

@@ -95,6 +95,25 @@ function T.fifty_addresses_for_51_clients_then_released_and_handed_out_again()
   for i = 0, 49 do assert(s:host(i).mac:match("^02:44:02:"), s:host(i).mac) end
 end
 
+-- A server is settled when no offer of its waits for its REQUEST: its free
+-- addresses (idle slots) wait on nothing (it was never settled while one was)
+function T.a_server_waits_on_its_offers_only()
+  setup()
+  local s = server(4, "02:44:00:00:05:01")
+  assert(s:settled(), "a server with its pool free waits on nothing")
+  local c = hosts.new{ count = 1, mac = "02:44:05:00:00:01", dhcp = true, subnet = "10.44.0.0/24", rto = 1 }
+  local held = false
+  assert(run(c, s, 5, function()
+    held = held or s:stats().state.selecting == 1 and not s:settled()
+    return c:settled()
+  end), hosts.format_states(c:stats()))
+  assert(held, "an offer held: not settled")
+  assert(s:settled() and s:stats().state.bound == 1 and s:stats().state.idle == 3, hosts.format_states(s:stats()))
+  assert(c:release() == 1)
+  assert(run(c, s, 5, function() return s:stats().dhcps_release_rx == 1 end))
+  assert(s:settled() and s:stats().state.idle == 4, hosts.format_states(s:stats()))
+end
+
 -- RFC 2131 4.4.5: renewals at T1 (a lease of 2 s: 1 s) are unicast to the
 -- server and ACKed with the same address
 function T.renewals_keep_the_address()
@@ -244,6 +263,13 @@ function T.refusals_at_the_callers_line()
   errors(at("surge.hosts.server: unknown option 'leases' (count, lease, mac, outer_tpid, outer_vlan, pool, prefix, "
     .. "prefix_len, server, vlan)", 2),
     function() hosts.server{ count = 1, pool = "10.0.0.10", server = "10.0.0.1", mac = "02:00:00:00:00:01", leases = 1 } end)
+  -- a pool, or the server's own address, holding a group: handed out as a client's, it would answer ARP for it
+  errors(at("surge_hosts_new: the pool 223.255.255.250..224.0.0.3 hold 224.0.0.0, no host's address (multicast "
+    .. "224.0.0.0/4 or broadcast)", 2),
+    function() hosts.server{ count = 10, pool = "223.255.255.250", server = "10.0.0.1", mac = "02:00:00:00:00:01" } end)
+  errors(at("surge_hosts_new: the server's address 224.0.0.1..224.0.0.1 hold 224.0.0.1, no host's address (multicast "
+    .. "224.0.0.0/4 or broadcast)", 2),
+    function() hosts.server{ count = 10, pool = "10.0.0.10", server = "224.0.0.1", mac = "02:00:00:00:00:01" } end)
 end
 
 return T

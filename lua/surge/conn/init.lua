@@ -443,7 +443,12 @@ function M.client(o)
   local list, six = addrs.list(o.src, fn .. ": src", C.SURGE_CONN_ADDR_MAX)
   local v6, packed = set_local(c, list, six, fn .. ": src")
   if set_addr(c, "peer", check.expect(o.server, "string", fn, "server"), fn .. ": server") ~= v6 then
-    check.raise(("%s: src %s and server %s are not of one family"):format(fn, o.src, o.server))
+    check.raise(("%s: src %s and server %s are not of one family"):format(fn, addrs.text(list, six), o.server))
+  end
+  -- a connection from the server's own address would be one to itself
+  local peer = v6 and ffi.string(c.peer_ip6, 16) or c.peer_ip4
+  for _, a in ipairs(list) do
+    if a == peer then check.raise(("%s: src %s holds the server's address %s"):format(fn, addrs.text(list, six), o.server)) end
   end
   c.peer_port = check.expect(o.port, "integer? 1..65535", fn, "port") or 80
   c.local_port = check.expect(o.sport, "integer? 1..65535", fn, "sport") or 1024

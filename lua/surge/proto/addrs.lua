@@ -23,19 +23,44 @@ local function with_low32(b, v)
     math.floor(v / 256) % 256, v % 256)
 end
 
+-- One address's text parsed (ip4.addr's number, ip6.addr's bytes); its
+-- error raised at the user's line whatever the depth of the call (a tail
+-- call leaves no frame for a fixed level to count)
+local function parse(text, v6, what)
+  local ok, v = pcall(v6 and ip6.addr or ip4.addr, text, what, 1)
+  if not ok then check.raise((tostring(v):gsub("^[^:]*:%d+: ", ""))) end
+  return v
+end
+
+-- A station's address: not unspecified, multicast or (IPv4) broadcast
+-- (v: ip4.addr's number, or the IPv6 prefix (12 bytes) and its last 32 bits)
+local function station(v, prefix, what, text)
+  local bad
+  if prefix then
+    bad = prefix:byte(1) == 0xff and "a multicast address" or prefix == ("\0"):rep(12) and v == 0 and "unspecified"
+  else
+    bad = v == 0 and "unspecified" or v == 0xffffffff and "the broadcast address" or v >= 0xe0000000 and v < 0xf0000000
+      and "a multicast address"
+  end
+  if bad then
+    check.raise(("%s: '%s': %s is %s, no station's address"):format(what, text,
+      prefix and ip6.addr_text(with_low32(prefix .. "\0\0\0\0", v)) or ip4.addr_text(v), bad))
+  end
+end
+
 -- One item ("A" or "A-B") appended to out; returns its family (true: IPv6).
 local function item(out, text, what, max)
   check.expect(text, "string", what, "address")
   local a, b = text:match("^%s*([^%s]-)%s*%-%s*([^%s]+)%s*$")
   a = a or text
   local v6 = a:find(":", 1, true) ~= nil
-  local lo = v6 and ip6.addr(a, what, 4) or ip4.addr(a, what, 4)
+  local lo = parse(a, v6, what)
   local hi = lo
   if b then
     if (b:find(":", 1, true) ~= nil) ~= v6 then
       check.raise(("%s: '%s': the two ends are not of one family"):format(what, text))
     end
-    hi = v6 and ip6.addr(b, what, 4) or ip4.addr(b, what, 4)
+    hi = parse(b, v6, what)
     if v6 and hi:sub(1, 12) ~= lo:sub(1, 12) then
       check.raise(("%s: '%s': an IPv6 range may differ in its last 32 bits only"):format(what, text))
     end
@@ -45,7 +70,11 @@ local function item(out, text, what, max)
   if #out + (h - l + 1) > max then
     check.raise(("%s: '%s': more than %d addresses"):format(what, text, max))
   end
-  for v = l, h do out[#out + 1] = v6 and with_low32(lo, v) or v end
+  local prefix = v6 and lo:sub(1, 12) or nil
+  for v = l, h do
+    if v == l or v == h or not v6 and v == 0xe0000000 then station(v, prefix, what, text) end
+    out[#out + 1] = v6 and with_low32(lo, v) or v
+  end
   return v6
 end
 
@@ -58,6 +87,15 @@ function M.list(spec, what, max)
   max = max or 65536
   local items = type(spec) == "table" and spec or { spec }
   if #items == 0 then check.raise(("%s: an empty list of addresses"):format(what)) end
+  -- a list, nothing else: a hole or a key would be an address skipped unsaid
+  for k in pairs(items) do
+    if type(k) ~= "number" or k < 1 or k > #items or k ~= math.floor(k) then
+      check.raise(("%s: expected a list of addresses (keys 1..%d), got the key %s"):format(what, #items, check.show(k)))
+    end
+  end
+  for k = 1, #items do
+    if items[k] == nil then check.raise(("%s: expected a list of addresses, got a hole at [%d]"):format(what, k)) end
+  end
   for _, text in ipairs(items) do
     local six = item(out, text, what, max)
     if v6 ~= nil and six ~= v6 then

@@ -123,6 +123,14 @@ function M.plan(o)
   if not ok or igmp.is_multicast(base) then
     refuse("--member-addr", "'%s' is not a unicast IPv4 address", tostring(o.member_addr))
   end
+  -- member k's reports come from base + k - 1, the member hosts' from base +
+  -- (j - 1) x M + i: the last of them a unicast address too, not a wrapped one
+  local naddr = math.max(#rx, (o.member_hosts or 0) * #members)
+  local last = base + naddr - 1
+  if last > 0xfffffffe or (base < 0xe0000000 and last >= 0xe0000000) then
+    refuse("--member-addr", "%d addresses from %s (--rx ports' and --member-hosts') run into %s", naddr,
+      tostring(o.member_addr), last > 0xfffffffe and "255.255.255.255" or "the multicast range 224.0.0.0/4")
+  end
   local min = groups.v6 and 68 or 64     -- the headers, UDP and the 2-byte sequence number, with FCS
   local size = o.size == 0 and min or o.size
   if size < min then
