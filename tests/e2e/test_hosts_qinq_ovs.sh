@@ -18,28 +18,18 @@
 # - a second run with the outer tag 101 announcing its hosts: the switch
 #   sees the 100 gratuitous ARPs (tagged 101, 200), the kernel none.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ovs_lib.sh"
 need_root
 need_cmd ip
 need_cmd ping
 need_cmd tshark
 need_cmd dumpcap
-need_cmd ovs-vswitchd
-need_cmd ovsdb-server
 need_cmd ovs-ofctl
 N=50
 
 P=hqo$$              # names unique to this test and run
 P=${P:0:10}
 NS=${P}n
-D=$TMP/ovs
-export OVS_RUNDIR=$D OVS_DBDIR=$D OVS_LOGDIR=$D
-ovs_stop() {
-  local f
-  for f in "$D/vsd.pid" "$D/ovsdb.pid"; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
-  sleep 0.3
-  ip link del "${P}br" 2>/dev/null
-}
-on_exit "ovs_stop"
 on_exit "ip link del ${P}s"
 on_exit "ip link del ${P}b"
 on_exit "ip netns del $NS"
@@ -65,16 +55,8 @@ in_ns ip link set lo up
 quiet_link ip netns exec "$NS" "${P}k"
 in_ns ip addr add 10.37.0.1/16 dev "${P}k"
 
-mkdir -p "$D"
-ovsdb-tool create "$D/conf.db" /usr/share/openvswitch/vswitch.ovsschema || skip "ovsdb-tool failed"
-ovsdb-server --remote="punix:$D/db.sock" --pidfile="$D/ovsdb.pid" --detach --log-file="$D/ovsdb.log" "$D/conf.db" ||
-  skip "ovsdb-server does not start"
-V=(ovs-vsctl --db="unix:$D/db.sock")
-"${V[@]}" --no-wait init
 # two VLAN headers in OVS's flow key (its default parses one)
-"${V[@]}" --no-wait set Open_vSwitch . other_config:vlan-limit=2
-ovs-vswitchd "unix:$D/db.sock" --pidfile="$D/vsd.pid" --detach --log-file="$D/vsd.log" || skip "ovs-vswitchd does not start"
-"${V[@]}" add-br "${P}br" -- set bridge "${P}br" datapath_type=netdev protocols=OpenFlow13 || skip "no netdev datapath"
+OVS_OTHER_CONFIG=vlan-limit=2 ovs_start "${P}br" protocols=OpenFlow13
 "${V[@]}" add-port "${P}br" "${P}a" -- set Interface "${P}a" ofport_request=1
 "${V[@]}" add-port "${P}br" "${P}b" -- set Interface "${P}b" ofport_request=2
 OF=(ovs-ofctl -O OpenFlow13)
@@ -83,9 +65,16 @@ OF=(ovs-ofctl -O OpenFlow13)
 "${OF[@]}" add-flow "${P}br" "table=1,priority=10,in_port=1,dl_vlan=200,actions=pop_vlan,output:2"
 "${OF[@]}" add-flow "${P}br" \
   "table=0,priority=10,in_port=2,actions=push_vlan:0x8100,set_field:4296->vlan_vid,push_vlan:0x88a8,set_field:4196->vlan_vid,output:1"
-inner_flow_packets() {   # after a revalidator round: OVS moves the datapath's counts to its flows lazily
-  ovs-appctl -t "$(ls "$D"/ovs-vswitchd.*.ctl)" revalidator/wait >/dev/null 2>&1 || sleep 1
-  "${OF[@]}" dump-flows "${P}br" table=1 | sed -n 's/.*n_packets=\([0-9]*\).*dl_vlan=200.*/\1/p'
+inner_flow_packets() {   # the count once it stopped rising: OVS moves the datapath's counts to its flows lazily
+  local n=-1 m k
+  for k in $(seq 30); do
+    ovs_appctl revalidator/wait >/dev/null 2>&1
+    sleep 0.2
+    m=$("${OF[@]}" dump-flows "${P}br" table=1 | sed -n 's/.*n_packets=\([0-9]*\).*dl_vlan=200.*/\1/p')
+    [ "$k" -gt 5 ] && [ "$m" = "$n" ] && break
+    n=$m
+  done
+  echo "$m"
 }
 
 # hosts N from 10.37.1.1 behind outer VLAN $1 (inner 200) for $2 s, more options after

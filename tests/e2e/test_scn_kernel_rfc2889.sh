@@ -12,23 +12,13 @@
 #   other port.
 # Short trials and small search ranges keep it within ~30 s.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ovs_lib.sh"
 need_root
 need_cmd ip
 need_cmd python3
-need_cmd ovs-vswitchd
-need_cmd ovsdb-server
 
 P=r2889$$            # names unique to this test and run
 P=${P:0:10}
-D=$TMP/ovs
-export OVS_RUNDIR=$D OVS_DBDIR=$D OVS_LOGDIR=$D
-ovs_stop() {
-  local f
-  for f in "$D/vsd.pid" "$D/ovsdb.pid"; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
-  sleep 0.3
-  ip link del "${P}br" 2>/dev/null
-}
-on_exit "ovs_stop"
 for k in 0 1 2; do on_exit "ip link del ${P}o$k"; on_exit "ip link del ${P}l$k"; done
 on_exit "ip link del ${P}lbr"
 
@@ -38,17 +28,10 @@ veth() {  # veth NAME PEER: a pair, both up, no IPv6 (no kernel frames of its ow
   for d in "$1" "$2"; do sysctl -qw "net.ipv6.conf.$d.disable_ipv6=1"; ip link set "$d" up; done
 }
 
-mkdir -p "$D"
 for k in 0 1 2; do veth "${P}o$k" "${P}p$k" || skip "cannot make veths"; done
-ovsdb-tool create "$D/conf.db" /usr/share/openvswitch/vswitch.ovsschema || skip "ovsdb-tool failed"
-ovsdb-server --remote="punix:$D/db.sock" --pidfile="$D/ovsdb.pid" --detach --log-file="$D/ovsdb.log" "$D/conf.db" ||
-  skip "ovsdb-server does not start"
-V=(ovs-vsctl --db="unix:$D/db.sock")
-"${V[@]}" --no-wait init
-ovs-vswitchd "unix:$D/db.sock" --pidfile="$D/vsd.pid" --detach --log-file="$D/vsd.log" || skip "ovs-vswitchd does not start"
-"${V[@]}" add-br "${P}br" -- set bridge "${P}br" datapath_type=netdev || skip "no netdev datapath"
+ovs_start "${P}br"
 for k in 0 1 2; do "${V[@]}" add-port "${P}br" "${P}p$k"; done
-fdb_stats() { ovs-appctl -t "$(ls "$D"/ovs-vswitchd.*.ctl)" fdb/stats-show "${P}br"; }
+fdb_stats() { ovs_appctl fdb/stats-show "${P}br"; }
 OVS=(--vdev "net_af_packet0,iface=${P}o0" --vdev "net_af_packet1,iface=${P}o1" --vdev "net_af_packet2,iface=${P}o2")
 
 row() {  # row FILE TEST FIELD: the field of the results' row of that test
