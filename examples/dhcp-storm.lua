@@ -48,7 +48,6 @@ function configure(p)
   end)
 end
 
-
 function master(args)
   local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
   local r = surge.wait(surge.launch("storm", port:rxq(0), port:txq(0), args))

@@ -43,7 +43,6 @@ function configure(p)
   end)
 end
 
-
 function master(args)
   local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
   local r = surge.wait(surge.launch("run_hosts", port:rxq(0), port:txq(0), args))

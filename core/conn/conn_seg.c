@@ -28,7 +28,6 @@
 #define TCP_LEN 20
 #define MIN_FRAME 60      /* Ethernet's minimum without FCS: shorter frames are padded */
 
-
 /* A received segment's checksum: pseudo header + segment sum to 0xffff
  * (rte_ipv4_udptcp_cksum_verify is not in DPDK's stable ABI). */
 static int

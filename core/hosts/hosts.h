@@ -184,6 +184,16 @@ ht_relay(const struct hosts_table *t)
 	return t->dopt != NULL && t->dopt->relay4 != 0;
 }
 
+/* Why IPv4 address a is no station's, NULL when it is one: a host there
+ * would answer ARP for a group or send from it (a ping's target, a
+ * server's offer) */
+static inline const char *
+ht_not_station4(uint32_t a)
+{
+	return a == 0 ? "0.0.0.0 is no station's address" : a >> 28 == 14 ? "a multicast address" :
+	       a == UINT32_MAX ? "the broadcast address" : NULL;
+}
+
 /* The table's tags' bytes: 0, 4 (802.1Q) or 8 (QinQ: an outer tag of
  * conf.outer_tpid, then the 802.1Q one) */
 static inline uint32_t

@@ -67,12 +67,8 @@ static const uint8_t zero16[16];
 static const char *
 bad_addr(uint8_t af, const uint8_t *a)
 {
-	if (af == 4) {
-		uint32_t v = get32(a);
-
-		return v == 0 ? "0.0.0.0 is no station's address" : v >> 28 == 14 ? "a multicast address" :
-		       v == UINT32_MAX ? "the broadcast address" : NULL;
-	}
+	if (af == 4)
+		return ht_not_station4(get32(a));
 	return memcmp(a, zero16, 16) == 0 ? ":: is no station's address" : a[0] == 0xff ? "a multicast address" : NULL;
 }
 

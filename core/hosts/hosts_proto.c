@@ -742,14 +742,6 @@ relay_mine(const struct hosts_table *t, const struct hframe *f)
 	return f->relayed && f->ip_dst == t->dopt->relay4 && f->giaddr == t->dopt->relay4;
 }
 
-/* an address a server may give a host: not 0, the broadcast address or a
- * group's (a host there would answer ARP for it and send from it) */
-static int
-host_addr(uint32_t a)
-{
-	return a != 0 && a != UINT32_MAX && a >> 28 != 14;
-}
-
 static int
 dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 {
@@ -786,7 +778,7 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	}
 	switch (f->msg) {
 	case DHCP_OFFER:
-		if (f->server_id == 0 || !host_addr(f->yiaddr)) {
+		if (f->server_id == 0 || ht_not_station4(f->yiaddr) != NULL) {
 			t->st.dhcp_bad++;   /* RFC 2131 4.3.1: an offer names its server; an address */
 			return 1;
 		}
@@ -797,7 +789,7 @@ dhcp_in(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 		dhcp_transmit(t, i, DHCP_REQUEST, 0);
 		return 1;
 	case DHCP_ACK:
-		if (f->lease_s == 0 || !host_addr(f->yiaddr)) {
+		if (f->lease_s == 0 || ht_not_station4(f->yiaddr) != NULL) {
 			t->st.dhcp_bad++;   /* a lease of 0 s, or no host's address: the host keeps asking */
 			return 1;
 		}

@@ -668,7 +668,7 @@ enum surge_conn_hist {
 enum {
 	SURGE_CONN_MAX = 64,         /* engines in a run */
 	SURGE_CONN_DATA_MAX = 1048576,
-	SURGE_CONN_ADDR_MAX = 1 << 20 /* a client's source addresses: 4 bytes each (IPv6 16),
+	SURGE_CONN_ADDR_MAX = 1 << 20 /* a client's sources or a server's addresses: 4 bytes each (IPv6 16),
 				       * allocated for those given (docs/connections.md) */
 };
 

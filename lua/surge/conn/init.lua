@@ -56,11 +56,11 @@ local Engine = class.new("connection engine", { "id", "role", "conf", "data", "s
 Engine.__handle = function(e) return ("connection engine %d (%s)"):format(e.id, e.role) end
 M.Engine = Engine
 
--- What surge_conn_stats holds, in its order: the counters published as
--- surge counters (PREFIX.NAME), concurrent ones as gauges.
 -- the most addresses a client's src or a server's addr takes
 M.ADDR_MAX = C.SURGE_CONN_ADDR_MAX
 
+-- What surge_conn_stats holds, in its order: the counters published as
+-- surge counters (PREFIX.NAME), concurrent ones as gauges.
 M.FIELDS = { "attempted", "established", "completed", "failed_timeout", "failed_rst", "failed_bad", "refused",
   "retransmits", "requests", "responses", "rst_sent", "rst_rcvd", "rx_segments", "tx_segments", "rx_dropped",
   "rx_bad", "tx_nobufs", "time_wait", "concurrent", "concurrent_max", "rx_other", "bytes_sent", "bytes_rcvd",
