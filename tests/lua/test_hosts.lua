@@ -78,9 +78,9 @@ local function serve(rx, n, mode, seen)
   end
 end
 
-local function storm(mode, mac, release)
+local function storm(mode, mac, release, rto)
   setup()
-  local t = hosts.new{ count = 4, mac = mac, dhcp = true, subnet = "10.9.0.0/24", retries = 3, rto = 0.02 }
+  local t = hosts.new{ count = 4, mac = mac, dhcp = true, subnet = "10.9.0.0/24", retries = 3, rto = rto or 0.02 }
   local pool = t:pool(1023)
   local rx, tx = pool:burst(64), pool:burst(64)
   local seen = {}
@@ -219,18 +219,7 @@ end
 -- per host an ACK, a NAK and a DECLINE while selecting and an OFFER while
 -- requesting (rto 1 s: no retransmission doubles them on the ring).
 function T.replies_out_of_turn_are_counted_as_strays()
-  setup()
-  local t = hosts.new{ count = 4, mac = "02:09:00:00:07:01", dhcp = true, subnet = "10.9.0.0/24", retries = 3,
-    rto = 1 }
-  local pool = t:pool(1023)
-  local rx, tx = pool:burst(64), pool:burst(64)
-  local seen = {}
-  local deadline = surge.tsc() + 5 * surge.tsc_hz()
-  while surge.tsc() < deadline and not t:settled() do
-    serve(rx, t:poll(rxq, txq, rx, tx), "misordered", seen)
-    rx:free()
-  end
-  local st = t:stats()
+  local st, _, seen = storm("misordered", "02:09:00:00:07:01", false, 1)
   assert(st.state.bound == 4, hosts.format_states(st))
   local got = ("strays %d bad %d offers %d acks %d naks %d"):format(tonumber(st.dhcp_stray), tonumber(st.dhcp_bad),
     tonumber(st.dhcp_offer_rx), tonumber(st.dhcp_ack_rx), tonumber(st.dhcp_nak_rx))
