@@ -14,6 +14,15 @@
 local surge = require "surge"
 local hosts = require "surge.hosts"
 
+-- hosts.new's options from the command line's
+local function table_options(args)
+  local dhcp = args.dhcp ~= ""
+  return { count = args.count, ip = not dhcp and args.ip or nil, mac = args.mac, rate = args.rate,
+    dhcp = dhcp or nil, subnet = dhcp and args.dhcp or nil,
+    ip6 = args.ip6 ~= "" and args.ip6 or nil, dad6 = args.ip6 ~= "" and 0 or nil, rs = args.ip6 ~= "" and 0 or nil,
+    vlan = args.vlan > 0 and args.vlan or nil, outer_vlan = args.outer_vlan > 0 and args.outer_vlan or nil }
+end
+
 function configure(p)
   p:description("Emulated hosts ping a target: ICMP or ICMPv6 echo, every request a reply or a timeout.")
   p:option("--dev", "DPDK port number or device name", "0")
@@ -33,6 +42,10 @@ function configure(p)
   p:option("--interval", "seconds between a host's requests", 1, "number 0.001..3600")
   p:option("--timeout", "seconds a request waits for its reply", 2, "number 0.001..60")
   p:option("--size", "echo data bytes", 56, "integer 8..1472")
+  p:check(function(o)   -- the table's refusals before EAL, naming the options
+    local e = hosts.check(table_options(o))
+    if e then return "--count, --ip, --dhcp, --ip6, --mac, --vlan, --outer-vlan, --rate: " .. e end
+  end)
 end
 
 function master(args)
@@ -44,11 +57,7 @@ function master(args)
 end
 
 function pinger(rxq, txq, args)
-  local dhcp = args.dhcp ~= ""
-  local t = hosts.new{ count = args.count, ip = not dhcp and args.ip or nil, mac = args.mac, rate = args.rate,
-    dhcp = dhcp or nil, subnet = dhcp and args.dhcp or nil,
-    ip6 = args.ip6 ~= "" and args.ip6 or nil, dad6 = args.ip6 ~= "" and 0 or nil, rs = args.ip6 ~= "" and 0 or nil,
-    vlan = args.vlan > 0 and args.vlan or nil, outer_vlan = args.outer_vlan > 0 and args.outer_vlan or nil }
+  local t = hosts.new(table_options(args))
   -- shared: a ring port's receiver frees what it sent (the loopback measure)
   local pool = surge.pool{ template = surge.proto.udp{}, size = 16383, data_room = 2048, shared = true }
   local rx, tx = pool:burst(64), pool:burst(64)

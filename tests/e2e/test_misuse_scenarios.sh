@@ -160,6 +160,8 @@ row 2 yes "^$SURGE_SRC/examples/many-hosts.lua: --count, --ip, .*: surge.hosts.n
   "$SURGE_SRC/examples/many-hosts.lua" --count 10 --ip 255.255.255.250
 row 2 yes "^$SURGE_SRC/examples/dhcp-storm.lua: --clients, --mac, .*: surge_hosts_new: the MAC 01:00:00:00:00:00 is multicast" \
   "$SURGE_SRC/examples/dhcp-storm.lua" --mac 01:00:00:00:00:00
+row 2 yes "^$SURGE_SRC/examples/hosts-ping.lua: --count, .*--dhcp, .*: surge.hosts.new: subnet: '10.0.0.0/40' is not" \
+  "$SURGE_SRC/examples/hosts-ping.lua" --dhcp 10.0.0.0/40
 row 2 yes "^rfc3918: 0.0625 pps \(--resolution 1 % of --max-rate over the 16 groups\)" rfc3918 --tests throughput --max-rate 100pps --trial 0.1
 row 2 yes "^rfc3918: --size: 64 is below 68, the smallest IPv6 frame"    rfc3918 --groups ff3e::1 --size 64
 row 2 no  "^rfc3918: --rx: port 3 does not exist \([0-9]+ ports?: give devices" rfc3918 --rx 3
