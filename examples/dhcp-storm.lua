@@ -42,10 +42,7 @@ function configure(p)
   p:option("--to-mac", "--send's destination MAC (the peer's, or its gateway's)", "ff:ff:ff:ff:ff:ff")
   p:option("--http", "then one HTTP GET from each bound client to --to:PORT (0: none): surge.conn with the "
     .. "clients' addresses as its sources", 0, "integer 0..65535")
-  p:check(function(o)   -- the table's refusals before EAL, naming the options
-    local e = hosts.check(table_options(o))
-    if e then return "--clients, --mac, --subnet, --vlan: " .. e end
-  end)
+  hosts.check_options(p, table_options, "--clients, --mac, --subnet, --vlan")   -- the table's refusals, before EAL
 end
 
 function master(args)

@@ -42,10 +42,7 @@ function configure(p)
   p:option("--interval", "seconds between a host's requests", 1, "number 0.001..3600")
   p:option("--timeout", "seconds a request waits for its reply", 2, "number 0.001..60")
   p:option("--size", "echo data bytes", 56, "integer 8..1472")
-  p:check(function(o)   -- the table's refusals before EAL, naming the options
-    local e = hosts.check(table_options(o))
-    if e then return "--count, --ip, --dhcp, --ip6, --mac, --vlan, --outer-vlan, --rate: " .. e end
-  end)
+  hosts.check_options(p, table_options, "--count, --ip, --dhcp, --ip6, --mac, --vlan, --outer-vlan, --rate")   -- the table's refusals, before EAL
 end
 
 function master(args)

@@ -37,10 +37,7 @@ function configure(p)
   p:option("--seconds", "run this long (0: until --duration or a signal)", 0, "number >=0")
   p:option("--serve", "TCP port of an HTTP server on the bound hosts' addresses (0: none)", 0, "integer 0..65535")
   p:option("--body", "--serve's response: bytes of its body", 64, "integer 0..1000000")
-  p:check(function(o)   -- the table's refusals before EAL, naming the options
-    local e = hosts.check(table_options(o))
-    if e then return "--count, --ip, --mac, --vlan, --outer-vlan, --outer-tpid: " .. e end
-  end)
+  hosts.check_options(p, table_options, "--count, --ip, --mac, --vlan, --outer-vlan, --outer-tpid")   -- the table's refusals, before EAL
 end
 
 function master(args)

@@ -339,6 +339,16 @@ function M.check(o)
   return nil
 end
 
+-- In configure(p): refuses before EAL what hosts.new would refuse of the
+-- table build(options) describes, in one line naming the options (names)
+-- the table is made from.
+function M.check_options(p, build, names)
+  p:check(function(o)
+    local e = M.check(build(o))
+    if e then return names .. ": " .. e end
+  end)
+end
+
 -- the Lua side of table id (made by surge_hosts_new with conf c)
 function M.made(id, c, prefix)
   return setmetatable({ id = id, conf = c, count = c.count, port = -1, prefix = prefix, cells = false,
