@@ -10,7 +10,7 @@
 -- CPU-second of the process (both engines busy-poll the one lcore).
 -- --mode tcp: a new connection per 1-byte request and response; http: per
 -- GET and a 200 with a 12-byte body; ka: 100 GETs per connection.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("The connection engine's client and server on one net_ring loopback: connections per second.")
@@ -33,7 +33,7 @@ local function cpu_s()
 end
 
 function master(args)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local SRV, CLI = "10.0.0.1", "10.0.0.2"
   local port = surge.port(0, { rxq = 1, txq = 1 })
   local rxq, txq = port:rxq(0), port:txq(0)

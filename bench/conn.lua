@@ -11,7 +11,7 @@
 -- 200 with a 12-byte body (dperf's "hello dperf!"). The counters show in the
 -- stats lines (client.established, server.concurrent, ...), which
 -- scripts/bench-conn reads per second; the summary line is printed at the end.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("scripts/bench-conn's surge side: a client or server engine, peer MAC given.")
@@ -40,7 +40,7 @@ function configure(p)
 end
 
 function master(args)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   -- the memif server waits for its client, started after it
   local port = surge.port(0, { rxq = 1, txq = 1, link_timeout = 30 })
   local r = surge.wait(surge.launch("side", port:rxq(0), port:txq(0), args))
@@ -50,7 +50,7 @@ function master(args)
 end
 
 function side(rxq, txq, args)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local tcp = args.mode == "tcp"
   if args.idle_mode ~= "" then surge.idle{ mode = args.idle_mode } end
   local e

@@ -1,7 +1,7 @@
 -- bench/gaps.lua - one paced TX task for scripts/bench-gaps: sends for
 -- --seconds at --rate with --pattern into port 0 (a net_pcap capture there)
 -- under the given idle policy, and prints the pacer's own figures.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--rate", "rate", "50kpps")

@@ -15,10 +15,10 @@
 -- scripts/bench reads. Cycles per binding are the client lcore's cycles
 -- from its first DISCOVER to its last ACK over the bindings: the lcore
 -- busy-polls, so this bounds the work per binding from above.
-local surge = require "surge"
-local ffi = require "ffi"
-local bit = require "bit"
-local hosts = require "surge.hosts"
+local surge = require("surge")
+local ffi = require("ffi")
+local bit = require("bit")
+local hosts = require("surge.hosts")
 
 local SRV_MAC, CLI_MAC = "02:5b:00:00:00:01", "02:5c:00:00:00:01"
 

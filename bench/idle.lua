@@ -4,7 +4,7 @@
 -- a latency probe (at idle load: probes only, 1 kpps). Master receives under
 -- the idle policy being measured and reports its own thread's CPU use (from
 -- /proc/thread-self/stat) and the probe latency.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--policy", "busy, pause or sleep", "sleep")

@@ -11,7 +11,7 @@
 --
 -- (concurrency past ~64 overflows the ring: the engines retransmit, and
 -- the figure is the RTO's, not the per-request path's)
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--responses", "responses to wait for", 2000000, "integer 1..1000000000")
@@ -36,7 +36,7 @@ local function cpu()
 end
 
 function loop(port, args)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local rxq, txq = port:rxq(0), port:txq(0)
   local sv = conn.server{ addr = "10.0.0.1", capacity = 8192, time_wait = 0,
     response = conn.http_response{ body = 12 } }
@@ -44,7 +44,7 @@ function loop(port, args)
     concurrency = args.concurrency, connections = 0, requests = 65535, time_wait = 0, idle = 60 }
   local pool = surge.pool{ template = cl:template(), data_room = cl:data_room(), size = 16383, shared = true }
   local rx, tx = pool:burst(64), pool:burst(64)
-  local ffi = require "ffi"
+  local ffi = require("ffi")
   local C = ffi.C
   local st = ffi.new("struct surge_conn_stats")
   local warm = 200000

@@ -5,7 +5,7 @@
 -- telemetry's opackets, every queue together) by scripts/bench.
 --
 --   surge run --vdev net_null0,no-rx=1 bench/mq-loop.lua --queues 4
-local surge = require "surge"
+local surge = require("surge")
 local udp = surge.proto.udp
 
 function configure(p)

@@ -16,8 +16,8 @@
 -- the best as cycles a frame (TSC cycles): what preempts the thread or
 -- slows the wall clock is not in it (scripts/bench-rx-ab compares two
 -- builds by it).
-local ffi = require "ffi"
-local surge = require "surge"
+local ffi = require("ffi")
+local surge = require("surge")
 
 ffi.cdef [[
 struct rxloop_timespec { long sec, nsec; };
@@ -58,7 +58,7 @@ end
 
 function master(args)
   if args.mode == "capture" then
-    local dut = require "surge.dut"
+    local dut = require("surge.dut")
     local s = dut.session{ tx = 0, dst_mac = "02:00:00:00:00:02" }
     local r = s:trial{ size = 64, count = 512, flows = args.flows, probe_every = 8, settle = 0 }
     print(("rx-loop: captured %d test frames"):format(r.sent))
@@ -81,7 +81,7 @@ function rx(port, args)
     b:free()
     return got
   end
-  local trial = require "surge.dut.trial"
+  local trial = require("surge.dut.trial")
   local r = trial.rx{ ifaces = { { rxq = q, txq = port:txq(0), mac = port:info().mac, ip4 = "10.1.0.2" } },
                       ctrl_pool = surge.pool{ size = 1023 }, total_flows = args.flows, sport0 = 1024,
                       dport = require("surge.dut").DPORT,

@@ -4,7 +4,7 @@
 -- what examples/udp-flood.lua did before it used surge.flow; the bench keeps
 -- it to measure what the checked setters and a double-typed counter cost
 -- against the generated loop (docs/performance.md).
-local surge = require "surge"
+local surge = require("surge")
 local udp = surge.proto.udp
 
 function configure(p)

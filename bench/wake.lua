@@ -5,8 +5,8 @@
 -- CLOCK_MONOTONIC_RAW ns); the task turns burst.tsc into the same clock
 -- (surge.tsc_ns) and prints the delay's quantiles in us:
 --   WAKE frames=20 min=.. p50=.. p90=.. max=..
-local surge = require "surge"
-local ffi = require "ffi"
+local surge = require("surge")
+local ffi = require("ffi")
 
 function configure(p)
   p:option("--mode", "idle mode of the RX task", "sleep")

@@ -4,10 +4,10 @@
 --
 --   surge run --vdev net_af_packet0,iface=veth0 examples/conn-client.lua \
 --     --src 10.1.0.2 --server 10.1.0.1 --connections 10 --requests 5
-local surge = require "surge"
-local conn = require "surge.conn"
-local neigh = require "surge.dut.neigh"
-local view = require "surge.proto.view"
+local surge = require("surge")
+local conn = require("surge.conn")
+local neigh = require("surge.dut.neigh")
+local view = require("surge.proto.view")
 
 function configure(p)
   p:description("A keep-alive HTTP client with its own loop on surge.conn (docs/connections.md).")

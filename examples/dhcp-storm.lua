@@ -12,8 +12,8 @@
 -- still answering ARP and ping meanwhile.
 --
 --   surge run --vdev net_af_packet0,iface=IF examples/dhcp-storm.lua --clients 1000 --rate 500
-local surge = require "surge"
-local hosts = require "surge.hosts"
+local surge = require("surge")
+local hosts = require("surge.hosts")
 
 -- hosts.new's options from the command line's
 local function table_options(args)
@@ -81,7 +81,7 @@ end
 -- address i); the kernel's ARP for them is answered by the table, which
 -- takes what the engine leaves in rx
 local function http(t, rxq, txq, args)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local a = t:bound_addresses(conn.ADDR_MAX)
   local e = conn.client{ src = a.ip, server = args.to, port = args.http, mac = a.mac[1], peer_mac = args.to_mac,
     connections = #a.ip, capacity = #a.ip, concurrency = math.min(64, #a.ip), request = conn.http_get{ host = args.to },

@@ -10,8 +10,8 @@
 -- The flow definition is compiled once into a function that rewrites the
 -- three fields of each packet and keeps the IPv4 and UDP checksums valid
 -- (see docs/flows.md).
-local surge = require "surge"
-local flow = require "surge.flow"
+local surge = require("surge")
+local flow = require("surge.flow")
 
 function configure(p)
   p:description("UDP/IPv4 over many flows: --flows-src addresses x --flows-port source ports x " ..

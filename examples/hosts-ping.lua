@@ -11,8 +11,8 @@
 -- and --first 1, the table answers its own pings: surge's speed alone.
 --
 --   surge run --vdev net_af_packet0,iface=IF examples/hosts-ping.lua --count 1000 --ip 10.36.1.1 --target 10.36.0.1
-local surge = require "surge"
-local hosts = require "surge.hosts"
+local surge = require("surge")
+local hosts = require("surge.hosts")
 
 -- hosts.new's options from the command line's
 local function table_options(args)

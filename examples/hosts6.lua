@@ -11,8 +11,8 @@
 --
 --   surge run --vdev net_af_packet0,iface=IF examples/hosts6.lua --count 100 --seconds 5 --list
 --   surge run --vdev net_af_packet0,iface=IF examples/hosts6.lua --count 8 --dhcp6 --pd --settle --list
-local surge = require "surge"
-local hosts = require "surge.hosts"
+local surge = require("surge")
+local hosts = require("surge.hosts")
 
 function configure(p)
   p:description("Many emulated IPv6 hosts behind one port: ND, DAD, RS, SLAAC, ICMPv6 echo.")

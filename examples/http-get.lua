@@ -18,7 +18,7 @@
 -- (client.attempted, client.completed, ...) show in the stats lines, the
 -- summary and --output, with the response times' percentiles under
 -- scenarios.tcp_client. Exit 0 when every connection completed.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("HTTP/1.1 GETs on new TCP connections (surge's connection engine) against a server.")
@@ -86,7 +86,7 @@ function configure(p)
 end
 
 function master(args)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
   local mac = args.mac ~= "" and args.mac or port:info().mac
   local r = surge.wait(surge.launch("client", port:rxq(0), port:txq(0), args, mac))
@@ -106,8 +106,8 @@ function master(args)
 end
 
 function client(rxq, txq, args, mac)
-  local conn = require "surge.conn"
-  local neigh = require "surge.dut.neigh"
+  local conn = require("surge.conn")
+  local neigh = require("surge.dut.neigh")
   local v6 = args.src:find(":", 1, true) ~= nil
   local first = args.src:match("^%s*([^%s]-)%s*%-") or args.src        -- a range's first address
   local t = surge.proto.tcp{ src = first, dst = args.server, sport = args.sport, dport = args.port, size = 74 }

@@ -14,7 +14,7 @@
 -- It answers ARP (NDP for an IPv6 --addr) for --addr. The counters (server.established,
 -- server.requests, ...) show in the stats lines, the summary and --output
 -- (scenarios.tcp_server). It serves until --seconds, --duration or Ctrl-C.
-local surge = require "surge"
+local surge = require("surge")
 
 -- --routes' text as { paths = { [PATH] = k }, templates = { response k } };
 -- raises with the option's message
@@ -63,7 +63,7 @@ function configure(p)
 end
 
 function master(args)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local port = surge.port(tonumber(args.dev) or args.dev, { rxq = 1, txq = 1 })
   local mac = args.mac ~= "" and args.mac or port:info().mac
   local r = surge.wait(surge.launch("server", port:rxq(0), port:txq(0), args, mac))
@@ -74,8 +74,8 @@ function master(args)
 end
 
 function server(rxq, txq, args, mac)
-  local conn = require "surge.conn"
-  local neigh = require "surge.dut.neigh"
+  local conn = require("surge.conn")
+  local neigh = require("surge.dut.neigh")
   local v6 = args.addr:find(":", 1, true) ~= nil
   local t = surge.proto.tcp{ src = args.addr, dst = args.addr, sport = args.port, dport = 1, size = 74 }
   local pool = surge.pool{ template = t, data_room = conn.data_room(args.mss), size = 8191 }

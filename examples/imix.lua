@@ -10,9 +10,9 @@
 -- 60/566/1514 bytes here (64/570/1518 on the wire) in the ratio 7:4:1.
 -- Each packet's IPv4 total length, UDP length and checksums follow its size
 -- (see docs/flows.md).
-local surge = require "surge"
-local size = require "surge.size"
-local flow = require "surge.flow"
+local surge = require("surge")
+local size = require("surge.size")
+local flow = require("surge.flow")
 
 function configure(p)
   p:description("UDP/IPv4 at a mix of frame sizes; prints the sizes it sent.")

@@ -7,7 +7,7 @@
 -- a sequence number and a TSC timestamp taken as the driver takes it. The
 -- master lcore receives on the same (loopback) port, matches the probes and
 -- prints min/mean/p50/p90/p99/p99.9/max and lost/duplicated/reordered counts.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("Latency probes under load on a loopback port (net_ring).")

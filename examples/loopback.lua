@@ -5,7 +5,7 @@
 -- A single net_ring port is its own loopback: what it sends it receives. The
 -- TX task's pool is shared (shared = true) because the RX lcore frees the
 -- mbufs it receives back into it.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("Send on a port and receive on the same port (net_ring loopback).")

@@ -11,8 +11,8 @@
 --
 --   surge run --vdev net_af_packet0,iface=IF examples/many-hosts.lua --count 1000 --ip 10.34.1.1
 --   surge run --vdev net_af_packet0,iface=IF examples/many-hosts.lua --count 50 --serve 80 --seconds 30
-local surge = require "surge"
-local hosts = require "surge.hosts"
+local surge = require("surge")
+local hosts = require("surge.hosts")
 
 -- hosts.new's options from the command line's
 local function table_options(args)
@@ -55,7 +55,7 @@ end
 -- a signal; the table takes what the engine's poll leaves in rx (the
 -- peer's ARP for the hosts, its pings)
 local function serve(t, rxq, txq, args)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local t0 = surge.tsc()
   local stop = args.seconds > 0 and t0 + args.seconds * surge.tsc_hz() or nil
   t:run{ rxq = rxq, txq = txq, until_settled = true, seconds = args.seconds > 0 and args.seconds or nil }

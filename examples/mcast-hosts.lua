@@ -9,10 +9,10 @@
 -- received for each group.
 --
 --   surge run --vdev net_af_packet0,iface=IF examples/mcast-hosts.lua --join '239.1.1.1/4@0+100v2;ff3e::1@0+10v2'
-local surge = require "surge"
-local hosts = require "surge.hosts"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
+local surge = require("surge")
+local hosts = require("surge.hosts")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
 
 function configure(p)
   p:description("Emulated hosts joining multicast groups: IGMPv2/v3, MLDv1/v2 reports, queries, leaves.")

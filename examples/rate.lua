@@ -7,7 +7,7 @@
 -- on/off, ramp and a Lua gap function, measuring what each achieved. Then a
 -- second task sends while master changes its rate twice, measuring each from
 -- outside.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("Pacing modes: constant, bit rate, poisson, onoff, ramp, lua gaps, re-rate.")

@@ -13,9 +13,9 @@
 -- with each packet's gap from the file; --rate paces it evenly instead.
 -- Without --file, master first writes a small capture of its own: frames of
 -- several sizes and protocols, a few milliseconds apart.
-local surge = require "surge"
-local pcap = require "surge.pcap"
-local ffi = require "ffi"
+local surge = require("surge")
+local pcap = require("surge.pcap")
+local ffi = require("ffi")
 
 function configure(p)
   p:description("Replays a pcap/pcapng file (default: a generated demo capture) on a port.")

@@ -7,7 +7,7 @@
 -- with one template frame and, per burst, rewrites only the UDP source port
 -- (when --flows > 1, with surge.flow), keeping the UDP checksum valid
 -- incrementally.
-local surge = require "surge"
+local surge = require("surge")
 local udp = surge.proto.udp
 
 function configure(p)

@@ -8,7 +8,7 @@
 -- built once as a layer stack. A flow varies the VNI, the inner source
 -- address and the outer UDP source port (entropy, as a VTEP would), keeping
 -- the inner and outer checksums valid.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("VXLAN: eth/ip4/udp/vxlan/eth/ip4/udp with flows over VNIs and inner sources.")

@@ -3,8 +3,8 @@
 --
 --   SURGE_PATH=examples/scenarios surge run --vdev net_ring0 sweep --sizes 64,1518 --rate 20kpps
 --   surge run --path examples/scenarios sweep --help
---   require "sweep".run{ tx = 0, sizes = "64,256" }          -- from a script or the REPL
-local scenario = require "surge.scenario"
+--   require("sweep").run{ tx = 0, sizes = "64,256" }          -- from a script or the REPL
+local scenario = require("surge.scenario")
 
 local M = { name = "sweep", description = "one trial per frame size at a fixed rate: loss per size" }
 

@@ -13,7 +13,7 @@
 -- otherwise. Declarations are checked too, as OptionErrors at the user's
 -- configure line: a name is --name, declared once and not --help; a range
 -- is well formed and not empty; a default fits its kind and range.
-local check = require "surge.check"
+local check = require("surge.check")
 
 local M = {}
 -- text: the usage text configure's p:text() set

@@ -1,6 +1,6 @@
 -- check.lua - the one argument check every wrapper uses before C sees a value.
 --
---   local check = require "surge.check"
+--   local check = require("surge.check")
 --   check.expect(n, "integer 1..256", "pool:burst", "n")
 --   check.expect(opts, "table?", "surge.port", "opts")
 --   check.burst(b, "txq:send")            -- hot paths: one type test
@@ -15,9 +15,9 @@
 -- Numbers are never NaN; they are finite unless a bound is inf. Every value
 -- that crosses into C through a fixed-width integer is range-checked here,
 -- never wrapped or clamped by the FFI conversion.
-local bit = require "bit"
-local ffi = require "ffi"
-require "surge.cdef"
+local bit = require("bit")
+local ffi = require("ffi")
+require("surge.cdef")
 
 local M = {}
 

@@ -16,7 +16,7 @@
 -- reads nil) and may be added later; a write of any other new key raises
 -- the same way. Keys starting with "__" (metamethods, __handle) read nil
 -- when absent: surge's own code asks a metatable for them.
-local check = require "surge.check"
+local check = require("surge.check")
 
 local M = {}
 

@@ -3,8 +3,8 @@
 -- C calls return 0 or a count on success and -errno on failure, with the
 -- message in surge_last_error(). check() turns a failure into a Lua error
 -- raised at the caller's caller, so it names the user's file:line.
-local ffi = require "ffi"
-require "surge.cdef"
+local ffi = require("ffi")
+require("surge.cdef")
 
 local C = ffi.C
 local M = { C = C }
@@ -21,7 +21,7 @@ function M.last_error()
 end
 
 local raise = require("surge.check").raise
-local check = require "surge.check"
+local check = require("surge.check")
 
 -- A failed call: "run stopped" (see M.STOPPED) or its error at the user's line.
 function M.check(rc)

@@ -10,16 +10,16 @@
 -- lcore), so add() is a load and a store, no atomic; the same name gives the
 -- same counter in every task. They show in the stats lines, the summary,
 -- --output and the /surge/counters telemetry command.
-local ffi = require "ffi"
-local bit = require "bit"
-local check = require "surge.check"
-local core = require "surge.core"
+local ffi = require("ffi")
+local bit = require("bit")
+local check = require("surge.check")
+local core = require("surge.core")
 
 local C, rc_check = core.C, core.check
 local SATURATED = 0xffffffffffffffffULL
 local M = {}
 
-local class = require "surge.class"
+local class = require("surge.class")
 local Counter = class.new("counter", { "id", "name", "cell" })
 Counter.__handle = function(c) return ("counter '%s'"):format(c.name) end
 local Gauge = class.new("gauge", { "id", "name", "cell" })

@@ -1,6 +1,6 @@
 -- fleet.lua (surge.fleet) - one instance of several started as one.
 --
---   local fleet = require "surge.fleet"
+--   local fleet = require("surge.fleet")
 --   function tx(q, start)
 --     local burst = ...                 -- everything slow first (pools, templates)
 --     fleet.sleep_until(start)          -- then wait for the common start time
@@ -19,11 +19,11 @@
 -- as the hosts' clocks do (docs/python.md, "Several instances as one").
 -- The tasks wait for T themselves, after their VM and pools are made: a
 -- task VM takes milliseconds to start, and not the same on every host.
-local ffi = require "ffi"
-local surge = require "surge"
-local check = require "surge.check"
-local results = require "surge.results"
-local core = require "surge.core"
+local ffi = require("ffi")
+local surge = require("surge")
+local check = require("surge.check")
+local results = require("surge.results")
+local core = require("surge.core")
 
 pcall(ffi.cdef, [[
 struct surge_fleet_timespec { long tv_sec; long tv_nsec; };

@@ -1,6 +1,6 @@
 -- flow.lua - many flows from one template: header fields that vary per packet.
 --
---   local flow = require "surge.flow"
+--   local flow = require("surge.flow")
 --   local f = flow{ template = t,                       -- from surge.proto
 --                   fields = { ["ip4.src"] = { range = { "10.0.0.0", "10.0.255.255" } },
 --                              ["udp.sport"] = { range = { 1000, 1015 } } },   -- 1M flows
@@ -26,10 +26,10 @@
 -- RFC 1624 update per checksum and packet. No table lookups, closures or
 -- allocation per packet: the loop in apply() compiles to one LuaJIT trace of
 -- integer code.
-local ffi = require "ffi"
-local bit = require "bit"
-local check = require "surge.check"
-local generator = require "surge.gen.flow"
+local ffi = require("ffi")
+local bit = require("bit")
+local check = require("surge.check")
+local generator = require("surge.gen.flow")
 
 local M = {}
 

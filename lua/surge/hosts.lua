@@ -2,7 +2,7 @@
 -- table of N hosts per task, their protocol state in C (core/hosts/),
 -- driven from Lua once per burst; events pulled after a poll.
 --
---   local hosts = require "surge.hosts"
+--   local hosts = require("surge.hosts")
 --   local t = hosts.new{ count = 1000, mac = "02:10:00:00:00:01", ip = "10.33.1.1",   -- host i: mac + i, ip + i
 --                        dad = true, announce = 1, probe = 1.0 }                    -- RFC 5227
 --   local t = hosts.new{ count = 500, mac = "02:10:00:00:00:01", dhcp = true,
@@ -22,18 +22,18 @@
 --   t:stats()   --> { arp_reply_tx = .., dhcp_ack_rx = .., state = { bound = .., ... }, ... }
 --
 -- t:run{ rxq = .., txq = .., seconds = .., until_settled = true, on_event = function(ev) end } is that loop.
-local ffi = require "ffi"
-local bit = require "bit"
-local core = require "surge.core"
-local check = require "surge.check"
-local eth = require "surge.proto.eth"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local mcast = require "surge.hosts_mcast"
-local class = require "surge.class"
-local counter = require "surge.counter"
-local poll_loop = require "surge.poll_loop"
-local surge = require "surge"
+local ffi = require("ffi")
+local bit = require("bit")
+local core = require("surge.core")
+local check = require("surge.check")
+local eth = require("surge.proto.eth")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local mcast = require("surge.hosts_mcast")
+local class = require("surge.class")
+local counter = require("surge.counter")
+local poll_loop = require("surge.poll_loop")
+local surge = require("surge")
 local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").TxQueue
 
 local C, rc_check = core.C, core.check

@@ -7,12 +7,12 @@
 --   t:leave(m)                                    -- leaves (v2, MLDv1) or TO_IN reports (v3, MLDv2)
 --   local a, b = t:leave(m, 10, 5)                -- hosts 10..14 leave; the others stay, in memberships a and b
 --   t:membership(m) --> { state = "joined", version = 3, version_now = 3, reports = .., queries = .. }
-local ffi = require "ffi"
-local bit = require "bit"
-local core = require "surge.core"
-local check = require "surge.check"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
+local ffi = require("ffi")
+local bit = require("bit")
+local core = require("surge.core")
+local check = require("surge.check")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
 
 local C, rc_check = core.C, core.check
 local M = {}

@@ -1,6 +1,6 @@
 -- surge - the Lua API scripts use.
 --
---   local surge = require "surge"
+--   local surge = require("surge")
 --   function master(args)
 --     local port = surge.port(0)
 --     surge.launch("tx", port:txq(0), args)
@@ -10,25 +10,25 @@
 --     local burst = surge.pool{ template = surge.proto.udp{} }:burst(32)
 --     while surge.running() do burst:alloc(); q:send(burst) end
 --   end
-local ffi = require "ffi"
-local core = require "surge.core"
-local check = require "surge.check"
-local tasks = require "surge.tasks"
+local ffi = require("ffi")
+local core = require("surge.core")
+local check = require("surge.check")
+local tasks = require("surge.tasks")
 
 local C, rc_check = core.C, core.check
 local surge = {
   version = ffi.string(C.surge_version()),
-  proto = require "surge.proto",
-  latency = require "surge.latency",
+  proto = require("surge.proto"),
+  latency = require("surge.latency"),
   port = require("surge.port").open,
   pool = require("surge.pool").new,
-  flow = require "surge.flow",      -- surge.flow{ template, fields, combine }
-  size = require "surge.size",      -- surge.size(spec): fixed, uniform, weighted, "imix"
-  pcap = require "surge.pcap",      -- pcap.writer(path), pcap.reader(path, { loop, timing })
+  flow = require("surge.flow"),      -- surge.flow{ template, fields, combine }
+  size = require("surge.size"),      -- surge.size(spec): fixed, uniform, weighted, "imix"
+  pcap = require("surge.pcap"),      -- pcap.writer(path), pcap.reader(path, { loop, timing })
   counter = require("surge.counter").counter,   -- surge.counter(name):add(n)
   gauge = require("surge.counter").gauge,       -- surge.gauge(name):set(v)
-  results = require "surge.results",  -- results.add(name, tbl), collect(), write(file)
-  progress = require "surge.results.progress", -- surge.progress(done, total, label)
+  results = require("surge.results"),  -- results.add(name, tbl), collect(), write(file)
+  progress = require("surge.results.progress"), -- surge.progress(done, total, label)
 }
 
 -- surge.plot(file [, out]): charts of a results file (gnuplot), as `surge plot`.

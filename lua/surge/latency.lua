@@ -20,15 +20,15 @@
 -- The timestamp is written by C just before the driver takes the packet
 -- (after any pacing wait). It is the TSC: sender and receiver must run in
 -- one process (loopback, reflector), as in examples/latency.lua.
-local ffi = require "ffi"
-local core = require "surge.core"
-local check = require "surge.check"
+local ffi = require("ffi")
+local core = require("surge.core")
+local check = require("surge.check")
 
 local C, rc_check = core.C, core.check
 local M = {}
 
-local class = require "surge.class"
-local results_file = require "surge.results.file"
+local class = require("surge.class")
+local results_file = require("surge.results.file")
 local Marker = class.new("marker", { "offset", "every", "left", "seq" })
 
 local function offset(o, fn)

@@ -1,6 +1,6 @@
 -- pcap.lua - write bursts to pcap files; replay pcap files into bursts.
 --
---   local pcap = require "surge.pcap"            -- surge.pcap
+--   local pcap = require("surge.pcap")            -- surge.pcap
 --
 --   local w = pcap.writer("out.pcap", { snaplen = 128, nano = true })
 --   q:recv(b); w:write(b)          -- every packet of the burst: b.tsc as its time (0: now)
@@ -19,17 +19,17 @@
 -- For a fixed rate instead, use timing = "fast" and q:set_rate("1mpps").
 -- Readers and writers pass to tasks like ports and pools (as ids); one lcore
 -- at a time uses each. What a script leaves open is closed when the run ends.
-local ffi = require "ffi"
-local core = require "surge.core"
-local check = require "surge.check"
+local ffi = require("ffi")
+local core = require("surge.core")
+local check = require("surge.check")
 
 local C, rc_check = core.C, core.check
 local M = {}
 
 local EAGAIN = 11
 
-local class = require "surge.class"
-local port = require "surge.port"
+local class = require("surge.class")
+local port = require("surge.port")
 local Writer, Reader = class.new("writer", { "id", "path" }), class.new("reader", { "id", "path" })
 Writer.__handle = function(w) return ("pcap_writer(%d,%q)"):format(w.id, w.path) end
 Reader.__handle = function(r) return ("pcap_reader(%d,%q)"):format(r.id, r.path) end

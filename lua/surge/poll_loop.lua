@@ -6,9 +6,9 @@
 -- is open, a last copy of the counters); then a stop of the run
 -- (core.STOPPED) ends it quietly and any other error is raised again.
 -- poll and tick are made once per run, not per turn of the loop.
-local core = require "surge.core"
-local check = require "surge.check"
-local surge = require "surge"
+local core = require("surge.core")
+local check = require("surge.check")
+local surge = require("surge")
 local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").TxQueue
 
 local M = {}

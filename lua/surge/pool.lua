@@ -4,14 +4,14 @@
 --   local burst = pool:burst(32)
 --   burst:alloc()                  -- n packets, each already holding the template
 --   burst.data[i], burst.len[i]    -- bytes and length of packet i (0-based)
-local ffi = require "ffi"
-local core = require "surge.core"
-local check = require "surge.check"
+local ffi = require("ffi")
+local core = require("surge.core")
+local check = require("surge.check")
 
 local C, rc_check = core.C, core.check
 local M = {}
 
-local class = require "surge.class"
+local class = require("surge.class")
 local Pool = class.new("pool", { "id" })
 Pool.__handle = function(p) return ("pool(%d)"):format(p.id) end
 

@@ -4,17 +4,17 @@
 --   local q = port:txq(0)          -- pass q to a task with surge.launch
 --   q:send(burst)                  -- in the task's loop
 --   q:send_due(burst)              -- a paced queue's due packets; the rest stay in burst
-local ffi = require "ffi"
-local bit = require "bit"
-local core = require "surge.core"
-local check = require "surge.check"
+local ffi = require("ffi")
+local bit = require("bit")
+local core = require("surge.core")
+local check = require("surge.check")
 
-local rate = require "surge.rate"
+local rate = require("surge.rate")
 local C, rc_check = core.C, core.check
 local M = {}
 
-local class = require "surge.class"
-local results = require "surge.results"
+local class = require("surge.class")
+local results = require("surge.results")
 -- gap: the per-packet gap function of a rate spec (set_rate); false: none
 local Port, TxQueue, RxQueue = class.new("port", { "id" }), class.new("txq", { "port", "id", "gap" }),
   class.new("rxq", { "port", "id" })

@@ -11,9 +11,9 @@
 --   q:set_rate{ rate = "1mpps", catchup = "skip" }  -- behind schedule: drop it, keep the gaps
 --   q:set_rate{ rate = "1mpps", catchup = "burst", max_late_us = 1000 }  -- send late ones at once (default)
 --   q:set_rate(nil) or q:set_rate(0)          -- unpaced
-local ffi = require "ffi"
-local core = require "surge.core"
-local check = require "surge.check"
+local ffi = require("ffi")
+local core = require("surge.core")
+local check = require("surge.check")
 
 local C = core.C
 local M = {}

@@ -27,16 +27,16 @@
 --                 prompt's environment; { [HEX] = "0aff" } those bytes;
 --                 { [FLOAT] = "nan" | "inf" | "-inf" }; { [PAIRS] = ... } a
 --                 table with those keys.
-local json = require "surge.results.json"
-local repl = require "surge.repl"
-local replio = require "surge.replio"
-local show = require "surge.repl.show"
-local helpers = require "surge.repl.helpers"
-local progress = require "surge.results.progress"
-local results = require "surge.results"
-local surge = require "surge"
-local counter = require "surge.counter"
-local fleet = require "surge.fleet"
+local json = require("surge.results.json")
+local repl = require("surge.repl")
+local replio = require("surge.replio")
+local show = require("surge.repl.show")
+local helpers = require("surge.repl.helpers")
+local progress = require("surge.results.progress")
+local results = require("surge.results")
+local surge = require("surge")
+local counter = require("surge.counter")
+local fleet = require("surge.fleet")
 
 local M = {}
 

@@ -4,13 +4,13 @@
 -- The prompt (surge.repl) sits above this module: when a run has one, the
 -- prompt registers itself with set_prompt() as it loads, and master's waits
 -- serve it through that hook; nothing here requires the prompt.
-local ffi = require "ffi"
-local core = require "surge.core"
+local ffi = require("ffi")
+local core = require("surge.core")
 local C, rc_check = core.C, core.check
-local check = require "surge.check"
-local serial = require "surge.base.serial"
-local results = require "surge.results"
-local progress = require "surge.results.progress"
+local check = require("surge.check")
+local serial = require("surge.base.serial")
+local results = require("surge.results")
+local progress = require("surge.results.progress")
 local M = {}
 
 local launched = {}   -- tasks started by this master, in launch order
@@ -104,7 +104,7 @@ end
 function M.tasks() return launched end
 
 -- Handles rebuilt from ids when task data is decoded.
-local port, pcap = require "surge.port", require "surge.pcap"
+local port, pcap = require("surge.port"), require("surge.pcap")
 M.handles = {
   port = port.wrap, txq = port.txq, rxq = port.rxq, pool = require("surge.pool").wrap,
   pcap_writer = pcap.handles.pcap_writer, pcap_reader = pcap.handles.pcap_reader,

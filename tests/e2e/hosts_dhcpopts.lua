@@ -5,8 +5,8 @@
 -- hosts behind the generator as their relay agent ("DHCP relay"), --hold
 -- seconds more once settled (answering ARP and echo). Prints each host
 -- ("host I MAC STATE IP MASK ROUTER DNS"), the states and the counters.
-local surge = require "surge"
-local hosts = require "surge.hosts"
+local surge = require("surge")
+local hosts = require("surge.hosts")
 
 function configure(p)
   p:option("--clients", "DHCP clients", 4, "integer 1..1000")

@@ -5,8 +5,8 @@
 -- A require by a computed name (a protocol, a scenario, a task's module)
 -- is not listed: it cannot be at the top. Run with lua5.1 and luacheck's
 -- parser: lua5.1 requires.lua FILE... ; exits 1 when it lists one.
-local parser = require "luacheck.parser"
-local decoder = require "luacheck.decoder"
+local parser = require("luacheck.parser")
+local decoder = require("luacheck.decoder")
 
 local found = 0
 for _, path in ipairs(arg) do

@@ -60,5 +60,15 @@ if out=$(lua5.1 "$src/tests/lint/requires.lua" "$tmp/lua/surge/planted.lua" 2>&1
 elif ! grep -q 'planted.lua:3: require "surge.check" inside a function' <<<"$out"; then
   echo "FAIL: requires.lua did not name the planted require: $out"; fail=1
 fi
+# one way to write a require in the tree's Lua: require("name"), a call
+# that reads as an import (docs/architecture.md, "Requires")
+bare_require='(^|[^"'\''[:alnum:]_.])require[[:space:]]*(["'\''][A-Za-z0-9_.]+["'\'']|\[\[)'
+if out=$(grep -rnE --include='*.lua' --exclude-dir='build*' --exclude-dir=.git "$bare_require" . 2>&1); then
+  echo "$out"; echo "FAIL: a require without parentheses: write require(\"name\")"; fail=1
+fi
+printf 'local check = require "surge.check"\nreturn check\n' >"$tmp/lua/surge/planted.lua"
+if ! grep -rnE --include='*.lua' "$bare_require" "$tmp" | grep -q 'planted.lua:1:'; then
+  echo "FAIL: a require without parentheses in planted.lua was not found"; fail=1
+fi
 if [ $fail = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 exit $fail

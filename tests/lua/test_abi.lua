@@ -1,8 +1,8 @@
 -- The FFI ABI: LuaJIT's view of every struct in surge.h (generated cdef.lua)
 -- must match the compiler's, field by field, and the C-side table must cover
 -- every field the header declares, so the two cannot drift silently.
-local ffi = require "ffi"
-local cdef = require "surge.cdef"
+local ffi = require("ffi")
+local cdef = require("surge.cdef")
 local C = ffi.C
 
 local T = {}

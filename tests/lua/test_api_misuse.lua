@@ -2,8 +2,8 @@
 -- file's line (the first frame outside surge), naming the function and the
 -- parameter; never a segfault (which would kill this test), a value wrapped
 -- into the packet, or a position inside lua/surge/ or generated code.
-local ffi = require "ffi"
-local surge = require "surge"
+local ffi = require("ffi")
+local surge = require("surge")
 local errors = require("surge.vm.testrun").errors
 
 local T = {}

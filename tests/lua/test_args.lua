@@ -1,5 +1,5 @@
 -- Script options declared in configure(): defaults, conversion, errors.
-local args = require "surge.args"
+local args = require("surge.args")
 
 local T = {}
 

@@ -1,8 +1,8 @@
 -- surge.check: the spec language, value descriptions, errors at the caller's
 -- line, and the burst fields Lua may only read.
-local ffi = require "ffi"
-local surge = require "surge"
-local check = require "surge.check"
+local ffi = require("ffi")
+local surge = require("surge")
+local check = require("surge.check")
 
 local T = {}
 

@@ -1,9 +1,9 @@
 -- surge.conn from Lua (issue 21 item 2): the HTTP templates are what a
 -- server and a client expect, misuse is one error at this file's line
 -- naming the option, and an engine's handle is strict.
-local surge = require "surge"
-local conn = require "surge.conn"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local conn = require("surge.conn")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

@@ -7,8 +7,8 @@
 -- before any request (a client's hook closing at on_established) or with
 -- no answer (its on_request closing) each land in one counter, and the
 -- counts add up.
-local surge = require "surge"
-local conn = require "surge.conn"
+local surge = require("surge")
+local conn = require("surge.conn")
 
 local T = {}
 

@@ -4,9 +4,9 @@
 -- that did not happen). Now each of its methods is one error at the
 -- user's line, and nothing is counted. A surge client and server on
 -- net_ring0 (port 0 of `surge test`, its own loopback).
-local surge = require "surge"
-local conn = require "surge.conn"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local conn = require("surge.conn")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

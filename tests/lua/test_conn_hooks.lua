@@ -7,10 +7,10 @@
 -- request templates and closing. Each hook is called once per event, its
 -- counts equal to the engines' counters; what a hook chose is what went on
 -- the wire (the frames read between the two engines).
-local surge = require "surge"
-local ffi = require "ffi"
-local conn = require "surge.conn"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local ffi = require("ffi")
+local conn = require("surge.conn")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

@@ -8,10 +8,10 @@
 -- rule says (open k: address k mod N of the ascending list, port sport +
 -- k div N). More than SURGE_CONN_ADDR_MAX (2^20) addresses: the one-line
 -- error at the caller's line; exactly that many: an engine.
-local surge = require "surge"
-local conn = require "surge.conn"
-local ip4 = require "surge.proto.ip4"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local conn = require("surge.conn")
+local ip4 = require("surge.proto.ip4")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

@@ -4,10 +4,10 @@
 -- the rest of the API), never an error inside lua/surge/conn/ or a value
 -- handed to C. The listed cases first, then the class: every function and
 -- method found in the modules, called with a dot or a bad argument.
-local surge = require "surge"
-local conn = require "surge.conn"
-local http = require "surge.conn.http"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local conn = require("surge.conn")
+local http = require("surge.conn.http")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

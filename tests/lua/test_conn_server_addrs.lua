@@ -6,12 +6,12 @@
 -- (the frames read off the ring between the polls, checksums checked by
 -- surge.proto.decode), each connection ends in one counter, and a SYN to an
 -- address outside the set is left in rx for the caller, unanswered.
-local bit = require "bit"
-local ffi = require "ffi"
-local surge = require "surge"
-local conn = require "surge.conn"
-local decode = require "surge.proto.decode"
-local ip4 = require "surge.proto.ip4"
+local bit = require("bit")
+local ffi = require("ffi")
+local surge = require("surge")
+local conn = require("surge.conn")
+local decode = require("surge.proto.decode")
+local ip4 = require("surge.proto.ip4")
 
 local T = {}
 

@@ -2,8 +2,8 @@
 -- the counter says saturated (surge.counter.all, the stats line, results),
 -- instead of wrapping to a small count. The sum over lcores past 2^64 is
 -- tests/unit/test_counters.c's.
-local surge = require "surge"
-local counter = require "surge.counter"
+local surge = require("surge")
+local counter = require("surge.counter")
 local T = {}
 
 local function info(name)

@@ -2,12 +2,12 @@
 -- access by name), per-flow counters (loss, reordering with 16-bit wrap),
 -- ARP/NDP answers checked byte by byte with an independent checksum, and a
 -- trial and a resolve through the net_ring loopback (port 0 of `surge test`).
-local ffi = require "ffi"
-local surge = require "surge"
-local view = require "surge.proto.view"
-local counters = require "surge.dut.counters"
-local neigh = require "surge.dut.neigh"
-local testrun = require "surge.vm.testrun"
+local ffi = require("ffi")
+local surge = require("surge")
+local view = require("surge.proto.view")
+local counters = require("surge.dut.counters")
+local neigh = require("surge.dut.neigh")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}
@@ -369,7 +369,7 @@ function T.resolve_ignores_macs_no_host_has()
   inject(reply("02:00:00:00:00:bb"))
   assert(n:resolve(1, "10.9.0.1", 2) == "02:00:00:00:00:bb", "the usable answer after the ignored one")
   -- NDP: an advertisement whose target link-layer option is multicast
-  local ip6 = require "surge.proto.ip6"
+  local ip6 = require("surge.proto.ip6")
   local na = ffi.new("uint8_t[86]")
   ffi.copy(na, hex("02000000000a 0200000000bb 86dd"), 14)
   ip6.write(na + 14, ip6.addr("2001:db8:9::1"), ip6.addr("2001:db8:9::2"), 58, 32, 255)
@@ -395,7 +395,7 @@ end
 -- The per-packet loops (tag, parse, count) compile to traces: no
 -- allocation, closure or NYI call in them.
 function T.hot_loops_compile()
-  local jutil = require "jit.util"
+  local jutil = require("jit.util")
   local done, aborted = {}, {}
   local starts = {}
   local ok_vmdef, vmdef = pcall(require, "jit.vmdef")         -- for readable abort reasons, if installed

@@ -2,9 +2,9 @@
 -- argument checks (one error at the caller's line), sleep_until on the wall
 -- clock, and the record in the results. The fleet itself, with real
 -- instances and a Python controller, is tests/python/test_fleet.py.
-local surge = require "surge"
-local fleet = require "surge.fleet"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local fleet = require("surge.fleet")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

@@ -2,11 +2,11 @@
 -- from real mbufs, checksums verified by an independent sum after many
 -- applications (mbufs recycled with other values), the compiled loop is a
 -- LuaJIT trace, and bad definitions are one-line errors at the caller's line.
-local ffi = require "ffi"
-local bit = require "bit"
-local jutil = require "jit.util"
-local surge = require "surge"
-local flow = require "surge.flow"
+local ffi = require("ffi")
+local bit = require("bit")
+local jutil = require("jit.util")
+local surge = require("surge")
+local flow = require("surge.flow")
 
 local L = surge.proto.layer
 local T = {}

@@ -10,21 +10,21 @@
 -- hang past the cap) fails the test and prints the input to add to
 -- regressions below. SURGE_FUZZ_SEED=N replays a run; SURGE_FUZZ_SECONDS
 -- raises the cap for a longer local campaign.
-local serial = require "surge.base.serial"
-local args = require "surge.args"
-local json = require "surge.results.json"
-local otg_schema = require "surge.otg.schema"
-local otg_model = require "surge.otg.model"
-local otg_flows = require "surge.otg.flows"
-local otg_devices = require "surge.otg.devices"
-local otg_stats = require "surge.otg.stats"
-local otg_task = require "surge.otg.task"
-local otg_ping = require "surge.otg.ping"
-local view = require "surge.proto.view"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local ffi = require "ffi"
-local surge = require "surge"
+local serial = require("surge.base.serial")
+local args = require("surge.args")
+local json = require("surge.results.json")
+local otg_schema = require("surge.otg.schema")
+local otg_model = require("surge.otg.model")
+local otg_flows = require("surge.otg.flows")
+local otg_devices = require("surge.otg.devices")
+local otg_stats = require("surge.otg.stats")
+local otg_task = require("surge.otg.task")
+local otg_ping = require("surge.otg.ping")
+local view = require("surge.proto.view")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local ffi = require("ffi")
+local surge = require("surge")
 
 local T = {}
 

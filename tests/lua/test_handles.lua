@@ -2,8 +2,8 @@
 -- type does not have raises "TYPE has no field 'NAME'" at this file's line,
 -- for every handle type (lua/surge/class.lua), while the fields and methods
 -- they do have keep working. Run with --vdev net_ring0 --vdev net_null0,no-rx=1.
-local surge = require "surge"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}
@@ -26,7 +26,7 @@ local function handles()
   w:write(b)
   w:close()
   b:free()
-  local counters = require "surge.dut.counters"
+  local counters = require("surge.dut.counters")
   return {
     { "port", null_port(), "id" },
     { "txq", null_port():txq(0), "port" },

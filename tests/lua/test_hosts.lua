@@ -6,12 +6,12 @@
 -- garbage and a NAK storm are counted (dhcp_bad, dhcp_nak_rx) and every
 -- client ends in gave_up after its retries: no crash, no hang, every mbuf
 -- back. Then the refusals of surge.hosts.new, each at the caller's line.
-local surge = require "surge"
-local ffi = require "ffi"
-local bit = require "bit"
-local hosts = require "surge.hosts"
-local testrun = require "surge.vm.testrun"
-local cksum = require "surge.proto.checksum"
+local surge = require("surge")
+local ffi = require("ffi")
+local bit = require("bit")
+local hosts = require("surge.hosts")
+local testrun = require("surge.vm.testrun")
+local cksum = require("surge.proto.checksum")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

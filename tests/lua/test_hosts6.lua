@@ -7,14 +7,14 @@
 -- address prefix + EUI-64; an NA for a tentative link-local address is a
 -- conflict (no RS after it); the DHCPv6 client's SOLICIT, REQUEST, RENEW
 -- and RELEASE against a server written here, and its binding.
-local surge = require "surge"
-local ffi = require "ffi"
-local bit = require "bit"
-local hosts = require "surge.hosts"
-local counter = require "surge.counter"
-local ip6 = require "surge.proto.ip6"
-local cksum = require "surge.proto.checksum"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local ffi = require("ffi")
+local bit = require("bit")
+local hosts = require("surge.hosts")
+local counter = require("surge.counter")
+local ip6 = require("surge.proto.ip6")
+local cksum = require("surge.proto.checksum")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

@@ -7,12 +7,12 @@
 -- kept per host, read from sname and file too (option overload); the
 -- refusals at the caller's line; and the hosts behind the generator as
 -- their relay agent (issue 33, "DHCP relay").
-local surge = require "surge"
-local ffi = require "ffi"
-local bit = require "bit"
-local hosts = require "surge.hosts"
-local testrun = require "surge.vm.testrun"
-local cksum = require "surge.proto.checksum"
+local surge = require("surge")
+local ffi = require("ffi")
+local bit = require("bit")
+local hosts = require("surge.hosts")
+local testrun = require("surge.vm.testrun")
+local cksum = require("surge.proto.checksum")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

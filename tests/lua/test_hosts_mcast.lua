@@ -8,14 +8,14 @@
 -- from the MAC) and its checksums are summed again here; queries injected on
 -- the ring are answered within their maximum response time, spread over
 -- it; a bad checksum is counted and not answered; the refusals of t:join.
-local surge = require "surge"
-local ffi = require "ffi"
-local bit = require "bit"
-local hosts = require "surge.hosts"
-local igmp = require "surge.proto.igmp"
-local ip6 = require "surge.proto.ip6"
-local cksum = require "surge.proto.checksum"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local ffi = require("ffi")
+local bit = require("bit")
+local hosts = require("surge.hosts")
+local igmp = require("surge.proto.igmp")
+local ip6 = require("surge.proto.ip6")
+local cksum = require("surge.proto.checksum")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

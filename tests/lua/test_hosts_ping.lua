@@ -9,13 +9,13 @@
 -- not compared on receipt); a frame with the inner tag alone, or another
 -- outer VLAN, is not the table's; a ping's requests carry both tags. Then
 -- the refusals, at the caller's line.
-local surge = require "surge"
-local ffi = require "ffi"
-local bit = require "bit"
-local hosts = require "surge.hosts"
-local ip6 = require "surge.proto.ip6"
-local testrun = require "surge.vm.testrun"
-local cksum = require "surge.proto.checksum"
+local surge = require("surge")
+local ffi = require("ffi")
+local bit = require("bit")
+local hosts = require("surge.hosts")
+local ip6 = require("surge.proto.ip6")
+local testrun = require("surge.vm.testrun")
+local cksum = require("surge.proto.checksum")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

@@ -7,11 +7,11 @@
 -- the binding-time histogram adds up; a release empties the pool and the
 -- addresses are handed out again; renewals keep the address; a REQUEST for
 -- an address the client does not hold is NAKed, byte for byte.
-local surge = require "surge"
-local ffi = require "ffi"
-local bit = require "bit"
-local hosts = require "surge.hosts"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local ffi = require("ffi")
+local bit = require("bit")
+local hosts = require("surge.hosts")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}
@@ -235,7 +235,7 @@ function T.a_flow_takes_its_sources_from_the_bound_hosts()
   local f = surge.flow{ template = tpl, fields = c:source_fields(), combine = "zip" }
   assert(f:count() == 64, f:count())
   local frames = f:frames(130)
-  local decode = require "surge.proto.decode"
+  local decode = require("surge.proto.decode")
   for k, fr in ipairs(frames) do
     local i = (k - 1) % 64
     local h = c:host(i)

@@ -1,9 +1,9 @@
 -- The example's hot loop must compile to a LuaJIT trace, and run right:
 -- tx() from examples/udp-flood.lua is called here on the net_null port, and
 -- the trace compiler's events show a completed trace starting in it.
-local surge = require "surge"
-local jutil = require "jit.util"
-local ffi = require "ffi"
+local surge = require("surge")
+local jutil = require("jit.util")
+local ffi = require("ffi")
 
 local T = {}
 
@@ -61,7 +61,7 @@ end
 -- instructions, as "OP" names. The generated per-packet loops of surge.flow
 -- and surge.size are integer code: a double there is a counter or a sum that
 -- the trace keeps as a float (adds, compares, conversions on every packet).
-local vmdef = require "jit.vmdef"
+local vmdef = require("jit.vmdef")
 local IRT_NUM = 14                      -- LuaJIT's IR type number for a double
 local function float_ops(tr)
   local info = jutil.traceinfo(tr)
@@ -229,7 +229,7 @@ end
 -- its Lua functions may not do float work (its per-frame loop in Lua was
 -- the 0.30x of the issue); the counts are exact.
 function T.measuring_receiver_steady_state()
-  local trial = require "surge.dut.trial"
+  local trial = require("surge.dut.trial")
   local ring = surge.port(0, { rxq = 1, txq = 1, clones = true })
   local t = surge.proto.udp{ size = 60, sport = 1024, dport = 3842 }
   local pool = surge.pool{ template = t, size = 4095 }
@@ -292,7 +292,7 @@ end
 -- compiling takes, where one table or closure per event would add ~40
 -- bytes x 4 events x 20000 connections (3 MB).
 local function conn_pair(count)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local ring = surge.port(0, { rxq = 1, txq = 1, clones = true })
   local rxq, txq = ring:rxq(0), ring:txq(0)
   local k = ffi.new("int32_t[7]")
@@ -336,7 +336,7 @@ end
 function T.conn_hooks_steady_state()
   -- the per-event Lua: the handle's methods, the loop calling the hooks
   -- (Engine:poll's upvalue), poll itself; not what runs once a run (stats)
-  local conn = require "surge.conn"
+  local conn = require("surge.conn")
   local hot = { [conn.Engine.poll] = true }
   for _, fn in pairs(conn.Hook) do if type(fn) == "function" then hot[fn] = true end end
   for i = 1, math.huge do

@@ -2,9 +2,9 @@
 -- marked, when C stamps it at send and when alloc turns the mbuf back into
 -- the template; the receiver's counts and histogram. Run with --vdev
 -- net_ring0 (port 0, its own loopback).
-local ffi = require "ffi"
-local bit = require "bit"
-local surge = require "surge"
+local ffi = require("ffi")
+local bit = require("bit")
+local surge = require("surge")
 
 local T = {}
 

@@ -4,9 +4,9 @@
 -- tolerates), a DUT that passes at max load and one that forwards nothing;
 -- the bounds, conditional throughput and trial bookkeeping RFC 9971
 -- defines; the goals' bad values refused.
-local mlr = require "surge.scenario.mlr"
-local scn = require "surge.scenario.mlrsearch"
-local search = require "surge.scenario.search"
+local mlr = require("surge.scenario.mlr")
+local scn = require("surge.scenario.mlrsearch")
+local search = require("surge.scenario.search")
 local errors = require("surge.vm.testrun").errors
 local at = require("surge.vm.testrun").at
 
@@ -283,7 +283,7 @@ end
 -- such trials held up an NDR).
 function T.one_lost_frame_is_loss()
   local planned = require("surge.dut.trial").planned
-  local frames = require "surge.dut.frames"
+  local frames = require("surge.dut.frames")
   for _, c in ipairs({ { 41666.7, 1 }, { 1000.5, 0.1 }, { 14880952.4, 0.2 }, { 3.9, 1 }, { 50000, 0.5 } }) do
     local load, d = c[1], c[2]
     local n = planned{ rate = load, duration = d }

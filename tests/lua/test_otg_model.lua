@@ -2,12 +2,12 @@
 -- names its JSON path, defaults are the model's, a flow's packet (read by
 -- otg/packet.lua) gives the frames its patterns mean, and the frame carries
 -- the flow's tag right after its headers (docs/otg.md).
-local ffi = require "ffi"
-local json = require "surge.results.json"
-local schema = require "surge.otg.schema"
-local model = require "surge.otg.model"
-local flows = require "surge.otg.flows"
-local devices = require "surge.otg.devices"
+local ffi = require("ffi")
+local json = require("surge.results.json")
+local schema = require("surge.otg.schema")
+local model = require("surge.otg.model")
+local flows = require("surge.otg.flows")
+local devices = require("surge.otg.devices")
 
 local T = {}
 

@@ -5,10 +5,10 @@
 -- ones' complement sum below, not surge.proto.checksum); every pattern kind
 -- against the first packets' varying bytes computed here; every size kind;
 -- and a table of refusals, each with its exact JSON path.
-local bit = require "bit"
-local ffi = require "ffi"
-local surge = require "surge"
-local packet = require "surge.otg.packet"
+local bit = require("bit")
+local ffi = require("ffi")
+local surge = require("surge")
+local packet = require("surge.otg.packet")
 
 local T = {}
 
@@ -207,7 +207,7 @@ function T.defaults_as_the_model_says()
   assert(s:sub(43, 46) == "TAG\1", hex(s:sub(43, 46)))
   l4_ok(s, 34, pseudo4(s, 14, 17, 26), "UDP over the payload")
   -- JSON null is an absent value
-  local json = require "surge.results.json"
+  local json = require("surge.results.json")
   c = compile({ hdr("ethernet", { src = json.null }), hdr("ipv4", { time_to_live = json.null }) }, fixed(64))
   expect_bytes(c.template.bytes:sub(15, 24), "45 00 002e 0000 0000 40", "nulls are defaults", true)
 end
@@ -579,7 +579,7 @@ local SNAPPI = [[
 ]]
 
 function T.flows_as_snappi_sends_them()
-  local json = require "surge.results.json"
+  local json = require("surge.results.json")
   local flows = json.decode((SNAPPI:gsub("\n", "")))
   local c = {}
   for i, f in ipairs(flows) do

@@ -3,8 +3,8 @@
 -- in the whole config (a flow's tag the same everywhere), rx-only entries
 -- and fillers marked in x_surge_part, a flow sent here to other hosts
 -- counted on no port here, and the refusals by path.
-local json = require "surge.results.json"
-local remote = require "surge.otg.remote"
+local json = require("surge.results.json")
+local remote = require("surge.otg.remote")
 
 local T = {}
 

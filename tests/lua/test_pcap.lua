@@ -9,9 +9,9 @@
 -- than the pool's mbufs, truncated and garbage files are errors naming the
 -- file and the record, and leave no mbuf behind; bad options are refused;
 -- readers and writers cross to tasks as handles.
-local surge = require "surge"
-local pcap = require "surge.pcap"
-local ffi = require "ffi"
+local surge = require("surge")
+local pcap = require("surge.pcap")
+local ffi = require("ffi")
 
 local T = {}
 
@@ -269,7 +269,7 @@ function T.bad_options()
 end
 
 function T.handles_cross_to_tasks()
-  local serial = require "surge.base.serial"
+  local serial = require("surge.base.serial")
   local path = make_file(tmp("h.pcap"))
   local r = pcap.reader(path)
   local w = pcap.writer(tmp("h2.pcap"))

@@ -3,8 +3,8 @@
 -- there at its path, with the same JSON type, and one the charts read as
 -- always present is required there. A field renamed or retyped in the
 -- schema (or in plot.lua alone) fails here, not in a user's plot.
-local plot = require "surge.results.plot"
-local json = require "surge.results.json"
+local plot = require("surge.results.plot")
+local json = require("surge.results.json")
 local T = {}
 
 local function src_dir()

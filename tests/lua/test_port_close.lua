@@ -1,8 +1,8 @@
 -- port:close(): close a port from master, open it again, remove a vdev.
 -- Run with --vdev net_ring0 --vdev net_null0,no-rx=1 (ports 0 and 1); the
 -- vdevs added here have their own names (net_ring7, net_null7).
-local surge = require "surge"
-local ffi = require "ffi"
+local surge = require("surge")
+local ffi = require("ffi")
 
 local T = {}
 

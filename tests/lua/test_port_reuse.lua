@@ -2,8 +2,8 @@
 -- options that agree with how the port runs, give its handle; any option
 -- that differs is refused at the caller's line, naming each difference.
 -- Run with --vdev net_ring0 (port 0) --vdev net_null0,no-rx=1 (port 1).
-local surge = require "surge"
-local testrun = require "surge.vm.testrun"
+local surge = require("surge")
+local testrun = require("surge.vm.testrun")
 local errors, at = testrun.errors, testrun.at
 
 local T = {}

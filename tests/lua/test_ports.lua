@@ -1,7 +1,7 @@
 -- Ports, queues, pools and bursts from Lua, in the main VM. Run with
 -- --vdev net_ring0 (port 0, its own loopback) --vdev net_null0,no-rx=1.
-local surge = require "surge"
-local ffi = require "ffi"
+local surge = require("surge")
+local ffi = require("ffi")
 
 local T = {}
 

@@ -1,8 +1,8 @@
 -- Packet templates: bytes as the standards say, checksums verified by an
 -- independent sum, incremental updates equal to a full recomputation.
-local ffi = require "ffi"
-local bit = require "bit"
-local surge = require "surge"
+local ffi = require("ffi")
+local bit = require("bit")
+local surge = require("surge")
 
 local udp, cs = surge.proto.udp, surge.proto.checksum
 local T = {}

@@ -2,8 +2,8 @@
 -- and 3810 give, checksums verified by an independent sum, the multicast MAC
 -- mapping, and refusals of what is not a group. tshark's view of the same
 -- frames: tests/e2e/test_rfc3918_tshark.sh.
-local ffi = require "ffi"
-local surge = require "surge"
+local ffi = require("ffi")
+local surge = require("surge")
 local igmp, cs = surge.proto.igmp, surge.proto.checksum
 local T = {}
 

@@ -3,9 +3,9 @@
 -- (plain Lua over the frame string, not surge.proto.checksum), setters that
 -- keep checksums valid, one-line errors naming the field and this file's
 -- line, decode of every stack, the IPv6 address parser.
-local ffi = require "ffi"
-local bit = require "bit"
-local surge = require "surge"
+local ffi = require("ffi")
+local bit = require("bit")
+local surge = require("surge")
 
 local P = surge.proto
 local L = P.layer

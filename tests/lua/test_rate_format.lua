@@ -3,8 +3,8 @@
 -- exponent (scenarios printed "offered 1.488e+04 kpps"); surge.rate.pps
 -- turns a rate into frames per second for a frame length; a trial of D s at
 -- R pps plans round(R * D) frames (the old loop sent one more).
-local rate = require "surge.rate"
-local trial = require "surge.dut.trial"
+local rate = require("surge.rate")
+local trial = require("surge.dut.trial")
 
 local T = {}
 

@@ -2,9 +2,9 @@
 -- receivers here, connection engines and host tables alike) takes
 -- SURGE_LATENCY_MAX entries; the next is refused with -ENOSPC and an error
 -- naming the limit, and every entry made before stays reachable by its id.
-local ffi = require "ffi"
-local surge = require "surge"
-local core = require "surge.core"
+local ffi = require("ffi")
+local surge = require("surge")
+local core = require("surge.core")
 
 local T = {}
 

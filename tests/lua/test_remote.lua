@@ -3,9 +3,9 @@
 -- from a socket (repl.eval), and the replies are read as the client reads
 -- them: what was printed, the marker, the value as JSON. The client against
 -- real instances is tests/python/.
-local repl = require "surge.repl"
-local remote = require "surge.remote"
-local json = require "surge.results.json"
+local repl = require("surge.repl")
+local remote = require("surge.remote")
+local json = require("surge.results.json")
 local T = {}
 
 local function literal(s)

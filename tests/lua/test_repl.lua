@@ -1,10 +1,10 @@
 -- The prompt's evaluation, completion, printers and typed-function packing
 -- (lua/surge/repl*.lua), without a terminal: the pty and socket sides are
 -- tested end to end in tests/e2e/test_repl_*.sh.
-local surge = require "surge"
-local repl = require "surge.repl"
-local show = require "surge.repl.show"
-local rtask = require "surge.repl.task"
+local surge = require("surge")
+local repl = require("surge.repl")
+local show = require("surge.repl.show")
+local rtask = require("surge.repl.task")
 local T = {}
 
 function T.expressions_statements_and_continuation()
@@ -128,7 +128,7 @@ function T.typed_functions_pack_and_refuse_upvalues()
   local ok, err = pcall(rtask.pack, function() return k end, "g", env)
   assert(not ok and err:match("g uses 'k', a local from outside it"), err)
   -- what launch sends must survive serialisation as task data
-  local serial = require "surge.base.serial"
+  local serial = require("surge.base.serial")
   local back = serial.decode(serial.encode({ p }, 1), surge.handles)[1]
   assert(rtask.load(back)(1) == 3)
 end

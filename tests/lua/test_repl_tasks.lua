@@ -2,8 +2,8 @@
 -- and port.opened() lists the open ports without opening any (the prompt's
 -- views walk it). The task list, handles and counts are tested end to end
 -- in tests/e2e/test_repl_tasks.sh.
-local surge = require "surge"
-local repl = require "surge.repl"
+local surge = require("surge")
+local repl = require("surge.repl")
 local T = {}
 
 local function has(list, name)
@@ -27,7 +27,7 @@ function T.completion_hides_underscore_names()
 end
 
 function T.opened_ports_only_lists()
-  local ports = require "surge.port"
+  local ports = require("surge.port")
   local before = #ports.opened()
   local p = surge.port(surge.vdev("net_ring7"))
   local ids = {}

@@ -2,8 +2,8 @@
 -- round-trips what results files hold, custom counters sum and refuse bad
 -- names, surge.results collects / writes / reads back, and surge.plot (what
 -- the REPL calls) draws a file written here.
-local surge = require "surge"
-local json = require "surge.results.json"
+local surge = require("surge")
+local json = require("surge.results.json")
 
 local T = {}
 
@@ -83,7 +83,7 @@ end
 -- The hot-path form (a counter bumped per burst, a gauge set) compiles to
 -- a trace: no allocation, no fallback to the interpreter.
 function T.counter_add_compiles()
-  local jutil = require "jit.util"
+  local jutil = require("jit.util")
   local c, g = surge.counter("t_results_jit"), surge.gauge("t_results_jit_g")
   local started, stopped, aborted = {}, 0, {}
   local function on_trace(what, tr, func, pc, _, oex)

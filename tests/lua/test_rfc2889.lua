@@ -4,8 +4,8 @@
 -- recently used), a learning rate limit, an egress forwarding limit, a hub
 -- that floods everything, head-of-line blocking, back pressure and a switch
 -- faster than its line rate; and the scenario's refusals before any port.
-local logic = require "surge.scenario.rfc2889_logic"
-local scn = require "surge.scenario.rfc2889"
+local logic = require("surge.scenario.rfc2889_logic")
+local scn = require("surge.scenario.rfc2889")
 local errors_like = require("surge.vm.testrun").errors
 -- errors(text, f, ...): f raises an error that contains text (plain text, not a pattern)
 local function errors(text, f, ...) return errors_like(text:gsub("%p", "%%%0"), f, ...) end

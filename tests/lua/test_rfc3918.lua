@@ -4,7 +4,7 @@
 -- group capacity search against simulated DUTs whose capacity is known
 -- (one that floods everything once its table overflows, as the Linux
 -- bridge does, and one that drops the groups past its table).
-local mcast = require "surge.scenario.mcast"
+local mcast = require("surge.scenario.mcast")
 local igmp = require("surge").proto.igmp
 local T = {}
 

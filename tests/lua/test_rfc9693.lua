@@ -4,8 +4,8 @@
 -- table of N entries (connlimit), a DUT that passes at the top and one that
 -- passes nothing; the trial verdicts on engine counters; the scenario's
 -- options refused at the caller's line.
-local logic = require "surge.scenario.rfc9693_logic"
-local scn = require "surge.scenario.rfc9693"
+local logic = require("surge.scenario.rfc9693_logic")
+local scn = require("surge.scenario.rfc9693")
 local errors = require("surge.vm.testrun").errors
 local at = require("surge.vm.testrun").at
 
@@ -125,7 +125,7 @@ end
 
 -- The http scenario's options: refused at the caller's line as well.
 function T.http_options_refused_at_the_callers_line()
-  local http = require "surge.scenario.http"
+  local http = require("surge.scenario.http")
   errors(at("http: --rates: '-5' is not a rate above 0 (connections/s)", 1), function()
     http.run{ rates = "100,-5" } end)
   errors(at("http: --server: 2001:db8::1 is not of the family of --src", 1), function()

@@ -4,8 +4,8 @@
 -- rate and trial time through scenario.check_frames (a trial must send a
 -- frame). From Lua each is one error at the caller's line. Also surge.plot
 -- given a directory: one line saying so, at the caller's line.
-local surge = require "surge"
-local scenario = require "surge.scenario"
+local surge = require("surge")
+local scenario = require("surge.scenario")
 local errors = require("surge.vm.testrun").errors
 
 local T = {}

@@ -2,7 +2,7 @@
 -- the throughput search converges to the capacity within the resolution,
 -- respects the loss tolerance and the trial budget; the loss curve steps
 -- down and stops after two clean trials; back-to-back finds the buffer size.
-local search = require "surge.scenario.search"
+local search = require("surge.scenario.search")
 
 local T = {}
 

@@ -1,7 +1,7 @@
 -- Task arguments and results cross VMs as text: everything plain must come
 -- back equal, handles must come back as handles, the rest is a clear error.
-local serial = require "surge.base.serial"
-local surge = require "surge"
+local serial = require("surge.base.serial")
+local surge = require("surge")
 
 local T = {}
 

@@ -1,11 +1,11 @@
 -- surge.size: IMIX proportions over 100k packets, uniform bounds, weights,
 -- headers (IPv4/IPv6/UDP lengths and every checksum) rewritten right for
 -- each size on reused mbufs, a compiled loop, and clear errors.
-local ffi = require "ffi"
-local jutil = require "jit.util"
-local surge = require "surge"
-local size = require "surge.size"
-local flow = require "surge.flow"
+local ffi = require("ffi")
+local jutil = require("jit.util")
+local surge = require("surge")
+local size = require("surge.size")
+local flow = require("surge.flow")
 
 local L = surge.proto.layer
 local T = {}

@@ -5,10 +5,10 @@
 -- net_ring loopback (port 0 of `surge test`): services by DSCP, UDP port and
 -- VLAN all come back, each class sends its share exactly, and a loopback,
 -- which polices nothing, fails the overshoot step.
-local ffi = require "ffi"
-local logic = require "surge.scenario.y1564_logic"
-local scn = require "surge.scenario.y1564"
-local scenario = require "surge.scenario"
+local ffi = require("ffi")
+local logic = require("surge.scenario.y1564_logic")
+local scn = require("surge.scenario.y1564")
+local scenario = require("surge.scenario")
 local errors = require("surge.vm.testrun").errors
 
 local T = {}
@@ -144,7 +144,7 @@ end
 -- A receiver with a range of flows at another UDP destination port counts
 -- a frame only at its own flow's port.
 function T.receiver_by_destination_port()
-  local counters = require "surge.dut.counters"
+  local counters = require("surge.dut.counters")
   local rx = counters.receiver{ flows = 4, sport0 = 1000, dport = 3842,
                                 dports = { { first = 2, flows = 2, dport = 5001 } } }
   local v = { proto = 17, l4 = 0, len = 10 }

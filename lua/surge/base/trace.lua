@@ -4,7 +4,7 @@
 -- says nothing the message doesn't: then the report is the message alone.
 -- Errors raised with something other than a string (error(nil), error{...})
 -- are described and given the position of the frame that raised them.
-local check = require "surge.check"
+local check = require("surge.check")
 
 local M = {}
 

@@ -4,7 +4,7 @@
 --   conn.http_get{ host = "10.0.0.1", path = "/", close = false }
 --   conn.http_response{ body = 1024 }          -- 1024 bytes of 'x' ...
 --   conn.http_response{ body = "hello\n" }     -- ... or the body itself
-local check = require "surge.check"
+local check = require("surge.check")
 
 local M = {}
 

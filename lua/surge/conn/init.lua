@@ -2,7 +2,7 @@
 -- per-packet loop in C (core/conn/), driven from Lua once per
 -- burst (docs/connections.md).
 --
---   local conn = require "surge.conn"
+--   local conn = require("surge.conn")
 --   local e = conn.client{ src = "10.0.0.2", server = "10.0.0.1", port = 80,   -- src: or "A-B", a list
 --                          mac = "02:..", peer_mac = "02:..",      -- the server's or gateway's
 --                          rate = 1000, connections = 10000, concurrency = 64,
@@ -30,27 +30,27 @@
 --     on_request = function(c)                       -- once per request whole, its response waits
 --       if c:path() == "/missing" then c:send(1) end -- or c:close() / c:close("rst"); nothing: 0
 --     end }
-local ffi = require "ffi"
-local bit = require "bit"
-local core = require "surge.core"
-local check = require "surge.check"
-local eth = require "surge.proto.eth"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local http = require "surge.conn.http"
-local addrs = require "surge.proto.addrs"
-local view = require "surge.proto.view"
+local ffi = require("ffi")
+local bit = require("bit")
+local core = require("surge.core")
+local check = require("surge.check")
+local eth = require("surge.proto.eth")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local http = require("surge.conn.http")
+local addrs = require("surge.proto.addrs")
+local view = require("surge.proto.view")
 local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").TxQueue
 local Pool = require("surge.pool").Pool
 
 local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
 
-local class = require "surge.class"
-local rate = require "surge.rate"
-local tcp = require "surge.proto.tcp"
-local counter = require "surge.counter"
-local poll_loop = require "surge.poll_loop"
+local class = require("surge.class")
+local rate = require("surge.rate")
+local tcp = require("surge.proto.tcp")
+local counter = require("surge.counter")
+local poll_loop = require("surge.poll_loop")
 local Engine = class.new("connection engine", { "id", "role", "conf", "data", "st",
   "prefix", "cells", "gauges", "local_ip", "mac", "hooks", "hook", "turn", "on", "tpl_keep" })
 Engine.__handle = function(e) return ("connection engine %d (%s)"):format(e.id, e.role) end

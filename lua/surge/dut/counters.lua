@@ -25,10 +25,10 @@
 --   rx:flow(f) -> received (unique), reordered, duplicated
 --
 -- Checksums stay valid (RFC 1624 updates), so a DUT that checks them forwards.
-local ffi = require "ffi"
-local bit = require "bit"
-local cs = require "surge.proto.checksum"
-local core = require "surge.core"
+local ffi = require("ffi")
+local bit = require("bit")
+local cs = require("surge.proto.checksum")
+local core = require("surge.core")
 
 local C = core.C
 local band, rshift = bit.band, bit.rshift
@@ -36,7 +36,7 @@ local update16 = cs.update16
 -- MAX_FLOWS: the flows one receiver counts (a trial's classes together).
 local M = { SEQ_LEN = 2, MAX_FLOWS = 60000, WINDOW = C.SURGE_DUT_WINDOW }   -- C counts: its window
 
-local class = require "surge.class"
+local class = require("surge.class")
 local Tagger = class.new("dut tagger", { "l4", "flows", "sport0", "next", "seq", "tx", "last", "last_n", "total" })
 
 local function int(v, lo, hi, what)

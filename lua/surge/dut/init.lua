@@ -1,7 +1,7 @@
 -- surge.dut - talking to a device under test from master: ports, addresses,
 -- ARP/NDP resolution and responding, test-traffic templates and trials.
 --
---   local dut = require "surge.dut"
+--   local dut = require("surge.dut")
 --   local s = dut.session{ tx = 0, rx = 1, src = "10.0.0.2", dst = "10.1.0.2",
 --                          gateway = "10.0.0.1" }     -- next hop on the tx port
 --   s:resolve()                                      -- the gateway's MAC, by ARP (NDP for IPv6)
@@ -11,12 +11,12 @@
 -- Trials run as module tasks on one worker lcore (surge.dut.trial): the
 -- task sends, receives every port and answers the DUT's ARP/NDP for `src`
 -- (tx port) and `dst` (rx port) while the trial runs.
-local surge = require "surge"
-local check = require "surge.check"
-local results = require "surge.results"
-local eth = require "surge.proto.eth"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
+local surge = require("surge")
+local check = require("surge.check")
+local results = require("surge.results")
+local eth = require("surge.proto.eth")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
 
 local M = { DPORT = 3842, SPORT0 = 1024, FCS = 4, MAX_FLOWS = require("surge.dut.counters").MAX_FLOWS }
 -- The start of the error a trial cut by a stop raises (Ctrl-C, SIGTERM,

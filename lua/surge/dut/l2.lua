@@ -9,10 +9,10 @@
 -- frames without it (the kernel's own, the DUT's) are counted apart per port.
 -- Launched as the module task "surge.dut.l2:run" (one lcore sends and
 -- receives, so the TSC stamps give latency without clock sync).
-local ffi = require "ffi"
-local bit = require "bit"
-local surge = require "surge"
-local trial = require "surge.dut.trial"
+local ffi = require("ffi")
+local bit = require("bit")
+local surge = require("surge")
+local trial = require("surge.dut.trial")
 
 local band, rshift = bit.band, bit.rshift
 local u32p, u16p, u64p = ffi.typeof("uint32_t *"), ffi.typeof("uint16_t *"), ffi.typeof("uint64_t *")

@@ -12,13 +12,13 @@
 -- rate, so every group gets rate / flows frames a second. The receivers
 -- poll after every round, as surge.dut.trial does, so a frame is stamped
 -- within one round of its arrival.
-local ffi = require "ffi"
-local surge = require "surge"
-local view = require "surge.proto.view"
-local neigh = require "surge.dut.neigh"
-local counters = require "surge.dut.counters"
-local frames = require "surge.dut.frames"
-local trial = require "surge.dut.trial"
+local ffi = require("ffi")
+local surge = require("surge")
+local view = require("surge.proto.view")
+local neigh = require("surge.dut.neigh")
+local counters = require("surge.dut.counters")
+local frames = require("surge.dut.frames")
+local trial = require("surge.dut.trial")
 
 local M = {}
 

@@ -11,17 +11,17 @@
 -- handle() looks at the ethertype (and for IPv6 the ICMPv6 type) first, so
 -- the responder costs a compare per frame that is not ARP or ICMPv6, and
 -- nothing when nothing arrives.
-local ffi = require "ffi"
-local surge = require "surge"
-local check = require "surge.check"
-local addrs = require "surge.proto.addrs"
-local arp = require "surge.proto.arp"
-local cs = require "surge.proto.checksum"
-local eth = require "surge.proto.eth"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local stack = require "surge.proto.stack"
-local view = require "surge.proto.view"
+local ffi = require("ffi")
+local surge = require("surge")
+local check = require("surge.check")
+local addrs = require("surge.proto.addrs")
+local arp = require("surge.proto.arp")
+local cs = require("surge.proto.checksum")
+local eth = require("surge.proto.eth")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local stack = require("surge.proto.stack")
+local view = require("surge.proto.view")
 
 local M = {}
 local N = require("surge.class").new("dut responder", { "ifaces", "burst", "answered", "scratch", "rx_burst" })

@@ -7,14 +7,14 @@
 -- One lcore sends and receives: every RX queue of the spec (test traffic and
 -- the DUT's ARP/NDP requests) is polled after every send, so a trial needs
 -- one free worker lcore.
-local ffi = require "ffi"
-local surge = require "surge"
-local core = require "surge.core"
-local view = require "surge.proto.view"
-local eth = require "surge.proto.eth"
-local neigh = require "surge.dut.neigh"
-local counters = require "surge.dut.counters"
-local frames = require "surge.dut.frames"
+local ffi = require("ffi")
+local surge = require("surge")
+local core = require("surge.core")
+local view = require("surge.proto.view")
+local eth = require("surge.proto.eth")
+local neigh = require("surge.dut.neigh")
+local counters = require("surge.dut.counters")
+local frames = require("surge.dut.frames")
 
 local C = core.C
 local M = {}

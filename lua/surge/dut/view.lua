@@ -2,4 +2,4 @@
 -- surge.proto.view, below both surge.dut and surge.conn (a library above
 -- proto uses it without depending on dut). Scripts that require it by
 -- this name keep working.
-return require "surge.proto.view"
+return require("surge.proto.view")

@@ -1,14 +1,14 @@
 -- gen/emit.lua - the pieces of generated Lua that surge.flow and surge.size
 -- both emit: the chunk's prelude, 16-bit loads and stores, and the RFC 1624
 -- checksum updates with their accumulators.
-local check = require "surge.check"
-local layout = require "surge.gen.layout"
+local check = require("surge.check")
+local layout = require("surge.gen.layout")
 
 local M = {}
 
 M.prelude = [[
-local bit = require "bit"
-local ffi = require "ffi"
+local bit = require("bit")
+local ffi = require("ffi")
 local band, bor, bxor, lshift, rshift, bswap, tobit = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift, bit.bswap, bit.tobit
 local floor, type = math.floor, type
 local cast, u16p, i32p = ffi.cast, ffi.typeof("uint16_t *"), ffi.typeof("int32_t *")

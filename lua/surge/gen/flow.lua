@@ -2,10 +2,10 @@
 -- a flow's fields and folds their checksum changes, loaded with loadstring
 -- and compiled by LuaJIT's trace compiler (docs/flows.md, "How it works").
 -- surge.flow turns a definition into fields and specs and calls compile().
-local ffi = require "ffi"
-local bit = require "bit"
-local check = require "surge.check"
-local gen = require "surge.gen"
+local ffi = require("ffi")
+local bit = require("bit")
+local check = require("surge.check")
+local gen = require("surge.gen")
 local layout, emit, loop, seed = gen.layout, gen.emit, gen.loop, gen.seed
 
 local M = {}

@@ -13,7 +13,7 @@
 -- may record on its rare side (when the trace is recorded in a wrapping
 -- iteration, the common path becomes the side exit). So the loop body
 -- holds integer code and no test of the counters.
-local check = require "surge.check"
+local check = require("surge.check")
 
 local M = {}
 

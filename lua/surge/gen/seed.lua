@@ -1,6 +1,6 @@
 -- gen/seed.lua - the one xorshift32 stream behind flow's random fields and
 -- size's shuffled tables: a seed gives the same sequence on every run.
-local bit = require "bit"
+local bit = require("bit")
 
 local M = {}
 

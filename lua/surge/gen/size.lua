@@ -2,9 +2,9 @@
 -- the table of sizes and, for a template, its length fields rewritten and
 -- their checksums kept valid (RFC 1624 updates; the payload bytes the frame
 -- loses or gains are accounted from a table of partial sums).
-local ffi = require "ffi"
-local check = require "surge.check"
-local gen = require "surge.gen"
+local ffi = require("ffi")
+local check = require("surge.check")
+local gen = require("surge.gen")
 local layout, emit, loop = gen.layout, gen.emit, gen.loop
 
 local M = {}

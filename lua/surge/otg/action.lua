@@ -15,13 +15,13 @@
 -- queues to a ping task each (otg/ping.lua: it sends the port's requests,
 -- or answers for the port's devices) and come back when the pings are
 -- done; all ports' requests go out together.
-local ffi = require "ffi"
-local surge = require "surge"
-local config = require "surge.otg.config"
-local devices = require "surge.otg.devices"
-local traffic = require "surge.otg.traffic"
-local ping = require "surge.otg.ping"
-local ip6 = require "surge.proto.ip6"
+local ffi = require("ffi")
+local surge = require("surge")
+local config = require("surge.otg.config")
+local devices = require("surge.otg.devices")
+local traffic = require("surge.otg.traffic")
+local ping = require("surge.otg.ping")
+local ip6 = require("surge.proto.ip6")
 
 local M = {}
 

@@ -25,10 +25,10 @@
 -- packet block a frame). A frame is what the device received: without
 -- the 4-byte FCS the model's frame size counts (DPDK devices strip it, as
 -- any host capture shows frames), so a flow of size 128 is 124 bytes here.
-local ffi = require "ffi"
-local pcap = require "surge.pcap"
-local surge = require "surge"
-local results = require "surge.results"
+local ffi = require("ffi")
+local pcap = require("surge.pcap")
+local surge = require("surge")
+local results = require("surge.results")
 
 local M = { MAX_BYTES = tonumber(os.getenv("SURGE_OTG_CAPTURE_BYTES") or "") or 64 * 1024 * 1024 }
 

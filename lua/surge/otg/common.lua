@@ -3,19 +3,19 @@
 -- each takes the ones it uses from here (local surge, C = common.surge,
 -- common.C), and requires itself only what is its alone. The otg modules
 -- here require none of those four (no require cycle).
-local core = require "surge.core"
+local core = require("surge.core")
 
 return {
-  ffi = require "ffi",
-  surge = require "surge",
+  ffi = require("ffi"),
+  surge = require("surge"),
   core = core,
   C = core.C,
-  pool = require "surge.pool",
-  schema = require "surge.otg.schema",
-  model = require "surge.otg.model",
-  stats = require "surge.otg.stats",
-  flows = require "surge.otg.flows",
-  devices = require "surge.otg.devices",
-  capture = require "surge.otg.capture",
-  l1 = require "surge.otg.ports",       -- the ports' layer 1 (link, mtu, promiscuous)
+  pool = require("surge.pool"),
+  schema = require("surge.otg.schema"),
+  model = require("surge.otg.model"),
+  stats = require("surge.otg.stats"),
+  flows = require("surge.otg.flows"),
+  devices = require("surge.otg.devices"),
+  capture = require("surge.otg.capture"),
+  l1 = require("surge.otg.ports"),       -- the ports' layer 1 (link, mtu, promiscuous)
 }

@@ -10,7 +10,7 @@
 --   a DPDK device string (net_ring0, net_pcap0,iface=x, net_af_packet0,iface=x,
 --     anything with a ',' or starting "net_"): hot-plugged as surge.vdev does
 --   a Linux interface (veth-a, eth1): net_af_packet<N>,iface=NAME hot-plugged
-local common = require "surge.otg.common"
+local common = require("surge.otg.common")
 local surge, C, schema, model = common.surge, common.C, common.schema, common.model
 local flows, capture, l1, devices = common.flows, common.capture, common.l1, common.devices
 

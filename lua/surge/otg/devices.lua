@@ -6,9 +6,9 @@
 -- The port tasks (otg/task.lua) resolve and answer; what they resolved is
 -- in memory master owns (otg/stats.lua's neighbour block), read here for
 -- /monitor/states and for the destination MAC of flows between devices.
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local stats = require "surge.otg.stats"
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local stats = require("surge.otg.stats")
 
 local M = {}
 

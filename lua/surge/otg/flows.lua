@@ -17,8 +17,8 @@
 -- headers. (surge.dut's measuring receiver keys flows on the UDP source
 -- port, which an OTG flow sets itself, and reads only UDP: it cannot tell
 -- OTG's flows apart; docs/otg.md.)
-local packet = require "surge.otg.packet"
-local devices = require "surge.otg.devices"
+local packet = require("surge.otg.packet")
+local devices = require("surge.otg.devices")
 
 local M = { TAG = "SOTG", TAG_LEN = 6, PROBE_LEN = 16, FCS = 4, MAX_FLOWS = 65535, TAG_BITS_MAX = 12,
             TAG_SLOTS_MAX = 2 ^ 20 }

@@ -5,12 +5,12 @@
 -- whole request, routed, answered. A request never ends the server: a bad
 -- one is the model's Error (400 validation, 409 conflict), a Lua error in a
 -- handler a 500 with its traceback on stderr.
-local common = require "surge.otg.common"
-local json = require "surge.results.json"
-local config = require "surge.otg.config"
-local action = require "surge.otg.action"
-local traffic = require "surge.otg.traffic"
-local remote = require "surge.otg.remote"
+local common = require("surge.otg.common")
+local json = require("surge.results.json")
+local config = require("surge.otg.config")
+local action = require("surge.otg.action")
+local traffic = require("surge.otg.traffic")
+local remote = require("surge.otg.remote")
 local ffi, surge, core, C = common.ffi, common.surge, common.core, common.C
 local schema, model, capture, l1, devices = common.schema, common.model, common.capture, common.l1, common.devices
 

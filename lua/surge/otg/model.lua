@@ -7,9 +7,9 @@
 -- A flow's packet and size are read by otg/packet.lua (every header of the
 -- model it builds; its refusals name their paths too).
 
-local eth = require "surge.proto.eth"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
+local eth = require("surge.proto.eth")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
 
 local M = {}
 

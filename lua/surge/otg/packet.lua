@@ -1,7 +1,7 @@
 -- otg/packet.lua - an OTG flow's packet, size and field patterns (model
 -- 1.3.0) compiled into what surge's data path takes.
 --
---   local packet = require "surge.otg.packet"
+--   local packet = require("surge.otg.packet")
 --   local c = packet.compile(flow, "flows[2]", { dst_mac = "02:...", payload = "..." })
 --   c.template   -- a surge.proto stack (surge.pool{ template = }, surge.flow{ template = })
 --   c.fields     -- { { "ip4#1.dst", { range = { A, B }, step = S } }, ... }: surge.flow{ fields = }
@@ -27,15 +27,15 @@
 --   model's counters on a field of that width imply. A counter that stays
 --   inside the field is a surge.flow range; one that wraps is a list
 --   (up to LIST_MAX values).
-local bit = require "bit"
-local ffi = require "ffi"
-local cs = require "surge.proto.checksum"
-local stack = require "surge.proto.stack"
-local ip6 = require "surge.proto.ip6"
-local raw = require "surge.proto.raw"
-local flow_mod = require "surge.flow"
-local size_mod = require "surge.size"
-local json = require "surge.results.json"
+local bit = require("bit")
+local ffi = require("ffi")
+local cs = require("surge.proto.checksum")
+local stack = require("surge.proto.stack")
+local ip6 = require("surge.proto.ip6")
+local raw = require("surge.proto.raw")
+local flow_mod = require("surge.flow")
+local size_mod = require("surge.size")
+local json = require("surge.results.json")
 
 local M = {}
 

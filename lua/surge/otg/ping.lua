@@ -15,18 +15,18 @@
 -- the request's sequence number. The requests of a port are sent together
 -- and wait together: at most WAIT_S after the last was sent. A port with
 -- devices and no request has a task too, answering until stopped.
-local ffi = require "ffi"
-local surge = require "surge"
-local pool = require "surge.pool"
-local cs = require "surge.proto.checksum"
-local eth = require "surge.proto.eth"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local stack = require "surge.proto.stack"
-local view = require "surge.proto.view"
-local neigh = require "surge.dut.neigh"
-local task = require "surge.otg.task"
-local stats = require "surge.otg.stats"
+local ffi = require("ffi")
+local surge = require("surge")
+local pool = require("surge.pool")
+local cs = require("surge.proto.checksum")
+local eth = require("surge.proto.eth")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local stack = require("surge.proto.stack")
+local view = require("surge.proto.view")
+local neigh = require("surge.dut.neigh")
+local task = require("surge.otg.task")
+local stats = require("surge.otg.stats")
 
 local M = {}
 

@@ -12,8 +12,8 @@
 --                operation (af_packet, pcap) is an error naming the port.
 --                The state asked is applied again whenever traffic reopens
 --                the port (a reopen starts the device: its link comes up).
-local core = require "surge.core"
-local port = require "surge.port"
+local core = require("surge.core")
+local port = require("surge.port")
 
 local C = core.C
 local M = {}

@@ -36,12 +36,12 @@
 -- on spaces: -i KEY, -o ...); SURGE_OTG_REMOTE: the command run on the
 -- host up to its listen option (default `surge otg`). The remote server
 -- ends when this one does (the SSH session's stdin closes: it gets SIGTERM).
-local json = require "surge.results.json"
-local results = require "surge.results"
-local surge = require "surge"
-local capture = require "surge.otg.capture"
-local config = require "surge.otg.config"
-local traffic = require "surge.otg.traffic"
+local json = require("surge.results.json")
+local results = require("surge.results")
+local surge = require("surge")
+local capture = require("surge.otg.capture")
+local config = require("surge.otg.config")
+local traffic = require("surge.otg.traffic")
 
 local M = {}
 

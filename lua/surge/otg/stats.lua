@@ -7,8 +7,8 @@
 -- are: no flow sends before every port receives. A flow's paused is
 -- master's (pause, resume), gen counts master's changes of them: a task
 -- re-paces its queues when it moves.
-local ffi = require "ffi"
-require "surge.cdef"    -- struct surge_otg_count: core/dataplane/tag_count.c counts into rx and tags
+local ffi = require("ffi")
+require("surge.cdef")    -- struct surge_otg_count: core/dataplane/tag_count.c counts into rx and tags
 
 local M = {}
 

@@ -17,11 +17,11 @@
 -- bytes sent and whether all are sent (this task alone writes them), per
 -- port and flow the frames and bytes received (this port's task alone
 -- writes its row). Aligned 8-byte stores: master reads whole values.
-local common = require "surge.otg.common"
-local latency = require "surge.latency"
-local neigh = require "surge.dut.neigh"
-local view = require "surge.proto.view"
-local eth = require "surge.proto.eth"
+local common = require("surge.otg.common")
+local latency = require("surge.latency")
+local neigh = require("surge.dut.neigh")
+local view = require("surge.proto.view")
+local eth = require("surge.proto.eth")
 local ffi, surge, core, C, pool = common.ffi, common.surge, common.core, common.C, common.pool
 local flows, stats, capture = common.flows, common.stats, common.capture
 

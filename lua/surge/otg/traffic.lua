@@ -8,10 +8,10 @@
 -- its rx ports, or SETTLE_S has passed since the last was sent (the rest
 -- are lost): from then on "stopped", and its counts are final. A stop
 -- ends the tasks: the counts are final then too.
-local common = require "surge.otg.common"
-local fleet = require "surge.fleet"
-local ports = require "surge.port"
-local config = require "surge.otg.config"
+local common = require("surge.otg.common")
+local fleet = require("surge.fleet")
+local ports = require("surge.port")
+local config = require("surge.otg.config")
 local ffi, surge, core, C, pool = common.ffi, common.surge, common.core, common.C, common.pool
 local stats, flows, model, devices = common.stats, common.flows, common.model, common.devices
 local capture, l1 = common.capture, common.l1

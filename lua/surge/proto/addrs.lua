@@ -8,9 +8,9 @@
 --   local list, v6 = addrs.list("10.1.0.2-10.1.0.5", "surge.conn.client: src", 4096)
 --   --> { 0x0a010002, 0x0a010003, 0x0a010004, 0x0a010005 }, false
 --   (IPv6: 16-byte strings)
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local check = require "surge.check"
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local check = require("surge.check")
 
 local M = {}
 

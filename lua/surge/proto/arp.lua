@@ -7,12 +7,12 @@
 --   surge.proto.stack{ L.eth{ dst = "ff:ff:ff:ff:ff:ff" }, L.arp{ op = 1, tpa = "10.0.0.9" } }
 --
 -- op: 1 or "request", 2 or "reply" (any 0..65535 as a number). ARP has no checksum.
-local ffi = require "ffi"
-local eth = require "surge.proto.eth"
-local ip4 = require "surge.proto.ip4"
-local stack = require "surge.proto.stack"
-local vlan = require "surge.proto.vlan"
-local check = require "surge.check"
+local ffi = require("ffi")
+local eth = require("surge.proto.eth")
+local ip4 = require("surge.proto.ip4")
+local stack = require("surge.proto.stack")
+local vlan = require("surge.proto.vlan")
+local check = require("surge.check")
 
 local M = { size = 28, REQUEST = 1, REPLY = 2 }
 

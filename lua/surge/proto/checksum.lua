@@ -1,6 +1,6 @@
 -- checksum.lua - Internet checksums (RFC 1071) and incremental updates (RFC 1624).
-local ffi = require "ffi"
-local bit = require "bit"
+local ffi = require("ffi")
+local bit = require("bit")
 
 local band, bnot, rshift = bit.band, bit.bnot, bit.rshift
 local M = {}
@@ -118,7 +118,7 @@ M.uint8p = ffi.typeof("uint8_t *")
 -- or word outside its range) at the user's line: one generator, as for the
 -- setters (surge.check.hot).
 do
-  local check = require "surge.check"
+  local check = require("surge.check")
   M.sum = check.hot(M.sum, "surge.proto.checksum.sum",
     { { "p", "pointer" }, { "len", "integer 0..2147483647" }, { "acc", "integer? 0..4294967295" } })
   M.update16 = check.hot(M.update16, "surge.proto.checksum.update16", { { "c", "pointer" },

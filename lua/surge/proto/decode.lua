@@ -1,8 +1,8 @@
 -- decode.lua - a frame as readable text, one layer per part:
 --   "eth 02:..:01 > 02:..:02 type 0x0800 | ip4 10.0.0.1 > 10.0.0.2 proto 17 ... csum ok | udp ..."
 -- Checksums are verified. Unknown protocols end the chain with "data N bytes".
-local ffi = require "ffi"
-local check = require "surge.check"
+local ffi = require("ffi")
+local check = require("surge.check")
 
 local M = {}
 

@@ -2,9 +2,9 @@
 --
 --   layer{ src = "02:00:00:00:00:01", dst = "02:00:00:00:00:02", type = 0x0800 }
 --   (type defaults to what the next layer needs)
-local ffi = require "ffi"
-local stack = require "surge.proto.stack"
-local check = require "surge.check"
+local ffi = require("ffi")
+local stack = require("surge.proto.stack")
+local check = require("surge.check")
 
 local M = { size = 14, TYPE_IP4 = 0x0800, TYPE_ARP = 0x0806, TYPE_VLAN = 0x8100,
             TYPE_QINQ = 0x88a8, TYPE_IP6 = 0x86dd, TYPE_MPLS = 0x8847 }

@@ -4,13 +4,13 @@
 -- id), src, dst (IPv4 "10.0.0.1" or IPv6 "2001:db8::1": the family follows the
 -- addresses), ttl, tos, id (IPv4) / hlim, tclass, flow (IPv6), size, payload;
 -- plus the L4 module's own fields. Errors name the caller's line.
-local stack = require "surge.proto.stack"
-local eth = require "surge.proto.eth"
-local qinq = require "surge.proto.qinq"
-local vlan = require "surge.proto.vlan"
-local ip6 = require "surge.proto.ip6"
-local ip4 = require "surge.proto.ip4"
-local check = require "surge.check"
+local stack = require("surge.proto.stack")
+local eth = require("surge.proto.eth")
+local qinq = require("surge.proto.qinq")
+local vlan = require("surge.proto.vlan")
+local ip6 = require("surge.proto.ip6")
+local ip4 = require("surge.proto.ip4")
+local check = require("surge.check")
 
 local M = {}
 

@@ -7,9 +7,9 @@
 -- 0x8847 MPLS) or 0x6558 (transparent Ethernet bridging) before an eth
 -- layer; proto = N overrides it. GRE is IP protocol 47. The layers write no
 -- GRE checksum; the decoder verifies one when a frame has it.
-local bit = require "bit"
-local cs = require "surge.proto.checksum"
-local stack = require "surge.proto.stack"
+local bit = require("bit")
+local cs = require("surge.proto.checksum")
+local stack = require("surge.proto.stack")
 
 local band = bit.band
 local M = { size = 4, PROTO_TEB = 0x6558, F_CSUM = 0x8000, F_ROUTING = 0x4000, F_KEY = 0x2000, F_SEQ = 0x1000 }

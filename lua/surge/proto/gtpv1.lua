@@ -7,8 +7,8 @@
 --
 -- The message length counts what follows the first 8 bytes (the optional
 -- fields and the payload); the preceding udp layer's dport defaults to 2152.
-local bit = require "bit"
-local stack = require "surge.proto.stack"
+local bit = require("bit")
+local stack = require("surge.proto.stack")
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 8, PORT = 2152, T_PDU = 0xff }

@@ -4,8 +4,8 @@
 --   surge.proto.stack{ L.eth{}, L.ip4{}, L.udp{}, L.gtpv2{ type = 32, teid = 5, seq = 9 } }
 --
 -- The message length counts what follows the first 4 bytes.
-local bit = require "bit"
-local stack = require "surge.proto.stack"
+local bit = require("bit")
+local stack = require("surge.proto.stack")
 
 local band = bit.band
 local M = { size = 12, PORT = 2123 }

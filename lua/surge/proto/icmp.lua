@@ -9,11 +9,11 @@
 -- The checksum covers the ICMP header and what follows (no pseudo header).
 -- Bytes 4..7 are the identifier and sequence number of echo, timestamp and
 -- information messages; other types carry there whatever id/seq say.
-local bit = require "bit"
-local cs = require "surge.proto.checksum"
-local stack = require "surge.proto.stack"
-local check = require "surge.check"
-local flat = require "surge.proto.flat"
+local bit = require("bit")
+local cs = require("surge.proto.checksum")
+local stack = require("surge.proto.stack")
+local check = require("surge.check")
+local flat = require("surge.proto.flat")
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 8, ECHO_REPLY = 0, UNREACHABLE = 3, ECHO_REQUEST = 8, TIME_EXCEEDED = 11 }

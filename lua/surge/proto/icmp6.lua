@@ -8,10 +8,10 @@
 --   surge.proto.layer.icmp6{ type = 128, code = 0, id = 0, seq = 0 }   -- for stacks
 -- The checksum covers the IPv6 pseudo header (next header 58), the ICMPv6
 -- header and what follows, so an ICMPv6 layer needs an IPv6 layer before it.
-local cs = require "surge.proto.checksum"
-local icmp = require "surge.proto.icmp"
-local stack = require "surge.proto.stack"
-local ip6 = require "surge.proto.ip6"
+local cs = require("surge.proto.checksum")
+local icmp = require("surge.proto.icmp")
+local stack = require("surge.proto.stack")
+local ip6 = require("surge.proto.ip6")
 
 local M = { size = 8, UNREACHABLE = 1, TOO_BIG = 2, TIME_EXCEEDED = 3, ECHO_REQUEST = 128,
             ECHO_REPLY = 129, NEIGHBOR_SOLICIT = 135, NEIGHBOR_ADVERT = 136,

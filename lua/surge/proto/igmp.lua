@@ -15,14 +15,14 @@
 -- hop-by-hop header holding the Router Alert option (RFC 2711, value 0 =
 -- MLD), a link-local source for MLD. Checksums: IPv4 header, IGMP (over the
 -- message), ICMPv6 (over the pseudo header).
-local ffi = require "ffi"
-local bit = require "bit"
-local cs = require "surge.proto.checksum"
-local eth = require "surge.proto.eth"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local stack = require "surge.proto.stack"
-local check = require "surge.check"
+local ffi = require("ffi")
+local bit = require("bit")
+local cs = require("surge.proto.checksum")
+local eth = require("surge.proto.eth")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local stack = require("surge.proto.stack")
+local check = require("surge.check")
 
 local band, rshift = bit.band, bit.rshift
 local M = { V2_REPORT = 0x16, V2_LEAVE = 0x17, V3_REPORT = 0x22, MLD2_REPORT = 143,

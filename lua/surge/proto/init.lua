@@ -7,13 +7,13 @@
 --   surge.proto.udp.set_sport(p, v), surge.proto.ip4.set_src(p, a), ...
 --
 -- Protocol modules (one file each in lua/surge/proto/) load on first use.
-local decode = require "surge.proto.decode"
-local stack = require "surge.proto.stack"
+local decode = require("surge.proto.decode")
+local stack = require("surge.proto.stack")
 
 local M = {
-  checksum = require "surge.proto.checksum",
+  checksum = require("surge.proto.checksum"),
   stack = function(spec) local t = stack.build(spec, 2) return t end,
-  payload = require "surge.proto.payload",
+  payload = require("surge.proto.payload"),
 }
 
 local modules = { eth = 1, vlan = 1, qinq = 1, arp = 1, ip4 = 1, ip6 = 1, udp = 1, tcp = 1, icmp = 1,

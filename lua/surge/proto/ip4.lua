@@ -3,9 +3,9 @@
 --   layer{ src = "10.0.0.1", dst = "10.0.0.2", ttl = 64, tos = 0, id = 0, df = true,
 --          proto = 17 }   -- proto defaults to the next layer's
 -- Total length and header checksum are filled in from what follows.
-local bit = require "bit"
-local cs = require "surge.proto.checksum"
-local stack = require "surge.proto.stack"
+local bit = require("bit")
+local cs = require("surge.proto.checksum")
+local stack = require("surge.proto.stack")
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 20, PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_GRE = 47 }

@@ -5,11 +5,11 @@
 -- Payload length is filled in from what follows. IPv6 has no header
 -- checksum; L4 checksums cover the IPv6 pseudo header (RFC 8200 8.1), which
 -- pseudo_sum(proto, len) gives them.
-local ffi = require "ffi"
-local bit = require "bit"
-local cs = require "surge.proto.checksum"
-local stack = require "surge.proto.stack"
-local check = require "surge.check"
+local ffi = require("ffi")
+local bit = require("bit")
+local cs = require("surge.proto.checksum")
+local stack = require("surge.proto.stack")
+local check = require("surge.check")
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 40, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_ICMP6 = 58 }

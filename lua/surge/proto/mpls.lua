@@ -7,8 +7,8 @@
 -- when the next layer is not mpls (s = 0 or 1 overrides it). After the
 -- bottom entry comes IPv4 or IPv6: the decoder guesses from the version
 -- nibble. MPLS has no checksum.
-local bit = require "bit"
-local stack = require "surge.proto.stack"
+local bit = require("bit")
+local stack = require("surge.proto.stack")
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 4 }

@@ -5,7 +5,7 @@
 --   surge.proto.stack{ L.eth{ dst = "01:80:c2:00:00:01" }, L.pause{ time = 0xffff } }
 --
 -- Times are in quanta of 512 bit times.
-local stack = require "surge.proto.stack"
+local stack = require("surge.proto.stack")
 
 local M = { size = 4, ETHERTYPE = 0x8808, OPCODE = 0x0001, DST = "01:80:c2:00:00:01" }
 

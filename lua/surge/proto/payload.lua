@@ -5,8 +5,8 @@
 --   "random"        pseudo-random bytes (fixed seed: the same template every run)
 --   { random = SEED } random with this seed
 --   any other string: repeated to fill the space
-local ffi = require "ffi"
-local bit = require "bit"
+local ffi = require("ffi")
+local bit = require("bit")
 
 local M = {}
 

@@ -3,8 +3,8 @@
 -- pause time per priority 0..7.
 --
 --   surge.proto.stack{ L.eth{ dst = "01:80:c2:00:00:01" }, L.pfc{ enable = 0x08, times = { [3] = 100 } } }
-local stack = require "surge.proto.stack"
-local check = require "surge.check"
+local stack = require("surge.proto.stack")
+local check = require("surge.check")
 
 local M = { size = 20, OPCODE = 0x0101 }
 

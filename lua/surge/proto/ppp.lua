@@ -4,7 +4,7 @@
 -- protocol type.
 --
 --   surge.proto.stack{ L.eth{}, L.ppp{}, L.ip4{}, L.udp{} }
-local stack = require "surge.proto.stack"
+local stack = require("surge.proto.stack")
 
 local M = { size = 4, ETHERTYPE = 0x880b }
 

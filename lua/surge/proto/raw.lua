@@ -3,8 +3,8 @@
 --
 --   surge.proto.stack{ L.eth{ type = 0x88b5 }, L.raw{ bytes = "\1\2\3\4" } }
 --   L.raw{ hex = "01:02 03 04" }      -- the same; spaces and colons ignored
-local ffi = require "ffi"
-local stack = require "surge.proto.stack"
+local ffi = require("ffi")
+local stack = require("surge.proto.stack")
 
 local M = {}
 

@@ -29,9 +29,9 @@
 -- ctx: { size, off, index, layers, next (layer or nil), prev, ip (nearest
 -- enclosing ip4/ip6 layer, with .off) }. IP layers offer pseudo_sum(proto, len)
 -- for the L4 checksum.
-local ffi = require "ffi"
-local payload = require "surge.proto.payload"
-local check = require "surge.check"
+local ffi = require("ffi")
+local payload = require("surge.proto.payload")
+local check = require("surge.check")
 
 local M = {}
 

@@ -10,10 +10,10 @@
 --
 -- flags: letters F S R P A U E C in any order ("S", "SA", "FA", "PA", "R"),
 -- "" for none, or a number 0..255.
-local bit = require "bit"
-local cs = require "surge.proto.checksum"
-local stack = require "surge.proto.stack"
-local flat = require "surge.proto.flat"
+local bit = require("bit")
+local cs = require("surge.proto.checksum")
+local stack = require("surge.proto.stack")
+local flat = require("surge.proto.flat")
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 20, FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10, URG = 0x20,

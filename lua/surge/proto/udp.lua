@@ -7,9 +7,9 @@
 --   udp.set_sport(burst.data[i] + t.l4, port) -- keeps the UDP checksum valid
 --
 --   surge.proto.layer.udp{ sport = 1024, dport = 5000, checksum = true }  -- for stacks
-local cs = require "surge.proto.checksum"
-local stack = require "surge.proto.stack"
-local flat = require "surge.proto.flat"
+local cs = require("surge.proto.checksum")
+local stack = require("surge.proto.stack")
+local flat = require("surge.proto.flat")
 
 local M = { size = 8 }
 

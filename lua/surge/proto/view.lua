@@ -1,7 +1,7 @@
 -- view.lua - received-packet views: where a frame's headers are, and field
 -- access by protocol field name, for hot loops over received bursts.
 --
---   local view = require "surge.proto.view"
+--   local view = require("surge.proto.view")
 --   local v = view.new()                          -- one per loop, reused
 --   local sport = view.field("udp.sport")         -- made once, outside the loop
 --   for i = 0, burst.n - 1 do
@@ -15,7 +15,7 @@
 -- IPv6 next header, -1 when not IP) and v.l4 (offsets from the frame's first
 -- byte). Fields come from the protocol modules' own `fields` tables (the ones
 -- flows vary), so no offset is written by hand. Nothing here allocates.
-local bit = require "bit"
+local bit = require("bit")
 
 local band, rshift = bit.band, bit.rshift
 local M = {}

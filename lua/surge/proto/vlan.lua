@@ -6,7 +6,7 @@
 --
 -- The tag's TPID is what the layer before it (eth or an outer tag) writes as
 -- its type; the tag's own type field is the next layer's ethertype.
-local stack = require "surge.proto.stack"
+local stack = require("surge.proto.stack")
 
 local M = { size = 4 }
 M.fields = { id = { off = 0, bytes = 2, mask = 0x0fff }, pcp = { off = 0, bytes = 2, mask = 0xe000 },

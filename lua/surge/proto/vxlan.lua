@@ -6,9 +6,9 @@
 --   vxlan.set_vni(burst.data[i] + t.off.vxlan, vni)   -- keeps the outer UDP checksum valid
 --
 -- The preceding udp layer's dport defaults to 4789 (the layer's udpport).
-local bit = require "bit"
-local cs = require "surge.proto.checksum"
-local stack = require "surge.proto.stack"
+local bit = require("bit")
+local cs = require("surge.proto.checksum")
+local stack = require("surge.proto.stack")
 
 local band, rshift = bit.band, bit.rshift
 local M = { size = 8, PORT = 4789 }

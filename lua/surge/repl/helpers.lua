@@ -10,17 +10,17 @@
 --   help()                  this list
 --   exit(["wait"])          leave the prompt: stop the tasks, or with "wait" let them finish
 -- Everything runs in the master VM, between polls of the tasks.
-local surge = require "surge"
-local show = require "surge.repl.show"
-local replio = require "surge.replio"
+local surge = require("surge")
+local show = require("surge.repl.show")
+local replio = require("surge.replio")
 local M = {}
 
 local Task = require("surge.class").new("task", { "id", "name", "entry" }, show.Task)
-local ports = require "surge.port"
-local repl_task = require "surge.repl.task"
-local decode = require "surge.proto.decode"
-local frames = require "surge.base.frames"
-local hostsmod = require "surge.hosts"
+local ports = require("surge.port")
+local repl_task = require("surge.repl.task")
+local decode = require("surge.proto.decode")
+local frames = require("surge.base.frames")
+local hostsmod = require("surge.hosts")
 
 -- Every task this session started (the prompt's launch and the script's
 -- surge.launch alike), in launch order, with its state, until

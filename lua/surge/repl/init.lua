@@ -6,14 +6,14 @@
 -- line is tried first as `return LINE` (an expression prints its value),
 -- then as a statement; a statement Lua reports as unfinished at <eof> waits
 -- for more lines. Errors print one line and the session goes on.
-local surge = require "surge"
-local replio = require "surge.replio"
-local show = require "surge.repl.show"
-local helpers = require "surge.repl.helpers"
-local trace = require "surge.base.trace"
-local core = require "surge.core"
-local results = require "surge.results"
-local ffi = require "ffi"
+local surge = require("surge")
+local replio = require("surge.replio")
+local show = require("surge.repl.show")
+local helpers = require("surge.repl.helpers")
+local trace = require("surge.base.trace")
+local core = require("surge.core")
+local results = require("surge.results")
+local ffi = require("ffi")
 local M = {}
 
 -- What the loop itself uses is taken now, as upvalues: typed code runs in

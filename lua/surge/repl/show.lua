@@ -5,10 +5,10 @@
 -- queue its owner and rate, a pool how full it is, a burst n/cap and its
 -- first packet decoded, a template its layers, a flow its fields, a task its
 -- lcore, state and rate.
-local ffi = require "ffi"
-local class = require "surge.class"
-local decoder = require "surge.proto.decode"
-local port = require "surge.port"
+local ffi = require("ffi")
+local class = require("surge.class")
+local decoder = require("surge.proto.decode")
+local port = require("surge.port")
 local M = {}
 
 local function decode(bytes)

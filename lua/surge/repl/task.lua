@@ -8,8 +8,8 @@
 -- was typed in is refused with the name of that local (pass it as an
 -- argument instead). Globals typed at the prompt that are not functions stay
 -- in the master VM. Pools such a task makes are shared by default.
-local surge = require "surge"
-local pool = require "surge.pool"
+local surge = require("surge")
+local pool = require("surge.pool")
 local M = {}
 
 local function upvalue(f)

@@ -9,15 +9,15 @@
 -- rates, adds the summary, rate figures, latency histograms, counters,
 -- metadata and scenario tables, and writes JSON (docs/results.schema.json)
 -- or CSV. `surge plot` reads the JSON back; telemetry reads the same C slots.
-local ffi = require "ffi"
-local bit = require "bit"
-local check = require "surge.check"
-local core = require "surge.core"
+local ffi = require("ffi")
+local bit = require("bit")
+local check = require("surge.check")
+local core = require("surge.core")
 local C, rc_check = core.C, core.check
-local json = require "surge.results.json"
-local file = require "surge.results.file"
-local counter = require "surge.counter"
-local jit = require "jit"
+local json = require("surge.results.json")
+local file = require("surge.results.file")
+local counter = require("surge.counter")
+local jit = require("jit")
 
 local M = { SCHEMA_VERSION = 1 }
 

@@ -12,10 +12,10 @@
 --     (scenario/NAME/charts.lua, found by the table's name: this module
 --     names no scenario), or its own `plot` description (docs/results.md).
 -- Needs no EAL; the REPL calls surge.plot(file [, out]) the same way.
-local json = require "surge.results.json"
-local results_file = require "surge.results.file"
-local args = require "surge.args"
-local check = require "surge.check"
+local json = require("surge.results.json")
+local results_file = require("surge.results.file")
+local args = require("surge.args")
+local check = require("surge.check")
 
 local M = {}
 
@@ -87,7 +87,7 @@ local function shquote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" en
 
 -- A fresh private folder for the data files and the script, made in one
 -- step by mkdtemp(3) (mode 0700; no name another user could take first).
-local ffi = require "ffi"
+local ffi = require("ffi")
 for _, decl in ipairs({ "char *mkdtemp(char *template);", "char *strerror(int errnum);" }) do
   pcall(ffi.cdef, decl)
 end

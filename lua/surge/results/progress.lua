@@ -8,9 +8,9 @@
 -- plain line is printed every few seconds. It ends with the 100 % line when
 -- done reaches total. --quiet silences it; a total of 0 draws nothing. done
 -- and total are counts: numbers in 0..2^53 (anything else is an error).
-local ffi = require "ffi"
-local check = require "surge.check"
-local core = require "surge.core"
+local ffi = require("ffi")
+local check = require("surge.check")
+local core = require("surge.core")
 
 local C = core.C
 pcall(ffi.cdef, "int isatty(int fd);")

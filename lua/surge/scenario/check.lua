@@ -4,9 +4,9 @@
 -- and parses its options (every check that needs no port). Returns nil, or
 -- the message and the exit status: 2 for the name or an option, 1 for a
 -- module that cannot be used (like a script that fails).
-local args = require "surge.args"
-local scenario = require "surge.scenario"
-local trace = require "surge.base.trace"
+local args = require("surge.args")
+local scenario = require("surge.scenario")
+local trace = require("surge.base.trace")
 local M = {}
 
 function M.main(name, ...)

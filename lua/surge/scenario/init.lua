@@ -9,15 +9,15 @@
 --     report = function(results) ... end }          -- optional: the table printed at the end
 -- `surge run NAME` finds it as surge.scenario.NAME (scenario/NAME/init.lua),
 -- then NAME.lua in the SURGE_PATH and --path folders; `surge scenarios` lists them.
-local check = require "surge.check"
-local trace = require "surge.base.trace"
-local options = require "surge.scenario.kit.options"
-local numbers = require "surge.scenario.kit.numbers"
-local rates = require "surge.scenario.kit.rates"
-local ports = require "surge.scenario.kit.ports"
-local report = require "surge.scenario.kit.report"
-local dry = require "surge.scenario.kit.dry"
-local partial = require "surge.scenario.kit.partial"
+local check = require("surge.check")
+local trace = require("surge.base.trace")
+local options = require("surge.scenario.kit.options")
+local numbers = require("surge.scenario.kit.numbers")
+local rates = require("surge.scenario.kit.rates")
+local ports = require("surge.scenario.kit.ports")
+local report = require("surge.scenario.kit.report")
+local dry = require("surge.scenario.kit.dry")
+local partial = require("surge.scenario.kit.partial")
 
 local M = {}
 
@@ -28,7 +28,7 @@ for _, part in ipairs({ options, numbers, rates, ports, report, dry, partial }) 
   for k, v in pairs(part) do M[k] = v end
 end
 M.kit = { options = options, numbers = numbers, rates = rates, ports = ports, report = report, dry = dry,
-          partial = partial, search = require "surge.scenario.kit.search" }
+          partial = partial, search = require("surge.scenario.kit.search") }
 
 M.builtin = { "rfc2544", "load-latency", "flood", "qos", "replay", "mlrsearch", "y1564", "rfc2889", "rfc3918",
   "rfc9693", "http" }

@@ -4,7 +4,7 @@
 -- The table is built once: blocks of W entries (W = the sum of integer
 -- weights, or every size once for uniform), each block holding the exact
 -- proportions in a shuffled order (fixed seed: the same table every run).
-local seed_stream = require "surge.gen.seed"
+local seed_stream = require("surge.gen.seed")
 
 local M = {}
 

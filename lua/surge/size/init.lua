@@ -1,6 +1,6 @@
 -- size/init.lua (surge.size) - frame sizes per packet: fixed, uniform, weighted, IMIX.
 --
---   local size = require "surge.size"
+--   local size = require("surge.size")
 --   local sz = size.new("imix")                       -- 60/566/1514 bytes, 7:4:1
 --   local t  = sz:template(surge.proto.udp{ ... })    -- the template grown to the largest size
 --   local pool = surge.pool{ template = t }
@@ -22,11 +22,11 @@
 -- length and the UDP length of every such layer, and keeps the IPv4 header
 -- and L4 checksums valid with incremental updates (the payload bytes the
 -- frame loses or gains are accounted from a table of partial sums).
-local ffi = require "ffi"
-local check = require "surge.check"
-local generator = require "surge.gen.size"
-local distribution = require "surge.size.distribution"
-local pool = require "surge.pool"
+local ffi = require("ffi")
+local check = require("surge.check")
+local generator = require("surge.gen.size")
+local distribution = require("surge.size.distribution")
+local pool = require("surge.pool")
 
 local M = {}
 

@@ -6,16 +6,16 @@
 -- files. Returns the process exit code; errors print as file:line: message.
 local M = {}
 
-local core = require "surge.core"
+local core = require("surge.core")
 
 local function report(e)
-  local surge = require "surge"
+  local surge = require("surge")
   if e == core.STOPPED then return e end
   if getmetatable(e) == surge.TaskFailure then
     return e.msg
   end
   if getmetatable(e) == require("surge.args").OptionError then return e end   -- exits 2
-  local trace = require "surge.base.trace"
+  local trace = require("surge.base.trace")
   local msg = trace.message(e)
   if msg == "not enough memory" then return msg .. " (master, lcore " .. surge.lcore() .. ")" end
   -- errors raised with a position (file:line:) get the script's part of the
@@ -46,7 +46,7 @@ local function show(script, count)
   end
   local def = debug.getinfo(fn, "S")
   local frames = require("surge.base.frames").frames(fn(opts), count, ("%s:%d: "):format(def.short_src, def.linedefined))
-  local decode = require "surge.proto.decode"
+  local decode = require("surge.proto.decode")
   for i, f in ipairs(frames) do
     print(("packet %d, %d bytes: %s"):format(i, #f, decode.decode(f)))
     print(decode.hex(f))
@@ -56,11 +56,11 @@ end
 
 -- `surge run NAME` where NAME is not a file: a scenario by name.
 local function run_scenario(name)
-  local scenario = require "surge.scenario"
+  local scenario = require("surge.scenario")
   local mod, err = scenario.load(name)
   if not mod then error(err, 0) end
   local rc = scenario.main(name, mod, arg)
-  local surge = require "surge"
+  local surge = require("surge")
   if surge.is_master() then surge._wait_all() end   -- not after --help: no EAL
   return rc
 end
@@ -78,11 +78,11 @@ end
 local function load_prompt()
   local replio = package.preload["surge.replio"] and require("surge.replio")
   local o = replio and replio.options()
-  if o and (o.interactive or o.control) then require "surge.repl" end
+  if o and (o.interactive or o.control) then require("surge.repl") end
 end
 
 local function run(script)
-  local surge = require "surge"
+  local surge = require("surge")
   load_prompt()
   -- a real run (EAL is up unless only --help was asked): it gets a results file
   local help = false
@@ -124,7 +124,7 @@ end
 -- `surge repl [SCRIPT]`: the script's functions and options, then the prompt
 -- (master is not called); leaving stops what is still running.
 local function repl(script)
-  local surge = require "surge"
+  local surge = require("surge")
   local env = require("surge.repl").env
   surge.results.armed = true                -- --output: the session's results
   core.C.surge_run_start()                  -- --duration counts from here

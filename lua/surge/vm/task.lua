@@ -11,10 +11,10 @@ local M = {}
 
 function M.main(script, fn, args)
   local lcore, f
-  local core = require "surge.core"
+  local core = require("surge.core")
   local ok, res = xpcall(function()
-    local surge = require "surge"
-    local serial = require "surge.base.serial"
+    local surge = require("surge")
+    local serial = require("surge.base.serial")
     lcore = surge.lcore()
     local a
     local mod, name = fn:match("^([^:]+):([%w_]+)$")
@@ -47,7 +47,7 @@ function M.main(script, fn, args)
     return text
   end, function(e)
     if e == core.STOPPED then return e end
-    local trace = require "surge.base.trace"
+    local trace = require("surge.base.trace")
     return trace.report(trace.message(e))
   end)
   if not ok and res == core.STOPPED then

@@ -30,8 +30,8 @@ end
 local ring
 function M.ring()
   if ring then return ring end
-  local ffi = require "ffi"
-  local surge = require "surge"
+  local ffi = require("ffi")
+  local surge = require("surge")
   local port = surge.port(0, { rxq = 1, txq = 1 })
   local pool = surge.pool{ template = surge.proto.udp{}, size = 1023, data_room = 2048 }
   local b, txq = pool:burst(1), port:txq(0)

@@ -7,8 +7,8 @@
 -- setter (UDP source port 40000 + i, TCP seq 1000000 + 1000 i, VNI 42 + i,
 -- ...), so checksums must survive the incremental updates. The values here
 -- are repeated, written out, in the test's expectations.
-local surge = require "surge"
-local ffi = require "ffi"
+local surge = require("surge")
+local ffi = require("ffi")
 
 local P = surge.proto
 local L = P.layer

@@ -7,9 +7,9 @@
 -- Packets come from the template pool, with the compiled surge.flow and
 -- surge.size applied to the burst: the data path an OTG flow runs on.
 -- The values are repeated, written out, in the test's expectations.
-local surge = require "surge"
-local json = require "surge.results.json"
-local packet = require "surge.otg.packet"
+local surge = require("surge")
+local json = require("surge.results.json")
+local packet = require("surge.otg.packet")
 
 local function v(x) return ('{"choice":"value","value":%s}'):format(type(x) == "string" and ('"' .. x .. '"') or x) end
 local function vals(list) return ('{"choice":"values","values":%s}'):format(json.encode(json.array(list))) end

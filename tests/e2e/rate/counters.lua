@@ -7,8 +7,8 @@
 --   --case reader  a pcap reader with timing = "original" sent without
 --                  r:pace(q): the file's gaps still hold; with a rate of the
 --                  queue's own, the send is refused
-local surge = require "surge"
-local pcap = require "surge.pcap"
+local surge = require("surge")
+local pcap = require("surge.pcap")
 
 function configure(p)
   p:option("--case", "stop, target or reader", "stop")

@@ -13,8 +13,8 @@
 --   s % 50 == 49 twice.
 -- master: receives on port 1, scans with a latency receiver, prints the
 --   receiver's summary beside the forwarder's own counts.
-local ffi = require "ffi"
-local surge = require "surge"
+local ffi = require("ffi")
+local surge = require("surge")
 
 function configure(p)
   p:description("Latency probes through a dropping/swapping/duplicating forwarder.")

@@ -3,7 +3,7 @@
 -- test_idle.sh reads the task thread's CPU time from /proc meanwhile.
 --
 --   surge run --vdev net_ring0 idle_rx.lua --mode sleep --seconds 4
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("Poll an idle port under an idle policy.")

@@ -8,7 +8,7 @@
 -- sends what its schedule has due and keeps the rest for the next turn.
 -- --loop send: the same loop with q:send, which waits for each burst's
 -- departures, so every queue goes at the pace of the slowest (for contrast).
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("one task, several paced TX queues of port 0")

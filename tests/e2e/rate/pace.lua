@@ -9,7 +9,7 @@
 --
 -- Every figure is printed as "... error +0.123%" against the analytic
 -- expectation (--expect, or worked out here from --rate/--pattern).
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:description("Pace a TX task and print the achieved rate against the expected one.")

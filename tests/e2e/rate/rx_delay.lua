@@ -4,7 +4,7 @@
 -- sends --rate into a net_ring loopback; the RX task receives under
 -- --policy (busy, pause, sleep) and prints the delay's quantiles in us:
 --   rx_delay: policy sleep bursts 4000 p50 0.1 p99 0.4 max 12.3
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--rate", "TX rate", "2kpps")

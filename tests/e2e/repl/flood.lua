@@ -1,5 +1,5 @@
 -- flood.lua - tasks the REPL tests launch from the prompt.
-local surge = require "surge"
+local surge = require("surge")
 
 -- Sends 60-byte UDP frames on q (paced when rate is given) until stopped,
 -- or until `count` packets were sent when given.

@@ -1,7 +1,7 @@
 -- poll_loop.lua - a master that never calls surge.wait(): it loops on
 -- surge.poll() (--mode poll) or on surge.sleep() (--mode sleep) while one
 -- task sends. Under --control, attached clients are served there too.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--mode", "poll: spin on surge.poll(); sleep: surge.sleep(0.2) in a loop", "poll")

@@ -1,7 +1,7 @@
 -- port_reuse.lua - master opens port 0 with two tx queues and sends on
 -- queue 0 from a task; the prompt (run -i) or an attached client then
 -- reaches the same port with surge.port(0) (issue 23 item 6).
-local surge = require "surge"
+local surge = require("surge")
 
 function tx(q)
   local pool = surge.pool{ template = surge.proto.udp{ size = 60 } }

@@ -2,7 +2,7 @@
 -- set a gauge; master hands a table to the results ("demo"). Each task
 -- returns its own count so the test can compare the counter's sum.
 --   surge run --lcores '(0-2)@(0-1)' counters.lua --count 100000
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--count", "packets per task", 100000, "integer")

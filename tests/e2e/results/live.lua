@@ -5,7 +5,7 @@
 -- was last read from outside is the run's final count.
 --   surge run --vdev net_ring_live0 --lcores "(0-1)@(0-1)" --duration 5 live.lua
 --   ... live.lua --rate 20kpps --rx-name rx.seen --tx-name tx-sent --gauge queue.depth
-local surge = require "surge"
+local surge = require("surge")
 
 local PROBE_AT = 44
 

@@ -1,7 +1,7 @@
 -- phases.lua - a run in two phases (as a scenario's trials are): a task
 -- sends --count packets, master waits for it, pauses, and launches another.
 --   surge run phases.lua --count 200000
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--count", "packets per phase", 200000, "integer")

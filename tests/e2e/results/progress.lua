@@ -1,7 +1,7 @@
 -- progress.lua - a paced send of --count packets with surge.progress.watch,
 -- and a master loop that draws surge.progress(done, total) itself (--own 1).
 --   surge run progress.lua --count 300000 --rate 200kpps
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--count", "packets to send", 300000, "integer")

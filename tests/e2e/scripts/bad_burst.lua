@@ -1,6 +1,6 @@
 -- bad_burst.lua - a task asks for a burst of 0 packets: the error must name
 -- this line, as errors from the surge API name their caller.
-local surge = require "surge"
+local surge = require("surge")
 
 function master()
   surge.launch("tx")

@@ -1,6 +1,6 @@
 -- dut_respond.lua - surge.dut's stand-alone responder: answers ARP/NDP for
 -- surge's addresses on both ports for --seconds, prints how many it answered.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--seconds", "how long to answer", 3, "number")

@@ -1,7 +1,7 @@
 -- guard_pcap.lua - pcap handles between lcores (issue 7.3), single-owner
 -- pools (7.9) and surge.vdev errors (7.14). Prints one "case: result" line
 -- per case; the test compares them.
-local surge = require "surge"
+local surge = require("surge")
 local pcap = surge.pcap
 
 function configure(p) p:option("--dir", "folder for files", "/tmp") end

@@ -2,7 +2,7 @@
 -- with source lists that the rfc3918 scenario does not send (it joins any
 -- source), through port 0: an IGMPv3 report of ALLOW/BLOCK records and an
 -- MLDv2 report of INCLUDE/EXCLUDE records, each with sources.
-local surge = require "surge"
+local surge = require("surge")
 local igmp = surge.proto.igmp
 
 function master()

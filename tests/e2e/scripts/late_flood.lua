@@ -2,7 +2,7 @@
 -- paced flood at --rate: a generator that starts late, as Pktgen-DPDK does
 -- (its command file runs ~1.5 s after its telemetry socket answers), for
 -- bench/telemetry-rate.py --from-traffic (test_rate_pktgen_row.sh).
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--delay", "seconds before the first packet", 2, "number >=0")

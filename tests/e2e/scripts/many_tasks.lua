@@ -1,7 +1,7 @@
 -- many_tasks.lua - master launches more tasks than there are worker lcores;
 -- the launch that finds none free fails with how to give more (or that no
 -- more can be given).
-local surge = require "surge"
+local surge = require("surge")
 
 function master()
   for _ = 1, 1024 do

@@ -1,6 +1,6 @@
 -- master_error.lua - master() fails while a task it launched is still running:
 -- the run must end with master's file:line and stop the task.
-local surge = require "surge"
+local surge = require("surge")
 
 function master()
   local port = surge.port(0)

@@ -1,5 +1,5 @@
 -- no_task_fn.lua - launches a task whose function the script does not define.
-local surge = require "surge"
+local surge = require("surge")
 
 function master()
   local port = surge.port(0)

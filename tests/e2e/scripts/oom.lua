@@ -1,6 +1,6 @@
 -- oom.lua - a loop that allocates without bound, in a task or in master,
 -- ends with "not enough memory" from the VM's budget (issue 7.4).
-local surge = require "surge"
+local surge = require("surge")
 function configure(p) p:option("--where", "task | master", "task") end
 function hog()
   local t, i = {}, 0

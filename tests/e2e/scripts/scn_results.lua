@@ -1,7 +1,7 @@
 -- scn_results.lua - every scenario called from Lua returns plain data (the
 -- results-output work writes it as JSON/CSV): numbers, strings, booleans and
 -- tables only, no cdata or functions; prints one line per scenario.
-local surge = require "surge"
+local surge = require("surge")
 
 local function plain(v, path)
   local t = type(v)

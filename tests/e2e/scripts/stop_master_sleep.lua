@@ -1,7 +1,7 @@
 -- stop_master_sleep.lua - master-only: loops on surge.sleep and never asks
 -- surge.running(); --duration, signals and the stats lines still work
 -- (issue 7.5, 7.7). A pcap writer it fills is flushed at the end.
-local surge = require "surge"
+local surge = require("surge")
 function configure(p) p:option("--pcap", "file to write", "") end
 function master(args)
   local port = surge.port(0, { txq = 1 })

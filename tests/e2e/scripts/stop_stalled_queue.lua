@@ -1,7 +1,7 @@
 -- stop_stalled_queue.lua - sends 4800 packets into a net_ring nobody reads:
 -- the ring takes 1023 and then nothing. Each send must end (a stalled
 -- queue's sends give up, what is left counts as drops), so the loop ends.
-local surge = require "surge"
+local surge = require("surge")
 
 function tx(q, n)
   local pool = surge.pool{ template = surge.proto.udp{ size = 60 }, shared = true }

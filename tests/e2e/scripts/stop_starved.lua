@@ -6,8 +6,8 @@
 --     longer than --stop-grace. Both end by themselves: exit 0, the counts.
 --   --mode blocked: the task waits in a C sleep(30) that never returns to
 --     surge and burns no CPU: the watchdog's wall bound still ends the run.
-local surge = require "surge"
-local ffi = require "ffi"
+local surge = require("surge")
+local ffi = require("ffi")
 local C = ffi.C
 ffi.cdef [[
 struct surge_test_ts { long tv_sec; long tv_nsec; };

@@ -1,6 +1,6 @@
 -- stop_tight_send.lua - tasks that loop on send/recv/alloc without
 -- surge.running(): "run stopped" ends them as a normal end (issue 7.5).
-local surge = require "surge"
+local surge = require("surge")
 function master()
   local port = surge.port(0, { txq = 1, rxq = 1 })
   surge.launch("tx", port:txq(0))

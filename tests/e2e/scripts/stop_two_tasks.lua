@@ -1,6 +1,6 @@
 -- stop_two_tasks.lua - master launches a second task after the first ended;
 -- the summary covers the whole run (issue 7.7).
-local surge = require "surge"
+local surge = require("surge")
 function master()
   local q = surge.port(0, { txq = 1 }):txq(0)
   surge.wait(surge.launch("tx", q, 0.3))

@@ -1,5 +1,5 @@
 -- stop_wait_in_task.lua - surge.wait() and surge.poll() are master's (issue 7.6).
-local surge = require "surge"
+local surge = require("surge")
 function configure(p) p:option("--call", "wait | poll", "wait") end
 function master(args)
   surge.launch("t", args.call)

@@ -1,6 +1,6 @@
 -- strict_global.lua - assigns an undeclared global inside a function, in
 -- master (--in master) or in a task (--in task).
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--in", "where the assignment runs: master or task", "master")

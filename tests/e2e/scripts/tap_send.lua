@@ -1,7 +1,7 @@
 -- tap_send.lua - UDP (or TCP over IPv6) flows on a net_tap port, for
 -- test_csum_offload.sh: prints which checksum offloads the port took, gives
 -- the test's capture time to start, then sends --count packets.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--count", "packets", 1000, "integer")

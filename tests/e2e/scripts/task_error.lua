@@ -1,7 +1,7 @@
 -- task_error.lua - task 'tx' fails with error("boom") at a known line while
 -- task 'spin' keeps running until surge stops it.
 --   surge run --lcores '(0-2)@(0-1)' task_error.lua
-local surge = require "surge"
+local surge = require("surge")
 
 function master()
   local port = surge.port(0)

@@ -1,7 +1,7 @@
 -- traceback_names.lua - an error three calls below the task function (--in
 -- task) or master (--in master): the traceback names every frame of the
 -- script, the entry function too (issue 23 item 2).
-local surge = require "surge"
+local surge = require("surge")
 local lib = {}
 
 function configure(p)

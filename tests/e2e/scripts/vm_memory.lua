@@ -1,8 +1,8 @@
 -- vm_memory.lua - a task (or master) that allocates forever in a loop the
 -- JIT compiles, in one of several shapes; it must end with surge's "not
 -- enough memory" error, never a crash (issue 31 item 19).
-local ffi = require "ffi"
-local surge = require "surge"
+local ffi = require("ffi")
+local surge = require("surge")
 function configure(p)
   p:option("--where", "task | master", "task")
   p:option("--shape", "tables | strings | cdata | array | stitched", "tables")

@@ -1,7 +1,7 @@
 -- fleet_tx.lua - the instance script of the Python tests (tests/python/).
 -- With --fleet it waits for the controller's start time (surge.fleet);
 -- --fail-after S makes its task raise S seconds after it started.
-local surge = require "surge"
+local surge = require("surge")
 
 function configure(p)
   p:option("--rate", "offered rate", "20kpps")
@@ -13,7 +13,7 @@ function tx(q, rate, fail_after, start)
   local pool = surge.pool{ template = surge.proto.udp{ size = 60 }, shared = true }
   local burst = pool:burst(32)
   q:set_rate(rate)
-  local fleet = require "surge.fleet"
+  local fleet = require("surge.fleet")
   if start then fleet.sleep_until(start) end
   local t0 = surge.tsc()
   -- the wall-clock time of the first send (its first packet goes at once; the

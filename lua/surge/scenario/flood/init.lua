@@ -2,9 +2,9 @@
 -- fixed sizes or IMIX, through the DUT: what it forwards, per frame size.
 --
 --   surge run --vdev ... flood --tx 0 --rx 1 --sizes imix --flows 1024 --trial 5
-local scenario = require "surge.scenario"
+local scenario = require("surge.scenario")
 local fmt_rate = require("surge.rate").format_pps
-local json = require "surge.results.json"
+local json = require("surge.results.json")
 
 local M = { name = "flood", description = "many flows at max rate (sizes or IMIX): what the DUT forwards" }
 

@@ -5,11 +5,11 @@
 -- (surge run http --tx 0 --src 10.1.0.2 --server 10.1.0.1 --rates 500,1000,2000).
 -- Every trial runs in one task, tasks.lua (engines live on the lcore that
 -- polls them); this file plans the rates and reports.
-local frames = require "surge.dut.frames"
-local dut = require "surge.dut"
-local scenario = require "surge.scenario"
-local surge = require "surge"
-local tasks = require "surge.scenario.http.tasks"
+local frames = require("surge.dut.frames")
+local dut = require("surge.dut")
+local scenario = require("surge.scenario")
+local surge = require("surge")
+local tasks = require("surge.scenario.http.tasks")
 
 local M = { name = "http",
   description = "HTTP/1.1 load on new TCP connections against a server: CPS, requests/s, response times per rate" }

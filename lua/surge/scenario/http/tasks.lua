@@ -1,13 +1,13 @@
 -- scenario/http/tasks.lua - http's task side: one client engine per
 -- offered rate on the tx port, driven by the kit's pump
 -- (surge.launch("surge.scenario.http.tasks:run")); a row per rate.
-local conn = require "surge.conn"
-local frames = require "surge.dut.frames"
-local json = require "surge.results.json"
-local neigh_mod = require "surge.dut.neigh"
-local pump = require "surge.scenario.kit.pump"
-local scenario = require "surge.scenario"
-local surge = require "surge"
+local conn = require("surge.conn")
+local frames = require("surge.dut.frames")
+local json = require("surge.results.json")
+local neigh_mod = require("surge.dut.neigh")
+local pump = require("surge.scenario.kit.pump")
+local scenario = require("surge.scenario")
+local surge = require("surge")
 
 local M = {}
 

@@ -3,11 +3,11 @@
 -- port before the trials, whose addresses the trials then open from
 -- (rfc9693 --clients-dhcp N). The options, their check before any port,
 -- and the binding in the scenario's task.
-local ffi = require "ffi"
-local hosts = require "surge.hosts"
-local ip4 = require "surge.proto.ip4"
-local surge = require "surge"
-local options = require "surge.scenario.kit.options"
+local ffi = require("ffi")
+local hosts = require("surge.hosts")
+local ip4 = require("surge.proto.ip4")
+local surge = require("surge")
+local options = require("surge.scenario.kit.options")
 
 local C = ffi.C
 

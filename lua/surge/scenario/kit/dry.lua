@@ -1,9 +1,9 @@
 -- scenario/kit/dry.lua - the dry run of a built-in scenario before EAL.
-local surge = require "surge"
-local pcap = require "surge.pcap"
-local args = require "surge.args"
-local dut = require "surge.dut"
-local state = require "surge.scenario.kit.state"
+local surge = require("surge")
+local pcap = require("surge.pcap")
+local args = require("surge.args")
+local dut = require("surge.dut")
+local state = require("surge.scenario.kit.state")
 
 local M = {}
 

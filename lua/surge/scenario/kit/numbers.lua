@@ -2,7 +2,7 @@
 -- them: the one check that option text is a finite number, the one ratio
 -- parser ("0.005", "0.5%"), the one validator of a logic module's numeric
 -- argument, and figures for messages (num, bits, given).
-local check = require "surge.check"
+local check = require("surge.check")
 
 local M = {}
 

@@ -2,11 +2,11 @@
 -- options most take, the one way to refuse a value (refuse), defaults for
 -- a run from Lua, checks made when the options are parsed, and lists of
 -- items and frame sizes.
-local args = require "surge.args"
-local check = require "surge.check"
-local dut = require "surge.dut"
-local numbers = require "surge.scenario.kit.numbers"
-local state = require "surge.scenario.kit.state"
+local args = require("surge.args")
+local check = require("surge.check")
+local dut = require("surge.dut")
+local numbers = require("surge.scenario.kit.numbers")
+local state = require("surge.scenario.kit.state")
 local as_given = numbers.given
 
 local M = {}

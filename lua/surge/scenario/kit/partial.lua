@@ -2,14 +2,14 @@
 -- (done), what it measured so far kept when a stop cuts it (the one way:
 -- partial registers, a stop from the command line, from Lua or at the
 -- prompt completes and marks it), and main(), its run from the command line.
-local check = require "surge.check"
-local core = require "surge.core"
-local dut = require "surge.dut"
-local results_file = require "surge.results"
-local trace = require "surge.base.trace"
-local dry = require "surge.scenario.kit.dry"
-local options = require "surge.scenario.kit.options"
-local state = require "surge.scenario.kit.state"
+local check = require("surge.check")
+local core = require("surge.core")
+local dut = require("surge.dut")
+local results_file = require("surge.results")
+local trace = require("surge.base.trace")
+local dry = require("surge.scenario.kit.dry")
+local options = require("surge.scenario.kit.options")
+local state = require("surge.scenario.kit.state")
 
 local M = {}
 

@@ -1,12 +1,12 @@
 -- scenario/kit/ports.lua - the ports a scenario sends on: the one check of
 -- a port option (--tx, --rx, a server's port: a number of a port that
 -- exists, or a port opened from Lua) and the DUT session of the options.
-local surge = require "surge"
-local dut = require "surge.dut"
-local check = require "surge.check"
-local numbers = require "surge.scenario.kit.numbers"
-local options = require "surge.scenario.kit.options"
-local state = require "surge.scenario.kit.state"
+local surge = require("surge")
+local dut = require("surge.dut")
+local check = require("surge.check")
+local numbers = require("surge.scenario.kit.numbers")
+local options = require("surge.scenario.kit.options")
+local state = require("surge.scenario.kit.state")
 
 local M = {}
 

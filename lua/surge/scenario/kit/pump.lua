@@ -4,8 +4,8 @@
 -- neighbour responder, and once a millisecond runs tick (a server's sync)
 -- and checks the deadline and done(). http drives one client, rfc9693 a
 -- client and a server. Allocates nothing per round.
-local surge = require "surge"
-local view = require "surge.proto.view"
+local surge = require("surge")
+local view = require("surge.proto.view")
 
 local M = {}
 

@@ -2,9 +2,9 @@
 -- bytes with FCS takes size + 20 bytes of the wire: preamble, start
 -- delimiter, inter-frame gap), a rate as users write it, and the checks a
 -- planned rate and trial time must pass before any traffic.
-local dut = require "surge.dut"
-local numbers = require "surge.scenario.kit.numbers"
-local options = require "surge.scenario.kit.options"
+local dut = require("surge.dut")
+local numbers = require("surge.scenario.kit.numbers")
+local options = require("surge.scenario.kit.options")
 local as_given = numbers.given
 
 local M = {}

@@ -1,9 +1,9 @@
 -- scenario/kit/report.lua - what a scenario prints: progress lines and
 -- steps, the notes under its result table, the table and its cells.
-local core = require "surge.core"
+local core = require("surge.core")
 local fmt_pps = require("surge.rate").format_pps
-local progress_bar = require "surge.results.progress"
-local state = require "surge.scenario.kit.state"
+local progress_bar = require("surge.results.progress")
+local state = require("surge.scenario.kit.state")
 
 local M = {}
 

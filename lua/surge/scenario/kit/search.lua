@@ -1,7 +1,7 @@
 -- search.lua - the search logic of RFC 2544 tests, free of packets and
 -- ports: each takes a `trial` function, so the tests drive it with a
 -- simulated DUT whose loss curve is known (tests/lua/test_scenario_search.lua).
-local numbers = require "surge.scenario.kit.numbers"
+local numbers = require("surge.scenario.kit.numbers")
 local M = {}
 
 local num = numbers.checker("search", true)

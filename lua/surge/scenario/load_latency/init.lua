@@ -2,11 +2,11 @@
 -- trial per rate of --rates, each with latency probes.
 --
 --   surge run --vdev ... load-latency --tx 0 --rx 1 --rates 10kpps,100kpps,1mpps
---   require "surge.scenario.load_latency".run{ tx = 0, rates = "10kpps,50kpps" }
-local surge = require "surge"
-local scenario = require "surge.scenario"
+--   require("surge.scenario.load_latency").run{ tx = 0, rates = "10kpps,50kpps" }
+local surge = require("surge")
+local scenario = require("surge.scenario")
 local fmt_rate = require("surge.rate").format_pps
-local json = require "surge.results.json"
+local json = require("surge.results.json")
 
 local M = { name = "load-latency", description = "latency percentiles and loss vs offered load, over a list of rates" }
 

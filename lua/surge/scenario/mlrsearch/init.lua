@@ -1,10 +1,10 @@
 -- scenario/mlrsearch/init.lua - the scenario `mlrsearch` (RFC 9971): the search of logic.lua
 -- per frame size with surge trials through the DUT
 -- (surge run mlrsearch --tx 0 --rx 1 --gateway ... --sizes 64,512).
-local mlr = require "surge.scenario.mlrsearch.logic"
+local mlr = require("surge.scenario.mlrsearch.logic")
 local fmt_rate = require("surge.rate").format_pps
-local json = require "surge.results.json"
-local scenario = require "surge.scenario"
+local json = require("surge.results.json")
+local scenario = require("surge.scenario")
 
 local M = { name = "mlrsearch",
   description = "RFC 9971 MLRsearch: NDR, PDR (any loss goals) in one search per frame size" }

@@ -24,8 +24,8 @@
 -- trial's duration as duration sum), the last phase the goals themselves.
 -- Every trial is seen by every goal (each classifies it with its own loss
 -- ratio): all goals in one search.
-local frames = require "surge.dut.frames"
-local numbers = require "surge.scenario.kit.numbers"
+local frames = require("surge.dut.frames")
+local numbers = require("surge.scenario.kit.numbers")
 
 local M = {}
 

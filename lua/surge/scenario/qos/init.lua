@@ -2,8 +2,8 @@
 -- mark, sent together through the DUT: loss, reordering and latency per class.
 --
 --   surge run --vdev ... qos --tx 0 --rx 1 --classes ef:46:10kpps,af41:34:20kpps,be:0:70kpps
-local surge = require "surge"
-local scenario = require "surge.scenario"
+local surge = require("surge")
+local scenario = require("surge.scenario")
 local fmt_rate = require("surge.rate").format_pps
 
 local M = { name = "qos", description = "traffic classes with their own rates and DSCP marks: per-class loss and latency" }

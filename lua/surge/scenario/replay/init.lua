@@ -5,11 +5,11 @@
 -- --rewrite sends every frame to the DUT's MAC (resolved) from the tx
 -- port's MAC, so captures from elsewhere go through a router. Frames that
 -- come back are counted unless they are ARP/NDP (those the responder answers).
-local scenario = require "surge.scenario"
-local pcap = require "surge.pcap"
-local dut = require "surge.dut"
-local rate_mod = require "surge.rate"
-local surge = require "surge"
+local scenario = require("surge.scenario")
+local pcap = require("surge.pcap")
+local dut = require("surge.dut")
+local rate_mod = require("surge.rate")
+local surge = require("surge")
 
 local M = { name = "replay", description = "a pcap through the DUT at its timing, scaled or a fixed rate: what came back" }
 

@@ -3,15 +3,15 @@
 -- rate (100 % of the top rate down in steps) and back-to-back bursts.
 --
 --   surge run --vdev ... rfc2544 --tx 0 --rx 1 --gateway 10.0.0.1 --sizes 64,512
---   require "surge.scenario.rfc2544".run{ tx = 0, rx = 1, sizes = "64,512" }
+--   require("surge.scenario.rfc2544").run{ tx = 0, rx = 1, sizes = "64,512" }
 --
 -- Every trial has a fixed length (--trial), counts loss after --settle
 -- seconds of receiving with the sender stopped, and answers the DUT's
 -- ARP/NDP while it runs. Results come back per frame size as data.
-local surge = require "surge"
-local scenario = require "surge.scenario"
-local search = require "surge.scenario.kit.search"
-local mlr = require "surge.scenario.mlrsearch.logic"
+local surge = require("surge")
+local scenario = require("surge.scenario")
+local search = require("surge.scenario.kit.search")
+local mlr = require("surge.scenario.mlrsearch.logic")
 
 local M = { name = "rfc2544",
             description = "RFC 2544: throughput, latency, frame loss rate and back-to-back per frame size" }
@@ -57,8 +57,8 @@ local function tests(v)
 end
 
 local fmt_rate = require("surge.rate").format_pps
-local check = require "surge.check"
-local json = require "surge.results.json"
+local check = require("surge.check")
+local json = require("surge.results.json")
 
 -- --search: "binary" or "mlr". With mlr the throughput is MLRsearch's one
 -- goal RFC 2544 defines: a trial of --trial s at the load loses no more than

@@ -3,12 +3,12 @@
 -- The procedures, searches and verdicts are logic.lua's (free of
 -- packets); here they get a `send` that runs surge.dut.l2 trials on the
 -- ports, and the results become rows (docs/results.md).
-local surge = require "surge"
-local logic = require "surge.scenario.rfc2889.logic"
+local surge = require("surge")
+local logic = require("surge.scenario.rfc2889.logic")
 local fmt_rate = require("surge.rate").format_pps
-local dut = require "surge.dut"
-local json = require "surge.results.json"
-local scenario = require "surge.scenario"
+local dut = require("surge.dut")
+local json = require("surge.results.json")
+local scenario = require("surge.scenario")
 
 local M = { name = "rfc2889",
   description = "RFC 2889 switch benchmarks: forwarding, address caching and learning, broadcast, congestion, "

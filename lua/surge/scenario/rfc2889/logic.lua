@@ -14,8 +14,8 @@
 -- receive it }, whole (every frame must leave: late ones catch up, the
 -- rate a ceiling; else a paced stream keeps to its schedule and one that
 -- fell behind ends short, sent < planned) }. Ports are indices 1..#ports of the --ports list.
-local frames = require "surge.dut.frames"
-local search = require "surge.scenario.kit.search"
+local frames = require("surge.dut.frames")
+local search = require("surge.scenario.kit.search")
 
 local M = {}
 

@@ -10,18 +10,18 @@
 -- The logic (group lists, reports, verdicts, delays, the capacity search) is
 -- scenario/rfc3918/logic.lua's; the timeline of reports and traffic runs as the task
 -- surge.dut.mcast:run.
-local mcast = require "surge.scenario.rfc3918.logic"
-local igmp = require "surge.proto.igmp"
+local mcast = require("surge.scenario.rfc3918.logic")
+local igmp = require("surge.proto.igmp")
 local fmt_rate = require("surge.rate").format_pps
-local dut = require "surge.dut"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local json = require "surge.results.json"
-local mhosts = require "surge.scenario.rfc3918.members"
-local mcast_task = require "surge.dut.mcast"
-local scenario = require "surge.scenario"
-local search = require "surge.scenario.kit.search"
-local surge = require "surge"
+local dut = require("surge.dut")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local json = require("surge.results.json")
+local mhosts = require("surge.scenario.rfc3918.members")
+local mcast_task = require("surge.dut.mcast")
+local scenario = require("surge.scenario")
+local search = require("surge.scenario.kit.search")
+local surge = require("surge")
 
 local M = { name = "rfc3918",
   description = "RFC 3918 multicast: join/leave delay, group capacity, aggregated and mixed throughput" }

@@ -3,10 +3,10 @@
 -- group lists, the membership reports that join or leave them, what a
 -- trial's per-port, per-group counts say (forwarded correctly or not; join
 -- and leave delays) and the group capacity search.
-local igmp = require "surge.proto.igmp"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local numbers = require "surge.scenario.kit.numbers"
+local igmp = require("surge.proto.igmp")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local numbers = require("surge.scenario.kit.numbers")
 
 local M = { MAX_GROUPS = 4096 }
 

@@ -6,11 +6,11 @@
 -- the lcore that made it, and its memberships outlive a trial, so with
 -- member hosts every test runs in one task, members_task.lua, which makes
 -- the tables (each trial's loop is surge.dut.mcast's either way).
-local hosts = require "surge.hosts"
-local ip4 = require "surge.proto.ip4"
-local ip6 = require "surge.proto.ip6"
-local surge = require "surge"
-local options = require "surge.scenario.kit.options"
+local hosts = require("surge.hosts")
+local ip4 = require("surge.proto.ip4")
+local ip6 = require("surge.proto.ip6")
+local surge = require("surge")
+local options = require("surge.scenario.kit.options")
 
 local M = {}
 

@@ -3,9 +3,9 @@
 -- which makes the member hosts' tables and so owns them (a table is polled
 -- by the lcore that made it only): the tests are init.lua's, each trial
 -- run here by surge.dut.mcast (members.lua says how the hosts join).
-local members = require "surge.scenario.rfc3918.members"
-local rfc3918 = require "surge.scenario.rfc3918"
-local scenario = require "surge.scenario"
+local members = require("surge.scenario.rfc3918.members")
+local rfc3918 = require("surge.scenario.rfc3918")
+local scenario = require("surge.scenario")
 
 local M = {}
 

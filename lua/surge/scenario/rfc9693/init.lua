@@ -7,10 +7,10 @@
 -- in one task, tasks.lua (the task that made the connection engines polls
 -- them: engines live on their lcore), which polls the client's port and
 -- the server's, answering ARP/NDP on both; this file plans and reports.
-local clients = require "surge.scenario.kit.clients"
-local logic = require "surge.scenario.rfc9693.logic"
-local dut = require "surge.dut"
-local scenario = require "surge.scenario"
+local clients = require("surge.scenario.kit.clients")
+local logic = require("surge.scenario.rfc9693.logic")
+local dut = require("surge.dut")
+local scenario = require("surge.scenario")
 
 local M = { name = "rfc9693",
   description = "RFC 9693 stateful DUT: connection table capacity, setup and teardown rates, throughput" }

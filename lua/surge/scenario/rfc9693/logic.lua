@@ -4,9 +4,9 @@
 -- verdict and the plan of each trial. Each search takes a `trial` function,
 -- so tests/lua/test_rfc9693.lua drives it with simulated DUTs whose limits
 -- are known; scenario/rfc9693/tasks.lua drives it with connections through one.
-local frames = require "surge.dut.frames"
-local numbers = require "surge.scenario.kit.numbers"
-local search = require "surge.scenario.kit.search"
+local frames = require("surge.dut.frames")
+local numbers = require("surge.scenario.kit.numbers")
+local search = require("surge.scenario.kit.search")
 
 local M = {}
 

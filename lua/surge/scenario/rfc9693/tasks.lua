@@ -2,14 +2,14 @@
 -- every trial (surge.launch("surge.scenario.rfc9693.tasks:run")): a client
 -- engine per trial on the tx port, the server on the rx port, both driven
 -- by the kit's pump; the searches and verdicts are logic.lua's.
-local clients = require "surge.scenario.kit.clients"
-local conn = require "surge.conn"
-local json = require "surge.results.json"
-local kpump = require "surge.scenario.kit.pump"
-local logic = require "surge.scenario.rfc9693.logic"
-local neigh_mod = require "surge.dut.neigh"
-local scenario = require "surge.scenario"
-local surge = require "surge"
+local clients = require("surge.scenario.kit.clients")
+local conn = require("surge.conn")
+local json = require("surge.results.json")
+local kpump = require("surge.scenario.kit.pump")
+local logic = require("surge.scenario.rfc9693.logic")
+local neigh_mod = require("surge.dut.neigh")
+local scenario = require("surge.scenario")
+local surge = require("surge")
 
 local M = {}
 

@@ -8,9 +8,9 @@
 --
 --   surge run --vdev ... y1564 --tx 0 --rx 1 --gateway 10.0.0.1 \
 --     --services voice:dscp=46:cir=2mbit:eir=0:flr=0.1%:ftd=10ms:fdv=2ms,data:port=5001:cir=5mbit:eir=2mbit
-local logic = require "surge.scenario.y1564.logic"
-local json = require "surge.results.json"
-local scenario = require "surge.scenario"
+local logic = require("surge.scenario.y1564.logic")
+local json = require("surge.results.json")
+local scenario = require("surge.scenario")
 
 local M = { name = "y1564",
   description = "ITU-T Y.1564: per-service CIR/EIR/policing steps and a performance test, pass/fail per step" }

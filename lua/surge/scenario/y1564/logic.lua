@@ -11,7 +11,7 @@
 -- second), flr (frame loss ratio allowed, 0..1), ftd_us (mean frame transfer
 -- delay allowed), fdv_us (frame delay variation allowed), avail_pct
 -- (availability required) }; the last three nil: not judged.
-local scenario = require "surge.scenario"
+local scenario = require("surge.scenario")
 local finite, num, bits = scenario.finite, scenario.num, scenario.bits
 
 local M = {}
