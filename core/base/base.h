@@ -142,6 +142,11 @@ int registry_clear(int *count, void *slots, size_t size, int (*drop)(void *slot)
  * before there is a runtime), and whether id is one of `size` entries: the
  * one range rule of every get-by-id, count and walk of a registry. */
 #define RT_REGISTRY_SIZE(n) (rt() != NULL ? registry_count(&rt()->n) : 0)
+/* The end of the runtime's registry `slots` counted by field N:
+ * registry_clear with the entry size taken from the slots themselves (0
+ * before there is a runtime). */
+#define RT_REGISTRY_CLEAR(n, slots, drop) \
+	(rt() != NULL ? registry_clear(&rt()->n, rt()->slots, sizeof(rt()->slots[0]), (drop)) : 0)
 static inline int
 registry_holds(int size, int id)
 {

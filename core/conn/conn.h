@@ -234,7 +234,10 @@ int seg_emit_reset(struct conn_engine *e, const struct seg *s);
 int addrs_init(struct conn_engine *e);
 /* The index of the engine's address ip (IPv4, host order) or a6 (IPv6), or -1 */
 int32_t addr_index(const struct conn_engine *e, uint32_t ip, const uint8_t *a6);
+/* The table, its free queue and a server's index: 0 or -ENOMEM, what was
+ * allocated then left for table_free (the engine's one release path) */
 int table_init(struct conn_engine *e);
+/* Frees the addresses and the table; the engine itself is freed after */
 void table_free(struct conn_engine *e);
 /* peer6: the IPv6 address (a server's peer), else NULL; addr: a server's
  * address the peer connected to (its index; a client's comes with the entry) */

@@ -449,7 +449,5 @@ drop(void *slot)
 void
 conn_free_all(void)
 {
-	struct runtime *r = rt();
-
-	registry_clear(&r->nconn, r->conn, sizeof(r->conn[0]), drop);
+	RT_REGISTRY_CLEAR(nconn, conn, drop);
 }

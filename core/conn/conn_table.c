@@ -221,19 +221,11 @@ table_init(struct conn_engine *e)
 		while (size < 2 * cap)
 			size <<= 1;
 		e->index = calloc(size, sizeof(*e->index));
-		if (e->index == NULL) {
-			free(e->tab);
-			e->tab = NULL;
+		if (e->index == NULL)
 			return -ENOMEM;
-		}
 		e->index_mask = size - 1;
-		if (e->conf.ip_version == 6 && (e->peer6 = calloc(cap, 16)) == NULL) {
-			free(e->index);
-			free(e->tab);
-			e->index = NULL;
-			e->tab = NULL;
+		if (e->conf.ip_version == 6 && (e->peer6 = calloc(cap, 16)) == NULL)
 			return -ENOMEM;
-		}
 	}
 	e->free_q.head = e->free_q.tail = CONN_NIL;
 	e->rto = e->tw = e->think = e->free_q;
@@ -262,11 +254,6 @@ table_free(struct conn_engine *e)
 	free(e->peer6);
 	free(e->addr4);
 	free(e->addr6);
-	e->addr4 = NULL;
-	e->addr6 = NULL;
-	e->tab = NULL;
-	e->index = NULL;
-	e->peer6 = NULL;
 }
 
 struct conn *

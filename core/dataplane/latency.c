@@ -273,10 +273,8 @@ latency_hist_copy(int id, struct hist *out)
 void
 latency_free_all(void)
 {
-	struct runtime *r = rt();
-
-	registry_clear(&r->nlat, r->lat, sizeof(r->lat[0]), NULL);
-	r->rx_tsc_ordered = 0;
+	RT_REGISTRY_CLEAR(nlat, lat, NULL);
+	rt()->rx_tsc_ordered = 0;
 }
 
 int

@@ -226,9 +226,7 @@ check_and_free(void *slot)
 int
 pools_check_and_free(void)
 {
-	struct runtime *r = rt();
-
-	return registry_clear(&r->npools, r->pool, sizeof(r->pool[0]), check_and_free);
+	return RT_REGISTRY_CLEAR(npools, pool, check_and_free);
 }
 
 /* The template's layout (header lengths, protocols), for checksum offload

@@ -584,7 +584,5 @@ drop(void *slot)
 void
 hosts_free_all(void)
 {
-	struct runtime *r = rt();
-
-	registry_clear(&r->nhosts, r->hosts, sizeof(r->hosts[0]), drop);
+	RT_REGISTRY_CLEAR(nhosts, hosts, drop);
 }

@@ -296,9 +296,7 @@ close_and_free(void *slot)
 int
 pcap_close_all(void)
 {
-	struct runtime *r = rt();
-
-	return r != NULL ? registry_clear(&r->npcap, r->pcap, sizeof(r->pcap[0]), close_and_free) : 0;
+	return RT_REGISTRY_CLEAR(npcap, pcap, close_and_free);
 }
 
 /* The watchdog's: flushes and closes the writers that no stuck lcore holds

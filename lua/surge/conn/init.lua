@@ -356,10 +356,17 @@ local function prefix_of(o, fn, default)
   return p
 end
 
-local function new_engine(c, data, role, prefix, hooks)
+-- The engine of conf c, made by fn from its options o: role "client" or
+-- "server", the bytes it sends (data: a client's request, a server's
+-- response), its counters' prefix and hooks from o. packed (set_local's)
+-- is held until the engine has copied it.
+local function new_engine(c, o, fn, role, data, packed)
+  data = bytes_of(data, fn, role == "client" and "request" or "response")
+  local prefix, hooks = prefix_of(o, fn, role), hooks_of(o, fn, c.capacity)
   c.data = data
   c.data_len = #data
   local id = rc_check(C.surge_conn_new(c), 3)
+  if packed then c.local_addrs = nil end     -- copied by the engine
   local v6 = c.ip_version == 6
   local e = setmetatable({ id = id, role = role, conf = c, data = data, st = ffi.new("struct surge_conn_stats"),
                         prefix = prefix, cells = false, gauges = false, hooks = false, hook = false, turn = 0, on = false,
@@ -416,18 +423,21 @@ local function dispatch(self)
   self.turn = bit.band(turn + n, HANDLES - 1)
 end
 
--- The engine's addresses (addrs.list's, parsed by the caller so that its
--- errors stay at the user's line) into the conf: the first as local_ip4/6,
--- all of them packed when several. Returns true for IPv6 and the packed
--- bytes, which the caller holds until the engine has copied them.
-local function set_local(c, list, six, what)
-  local v6 = set_addr(c, "local", six and ip6.addr_text(list[1]) or ip4.addr_text(list[1]), what)
+-- The engine's addresses, option `key` of fn (one address, a range "A-B"
+-- or a list: addrs.list's) into the conf: the first as local_ip4/6, all of
+-- them packed when several. Returns the list, whether it is IPv6, and the
+-- packed bytes, which the caller holds until the engine has copied them.
+local function set_local(c, value, fn, key)
+  if type(value) ~= "table" then check.expect(value, "string", fn, key) end
+  local what = fn .. ": " .. key
+  local list, six = addrs.list(value, what, C.SURGE_CONN_ADDR_MAX)
+  set_addr(c, "local", six and ip6.addr_text(list[1]) or ip4.addr_text(list[1]), what)
   local packed = #list > 1 and addrs.pack(list, six) or nil
   if packed then
     c.local_addrs = packed
     c.local_count = #list
   end
-  return v6, packed
+  return list, six, packed
 end
 
 -- A client: connections from src (source ports sport, sport + 1, ...) to
@@ -437,18 +447,16 @@ function M.client(o)
   local fn = "surge.conn.client"
   o = check.options(o, client_keys, fn)
   local c = conf_common(o, fn, C.SURGE_CONN_CLIENT)
-  if type(o.src) ~= "table" then check.expect(o.src, "string", fn, "src") end
-  -- one address, a range "A-B" or a list: connection i is on address
-  -- i / ports (ascending), port sport + i % ports (docs/connections.md)
-  local list, six = addrs.list(o.src, fn .. ": src", C.SURGE_CONN_ADDR_MAX)
-  local v6, packed = set_local(c, list, six, fn .. ": src")
+  -- connection i is on address i / ports (ascending), port sport + i %
+  -- ports (docs/connections.md)
+  local list, v6, packed = set_local(c, o.src, fn, "src")
   if set_addr(c, "peer", check.expect(o.server, "string", fn, "server"), fn .. ": server") ~= v6 then
-    check.raise(("%s: src %s and server %s are not of one family"):format(fn, addrs.text(list, six), o.server))
+    check.raise(("%s: src %s and server %s are not of one family"):format(fn, addrs.text(list, v6), o.server))
   end
   -- a connection from the server's own address would be one to itself
   local peer = v6 and ffi.string(c.peer_ip6, 16) or c.peer_ip4
   for _, a in ipairs(list) do
-    if a == peer then check.raise(("%s: src %s holds the server's address %s"):format(fn, addrs.text(list, six), o.server)) end
+    if a == peer then check.raise(("%s: src %s holds the server's address %s"):format(fn, addrs.text(list, v6), o.server)) end
   end
   c.peer_port = check.expect(o.port, "integer? 1..65535", fn, "port") or 80
   c.local_port = check.expect(o.sport, "integer? 1..65535", fn, "sport") or 1024
@@ -481,10 +489,7 @@ function M.client(o)
     end
     c.rate = r
   end
-  local req = bytes_of(o.request or http.get{ host = o.server }, fn, "request")
-  local e = new_engine(c, req, "client", prefix_of(o, fn, "client"), hooks_of(o, fn, c.capacity))
-  if packed then c.local_addrs = nil end     -- copied by the engine (packed held till here)
-  return e
+  return new_engine(c, o, fn, "client", o.request or http.get{ host = o.server }, packed)
 end
 
 -- A server listening on addr:port, answering each request (HTTP: up to the
@@ -495,17 +500,12 @@ function M.server(o)
   local fn = "surge.conn.server"
   o = check.options(o, server_keys, fn)
   local c = conf_common(o, fn, C.SURGE_CONN_SERVER)
-  if type(o.addr) ~= "table" then check.expect(o.addr, "string", fn, "addr") end
-  local list, six = addrs.list(o.addr, fn .. ": addr", C.SURGE_CONN_ADDR_MAX)
-  local _, packed = set_local(c, list, six, fn .. ": addr")
+  local _, _, packed = set_local(c, o.addr, fn, "addr")
   c.local_port = check.expect(o.port, "integer? 1..65535", fn, "port") or 80
   c.capacity = check.expect(o.capacity, "integer? 1..16777216", fn, "capacity") or 65536
   c.requests = check.expect(o.requests, "integer? 0..65535", fn, "requests") or 0
   expect_into(c, o.expect, fn, false)
-  local resp = bytes_of(o.response or http.response{ body = 0 }, fn, "response")
-  local e = new_engine(c, resp, "server", prefix_of(o, fn, "server"), hooks_of(o, fn, c.capacity))
-  if packed then c.local_addrs = nil end     -- copied by the engine, as a client's
-  return e
+  return new_engine(c, o, fn, "server", o.response or http.response{ body = 0 }, packed)
 end
 
 -- A template for the engine's pool: its layout (Ethernet, IPv4, TCP) is
