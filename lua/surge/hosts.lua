@@ -852,23 +852,19 @@ local run_keys = { rxq = 1, txq = 1, pool = 1, seconds = 1, until_settled = 1, o
 function Table:run(o)
   local fn = "hosts:run"
   check.self(self, Table, fn)
-  local rxq, txq, nb, seconds
-  o, rxq, txq, nb, seconds = poll_loop.options(o, run_keys, fn)
+  local rxq, txq, pool, nb, seconds
+  o, rxq, txq, pool, nb, seconds = poll_loop.options(o, run_keys, fn)
   local on_event = check.expect(o.on_event, "function?", fn, "on_event")
-  local pool = o.pool or self:pool()
+  pool = pool or self:pool()
   local rx, tx = pool:burst(nb), pool:burst(nb)
-  if not self.cells then self:publish() end
-  poll_loop.run(seconds, 0.001, function()
+  return poll_loop.run(self, seconds, 0.001, function()
     if self:poll(rxq, txq, rx, tx) > 0 then rx:free() end
   end, function()
-    self:sync()
     if on_event then for _, ev in ipairs(self:events()) do on_event(ev) end end
     return o.until_settled and self:settled()
   end, function()
     rx:free()
-    self:sync()
   end)
-  return self:stats()
 end
 
 -- The counters of stats() as lines "  name value", in name order (those

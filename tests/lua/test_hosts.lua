@@ -10,6 +10,7 @@ local surge = require("surge")
 local ffi = require("ffi")
 local bit = require("bit")
 local hosts = require("surge.hosts")
+local counter = require("surge.counter")
 local testrun = require("surge.vm.testrun")
 local cksum = require("surge.proto.checksum")
 local errors, at = testrun.errors, testrun.at
@@ -285,6 +286,25 @@ function T.vlan_arp_and_echo_replies_byte_exact()
   assert(untagged, "the untagged request left in rx")
   local st = t:stats()
   assert(st.arp_request_rx == 1 and st.arp_reply_tx == 1 and st.icmp_reply_tx == 1, st.arp_request_rx)
+end
+
+-- hosts:run checks its options as engine:run does (surge.poll_loop): a
+-- pool that is not one is refused at this line, not used
+function T.run_refuses_its_options_at_the_callers_line()
+  setup()
+  local t = hosts.new{ count = 1, mac = "02:09:00:00:08:01", ip = "10.9.8.1", prefix = "runopts" }
+  errors(at('hosts:run: pool: expected a pool (surge.pool{...}), got "x"', 1), function()
+    t:run{ rxq = rxq, txq = txq, pool = "x", seconds = 0 } end)
+  errors(at("hosts:run: on_event: expected a function, got 5", 1), function()
+    t:run{ rxq = rxq, txq = txq, on_event = 5, seconds = 0 } end)
+  errors(at("hosts:run: seconds: expected a number >= 0, got -1", 1), function()
+    t:run{ rxq = rxq, txq = txq, seconds = -1 } end)
+  errors(at("hosts:run: txq: expected a tx queue (port:txq(i)), got rxq(0,0)", 1), function()
+    t:run{ rxq = rxq, txq = rxq, seconds = 0 } end)
+  -- and a proper run of no time returns the counters, published under the prefix
+  local st, published = t:run{ rxq = rxq, txq = txq, seconds = 0 }, nil
+  for _, c in ipairs(counter.all()) do if c.name == "runopts.arp_reply_tx" then published = c.value end end
+  assert(st.arp_reply_tx == 0 and published == 0, tostring(published))
 end
 
 function T.bad_ranges_are_refused_at_the_callers_line()

@@ -648,9 +648,9 @@ local run_keys = { rxq = 1, txq = 1, pool = 1, neigh = 1, iface = 1, seconds = 1
 function Engine:run(o)
   local fn = "engine:run"
   check.self(self, Engine, fn)
-  local rxq, txq, nb, seconds
-  o, rxq, txq, nb, seconds = poll_loop.options(o, run_keys, fn)
-  local pool = check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})")
+  local rxq, txq, pool, nb, seconds
+  o, rxq, txq, pool, nb, seconds = poll_loop.options(o, run_keys, fn)
+  if not pool then check.handle(pool, Pool, fn, "pool", "a pool (surge.pool{...})") end
   bind(self, fn, rxq, txq, nil, false)
   -- neigh: a responder with handle(iface, p, len, view), surge.dut.neigh's
   -- (not required here: conn does not depend on dut)
@@ -662,10 +662,9 @@ function Engine:run(o)
   local iface = check.expect(o.iface, ("integer? 1..%d"):format(type(ifaces) == "table" and #ifaces or 65535), fn,
     "iface") or 1
   local rx, tx = pool:burst(nb), pool:burst(nb)
-  if not self.cells then self:publish() end
   local v = view.new()
   local client = self.role == "client"
-  poll_loop.run(seconds, 0.01, function()
+  return poll_loop.run(self, seconds, 0.01, function()
     local n = self:poll(rxq, txq, rx, tx)
     for i = 0, n - 1 do
       local p, len = rx.data[i], rx.len[i]
@@ -673,14 +672,11 @@ function Engine:run(o)
     end
     if n > 0 then rx:free() end
   end, function()
-    self:sync()
     return client and self:done()
   end, function()
     rx:free()
     if not self:done() then pcall(self.abort, self, txq, tx) end
-    self:sync()
   end)
-  return self:stats()
 end
 
 -- A summary for people and for --output: the counters, the rates over
