@@ -202,15 +202,6 @@ ht_tags_len(const struct hosts_table *t)
 	return t->conf.outer_vlan != 0 ? 8 : t->conf.vlan != 0 ? 4 : 0;
 }
 
-/* a received frame carries the table's tags: both VLAN ids. The outer
- * TPID is not compared: a driver that strips a tag and puts it back
- * (DPDK's af_packet) writes 0x8100 whatever the wire had */
-static inline int
-ht_tags_match(const struct hosts_table *t, const struct hframe *f)
-{
-	return f->vlan == t->conf.vlan && f->outer == t->conf.outer_vlan;
-}
-
 
 /* The table's tags written at p (where the EtherType would be): past them */
 static inline uint8_t *
@@ -274,6 +265,10 @@ void ht_ipidx_clear(struct hosts_table *t, uint32_t i);
 void ht_state(struct hosts_table *t, uint32_t i, uint8_t state);
 void ht_event(struct hosts_table *t, uint32_t i, uint8_t kind);
 uint32_t ht_rand(struct hosts_table *t);
+
+/* Each protocol's X_frame(t, f, ...) is handed only frames on the
+ * table's tags (hosts_poll.c checks them once): 1 when the frame was the
+ * hosts' (the caller frees it), 0 to leave it. */
 
 /* hosts_proto.c */
 int proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *frame);

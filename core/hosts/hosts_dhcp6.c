@@ -347,7 +347,7 @@ bind(struct hosts_table *t, uint32_t i, const struct hframe *f)
 int
 d6_frame(struct hosts_table *t, const struct hframe *f)
 {
-	if (t->d6 == NULL || !ht_tags_match(t, f))
+	if (t->d6 == NULL)
 		return 0;
 	if (f->kind == HF_DHCP6_BAD) {
 		t->st.dhcp6_bad++;

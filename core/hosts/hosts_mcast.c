@@ -450,7 +450,7 @@ mcast_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in, ui
 {
 	struct mquery q;
 
-	if (t->mc == NULL || f->l2 == 0 || !ht_tags_match(t, f) || !(in[0] & 1))
+	if (t->mc == NULL || f->l2 == 0 || !(in[0] & 1))
 		return 0;
 	uint16_t type = (uint16_t)(in[f->l2 - 2] << 8 | in[f->l2 - 1]);
 

@@ -450,7 +450,7 @@ nd_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 	int k;
 
 	(void)in;
-	if (t->h6 == NULL || !ht_tags_match(t, f))
+	if (t->h6 == NULL)
 		return 0;
 	if (f->kind == HF_RA) {
 		ra_in(t, f);

@@ -297,6 +297,16 @@ setup_tx(struct hosts_table *t, uint16_t port, uint16_t txq, struct surge_burst 
 	return 0;
 }
 
+/* A frame is a table's only on the table's tags, both VLAN ids: the one
+ * check before any protocol sees it. The outer TPID is not compared: a
+ * driver that strips a tag and puts it back (DPDK's af_packet) writes
+ * 0x8100 whatever the wire had. */
+static int
+tags_match(const struct hosts_table *t, const struct hframe *f)
+{
+	return f->vlan == t->conf.vlan && f->outer == t->conf.outer_vlan;
+}
+
 /* One turn of table t: take its frames from rx (received here when recv),
  * leave the rest in rx, fire the due timers, start what is due, send. */
 static int
@@ -320,10 +330,11 @@ turn(struct hosts_table *t, uint16_t port, uint16_t rxq, uint16_t txq, struct su
 
 		if (k == HF_BAD)
 			t->st.rx_bad++;
-		int taken = t->conf.server ? server_frame(t, &f, rx->data[i])
-					   : proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i]) ||
-					     nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f) ||
-					     ping_frame(t, &f, rx->data[i]);
+		int taken = tags_match(t, &f) &&
+			    (t->conf.server ? server_frame(t, &f, rx->data[i])
+					    : proto_frame(t, &f, rx->data[i]) || mcast_frame(t, &f, rx->data[i], rx->len[i]) ||
+					      nd_frame(t, &f, rx->data[i]) || d6_frame(t, &f) ||
+					      ping_frame(t, &f, rx->data[i]));
 
 		if (taken)
 			t->st.rx_frames++;

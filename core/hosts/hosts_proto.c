@@ -826,8 +826,6 @@ proto_tx_eth(struct hosts_table *t, uint8_t *p, const uint8_t *dst, uint32_t i, 
 int
 proto_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 {
-	if (!ht_tags_match(t, f))
-		return 0;
 	switch (f->kind) {
 	case HF_ARP:
 		return arp_in(t, f);

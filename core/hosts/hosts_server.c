@@ -194,8 +194,6 @@ int
 server_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in)
 {
 	(void)in;
-	if (!ht_tags_match(t, f))
-		return 0;
 	if (f->kind == HF_DHCP_REQ_BAD) {
 		t->st.dhcp_bad++;
 		return 1;
