@@ -313,7 +313,7 @@ function T.doc_example_runs()
   local f = assert(io.open(here .. "/../../docs/scenarios.md"))
   local text = f:read("*a")
   f:close()
-  local block = text:match("\n```lua\n(local mlr = require \"surge.scenario.mlr\".-)```\n")
+  local block = text:match("\n```lua\n(local mlr = require%(\"surge%.scenario%.mlr\"%).-)```\n")
   assert(block, "docs/scenarios.md shows the mlr.search example")
   local out = {}
   local env = setmetatable({ print = function(...)
