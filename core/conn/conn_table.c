@@ -375,14 +375,14 @@ conn_prefetch(const struct conn_engine *e, const uint8_t *frame, uint32_t len)
 		return;
 	if (e->conf.role == SURGE_CONN_SERVER) {
 		uint32_t src = get32(ip + 12);
-		uint16_t sport = (uint16_t)(ip[20] << 8 | ip[21]);
+		uint16_t sport = get16(ip + 20);
 		int32_t a = e->naddr > 1 ? addr_index(e, get32(ip + 16), NULL) : 0;
 
 		if (a >= 0)
 			rte_prefetch0(&e->index[home(e, src, sport, (uint32_t)a)]);
 	} else {
 		int32_t a = addr_index(e, get32(ip + 16), NULL);
-		uint32_t p = (uint32_t)(uint16_t)((ip[22] << 8 | ip[23]) - e->conf.local_port);
+		uint32_t p = (uint32_t)(uint16_t)(get16(ip + 22) - e->conf.local_port);
 
 		if (a >= 0 && p < e->ports && (uint32_t)a * e->ports + p < e->conf.capacity)
 			rte_prefetch0(&e->tab[(uint32_t)a * e->ports + p]);

@@ -202,7 +202,6 @@ ht_tags_len(const struct hosts_table *t)
 	return t->conf.outer_vlan != 0 ? 8 : t->conf.vlan != 0 ? 4 : 0;
 }
 
-
 /* The table's tags written at p (where the EtherType would be): past them */
 static inline uint8_t *
 ht_tags_put(const struct hosts_table *t, uint8_t *p)

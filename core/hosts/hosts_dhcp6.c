@@ -36,7 +36,7 @@ iaid(const struct hosts_table *t, uint32_t i)
 	uint8_t m[6];
 
 	ht_mac(t, i, m);
-	return (int)get32(m + 2);
+	return get32(m + 2);
 }
 
 static int

@@ -452,7 +452,7 @@ mcast_frame(struct hosts_table *t, const struct hframe *f, const uint8_t *in, ui
 
 	if (t->mc == NULL || f->l2 == 0 || !(in[0] & 1))
 		return 0;
-	uint16_t type = (uint16_t)(in[f->l2 - 2] << 8 | in[f->l2 - 1]);
+	uint16_t type = get16(in + f->l2 - 2);
 
 	switch (mquery_parse(type, in + f->l2, len - f->l2, &q)) {
 	case MQ_BAD:

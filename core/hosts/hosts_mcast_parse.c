@@ -14,7 +14,6 @@
 #include "hosts_mcast_parse.h"
 #include "wire.h"
 
-
 /* RFC 3376 4.1.1 / RFC 3810 5.1.3: a code at or past 1 << bits is a
  * floating point number, mantissa (mbits) and exponent (3 bits) */
 static uint32_t

@@ -58,10 +58,7 @@ nd_addr(const struct hosts_table *t, uint32_t i, int kind, uint8_t *out)
 		uint32_t low = get32(b + 12) + i;
 
 		memcpy(out, b, 12);
-		out[12] = (uint8_t)(low >> 24);
-		out[13] = (uint8_t)(low >> 16);
-		out[14] = (uint8_t)(low >> 8);
-		out[15] = (uint8_t)low;
+		put32(out + 12, low);
 		return 0;
 	}
 	eui64(t, i, out + 8);

@@ -11,7 +11,6 @@
 
 #include "hosts_parse.h"
 
-
 #define BOOTP_FIXED 236          /* op .. file, before the magic cookie */
 #define DHCP_MAGIC 0x63825363u
 

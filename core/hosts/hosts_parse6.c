@@ -16,7 +16,6 @@
 #include "csum.h"
 #include "hosts_parse.h"
 
-
 /* the ICMPv6 or UDP checksum over the pseudo-header (RFC 8200 8.1) and
  * the message: 0xffff (ones' complement) when it is right */
 static int

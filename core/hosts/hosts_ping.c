@@ -430,7 +430,7 @@ static void
 reply(struct hosts_table *t, struct ping *g, uint32_t h, const uint8_t *m)
 {
 	uint32_t n = g->p.nhosts;
-	uint16_t ident = (uint16_t)(m[4] << 8 | m[5]), seq = (uint16_t)(m[6] << 8 | m[7]);
+	uint16_t ident = get16(m + 4), seq = get16(m + 6);
 	uint64_t rounds = g->sent / n + (h < g->sent % n);   /* host h's requests sent */
 	uint64_t bit = 1ull << (seq % ROUNDS_OPEN);
 	uint64_t tsc, now = rte_rdtsc();
