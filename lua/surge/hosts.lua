@@ -853,7 +853,7 @@ function Table:run(o)
   local fn = "hosts:run"
   check.self(self, Table, fn)
   local rxq, txq, pool, nb, seconds
-  o, rxq, txq, pool, nb, seconds = poll_loop.options(o, run_keys, fn)
+  o, rxq, txq, pool, nb, seconds = poll_loop.options(o, run_keys, fn, true)
   local on_event = check.expect(o.on_event, "function?", fn, "on_event")
   pool = pool or self:pool()
   local rx, tx = pool:burst(nb), pool:burst(nb)

@@ -17,14 +17,16 @@ local M = {}
 
 -- The options such a loop's run{} takes, checked the one way (errors name
 -- fn, the key and the caller's line): o against keys (which list the
--- caller's own options too), its rx and tx queues, the pool (o.pool, or
--- nil when o has none), the burst size (1..256, 64 when not given) and
--- seconds (nil: no limit). Returns o, rxq, txq, pool, burst, seconds.
-function M.options(o, keys, fn)
+-- caller's own options too), its rx and tx queues, the pool (nil when o
+-- has none and pool_optional says the caller makes its own), the burst
+-- size (1..256, 64 when not given) and seconds (nil: no limit). Returns o,
+-- rxq, txq, pool, burst, seconds.
+function M.options(o, keys, fn, pool_optional)
   o = check.options(o, keys, fn)
   local rxq = check.handle(o.rxq, RxQueue, fn, "rxq", "an rx queue (port:rxq(i))")
   local txq = check.handle(o.txq, TxQueue, fn, "txq", "a tx queue (port:txq(i))")
-  local pool = o.pool ~= nil and check.handle(o.pool, Pool, fn, "pool", "a pool (surge.pool{...})") or nil
+  local pool = o.pool
+  if pool ~= nil or not pool_optional then check.handle(pool, Pool, fn, "pool", "a pool (surge.pool{...})") end
   local nb = check.expect(o.burst, "integer? 1..256", fn, "burst") or 64
   return o, rxq, txq, pool, nb, check.expect(o.seconds, "number? >=0", fn, "seconds")
 end

@@ -41,7 +41,6 @@ local http = require("surge.conn.http")
 local addrs = require("surge.proto.addrs")
 local view = require("surge.proto.view")
 local RxQueue, TxQueue = require("surge.port").RxQueue, require("surge.port").TxQueue
-local Pool = require("surge.pool").Pool
 
 local C, rc_check = core.C, core.check
 local M = { http_get = http.get, http_response = http.response }
@@ -650,7 +649,6 @@ function Engine:run(o)
   check.self(self, Engine, fn)
   local rxq, txq, pool, nb, seconds
   o, rxq, txq, pool, nb, seconds = poll_loop.options(o, run_keys, fn)
-  if not pool then check.handle(pool, Pool, fn, "pool", "a pool (surge.pool{...})") end
   bind(self, fn, rxq, txq, nil, false)
   -- neigh: a responder with handle(iface, p, len, view), surge.dut.neigh's
   -- (not required here: conn does not depend on dut)
